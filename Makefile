@@ -1,0 +1,45 @@
+# ChunkLab: every set-up step lives here, so that the README's two commands
+# work on a fresh machine with Python 3.11 and make.
+#   make up     set up, start the four services and the UI on loopback
+#   make test   set up, then run the whole test suite
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+STAMP  := $(VENV)/.installed
+
+.PHONY: up setup stubs test browser bench clean
+
+up: setup stubs
+	$(PY) -m chunklab.stack
+
+setup: $(STAMP)
+
+# torch first and on its own: pinned, it resolves to the CPU build.
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -r requirements.txt -r requirements-dev.txt
+	$(PIP) install --no-deps -e .
+	touch $(STAMP)
+
+# Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
+stubs: setup
+	$(PY) -m chunklab.gen_stubs
+
+# Chromium for the browser tests, from the distribution (never a download
+# of its own by a test tool).
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
+
+test: setup stubs browser
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .chunklab .pytest_cache

@@ -1,0 +1,68 @@
+"""Domain errors that cross the wire as precise gRPC status codes.
+
+Service logic raises these; the server plumbing (chunklab.server) turns them
+into `context.abort(code, message)`. Messages are shown to people: they say
+what was wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+
+class ServiceError(Exception):
+    code: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgument(ServiceError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(ServiceError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class AlreadyExists(ServiceError):
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class FailedPrecondition(ServiceError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class ResourceExhausted(ServiceError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(ServiceError):
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+class Unimplemented(ServiceError):
+    code = grpc.StatusCode.UNIMPLEMENTED
+
+
+def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
+    """Maps a failed call to a peer into the error this service reports.
+
+    A peer's INVALID_ARGUMENT or NOT_FOUND keeps its code; a peer that is down
+    or too slow becomes UNAVAILABLE naming the peer.
+    """
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    passthrough = {
+        grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+        grpc.StatusCode.NOT_FOUND: NotFound,
+        grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
+        grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+        grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
+    }
+    if code in passthrough:
+        return passthrough[code](f"{peer}: {details}")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): {details}")
+    return ServiceError(f"the {peer} service failed ({code.name}): {details}")

@@ -1,0 +1,70 @@
+"""One typed settings object for every process, read from CHUNKLAB_* variables.
+
+Each process builds it once at start-up with `load_settings()`, which turns a
+bad value into a message that names the variable and what it accepts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _check_address(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected host:port, e.g. 127.0.0.1:50051, got {value!r}")
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CHUNKLAB_", extra="ignore")
+
+    data_dir: Path = Field(Path(".chunklab"), description="Folder for databases, the index and caches.")
+
+    # Each service listens on its own address; peers dial the same address.
+    # Port 0 lets the server pick a free port (tests); it prints the one it got.
+    ingest_address: str = "127.0.0.1:50051"
+    chunker_address: str = "127.0.0.1:50052"
+    retriever_address: str = "127.0.0.1:50053"
+    evaluator_address: str = "127.0.0.1:50054"
+    ui_host: str = "127.0.0.1"
+    ui_port: int = Field(7860, ge=0, le=65535)
+
+    database_url: str = Field("", description="SQLAlchemy URL; empty means SQLite in data_dir.")
+    embedding_model: str = "all-MiniLM-L6-v2"
+    max_upload_mb: float = Field(50.0, gt=0)
+    # Seconds a client waits for a peer before giving up (per call).
+    rpc_timeout_s: float = Field(30.0, gt=0)
+    # Seconds a long call (processing a whole document) may take.
+    long_rpc_timeout_s: float = Field(3600.0, gt=0)
+    grpc_workers: int = Field(8, ge=1, le=256)
+    shutdown_grace_s: float = Field(5.0, ge=0)
+
+    @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        return _check_address(value)
+
+    def sqlite_url(self, name: str) -> str:
+        """The service's database: database_url if set, else SQLite in data_dir."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / f'{name}.sqlite3').resolve()}"
+
+
+def load_settings() -> Settings:
+    """Reads the environment; exits with a readable message when a value is bad."""
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        lines = ["ChunkLab cannot start: a setting is invalid."]
+        for err in exc.errors():
+            name = "CHUNKLAB_" + "_".join(str(p) for p in err["loc"]).upper()
+            lines.append(f"  {name}: {err['msg']}")
+        sys.exit("\n".join(lines))
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return settings

@@ -1,0 +1,1 @@
+"""Generated from protos/chunklab/v1 by `make stubs`; do not edit."""

@@ -1,0 +1,153 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ChunkLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHUNK_LABEL_UNSPECIFIED: _ClassVar[ChunkLabel]
+    CHUNK_LABEL_HIT: _ClassVar[ChunkLabel]
+    CHUNK_LABEL_NEIGHBOR: _ClassVar[ChunkLabel]
+    CHUNK_LABEL_WINDOW: _ClassVar[ChunkLabel]
+    CHUNK_LABEL_PARENT: _ClassVar[ChunkLabel]
+CHUNK_LABEL_UNSPECIFIED: ChunkLabel
+CHUNK_LABEL_HIT: ChunkLabel
+CHUNK_LABEL_NEIGHBOR: ChunkLabel
+CHUNK_LABEL_WINDOW: ChunkLabel
+CHUNK_LABEL_PARENT: ChunkLabel
+
+class Chunk(_message.Message):
+    __slots__ = ("chunk_id", "document_id", "document_name", "strategy", "config_id", "chunk_index", "content", "token_count", "character_count", "start_char", "end_char", "heading_path", "parent_id", "enriched_content", "language", "collection", "published_at", "ingested_at", "indexed_at", "embedding_model", "role")
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHARACTER_COUNT_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    HEADING_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ENRICHED_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    INGESTED_AT_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    chunk_id: str
+    document_id: str
+    document_name: str
+    strategy: str
+    config_id: str
+    chunk_index: int
+    content: str
+    token_count: int
+    character_count: int
+    start_char: int
+    end_char: int
+    heading_path: _containers.RepeatedScalarFieldContainer[str]
+    parent_id: str
+    enriched_content: str
+    language: str
+    collection: str
+    published_at: _timestamp_pb2.Timestamp
+    ingested_at: _timestamp_pb2.Timestamp
+    indexed_at: _timestamp_pb2.Timestamp
+    embedding_model: str
+    role: str
+    def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., character_count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., parent_id: _Optional[str] = ..., enriched_content: _Optional[str] = ..., language: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding_model: _Optional[str] = ..., role: _Optional[str] = ...) -> None: ...
+
+class KnobValue(_message.Message):
+    __slots__ = ("int_value", "double_value", "string_value", "bool_value")
+    INT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUE_FIELD_NUMBER: _ClassVar[int]
+    STRING_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BOOL_VALUE_FIELD_NUMBER: _ClassVar[int]
+    int_value: int
+    double_value: float
+    string_value: str
+    bool_value: bool
+    def __init__(self, int_value: _Optional[int] = ..., double_value: _Optional[float] = ..., string_value: _Optional[str] = ..., bool_value: _Optional[bool] = ...) -> None: ...
+
+class StrategySpec(_message.Message):
+    __slots__ = ("name", "knobs")
+    class KnobsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: KnobValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[KnobValue, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    KNOBS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    knobs: _containers.MessageMap[str, KnobValue]
+    def __init__(self, name: _Optional[str] = ..., knobs: _Optional[_Mapping[str, KnobValue]] = ...) -> None: ...
+
+class RetrievalFilter(_message.Message):
+    __slots__ = ("document_ids", "collections", "languages")
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    collections: _containers.RepeatedScalarFieldContainer[str]
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., collections: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RetrievedChunk(_message.Message):
+    __slots__ = ("chunk", "label", "score", "rank")
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    chunk: Chunk
+    label: ChunkLabel
+    score: float
+    rank: int
+    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., label: _Optional[_Union[ChunkLabel, str]] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ...) -> None: ...
+
+class ExpansionNode(_message.Message):
+    __slots__ = ("hit", "neighbors_prev", "neighbors_next", "window", "parent")
+    HIT_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBORS_PREV_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBORS_NEXT_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    hit: RetrievedChunk
+    neighbors_prev: _containers.RepeatedCompositeFieldContainer[RetrievedChunk]
+    neighbors_next: _containers.RepeatedCompositeFieldContainer[RetrievedChunk]
+    window: _containers.RepeatedCompositeFieldContainer[RetrievedChunk]
+    parent: RetrievedChunk
+    def __init__(self, hit: _Optional[_Union[RetrievedChunk, _Mapping]] = ..., neighbors_prev: _Optional[_Iterable[_Union[RetrievedChunk, _Mapping]]] = ..., neighbors_next: _Optional[_Iterable[_Union[RetrievedChunk, _Mapping]]] = ..., window: _Optional[_Iterable[_Union[RetrievedChunk, _Mapping]]] = ..., parent: _Optional[_Union[RetrievedChunk, _Mapping]] = ...) -> None: ...
+
+class ExpansionTree(_message.Message):
+    __slots__ = ("hits",)
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[ExpansionNode]
+    def __init__(self, hits: _Optional[_Iterable[_Union[ExpansionNode, _Mapping]]] = ...) -> None: ...
+
+class TokenUsage(_message.Message):
+    __slots__ = ("prompt_tokens", "completion_tokens", "embedding_tokens", "llm_calls", "estimated_cost_usd")
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    prompt_tokens: int
+    completion_tokens: int
+    embedding_tokens: int
+    llm_calls: int
+    estimated_cost_usd: float
+    def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., embedding_tokens: _Optional[int] = ..., llm_calls: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ...) -> None: ...

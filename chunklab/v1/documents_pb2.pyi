@@ -1,0 +1,113 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DocumentFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DOCUMENT_FORMAT_UNSPECIFIED: _ClassVar[DocumentFormat]
+    DOCUMENT_FORMAT_MARKDOWN: _ClassVar[DocumentFormat]
+    DOCUMENT_FORMAT_TEXT: _ClassVar[DocumentFormat]
+    DOCUMENT_FORMAT_DOCX: _ClassVar[DocumentFormat]
+
+class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NODE_KIND_UNSPECIFIED: _ClassVar[NodeKind]
+    NODE_KIND_DOCUMENT: _ClassVar[NodeKind]
+    NODE_KIND_SECTION: _ClassVar[NodeKind]
+    NODE_KIND_HEADING: _ClassVar[NodeKind]
+    NODE_KIND_PARAGRAPH: _ClassVar[NodeKind]
+    NODE_KIND_LIST: _ClassVar[NodeKind]
+    NODE_KIND_LIST_ITEM: _ClassVar[NodeKind]
+    NODE_KIND_TABLE: _ClassVar[NodeKind]
+    NODE_KIND_CODE: _ClassVar[NodeKind]
+
+class DocumentView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DOCUMENT_VIEW_UNSPECIFIED: _ClassVar[DocumentView]
+    DOCUMENT_VIEW_BASIC: _ClassVar[DocumentView]
+    DOCUMENT_VIEW_FULL: _ClassVar[DocumentView]
+DOCUMENT_FORMAT_UNSPECIFIED: DocumentFormat
+DOCUMENT_FORMAT_MARKDOWN: DocumentFormat
+DOCUMENT_FORMAT_TEXT: DocumentFormat
+DOCUMENT_FORMAT_DOCX: DocumentFormat
+NODE_KIND_UNSPECIFIED: NodeKind
+NODE_KIND_DOCUMENT: NodeKind
+NODE_KIND_SECTION: NodeKind
+NODE_KIND_HEADING: NodeKind
+NODE_KIND_PARAGRAPH: NodeKind
+NODE_KIND_LIST: NodeKind
+NODE_KIND_LIST_ITEM: NodeKind
+NODE_KIND_TABLE: NodeKind
+NODE_KIND_CODE: NodeKind
+DOCUMENT_VIEW_UNSPECIFIED: DocumentView
+DOCUMENT_VIEW_BASIC: DocumentView
+DOCUMENT_VIEW_FULL: DocumentView
+
+class TreeNode(_message.Message):
+    __slots__ = ("kind", "level", "title", "heading_path", "start_char", "end_char", "children")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    HEADING_PATH_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    kind: NodeKind
+    level: int
+    title: str
+    heading_path: _containers.RepeatedScalarFieldContainer[str]
+    start_char: int
+    end_char: int
+    children: _containers.RepeatedCompositeFieldContainer[TreeNode]
+    def __init__(self, kind: _Optional[_Union[NodeKind, str]] = ..., level: _Optional[int] = ..., title: _Optional[str] = ..., heading_path: _Optional[_Iterable[str]] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., children: _Optional[_Iterable[_Union[TreeNode, _Mapping]]] = ...) -> None: ...
+
+class DocumentTree(_message.Message):
+    __slots__ = ("root",)
+    ROOT_FIELD_NUMBER: _ClassVar[int]
+    root: TreeNode
+    def __init__(self, root: _Optional[_Union[TreeNode, _Mapping]] = ...) -> None: ...
+
+class Document(_message.Message):
+    __slots__ = ("document_id", "name", "format", "collection", "language", "published_at", "ingested_at", "size_bytes", "content_hash", "character_count", "metadata", "text", "tree")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    INGESTED_AT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    CHARACTER_COUNT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TREE_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    name: str
+    format: DocumentFormat
+    collection: str
+    language: str
+    published_at: _timestamp_pb2.Timestamp
+    ingested_at: _timestamp_pb2.Timestamp
+    size_bytes: int
+    content_hash: str
+    character_count: int
+    metadata: _containers.ScalarMap[str, str]
+    text: str
+    tree: DocumentTree
+    def __init__(self, document_id: _Optional[str] = ..., name: _Optional[str] = ..., format: _Optional[_Union[DocumentFormat, str]] = ..., collection: _Optional[str] = ..., language: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., character_count: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., text: _Optional[str] = ..., tree: _Optional[_Union[DocumentTree, _Mapping]] = ...) -> None: ...

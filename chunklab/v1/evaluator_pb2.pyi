@@ -1,0 +1,577 @@
+import datetime
+
+from chunklab.v1 import common_pb2 as _common_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class QuestionSetFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    QUESTION_SET_FORMAT_UNSPECIFIED: _ClassVar[QuestionSetFormat]
+    QUESTION_SET_FORMAT_JSONL: _ClassVar[QuestionSetFormat]
+    QUESTION_SET_FORMAT_CSV: _ClassVar[QuestionSetFormat]
+
+class ExperimentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXPERIMENT_STATE_UNSPECIFIED: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_PENDING: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_RUNNING: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_SUCCEEDED: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_FAILED: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_INTERRUPTED: _ClassVar[ExperimentState]
+
+class ReportView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REPORT_VIEW_UNSPECIFIED: _ClassVar[ReportView]
+    REPORT_VIEW_BOTH: _ClassVar[ReportView]
+    REPORT_VIEW_MANAGERIAL: _ClassVar[ReportView]
+    REPORT_VIEW_TECHNICAL: _ClassVar[ReportView]
+QUESTION_SET_FORMAT_UNSPECIFIED: QuestionSetFormat
+QUESTION_SET_FORMAT_JSONL: QuestionSetFormat
+QUESTION_SET_FORMAT_CSV: QuestionSetFormat
+EXPERIMENT_STATE_UNSPECIFIED: ExperimentState
+EXPERIMENT_STATE_PENDING: ExperimentState
+EXPERIMENT_STATE_RUNNING: ExperimentState
+EXPERIMENT_STATE_SUCCEEDED: ExperimentState
+EXPERIMENT_STATE_FAILED: ExperimentState
+EXPERIMENT_STATE_INTERRUPTED: ExperimentState
+REPORT_VIEW_UNSPECIFIED: ReportView
+REPORT_VIEW_BOTH: ReportView
+REPORT_VIEW_MANAGERIAL: ReportView
+REPORT_VIEW_TECHNICAL: ReportView
+
+class Reference(_message.Message):
+    __slots__ = ("document_id", "start_char", "end_char", "content")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    start_char: int
+    end_char: int
+    content: str
+    def __init__(self, document_id: _Optional[str] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., content: _Optional[str] = ...) -> None: ...
+
+class Question(_message.Message):
+    __slots__ = ("question_id", "text", "expected_answer", "references", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_ANSWER_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    text: str
+    expected_answer: str
+    references: _containers.RepeatedCompositeFieldContainer[Reference]
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, question_id: _Optional[str] = ..., text: _Optional[str] = ..., expected_answer: _Optional[str] = ..., references: _Optional[_Iterable[_Union[Reference, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class QuestionSet(_message.Message):
+    __slots__ = ("question_set_id", "name", "description", "content_hash", "question_count", "created_at", "questions")
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    name: str
+    description: str
+    content_hash: str
+    question_count: int
+    created_at: _timestamp_pb2.Timestamp
+    questions: _containers.RepeatedCompositeFieldContainer[Question]
+    def __init__(self, question_set_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., content_hash: _Optional[str] = ..., question_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ...) -> None: ...
+
+class CreateQuestionSetRequest(_message.Message):
+    __slots__ = ("name", "description", "questions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    questions: _containers.RepeatedCompositeFieldContainer[Question]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ...) -> None: ...
+
+class ImportHeader(_message.Message):
+    __slots__ = ("name", "format", "document_ids")
+    class DocumentIdsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    format: QuestionSetFormat
+    document_ids: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., format: _Optional[_Union[QuestionSetFormat, str]] = ..., document_ids: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ImportQuestionSetRequest(_message.Message):
+    __slots__ = ("header", "data")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    header: ImportHeader
+    data: bytes
+    def __init__(self, header: _Optional[_Union[ImportHeader, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class GetQuestionSetRequest(_message.Message):
+    __slots__ = ("question_set_id",)
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    def __init__(self, question_set_id: _Optional[str] = ...) -> None: ...
+
+class ListQuestionSetsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListQuestionSetsResponse(_message.Message):
+    __slots__ = ("question_sets", "next_page_token")
+    QUESTION_SETS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    question_sets: _containers.RepeatedCompositeFieldContainer[QuestionSet]
+    next_page_token: str
+    def __init__(self, question_sets: _Optional[_Iterable[_Union[QuestionSet, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class DeleteQuestionSetRequest(_message.Message):
+    __slots__ = ("question_set_id",)
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    def __init__(self, question_set_id: _Optional[str] = ...) -> None: ...
+
+class DeleteQuestionSetResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ModelEndpoint(_message.Message):
+    __slots__ = ("base_url", "api_key", "model")
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    API_KEY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    base_url: str
+    api_key: str
+    model: str
+    def __init__(self, base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+
+class RetrievalSettings(_message.Message):
+    __slots__ = ("strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda")
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    strategy: _common_pb2.StrategySpec
+    top_k: int
+    neighbor_prev: int
+    neighbor_next: int
+    window: int
+    filter: _common_pb2.RetrievalFilter
+    embedding_model: str
+    hybrid: bool
+    recency_lambda: float
+    def __init__(self, strategy: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
+
+class AnswerRequest(_message.Message):
+    __slots__ = ("question", "retrieval", "answer_model")
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
+    question: str
+    retrieval: RetrievalSettings
+    answer_model: ModelEndpoint
+    def __init__(self, question: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ...) -> None: ...
+
+class AnswerEvent(_message.Message):
+    __slots__ = ("context", "delta", "result")
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    context: AnswerContext
+    delta: str
+    result: AnswerResult
+    def __init__(self, context: _Optional[_Union[AnswerContext, _Mapping]] = ..., delta: _Optional[str] = ..., result: _Optional[_Union[AnswerResult, _Mapping]] = ...) -> None: ...
+
+class AnswerContext(_message.Message):
+    __slots__ = ("query_id", "retrieved_chunks", "expansion_tree")
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_TREE_FIELD_NUMBER: _ClassVar[int]
+    query_id: str
+    retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
+    expansion_tree: _common_pb2.ExpansionTree
+    def __init__(self, query_id: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ...) -> None: ...
+
+class AnswerResult(_message.Message):
+    __slots__ = ("query_id", "answer", "extractive", "model", "usage", "latency_ms")
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTIVE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_MS_FIELD_NUMBER: _ClassVar[int]
+    query_id: str
+    answer: str
+    extractive: bool
+    model: str
+    usage: _common_pb2.TokenUsage
+    latency_ms: float
+    def __init__(self, query_id: _Optional[str] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., model: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., latency_ms: _Optional[float] = ...) -> None: ...
+
+class Score(_message.Message):
+    __slots__ = ("measured", "value", "reason")
+    MEASURED_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    measured: bool
+    value: float
+    reason: str
+    def __init__(self, measured: _Optional[bool] = ..., value: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class JudgeScores(_message.Message):
+    __slots__ = ("context_relevance", "answer_similarity", "faithfulness", "hallucination", "judge_model", "prompt_version")
+    CONTEXT_RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    FAITHFULNESS_FIELD_NUMBER: _ClassVar[int]
+    HALLUCINATION_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    context_relevance: Score
+    answer_similarity: Score
+    faithfulness: Score
+    hallucination: Score
+    judge_model: str
+    prompt_version: str
+    def __init__(self, context_relevance: _Optional[_Union[Score, _Mapping]] = ..., answer_similarity: _Optional[_Union[Score, _Mapping]] = ..., faithfulness: _Optional[_Union[Score, _Mapping]] = ..., hallucination: _Optional[_Union[Score, _Mapping]] = ..., judge_model: _Optional[str] = ..., prompt_version: _Optional[str] = ...) -> None: ...
+
+class RetrievalMetrics(_message.Message):
+    __slots__ = ("recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits", "recall", "precision", "iou", "hit_rate", "mrr", "embedding_answer_similarity", "chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms")
+    RECALL_HITS_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_HITS_FIELD_NUMBER: _ClassVar[int]
+    IOU_HITS_FIELD_NUMBER: _ClassVar[int]
+    HIT_RATE_HITS_FIELD_NUMBER: _ClassVar[int]
+    MRR_HITS_FIELD_NUMBER: _ClassVar[int]
+    RECALL_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_FIELD_NUMBER: _ClassVar[int]
+    IOU_FIELD_NUMBER: _ClassVar[int]
+    HIT_RATE_FIELD_NUMBER: _ClassVar[int]
+    MRR_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_ANSWER_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_SENT_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_SENT_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVE_MS_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_MS_FIELD_NUMBER: _ClassVar[int]
+    recall_hits: float
+    precision_hits: float
+    iou_hits: float
+    hit_rate_hits: float
+    mrr_hits: float
+    recall: float
+    precision: float
+    iou: float
+    hit_rate: float
+    mrr: float
+    embedding_answer_similarity: float
+    chunks_sent: int
+    tokens_sent: int
+    retrieve_ms: float
+    answer_ms: float
+    def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ...) -> None: ...
+
+class QuestionResult(_message.Message):
+    __slots__ = ("question_id", "question", "run_key", "retrieved_chunks", "expansion_tree", "answer", "extractive", "metrics", "judge", "usage", "error")
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_TREE_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTIVE_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    question: str
+    run_key: str
+    retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
+    expansion_tree: _common_pb2.ExpansionTree
+    answer: str
+    extractive: bool
+    metrics: RetrievalMetrics
+    judge: JudgeScores
+    usage: _common_pb2.TokenUsage
+    error: str
+    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ExperimentRun(_message.Message):
+    __slots__ = ("run_key", "retrieval", "mean_metrics", "mean_judge", "usage", "questions_done")
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    MEAN_METRICS_FIELD_NUMBER: _ClassVar[int]
+    MEAN_JUDGE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    run_key: str
+    retrieval: RetrievalSettings
+    mean_metrics: RetrievalMetrics
+    mean_judge: JudgeScores
+    usage: _common_pb2.TokenUsage
+    questions_done: int
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ...) -> None: ...
+
+class KnobGrid(_message.Message):
+    __slots__ = ("knob", "values")
+    KNOB_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    knob: str
+    values: _containers.RepeatedCompositeFieldContainer[_common_pb2.KnobValue]
+    def __init__(self, knob: _Optional[str] = ..., values: _Optional[_Iterable[_Union[_common_pb2.KnobValue, _Mapping]]] = ...) -> None: ...
+
+class StrategyGrid(_message.Message):
+    __slots__ = ("strategy", "grid")
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    GRID_FIELD_NUMBER: _ClassVar[int]
+    strategy: str
+    grid: _containers.RepeatedCompositeFieldContainer[KnobGrid]
+    def __init__(self, strategy: _Optional[str] = ..., grid: _Optional[_Iterable[_Union[KnobGrid, _Mapping]]] = ...) -> None: ...
+
+class ExperimentConfig(_message.Message):
+    __slots__ = ("name", "question_set_id", "strategies", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "answer_model", "judge_model", "filter", "hybrid")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    question_set_id: str
+    strategies: _containers.RepeatedCompositeFieldContainer[StrategyGrid]
+    top_k: int
+    neighbor_prev: int
+    neighbor_next: int
+    window: int
+    embedding_model: str
+    answer_model: ModelEndpoint
+    judge_model: ModelEndpoint
+    filter: _common_pb2.RetrievalFilter
+    hybrid: bool
+    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., hybrid: _Optional[bool] = ...) -> None: ...
+
+class Experiment(_message.Message):
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error")
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_SET_HASH_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    config: ExperimentConfig
+    state: ExperimentState
+    question_set_hash: str
+    created_at: _timestamp_pb2.Timestamp
+    finished_at: _timestamp_pb2.Timestamp
+    runs: _containers.RepeatedCompositeFieldContainer[ExperimentRun]
+    results: _containers.RepeatedCompositeFieldContainer[QuestionResult]
+    error: str
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class RunExperimentRequest(_message.Message):
+    __slots__ = ("config", "dry_run")
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    config: ExperimentConfig
+    dry_run: bool
+    def __init__(self, config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class ExperimentEstimate(_message.Message):
+    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd")
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    questions: int
+    runs: int
+    llm_calls: int
+    prompt_tokens: int
+    estimated_cost_usd: float
+    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ...) -> None: ...
+
+class ExperimentProgress(_message.Message):
+    __slots__ = ("experiment_id", "questions_done", "questions_total", "message")
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    questions_done: int
+    questions_total: int
+    message: str
+    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ExperimentEvent(_message.Message):
+    __slots__ = ("progress", "estimate", "experiment")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENT_FIELD_NUMBER: _ClassVar[int]
+    progress: ExperimentProgress
+    estimate: ExperimentEstimate
+    experiment: Experiment
+    def __init__(self, progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ..., estimate: _Optional[_Union[ExperimentEstimate, _Mapping]] = ..., experiment: _Optional[_Union[Experiment, _Mapping]] = ...) -> None: ...
+
+class GetExperimentRequest(_message.Message):
+    __slots__ = ("experiment_id",)
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    def __init__(self, experiment_id: _Optional[str] = ...) -> None: ...
+
+class ListExperimentsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListExperimentsResponse(_message.Message):
+    __slots__ = ("experiments", "next_page_token")
+    EXPERIMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    experiments: _containers.RepeatedCompositeFieldContainer[Experiment]
+    next_page_token: str
+    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CompareExperimentsRequest(_message.Message):
+    __slots__ = ("experiment_ids", "bootstrap_samples")
+    EXPERIMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    BOOTSTRAP_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    experiment_ids: _containers.RepeatedScalarFieldContainer[str]
+    bootstrap_samples: int
+    def __init__(self, experiment_ids: _Optional[_Iterable[str]] = ..., bootstrap_samples: _Optional[int] = ...) -> None: ...
+
+class MetricDifference(_message.Message):
+    __slots__ = ("metric", "baseline_run_key", "run_key", "difference", "ci_low", "ci_high", "shared_questions")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    SHARED_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    baseline_run_key: str
+    run_key: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    shared_questions: int
+    def __init__(self, metric: _Optional[str] = ..., baseline_run_key: _Optional[str] = ..., run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ...) -> None: ...
+
+class CompareExperimentsResponse(_message.Message):
+    __slots__ = ("experiments", "warnings", "differences")
+    EXPERIMENTS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    DIFFERENCES_FIELD_NUMBER: _ClassVar[int]
+    experiments: _containers.RepeatedCompositeFieldContainer[Experiment]
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    differences: _containers.RepeatedCompositeFieldContainer[MetricDifference]
+    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., differences: _Optional[_Iterable[_Union[MetricDifference, _Mapping]]] = ...) -> None: ...
+
+class GetReportRequest(_message.Message):
+    __slots__ = ("experiment_id", "view")
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    view: ReportView
+    def __init__(self, experiment_id: _Optional[str] = ..., view: _Optional[_Union[ReportView, str]] = ...) -> None: ...
+
+class Report(_message.Message):
+    __slots__ = ("experiment_id", "file_name", "html")
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    FILE_NAME_FIELD_NUMBER: _ClassVar[int]
+    HTML_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    file_name: str
+    html: str
+    def __init__(self, experiment_id: _Optional[str] = ..., file_name: _Optional[str] = ..., html: _Optional[str] = ...) -> None: ...
+
+class SubmitFeedbackRequest(_message.Message):
+    __slots__ = ("query_id", "thumbs_up", "comment")
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    THUMBS_UP_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    query_id: str
+    thumbs_up: bool
+    comment: str
+    def __init__(self, query_id: _Optional[str] = ..., thumbs_up: _Optional[bool] = ..., comment: _Optional[str] = ...) -> None: ...
+
+class Feedback(_message.Message):
+    __slots__ = ("feedback_id", "query_id", "thumbs_up", "comment", "strategy", "created_at")
+    FEEDBACK_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    THUMBS_UP_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    feedback_id: str
+    query_id: str
+    thumbs_up: bool
+    comment: str
+    strategy: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, feedback_id: _Optional[str] = ..., query_id: _Optional[str] = ..., thumbs_up: _Optional[bool] = ..., comment: _Optional[str] = ..., strategy: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SummarizeFeedbackRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class FeedbackSummary(_message.Message):
+    __slots__ = ("strategy", "thumbs_up", "thumbs_down")
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    THUMBS_UP_FIELD_NUMBER: _ClassVar[int]
+    THUMBS_DOWN_FIELD_NUMBER: _ClassVar[int]
+    strategy: str
+    thumbs_up: int
+    thumbs_down: int
+    def __init__(self, strategy: _Optional[str] = ..., thumbs_up: _Optional[int] = ..., thumbs_down: _Optional[int] = ...) -> None: ...
+
+class SummarizeFeedbackResponse(_message.Message):
+    __slots__ = ("strategies",)
+    STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    strategies: _containers.RepeatedCompositeFieldContainer[FeedbackSummary]
+    def __init__(self, strategies: _Optional[_Iterable[_Union[FeedbackSummary, _Mapping]]] = ...) -> None: ...

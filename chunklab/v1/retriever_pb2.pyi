@@ -1,0 +1,235 @@
+import datetime
+
+from chunklab.v1 import common_pb2 as _common_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class IndexHeader(_message.Message):
+    __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    strategy: str
+    config_id: str
+    embedding_model: str
+    dimension: int
+    spec: _common_pb2.StrategySpec
+    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ...) -> None: ...
+
+class IndexedChunk(_message.Message):
+    __slots__ = ("chunk", "vector")
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_FIELD_NUMBER: _ClassVar[int]
+    chunk: _common_pb2.Chunk
+    vector: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, chunk: _Optional[_Union[_common_pb2.Chunk, _Mapping]] = ..., vector: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class IndexChunkBatch(_message.Message):
+    __slots__ = ("chunks",)
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[IndexedChunk]
+    def __init__(self, chunks: _Optional[_Iterable[_Union[IndexedChunk, _Mapping]]] = ...) -> None: ...
+
+class IndexChunksRequest(_message.Message):
+    __slots__ = ("header", "batch")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    header: IndexHeader
+    batch: IndexChunkBatch
+    def __init__(self, header: _Optional[_Union[IndexHeader, _Mapping]] = ..., batch: _Optional[_Union[IndexChunkBatch, _Mapping]] = ...) -> None: ...
+
+class IndexChunksResponse(_message.Message):
+    __slots__ = ("chunks_indexed", "chunks_replaced")
+    CHUNKS_INDEXED_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_REPLACED_FIELD_NUMBER: _ClassVar[int]
+    chunks_indexed: int
+    chunks_replaced: int
+    def __init__(self, chunks_indexed: _Optional[int] = ..., chunks_replaced: _Optional[int] = ...) -> None: ...
+
+class DeleteDocumentChunksRequest(_message.Message):
+    __slots__ = ("document_id",)
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    def __init__(self, document_id: _Optional[str] = ...) -> None: ...
+
+class DeleteDocumentChunksResponse(_message.Message):
+    __slots__ = ("chunks_deleted",)
+    CHUNKS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    chunks_deleted: int
+    def __init__(self, chunks_deleted: _Optional[int] = ...) -> None: ...
+
+class RetrieveRequest(_message.Message):
+    __slots__ = ("query", "strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "as_of")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    strategy: str
+    top_k: int
+    neighbor_prev: int
+    neighbor_next: int
+    window: int
+    filter: _common_pb2.RetrievalFilter
+    embedding_model: str
+    hybrid: bool
+    recency_lambda: float
+    as_of: _timestamp_pb2.Timestamp
+    def __init__(self, query: _Optional[str] = ..., strategy: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RetrieveTimings(_message.Message):
+    __slots__ = ("embed_ms", "search_ms", "expand_ms", "total_ms", "query_embedding_cached")
+    EMBED_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPAND_MS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
+    QUERY_EMBEDDING_CACHED_FIELD_NUMBER: _ClassVar[int]
+    embed_ms: float
+    search_ms: float
+    expand_ms: float
+    total_ms: float
+    query_embedding_cached: bool
+    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., expand_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., query_embedding_cached: _Optional[bool] = ...) -> None: ...
+
+class RetrieveResponse(_message.Message):
+    __slots__ = ("retrieved_chunks", "expansion_tree", "embedding_model", "timings")
+    RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_TREE_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
+    expansion_tree: _common_pb2.ExpansionTree
+    embedding_model: str
+    timings: RetrieveTimings
+    def __init__(self, retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., embedding_model: _Optional[str] = ..., timings: _Optional[_Union[RetrieveTimings, _Mapping]] = ...) -> None: ...
+
+class GetIndexStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class IndexStatsRow(_message.Message):
+    __slots__ = ("embedding_model", "strategy", "collection", "points", "documents", "bytes")
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    embedding_model: str
+    strategy: str
+    collection: str
+    points: int
+    documents: int
+    bytes: int
+    def __init__(self, embedding_model: _Optional[str] = ..., strategy: _Optional[str] = ..., collection: _Optional[str] = ..., points: _Optional[int] = ..., documents: _Optional[int] = ..., bytes: _Optional[int] = ...) -> None: ...
+
+class GetIndexStatsResponse(_message.Message):
+    __slots__ = ("rows", "total_points", "disk_bytes")
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_POINTS_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    rows: _containers.RepeatedCompositeFieldContainer[IndexStatsRow]
+    total_points: int
+    disk_bytes: int
+    def __init__(self, rows: _Optional[_Iterable[_Union[IndexStatsRow, _Mapping]]] = ..., total_points: _Optional[int] = ..., disk_bytes: _Optional[int] = ...) -> None: ...
+
+class FreshnessWindow(_message.Message):
+    __slots__ = ("collection", "max_age_days")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    MAX_AGE_DAYS_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    max_age_days: int
+    def __init__(self, collection: _Optional[str] = ..., max_age_days: _Optional[int] = ...) -> None: ...
+
+class ListFreshnessWindowsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListFreshnessWindowsResponse(_message.Message):
+    __slots__ = ("windows",)
+    WINDOWS_FIELD_NUMBER: _ClassVar[int]
+    windows: _containers.RepeatedCompositeFieldContainer[FreshnessWindow]
+    def __init__(self, windows: _Optional[_Iterable[_Union[FreshnessWindow, _Mapping]]] = ...) -> None: ...
+
+class UpdateFreshnessWindowRequest(_message.Message):
+    __slots__ = ("window",)
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    window: FreshnessWindow
+    def __init__(self, window: _Optional[_Union[FreshnessWindow, _Mapping]] = ...) -> None: ...
+
+class SweepRequest(_message.Message):
+    __slots__ = ("dry_run", "as_of")
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
+    dry_run: bool
+    as_of: _timestamp_pb2.Timestamp
+    def __init__(self, dry_run: _Optional[bool] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SweptDocument(_message.Message):
+    __slots__ = ("document_id", "document_name", "collection", "published_at", "chunks")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    document_name: str
+    collection: str
+    published_at: _timestamp_pb2.Timestamp
+    chunks: int
+    def __init__(self, document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., chunks: _Optional[int] = ...) -> None: ...
+
+class SweepResponse(_message.Message):
+    __slots__ = ("documents", "chunks_archived", "dry_run")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[SweptDocument]
+    chunks_archived: int
+    dry_run: bool
+    def __init__(self, documents: _Optional[_Iterable[_Union[SweptDocument, _Mapping]]] = ..., chunks_archived: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class ListArchivedDocumentsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListArchivedDocumentsResponse(_message.Message):
+    __slots__ = ("documents", "next_page_token")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[SweptDocument]
+    next_page_token: str
+    def __init__(self, documents: _Optional[_Iterable[_Union[SweptDocument, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class RestoreDocumentRequest(_message.Message):
+    __slots__ = ("document_id",)
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    def __init__(self, document_id: _Optional[str] = ...) -> None: ...
+
+class RestoreDocumentResponse(_message.Message):
+    __slots__ = ("chunks_restored",)
+    CHUNKS_RESTORED_FIELD_NUMBER: _ClassVar[int]
+    chunks_restored: int
+    def __init__(self, chunks_restored: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,3 @@
+from services.chunker.server import main
+
+main()

@@ -1,0 +1,73 @@
+"""The chunker service's gRPC wiring: `python -m services.chunker`."""
+
+from __future__ import annotations
+
+import grpc
+
+from chunklab import clients
+from chunklab.embeddings import get_provider
+from chunklab.errors import from_rpc_error
+from chunklab.server import configure_logging, serve
+from chunklab.settings import Settings, load_settings
+from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
+from services.chunker.service import ChunkerService
+from services.chunker.strategies import REGISTRY
+
+INDEX_BATCH = 256
+
+
+class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
+    def __init__(self, service: ChunkerService) -> None:
+        self._service = service
+
+    def ListStrategies(self, request, context):
+        return chunker_pb2.ListStrategiesResponse(strategies=REGISTRY.infos())
+
+    def ProcessDocument(self, request, context):
+        yield from self._service.process(request.document_id, list(request.strategies), request.embedding_model)
+
+    def PreviewChunks(self, request, context):
+        return self._service.preview(request.document_id, request.strategy)
+
+
+def build_service(settings: Settings) -> ChunkerService:
+    ingest = clients.ingest(settings.ingest_address)
+    retriever = clients.retriever(settings.retriever_address)
+
+    def fetch_document(document_id: str) -> documents_pb2.Document:
+        try:
+            return ingest.GetDocument(
+                ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+                timeout=settings.rpc_timeout_s,
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "ingest") from None
+
+    def index_chunks(header, chunks) -> tuple[int, int]:
+        def messages():
+            yield retriever_pb2.IndexChunksRequest(header=header)
+            for start in range(0, len(chunks), INDEX_BATCH):
+                batch = retriever_pb2.IndexChunkBatch(chunks=chunks[start : start + INDEX_BATCH])
+                yield retriever_pb2.IndexChunksRequest(batch=batch)
+
+        try:
+            response = retriever.IndexChunks(messages(), timeout=settings.long_rpc_timeout_s)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "retriever") from None
+        return response.chunks_indexed, response.chunks_replaced
+
+    return ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model)
+
+
+def main() -> None:
+    configure_logging()
+    settings = load_settings()
+    servicer = ChunkerServicer(build_service(settings))
+    serve(
+        "chunker",
+        settings.chunker_address,
+        lambda server: chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(servicer, server),
+        [chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"].full_name],
+        workers=settings.grpc_workers,
+        grace_s=settings.shutdown_grace_s,
+    )

@@ -1,0 +1,199 @@
+"""The small base every strategy stands on, and the registry of strategies.
+
+A strategy is one class in one file: a name, a one-line description, its
+knobs, and `chunk(document) -> list[Chunk]`. Knob values arrive validated.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+from chunklab import ids, tokens
+from chunklab.errors import InvalidArgument
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    type: int  # chunker_pb2.KnobType
+    default: Any
+    description: str
+    min_value: float | None = None
+    max_value: float | None = None
+    choices: tuple[str, ...] = ()
+    query_time: bool = False
+
+    def to_proto(self) -> chunker_pb2.KnobSpec:
+        spec = chunker_pb2.KnobSpec(
+            name=self.name,
+            description=self.description,
+            type=self.type,
+            default_value=knob_value(self.default),
+            choices=list(self.choices),
+            query_time=self.query_time,
+        )
+        if self.min_value is not None:
+            spec.min_value = self.min_value
+        if self.max_value is not None:
+            spec.max_value = self.max_value
+        return spec
+
+    def coerce(self, strategy: str, value: common_pb2.KnobValue) -> Any:
+        kind = value.WhichOneof("kind")
+        raw = getattr(value, kind) if kind else None
+        where = f"{strategy}.{self.name}"
+        if self.type == chunker_pb2.KNOB_TYPE_INT:
+            if kind == "double_value" and float(raw).is_integer():
+                raw = int(raw)
+            if not isinstance(raw, int) or isinstance(raw, bool):
+                raise InvalidArgument(f"{where} takes a whole number, got {raw!r}")
+        elif self.type == chunker_pb2.KNOB_TYPE_DOUBLE:
+            if kind not in ("double_value", "int_value"):
+                raise InvalidArgument(f"{where} takes a number, got {raw!r}")
+            raw = float(raw)
+        elif self.type == chunker_pb2.KNOB_TYPE_BOOL:
+            if kind != "bool_value":
+                raise InvalidArgument(f"{where} takes true or false, got {raw!r}")
+        else:
+            if kind != "string_value":
+                raise InvalidArgument(f"{where} takes text, got {raw!r}")
+            if self.choices and raw not in self.choices:
+                raise InvalidArgument(f"{where} must be one of {', '.join(self.choices)}, got {raw!r}")
+        if self.min_value is not None and raw < self.min_value:
+            raise InvalidArgument(f"{where} must be at least {self.min_value:g}, got {raw}")
+        if self.max_value is not None and raw > self.max_value:
+            raise InvalidArgument(f"{where} must be at most {self.max_value:g}, got {raw}")
+        return raw
+
+
+def knob_value(value: Any) -> common_pb2.KnobValue:
+    if isinstance(value, bool):
+        return common_pb2.KnobValue(bool_value=value)
+    if isinstance(value, int):
+        return common_pb2.KnobValue(int_value=value)
+    if isinstance(value, float):
+        return common_pb2.KnobValue(double_value=value)
+    return common_pb2.KnobValue(string_value=str(value))
+
+
+@dataclass
+class SourceDocument:
+    """What a strategy reads: the canonical text, its parse and its metadata."""
+
+    document: documents_pb2.Document
+
+    @property
+    def text(self) -> str:
+        return self.document.text
+
+    @property
+    def tree(self) -> documents_pb2.DocumentTree:
+        return self.document.tree
+
+
+@dataclass
+class Strategy(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    knobs: ClassVar[tuple[Knob, ...]]
+    requires_llm: ClassVar[bool] = False
+    requires_embeddings_to_chunk: ClassVar[bool] = False
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_spec(cls, spec: common_pb2.StrategySpec) -> Strategy:
+        known = {k.name: k for k in cls.knobs}
+        unknown = sorted(set(spec.knobs) - set(known))
+        if unknown:
+            raise InvalidArgument(
+                f"{cls.name} has no knob {', '.join(unknown)}; its knobs are {', '.join(known) or 'none'}"
+            )
+        values = {k.name: k.default for k in cls.knobs}
+        for name, value in spec.knobs.items():
+            values[name] = known[name].coerce(cls.name, value)
+        strategy = cls(values)
+        strategy.validate()
+        return strategy
+
+    def validate(self) -> None:
+        """Checks that involve more than one knob; raises InvalidArgument."""
+
+    @cached_property
+    def config_id(self) -> str:
+        return ids.config_id(self.name, {k.name: self.values[k.name] for k in self.knobs if not k.query_time})
+
+    @classmethod
+    def info(cls) -> chunker_pb2.StrategyInfo:
+        return chunker_pb2.StrategyInfo(
+            name=cls.name,
+            description=cls.description,
+            knobs=[k.to_proto() for k in cls.knobs],
+            requires_llm=cls.requires_llm,
+            requires_embeddings_to_chunk=cls.requires_embeddings_to_chunk,
+        )
+
+    @abstractmethod
+    def chunk(self, source: SourceDocument) -> list[common_pb2.Chunk]:
+        """The document's chunks in order, chunk_index from 0."""
+
+    def make_chunk(
+        self, source: SourceDocument, index: int, start: int, end: int, token_count: int | None = None,
+        *, role: str = "chunk", heading_path: list[str] | None = None,
+    ) -> common_pb2.Chunk:
+        """A unified chunk that copies text[start:end]."""
+        doc = source.document
+        content = doc.text[start:end]
+        return common_pb2.Chunk(
+            chunk_id=ids.chunk_id(doc.document_id, self.name, self.config_id, index, role),
+            document_id=doc.document_id,
+            document_name=doc.name,
+            strategy=self.name,
+            config_id=self.config_id,
+            chunk_index=index,
+            content=content,
+            token_count=tokens.count(content) if token_count is None else token_count,
+            character_count=len(content),
+            start_char=start,
+            end_char=end,
+            heading_path=heading_path or [],
+            language=doc.language,
+            collection=doc.collection,
+            published_at=doc.published_at,
+            ingested_at=doc.ingested_at,
+            role=role,
+        )
+
+
+class Registry:
+    """Strategies by name; a second strategy with a taken name is refused."""
+
+    def __init__(self) -> None:
+        self._strategies: dict[str, type[Strategy]] = {}
+
+    def register(self, cls: type[Strategy]) -> type[Strategy]:
+        if cls.name in self._strategies:
+            raise ValueError(f"a strategy named {cls.name!r} is already registered")
+        self._strategies[cls.name] = cls
+        return cls
+
+    def names(self) -> list[str]:
+        return list(self._strategies)
+
+    def get(self, name: str) -> type[Strategy]:
+        if name not in self._strategies:
+            raise InvalidArgument(f"unknown strategy {name!r}; available: {', '.join(self._strategies)}")
+        return self._strategies[name]
+
+    def build(self, spec: common_pb2.StrategySpec) -> Strategy:
+        return self.get(spec.name).from_spec(spec)
+
+    def infos(self) -> list[chunker_pb2.StrategyInfo]:
+        return [cls.info() for cls in self._strategies.values()]
+
+
+REGISTRY = Registry()

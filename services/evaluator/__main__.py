@@ -1,0 +1,3 @@
+from services.evaluator.server import main
+
+main()

@@ -1,0 +1,3 @@
+from services.ingest.server import main
+
+main()

@@ -1,0 +1,227 @@
+"""Ingest logic: bytes in, one stored document with its parse out.
+
+Knows nothing of gRPC: it takes plain values and raises chunklab.errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import PurePath
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import sessionmaker
+
+from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest import parsing
+from services.ingest.store import DocumentRow
+
+_EXTENSIONS = {
+    ".md": pb.DOCUMENT_FORMAT_MARKDOWN,
+    ".markdown": pb.DOCUMENT_FORMAT_MARKDOWN,
+    ".txt": pb.DOCUMENT_FORMAT_TEXT,
+    ".text": pb.DOCUMENT_FORMAT_TEXT,
+    ".docx": pb.DOCUMENT_FORMAT_DOCX,
+}
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+
+
+def resolve_format(name: str, declared: int) -> int:
+    if declared != pb.DOCUMENT_FORMAT_UNSPECIFIED:
+        return declared
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise InvalidArgument(
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt or .docx, or declare the format"
+        )
+    return _EXTENSIONS[suffix]
+
+
+def decode_text(name: str, data: bytes) -> str:
+    """The canonical text of a Markdown or text file: its characters exactly."""
+    if b"\x00" in data[:8192]:
+        raise InvalidArgument(f"{name!r} looks like binary data (it contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            f"{name!r} is not valid UTF-8 (byte {exc.start}); save it as UTF-8 and upload it again"
+        ) from None
+
+
+def encode_page_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def decode_page_token(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        if kind == "offset" and value.isdigit():
+            return int(value)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise InvalidArgument("page_token is not one this service issued; pass next_page_token unchanged")
+
+
+def check_page_size(page_size: int) -> int:
+    if page_size < 0 or page_size > MAX_PAGE_SIZE:
+        raise InvalidArgument(f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {page_size}")
+    return page_size or DEFAULT_PAGE_SIZE
+
+
+class IngestService:
+    def __init__(
+        self,
+        sessions: sessionmaker,
+        max_upload_bytes: int,
+        delete_chunks: Callable[[str], int],
+    ) -> None:
+        self._sessions = sessions
+        self._max_upload_bytes = max_upload_bytes
+        self._delete_chunks = delete_chunks
+
+    def _check_size(self, name: str, size: int) -> None:
+        if size > self._max_upload_bytes:
+            raise ResourceExhausted(
+                f"{name!r} is {size / 1e6:.1f} MB, over the upload limit of "
+                f"{self._max_upload_bytes / 1e6:.1f} MB (CHUNKLAB_MAX_UPLOAD_MB)"
+            )
+
+    def create(
+        self,
+        header_name: str,
+        declared_format: int,
+        collection: str,
+        language: str,
+        published_at: datetime | None,
+        declared_size: int,
+        pieces: Iterable[bytes],
+    ) -> tuple[pb.Document, bool]:
+        name = header_name.strip()
+        if not name:
+            raise InvalidArgument("the upload header needs a file name, e.g. handbook.md")
+        fmt = resolve_format(name, declared_format)
+        self._check_size(name, declared_size)
+        buffer = bytearray()
+        for piece in pieces:
+            buffer += piece
+            self._check_size(name, len(buffer))
+        data = bytes(buffer)
+        if not data:
+            raise InvalidArgument(f"{name!r} is empty: there is nothing to ingest")
+        if fmt == pb.DOCUMENT_FORMAT_DOCX:
+            raise InvalidArgument("DOCX upload is not available yet (issue 3); upload Markdown or plain text")
+        text = decode_text(name, data)
+        if not text.strip():
+            raise InvalidArgument(f"{name!r} holds no text, only whitespace")
+        collection = collection.strip() or "default"
+        content_hash = hashlib.sha256(data).hexdigest()
+
+        with self._sessions() as session:
+            existing = session.scalar(
+                select(DocumentRow).where(
+                    DocumentRow.collection == collection, DocumentRow.content_hash == content_hash
+                )
+            )
+            if existing is not None:
+                return self._to_proto(existing, pb.DOCUMENT_VIEW_BASIC), True
+
+        tree = parsing.parse(text, fmt)
+        now = utcnow()
+        row = DocumentRow(
+            document_id=str(uuid.uuid4()),
+            name=name,
+            format=fmt,
+            collection=collection,
+            language=language.strip().lower() or "und",
+            published_at=published_at or now,
+            ingested_at=now,
+            size_bytes=len(data),
+            content_hash=content_hash,
+            character_count=len(text),
+            extra={},
+            text=text,
+            tree=tree.SerializeToString(),
+        )
+        try:
+            with self._sessions.begin() as session:
+                session.add(row)
+        except IntegrityError:
+            # A concurrent upload of the same bytes won the race.
+            with self._sessions() as session:
+                existing = session.scalar(
+                    select(DocumentRow).where(
+                        DocumentRow.collection == collection, DocumentRow.content_hash == content_hash
+                    )
+                )
+                return self._to_proto(existing, pb.DOCUMENT_VIEW_BASIC), True
+        return self._to_proto(row, pb.DOCUMENT_VIEW_BASIC), False
+
+    def get(self, document_id: str, view: int) -> pb.Document:
+        if not document_id:
+            raise InvalidArgument("document_id is empty")
+        with self._sessions() as session:
+            row = session.get(DocumentRow, document_id)
+            if row is None:
+                raise NotFound(f"no document {document_id!r}; list the documents to see their ids")
+            return self._to_proto(row, view)
+
+    def list(self, page_size: int, page_token: str, collection: str, language: str):
+        size = check_page_size(page_size)
+        offset = decode_page_token(page_token)
+        query = select(DocumentRow)
+        if collection:
+            query = query.where(DocumentRow.collection == collection)
+        if language:
+            query = query.where(DocumentRow.language == language)
+        with self._sessions() as session:
+            total = session.scalar(select(func.count()).select_from(query.subquery()))
+            rows = session.scalars(
+                query.order_by(DocumentRow.ingested_at.desc(), DocumentRow.document_id)
+                .offset(offset)
+                .limit(size)
+            ).all()
+            documents = [self._to_proto(r, pb.DOCUMENT_VIEW_BASIC) for r in rows]
+        next_token = encode_page_token(offset + size) if offset + size < total else ""
+        return documents, next_token, total
+
+    def delete(self, document_id: str) -> int:
+        self.get(document_id, pb.DOCUMENT_VIEW_BASIC)  # NOT_FOUND before touching the index
+        # The index first: if the retriever is down nothing is deleted and the
+        # caller can try again; a row without chunks is harmless, chunks
+        # without a row would be orphans.
+        deleted = self._delete_chunks(document_id)
+        with self._sessions.begin() as session:
+            row = session.get(DocumentRow, document_id)
+            if row is not None:
+                session.delete(row)
+        return deleted
+
+    @staticmethod
+    def _to_proto(row: DocumentRow, view: int) -> pb.Document:
+        doc = pb.Document(
+            document_id=row.document_id,
+            name=row.name,
+            format=row.format,
+            collection=row.collection,
+            language=row.language,
+            published_at=to_proto(row.published_at),
+            ingested_at=to_proto(row.ingested_at),
+            size_bytes=row.size_bytes,
+            content_hash=row.content_hash,
+            character_count=row.character_count,
+            metadata=row.extra or {},
+        )
+        if view == pb.DOCUMENT_VIEW_FULL:
+            doc.text = row.text
+            doc.tree.ParseFromString(row.tree)
+        return doc

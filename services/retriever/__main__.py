@@ -1,0 +1,3 @@
+from services.retriever.server import main
+
+main()
