@@ -7,6 +7,7 @@ use, never at import, and once per process.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -82,3 +83,17 @@ def get_provider(name: str = "") -> EmbeddingProvider:
                 )
             _PROVIDERS[name] = _FACTORIES[name]()
         return _PROVIDERS[name]
+
+
+def warm_up_in_background(name: str = "") -> threading.Thread:
+    """Loads the model off the request path, so the first query is not the slow one."""
+
+    def load() -> None:
+        try:
+            get_provider(name).embed_query("warm-up")
+        except Exception:  # noqa: BLE001 - the first real call reports the problem
+            logging.getLogger("chunklab.embeddings").exception("warming up %r failed", name)
+
+    thread = threading.Thread(target=load, name="embedding-warm-up", daemon=True)
+    thread.start()
+    return thread

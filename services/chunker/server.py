@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 
 from chunklab import clients
-from chunklab.embeddings import get_provider
+from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
@@ -62,6 +62,7 @@ def build_service(settings: Settings) -> ChunkerService:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    warm_up_in_background(settings.embedding_model)
     servicer = ChunkerServicer(build_service(settings))
     serve(
         "chunker",

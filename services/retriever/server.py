@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chunklab.embeddings import get_provider
+from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument, Unimplemented
 from chunklab.server import configure_logging, serve
 from chunklab.settings import load_settings
@@ -58,6 +58,7 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    warm_up_in_background(settings.embedding_model)
     service = RetrieverService(settings.data_dir / "index", settings.embedding_model, get_provider)
     servicer = RetrieverServicer(service)
     serve(

@@ -174,6 +174,7 @@ class RetrieverService:
             if not 0 <= value <= MAX_NEIGHBORS:
                 raise InvalidArgument(f"{name} must be between 0 and {MAX_NEIGHBORS}, got {value}")
         model = request.embedding_model or self._default_model
+        self._provider_for(model)  # an unknown model is INVALID_ARGUMENT, whatever is indexed
         index = self._index(model)
         if index is None:
             raise FailedPrecondition(

@@ -8,12 +8,17 @@ from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, Knob, SourceDocument, Strategy
 
 
+# One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
+# window of 8 holds at least one whole character.
+MIN_CHUNK_SIZE = 8
+
+
 @REGISTRY.register
 class FixedSize(Strategy):
     name = "fixed_size"
     description = "Token windows of chunk_size cl100k_base tokens, each overlapping the previous by chunk_overlap."
     knobs = (
-        Knob("chunk_size", chunker_pb2.KNOB_TYPE_INT, 512, "Tokens per chunk (a hard maximum).", 1, 8192),
+        Knob("chunk_size", chunker_pb2.KNOB_TYPE_INT, 512, "Tokens per chunk (a hard maximum).", MIN_CHUNK_SIZE, 8192),
         Knob("chunk_overlap", chunker_pb2.KNOB_TYPE_INT, 64, "Tokens shared with the previous chunk.", 0, 8191),
     )
 
@@ -24,39 +29,31 @@ class FixedSize(Strategy):
                 f"chunk_size ({self.values['chunk_size']})"
             )
 
-    def windows(self, text: str) -> list[tuple[int, int]]:
-        """Character ranges of the token windows.
+    def chunk(self, source: SourceDocument):
+        """Windows over the tokenization of the whole text.
 
-        Window boundaries come from the tokenization of the whole text; a
-        boundary inside a multi-byte character moves to that character's
-        start, so every range is a clean slice of the text.
+        A window boundary inside a multi-byte character moves to that
+        character's start, so every chunk is a clean slice of the text. A
+        slice re-tokenized on its own can take more tokens than its window
+        did; the window then gives back tokens until the hard maximum holds,
+        and the next window starts where this one ended (minus the overlap),
+        so no text is skipped.
         """
         size, overlap = self.values["chunk_size"], self.values["chunk_overlap"]
+        text = source.text
         ids = tokens.encoding().encode_ordinary(text)
         offsets = tokens.token_char_offsets(text, ids)
-        ranges = []
+        chunks = []
         start = 0
         while start < len(ids):
             end = min(start + size, len(ids))
+            count = tokens.count(text[offsets[start] : offsets[end]])
+            while count > size:
+                end -= 1
+                count = tokens.count(text[offsets[start] : offsets[end]])
             if offsets[start] < offsets[end]:
-                ranges.append((int(offsets[start]), int(offsets[end])))
+                chunks.append(self.make_chunk(source, len(chunks), int(offsets[start]), int(offsets[end]), count))
             if end == len(ids):
                 break
-            start = end - overlap
-        return ranges
-
-    def chunk(self, source: SourceDocument):
-        size = self.values["chunk_size"]
-        text = source.text
-        ranges = self.windows(text)
-        counts = tokens.encoding().encode_ordinary_batch([text[s:e] for s, e in ranges])
-        chunks = []
-        for (start, end), encoded in zip(ranges, counts):
-            count = len(encoded)
-            # A slice re-tokenized on its own can take a token more than its
-            # window did; give back characters until the hard maximum holds.
-            while count > size and end > start + 1:
-                end -= 1
-                count = tokens.count(text[start:end])
-            chunks.append(self.make_chunk(source, len(chunks), start, end, count))
+            start = max(end - overlap, start + 1)
         return chunks

@@ -1,0 +1,201 @@
+"""Starts the whole stack: the four services and the UI, each its own process.
+
+`make up` runs `python -m chunklab.stack`: services on loopback, a sample
+document uploaded and processed, the UI's URL printed; Ctrl-C stops it all.
+Tests use `Stack` with port 0 so that every server picks a free port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from chunklab import clients, tokens
+from chunklab.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+# Start order: each service's peers are up before it is.
+SERVICES = ("retriever", "ingest", "chunker", "evaluator")
+SAMPLE = REPO / "samples" / "rag-field-guide.md"
+
+
+@dataclass
+class Stack:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    ports: dict[str, int] = field(default_factory=dict)  # service -> port, 0 = any free
+    ui: bool = False
+    ui_port: int = 0
+    extra_env: dict[str, str] = field(default_factory=dict)
+    addresses: dict[str, str] = field(default_factory=dict)
+    ui_url: str = ""
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        env["CHUNKLAB_DATA_DIR"] = str(self.data_dir)
+        env["TIKTOKEN_CACHE_DIR"] = str(tokens.ensure_offline_cache(self.data_dir / "tiktoken"))
+        env["PYTHONUNBUFFERED"] = "1"
+        env["HF_HUB_OFFLINE"] = "1"
+        for name, address in self.addresses.items():
+            env[f"CHUNKLAB_{name.upper()}_ADDRESS"] = address
+        return env
+
+    def _spawn(self, name: str, module: str, env: dict[str, str], ready_marker: str, timeout: float) -> str:
+        logs = self.data_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", module],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=open(logs / f"{name}.log", "ab"),
+            text=True,
+        )
+        self.processes[name] = process
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:
+            for line in process.stdout:
+                lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                if process.poll() is not None:
+                    break
+                continue
+            if ready_marker in line:
+                return line.rsplit(" ", 1)[-1].strip()
+        self.stop()
+        tail = (logs / f"{name}.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"chunklab {name} did not start within {timeout:.0f}s; its log ends:\n{tail}")
+
+    def start(self, timeout: float = 120.0) -> Stack:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        for name in SERVICES:
+            self.addresses[name] = f"{self.host}:{self.ports.get(name, 0)}"
+        for name in SERVICES:
+            env = self.env()
+            self.addresses[name] = self._spawn(name, f"services.{name}", env, "listening on", timeout)
+            wait_serving(self.addresses[name], timeout)
+        if self.ui:
+            env = self.env()
+            env["CHUNKLAB_UI_HOST"] = self.host
+            env["CHUNKLAB_UI_PORT"] = str(self.ui_port)
+            self.ui_url = self._spawn("ui", "frontend", env, "ui listening on", timeout)
+        return self
+
+    def stop(self) -> None:
+        for process in reversed(list(self.processes.values())):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes.clear()
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def wait_serving(address: str, timeout: float) -> None:
+    """Waits until the server's standard health service says SERVING."""
+    stub = health_pb2_grpc.HealthStub(clients.channel(address))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2)
+            if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                return
+        except grpc.RpcError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{address} is not SERVING after {timeout:.0f}s")
+        time.sleep(0.1)
+
+
+def seed_sample(stack: Stack, settings: Settings) -> str:
+    """Uploads the sample document and processes it with fixed_size (once)."""
+    from chunklab.v1 import chunker_pb2, common_pb2, ingest_pb2
+
+    ingest = clients.ingest(stack.addresses["ingest"])
+    data = SAMPLE.read_bytes()
+    response = ingest.CreateDocument(
+        iter([
+            ingest_pb2.CreateDocumentRequest(
+                header=ingest_pb2.UploadHeader(name=SAMPLE.name, size_bytes=len(data), language="en")
+            ),
+            ingest_pb2.CreateDocumentRequest(data=data),
+        ]),
+        timeout=settings.rpc_timeout_s,
+    )
+    document = response.document
+    if not response.already_existed:
+        chunker = clients.chunker(stack.addresses["chunker"])
+        request = chunker_pb2.ProcessDocumentRequest(
+            document_id=document.document_id, strategies=[common_pb2.StrategySpec(name="fixed_size")]
+        )
+        for event in chunker.ProcessDocument(request, timeout=settings.long_rpc_timeout_s):
+            if event.HasField("result") and event.result.strategies_failed:
+                raise RuntimeError(f"processing the sample failed: {event.result.strategies_failed}")
+    return document.document_id
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Start ChunkLab: four services and the UI on loopback.")
+    parser.add_argument("--no-sample", action="store_true", help="do not upload the sample document")
+    args = parser.parse_args()
+    settings = Settings()
+    ports = {name: int(getattr(settings, f"{name}_address").rpartition(":")[2]) for name in SERVICES}
+    stack = Stack(
+        data_dir=settings.data_dir.resolve(),
+        host="127.0.0.1",
+        ports=ports,
+        ui=True,
+        ui_port=settings.ui_port,
+    )
+    print("starting ChunkLab (first start loads the embedding model; allow a minute) ...", flush=True)
+    started = time.monotonic()
+    try:
+        stack.start()
+        for name in SERVICES:
+            print(f"  {name:<10} grpc://{stack.addresses[name]}", flush=True)
+        if not args.no_sample:
+            seed_sample(stack, settings)
+            print(f"  sample     {SAMPLE.name} uploaded and processed with fixed_size", flush=True)
+        print(f"\nChunkLab is ready in {time.monotonic() - started:.0f}s: open {stack.ui_url}", flush=True)
+        print(f"logs in {stack.data_dir / 'logs'}; Ctrl-C stops everything.", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+        while all(p.poll() is None for p in stack.processes.values()):
+            time.sleep(0.5)
+        dead = [n for n, p in stack.processes.items() if p.poll() is not None]
+        print(f"ChunkLab stopped: {', '.join(dead)} exited; see {stack.data_dir / 'logs'}", flush=True)
+    except KeyboardInterrupt:
+        print("\nstopping ChunkLab ...", flush=True)
+    finally:
+        stack.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,6 @@
+"""ChunkLab's Gradio front end: `python -m frontend`.
+
+It reaches the four services only through their gRPC contracts (`gateway`),
+renders what they return (`formatting`, `retrieval_html`, `knobs`) and wires
+one page per module under `pages/`.
+"""

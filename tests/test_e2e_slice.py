@@ -1,0 +1,269 @@
+"""The walking skeleton end to end: upload through ingest, fixed_size through
+the chunker, indexing and retrieval through the retriever, each service its
+own process on a free port, talked to only through gRPC."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from chunklab import clients, tokens
+from chunklab.v1 import (
+    chunker_pb2,
+    common_pb2,
+    documents_pb2,
+    evaluator_pb2,
+    ingest_pb2,
+    retriever_pb2,
+)
+
+pytestmark = pytest.mark.e2e
+
+FIXTURE = Path(__file__).parent / "fixtures" / "topics.md"
+CHUNK_SIZE = 41
+HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
+
+
+def upload(stack, name: str, data: bytes, collection: str = "") -> ingest_pb2.CreateDocumentResponse:
+    def messages():
+        yield ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name=name, collection=collection))
+        for start in range(0, len(data), 7):  # many small pieces: the stream is reassembled in order
+            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + 7])
+
+    return clients.ingest(stack.addresses["ingest"]).CreateDocument(messages(), timeout=30)
+
+
+def process(stack, document_id: str, *specs: common_pb2.StrategySpec) -> list[chunker_pb2.ProcessDocumentEvent]:
+    request = chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=list(specs))
+    return list(clients.chunker(stack.addresses["chunker"]).ProcessDocument(request, timeout=300))
+
+
+def fixed_size(chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0) -> common_pb2.StrategySpec:
+    return common_pb2.StrategySpec(
+        name="fixed_size",
+        knobs={
+            "chunk_size": common_pb2.KnobValue(int_value=chunk_size),
+            "chunk_overlap": common_pb2.KnobValue(int_value=chunk_overlap),
+        },
+    )
+
+
+def retrieve(stack, query: str, document_id: str, top_k: int, prev: int = 0, nxt: int = 0):
+    request = retriever_pb2.RetrieveRequest(
+        query=query,
+        strategy="fixed_size",
+        top_k=top_k,
+        neighbor_prev=prev,
+        neighbor_next=nxt,
+        filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+    )
+    return clients.retriever(stack.addresses["retriever"]).Retrieve(request, timeout=60)
+
+
+def expected_windows(text: str, size: int) -> list[str]:
+    """An independent computation of the token windows (overlap 0)."""
+    encoding = tokens.encoding()
+    ids = encoding.encode_ordinary(text)
+    return [encoding.decode(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+@pytest.fixture(scope="module")
+def topics(stack):
+    """The hand-built document, uploaded and processed with fixed_size."""
+    response = upload(stack, "topics.md", FIXTURE.read_bytes())
+    events = process(stack, response.document.document_id, fixed_size())
+    result = events[-1].result
+    assert [o.strategy for o in result.strategies_completed] == ["fixed_size"], result
+    return response.document
+
+
+def indexes(entries) -> list[int]:
+    return [e.chunk.chunk_index for e in entries]
+
+
+def test_upload_keeps_the_text_exactly_and_detects_a_reupload(stack, topics):
+    full = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=topics.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert full.text == FIXTURE.read_text(encoding="utf-8")
+    assert full.content_hash and full.collection == "default"
+    assert len(full.tree.root.children) == 8  # eight paragraphs, no headings: a flat tree
+    again = upload(stack, "topics-copy.md", FIXTURE.read_bytes())
+    assert again.already_existed and again.document.document_id == topics.document_id
+
+
+def test_processing_streams_progress_and_the_chunks_are_the_token_windows(stack, topics):
+    events = process(stack, topics.document_id, fixed_size())
+    phases = [e.progress.phase for e in events if e.HasField("progress")]
+    assert phases[0] == chunker_pb2.STRATEGY_PHASE_STARTED
+    assert phases[-1] == chunker_pb2.STRATEGY_PHASE_COMPLETED
+    outcome = events[-1].result.strategies_completed[0]
+    text = FIXTURE.read_text(encoding="utf-8")
+    windows = expected_windows(text, CHUNK_SIZE)
+    assert outcome.chunk_count == len(windows) == 8
+
+    preview = clients.chunker(stack.addresses["chunker"]).PreviewChunks(
+        chunker_pb2.PreviewChunksRequest(document_id=topics.document_id, strategy=fixed_size()), timeout=30
+    )
+    assert [c.content for c in preview.chunks] == windows
+    for chunk in preview.chunks:
+        assert text[chunk.start_char : chunk.end_char] == chunk.content
+        assert chunk.token_count == tokens.count(chunk.content) <= CHUNK_SIZE
+
+
+def test_hits_come_in_score_order_with_neighbours_from_the_same_document(stack, topics):
+    # A second document on the same topic, so that neighbours from the wrong
+    # document would be possible if expansion ignored the document.
+    other = upload(stack, "volcanoes.md", b"Volcanoes erupt lava and magma and ash.\n\nLava flows downhill.\n")
+    process(stack, other.document.document_id, fixed_size(chunk_size=8))
+
+    response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=2, prev=1, nxt=1)
+    tree = response.expansion_tree.hits
+    scores = [node.hit.score for node in tree]
+    assert scores == sorted(scores, reverse=True)
+    assert [node.hit.rank for node in tree] == [1, 2]
+    assert sorted(indexes(node.hit for node in tree)) == [2, 4]  # the two volcano paragraphs
+    for node in tree:
+        assert node.hit.label == HIT
+        i = node.hit.chunk.chunk_index
+        assert indexes(node.neighbors_prev) == [i - 1]
+        assert indexes(node.neighbors_next) == [i + 1]
+        for neighbour in [*node.neighbors_prev, *node.neighbors_next]:
+            assert neighbour.label == NEIGHBOR
+            assert neighbour.chunk.document_id == topics.document_id
+            assert not neighbour.HasField("score")
+
+
+def test_a_chunk_between_two_hits_is_under_both_in_the_tree_and_once_in_the_flat_list(stack, topics):
+    response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=2, prev=1, nxt=1)
+    by_index = {node.hit.chunk.chunk_index: node for node in response.expansion_tree.hits}
+    assert indexes(by_index[2].neighbors_next) == [3]
+    assert indexes(by_index[4].neighbors_prev) == [3]
+
+    flat = response.retrieved_chunks
+    assert indexes(flat) == [1, 2, 3, 4, 5]  # deduplicated, in document order
+    assert [e.label for e in flat] == [NEIGHBOR, HIT, NEIGHBOR, HIT, NEIGHBOR]
+    assert len({e.chunk.chunk_id for e in flat}) == len(flat)
+    hit_scores = {e.chunk.chunk_index: e.score for e in flat if e.label == HIT}
+    assert hit_scores == {i: node.hit.score for i, node in by_index.items()}
+
+
+@pytest.mark.parametrize(
+    ("query", "edge_index", "missing_side"),
+    [
+        ("astronomers galaxies supernova brightness", 0, "neighbors_prev"),
+        ("jazz musicians improvise solos drummer", 7, "neighbors_next"),
+    ],
+)
+def test_missing_neighbours_at_document_edges_are_skipped(stack, topics, query, edge_index, missing_side):
+    response = retrieve(stack, query, topics.document_id, top_k=1, prev=2, nxt=2)
+    (node,) = response.expansion_tree.hits
+    assert node.hit.chunk.chunk_index == edge_index
+    assert len(getattr(node, missing_side)) == 0
+    present = "neighbors_next" if missing_side == "neighbors_prev" else "neighbors_prev"
+    expected = [1, 2] if edge_index == 0 else [5, 6]
+    assert indexes(getattr(node, present)) == expected
+    assert indexes(response.retrieved_chunks) == sorted([edge_index, *expected])
+
+
+def test_expansion_zero_gives_the_hits_with_empty_neighbour_lists(stack, topics):
+    response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=3)
+    assert len(response.expansion_tree.hits) == 3
+    for node in response.expansion_tree.hits:
+        assert len(node.neighbors_prev) == 0 and len(node.neighbors_next) == 0
+    assert all(e.label == HIT for e in response.retrieved_chunks)
+    assert sorted(indexes(response.retrieved_chunks)) == indexes(response.retrieved_chunks)
+
+
+def test_a_question_asked_again_is_not_embedded_again(stack, topics):
+    first = retrieve(stack, "how do sailors trim a mainsail?", topics.document_id, top_k=1)
+    second = retrieve(stack, "how do sailors trim a mainsail?", topics.document_id, top_k=1)
+    assert not first.timings.query_embedding_cached
+    assert second.timings.query_embedding_cached
+    assert indexes(first.retrieved_chunks) == indexes(second.retrieved_chunks)
+    assert "mainsail" in first.retrieved_chunks[0].chunk.content
+
+
+def test_reprocessing_replaces_the_chunks_instead_of_adding_to_them(stack, topics):
+    process(stack, topics.document_id, fixed_size(chunk_size=20))
+    response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=100)
+    text = FIXTURE.read_text(encoding="utf-8")
+    assert len(response.retrieved_chunks) == len(expected_windows(text, 20))
+    assert {e.chunk.token_count <= 20 for e in response.retrieved_chunks} == {True}
+    process(stack, topics.document_id, fixed_size())  # back to the module's configuration
+    response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=100)
+    assert indexes(response.retrieved_chunks) == list(range(8))
+
+
+def test_deleting_a_document_removes_its_chunks_from_the_index(stack):
+    doc = upload(stack, "short-lived.md", b"Penguins huddle together through the antarctic winter.\n").document
+    process(stack, doc.document_id, fixed_size(chunk_size=16))
+    assert retrieve(stack, "penguins", doc.document_id, top_k=5).retrieved_chunks
+    deleted = clients.ingest(stack.addresses["ingest"]).DeleteDocument(
+        ingest_pb2.DeleteDocumentRequest(document_id=doc.document_id), timeout=30
+    )
+    assert deleted.chunks_deleted == 1
+    assert not retrieve(stack, "penguins", doc.document_id, top_k=5).retrieved_chunks
+    with pytest.raises(grpc.RpcError) as err:
+        clients.ingest(stack.addresses["ingest"]).GetDocument(
+            ingest_pb2.GetDocumentRequest(document_id=doc.document_id), timeout=10
+        )
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def status_of(call) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as err:
+        result = call()
+        if hasattr(result, "__iter__") and not isinstance(result, (bytes, str)):
+            list(result)
+    return err.value.code(), err.value.details()
+
+
+def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
+    ingest = clients.ingest(stack.addresses["ingest"])
+    chunker = clients.chunker(stack.addresses["chunker"])
+    retriever = clients.retriever(stack.addresses["retriever"])
+
+    code, message = status_of(lambda: upload(stack, "empty.md", b""))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "empty" in message
+    code, message = status_of(lambda: upload(stack, "photo.png", b"\x89PNG"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and ".md" in message
+    code, message = status_of(lambda: upload(stack, "latin1.txt", "café".encode("latin-1")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "UTF-8" in message
+    code, _ = status_of(
+        lambda: ingest.GetDocument(ingest_pb2.GetDocumentRequest(document_id="no-such-id"), timeout=10)
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, message = status_of(lambda: process(stack, topics.document_id, common_pb2.StrategySpec(name="magic")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "fixed_size" in message
+    code, message = status_of(lambda: process(stack, topics.document_id, fixed_size(chunk_size=10, chunk_overlap=10)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "chunk_overlap" in message
+    code, _ = status_of(lambda: process(stack, "no-such-id", fixed_size()))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, message = status_of(lambda: retrieve(stack, "anything", topics.document_id, top_k=0))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_k" in message
+    code, message = status_of(lambda: retrieve(stack, "  ", topics.document_id, top_k=3))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "query" in message
+    code, message = status_of(
+        lambda: retriever.Retrieve(
+            retriever_pb2.RetrieveRequest(query="x", strategy="fixed_size", top_k=1, embedding_model="nope"),
+            timeout=10,
+        )
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "nope" in message
+    # Nothing was left behind by the refused uploads.
+    listed = ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(), timeout=10)
+    assert not {"empty.md", "photo.png", "latin1.txt"} & {d.name for d in listed.documents}
+    # The servers are still up.
+    assert chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=10).strategies
+
+
+def test_deferred_evaluator_rpcs_say_which_issue_brings_them(stack):
+    evaluator = clients.evaluator(stack.addresses["evaluator"])
+    code, message = status_of(
+        lambda: evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(), timeout=10)
+    )
+    assert code == grpc.StatusCode.UNIMPLEMENTED and "issue 6" in message

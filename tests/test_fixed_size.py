@@ -1,0 +1,98 @@
+"""fixed_size on its own: exact slices, hard maximum, overlap, knobs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunklab import tokens
+from chunklab.errors import InvalidArgument
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
+from services.chunker.strategies import REGISTRY, SourceDocument
+
+
+def source(text: str) -> SourceDocument:
+    return SourceDocument(documents_pb2.Document(document_id="doc", name="doc.md", text=text, collection="default"))
+
+
+def spec(**knobs: int) -> common_pb2.StrategySpec:
+    return common_pb2.StrategySpec(
+        name="fixed_size", knobs={k: common_pb2.KnobValue(int_value=v) for k, v in knobs.items()}
+    )
+
+
+def check_chunks(text: str, chunk_size: int, chunk_overlap: int) -> list[common_pb2.Chunk]:
+    chunks = REGISTRY.build(spec(chunk_size=chunk_size, chunk_overlap=chunk_overlap)).chunk(source(text))
+    for i, chunk in enumerate(chunks):
+        assert chunk.chunk_index == i
+        assert text[chunk.start_char : chunk.end_char] == chunk.content
+        assert chunk.character_count == len(chunk.content)
+        assert chunk.token_count == tokens.count(chunk.content) <= chunk_size
+    if text:
+        # Coverage: the chunks start at 0, end at the end, and leave no gap.
+        assert chunks[0].start_char == 0 and chunks[-1].end_char == len(text)
+        for before, after in zip(chunks, chunks[1:]):
+            assert after.start_char <= before.end_char
+    return chunks
+
+
+mixed_text = st.lists(
+    st.sampled_from(list("abc xyz.,\n") + ["é", "ß", "日本", "語", "🎉", "  ", "\t", "Ωμέγα", "\r\n"]),
+    max_size=200,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=mixed_text, chunk_size=st.integers(8, 40), overlap_ratio=st.floats(0, 0.9))
+def test_chunks_are_exact_slices_within_the_maximum_and_cover_the_text(text, chunk_size, overlap_ratio):
+    check_chunks(text, chunk_size, int(chunk_size * overlap_ratio))
+
+
+def test_windows_follow_the_token_sequence_with_the_overlap():
+    text = " ".join(f"word{i}" for i in range(100))
+    ids = tokens.encoding().encode_ordinary(text)
+    chunks = check_chunks(text, 20, 5)
+    decoded = [tokens.encoding().decode(ids[i : i + 20]) for i in range(0, len(ids) - 5, 15)]
+    assert [c.content for c in chunks] == decoded
+
+
+def test_chunk_ids_are_deterministic_and_differ_by_configuration():
+    text = "alpha beta gamma delta " * 50
+    first = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text))
+    again = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text))
+    other = REGISTRY.build(spec(chunk_size=16, chunk_overlap=4)).chunk(source(text))
+    assert [c.chunk_id for c in first] == [c.chunk_id for c in again]
+    assert first[0].chunk_id != other[0].chunk_id
+    assert len({c.chunk_id for c in first}) == len(first)
+
+
+def test_defaults_are_the_spec_defaults():
+    (info,) = [s for s in REGISTRY.infos() if s.name == "fixed_size"]
+    defaults = {k.name: k.default_value.int_value for k in info.knobs}
+    assert defaults == {"chunk_size": 512, "chunk_overlap": 64}
+    assert all(k.type == chunker_pb2.KNOB_TYPE_INT and k.HasField("min_value") for k in info.knobs)
+
+
+@pytest.mark.parametrize(
+    ("knobs", "message"),
+    [
+        ({"chunk_size": 7}, "at least 8"),
+        ({"chunk_size": 10, "chunk_overlap": 10}, "smaller than chunk_size"),
+        ({"window": 3}, "no knob window"),
+    ],
+)
+def test_bad_knobs_are_refused_with_a_reason(knobs, message):
+    with pytest.raises(InvalidArgument, match=message):
+        REGISTRY.build(spec(**knobs))
+
+
+def test_a_knob_of_the_wrong_type_is_refused():
+    bad = common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(string_value="big")})
+    with pytest.raises(InvalidArgument, match="whole number"):
+        REGISTRY.build(bad)
+
+
+def test_the_registry_refuses_a_second_strategy_with_a_taken_name():
+    with pytest.raises(ValueError, match="already registered"):
+        REGISTRY.register(REGISTRY.get("fixed_size"))

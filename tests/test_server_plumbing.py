@@ -1,0 +1,108 @@
+"""What every server shares: health, reflection, status mapping and a
+graceful stop on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from concurrent import futures
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+from chunklab import clients
+from chunklab.errors import NotFound
+from chunklab.server import ErrorMappingInterceptor
+from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
+
+SERVICE_NAMES = {
+    "ingest": "chunklab.v1.IngestService",
+    "chunker": "chunklab.v1.ChunkerService",
+    "retriever": "chunklab.v1.RetrieverService",
+    "evaluator": "chunklab.v1.EvaluatorService",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("service", list(SERVICE_NAMES))
+def test_every_service_reports_health_and_describes_itself_by_reflection(stack, service):
+    channel = clients.channel(stack.addresses[service])
+    health = health_pb2_grpc.HealthStub(channel)
+    for name in ("", SERVICE_NAMES[service]):
+        reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    database = ProtoReflectionDescriptorDatabase(channel)
+    assert SERVICE_NAMES[service] in database.get_services()
+    assert "grpc.health.v1.Health" in database.get_services()
+    descriptor = database.FindFileContainingSymbol(SERVICE_NAMES[service])
+    assert descriptor.package == "chunklab.v1"
+
+
+class Exploding(chunker_pb2_grpc.ChunkerServiceServicer):
+    def ListStrategies(self, request, context):
+        raise KeyError("a bug")
+
+    def PreviewChunks(self, request, context):
+        raise NotFound("no document 'x'")
+
+    def ProcessDocument(self, request, context):
+        yield chunker_pb2.ProcessDocumentEvent()
+        raise RuntimeError("mid-stream bug")
+
+
+@pytest.fixture
+def exploding():
+    server = grpc.server(futures.ThreadPoolExecutor(2), interceptors=[ErrorMappingInterceptor()])
+    chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(Exploding(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield clients.chunker(f"127.0.0.1:{port}")
+    server.stop(0)
+
+
+def test_an_escaped_exception_is_internal_and_says_where_never_unknown(exploding):
+    with pytest.raises(grpc.RpcError) as err:
+        exploding.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INTERNAL
+    assert "ListStrategies" in err.value.details() and "KeyError" in err.value.details()
+
+
+def test_a_domain_error_keeps_its_status_and_message(exploding):
+    with pytest.raises(grpc.RpcError) as err:
+        exploding.PreviewChunks(chunker_pb2.PreviewChunksRequest(), timeout=5)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert err.value.details() == "no document 'x'"
+
+
+def test_an_error_in_the_middle_of_a_stream_is_mapped_too(exploding):
+    stream = exploding.ProcessDocument(chunker_pb2.ProcessDocumentRequest(), timeout=5)
+    assert next(stream) == chunker_pb2.ProcessDocumentEvent()
+    with pytest.raises(grpc.RpcError) as err:
+        next(stream)
+    assert err.value.code() == grpc.StatusCode.INTERNAL and "mid-stream bug" in err.value.details()
+
+
+def test_sigterm_stops_a_service_gracefully(tmp_path):
+    env = {
+        "CHUNKLAB_DATA_DIR": str(tmp_path),
+        "CHUNKLAB_EVALUATOR_ADDRESS": "127.0.0.1:0",
+        "PATH": "/usr/bin:/bin",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.evaluator"], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    line = process.stdout.readline()
+    assert "evaluator listening on 127.0.0.1:" in line
+    address = line.rsplit(" ", 1)[-1].strip()
+    health = health_pb2_grpc.HealthStub(clients.channel(address))
+    assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == health_pb2.HealthCheckResponse.SERVING
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+    assert time.monotonic() - started < 15
+    assert "evaluator stopped" in process.stderr.read()
