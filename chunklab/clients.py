@@ -20,6 +20,8 @@ from chunklab.v1 import (
 
 _RETRY_CONFIG = json.dumps(
     {
+        # Spread calls over every address a name resolves to (scaled replicas).
+        "loadBalancingConfig": [{"round_robin": {}}],
         "methodConfig": [
             {
                 "name": [{}],

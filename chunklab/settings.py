@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     def _address(cls, value: str) -> str:
         return _check_address(value)
 
-    def sqlite_url(self, name: str) -> str:
+    def database_url_for(self, name: str) -> str:
         """The service's database: database_url if set, else SQLite in data_dir."""
         if self.database_url:
             return self.database_url

@@ -16,7 +16,7 @@ def test_defaults_listen_on_loopback_and_keep_data_in_one_folder(monkeypatch):
     settings = Settings()
     assert settings.ingest_address == "127.0.0.1:50051"
     assert settings.max_upload_mb == 50
-    assert settings.sqlite_url("ingest").endswith(".chunklab/ingest.sqlite3")
+    assert settings.database_url_for("ingest").endswith(".chunklab/ingest.sqlite3")
 
 
 @pytest.mark.parametrize(

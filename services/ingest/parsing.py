@@ -60,10 +60,21 @@ def _trimmed(line: Line) -> tuple[int, int]:
     return line.start + lead, line.start + lead + len(stripped)
 
 
+def _front_matter_end(lines: list[Line]) -> int:
+    """Index of the first line after YAML front matter (0 when there is none);
+    front matter is metadata, not a heading or a paragraph."""
+    if not lines or lines[0].text.rstrip() != "---":
+        return 0
+    for j in range(1, len(lines)):
+        if lines[j].text.rstrip() in ("---", "..."):
+            return j + 1
+    return 0
+
+
 def markdown_blocks(text: str) -> list[Block]:
     lines = split_lines(text)
     blocks: list[Block] = []
-    i = 0
+    i = _front_matter_end(lines)
     while i < len(lines):
         line = lines[i]
         if _blank(line):
@@ -161,6 +172,7 @@ def build_tree(text: str, blocks: list[Block]) -> pb.DocumentTree:
                 heading_path=path, start_char=block.start, end_char=block.end,
             )
             stack.append((block.level, section))
+            _grow_sections(stack, block.end)
             continue
         parent = stack[-1][1]
         node = parent.children.add(
@@ -170,10 +182,14 @@ def build_tree(text: str, blocks: list[Block]) -> pb.DocumentTree:
             node.children.add(
                 kind=pb.NODE_KIND_LIST_ITEM, heading_path=parent.heading_path, start_char=start, end_char=end
             )
-        # Sections grow to cover what they contain.
-        for _, section in stack[1:]:
-            section.end_char = max(section.end_char, block.end)
+        _grow_sections(stack, block.end)
     return pb.DocumentTree(root=root)
+
+
+def _grow_sections(stack: list[tuple[int, pb.TreeNode]], end: int) -> None:
+    """Open sections grow to cover what they contain."""
+    for _, section in stack[1:]:
+        section.end_char = max(section.end_char, end)
 
 
 def parse(text: str, fmt: int) -> pb.DocumentTree:

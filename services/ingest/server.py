@@ -69,7 +69,7 @@ def build_service(settings: Settings) -> IngestService:
         return response.chunks_deleted
 
     return IngestService(
-        make_sessionmaker(settings.sqlite_url("ingest"), Base),
+        make_sessionmaker(settings.database_url_for("ingest"), Base),
         int(settings.max_upload_mb * 1_000_000),
         delete_chunks,
     )

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import uuid
+import zipfile
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import PurePath
+
+from lxml import etree
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -20,6 +25,10 @@ from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
+from services.ingest.decoding import decode_text
+from services.ingest.docx_reader import read_docx
+from services.ingest.language import detect as detect_language
+from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
 
 _EXTENSIONS = {
@@ -30,6 +39,7 @@ _EXTENSIONS = {
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
 }
 DEFAULT_PAGE_SIZE = 50
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 MAX_PAGE_SIZE = 1000
 
 
@@ -44,16 +54,48 @@ def resolve_format(name: str, declared: int) -> int:
     return _EXTENSIONS[suffix]
 
 
-def decode_text(name: str, data: bytes) -> str:
-    """The canonical text of a Markdown or text file: its characters exactly."""
-    if b"\x00" in data[:8192]:
-        raise InvalidArgument(f"{name!r} looks like binary data (it contains NUL bytes), not text")
+@dataclass
+class Parsed:
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str]
+    published_at: datetime | None
+
+
+_FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
+
+
+def front_matter_date(text: str) -> datetime | None:
+    """`date:` (or `published_at:`) from a Markdown file's YAML front matter."""
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    match = _FRONT_MATTER_DATE.search(text[: end if end > 0 else 0])
+    if not match:
+        return None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument(
-            f"{name!r} is not valid UTF-8 (byte {exc.start}); save it as UTF-8 and upload it again"
-        ) from None
+        value = datetime.fromisoformat(match.group(1).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
+    """The canonical text, tree and metadata of an upload, or a refusal."""
+    if fmt == pb.DOCUMENT_FORMAT_DOCX:
+        check_docx_archive(name, data)
+        try:
+            content = read_docx(data)
+        except (KeyError, ValueError, etree.XMLSyntaxError, zipfile.BadZipFile) as exc:
+            raise InvalidArgument(f"{name!r} is not a readable Word document ({type(exc).__name__}: {exc})") from None
+        if not content.text.strip():
+            raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
+        return Parsed(content.text, content.tree, content.metadata, content.created)
+    text, encoding = decode_text(name, data)
+    if not text.strip():
+        raise InvalidArgument(f"{name!r} holds no text, only whitespace")
+    published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
+    return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
 
 
 def encode_page_token(offset: int) -> str:
@@ -118,12 +160,10 @@ class IngestService:
         data = bytes(buffer)
         if not data:
             raise InvalidArgument(f"{name!r} is empty: there is nothing to ingest")
-        if fmt == pb.DOCUMENT_FORMAT_DOCX:
-            raise InvalidArgument("DOCX upload is not available yet (issue 3); upload Markdown or plain text")
-        text = decode_text(name, data)
-        if not text.strip():
-            raise InvalidArgument(f"{name!r} holds no text, only whitespace")
         collection = collection.strip() or "default"
+        language = language.strip().lower()
+        if language and not _LANGUAGE_CODE.match(language):
+            raise InvalidArgument(f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect")
         content_hash = hashlib.sha256(data).hexdigest()
 
         with self._sessions() as session:
@@ -135,22 +175,22 @@ class IngestService:
             if existing is not None:
                 return self._to_proto(existing, pb.DOCUMENT_VIEW_BASIC), True
 
-        tree = parsing.parse(text, fmt)
+        parsed = parse_upload(name, fmt, data)
         now = utcnow()
         row = DocumentRow(
             document_id=str(uuid.uuid4()),
             name=name,
             format=fmt,
             collection=collection,
-            language=language.strip().lower() or "und",
-            published_at=published_at or now,
+            language=language or detect_language(parsed.text),
+            published_at=published_at or parsed.published_at or now,
             ingested_at=now,
             size_bytes=len(data),
             content_hash=content_hash,
-            character_count=len(text),
-            extra={},
-            text=text,
-            tree=tree.SerializeToString(),
+            character_count=len(parsed.text),
+            extra=parsed.metadata,
+            text=parsed.text,
+            tree=parsed.tree.SerializeToString(),
         )
         try:
             with self._sessions.begin() as session:

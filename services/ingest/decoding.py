@@ -1,0 +1,91 @@
+"""Bytes that claim to be text: sniffing, decoding, and what gets refused.
+
+UTF-8 is taken as it is (a BOM stays in the text, so external offsets into
+the file stay valid); UTF-16/32 with a BOM next; then charset-normalizer's
+best guess (e.g. a Windows-1252 file). Binary data and known binary formats
+declared as text are refused with what they look like.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from charset_normalizer import from_bytes
+
+from chunklab.errors import InvalidArgument
+
+_MAGIC = {
+    b"PK\x03\x04": "a zip archive (a DOCX, XLSX or similar)",
+    b"%PDF": "a PDF file",
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"\x7fELF": "an executable",
+    b"\xd0\xcf\x11\xe0": "an old Office file (.doc/.xls)",
+    b"\x1f\x8b": "a gzip archive",
+}
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_TEXT_CONTROLS = {9, 10, 12, 13, 27}
+_PREFERRED = ("cp1252", "cp1251", "cp1250", "shift_jis", "gb18030", "euc_kr", "cp1256")
+
+
+def looks_like(data: bytes) -> str | None:
+    """What a known binary format's bytes look like, or None."""
+    for magic, what in _MAGIC.items():
+        if data.startswith(magic):
+            return what
+    return None
+
+
+def decode_text(name: str, data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was read with; InvalidArgument when it is not text."""
+    what = looks_like(data)
+    if what:
+        raise InvalidArgument(
+            f"{name!r} is declared as text but its content is {what}; upload it with its real extension"
+        )
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                raise InvalidArgument(f"{name!r} starts with a {encoding} byte-order mark but is not valid {encoding}") from None
+    sample = data[:65536]
+    controls = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)
+    if b"\x00" in sample or controls > len(sample) * 0.01:
+        raise InvalidArgument(f"{name!r} looks like binary data, not text (it holds control bytes)")
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    if _mostly_utf8(data):
+        raise InvalidArgument(
+            f"{name!r} is UTF-8 with invalid bytes (the first at byte {first_bad}); "
+            "the file is damaged: save it again as UTF-8"
+        )
+    matches = list(from_bytes(data))
+    if not matches:
+        raise InvalidArgument(
+            f"{name!r} is not valid text in UTF-8, UTF-16 or any encoding tried; save it as UTF-8"
+        )
+    # Several legacy code pages often read the same bytes equally well; prefer
+    # the common ones, in this order, among the least chaotic readings.
+    least = min(m.chaos for m in matches)
+    candidates = [m for m in matches if m.chaos == least]
+    best = next((m for enc in _PREFERRED for m in candidates if m.encoding == enc), candidates[0])
+    return str(best), best.encoding
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """True when the bytes hold real UTF-8 multi-byte characters as well as
+    invalid bytes: a damaged UTF-8 file, which a legacy code page would
+    silently turn into mojibake."""
+    decoded = data.decode("utf-8", errors="replace")
+    invalid = decoded.count("\ufffd")
+    valid_multibyte = sum(1 for ch in decoded if ord(ch) > 0x7F and ch != "\ufffd")
+    return valid_multibyte > invalid

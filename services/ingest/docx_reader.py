@@ -1,0 +1,216 @@
+"""DOCX into canonical text and a DocumentTree, through python-docx.
+
+The canonical text is a Markdown rendering of the document: headings as
+`#` lines (Title is level 1, `Heading n` and outline level n follow it),
+paragraphs as text, list items as `- ` or `1. ` lines, tables as Markdown
+tables; blocks are separated by a blank line. Every node's range points
+into that rendering. Empty paragraphs are dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import docx
+from docx.oxml.ns import qn
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.parsing import Block, build_tree
+
+_HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+_CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
+
+
+@dataclass
+class DocxContent:
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str] = field(default_factory=dict)
+    created: datetime | None = None
+
+
+def _style_chain(paragraph: Paragraph):
+    style = paragraph.style
+    while style is not None:
+        yield style
+        style = style.base_style
+
+
+def _outline_level(element) -> int | None:
+    ppr = element.find(qn("w:pPr")) if element is not None else None
+    level = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
+    if level is None:
+        return None
+    value = int(level.get(qn("w:val"), "9"))
+    return value + 1 if value < 9 else None
+
+
+def heading_level(paragraph: Paragraph) -> int | None:
+    """1 for Title; n + 1 for `Heading n` or outline level n - 1; None for body text."""
+    level = _outline_level(paragraph._p)
+    if level is not None:
+        return level + 1
+    for style in _style_chain(paragraph):
+        name = style.name or ""
+        if name.lower() == "title":
+            return 1
+        match = _HEADING_STYLE.match(name)
+        if match:
+            return int(match.group(1)) + 1
+        level = _outline_level(style.element)
+        if level is not None:
+            return level + 1
+    return None
+
+
+def _numbering_format(paragraph: Paragraph) -> str | None:
+    """'bullet', 'number', or None when the paragraph is not in a list."""
+    names = " ".join((s.name or "").lower() for s in _style_chain(paragraph))
+    ppr = paragraph._p.pPr
+    num_pr = ppr.numPr if ppr is not None else None
+    if num_pr is None and "list" not in names:
+        return None
+    if "number" in names:
+        return "number"
+    if num_pr is not None and num_pr.numId is not None:
+        try:
+            numbering = paragraph.part.numbering_part.element
+            num_id = num_pr.numId.val
+            ilvl = num_pr.ilvl.val if num_pr.ilvl is not None else 0
+            num = numbering.num_having_numId(num_id)
+            abstract_id = num.abstractNumId.val
+            for abstract in numbering.findall(qn("w:abstractNum")):
+                if int(abstract.get(qn("w:abstractNumId"))) == abstract_id:
+                    for lvl in abstract.findall(qn("w:lvl")):
+                        if int(lvl.get(qn("w:ilvl"))) == ilvl:
+                            fmt = lvl.find(qn("w:numFmt"))
+                            if fmt is not None and fmt.get(qn("w:val")) not in ("bullet", "none"):
+                                return "number"
+        except (KeyError, AttributeError, NotImplementedError, ValueError):
+            pass
+    return "bullet"
+
+
+def _cell_text(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table_lines(table: Table) -> list[str]:
+    rows = []
+    for row in table.rows:
+        cells, seen = [], set()
+        for cell in row.cells:
+            # Merged cells repeat the same cell object; keep it once.
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(_cell_text(cell.text))
+        rows.append(cells)
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return lines
+
+
+class _Writer:
+    """Appends rendered blocks and records their ranges."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.blocks: list[Block] = []
+
+    def _append(self, text: str, separator: str) -> tuple[int, int]:
+        if self.parts:
+            self.parts.append(separator)
+            self.length += len(separator)
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        return start, self.length
+
+    def heading(self, level: int, title: str) -> None:
+        start, end = self._append("#" * min(level, 6) + " " + title, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_HEADING, start, end, level, title))
+
+    def paragraph(self, text: str) -> None:
+        start, end = self._append(text, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
+
+    def list_item(self, text: str, marker: str, continues: bool) -> None:
+        start, end = self._append(f"{marker} {text}", "\n" if continues else "\n\n")
+        if continues:
+            block = self.blocks[-1]
+            block.end = end
+            block.items.append((start, end))
+        else:
+            self.blocks.append(Block(pb.NODE_KIND_LIST, start, end, items=[(start, end)]))
+
+    def table(self, lines: list[str]) -> None:
+        start, end = self._append("\n".join(lines), "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_TABLE, start, end))
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _entries(document) -> list[tuple[str, object, str]]:
+    """(kind, payload, list format) per non-empty block, in body order."""
+    entries = []
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            lines = _table_lines(item)
+            if lines:
+                entries.append(("table", lines, ""))
+            continue
+        text = " ".join(item.text.split())
+        if not text:
+            continue
+        level = heading_level(item)
+        if level is not None:
+            entries.append(("heading", (level, text), ""))
+            continue
+        fmt = _numbering_format(item)
+        entries.append(("paragraph", text, "") if fmt is None else ("item", text, fmt))
+    return entries
+
+
+def read_docx(data: bytes) -> DocxContent:
+    document = docx.Document(io.BytesIO(data))
+    entries = _entries(document)
+    # Title is level 1 when the document has one; otherwise Heading 1 is.
+    has_title = any(kind == "heading" and payload[0] == 1 for kind, payload, _ in entries)
+    shift = 0 if has_title else 1
+    writer = _Writer()
+    previous_format = ""
+    counter = 0
+    for kind, payload, fmt in entries:
+        if kind == "heading":
+            level, title = payload
+            writer.heading(max(1, level - shift), title)
+        elif kind == "table":
+            writer.table(payload)
+        elif kind == "paragraph":
+            writer.paragraph(payload)
+        else:
+            continues = fmt == previous_format
+            counter = counter + 1 if continues else 1
+            writer.list_item(payload, f"{counter}." if fmt == "number" else "-", continues=continues)
+        previous_format = fmt
+
+    text = writer.text()
+    props = document.core_properties
+    metadata = {f: str(getattr(props, f)) for f in _CORE_FIELDS if getattr(props, f, None)}
+    created = props.created
+    if created is not None and created.tzinfo is None:
+        created = created.replace(tzinfo=timezone.utc)
+    return DocxContent(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)
