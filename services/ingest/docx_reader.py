@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import docx
+from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
@@ -34,14 +35,8 @@ class DocxContent:
     created: datetime | None = None
 
 
-def _style_chain(paragraph: Paragraph):
-    style = paragraph.style
-    while style is not None:
-        yield style
-        style = style.base_style
-
-
 def _outline_level(element) -> int | None:
+    """w:outlineLvl as a heading level (0 -> 1), None for body text (9) or none."""
     ppr = element.find(qn("w:pPr")) if element is not None else None
     level = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
     if level is None:
@@ -50,27 +45,54 @@ def _outline_level(element) -> int | None:
     return value + 1 if value < 9 else None
 
 
-def heading_level(paragraph: Paragraph) -> int | None:
-    """1 for Title; n + 1 for `Heading n` or outline level n - 1; None for body text."""
+class _Styles:
+    """What a paragraph style means for the tree, resolved once per style.
+
+    python-docx looks a paragraph's style up by scanning every style, per
+    paragraph; a 100-page document spent most of its parse there.
+    """
+
+    def __init__(self, document) -> None:
+        self._by_id = {style.style_id: style for style in document.styles if style.style_id}
+        default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        self._default_id = default.style_id if default is not None else None
+        self._cache: dict[str | None, tuple[int | None, str]] = {}
+
+    def resolve(self, style_id: str | None) -> tuple[int | None, str]:
+        """(heading level or None, lower-case names of the style and its bases)."""
+        style_id = style_id or self._default_id
+        if style_id not in self._cache:
+            level, names = None, []
+            style = self._by_id.get(style_id)
+            while style is not None:
+                name = (style.name or "").lower()
+                names.append(name)
+                if level is None:
+                    match = _HEADING_STYLE.match(name)
+                    if name == "title":
+                        level = 0
+                    elif match:
+                        level = int(match.group(1))
+                    else:
+                        outline = _outline_level(style.element)
+                        level = outline if outline is not None else None
+                style = style.base_style
+            self._cache[style_id] = (level, " ".join(names))
+        return self._cache[style_id]
+
+
+def heading_level(paragraph: Paragraph, styles: _Styles) -> int | None:
+    """1 for Title; n + 1 for `Heading n` or w:outlineLvl n - 1; None for body text."""
     level = _outline_level(paragraph._p)
     if level is not None:
         return level + 1
-    for style in _style_chain(paragraph):
-        name = style.name or ""
-        if name.lower() == "title":
-            return 1
-        match = _HEADING_STYLE.match(name)
-        if match:
-            return int(match.group(1)) + 1
-        level = _outline_level(style.element)
-        if level is not None:
-            return level + 1
-    return None
+    level, _ = styles.resolve(paragraph._p.style)
+    return None if level is None else level + 1
 
 
-def _numbering_format(paragraph: Paragraph) -> str | None:
+def _numbering_format(paragraph: Paragraph, styles: _Styles) -> str | None:
     """'bullet', 'number', or None when the paragraph is not in a list."""
-    names = " ".join((s.name or "").lower() for s in _style_chain(paragraph))
+    _, names = styles.resolve(paragraph._p.style)
     ppr = paragraph._p.pPr
     num_pr = ppr.numPr if ppr is not None else None
     if num_pr is None and "list" not in names:
@@ -166,6 +188,7 @@ class _Writer:
 def _entries(document) -> list[tuple[str, object, str]]:
     """(kind, payload, list format) per non-empty block, in body order."""
     entries = []
+    styles = _Styles(document)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             lines = _table_lines(item)
@@ -175,11 +198,11 @@ def _entries(document) -> list[tuple[str, object, str]]:
         text = " ".join(item.text.split())
         if not text:
             continue
-        level = heading_level(item)
+        level = heading_level(item, styles)
         if level is not None:
             entries.append(("heading", (level, text), ""))
             continue
-        fmt = _numbering_format(item)
+        fmt = _numbering_format(item, styles)
         entries.append(("paragraph", text, "") if fmt is None else ("item", text, fmt))
     return entries
 

@@ -1,0 +1,129 @@
+"""Ingest parse-and-store throughput for DOCX and Markdown at 1, 10 and 50 MB.
+
+Runs the ingest service's own logic (parse, tree, language, SQLite store) in
+process, side by side for both formats, and prints MB/s; then times the
+target case, a 100-page DOCX of about 50,000 words, against its 1 s budget.
+
+    .venv/bin/python bench/ingest_throughput.py [--sizes 1,10,50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import docx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from chunklab.db import make_sessionmaker  # noqa: E402
+from chunklab.v1 import documents_pb2 as pb  # noqa: E402
+from services.ingest.service import IngestService  # noqa: E402
+from services.ingest.store import Base  # noqa: E402
+
+WORDS = (
+    "retrieval chunk document section article paragraph policy employee leave contract payment "
+    "invoice customer service quality report annual budget market growth risk control audit data "
+    "model system process review approval deadline meeting team project result value"
+).split()
+
+
+def sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(8, 20))]
+    return " ".join(words).capitalize() + "."
+
+
+def paragraphs(rng: random.Random, words: int):
+    written = 0
+    while written < words:
+        text = " ".join(sentence(rng) for _ in range(rng.randint(3, 6)))
+        written += text.count(" ") + 1
+        yield text
+
+
+def make_docx(words: int, seed: int = 1) -> bytes:
+    rng = random.Random(seed)
+    document = docx.Document()
+    document.add_heading("Benchmark document", 0)
+    for i, text in enumerate(paragraphs(rng, words)):
+        if i % 40 == 0:
+            document.add_heading(f"Chapter {i // 40 + 1}", 1)
+        elif i % 8 == 0:
+            document.add_heading(f"Section {i // 8 + 1}", 2)
+        if i % 25 == 5:
+            for item in range(3):
+                document.add_paragraph(sentence(rng), style="List Bullet")
+        document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def make_markdown(size_bytes: int, seed: int = 1) -> bytes:
+    rng = random.Random(seed)
+    parts, size, i = ["# Benchmark document\n\n"], 0, 0
+    while size < size_bytes:
+        if i % 40 == 0:
+            parts.append(f"## Chapter {i // 40 + 1}\n\n")
+        elif i % 8 == 0:
+            parts.append(f"### Section {i // 8 + 1}\n\n")
+        text = " ".join(sentence(rng) for _ in range(rng.randint(3, 6))) + "\n\n"
+        parts.append(text)
+        size += len(text)
+        i += 1
+    return "".join(parts).encode()
+
+
+def docx_of_size(target_bytes: int) -> bytes:
+    """A DOCX whose file is about target_bytes (DOCX compresses text ~3x)."""
+    words = max(1000, int(target_bytes / 2.4))
+    data = make_docx(words)
+    return make_docx(int(words * target_bytes / len(data)))
+
+
+def time_ingest(data: bytes, name: str, repeats: int) -> list[float]:
+    seconds = []
+    for r in range(repeats):
+        with tempfile.TemporaryDirectory() as folder:
+            sessions = make_sessionmaker(f"sqlite:///{folder}/ingest.sqlite3", Base)
+            service = IngestService(sessions, 200_000_000, lambda _doc: 0)
+            started = time.perf_counter()
+            service.create(name, pb.DOCUMENT_FORMAT_UNSPECIFIED, "", "", None, len(data), iter([data]))
+            seconds.append(time.perf_counter() - started)
+            sessions.kw["bind"].dispose()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,10,50", help="sizes in MB, comma separated")
+    args = parser.parse_args()
+    print(f"{'size':>6} | {'DOCX MB/s':>10} | {'Markdown MB/s':>13} | {'Markdown / DOCX':>15}")
+    print("-" * 55)
+    for size_mb in [float(s) for s in args.sizes.split(",")]:
+        repeats = 3 if size_mb <= 10 else 1
+        docx_data = docx_of_size(int(size_mb * 1_000_000))
+        markdown_data = make_markdown(int(size_mb * 1_000_000))
+        docx_s = statistics.median(time_ingest(docx_data, "bench.docx", repeats))
+        markdown_s = statistics.median(time_ingest(markdown_data, "bench.md", repeats))
+        docx_rate = len(docx_data) / 1e6 / docx_s
+        markdown_rate = len(markdown_data) / 1e6 / markdown_s
+        print(f"{size_mb:>5g}M | {docx_rate:>10.2f} | {markdown_rate:>13.2f} | {markdown_rate / docx_rate:>14.1f}x")
+
+    target = make_docx(50_000)
+    seconds = time_ingest(target, "hundred-pages.docx", 5)
+    best, median = min(seconds), statistics.median(seconds)
+    print(
+        f"\n100-page DOCX (50,000 words, {len(target) / 1e6:.2f} MB): median {median:.3f}s, best {best:.3f}s "
+        f"= {median:.2f}x the 1 s budget ({'met' if median < 1 else 'NOT met'})"
+    )
+
+
+if __name__ == "__main__":
+    main()
