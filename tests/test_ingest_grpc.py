@@ -1,0 +1,90 @@
+"""Ingest through gRPC: DOCX upload, early refusal of an oversize upload,
+listing, and concurrent uploads of the same bytes."""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+
+import docx
+import grpc
+import pytest
+
+from chunklab import clients
+from chunklab.v1 import documents_pb2, ingest_pb2
+
+pytestmark = pytest.mark.e2e
+
+
+def handbook_docx() -> bytes:
+    document = docx.Document()
+    document.core_properties.author = "Grace Hopper"
+    document.add_heading("Travel policy", 0)
+    document.add_heading("Booking", 1)
+    document.add_paragraph("Book trains when the trip is under five hours.")
+    document.add_heading("Expenses", 1)
+    document.add_paragraph("Keep every receipt.", style="List Bullet")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def upload(stack, name: str, data: bytes, declared_size: int = 0, collection: str = ""):
+    def messages():
+        yield ingest_pb2.CreateDocumentRequest(
+            header=ingest_pb2.UploadHeader(name=name, size_bytes=declared_size, collection=collection)
+        )
+        for start in range(0, len(data), 1 << 20):
+            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + (1 << 20)])
+
+    return clients.ingest(stack.addresses["ingest"]).CreateDocument(messages(), timeout=60)
+
+
+def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
+    response = upload(stack, "travel.docx", handbook_docx(), collection="policies")
+    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert document.format == documents_pb2.DOCUMENT_FORMAT_DOCX
+    assert document.text == (
+        "# Travel policy\n\n## Booking\n\nBook trains when the trip is under five hours.\n\n"
+        "## Expenses\n\n- Keep every receipt."
+    )
+    sections = document.tree.root.children[0].children
+    assert [list(s.heading_path) for s in sections if s.kind == documents_pb2.NODE_KIND_SECTION] == [
+        ["Travel policy", "Booking"],
+        ["Travel policy", "Expenses"],
+    ]
+    assert document.metadata["author"] == "Grace Hopper"
+    assert (document.collection, document.language) == ("policies", "en")
+
+
+def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(stack):
+    with pytest.raises(grpc.RpcError) as err:
+        upload(stack, "huge.md", b"small", declared_size=80_000_000)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "CHUNKLAB_MAX_UPLOAD_MB" in err.value.details()
+
+
+def test_a_refused_docx_gets_its_status_through_grpc(stack):
+    with pytest.raises(grpc.RpcError) as err:
+        upload(stack, "cut.docx", handbook_docx()[:2000])
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "corrupt or truncated" in err.value.details()
+
+
+def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):
+    data = b"# Concurrency\n\nEight clients upload these same bytes at once.\n"
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(lambda i: upload(stack, f"same{i}.md", data), range(8)))
+    assert len({r.document.document_id for r in responses}) == 1
+    assert sum(not r.already_existed for r in responses) == 1
+
+
+def test_list_filters_by_collection_and_language(stack):
+    upload(stack, "nieuws.txt", "De trein naar Amsterdam vertrekt elk uur vanaf het centraal station.".encode(), collection="nieuws")
+    listed = clients.ingest(stack.addresses["ingest"]).ListDocuments(
+        ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
+    )
+    assert [d.name for d in listed.documents] == ["nieuws.txt"] and listed.total_size == 1
