@@ -63,11 +63,14 @@ class IngestServiceServicer:
     def CreateDocument(self, request_iterator, context):
         """Uploads a document: first a header, then the file's bytes in pieces.
         Uploading the same bytes into the same collection again returns the
-        stored document with already_existed set.
-        Errors: INVALID_ARGUMENT (no header, unknown format, bad encoding, no
-        text, content that does not match its declared format),
-        RESOURCE_EXHAUSTED (over the size limit), FAILED_PRECONDITION (a file
-        ingest refuses to parse, e.g. a zip bomb or XML with entities).
+        stored document with already_existed set. A refused upload stores
+        nothing.
+        Errors: INVALID_ARGUMENT (no header or name, unknown format, content
+        that does not match its declared format, binary data or an unreadable
+        encoding sent as text, a corrupt zip, a zip that is not a DOCX, XML with
+        a DOCTYPE or entities, no text at all, a bad language code),
+        RESOURCE_EXHAUSTED (over CHUNKLAB_MAX_UPLOAD_MB, declared or sent; a zip
+        bomb: too many members, too large unpacked, or too high a ratio).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
