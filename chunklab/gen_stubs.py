@@ -41,7 +41,7 @@ def generate(out_dir: Path) -> list[Path]:
         raise RuntimeError("protoc failed to compile protos/chunklab/v1 (see the messages above)")
     init = target / "__init__.py"
     init.write_text('"""Generated from protos/chunklab/v1 by `make stubs`; do not edit."""\n')
-    return sorted(target.iterdir())
+    return sorted(p for p in target.iterdir() if p.is_file())
 
 
 def main() -> int:

@@ -42,6 +42,32 @@ class Settings(BaseSettings):
     # Seconds a long call (processing a whole document) may take.
     long_rpc_timeout_s: float = Field(3600.0, gt=0)
     grpc_workers: int = Field(8, ge=1, le=256)
+
+    # An OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM ...) for the
+    # contextual strategies, answers and judges. Empty base URL: none
+    # configured (contextual strategies fail with that reason; answers are
+    # extractive; judges are not measured).
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(2, ge=0, le=10)
+    llm_max_concurrency: int = Field(4, ge=1, le=64)
+
+    # An OpenAI-compatible embeddings endpoint, offered as the embedding
+    # model "openai:<model>" when a base URL is set.
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+
+    # Retriever: a Qdrant server (empty: embedded Qdrant Edge in data_dir).
+    qdrant_url: str = ""
+    qdrant_api_key: str = ""
+    # Freshness window per collection in days (0 = unlimited), as JSON.
+    freshness_windows: dict[str, int] = Field(
+        default_factory=lambda: {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
+    )
+    # Seconds between automatic sweeps of expired chunks (0 = never).
+    sweep_interval_s: float = Field(3600.0, ge=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
 
     @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")

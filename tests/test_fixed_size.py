@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from chunklab import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
-from services.chunker.strategies import REGISTRY, SourceDocument
+from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 
 
 def source(text: str) -> SourceDocument:
@@ -23,7 +23,7 @@ def spec(**knobs: int) -> common_pb2.StrategySpec:
 
 
 def check_chunks(text: str, chunk_size: int, chunk_overlap: int) -> list[common_pb2.Chunk]:
-    chunks = REGISTRY.build(spec(chunk_size=chunk_size, chunk_overlap=chunk_overlap)).chunk(source(text))
+    chunks = REGISTRY.build(spec(chunk_size=chunk_size, chunk_overlap=chunk_overlap)).chunk(source(text), offline_context())
     for i, chunk in enumerate(chunks):
         assert chunk.chunk_index == i
         assert text[chunk.start_char : chunk.end_char] == chunk.content
@@ -59,9 +59,9 @@ def test_windows_follow_the_token_sequence_with_the_overlap():
 
 def test_chunk_ids_are_deterministic_and_differ_by_configuration():
     text = "alpha beta gamma delta " * 50
-    first = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text))
-    again = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text))
-    other = REGISTRY.build(spec(chunk_size=16, chunk_overlap=4)).chunk(source(text))
+    first = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text), offline_context())
+    again = REGISTRY.build(spec(chunk_size=16, chunk_overlap=0)).chunk(source(text), offline_context())
+    other = REGISTRY.build(spec(chunk_size=16, chunk_overlap=4)).chunk(source(text), offline_context())
     assert [c.chunk_id for c in first] == [c.chunk_id for c in again]
     assert first[0].chunk_id != other[0].chunk_id
     assert len({c.chunk_id for c in first}) == len(first)

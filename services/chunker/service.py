@@ -15,7 +15,7 @@ from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import InvalidArgument, ServiceError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, Strategy
-from services.chunker.strategies.base import knob_value
+from services.chunker.strategies.base import knob_value, offline_context
 
 log = logging.getLogger("chunklab.chunker")
 
@@ -52,7 +52,9 @@ class ChunkerService:
     def preview(self, document_id: str, spec: common_pb2.StrategySpec) -> chunker_pb2.PreviewChunksResponse:
         (strategy,) = build_strategies([spec])
         source = SourceDocument(self._fetch_document(document_id))
-        return chunker_pb2.PreviewChunksResponse(chunks=strategy.chunk(source), config_id=strategy.config_id)
+        provider = self._provider_for(self._default_model)
+        context = offline_context(provider.embed_documents)
+        return chunker_pb2.PreviewChunksResponse(chunks=strategy.chunk(source, context), config_id=strategy.config_id)
 
     def process(
         self, document_id: str, specs: list[common_pb2.StrategySpec], embedding_model: str
@@ -87,7 +89,7 @@ class ChunkerService:
         yield chunker_pb2.ProcessDocumentEvent(result=result)
 
     def _run(self, strategy: Strategy, source: SourceDocument, provider: EmbeddingProvider, started: float):
-        chunks = strategy.chunk(source)
+        chunks = strategy.chunk(source, offline_context(provider.embed_documents))
         if not chunks:
             raise InvalidArgument(f"{strategy.name} made no chunks of this document")
         texts = [c.enriched_content if c.HasField("enriched_content") else c.content for c in chunks]

@@ -9,7 +9,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Callable
 from typing import Any, ClassVar
+
+import numpy as np
 
 from chunklab import ids, tokens
 from chunklab.errors import InvalidArgument
@@ -95,6 +98,40 @@ class SourceDocument:
         return self.document.tree
 
 
+class NoLLM(Exception):
+    """Raised by ChunkingContext.chat_many when no LLM endpoint is configured."""
+
+
+@dataclass
+class ChunkingContext:
+    """What a strategy may use besides the document.
+
+    embed: unit-length float32 rows for texts with the run's embedding model
+        (as passages); cached by content hash, so asking again is cheap.
+    chat_many: one chat completion per message list, run with bounded
+        concurrency; returns the reply texts in order, or raises (NoLLM when
+        no endpoint is configured, chunklab.llm.LLMError when a call fails).
+        A strategy that needs it fails as a whole when it raises.
+    report: progress inside chunking, (fraction 0..1, message).
+    """
+
+    embed: Callable[[list[str]], np.ndarray]
+    chat_many: Callable[[list[list[dict]]], list[str]]
+    report: Callable[[float, str], None] = lambda fraction, message: None
+
+
+def offline_context(embed: Callable[[list[str]], np.ndarray] | None = None) -> ChunkingContext:
+    """A context without an LLM (and, unless given, without embeddings)."""
+
+    def no_embeddings(texts: list[str]) -> np.ndarray:
+        raise RuntimeError("this context has no embedding model")
+
+    def no_llm(requests: list[list[dict]]) -> list[str]:
+        raise NoLLM("no LLM endpoint is configured (set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL)")
+
+    return ChunkingContext(embed=embed or no_embeddings, chat_many=no_llm)
+
+
 @dataclass
 class Strategy(ABC):
     name: ClassVar[str]
@@ -138,8 +175,8 @@ class Strategy(ABC):
         )
 
     @abstractmethod
-    def chunk(self, source: SourceDocument) -> list[common_pb2.Chunk]:
-        """The document's chunks in order, chunk_index from 0."""
+    def chunk(self, source: SourceDocument, context: ChunkingContext) -> list[common_pb2.Chunk]:
+        """The document's chunks in order, chunk_index from 0 per role."""
 
     def make_chunk(
         self, source: SourceDocument, index: int, start: int, end: int, token_count: int | None = None,

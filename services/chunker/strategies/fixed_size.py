@@ -5,7 +5,7 @@ from __future__ import annotations
 from chunklab import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2
-from services.chunker.strategies.base import REGISTRY, Knob, SourceDocument, Strategy
+from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 
 
 # One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
@@ -29,7 +29,7 @@ class FixedSize(Strategy):
                 f"chunk_size ({self.values['chunk_size']})"
             )
 
-    def chunk(self, source: SourceDocument):
+    def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """Windows over the tokenization of the whole text.
 
         A window boundary inside a multi-byte character moves to that

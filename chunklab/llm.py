@@ -1,0 +1,127 @@
+"""An OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, ...).
+
+One small client for the contextual strategies, answers and judges: every
+call has a timeout, transient failures (429, 5xx, connection) are retried
+with backoff by the openai library, and every failure ends as an LLMError
+whose message says what went wrong and where.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import openai
+
+
+class LLMError(Exception):
+    """The endpoint could not give a usable reply."""
+
+
+@dataclass(frozen=True)
+class ChatEndpoint:
+    base_url: str
+    api_key: str
+    model: str
+    timeout_s: float = 60.0
+    max_retries: int = 2
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+    def describe(self) -> str:
+        """Where calls go, without the key."""
+        return f"{self.model} at {self.base_url}"
+
+
+@dataclass
+class ChatResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+
+class ChatClient:
+    def __init__(self, endpoint: ChatEndpoint) -> None:
+        if not endpoint.configured:
+            raise LLMError("no LLM endpoint is configured (set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL)")
+        self.endpoint = endpoint
+        self._client = openai.OpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key or "not-needed",
+            timeout=endpoint.timeout_s,
+            max_retries=endpoint.max_retries,
+        )
+
+    def _fail(self, exc: Exception) -> LLMError:
+        where = self.endpoint.describe()
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"the LLM ({where}) did not answer within {self.endpoint.timeout_s:g}s")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"the LLM ({where}) is unreachable: {exc}")
+        if isinstance(exc, openai.RateLimitError):
+            return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
+        if isinstance(exc, openai.APIStatusError):
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}: {_short(exc.message)}")
+        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {_short(str(exc))})")
+
+    def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> ChatResult:
+        started = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(
+                model=self.endpoint.model,
+                messages=messages,
+                temperature=temperature,
+                **({"max_tokens": max_tokens} if max_tokens else {}),
+            )
+            text = response.choices[0].message.content
+        except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
+            raise self._fail(exc) from None
+        if not isinstance(text, str):
+            raise LLMError(f"the LLM ({self.endpoint.describe()}) replied without text")
+        usage = response.usage
+        return ChatResult(
+            text=text,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            latency_ms=(time.perf_counter() - started) * 1e3,
+        )
+
+    def stream(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> Iterator[str | ChatResult]:
+        """Yields pieces of text as they arrive, then one ChatResult with the whole text."""
+        started = time.perf_counter()
+        pieces: list[str] = []
+        prompt_tokens = completion_tokens = 0
+        try:
+            stream = self._client.chat.completions.create(
+                model=self.endpoint.model,
+                messages=messages,
+                temperature=temperature,
+                stream=True,
+                stream_options={"include_usage": True},
+                **({"max_tokens": max_tokens} if max_tokens else {}),
+            )
+            for event in stream:
+                if event.usage is not None:
+                    prompt_tokens = event.usage.prompt_tokens or 0
+                    completion_tokens = event.usage.completion_tokens or 0
+                for choice in event.choices or []:
+                    delta = choice.delta.content if choice.delta else None
+                    if delta:
+                        pieces.append(delta)
+                        yield delta
+        except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
+            raise self._fail(exc) from None
+        yield ChatResult(
+            text="".join(pieces),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=(time.perf_counter() - started) * 1e3,
+        )
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

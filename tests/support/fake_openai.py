@@ -1,0 +1,166 @@
+"""A small OpenAI-compatible server that tests start themselves.
+
+It speaks /v1/chat/completions (plain and streamed) and /v1/embeddings, and
+can be told to misbehave, so that tests exercise the real HTTP path of the
+openai client against good, failing, slow and garbage replies.
+
+    with FakeOpenAI() as server:           # server.base_url -> http://127.0.0.1:PORT/v1
+        server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty"
+        server.script = ["garbage", "good"]  # per-call behaviours, consumed first
+        server.responder = lambda messages, model: "a reply"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty")
+
+
+def default_responder(messages: list[dict], model: str) -> str:
+    last = messages[-1]["content"] if messages else ""
+    return f"Reply from {model} about: {last[:60]}"
+
+
+class FakeOpenAI:
+    def __init__(self, dimension: int = 16) -> None:
+        self.behaviour = "good"
+        self.script: deque[str] | list[str] = deque()
+        self.responder: Callable[[list[dict], str], str] = default_responder
+        self.delay_s = 5.0
+        self.dimension = dimension
+        self.calls: list[dict] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- lifecycle --------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                try:
+                    self._post()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def _post(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                behaviour = fake._next_behaviour()
+                with fake._lock:
+                    fake.calls.append({"path": self.path, "body": body, "behaviour": behaviour})
+                if behaviour == "error":
+                    return self._json(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+                if behaviour == "rate_limit":
+                    return self._json(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
+                if behaviour == "slow":
+                    time.sleep(fake.delay_s)
+                if behaviour == "garbage":
+                    return self._raw(200, b"this is not json {", "application/json")
+                if self.path.endswith("/embeddings"):
+                    return self._embeddings(body, behaviour)
+                if self.path.endswith("/chat/completions"):
+                    return self._chat(body, behaviour)
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+            def _embeddings(self, body: dict, behaviour: str) -> None:
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                data = [] if behaviour == "empty" else [
+                    {"object": "embedding", "index": i, "embedding": fake.embed(text)} for i, text in enumerate(inputs)
+                ]
+                tokens = sum(len(t.split()) for t in inputs)
+                self._json(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+            def _chat(self, body: dict, behaviour: str) -> None:
+                messages, model = body.get("messages", []), body.get("model", "")
+                text = "" if behaviour == "empty" else fake.responder(messages, model)
+                prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                         "total_tokens": prompt_tokens + len(text.split())}
+                if not body.get("stream"):
+                    choices = [] if behaviour == "empty" else [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ]
+                    return self._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                                            "model": model, "choices": choices, "usage": usage})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                words = text.split(" ")
+                for i, word in enumerate(words):
+                    piece = word if i == 0 else " " + word
+                    chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                final = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                         "choices": [], "usage": usage}
+                self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+
+            def _json(self, status: int, payload: dict) -> None:
+                self._raw(status, json.dumps(payload).encode(), "application/json")
+
+            def _raw(self, status: int, data: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- behaviour --------------------------------------------------------
+
+    def _next_behaviour(self) -> str:
+        with self._lock:
+            if self.script:
+                if not isinstance(self.script, deque):
+                    self.script = deque(self.script)
+                return self.script.popleft()
+            return self.behaviour
+
+    def embed(self, text: str) -> list[float]:
+        """A deterministic unit vector per text (equal texts, equal vectors)."""
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        vector = np.random.default_rng(seed).standard_normal(self.dimension)
+        return (vector / np.linalg.norm(vector)).tolist()
