@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import grpc
 
 from chunklab import clients
@@ -10,6 +12,7 @@ from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.timeutil import from_proto
 from chunklab.v1 import ingest_pb2, ingest_pb2_grpc, retriever_pb2
+from services.ingest.language import detect as detect_language
 from services.ingest.service import IngestService
 from services.ingest.store import Base
 from chunklab.db import make_sessionmaker
@@ -78,6 +81,8 @@ def build_service(settings: Settings) -> IngestService:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    # Load the language model off the request path: the first upload should not pay for it.
+    threading.Thread(target=detect_language, args=("warm-up",), name="language-warm-up", daemon=True).start()
     servicer = IngestServicer(build_service(settings))
     serve(
         "ingest",
