@@ -22,7 +22,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from chunklab import clients, tokens
-from chunklab.settings import Settings
+from chunklab.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
@@ -56,14 +56,15 @@ class Stack:
     def _spawn(self, name: str, module: str, env: dict[str, str], ready_marker: str, timeout: float) -> str:
         logs = self.data_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        process = subprocess.Popen(
-            [sys.executable, "-m", module],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=open(logs / f"{name}.log", "ab"),
-            text=True,
-        )
+        with open(logs / f"{name}.log", "ab") as log_file:  # the child keeps its own handle
+            process = subprocess.Popen(
+                [sys.executable, "-m", module],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+                text=True,
+            )
         self.processes[name] = process
         lines: queue.Queue[str] = queue.Queue()
 
@@ -166,7 +167,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Start ChunkLab: four services and the UI on loopback.")
     parser.add_argument("--no-sample", action="store_true", help="do not upload the sample document")
     args = parser.parse_args()
-    settings = Settings()
+    settings = load_settings()
     ports = {name: int(getattr(settings, f"{name}_address").rpartition(":")[2]) for name in SERVICES}
     stack = Stack(
         data_dir=settings.data_dir.resolve(),

@@ -87,7 +87,7 @@ class Gateway:
     # -- ingest ---------------------------------------------------------------
 
     def list_documents(self, collection: str = "") -> list[documents_pb2.Document]:
-        """Every document (all pages), newest listing order as the service gives it."""
+        """Every document, all pages followed, in the order the service lists them."""
         documents: list[documents_pb2.Document] = []
         token = ""
         with self._calling("ingest"):

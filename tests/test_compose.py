@@ -44,11 +44,8 @@ UI_PORT = 7860
 
 # CHUNKLAB_* variables the compose file declares before Settings reads them.
 # Each entry names the work that turns it into a Settings field; remove it then.
-NOT_YET_SETTINGS = {
-    # The retriever's Qdrant-server mode through qdrant-client (a later issue);
-    # until then the retriever keeps its embedded Qdrant Edge index.
-    "CHUNKLAB_QDRANT_URL": "retriever Qdrant-server mode (later issue)",
-}
+# Variables the compose file may set before Settings knows them (none today).
+NOT_YET_SETTINGS: dict[str, str] = {}
 
 
 def run_compose(*args: str) -> subprocess.CompletedProcess[str]:

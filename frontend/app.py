@@ -1,0 +1,85 @@
+"""Composes the pages into one Gradio app and serves it.
+
+Thin on purpose: each page builds its own gr.Blocks from a Gateway; this
+module only places them in tabs, picks the port and tells the stack launcher
+where the UI listens (`chunklab ui listening on http://HOST:PORT`).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+
+import gradio as gr
+
+from chunklab.settings import load_settings
+from frontend.gateway import Gateway
+from frontend.pages import documents, health, query
+from frontend.style import CSS
+
+PAGES = (("Documents", "documents", documents), ("Query", "query", query), ("Health", "health", health))
+
+
+def build_app(gateway: Gateway) -> gr.Blocks:
+    # Pages are built outside the app's context: a Blocks created inside
+    # another one renders itself there at once, and .render() would add it twice.
+    pages = [(title, tab_id, module.build(gateway)) for title, tab_id, module in PAGES]
+    with gr.Blocks(title="ChunkLab", analytics_enabled=False) as app:
+        gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
+        with gr.Tabs():
+            for title, tab_id, page in pages:
+                with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}"):
+                    page.render()
+    return app
+
+
+def free_port(host: str) -> int:
+    """A port the OS says is free now (Gradio cannot bind port 0 and report the real one)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def display_host(host: str) -> str:
+    """A host a browser can open: a wildcard bind is reachable on loopback."""
+    if host in ("", "0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
+    """Starts the server without blocking; with port 0, retries if another process wins the free port."""
+    for attempt in range(1, attempts + 1):
+        chosen = port or free_port(host)
+        try:
+            app.launch(
+                server_name=host,
+                server_port=chosen,
+                prevent_thread_lock=True,
+                quiet=True,
+                show_error=True,
+                ssr_mode=False,
+                mcp_server=False,
+                enable_monitoring=False,
+                footer_links=[],
+                css=CSS,
+            )
+        except OSError:
+            if port or attempt == attempts:
+                raise
+            continue
+        return app.server_port or chosen
+    raise OSError(f"no free port on {host} after {attempts} attempts")
+
+
+def main() -> None:
+    settings = load_settings()
+    app = build_app(Gateway(settings))
+    try:
+        port = launch(app, settings.ui_host, settings.ui_port)
+    except OSError as exc:
+        raise SystemExit(f"chunklab ui: cannot listen on {settings.ui_host}:{settings.ui_port}: {exc}") from None
+    print(f"chunklab ui listening on http://{display_host(settings.ui_host)}:{port}", flush=True)
+    # The stack stops its children with SIGTERM: close the server as Ctrl-C would.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    app.block_thread()

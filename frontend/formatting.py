@@ -1,0 +1,154 @@
+"""Pure presentation of service replies: tables, messages and progress text.
+
+No Gradio here, so each function is testable with hand-built messages. Text
+that came from a user (file names, collections, reasons quoting them) is
+escaped before it lands in HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from html import escape
+
+from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
+
+DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "ingested", "document_id"]
+
+
+def _when(timestamp) -> str:
+    if not timestamp.seconds and not timestamp.nanos:
+        return ""
+    return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _size(size_bytes: int) -> str:
+    if size_bytes < 1024:
+        return f"{size_bytes} B"
+    if size_bytes < 1024 * 1024:
+        return f"{size_bytes / 1024:.1f} KiB"
+    return f"{size_bytes / 1024 / 1024:.1f} MiB"
+
+
+def _format(fmt: int) -> str:
+    return documents_pb2.DocumentFormat.Name(fmt).removeprefix("DOCUMENT_FORMAT_").lower()
+
+
+def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
+    """Rows for the documents table, columns as in DOCUMENT_COLUMNS (the id last, for selection)."""
+    return [
+        [d.name, d.collection, d.language, _format(d.format), _size(d.size_bytes),
+         d.character_count, _when(d.ingested_at), d.document_id]
+        for d in documents
+    ]
+
+
+def document_choices(documents: list[documents_pb2.Document]) -> list[tuple[str, str]]:
+    """(label, document_id) pairs for dropdowns; the label tells same-named files apart."""
+    return [(f"{d.name} · {d.collection} · {d.document_id[:8]}", d.document_id) for d in documents]
+
+
+def message_html(text: str, kind: str = "info") -> str:
+    """A status line; kind is info, ok or error (styling only)."""
+    return f'<div class="cl-message cl-message-{escape(kind)}">{escape(text)}</div>'
+
+
+def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
+    d = response.document
+    where = f"collection {d.collection!r}, {d.character_count} characters, id {d.document_id}"
+    if response.already_existed:
+        return message_html(f"{d.name} was already uploaded ({where}); nothing changed.", "info")
+    return message_html(f"Uploaded {d.name} ({where}).", "ok")
+
+
+@dataclass
+class ProcessTracker:
+    """Follows a ProcessDocument stream: the latest progress per strategy and the final result."""
+
+    strategies: list[str]
+    latest: dict[str, chunker_pb2.StrategyProgress] = field(default_factory=dict)
+    result: chunker_pb2.ProcessDocumentResult | None = None
+
+    def add(self, event: chunker_pb2.ProcessDocumentEvent) -> None:
+        if event.HasField("progress"):
+            self.latest[event.progress.strategy] = event.progress
+        elif event.HasField("result"):
+            self.result = event.result
+
+    def fraction(self) -> float:
+        """Overall progress: finished strategies count whole, running ones by fraction_done."""
+        if not self.strategies:
+            return 0.0
+        done = 0.0
+        for name in self.strategies:
+            progress = self.latest.get(name)
+            if progress is None:
+                continue
+            finished = progress.phase in (chunker_pb2.STRATEGY_PHASE_COMPLETED, chunker_pb2.STRATEGY_PHASE_FAILED)
+            done += 1.0 if finished else min(max(progress.fraction_done, 0.0), 1.0)
+        return done / len(self.strategies)
+
+    def description(self) -> str:
+        """A short line for the progress bar: what the most recent event said."""
+        if self.result is not None:
+            return "done"
+        if not self.latest:
+            return "waiting for the chunker"
+        last = list(self.latest.values())[-1]
+        return f"{last.strategy}: {last.message or _phase(last.phase)}"
+
+    def html(self) -> str:
+        if self.result is not None:
+            return result_html(self.result)
+        lines = []
+        for name in self.strategies:
+            progress = self.latest.get(name)
+            if progress is None:
+                lines.append(f"<li>{escape(name)}: waiting</li>")
+                continue
+            text = f"{_phase(progress.phase)} {progress.fraction_done:.0%}"
+            if progress.message:
+                text += f" — {progress.message}"
+            lines.append(f"<li>{escape(name)}: {escape(text)}</li>")
+        return f'<div class="cl-process"><b>Processing…</b><ul>{"".join(lines)}</ul></div>'
+
+
+def _phase(phase: int) -> str:
+    return chunker_pb2.StrategyPhase.Name(phase).removeprefix("STRATEGY_PHASE_").lower()
+
+
+def result_html(result: chunker_pb2.ProcessDocumentResult) -> str:
+    """strategies_completed and strategies_failed (with the reasons), as the spec names them."""
+    parts = ['<div class="cl-process">']
+    if result.strategies_completed:
+        items = "".join(
+            f'<li data-strategy="{escape(o.strategy, quote=True)}">{escape(o.strategy)}: {o.chunk_count} chunks'
+            f" in {o.seconds:.1f} s ({o.embeddings_cached} embeddings from cache)</li>"
+            for o in result.strategies_completed
+        )
+        parts.append(f'<div class="cl-completed"><b>strategies_completed</b><ul>{items}</ul></div>')
+    if result.strategies_failed:
+        items = "".join(
+            f'<li data-strategy="{escape(f.strategy, quote=True)}">{escape(f.strategy)}: {escape(f.reason)}</li>'
+            for f in result.strategies_failed
+        )
+        parts.append(f'<div class="cl-failed"><b>strategies_failed</b><ul>{items}</ul></div>')
+    if not result.strategies_completed and not result.strategies_failed:
+        parts.append("<p>The chunker ran no strategy.</p>")
+    parts.append(f"<p>embedding model {escape(result.embedding_model)}</p></div>")
+    return "".join(parts)
+
+
+def health_html(rows) -> str:
+    """The health page's table: service, address, status (and why, when unreachable)."""
+    body = "".join(
+        f'<tr data-service="{escape(r.service, quote=True)}" data-status="{escape(r.status, quote=True)}">'
+        f"<td>{escape(r.service)}</td><td><code>{escape(r.address)}</code></td>"
+        f'<td class="cl-status-{escape(r.status.lower(), quote=True)}">{escape(r.status)}</td>'
+        f"<td>{escape(r.detail)}</td></tr>"
+        for r in rows
+    )
+    return (
+        '<table class="cl-health"><thead><tr><th>service</th><th>address</th><th>status</th><th>detail</th>'
+        f"</tr></thead><tbody>{body}</tbody></table>"
+    )

@@ -1,0 +1,1 @@
+"""One module per page; each `build(gateway)` returns its own gr.Blocks for app.py to place in a tab."""

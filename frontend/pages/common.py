@@ -1,0 +1,45 @@
+"""What every page shares: turning a failed call into a readable message in the page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import gradio as gr
+import pandas as pd
+
+from frontend import formatting
+from frontend.gateway import Gateway, GatewayError
+
+# Long enough to read a service's sentence, short enough not to pile up.
+ERROR_SECONDS = 20
+
+
+def user_error(message: str) -> gr.Error:
+    """An error Gradio shows in the page as a message; expected, so not logged as a traceback."""
+    return gr.Error(message, duration=ERROR_SECONDS, print_exception=False)
+
+
+@contextmanager
+def shown_as_error() -> Iterator[None]:
+    """Re-raises a GatewayError as gr.Error: Gradio shows its message in the page, no traceback."""
+    try:
+        yield
+    except GatewayError as exc:
+        raise user_error(exc.message) from None
+
+
+def documents_table(documents) -> pd.DataFrame:
+    return pd.DataFrame(formatting.documents_rows(documents), columns=formatting.DOCUMENT_COLUMNS)
+
+
+def document_dropdown_update(gateway: Gateway, keep: str | list[str] | None, documents=None):
+    """New choices for a document dropdown, keeping the selection where it still exists."""
+    documents = gateway.list_documents() if documents is None else documents
+    choices = formatting.document_choices(documents)
+    ids = {value for _, value in choices}
+    if isinstance(keep, list):
+        value = [k for k in keep if k in ids]
+    else:
+        value = keep if keep in ids else None
+    return gr.update(choices=choices, value=value)

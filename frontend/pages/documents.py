@@ -1,0 +1,104 @@
+"""Documents: upload, list, delete, and process a document with chosen strategies.
+
+Each action writes its own status line and then refreshes the list; the
+processing section (forms built from the chunker's knobs) lives in
+`processing.py`.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from frontend import formatting, knobs
+from frontend.gateway import Gateway, GatewayError
+from frontend.pages import processing
+from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
+
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text"]
+CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
+
+
+def build(gateway: Gateway) -> gr.Blocks:
+    with gr.Blocks() as page:
+        forms = gr.State([])
+        # The document to select once the list has been refreshed after an action.
+        wanted = gr.State(None)
+
+        gr.Markdown("### Upload a document")
+        with gr.Row():
+            upload_file = gr.File(label="Markdown or plain-text file", file_types=UPLOAD_TYPES, elem_id="upload-file")
+            with gr.Column():
+                collection = gr.Textbox(label="Collection (optional)", placeholder="default", elem_id="upload-collection")
+                upload_button = gr.Button("Upload", variant="primary", elem_id="upload-button")
+        upload_status = gr.HTML(elem_id="upload-status")
+
+        gr.Markdown("### Documents")
+        with gr.Row(equal_height=True):
+            selected = gr.Dropdown(label="Selected document", choices=[], scale=3, elem_id="document-select")
+            refresh_button = gr.Button("Refresh", scale=0, elem_id="documents-refresh")
+            delete_button = gr.Button("Delete selected", variant="stop", scale=0, elem_id="delete-button")
+        delete_confirmed = gr.Checkbox(visible=False)
+        table = gr.Dataframe(
+            headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table"
+        )
+        delete_status = gr.HTML(elem_id="delete-status")
+
+        gr.Markdown("### Process the selected document")
+        # Created here (unrendered) so the dynamic strategy section can name it; shown below it.
+        process_status = gr.HTML(elem_id="process-status", render=False)
+
+        processing.strategy_section(gateway, forms, selected, process_status)
+        process_status.render()
+
+        def load(current: str | None):
+            try:
+                strategy_forms = knobs.strategy_forms(gateway.list_strategies())
+                message = ""
+            except GatewayError as exc:
+                strategy_forms, message = [], formatting.message_html(exc.message, "error")
+            with shown_as_error():
+                documents = gateway.list_documents()
+            return (
+                strategy_forms, message,
+                document_dropdown_update(gateway, current, documents), documents_table(documents),
+            )
+
+        def refresh(current: str | None):
+            with shown_as_error():
+                documents = gateway.list_documents()
+            return document_dropdown_update(gateway, current, documents), documents_table(documents)
+
+        def upload(path: str | None, collection_name: str):
+            if not path:
+                raise user_error("Choose a .md or .txt file first.")
+            with shown_as_error():
+                response = gateway.upload_document(path, collection_name or "")
+            return formatting.upload_message(response), response.document.document_id
+
+        def delete(document_id: str | None, confirmed: bool):
+            if not document_id:
+                raise user_error("Select a document to delete.")
+            if not confirmed:
+                return formatting.message_html("Deletion cancelled."), document_id
+            with shown_as_error():
+                labels = {value: label for label, value in formatting.document_choices(gateway.list_documents())}
+                chunks_deleted = gateway.delete_document(document_id)
+            name = labels.get(document_id, document_id)
+            return formatting.message_html(f"Deleted {name} and {chunks_deleted} chunks from the index.", "ok"), None
+
+        def pick_row(event: gr.SelectData):
+            row = event.row_value or []
+            return row[-1] if row else gr.update()
+
+        page.load(load, inputs=selected, outputs=[forms, process_status, selected, table])
+        refresh_button.click(refresh, inputs=selected, outputs=[selected, table])
+        # Each action writes only its own status, then the list refreshes: a
+        # failure marks that status and leaves the table readable.
+        upload_button.click(
+            upload, inputs=[upload_file, collection], outputs=[upload_status, wanted]
+        ).success(refresh, inputs=wanted, outputs=[selected, table])
+        delete_button.click(
+            delete, inputs=[selected, delete_confirmed], outputs=[delete_status, wanted], js=CONFIRM_DELETE_JS
+        ).success(refresh, inputs=wanted, outputs=[selected, table])
+        table.select(pick_row, outputs=selected)
+    return page

@@ -1,0 +1,92 @@
+"""The Documents page's processing section: strategy forms drawn from the
+chunker's KnobSpecs and a run that follows the ProcessDocument stream.
+
+Drawn with gr.render so that the chunker alone decides which strategies and
+knobs exist; a new strategy needs no UI change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import gradio as gr
+
+from frontend import formatting, knobs
+from frontend.gateway import Gateway, GatewayError
+from frontend.pages.common import shown_as_error, user_error
+
+
+def knob_input(field: knobs.KnobField) -> gr.components.Component:
+    """The input for one knob, bounded and defaulted as the chunker describes it."""
+    # interactive=True: Gradio does not infer it for components drawn inside gr.render.
+    common = dict(label=field.name, info=field.description or None, elem_id=field.elem_id, interactive=True)
+    if field.type in ("int", "double"):
+        return gr.Number(
+            value=field.default,
+            precision=0 if field.type == "int" else None,
+            minimum=field.minimum,
+            maximum=field.maximum,
+            step=1 if field.type == "int" else 0.01,
+            **common,
+        )
+    if field.type == "bool":
+        return gr.Checkbox(value=bool(field.default), **common)
+    if field.type == "choice":
+        return gr.Dropdown(choices=list(field.choices), value=field.default, **common)
+    return gr.Textbox(value=field.default or "", **common)
+
+
+def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[float, str, str]]:
+    """Runs ProcessDocument and yields (fraction done, progress line, status HTML) per event."""
+    tracker = formatting.ProcessTracker([spec.name for spec in specs])
+    yield 0.0, "starting", tracker.html()
+    for event in gateway.process_document(document_id, specs):
+        tracker.add(event)
+        yield tracker.fraction(), tracker.description(), tracker.html()
+    if tracker.result is None:
+        raise GatewayError("The chunker ended the processing stream without a result; see its log.")
+
+
+def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML) -> None:
+    """One group per strategy (tick to use, knobs below) and a Process button writing to status."""
+
+    @gr.render(inputs=forms)
+    def draw(strategy_forms: list[knobs.StrategyForm]):
+        if not strategy_forms:
+            gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
+            return
+        chosen: list[tuple[knobs.StrategyForm, gr.Checkbox, list]] = []
+        for form in strategy_forms:
+            with gr.Group(elem_id=form.elem_id):
+                note = " Needs an LLM endpoint." if form.requires_llm else ""
+                use = gr.Checkbox(
+                    label=form.name, value=form.name == knobs.BASELINE,
+                    info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
+                )
+                with gr.Row():
+                    inputs = [knob_input(field) for field in form.fields]
+            chosen.append((form, use, inputs))
+        process_button = gr.Button("Process", variant="primary", elem_id="process-button")
+
+        def run(values: dict, progress=gr.Progress()):
+            document_id = values[selected]
+            if not document_id:
+                raise user_error("Select a document first (upload one or pick it in the list).")
+            try:
+                specs = [
+                    knobs.strategy_spec(form, [values[c] for c in inputs])
+                    for form, use, inputs in chosen
+                    if values[use]
+                ]
+            except ValueError as exc:
+                raise user_error(str(exc)) from None
+            if not specs:
+                raise user_error("Tick at least one strategy to process with.")
+            with shown_as_error():
+                for fraction, line, html in process(gateway, document_id, specs):
+                    progress(fraction, desc=line)
+                    yield html
+
+        # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
+        all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
+        process_button.click(run, inputs=all_inputs, outputs=status)

@@ -1,0 +1,328 @@
+"""The front end's pure parts: HTML for retrieval results, knob forms, progress
+text and the gateway's handling of calls and errors, with hand-built messages
+and fake stubs (no server, no browser)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import grpc
+import pytest
+
+from chunklab.settings import Settings
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
+from frontend import formatting, knobs, retrieval_html
+from frontend.gateway import UPLOAD_PIECE_BYTES, Gateway, GatewayError
+from frontend.pages.query import default_strategy, retrieve_request
+
+HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
+EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
+
+
+def rc(index: int, label: int, score: float | None = None, rank: int = 0, content: str = "") -> common_pb2.RetrievedChunk:
+    chunk = common_pb2.Chunk(
+        chunk_id=f"c{index}", document_id="d1", document_name="guide.md", strategy="fixed_size",
+        chunk_index=index, content=content or f"text of chunk {index}", token_count=10 + index,
+        start_char=100 * index, end_char=100 * index + 90,
+    )
+    item = common_pb2.RetrievedChunk(chunk=chunk, label=label, rank=rank)
+    if score is not None:
+        item.score = score
+    return item
+
+
+def sample_response() -> retriever_pb2.RetrieveResponse:
+    """Hits 5 (best) and 2, neighbours 1/1: the flat list is 1,2,3,4,5,6 in document order."""
+    hit5, hit2 = rc(5, HIT, 0.91, 1), rc(2, HIT, 0.73, 2, content=EVIL)
+    flat = [rc(1, NEIGHBOR), hit2, rc(3, NEIGHBOR), rc(4, NEIGHBOR), hit5, rc(6, NEIGHBOR)]
+    tree = common_pb2.ExpansionTree(hits=[
+        common_pb2.ExpansionNode(hit=hit5, neighbors_prev=[rc(4, NEIGHBOR)], neighbors_next=[rc(6, NEIGHBOR)]),
+        common_pb2.ExpansionNode(hit=hit2, neighbors_prev=[rc(1, NEIGHBOR)], neighbors_next=[rc(3, NEIGHBOR)]),
+    ])
+    return retriever_pb2.RetrieveResponse(
+        retrieved_chunks=flat, expansion_tree=tree, embedding_model="all-MiniLM-L6-v2",
+        timings=retriever_pb2.RetrieveTimings(embed_ms=3, search_ms=1, expand_ms=1, total_ms=5),
+    )
+
+
+def parse(html: str) -> ET.Element:
+    """Our HTML is well-formed XML on purpose, so the tests can walk its structure."""
+    return ET.fromstring(html)
+
+
+# -- retrieved_chunks (flat list) ---------------------------------------------
+
+def test_flat_list_keeps_the_service_order_with_labels_and_scores_for_hits_only():
+    root = parse(retrieval_html.flat_list_html(sample_response()))
+    items = root.findall(".//li[@data-label]")
+    assert [(i.get("data-chunk-index"), i.get("data-label")) for i in items] == [
+        ("1", "neighbor"), ("2", "hit"), ("3", "neighbor"), ("4", "neighbor"), ("5", "hit"), ("6", "neighbor"),
+    ]
+    scores = {i.get("data-chunk-index"): i.find(".//span[@class='cl-score']") for i in items}
+    assert scores["5"].text == "score 0.9100" and scores["2"].text == "score 0.7300"
+    assert all(scores[k] is None for k in ("1", "3", "4", "6"))
+    text = "".join(items[0].itertext())
+    assert "guide.md" in text and "chunk 1" in text and "11 tokens" in text and "chars 100–190" in text
+
+
+def test_document_text_is_escaped_everywhere():
+    response = sample_response()
+    response.retrieved_chunks[0].chunk.document_name = "<b>name</b>.md"
+    response.retrieved_chunks[0].chunk.heading_path.append("<i>Heading</i>")
+    for html in (retrieval_html.flat_list_html(response), retrieval_html.expansion_tree_html(response)):
+        assert "<script>" not in html and "<img" not in html and "<b>name" not in html
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;img" in html
+        # Escaped text reads back as the original characters.
+        assert EVIL in "".join(parse(html).itertext())
+    assert "&lt;b&gt;name&lt;/b&gt;.md" in retrieval_html.flat_list_html(response)
+    assert "&lt;i&gt;Heading&lt;/i&gt;" in retrieval_html.flat_list_html(response)
+
+
+def test_empty_results_say_so():
+    empty = retriever_pb2.RetrieveResponse()
+    assert "No chunks were retrieved" in retrieval_html.flat_list_html(empty)
+    assert "No hits" in retrieval_html.expansion_tree_html(empty)
+
+
+# -- expansion_tree -----------------------------------------------------------
+
+def test_tree_lists_hits_in_score_order_with_neighbours_nested_under_their_own_hit():
+    root = parse(retrieval_html.expansion_tree_html(sample_response()))
+    nodes = root.findall(".//li[@class='cl-node']")
+    assert [n.get("data-rank") for n in nodes] == ["1", "2"]
+
+    def indices(node: ET.Element, role: str) -> list[str]:
+        return [e.get("data-chunk-index") for e in node.findall(f".//*[@data-role='{role}']/li")]
+
+    first, second = nodes
+    assert first.find("./div[@data-role='hit']").get("data-chunk-index") == "5"
+    assert (indices(first, "neighbors_prev"), indices(first, "neighbors_next")) == (["4"], ["6"])
+    assert second.find("./div[@data-role='hit']").get("data-chunk-index") == "2"
+    assert (indices(second, "neighbors_prev"), indices(second, "neighbors_next")) == (["1"], ["3"])
+    # Above the hit, then the hit, then below it.
+    roles = [child.get("class") for child in first]
+    assert roles == ["cl-group cl-group-neighbors_prev", "cl-chunk cl-hit", "cl-group cl-group-neighbors_next"]
+    assert {e.get("data-label") for e in first.findall(".//ul//li")} == {"neighbor"}
+
+
+def test_tree_without_expansion_still_lists_the_hits():
+    response = sample_response()
+    for node in response.expansion_tree.hits:
+        del node.neighbors_prev[:]
+        del node.neighbors_next[:]
+    root = parse(retrieval_html.expansion_tree_html(response))
+    assert len(root.findall(".//li[@class='cl-node']")) == 2
+    assert root.findall(".//ul[@data-role]") == []
+
+
+def test_tree_shows_window_and_parent_where_a_strategy_sets_them():
+    node = common_pb2.ExpansionNode(
+        hit=rc(3, HIT, 0.5, 1), window=[rc(2, common_pb2.CHUNK_LABEL_WINDOW)],
+        parent=rc(9, common_pb2.CHUNK_LABEL_PARENT),
+    )
+    root = parse(retrieval_html.expansion_node_html(node))
+    assert root.find(".//ul[@data-role='window']/li").get("data-label") == "window"
+    assert root.find(".//ul[@data-role='parent']/li").get("data-label") == "parent"
+
+
+def test_summary_counts_hits_and_what_expansion_added():
+    text = "".join(parse(retrieval_html.retrieval_summary_html(sample_response())).itertext())
+    assert "6 chunks in the context: 2 hits + 4 added by expansion" in text
+    assert "all-MiniLM-L6-v2" in text
+
+
+# -- knob forms ---------------------------------------------------------------
+
+def strategy_info() -> chunker_pb2.StrategyInfo:
+    size = chunker_pb2.KnobSpec(
+        name="chunk_size", type=chunker_pb2.KNOB_TYPE_INT, default_value=common_pb2.KnobValue(int_value=512),
+        min_value=1, max_value=8192, description="Tokens per chunk.",
+    )
+    threshold = chunker_pb2.KnobSpec(
+        name="threshold", type=chunker_pb2.KNOB_TYPE_DOUBLE, default_value=common_pb2.KnobValue(double_value=0.5)
+    )
+    window = chunker_pb2.KnobSpec(
+        name="window", type=chunker_pb2.KNOB_TYPE_INT, default_value=common_pb2.KnobValue(int_value=2), query_time=True
+    )
+    return chunker_pb2.StrategyInfo(name="demo", description="A demo.", knobs=[size, threshold, window])
+
+
+def test_forms_mirror_the_knob_specs_and_leave_query_time_knobs_out():
+    (form,) = knobs.strategy_forms([strategy_info()])
+    assert [f.name for f in form.fields] == ["chunk_size", "threshold"]
+    size, threshold = form.fields
+    assert (size.type, size.default, size.minimum, size.maximum) == ("int", 512, 1.0, 8192.0)
+    assert (threshold.type, threshold.default, threshold.minimum) == ("double", 0.5, None)
+    assert size.elem_id == "knob-demo-chunk_size"
+
+
+def test_strategy_spec_types_the_values_and_leaves_empty_ones_to_the_default():
+    (form,) = knobs.strategy_forms([strategy_info()])
+    spec = knobs.strategy_spec(form, [32.0, None])
+    assert spec.name == "demo"
+    assert dict(spec.knobs) == {"chunk_size": common_pb2.KnobValue(int_value=32)}
+    spec = knobs.strategy_spec(form, [32, 0.7])
+    assert spec.knobs["threshold"].double_value == 0.7
+    with pytest.raises(ValueError, match="demo.chunk_size takes a whole number"):
+        knobs.strategy_spec(form, [32.5, None])
+
+
+# -- process progress ---------------------------------------------------------
+
+def test_process_tracker_reports_progress_then_completed_and_failed_with_reasons():
+    tracker = formatting.ProcessTracker(["fixed_size", "semantic"])
+    progress = chunker_pb2.StrategyProgress(
+        strategy="fixed_size", phase=chunker_pb2.STRATEGY_PHASE_RUNNING, fraction_done=0.5, message="embedding 4/8"
+    )
+    tracker.add(chunker_pb2.ProcessDocumentEvent(progress=progress))
+    assert tracker.fraction() == 0.25
+    assert tracker.description() == "fixed_size: embedding 4/8"
+    assert "semantic: waiting" in tracker.html()
+    result = chunker_pb2.ProcessDocumentResult(
+        embedding_model="m",
+        strategies_completed=[chunker_pb2.StrategyOutcome(strategy="fixed_size", chunk_count=8, seconds=1.5)],
+        strategies_failed=[chunker_pb2.StrategyFailure(strategy="semantic", reason="needs <more> text")],
+    )
+    tracker.add(chunker_pb2.ProcessDocumentEvent(result=result))
+    root = parse(tracker.html())
+    completed = root.find(".//div[@class='cl-completed']")
+    failed = root.find(".//div[@class='cl-failed']")
+    assert "strategies_completed" in "".join(completed.itertext())
+    assert "fixed_size: 8 chunks in 1.5 s" in "".join(completed.itertext())
+    assert "".join(failed.find(".//li").itertext()) == "semantic: needs <more> text"
+
+
+def test_documents_table_and_choices():
+    doc = documents_pb2.Document(
+        document_id="0123456789ab", name="a.md", collection="hr", language="en",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, size_bytes=2048, character_count=1900,
+    )
+    (row,) = formatting.documents_rows([doc])
+    assert dict(zip(formatting.DOCUMENT_COLUMNS, row)) == {
+        "name": "a.md", "collection": "hr", "language": "en", "format": "markdown", "size": "2.0 KiB",
+        "characters": 1900, "ingested": "", "document_id": "0123456789ab",
+    }
+    assert formatting.document_choices([doc]) == [("a.md · hr · 01234567", "0123456789ab")]
+
+
+def test_upload_message_tells_a_new_upload_from_an_existing_one():
+    document = documents_pb2.Document(document_id="d", name="<x>.md", collection="default")
+    fresh = formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=document))
+    again = formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=document, already_existed=True))
+    assert fresh.startswith('<div class="cl-message cl-message-ok">Uploaded &lt;x&gt;.md')
+    assert "already uploaded" in again and "<x>" not in again
+
+
+# -- query form ---------------------------------------------------------------
+
+def test_retrieve_request_uses_the_spec_defaults_for_empty_fields():
+    request = retrieve_request("  why?  ", "fixed_size", None, None, None, None)
+    assert (request.query, request.top_k, request.neighbor_prev, request.neighbor_next) == ("why?", 5, 0, 0)
+    request = retrieve_request("why?", "fixed_size", ["d1"], 3.0, 1.0, 2.0)
+    assert (request.top_k, request.neighbor_prev, request.neighbor_next) == (3, 1, 2)
+    assert list(request.filter.document_ids) == ["d1"]
+    assert default_strategy(["semantic", "fixed_size"], None) == "fixed_size"
+    assert default_strategy(["semantic", "fixed_size"], "semantic") == "semantic"
+    assert default_strategy([], None) is None
+
+
+# -- gateway ------------------------------------------------------------------
+
+class FakeRpcError(grpc.RpcError):
+    def __init__(self, code: grpc.StatusCode, details: str):
+        self._code, self._details = code, details
+
+    def code(self):
+        return self._code
+
+    def details(self):
+        return self._details
+
+
+def settings() -> Settings:
+    return Settings(
+        ingest_address="127.0.0.1:1", chunker_address="127.0.0.1:2", retriever_address="127.0.0.1:3",
+        evaluator_address="127.0.0.1:4", rpc_timeout_s=7, long_rpc_timeout_s=700,
+    )
+
+
+class FakeIngest:
+    def __init__(self):
+        self.messages: list = []
+        self.timeout = None
+
+    def CreateDocument(self, requests, timeout):
+        self.messages = list(requests)
+        self.timeout = timeout
+        header = self.messages[0].header
+        return ingest_pb2.CreateDocumentResponse(document=documents_pb2.Document(name=header.name))
+
+    def DeleteDocument(self, request, timeout):
+        raise FakeRpcError(grpc.StatusCode.NOT_FOUND, f"no document {request.document_id!r}")
+
+
+def test_upload_streams_a_header_then_pieces_of_at_most_one_mib(tmp_path):
+    path = tmp_path / "big.md"
+    data = b"x" * (2 * UPLOAD_PIECE_BYTES + 10)
+    path.write_bytes(data)
+    gateway = Gateway(settings())
+    fake = gateway._stubs["ingest"] = FakeIngest()
+    gateway.upload_document(str(path), collection=" hr ")
+    header, *pieces = fake.messages
+    assert header.WhichOneof("part") == "header"
+    assert (header.header.name, header.header.collection, header.header.size_bytes) == ("big.md", "hr", len(data))
+    assert [len(p.data) for p in pieces] == [UPLOAD_PIECE_BYTES, UPLOAD_PIECE_BYTES, 10]
+    assert b"".join(p.data for p in pieces) == data
+    assert fake.timeout == 7
+
+
+def test_a_failed_call_becomes_a_readable_gateway_error():
+    gateway = Gateway(settings())
+    gateway._stubs["ingest"] = FakeIngest()
+    with pytest.raises(GatewayError) as caught:
+        gateway.delete_document("nope")
+    assert caught.value.message == "ingest service: NOT_FOUND: no document 'nope'"
+    assert caught.value.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_stream_that_fails_midway_becomes_a_gateway_error_after_its_events():
+    class FakeChunker:
+        def ProcessDocument(self, request, timeout):
+            assert timeout == 700  # processing takes the long deadline
+            yield chunker_pb2.ProcessDocumentEvent(progress=chunker_pb2.StrategyProgress(strategy="fixed_size"))
+            raise FakeRpcError(grpc.StatusCode.UNAVAILABLE, "retriever went away")
+
+    gateway = Gateway(settings())
+    gateway._stubs["chunker"] = FakeChunker()
+    events = gateway.process_document("d1", [common_pb2.StrategySpec(name="fixed_size")])
+    assert next(events).progress.strategy == "fixed_size"
+    with pytest.raises(GatewayError, match=r"chunker service at 127\.0\.0\.1:2 is unreachable or too slow "
+                                           r"\(UNAVAILABLE\): retriever went away"):
+        next(events)
+
+
+def test_a_service_that_is_not_there_is_named_with_its_address():
+    gateway = Gateway(settings().model_copy(update={"rpc_timeout_s": 0.3}))
+    with pytest.raises(GatewayError, match=r"^The ingest service at 127\.0\.0\.1:1 is unreachable or too slow"):
+        gateway.list_documents()
+
+
+def test_health_reports_a_service_that_is_not_there():
+    gateway = Gateway(settings().model_copy(update={"rpc_timeout_s": 0.3}))
+    rows = gateway.service_health()
+    assert [(r.service, r.status) for r in rows] == [
+        ("ingest", "UNREACHABLE"), ("chunker", "UNREACHABLE"), ("retriever", "UNREACHABLE"), ("evaluator", "UNREACHABLE"),
+    ]
+    html = formatting.health_html(rows)
+    assert 'data-service="ingest" data-status="UNREACHABLE"' in html and "127.0.0.1:1" in html
+
+
+def test_the_app_is_built_without_calling_any_service():
+    """Building the UI only wires callbacks; services are reached when a page loads."""
+    from frontend.app import build_app, display_host
+
+    gateway = Gateway(settings())
+    app = build_app(gateway)
+    assert gateway._stubs == {}
+    assert app.title == "ChunkLab"
+    assert display_host("0.0.0.0") == "127.0.0.1" and display_host("::1") == "[::1]"
