@@ -1,6 +1,18 @@
-"""Every strategy registers itself on import; this imports them all."""
+"""Every strategy registers itself on import; this imports them all, in the
+order of SPEC section 3 (ListStrategies shows them in this order)."""
 
-from services.chunker.strategies import fixed_size  # noqa: F401
+from services.chunker.strategies import (  # noqa: F401
+    fixed_size,
+    recursive,
+    semantic,
+    sentence_window,
+    markdown_structure,
+    parent_child,
+    semantic_parent_child,
+    contextual_retrieval,
+    contextual_structure,
+    hybrid_semantic_recursive,
+)
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, SourceDocument, Strategy, offline_context
 
 __all__ = ["REGISTRY", "ChunkingContext", "SourceDocument", "Strategy", "offline_context"]

@@ -89,8 +89,10 @@ class SourceDocument:
 
     document: documents_pb2.Document
 
-    @property
+    @cached_property
     def text(self) -> str:
+        # Reading a string field of a message builds a new str every time
+        # (a copy of the whole document): read it once.
         return self.document.text
 
     @property
@@ -184,7 +186,7 @@ class Strategy(ABC):
     ) -> common_pb2.Chunk:
         """A unified chunk that copies text[start:end]."""
         doc = source.document
-        content = doc.text[start:end]
+        content = source.text[start:end]
         return common_pb2.Chunk(
             chunk_id=ids.chunk_id(doc.document_id, self.name, self.config_id, index, role),
             document_id=doc.document_id,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from chunklab import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
+from services.chunker.token_map import TokenMap
 
 
 # One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
@@ -37,23 +37,26 @@ class FixedSize(Strategy):
         slice re-tokenized on its own can take more tokens than its window
         did; the window then gives back tokens until the hard maximum holds,
         and the next window starts where this one ended (minus the overlap),
-        so no text is skipped.
+        so no text is skipped. A window is re-counted without re-tokenizing
+        all of it (services/chunker/token_map.py): only its edges are
+        encoded again where they cut tiktoken's pieces differently.
         """
         size, overlap = self.values["chunk_size"], self.values["chunk_overlap"]
         text = source.text
-        ids = tokens.encoding().encode_ordinary(text)
-        offsets = tokens.token_char_offsets(text, ids)
+        token_map = TokenMap(text)
+        offsets = token_map.offsets
+        total = len(token_map)
         chunks = []
         start = 0
-        while start < len(ids):
-            end = min(start + size, len(ids))
-            count = tokens.count(text[offsets[start] : offsets[end]])
+        while start < total:
+            end = min(start + size, total)
+            count = token_map.count(start, end)
             while count > size:
                 end -= 1
-                count = tokens.count(text[offsets[start] : offsets[end]])
+                count = token_map.count(start, end)
             if offsets[start] < offsets[end]:
                 chunks.append(self.make_chunk(source, len(chunks), int(offsets[start]), int(offsets[end]), count))
-            if end == len(ids):
+            if end == total:
                 break
             start = max(end - overlap, start + 1)
         return chunks

@@ -1,0 +1,129 @@
+"""Sentence splitting with character offsets, for the twelve languages.
+
+Shared by the chunker (semantic, sentence_window, hybrid strategies) and the
+evaluator (extractive answers). `split(text, language)` returns (start, end)
+spans such that text[start:end] is one sentence, trimmed of surrounding
+whitespace, in document order and never overlapping. Every non-whitespace
+character of the text lies in exactly one span.
+
+How:
+1. The text is cut into blocks first: at blank lines, and at Markdown line
+   structure (a heading, a list item, a table row or a code fence starts a new
+   block; a heading or a table row ends one). A sentence never crosses a
+   block, so a heading without a full stop does not swallow the paragraph
+   under it.
+2. Each block goes through sentencex (Wikimedia's rule-based segmenter, MIT,
+   offline, with abbreviation lists for ~300 languages: "Dr.", "z.B.",
+   "e.g.", decimals, ellipses, closing quotes after the full stop). Blocks are
+   passed one at a time: sentencex slows down badly on long inputs.
+   A heading line or a table row is one sentence whatever its full stops
+   ("## Article 1. Scope").
+3. Full-width terminators 。！？ (and Arabic ؟) end a sentence in any language,
+   also where no space follows, unless a Japanese quotative particle (と, って)
+   continues the sentence after a closing bracket: 「行こう。」と言った。 is one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sentencex
+
+# Languages whose rules sentencex knows under another code, and documents
+# whose language is unknown ("und"): English rules are the broadest default.
+_LANGUAGE_ALIASES = {"": "en", "und": "en"}
+
+_STRUCTURE_LINE = re.compile(
+    r" {0,3}(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]|\d{1,9}[.)][ \t]|\||```|~~~)"
+)
+_ENDS_BLOCK = re.compile(r" {0,3}(?:#{1,6}(?:[ \t]|$)|\|)")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_WIDE_END = re.compile(r"[。！？!?]*[。！？؟][」』”’）)》】〕\"']*")
+_QUOTATIVE = ("と", "って")
+_CLOSERS = "」』”’）)》】〕\"'"
+_WHITESPACE = frozenset(" \t\r\n\f\v\u00a0\u2028\u2029\u3000\u200b\ufeff")
+
+
+def split(text: str, language: str = "en") -> list[tuple[int, int]]:
+    """Sentence spans (start, end) in code points, trimmed, in order."""
+    language = _LANGUAGE_ALIASES.get(language, language).split("-")[0].lower() or "en"
+    spans: list[tuple[int, int]] = []
+    for block_start, block_end in blocks(text):
+        block = text[block_start:block_end]
+        if _ENDS_BLOCK.match(block):  # a heading or a table row is one unit
+            a, b = trim(text, block_start, block_end)
+            if a < b:
+                spans.append((a, b))
+            continue
+        for piece in sentencex.get_sentence_boundaries(language, block):
+            start = block_start + piece["start_index"]
+            end = block_start + piece["end_index"]
+            for a, b in _split_wide(text, start, end):
+                a, b = trim(text, a, b)
+                if a >= b:
+                    continue
+                if spans and spans[-1][1] == a and text[a - 1] in _CLOSERS and text.startswith(_QUOTATIVE, a):
+                    spans[-1] = (spans[-1][0], b)  # 「…。」と言った。 is one sentence
+                else:
+                    spans.append((a, b))
+    return spans
+
+
+def sentences(text: str, language: str = "en") -> list[str]:
+    """The sentences themselves (convenience for callers that need no offsets)."""
+    return [text[a:b] for a, b in split(text, language)]
+
+
+def blocks(text: str) -> list[tuple[int, int]]:
+    """Ranges of text that no sentence crosses: paragraphs and Markdown lines
+    that stand on their own (headings, list items, table rows, fences)."""
+    found: list[tuple[int, int]] = []
+    start = None
+    previous_ends_block = False
+    for match in _LINE.finditer(text):
+        line_start, line_end = match.span()
+        if line_start == line_end:
+            break
+        line = match.group()
+        if not line.strip():
+            if start is not None:
+                found.append((start, line_start))
+                start = None
+            continue
+        if start is not None and (previous_ends_block or _STRUCTURE_LINE.match(line)):
+            found.append((start, line_start))
+            start = None
+        if start is None:
+            start = line_start
+        previous_ends_block = bool(_ENDS_BLOCK.match(line))
+    if start is not None:
+        found.append((start, len(text)))
+    return found
+
+
+def _split_wide(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cuts after full-width (CJK) and Arabic terminators inside one span."""
+    cuts = []
+    for match in _WIDE_END.finditer(text, start, end):
+        cut = match.end()
+        if cut >= end:
+            continue
+        closed = match.group()[-1] in _CLOSERS
+        if closed and text.startswith(_QUOTATIVE, cut):
+            continue
+        if match.group()[-1] == "؟" and text[cut] not in _WHITESPACE:
+            continue
+        cuts.append(cut)
+    if not cuts:
+        return [(start, end)]
+    bounds = [start, *cuts, end]
+    return list(zip(bounds, bounds[1:]))
+
+
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """The range without whitespace at either end (empty when all blank)."""
+    while start < end and text[start] in _WHITESPACE:
+        start += 1
+    while end > start and text[end - 1] in _WHITESPACE:
+        end -= 1
+    return start, end

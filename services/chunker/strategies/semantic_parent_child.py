@@ -1,0 +1,68 @@
+"""semantic_parent_child: paragraphs clustered into parents by similarity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chunklab.errors import InvalidArgument
+from chunklab.v1 import chunker_pb2
+from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
+from services.chunker.strategies.families import Family, family_chunks
+from services.chunker.strategies.spans import NEWLINE, Spans
+from services.chunker.strategies.structure import HeadingPaths, paragraphs_with_headings
+
+
+@REGISTRY.register
+class SemanticParentChild(Strategy):
+    name = "semantic_parent_child"
+    description = (
+        "Consecutive paragraphs join one parent while they stay similar to it; paragraphs are the "
+        "searchable children, parents are what the LLM sees."
+    )
+    requires_embeddings_to_chunk = True
+    knobs = (
+        Knob("threshold", chunker_pb2.KNOB_TYPE_DOUBLE, 0.5, "A paragraph less similar than this to the current parent starts a new one.", 0.0, 1.0),
+        Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 256, "Hard maximum tokens per child; longer paragraphs are cut into pieces.", 16, 8192),
+        Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 1024, "Hard maximum tokens per parent.", 16, 32768),
+    )
+
+    def validate(self) -> None:
+        if self.values["child_max_tokens"] > self.values["parent_max_tokens"]:
+            raise InvalidArgument(
+                f"semantic_parent_child.child_max_tokens ({self.values['child_max_tokens']}) must not exceed "
+                f"parent_max_tokens ({self.values['parent_max_tokens']})"
+            )
+
+    def chunk(self, source: SourceDocument, context: ChunkingContext):
+        """Children are paragraphs (a heading joins the paragraph after it;
+        long paragraphs are cut into pieces). A child joins the current
+        parent when its cosine similarity to the parent's mean embedding is
+        at least threshold and the parent stays within parent_max_tokens
+        (ADR 0012)."""
+        text = source.text
+        index = Spans(text, source.document.language)
+        limit = self.values["child_max_tokens"]
+        children: list[tuple[int, int, int]] = []
+        for start, end in paragraphs_with_headings(text, source.tree):
+            count = index.exact(start, end)
+            children += [(start, end, count)] if count <= limit else index.split(start, end, limit, level=NEWLINE)
+        if not children:
+            return []
+        vectors = np.asarray(context.embed([text[a:b] for a, b, _ in children]), dtype=np.float32)
+        paths = HeadingPaths(source.tree)
+        families: list[Family] = []
+        total = np.zeros(vectors.shape[1], dtype=np.float32)
+        for child, vector in zip(children, vectors):
+            if families:
+                mean = total / (np.linalg.norm(total) or 1.0)
+                family = families[-1]
+                if float(mean @ vector) >= self.values["threshold"] and (
+                    index.exact(family.start, child[1]) <= self.values["parent_max_tokens"]
+                ):
+                    family.children.append(child)
+                    family.end = child[1]
+                    total += vector
+                    continue
+            families.append(Family(child[0], child[1], paths.at(child[0]), [child]))
+            total = vector.copy()
+        return family_chunks(self, source, index, families)
