@@ -14,7 +14,6 @@ from chunklab.v1 import (
     chunker_pb2,
     common_pb2,
     documents_pb2,
-    evaluator_pb2,
     ingest_pb2,
     retriever_pb2,
 )
@@ -259,11 +258,3 @@ def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     assert not {"empty.md", "photo.png", "binary.txt"} & {d.name for d in listed.documents}
     # The servers are still up.
     assert chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=10).strategies
-
-
-def test_deferred_evaluator_rpcs_say_which_issue_brings_them(stack):
-    evaluator = clients.evaluator(stack.addresses["evaluator"])
-    code, message = status_of(
-        lambda: evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(), timeout=10)
-    )
-    assert code == grpc.StatusCode.UNIMPLEMENTED and "issue 6" in message

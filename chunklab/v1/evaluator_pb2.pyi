@@ -269,7 +269,7 @@ class JudgeScores(_message.Message):
     def __init__(self, context_relevance: _Optional[_Union[Score, _Mapping]] = ..., answer_similarity: _Optional[_Union[Score, _Mapping]] = ..., faithfulness: _Optional[_Union[Score, _Mapping]] = ..., hallucination: _Optional[_Union[Score, _Mapping]] = ..., judge_model: _Optional[str] = ..., prompt_version: _Optional[str] = ...) -> None: ...
 
 class RetrievalMetrics(_message.Message):
-    __slots__ = ("recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits", "recall", "precision", "iou", "hit_rate", "mrr", "embedding_answer_similarity", "chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms")
+    __slots__ = ("recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits", "recall", "precision", "iou", "hit_rate", "mrr", "embedding_answer_similarity", "chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms", "labelled", "questions", "questions_labelled", "judge_ms")
     RECALL_HITS_FIELD_NUMBER: _ClassVar[int]
     PRECISION_HITS_FIELD_NUMBER: _ClassVar[int]
     IOU_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -285,6 +285,10 @@ class RetrievalMetrics(_message.Message):
     TOKENS_SENT_FIELD_NUMBER: _ClassVar[int]
     RETRIEVE_MS_FIELD_NUMBER: _ClassVar[int]
     ANSWER_MS_FIELD_NUMBER: _ClassVar[int]
+    LABELLED_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_LABELLED_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MS_FIELD_NUMBER: _ClassVar[int]
     recall_hits: float
     precision_hits: float
     iou_hits: float
@@ -300,7 +304,11 @@ class RetrievalMetrics(_message.Message):
     tokens_sent: int
     retrieve_ms: float
     answer_ms: float
-    def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ...) -> None: ...
+    labelled: bool
+    questions: int
+    questions_labelled: int
+    judge_ms: float
+    def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ..., labelled: _Optional[bool] = ..., questions: _Optional[int] = ..., questions_labelled: _Optional[int] = ..., judge_ms: _Optional[float] = ...) -> None: ...
 
 class QuestionResult(_message.Message):
     __slots__ = ("question_id", "question", "run_key", "retrieved_chunks", "expansion_tree", "answer", "extractive", "metrics", "judge", "usage", "error")
@@ -329,20 +337,32 @@ class QuestionResult(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "mean_metrics", "mean_judge", "usage", "questions_done")
+    __slots__ = ("run_key", "retrieval", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "index_reused", "error", "questions_total")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     MEAN_METRICS_FIELD_NUMBER: _ClassVar[int]
     MEAN_JUDGE_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    PROCESSING_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_REUSED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     run_key: str
     retrieval: RetrievalSettings
     mean_metrics: RetrievalMetrics
     mean_judge: JudgeScores
     usage: _common_pb2.TokenUsage
     questions_done: int
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ...) -> None: ...
+    config_id: str
+    chunk_count: int
+    processing_seconds: float
+    index_reused: bool
+    error: str
+    questions_total: int
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")
@@ -361,7 +381,7 @@ class StrategyGrid(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., grid: _Optional[_Iterable[_Union[KnobGrid, _Mapping]]] = ...) -> None: ...
 
 class ExperimentConfig(_message.Message):
-    __slots__ = ("name", "question_set_id", "strategies", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "answer_model", "judge_model", "filter", "hybrid")
+    __slots__ = ("name", "question_set_id", "strategies", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "answer_model", "judge_model", "filter", "hybrid", "retrieval_only", "recency_lambda")
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
@@ -374,6 +394,8 @@ class ExperimentConfig(_message.Message):
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
     HYBRID_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_ONLY_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     name: str
     question_set_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[StrategyGrid]
@@ -386,10 +408,39 @@ class ExperimentConfig(_message.Message):
     judge_model: ModelEndpoint
     filter: _common_pb2.RetrievalFilter
     hybrid: bool
-    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., hybrid: _Optional[bool] = ...) -> None: ...
+    retrieval_only: bool
+    recency_lambda: float
+    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., hybrid: _Optional[bool] = ..., retrieval_only: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
+
+class ExperimentProvenance(_message.Message):
+    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
+    class DocumentHashesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    QUESTION_SET_HASH_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_PROMPT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CODE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_HASHES_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTIVE_METHOD_FIELD_NUMBER: _ClassVar[int]
+    question_set_hash: str
+    embedding_model: str
+    answer_model: str
+    judge_model: str
+    judge_prompt_version: str
+    code_version: str
+    document_hashes: _containers.ScalarMap[str, str]
+    extractive_method: str
+    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -399,6 +450,9 @@ class Experiment(_message.Message):
     RUNS_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -408,41 +462,54 @@ class Experiment(_message.Message):
     runs: _containers.RepeatedCompositeFieldContainer[ExperimentRun]
     results: _containers.RepeatedCompositeFieldContainer[QuestionResult]
     error: str
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+    provenance: ExperimentProvenance
+    questions_done: int
+    questions_total: int
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
-    __slots__ = ("config", "dry_run")
+    __slots__ = ("config", "dry_run", "resume_experiment_id")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    RESUME_EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     config: ExperimentConfig
     dry_run: bool
-    def __init__(self, config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+    resume_experiment_id: str
+    def __init__(self, config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., dry_run: _Optional[bool] = ..., resume_experiment_id: _Optional[str] = ...) -> None: ...
 
 class ExperimentEstimate(_message.Message):
-    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd")
+    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd", "completion_tokens", "notes", "documents")
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     ESTIMATED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     questions: int
     runs: int
     llm_calls: int
     prompt_tokens: int
     estimated_cost_usd: float
-    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ...) -> None: ...
+    completion_tokens: int
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    documents: int
+    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
-    __slots__ = ("experiment_id", "questions_done", "questions_total", "message")
+    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     questions_done: int
     questions_total: int
     message: str
-    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+    run_key: str
+    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ...) -> None: ...
 
 class ExperimentEvent(_message.Message):
     __slots__ = ("progress", "estimate", "experiment")
@@ -455,10 +522,14 @@ class ExperimentEvent(_message.Message):
     def __init__(self, progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ..., estimate: _Optional[_Union[ExperimentEstimate, _Mapping]] = ..., experiment: _Optional[_Union[Experiment, _Mapping]] = ...) -> None: ...
 
 class GetExperimentRequest(_message.Message):
-    __slots__ = ("experiment_id",)
+    __slots__ = ("experiment_id", "without_results", "run_key")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHOUT_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
-    def __init__(self, experiment_id: _Optional[str] = ...) -> None: ...
+    without_results: bool
+    run_key: str
+    def __init__(self, experiment_id: _Optional[str] = ..., without_results: _Optional[bool] = ..., run_key: _Optional[str] = ...) -> None: ...
 
 class ListExperimentsRequest(_message.Message):
     __slots__ = ("page_size", "page_token")
@@ -485,7 +556,7 @@ class CompareExperimentsRequest(_message.Message):
     def __init__(self, experiment_ids: _Optional[_Iterable[str]] = ..., bootstrap_samples: _Optional[int] = ...) -> None: ...
 
 class MetricDifference(_message.Message):
-    __slots__ = ("metric", "baseline_run_key", "run_key", "difference", "ci_low", "ci_high", "shared_questions")
+    __slots__ = ("metric", "baseline_run_key", "run_key", "difference", "ci_low", "ci_high", "shared_questions", "baseline_experiment_id", "experiment_id", "baseline_mean", "mean")
     METRIC_FIELD_NUMBER: _ClassVar[int]
     BASELINE_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -493,6 +564,10 @@ class MetricDifference(_message.Message):
     CI_LOW_FIELD_NUMBER: _ClassVar[int]
     CI_HIGH_FIELD_NUMBER: _ClassVar[int]
     SHARED_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_MEAN_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
     metric: str
     baseline_run_key: str
     run_key: str
@@ -500,7 +575,11 @@ class MetricDifference(_message.Message):
     ci_low: float
     ci_high: float
     shared_questions: int
-    def __init__(self, metric: _Optional[str] = ..., baseline_run_key: _Optional[str] = ..., run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ...) -> None: ...
+    baseline_experiment_id: str
+    experiment_id: str
+    baseline_mean: float
+    mean: float
+    def __init__(self, metric: _Optional[str] = ..., baseline_run_key: _Optional[str] = ..., run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., baseline_experiment_id: _Optional[str] = ..., experiment_id: _Optional[str] = ..., baseline_mean: _Optional[float] = ..., mean: _Optional[float] = ...) -> None: ...
 
 class CompareExperimentsResponse(_message.Message):
     __slots__ = ("experiments", "warnings", "differences")
@@ -541,20 +620,26 @@ class SubmitFeedbackRequest(_message.Message):
     def __init__(self, query_id: _Optional[str] = ..., thumbs_up: _Optional[bool] = ..., comment: _Optional[str] = ...) -> None: ...
 
 class Feedback(_message.Message):
-    __slots__ = ("feedback_id", "query_id", "thumbs_up", "comment", "strategy", "created_at")
+    __slots__ = ("feedback_id", "query_id", "thumbs_up", "comment", "strategy", "created_at", "question", "answer", "retrieved_chunks")
     FEEDBACK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_ID_FIELD_NUMBER: _ClassVar[int]
     THUMBS_UP_FIELD_NUMBER: _ClassVar[int]
     COMMENT_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     feedback_id: str
     query_id: str
     thumbs_up: bool
     comment: str
     strategy: str
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, feedback_id: _Optional[str] = ..., query_id: _Optional[str] = ..., thumbs_up: _Optional[bool] = ..., comment: _Optional[str] = ..., strategy: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    question: str
+    answer: str
+    retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
+    def __init__(self, feedback_id: _Optional[str] = ..., query_id: _Optional[str] = ..., thumbs_up: _Optional[bool] = ..., comment: _Optional[str] = ..., strategy: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., question: _Optional[str] = ..., answer: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ...) -> None: ...
 
 class SummarizeFeedbackRequest(_message.Message):
     __slots__ = ()

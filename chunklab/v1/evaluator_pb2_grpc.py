@@ -128,7 +128,8 @@ class EvaluatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListQuestionSets(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Errors: INVALID_ARGUMENT (bad page_size or page_token).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -151,23 +152,30 @@ class EvaluatorServiceServicer:
 
     def RunExperiment(self, request, context):
         """Runs (or, with dry_run, validates and estimates) an experiment,
-        streaming progress; the last event holds the experiment.
+        streaming progress: an estimate first, then progress, and last the
+        experiment with its run means (GetExperiment has the per-question
+        results). The run goes on if the caller hangs up; experiments run one
+        at a time, in the order they were started.
+        With resume_experiment_id set, continues a stored experiment that a
+        restart interrupted, keeping its finished questions.
         Errors: INVALID_ARGUMENT (unknown strategy, bad grid), NOT_FOUND
-        (question set).
+        (question set, experiment to resume), FAILED_PRECONDITION (the
+        experiment to resume is not interrupted), UNAVAILABLE (a peer service).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetExperiment(self, request, context):
-        """Errors: NOT_FOUND.
+        """Errors: NOT_FOUND, INVALID_ARGUMENT (empty id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListExperiments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Errors: INVALID_ARGUMENT (bad page_size or page_token).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -195,7 +203,8 @@ class EvaluatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SummarizeFeedback(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Errors: none.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

@@ -1,39 +1,120 @@
 """The evaluator service's gRPC wiring: `python -m services.evaluator`.
 
-Question sets, answers, judges, experiments, comparisons and reports arrive
-with issue 6; until then every RPC answers UNIMPLEMENTED and says so, while
-the server already stands with health, reflection and graceful shutdown.
+On start-up, experiments that a previous process left running are marked
+interrupted (their finished questions stay); on SIGTERM the running
+experiment stops after its current question and is marked interrupted.
 """
 
 from __future__ import annotations
 
-from chunklab.errors import Unimplemented
+import subprocess
+from pathlib import Path
+
+import chunklab
+from chunklab.db import make_sessionmaker
+from chunklab.embeddings import get_provider, warm_up_in_background
+from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
-from chunklab.settings import load_settings
+from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
+from services.evaluator.experiments import RunnerDeps
+from services.evaluator.models import ModelDefaults
+from services.evaluator.peers import GrpcPeers
+from services.evaluator.repository import Repository
+from services.evaluator.service import EvaluatorService
+from services.evaluator.store import Base
 
 SERVICE = evaluator_pb2.DESCRIPTOR.services_by_name["EvaluatorService"]
 
 
-def _deferred(method: str):
-    def handler(self, request, context):
-        raise Unimplemented(f"EvaluatorService.{method} arrives with issue 6 (evaluator); it is not built yet")
+class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
+    def __init__(self, service: EvaluatorService) -> None:
+        self._service = service
 
-    handler.__name__ = method
-    return handler
+    def CreateQuestionSet(self, request, context):
+        return self._service.create_question_set(request)
+
+    def ImportQuestionSet(self, request_iterator, context):
+        first = next(request_iterator, None)
+        if first is None or first.WhichOneof("part") != "header":
+            raise InvalidArgument("an import starts with a header message (name, format, document_ids)")
+
+        def pieces():
+            for message in request_iterator:
+                if message.WhichOneof("part") != "data":
+                    raise InvalidArgument("only the first message of an import may be a header")
+                yield message.data
+
+        return self._service.import_question_set(first.header, pieces())
+
+    def GetQuestionSet(self, request, context):
+        return self._service.get_question_set(request.question_set_id)
+
+    def ListQuestionSets(self, request, context):
+        return self._service.list_question_sets(request)
+
+    def DeleteQuestionSet(self, request, context):
+        self._service.delete_question_set(request.question_set_id)
+        return evaluator_pb2.DeleteQuestionSetResponse()
+
+    def Answer(self, request, context):
+        yield from self._service.answer(request)
+
+    def RunExperiment(self, request, context):
+        yield from self._service.run_experiment(request)
+
+    def GetExperiment(self, request, context):
+        return self._service.get_experiment(request)
+
+    def ListExperiments(self, request, context):
+        return self._service.list_experiments(request)
+
+    def CompareExperiments(self, request, context):
+        return self._service.compare(request)
+
+    def GetReport(self, request, context):
+        return self._service.report(request)
+
+    def SubmitFeedback(self, request, context):
+        return self._service.submit_feedback(request)
+
+    def SummarizeFeedback(self, request, context):
+        return self._service.summarize_feedback()
 
 
-EvaluatorServicer = type(
-    "EvaluatorServicer",
-    (evaluator_pb2_grpc.EvaluatorServiceServicer,),
-    {m.name: _deferred(m.name) for m in SERVICE.methods},
-)
+def code_version() -> str:
+    """The package version, with the git commit when the code runs from a checkout."""
+    version = f"chunklab {getattr(chunklab, '__version__', '0.1.0')}"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+            capture_output=True, text=True, timeout=2, check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{version} (git {commit})" if commit else version
+
+
+def build_service(settings: Settings) -> EvaluatorService:
+    deps = RunnerDeps(
+        repository=Repository(make_sessionmaker(settings.database_url_for("evaluator"), Base)),
+        peers=GrpcPeers(settings),
+        provider_for=get_provider,
+        defaults=ModelDefaults.from_settings(settings),
+        default_embedding_model=settings.embedding_model,
+        code_version=code_version(),
+        judge_attempts=settings.llm_max_retries + 1,
+    )
+    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000))
 
 
 def main() -> None:
     configure_logging()
     settings = load_settings()
-    servicer = EvaluatorServicer()
+    warm_up_in_background(settings.embedding_model)
+    service = build_service(settings)
+    service.recover()
+    servicer = EvaluatorServicer(service)
     serve(
         "evaluator",
         settings.evaluator_address,
@@ -41,4 +122,5 @@ def main() -> None:
         [SERVICE.full_name],
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
+        on_stop=service.stop,
     )

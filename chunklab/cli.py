@@ -1,0 +1,418 @@
+"""The command line: run a whole experiment headless and write its report.
+
+    python -m chunklab.cli experiment --corpus a.md b.md --questions q.csv \
+        --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --report report.html
+
+It is a gRPC client only: it talks to a running stack (addresses from the
+CHUNKLAB_*_ADDRESS settings), or starts one with --start and stops it after.
+Progress goes to stderr, the summary table to stdout (or JSON with --json).
+Exit codes: 0 done, 1 the experiment failed or was interrupted, 2 bad
+usage, 3 a service refused or could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+from google.protobuf import json_format
+
+from chunklab import clients
+from chunklab.settings import Settings
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2
+
+UPLOAD_PIECE = 1024 * 1024
+VIEWS = {
+    "both": evaluator_pb2.REPORT_VIEW_BOTH,
+    "managerial": evaluator_pb2.REPORT_VIEW_MANAGERIAL,
+    "technical": evaluator_pb2.REPORT_VIEW_TECHNICAL,
+}
+STATES = {
+    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
+    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
+    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
+    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
+    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
+}
+
+
+class UsageError(Exception):
+    """A command line that cannot work; the message says why."""
+
+
+class Progress:
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
+        self._stream = stream
+        self._width = width
+        self._tty = stream.isatty()
+        self._last_line = 0.0
+        self._last_done = -1
+
+    def update(self, done: int, total: int, message: str) -> None:
+        total = max(total, 1)
+        filled = int(self._width * min(done, total) / total)
+        bar = "#" * filled + "." * (self._width - filled)
+        line = f"[{bar}] {done}/{total} {message}"
+        if self._tty:
+            columns = 120
+            self._stream.write("\r" + line[:columns].ljust(columns))
+            self._stream.flush()
+        elif done != self._last_done and (time.monotonic() - self._last_line > 2 or done == total):
+            self._last_line, self._last_done = time.monotonic(), done
+            self._stream.write(line[:200] + "\n")
+            self._stream.flush()
+
+    def message(self, text: str) -> None:
+        self._stream.write(("\r\n" if self._tty else "") + text + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._tty:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+def _rpc(call, *args, what: str, **kwargs):
+    try:
+        return call(*args, **kwargs)
+    except grpc.RpcError as exc:
+        raise ServiceFailure(f"{what}: {exc.code().name}: {exc.details()}") from None
+
+
+class ServiceFailure(Exception):
+    """A service refused a call or could not be reached."""
+
+
+# -- building the request ----------------------------------------------------
+
+def parse_value(text: str, knob: chunker_pb2.KnobSpec, where: str) -> common_pb2.KnobValue:
+    try:
+        if knob.type == chunker_pb2.KNOB_TYPE_INT:
+            return common_pb2.KnobValue(int_value=int(text))
+        if knob.type == chunker_pb2.KNOB_TYPE_DOUBLE:
+            return common_pb2.KnobValue(double_value=float(text))
+        if knob.type == chunker_pb2.KNOB_TYPE_BOOL:
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return common_pb2.KnobValue(bool_value=text.lower() in ("true", "1", "yes"))
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not a valid value for this knob") from None
+    return common_pb2.KnobValue(string_value=text)
+
+
+def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[evaluator_pb2.StrategyGrid]:
+    """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids."""
+    by_name = {info.name: info for info in infos}
+    if names == ["all"]:
+        names = list(by_name)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise UsageError(f"unknown strategy {', '.join(unknown)}; the chunker offers {', '.join(by_name)}")
+    out = {name: evaluator_pb2.StrategyGrid(strategy=name) for name in names}
+    for item in grids:
+        target, sep, values = item.partition("=")
+        strategy, dot, knob_name = target.partition(".")
+        if not sep or not dot or not values:
+            raise UsageError(f"--grid {item!r}: write strategy.knob=value1,value2")
+        if strategy not in out:
+            raise UsageError(f"--grid {item!r}: add --strategy {strategy} too")
+        knobs = {k.name: k for k in by_name[strategy].knobs}
+        if knob_name not in knobs:
+            raise UsageError(f"--grid {item!r}: {strategy} has no knob {knob_name!r}; it has {', '.join(knobs) or 'none'}")
+        parsed = [parse_value(v.strip(), knobs[knob_name], f"--grid {item}") for v in values.split(",") if v.strip()]
+        out[strategy].grid.append(evaluator_pb2.KnobGrid(knob=knob_name, values=parsed))
+    return list(out.values())
+
+
+def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> evaluator_pb2.ModelEndpoint:
+    key = os.environ.get(key_env, "") if key_env else ""
+    return evaluator_pb2.ModelEndpoint(base_url=base_url or "", model=model or "", api_key=key)
+
+
+# -- talking to the stack ----------------------------------------------------
+
+def upload(ingest, path: Path, collection: str, timeout: float) -> documents_pb2.Document:
+    data = path.read_bytes()
+
+    def messages() -> Iterator[ingest_pb2.CreateDocumentRequest]:
+        yield ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(
+            name=path.name, collection=collection, size_bytes=len(data)))
+        for start in range(0, len(data), UPLOAD_PIECE):
+            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + UPLOAD_PIECE])
+
+    return _rpc(ingest.CreateDocument, messages(), timeout=timeout, what=f"uploading {path}").document
+
+
+def import_questions(evaluator, path: Path, mapping: dict[str, str], timeout: float) -> evaluator_pb2.QuestionSet:
+    data = path.read_bytes()
+
+    def messages() -> Iterator[evaluator_pb2.ImportQuestionSetRequest]:
+        yield evaluator_pb2.ImportQuestionSetRequest(header=evaluator_pb2.ImportHeader(
+            name=path.name, document_ids=mapping))
+        for start in range(0, len(data), UPLOAD_PIECE):
+            yield evaluator_pb2.ImportQuestionSetRequest(data=data[start : start + UPLOAD_PIECE])
+
+    return _rpc(evaluator.ImportQuestionSet, messages(), timeout=timeout, what=f"importing {path}")
+
+
+def follow(events, progress: Progress) -> tuple[evaluator_pb2.ExperimentEstimate | None, evaluator_pb2.Experiment | None]:
+    estimate = experiment = None
+    try:
+        for event in events:
+            kind = event.WhichOneof("event")
+            if kind == "estimate":
+                estimate = event.estimate
+            elif kind == "progress":
+                p = event.progress
+                progress.update(p.questions_done, p.questions_total, p.message)
+            elif kind == "experiment":
+                experiment = event.experiment
+    except grpc.RpcError as exc:
+        raise ServiceFailure(f"running the experiment: {exc.code().name}: {exc.details()}") from None
+    finally:
+        progress.close()
+    return estimate, experiment
+
+
+def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
+    rows = []
+    for run in experiment.runs:
+        m, j = run.mean_metrics, run.mean_judge
+        row = {"run": run.run_key, "questions": run.questions_done, "error": run.error}
+        if m.questions_labelled:
+            row.update(recall=m.recall, precision=m.precision, iou=m.iou, hit_rate=m.hit_rate, mrr=m.mrr,
+                       recall_hits=m.recall_hits, precision_hits=m.precision_hits, iou_hits=m.iou_hits)
+        row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
+                   llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
+        for measure in ("context_relevance", "answer_similarity", "faithfulness", "hallucination"):
+            score = getattr(j, measure)
+            row[measure] = score.value if score.measured else None
+        rows.append(row)
+    return rows
+
+
+def print_table(experiment: evaluator_pb2.Experiment, out=sys.stdout) -> None:
+    rows = summary_rows(experiment)
+    print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
+          + (f" ({experiment.error})" if experiment.error else ""), file=out)
+    header = f"{'run':<48} {'recall':>8} {'precision':>9} {'IoU':>7} {'hit':>6} {'MRR':>6} {'tokens/q':>9}"
+    print(header, file=out)
+    for row in rows:
+        if row["error"]:
+            print(f"{row['run']:<48} not measured: {row['error']}", file=out)
+            continue
+        if "recall" in row:
+            cells = (f"{100 * row['recall']:7.1f}% {100 * row['precision']:8.2f}% {100 * row['iou']:6.2f}% "
+                     f"{100 * row['hit_rate']:5.1f}% {row['mrr']:6.3f}")
+        else:
+            cells = f"{'-':>8} {'-':>9} {'-':>7} {'-':>6} {'-':>6}"
+        print(f"{row['run']:<48} {cells} {row['tokens_per_question']:>9,}", file=out)
+
+
+def write_report(evaluator, experiment_id: str, path: Path, view: str, timeout: float) -> Path:
+    report = _rpc(evaluator.GetReport, evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=VIEWS[view]),
+                  timeout=timeout, what="writing the report")
+    if path.is_dir():
+        path = path / report.file_name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.html, encoding="utf-8")
+    return path
+
+
+# -- commands ----------------------------------------------------------------
+
+def cmd_experiment(args, settings: Settings, addresses: dict[str, str]) -> int:
+    progress = Progress()
+    ingest = clients.ingest(addresses["ingest"])
+    chunker = clients.chunker(addresses["chunker"])
+    evaluator = clients.evaluator(addresses["evaluator"])
+    infos = list(_rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
+                      what="listing strategies").strategies)
+    grids = strategy_grids(args.strategy, args.grid or [], infos)
+    mapping = {}
+    for item in args.map or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--map {item!r}: write corpus_id=document_id")
+        mapping[key] = value
+    document_ids = []
+    for corpus in args.corpus or []:
+        document = upload(ingest, Path(corpus), args.collection, settings.rpc_timeout_s)
+        document_ids.append(document.document_id)
+        progress.message(f"uploaded {corpus} as {document.document_id}")
+    if args.question_set:
+        question_set_id = args.question_set
+    else:
+        question_set = import_questions(evaluator, Path(args.questions), mapping, settings.long_rpc_timeout_s)
+        question_set_id = question_set.question_set_id
+        progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
+    config = evaluator_pb2.ExperimentConfig(
+        name=args.name or "", question_set_id=question_set_id, strategies=grids, top_k=args.top_k,
+        neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next,
+        embedding_model=args.embedding_model or "", retrieval_only=args.retrieval_only,
+        answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
+        judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
+    )
+    if args.window is not None:
+        config.window = args.window
+    if args.only_uploaded:
+        config.filter.document_ids.extend(document_ids)
+    events = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config, dry_run=args.dry_run),
+                                     timeout=settings.long_rpc_timeout_s)
+    return finish(evaluator, events, args, settings, progress)
+
+
+def cmd_resume(args, settings: Settings, addresses: dict[str, str]) -> int:
+    evaluator = clients.evaluator(addresses["evaluator"])
+    keys = evaluator_pb2.ExperimentConfig(
+        answer_model=endpoint(None, None, args.api_key_env), judge_model=endpoint(None, None, args.api_key_env))
+    events = evaluator.RunExperiment(
+        evaluator_pb2.RunExperimentRequest(resume_experiment_id=args.experiment_id, config=keys),
+        timeout=settings.long_rpc_timeout_s)
+    args.dry_run = False
+    return finish(evaluator, events, args, settings, Progress())
+
+
+def finish(evaluator, events, args, settings: Settings, progress: Progress) -> int:
+    estimate, experiment = follow(events, progress)
+    if args.dry_run:
+        shown = json_format.MessageToDict(estimate, preserving_proto_field_name=True) if estimate else {}
+        print(json.dumps({"dry_run": True, "estimate": shown}, indent=2))
+        return 0
+    if experiment is None:
+        raise ServiceFailure("the evaluator ended the stream without the experiment")
+    if args.json:
+        print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
+                          "error": experiment.error, "runs": summary_rows(experiment)}, indent=2))
+    else:
+        print_table(experiment)
+    if args.report:
+        path = write_report(evaluator, experiment.experiment_id, Path(args.report), args.view, settings.rpc_timeout_s)
+        print(f"report written to {path}", file=sys.stderr)
+    return 0 if experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
+
+
+def cmd_report(args, settings: Settings, addresses: dict[str, str]) -> int:
+    evaluator = clients.evaluator(addresses["evaluator"])
+    path = write_report(evaluator, args.experiment_id, Path(args.out), args.view, settings.rpc_timeout_s)
+    print(f"report written to {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args, settings: Settings, addresses: dict[str, str]) -> int:
+    evaluator = clients.evaluator(addresses["evaluator"])
+    reply = _rpc(evaluator.CompareExperiments, evaluator_pb2.CompareExperimentsRequest(experiment_ids=args.experiment_ids),
+                 timeout=settings.rpc_timeout_s, what="comparing")
+    for warning in reply.warnings:
+        print(f"warning: {warning}")
+    for d in reply.differences:
+        print(f"{d.metric:<28} {d.run_key:<40} vs {d.baseline_run_key:<30} {d.difference:+.4f} "
+              f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] over {d.shared_questions} questions")
+    return 0
+
+
+def cmd_strategies(args, settings: Settings, addresses: dict[str, str]) -> int:
+    chunker = clients.chunker(addresses["chunker"])
+    for info in _rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
+                     what="listing strategies").strategies:
+        knobs = ", ".join(k.name for k in info.knobs)
+        print(f"{info.name:<28} {'(needs an LLM) ' if info.requires_llm else ''}{info.description} [{knobs}]")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="chunklab", description="ChunkLab from the command line (a gRPC client).")
+    root.add_argument("--start", action="store_true", help="start the whole stack for this command, then stop it")
+    root.add_argument("--data-dir", help="with --start: the stack's data folder (default: CHUNKLAB_DATA_DIR)")
+    commands = root.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("experiment", help="upload, import, run an experiment and write its report")
+    run.add_argument("--corpus", nargs="*", help="documents to upload first (already uploaded ones are reused)")
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("--questions", help="a question set file (.jsonl or .csv) to import")
+    source.add_argument("--question-set", help="the id of a question set already imported")
+    run.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
+    run.add_argument("--collection", default="", help="collection for uploaded documents")
+    run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
+    run.add_argument("--top-k", type=int, default=5)
+    run.add_argument("--neighbor-prev", type=int, default=0)
+    run.add_argument("--neighbor-next", type=int, default=0)
+    run.add_argument("--window", type=int, help="sentence_window: sentences each side of a hit")
+    run.add_argument("--embedding-model", help="default: the stack's configured model")
+    run.add_argument("--answer-base-url")
+    run.add_argument("--answer-model", help='a chat model, or "extractive"')
+    run.add_argument("--judge-base-url")
+    run.add_argument("--judge-model", help='a chat model, or "none"')
+    run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
+    run.add_argument("--retrieval-only", action="store_true", help="retrieval measures only: no answers, no judges")
+    run.add_argument("--only-uploaded", action="store_true", help="search only the documents given with --corpus")
+    run.add_argument("--dry-run", action="store_true", help="validate and estimate; nothing runs")
+    run.add_argument("--name")
+    run.add_argument("--report", help="where to write the HTML report (a file, or a folder)")
+    run.add_argument("--view", choices=VIEWS, default="both")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.set_defaults(handler=cmd_experiment)
+
+    resume = commands.add_parser("resume", help="continue an interrupted experiment")
+    resume.add_argument("experiment_id")
+    resume.add_argument("--api-key-env")
+    resume.add_argument("--report")
+    resume.add_argument("--view", choices=VIEWS, default="both")
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(handler=cmd_resume)
+
+    rep = commands.add_parser("report", help="write an experiment's HTML report")
+    rep.add_argument("experiment_id")
+    rep.add_argument("--out", required=True)
+    rep.add_argument("--view", choices=VIEWS, default="both")
+    rep.set_defaults(handler=cmd_report)
+
+    cmp_ = commands.add_parser("compare", help="compare experiments with bootstrap intervals")
+    cmp_.add_argument("experiment_ids", nargs="+")
+    cmp_.set_defaults(handler=cmd_compare)
+
+    strategies = commands.add_parser("strategies", help="list the chunker's strategies")
+    strategies.set_defaults(handler=cmd_strategies)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    settings = Settings()
+    stack = None
+    try:
+        if args.start:
+            from chunklab.stack import Stack
+
+            data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir
+            print(f"starting ChunkLab in {data_dir.resolve()} ...", file=sys.stderr)
+            stack = Stack(data_dir=data_dir.resolve()).start()
+            addresses = dict(stack.addresses)
+        else:
+            addresses = {name: getattr(settings, f"{name}_address") for name in ("ingest", "chunker", "evaluator")}
+        return args.handler(args, settings, addresses)
+    except UsageError as exc:
+        print(f"chunklab: {exc}", file=sys.stderr)
+        return 2
+    except ServiceFailure as exc:
+        print(f"chunklab: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("\nchunklab: stopped; a running experiment goes on in the evaluator", file=sys.stderr)
+        return 130
+    finally:
+        if stack is not None:
+            stack.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Answers: streamed from an OpenAI-compatible chat model, or extractive.
+
+With no chat endpoint the answer is the few sentences of the retrieved
+context closest to the question by embeddings (the run's embedding model),
+in reading order, labelled extractive so nobody mistakes it for an LLM's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from chunklab import sentences
+from chunklab.embeddings import EmbeddingProvider
+from chunklab.llm import ChatClient, ChatResult
+from chunklab.v1 import common_pb2
+
+EXTRACTIVE_SENTENCES = 3
+EXTRACTIVE_METHOD = f"top {EXTRACTIVE_SENTENCES} context sentences by embedding cosine to the question"
+
+SYSTEM = (
+    "You answer questions using only the provided context. Quote facts from it; if the context "
+    "does not contain the answer, say that it does not."
+)
+
+def context_text(retrieved: Sequence[common_pb2.RetrievedChunk]) -> str:
+    """The context as the LLM sees it: each chunk with its document and position."""
+    parts = []
+    for number, item in enumerate(retrieved, start=1):
+        chunk = item.chunk
+        where = " > ".join(chunk.heading_path)
+        head = f"[{number}] {chunk.document_name}" + (f" ({where})" if where else "")
+        parts.append(f"{head}\n{chunk.content}")
+    return "\n\n".join(parts)
+
+
+def answer_messages(question: str, retrieved: Sequence[common_pb2.RetrievedChunk]) -> list[dict]:
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Context:\n{context_text(retrieved)}\n\nQuestion: {question}"},
+    ]
+
+
+@dataclass
+class Answer:
+    text: str
+    extractive: bool
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+def stream_llm_answer(
+    client: ChatClient, question: str, retrieved: Sequence[common_pb2.RetrievedChunk]
+) -> Iterator[str | Answer]:
+    """Yields the answer's pieces as the model writes them, then the Answer."""
+    for piece in client.stream(answer_messages(question, retrieved)):
+        if isinstance(piece, ChatResult):
+            yield Answer(
+                text=piece.text, extractive=False, model=client.endpoint.model,
+                prompt_tokens=piece.prompt_tokens, completion_tokens=piece.completion_tokens,
+                latency_ms=piece.latency_ms,
+            )
+        else:
+            yield piece
+
+
+class SentenceEmbeddings:
+    """Embeddings of context sentences by (model, text), so that questions that
+    retrieve the same chunks do not embed the same sentences again."""
+
+    def __init__(self, size: int = 20000) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, provider: EmbeddingProvider, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if (provider.name, t) not in self._items]
+        if missing:
+            vectors = provider.embed_documents(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors):
+                    self._items[(provider.name, text)] = vector
+                while len(self._items) > self._size:
+                    self._items.popitem(last=False)
+        with self._lock:
+            rows = [self._items.get((provider.name, t)) for t in texts]
+        if any(r is None for r in rows):  # evicted meanwhile: embed what is missing now
+            rows = [r if r is not None else provider.embed_documents([t])[0] for r, t in zip(rows, texts)]
+        return np.vstack(rows) if rows else np.zeros((0, provider.dimension), dtype=np.float32)
+
+
+def extractive_answer(
+    provider: EmbeddingProvider,
+    question: str,
+    retrieved: Sequence[common_pb2.RetrievedChunk],
+    cache: SentenceEmbeddings,
+    count: int = EXTRACTIVE_SENTENCES,
+) -> Answer:
+    """The context sentences closest to the question, in reading order."""
+    started = time.perf_counter()
+    found: list[tuple[int, int, str]] = []  # (chunk position, sentence start, text)
+    seen: set[str] = set()
+    for position, item in enumerate(retrieved):
+        content = item.chunk.content
+        for start, end in sentences.split(content, item.chunk.language or "en"):
+            text = content[start:end]
+            if text not in seen:
+                seen.add(text)
+                found.append((position, start, text))
+    if not found:
+        return Answer("The retrieved context is empty: there is nothing to answer from.", True, "extractive")
+    vectors = cache.embed(provider, [text for _, _, text in found])
+    scores = vectors @ provider.embed_query(question)
+    best = sorted(np.argsort(-scores, kind="stable")[:count])
+    text = " ".join(found[i][2] for i in best)
+    return Answer(text, True, "extractive", latency_ms=(time.perf_counter() - started) * 1e3)

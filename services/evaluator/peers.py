@@ -1,0 +1,73 @@
+"""The evaluator's calls to the other services, over gRPC, each with a deadline.
+
+The service logic sees only these methods, so it knows nothing of gRPC; a
+failed call becomes a chunklab.errors error naming the peer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+
+from chunklab import clients
+from chunklab.errors import from_rpc_error
+from chunklab.settings import Settings
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
+
+
+class GrpcPeers:
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._ingest = clients.ingest(settings.ingest_address)
+        self._chunker = clients.chunker(settings.chunker_address)
+        self._retriever = clients.retriever(settings.retriever_address)
+
+    def get_document(self, document_id: str, full: bool = False) -> documents_pb2.Document:
+        view = documents_pb2.DOCUMENT_VIEW_FULL if full else documents_pb2.DOCUMENT_VIEW_BASIC
+        try:
+            return self._ingest.GetDocument(
+                ingest_pb2.GetDocumentRequest(document_id=document_id, view=view), timeout=self._settings.rpc_timeout_s
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "ingest") from None
+
+    def list_documents(self) -> list[documents_pb2.Document]:
+        documents: list[documents_pb2.Document] = []
+        token = ""
+        try:
+            while True:
+                page = self._ingest.ListDocuments(
+                    ingest_pb2.ListDocumentsRequest(page_size=1000, page_token=token),
+                    timeout=self._settings.rpc_timeout_s,
+                )
+                documents += page.documents
+                token = page.next_page_token
+                if not token:
+                    return documents
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "ingest") from None
+
+    def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
+        try:
+            reply = self._chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=self._settings.rpc_timeout_s)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "chunker") from None
+        return list(reply.strategies)
+
+    def process(
+        self, document_id: str, spec: common_pb2.StrategySpec, embedding_model: str
+    ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
+        request = chunker_pb2.ProcessDocumentRequest(
+            document_id=document_id, strategies=[spec], embedding_model=embedding_model
+        )
+        try:
+            yield from self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "chunker") from None
+
+    def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
+        try:
+            return self._retriever.Retrieve(request, timeout=self._settings.rpc_timeout_s)
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "retriever") from None

@@ -1,0 +1,239 @@
+"""Reads and writes of the evaluator's tables, in protobuf terms.
+
+Each write is its own short transaction, so a finished question is on disk
+the moment it is saved (a restart keeps it).
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import sessionmaker
+
+from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import evaluator_pb2
+from services.evaluator.store import (
+    ExperimentRow, FeedbackRow, QueryRow, QuestionResultRow, QuestionRow, QuestionSetRow,
+)
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 1000
+_NAMESPACE = uuid.UUID("0b7e4f2a-6c1d-4e8b-9a3f-5d2c1b0a9e87")
+
+
+def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:
+    if page_size < 0 or page_size > MAX_PAGE:
+        raise InvalidArgument(f"page_size must be between 0 and {MAX_PAGE}, got {page_size}")
+    offset = 0
+    if page_token:
+        try:
+            offset = int(base64.urlsafe_b64decode(page_token.encode()).decode())
+        except (ValueError, UnicodeDecodeError):
+            raise InvalidArgument("page_token is not one this service gave out; start again without it") from None
+        if offset < 0:
+            raise InvalidArgument("page_token is not one this service gave out; start again without it")
+    return (page_size or DEFAULT_PAGE), offset
+
+
+def next_token(offset: int, size: int, returned: int, total: int) -> str:
+    end = offset + returned
+    return base64.urlsafe_b64encode(str(end).encode()).decode() if returned == size and end < total else ""
+
+
+def question_id(question_set_id: str, position: int) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"{question_set_id}/{position}"))
+
+
+class Repository:
+    def __init__(self, sessions: sessionmaker) -> None:
+        self._sessions = sessions
+
+    # -- question sets ----------------------------------------------------
+
+    def add_question_set(self, name: str, description: str, questions: Sequence[evaluator_pb2.Question],
+                         content_hash: str) -> evaluator_pb2.QuestionSet:
+        set_id = str(uuid.uuid4())
+        now = utcnow()
+        stored = []
+        with self._sessions.begin() as session:
+            session.add(QuestionSetRow(
+                question_set_id=set_id, name=name, description=description, content_hash=content_hash,
+                question_count=len(questions), created_at=now,
+            ))
+            session.flush()
+            for position, question in enumerate(questions):
+                q = evaluator_pb2.Question()
+                q.CopyFrom(question)
+                q.question_id = question_id(set_id, position)
+                stored.append(q)
+                session.add(QuestionRow(
+                    question_id=q.question_id, question_set_id=set_id, position=position,
+                    message=q.SerializeToString(),
+                ))
+        return evaluator_pb2.QuestionSet(
+            question_set_id=set_id, name=name, description=description, content_hash=content_hash,
+            question_count=len(stored), created_at=to_proto(now), questions=stored,
+        )
+
+    @staticmethod
+    def _set_message(row: QuestionSetRow) -> evaluator_pb2.QuestionSet:
+        return evaluator_pb2.QuestionSet(
+            question_set_id=row.question_set_id, name=row.name, description=row.description,
+            content_hash=row.content_hash, question_count=row.question_count, created_at=to_proto(row.created_at),
+        )
+
+    def get_question_set(self, set_id: str, with_questions: bool = True) -> evaluator_pb2.QuestionSet:
+        if not set_id:
+            raise InvalidArgument("question_set_id is empty")
+        with self._sessions() as session:
+            row = session.get(QuestionSetRow, set_id)
+            if row is None:
+                raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
+            message = self._set_message(row)
+            if with_questions:
+                rows = session.scalars(
+                    select(QuestionRow).where(QuestionRow.question_set_id == set_id).order_by(QuestionRow.position)
+                )
+                for q in rows:
+                    message.questions.add().ParseFromString(q.message)
+            return message
+
+    def list_question_sets(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.QuestionSet], str]:
+        size, offset = page_bounds(page_size, page_token)
+        with self._sessions() as session:
+            total = session.scalar(select(func.count()).select_from(QuestionSetRow))
+            rows = session.scalars(
+                select(QuestionSetRow).order_by(QuestionSetRow.created_at.desc(), QuestionSetRow.question_set_id)
+                .offset(offset).limit(size)
+            ).all()
+            return [self._set_message(r) for r in rows], next_token(offset, size, len(rows), total)
+
+    def delete_question_set(self, set_id: str) -> None:
+        if not set_id:
+            raise InvalidArgument("question_set_id is empty")
+        with self._sessions.begin() as session:
+            row = session.get(QuestionSetRow, set_id)
+            if row is None:
+                raise NotFound(f"no question set {set_id}")
+            users = session.scalars(
+                select(ExperimentRow.experiment_id).where(ExperimentRow.question_set_id == set_id).limit(5)
+            ).all()
+            if users:
+                raise FailedPrecondition(
+                    f"question set {row.name!r} is used by experiment(s) {', '.join(users)}; "
+                    "it stays so that they remain reproducible"
+                )
+            session.execute(delete(QuestionRow).where(QuestionRow.question_set_id == set_id))
+            session.delete(row)
+
+    # -- experiments ------------------------------------------------------
+
+    def add_experiment(self, experiment: evaluator_pb2.Experiment) -> None:
+        with self._sessions.begin() as session:
+            session.add(ExperimentRow(
+                experiment_id=experiment.experiment_id, name=experiment.config.name,
+                question_set_id=experiment.config.question_set_id, state=experiment.state,
+                created_at=experiment.created_at.ToDatetime(tzinfo=utcnow().tzinfo), error=experiment.error,
+                message=_without_results(experiment),
+            ))
+
+    def save_experiment(self, experiment: evaluator_pb2.Experiment) -> None:
+        finished = experiment.finished_at.ToDatetime(tzinfo=utcnow().tzinfo) if experiment.HasField("finished_at") else None
+        with self._sessions.begin() as session:
+            session.execute(
+                update(ExperimentRow).where(ExperimentRow.experiment_id == experiment.experiment_id).values(
+                    state=experiment.state, error=experiment.error, finished_at=finished,
+                    message=_without_results(experiment),
+                )
+            )
+
+    def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
+        """The stored experiment without its per-question results."""
+        if not experiment_id:
+            raise InvalidArgument("experiment_id is empty")
+        with self._sessions() as session:
+            row = session.get(ExperimentRow, experiment_id)
+            if row is None:
+                raise NotFound(f"no experiment {experiment_id}; ListExperiments shows the stored ones")
+            return evaluator_pb2.Experiment.FromString(row.message)
+
+    def list_experiments(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.Experiment], str]:
+        size, offset = page_bounds(page_size, page_token)
+        with self._sessions() as session:
+            total = session.scalar(select(func.count()).select_from(ExperimentRow))
+            rows = session.scalars(
+                select(ExperimentRow).order_by(ExperimentRow.created_at.desc(), ExperimentRow.experiment_id)
+                .offset(offset).limit(size)
+            ).all()
+            return [evaluator_pb2.Experiment.FromString(r.message) for r in rows], next_token(
+                offset, size, len(rows), total
+            )
+
+    def experiment_ids_in_state(self, state: int) -> list[str]:
+        with self._sessions() as session:
+            return list(session.scalars(select(ExperimentRow.experiment_id).where(ExperimentRow.state == state)))
+
+    def save_result(self, experiment_id: str, position: int, result: evaluator_pb2.QuestionResult) -> None:
+        with self._sessions.begin() as session:
+            session.add(QuestionResultRow(
+                experiment_id=experiment_id, run_key=result.run_key, question_id=result.question_id,
+                position=position, message=result.SerializeToString(),
+            ))
+
+    def results(self, experiment_id: str) -> list[evaluator_pb2.QuestionResult]:
+        """Every finished question, in run order then question order."""
+        with self._sessions() as session:
+            rows = session.scalars(
+                select(QuestionResultRow).where(QuestionResultRow.experiment_id == experiment_id)
+                .order_by(QuestionResultRow.result_id)
+            ).all()
+            return [evaluator_pb2.QuestionResult.FromString(r.message) for r in rows]
+
+    def done_keys(self, experiment_id: str) -> set[tuple[str, str]]:
+        with self._sessions() as session:
+            rows = session.execute(
+                select(QuestionResultRow.run_key, QuestionResultRow.question_id)
+                .where(QuestionResultRow.experiment_id == experiment_id)
+            ).all()
+            return {(r[0], r[1]) for r in rows}
+
+    # -- queries and feedback ---------------------------------------------
+
+    def add_query(self, row: QueryRow) -> None:
+        with self._sessions.begin() as session:
+            session.add(row)
+
+    def query(self, query_id: str) -> QueryRow:
+        with self._sessions() as session:
+            row = session.get(QueryRow, query_id)
+            if row is None:
+                raise NotFound(f"no answered query {query_id}; feedback needs the query_id an Answer returned")
+            session.expunge(row)
+            return row
+
+    def add_feedback(self, row: FeedbackRow) -> None:
+        with self._sessions.begin() as session:
+            session.add(row)
+
+    def feedback_counts(self) -> list[tuple[str, bool, int]]:
+        with self._sessions() as session:
+            return [
+                (r[0], bool(r[1]), int(r[2]))
+                for r in session.execute(
+                    select(FeedbackRow.strategy, FeedbackRow.thumbs_up, func.count())
+                    .group_by(FeedbackRow.strategy, FeedbackRow.thumbs_up)
+                ).all()
+            ]
+
+
+def _without_results(experiment: evaluator_pb2.Experiment) -> bytes:
+    stored = evaluator_pb2.Experiment()
+    stored.CopyFrom(experiment)
+    stored.ClearField("results")
+    for endpoint in (stored.config.answer_model, stored.config.judge_model):
+        endpoint.api_key = ""
+    return stored.SerializeToString()

@@ -1,0 +1,336 @@
+"""The evaluator's logic behind its RPCs. Knows nothing of gRPC: peers come as
+an object with plain methods (services.evaluator.peers.GrpcPeers in the
+server, a fake in unit tests)."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
+from chunklab.llm import ChatClient, LLMError
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from services.evaluator import answers, compare, models, pricing, question_sets, report
+from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
+from services.evaluator.store import FeedbackRow, QueryRow
+
+log = logging.getLogger("chunklab.evaluator")
+
+MAX_COMMENT = 2000
+
+
+class ExperimentWorker:
+    """Runs experiments one at a time on its own thread, in the order started.
+
+    A run does not depend on the caller staying connected: events go to a
+    queue that the RPC drains while it can.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self.active: set[str] = set()
+
+    def submit(self, experiment_id: str, job) -> None:
+        with self._lock:
+            self.active.add(experiment_id)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="experiments", daemon=True)
+                self._thread.start()
+        self._jobs.put((experiment_id, job))
+
+    def _loop(self) -> None:
+        while True:
+            experiment_id, job = self._jobs.get()
+            self._idle.clear()
+            try:
+                job()
+            except Exception:  # noqa: BLE001 - the runner records failures; never kill the worker
+                log.exception("experiment %s crashed", experiment_id)
+            finally:
+                with self._lock:
+                    self.active.discard(experiment_id)
+                if self._jobs.empty():
+                    self._idle.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        return self._idle.wait(timeout)
+
+
+class EvaluatorService:
+    def __init__(self, deps: RunnerDeps, max_upload_bytes: int) -> None:
+        self._deps = deps
+        self._repo = deps.repository
+        self._peers = deps.peers
+        self._runner = ExperimentRunner(deps)
+        self._worker = ExperimentWorker()
+        self._max_upload = max_upload_bytes
+
+    # -- start-up and shutdown ----------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Marks experiments a previous process left RUNNING or PENDING as interrupted."""
+        ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
+               *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
+        for experiment_id in ids:
+            experiment = self._repo.experiment(experiment_id)
+            experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+            experiment.error = ("interrupted: the evaluator restarted mid-run; finished questions are kept, "
+                                "resume it with RunExperiment(resume_experiment_id)")
+            experiment.finished_at.CopyFrom(to_proto(utcnow()))
+            ExperimentRunner.summarize(experiment, self._repo.results(experiment_id))
+            self._repo.save_experiment(experiment)
+            log.warning("experiment %s was interrupted by a restart", experiment_id)
+        return ids
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stops the running experiment after its current question (marked
+        interrupted); queued ones stay pending and are marked at next start."""
+        self._runner.stop()
+        self._worker.wait_idle(timeout)
+
+    # -- question sets ------------------------------------------------------
+
+    def _store_set(self, name: str, description: str, raw: list[question_sets.RawQuestion],
+                   mapping: dict[str, str]) -> evaluator_pb2.QuestionSet:
+        if not name.strip():
+            raise InvalidArgument("name the question set")
+        if not raw:
+            raise InvalidArgument("a question set needs at least one question")
+        resolver = question_sets.DocumentResolver(mapping, self._peers.get_document, self._peers.list_documents)
+        questions = []
+        for item in raw:
+            question = evaluator_pb2.Question(
+                text=item.text, expected_answer=item.expected_answer, metadata=item.metadata
+            )
+            for ref in item.references:
+                question.references.append(question_sets.resolve(ref, resolver, item.where))
+            questions.append(question)
+        return self._repo.add_question_set(
+            name.strip(), description, questions, question_sets.content_hash(questions)
+        )
+
+    def create_question_set(self, request: evaluator_pb2.CreateQuestionSetRequest) -> evaluator_pb2.QuestionSet:
+        return self._store_set(request.name, request.description, question_sets.from_messages(request.questions), {})
+
+    def import_question_set(self, header: evaluator_pb2.ImportHeader, pieces: Iterator[bytes]) -> evaluator_pb2.QuestionSet:
+        data = bytearray()
+        for piece in pieces:
+            data += piece
+            if len(data) > self._max_upload:
+                raise InvalidArgument(
+                    f"the question file is over {self._max_upload / 1e6:g} MB (CHUNKLAB_MAX_UPLOAD_MB); split it"
+                )
+        raw = question_sets.read_file(bytes(data), header.format, header.name)
+        return self._store_set(header.name, "", raw, dict(header.document_ids))
+
+    def get_question_set(self, set_id: str) -> evaluator_pb2.QuestionSet:
+        return self._repo.get_question_set(set_id)
+
+    def list_question_sets(self, request) -> evaluator_pb2.ListQuestionSetsResponse:
+        sets, token = self._repo.list_question_sets(request.page_size, request.page_token)
+        return evaluator_pb2.ListQuestionSetsResponse(question_sets=sets, next_page_token=token)
+
+    def delete_question_set(self, set_id: str) -> None:
+        self._repo.delete_question_set(set_id)
+
+    # -- answers ------------------------------------------------------------
+
+    def answer(self, request: evaluator_pb2.AnswerRequest) -> Iterator[evaluator_pb2.AnswerEvent]:
+        question = request.question.strip()
+        if not question:
+            raise InvalidArgument("the question is empty: ask something")
+        settings = request.retrieval
+        if not settings.strategy.name:
+            raise InvalidArgument("name the strategy to retrieve with (retrieval.strategy.name)")
+        provider = self._deps.provider_for(settings.embedding_model or self._deps.default_embedding_model)
+        endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
+        retrieve = retriever_pb2.RetrieveRequest(
+            query=question, strategy=settings.strategy.name, top_k=settings.top_k or 5,
+            neighbor_prev=settings.neighbor_prev, neighbor_next=settings.neighbor_next, filter=settings.filter,
+            embedding_model=provider.name, hybrid=settings.hybrid, recency_lambda=settings.recency_lambda,
+        )
+        if settings.HasField("window"):
+            retrieve.window = settings.window
+        response = self._peers.retrieve(retrieve)
+        query_id = str(uuid.uuid4())
+        context = evaluator_pb2.AnswerContext(
+            query_id=query_id, retrieved_chunks=response.retrieved_chunks, expansion_tree=response.expansion_tree
+        )
+        yield evaluator_pb2.AnswerEvent(context=context)
+        started = time.perf_counter()
+        if endpoint is None:
+            answer = answers.extractive_answer(provider, question, response.retrieved_chunks, self._deps.sentence_cache)
+            yield evaluator_pb2.AnswerEvent(delta=answer.text)
+        else:
+            answer = None
+            try:
+                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks):
+                    if isinstance(piece, answers.Answer):
+                        answer = piece
+                    else:
+                        yield evaluator_pb2.AnswerEvent(delta=piece)
+            except LLMError as exc:
+                raise Unavailable(f"the answer model failed: {exc}") from None
+        latency = (time.perf_counter() - started) * 1e3
+        usage = common_pb2.TokenUsage(
+            prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+            llm_calls=0 if answer.extractive else 1,
+            estimated_cost_usd=0.0 if answer.extractive else pricing.cost_usd(
+                answer.model, answer.prompt_tokens, answer.completion_tokens),
+        )
+        stored_settings = evaluator_pb2.RetrievalSettings()
+        stored_settings.CopyFrom(settings)
+        stored_settings.embedding_model = provider.name
+        self._repo.add_query(QueryRow(
+            query_id=query_id, question=question, strategy=settings.strategy.name, answer=answer.text,
+            extractive=answer.extractive, model=answer.model, latency_ms=latency, created_at=utcnow(),
+            context=context.SerializeToString(), settings=stored_settings.SerializeToString(),
+        ))
+        yield evaluator_pb2.AnswerEvent(result=evaluator_pb2.AnswerResult(
+            query_id=query_id, answer=answer.text, extractive=answer.extractive, model=answer.model,
+            usage=usage, latency_ms=latency,
+        ))
+
+    # -- experiments --------------------------------------------------------
+
+    def run_experiment(self, request: evaluator_pb2.RunExperimentRequest) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        if request.resume_experiment_id:
+            experiment, plan = self._resume_plan(request)
+        else:
+            plan = self._runner.plan(request.config)
+            experiment = None
+        estimate = self._runner.estimate(plan)
+        yield evaluator_pb2.ExperimentEvent(estimate=estimate)
+        if request.dry_run:
+            preview = evaluator_pb2.Experiment(config=plan.config, state=evaluator_pb2.EXPERIMENT_STATE_PENDING,
+                                               question_set_hash=plan.question_set.content_hash,
+                                               questions_total=len(plan.cells) * len(plan.question_set.questions))
+            for cell in plan.cells:
+                preview.runs.add(run_key=cell.run_key, config_id=cell.config_id,
+                                 questions_total=len(plan.question_set.questions))
+            yield evaluator_pb2.ExperimentEvent(experiment=preview)
+            return
+        if experiment is None:
+            experiment = self._runner.new_experiment(plan)
+            self._repo.add_experiment(experiment)
+        events: queue.Queue = queue.Queue()
+
+        def job() -> None:
+            final = self._runner.run(experiment, plan, events.put)
+            events.put(evaluator_pb2.ExperimentEvent(experiment=final))
+
+        self._worker.submit(experiment.experiment_id, job)
+        yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
+            experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
+            questions_done=experiment.questions_done, message="queued",
+        ))
+        while True:
+            event = events.get()
+            yield event
+            if event.HasField("experiment"):
+                return
+
+    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest) -> tuple[evaluator_pb2.Experiment, Plan]:
+        experiment_id = request.resume_experiment_id
+        experiment = self._repo.experiment(experiment_id)
+        if experiment_id in self._worker.active:
+            raise FailedPrecondition(f"experiment {experiment_id} is running now; there is nothing to resume")
+        if experiment.state not in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED):
+            raise FailedPrecondition(
+                f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}; "
+                "only interrupted or failed experiments resume"
+            )
+        plan = self._runner.with_keys(self._runner.plan(experiment.config), request.config)
+        if plan.question_set.content_hash != experiment.question_set_hash:
+            raise FailedPrecondition("the experiment's question set changed since it started; start a new experiment")
+        if [c.run_key for c in plan.cells] != [r.run_key for r in experiment.runs]:
+            raise FailedPrecondition(
+                "the chunker's strategies changed since the experiment started (its runs no longer expand the "
+                "same way); start a new experiment"
+            )
+        return experiment, plan
+
+    def get_experiment(self, request: evaluator_pb2.GetExperimentRequest) -> evaluator_pb2.Experiment:
+        experiment = self._repo.experiment(request.experiment_id)
+        results = self._repo.results(experiment.experiment_id)
+        ExperimentRunner.summarize(experiment, results)
+        if not request.without_results:
+            experiment.results.extend(r for r in results if not request.run_key or r.run_key == request.run_key)
+        return experiment
+
+    def list_experiments(self, request) -> evaluator_pb2.ListExperimentsResponse:
+        experiments, token = self._repo.list_experiments(request.page_size, request.page_token)
+        return evaluator_pb2.ListExperimentsResponse(experiments=experiments, next_page_token=token)
+
+    def compare(self, request: evaluator_pb2.CompareExperimentsRequest) -> evaluator_pb2.CompareExperimentsResponse:
+        ids = list(dict.fromkeys(request.experiment_ids))
+        if len(ids) < 2:
+            raise InvalidArgument("name at least two different experiments to compare")
+        samples = request.bootstrap_samples or compare.DEFAULT_SAMPLES
+        if not 100 <= samples <= compare.MAX_SAMPLES:
+            raise InvalidArgument(f"bootstrap_samples must be between 100 and {compare.MAX_SAMPLES}, got {samples}")
+        experiments, results = [], {}
+        for experiment_id in ids:
+            experiment = self._repo.experiment(experiment_id)
+            results[experiment_id] = self._repo.results(experiment_id)
+            ExperimentRunner.summarize(experiment, results[experiment_id])
+            experiments.append(experiment)
+        return evaluator_pb2.CompareExperimentsResponse(
+            experiments=experiments, warnings=compare.warnings(experiments),
+            differences=compare.differences(experiments, results, samples),
+        )
+
+    def report(self, request: evaluator_pb2.GetReportRequest) -> evaluator_pb2.Report:
+        experiment = self._repo.experiment(request.experiment_id)
+        if experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
+            raise FailedPrecondition(
+                f"experiment {experiment.experiment_id} is still {report.STATE[experiment.state]}; "
+                "its report is written once it ends"
+            )
+        results = self._repo.results(experiment.experiment_id)
+        ExperimentRunner.summarize(experiment, results)
+        question_set = self._repo.get_question_set(experiment.config.question_set_id)
+        return evaluator_pb2.Report(
+            experiment_id=experiment.experiment_id, file_name=report.file_name(experiment),
+            html=report.render(experiment, question_set, results, request.view),
+        )
+
+    # -- feedback -----------------------------------------------------------
+
+    def submit_feedback(self, request: evaluator_pb2.SubmitFeedbackRequest) -> evaluator_pb2.Feedback:
+        if not request.query_id:
+            raise InvalidArgument("query_id is empty: rate the query_id an Answer returned")
+        if len(request.comment) > MAX_COMMENT:
+            raise InvalidArgument(f"the comment is over {MAX_COMMENT} characters")
+        query = self._repo.query(request.query_id)
+        now = utcnow()
+        row = FeedbackRow(
+            feedback_id=str(uuid.uuid4()), query_id=query.query_id, thumbs_up=request.thumbs_up,
+            comment=request.comment, strategy=query.strategy, created_at=now,
+        )
+        self._repo.add_feedback(row)
+        context = evaluator_pb2.AnswerContext.FromString(query.context)
+        return evaluator_pb2.Feedback(
+            feedback_id=row.feedback_id, query_id=query.query_id, thumbs_up=row.thumbs_up, comment=row.comment,
+            strategy=row.strategy, created_at=to_proto(now), question=query.question, answer=query.answer,
+            retrieved_chunks=context.retrieved_chunks,
+        )
+
+    def summarize_feedback(self) -> evaluator_pb2.SummarizeFeedbackResponse:
+        totals: dict[str, list[int]] = {}
+        for strategy, up, count in self._repo.feedback_counts():
+            totals.setdefault(strategy, [0, 0])[0 if up else 1] += count
+        return evaluator_pb2.SummarizeFeedbackResponse(strategies=[
+            evaluator_pb2.FeedbackSummary(strategy=s, thumbs_up=u, thumbs_down=d)
+            for s, (u, d) in sorted(totals.items())
+        ])
+

@@ -1,0 +1,78 @@
+"""The command line runs a whole experiment against the running stack, as a
+person would type it: upload, import, run with progress, print the summary,
+write the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chunklab.stack import REPO
+
+pytestmark = pytest.mark.e2e
+
+NOTES = """# Field notes
+
+The lighthouse keeper logs the weather every morning at six.
+Storm warnings go up when the barometer falls below 990 hectopascals.
+
+## Supplies
+
+Fresh water arrives by boat on Tuesdays. Lamp oil is ordered once a month.
+"""
+
+
+def cli(stack, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chunklab.cli", *args], cwd=REPO, env=stack.env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def files(tmp_path):
+    corpus = tmp_path / "cli-notes.md"
+    corpus.write_text(NOTES)
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("\n".join(json.dumps(q) for q in [
+        {"question": "When does the keeper log the weather?",
+         "references": [{"document": "cli-notes", "content": "every morning at six"}]},
+        {"question": "How does water arrive?",
+         "references": [{"document": "cli-notes", "content": "Fresh water arrives by boat on Tuesdays."}]},
+    ]))
+    return corpus, questions
+
+
+def test_one_command_runs_an_experiment_and_writes_the_report(stack, files, tmp_path):
+    corpus, questions = files
+    out = tmp_path / "reports"
+    out.mkdir()
+    done = cli(stack, "experiment", "--corpus", str(corpus), "--questions", str(questions),
+               "--strategy", "fixed_size", "--grid", "fixed_size.chunk_size=16,32", "--grid", "fixed_size.chunk_overlap=0",
+               "--top-k", "2", "--retrieval-only", "--only-uploaded", "--report", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["state"] == "succeeded"
+    assert [r["run"] for r in summary["runs"]] == [
+        "fixed_size[chunk_size=16,chunk_overlap=0]", "fixed_size[chunk_size=32,chunk_overlap=0]"]
+    for row in summary["runs"]:
+        assert row["questions"] == 2 and 0 <= row["iou"] <= row["recall"] <= 1
+    assert "[" in done.stderr and "/4" in done.stderr  # the progress bar
+    (report,) = out.glob("*.html")
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    again = cli(stack, "report", summary["experiment_id"], "--out", str(tmp_path / "again.html"), "--view", "managerial")
+    assert again.returncode == 0 and 'id="managerial"' in (tmp_path / "again.html").read_text()
+
+
+def test_a_dry_run_prints_the_estimate_and_bad_usage_says_why(stack, files):
+    corpus, questions = files
+    dry = cli(stack, "experiment", "--corpus", str(corpus), "--questions", str(questions),
+              "--strategy", "fixed_size", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    estimate = json.loads(dry.stdout)["estimate"]
+    assert estimate["questions"] == 2 and estimate["runs"] == 1
+    wrong = cli(stack, "experiment", "--questions", str(questions), "--strategy", "magic")
+    assert wrong.returncode == 2 and "unknown strategy magic" in wrong.stderr
+    listed = cli(stack, "strategies")
+    assert listed.returncode == 0 and "fixed_size" in listed.stdout

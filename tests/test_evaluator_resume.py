@@ -1,0 +1,138 @@
+"""A killed evaluator loses nothing it finished: SIGKILL it mid-run, start it
+again on the same data folder, find the experiment interrupted with its
+finished questions, and resume it without redoing them.
+
+The evaluator here is its own process on its own data folder, talking to the
+session stack's ingest, chunker and retriever; answers come from a local
+OpenAI-compatible server that is told to hang on the third question.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from chunklab import clients
+from chunklab.stack import REPO, wait_serving
+from chunklab.v1 import common_pb2, evaluator_pb2, ingest_pb2
+from tests.support.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.e2e
+
+DOCUMENT = "\n\n".join(
+    f"Paragraph {i}. The {name} river flows through the valley of {place}. Its water feeds the {crop} fields."
+    for i, (name, place, crop) in enumerate([
+        ("Amber", "Lorn", "barley"), ("Birch", "Mossa", "rice"), ("Cobalt", "Venn", "wheat"),
+        ("Dune", "Ostra", "maize"), ("Ember", "Quill", "oat"),
+    ])
+)
+QUESTIONS = [
+    "Which river flows through Lorn?", "What does the Birch river feed?", "Where does the Cobalt river flow?",
+    "What grows by the Dune river?", "Which valley does the Ember river cross?",
+]
+
+
+def start_evaluator(stack, data_dir: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    env = stack.env()
+    env["CHUNKLAB_DATA_DIR"] = str(data_dir)
+    env["CHUNKLAB_EVALUATOR_ADDRESS"] = "127.0.0.1:0"
+    env["CHUNKLAB_LLM_TIMEOUT_S"] = "300"
+    process = subprocess.Popen([sys.executable, "-m", "services.evaluator"], cwd=REPO, env=env,
+                               stdout=subprocess.PIPE, stderr=log.open("ab"), text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=120)
+        except queue.Empty:
+            process.kill()
+            raise RuntimeError(f"the evaluator did not start: {log.read_text()[-2000:]}") from None
+        if "listening on" in line:
+            address = line.rsplit(" ", 1)[-1].strip()
+            wait_serving(address, 60)
+            return process, address
+
+
+def asked(call: dict) -> str:
+    return call["body"]["messages"][-1]["content"].rsplit("Question: ", 1)[-1]
+
+
+def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing_them(stack, tmp_path):
+    ingest = clients.ingest(stack.addresses["ingest"])
+    document = ingest.CreateDocument(iter([
+        ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="rivers.md", collection="resume-test")),
+        ingest_pb2.CreateDocumentRequest(data=DOCUMENT.encode()),
+    ]), timeout=60).document
+    log = tmp_path / "evaluator.log"
+    process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
+    try:
+        with FakeOpenAI() as fake:
+            fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
+            fake.script = ["good", "good", "slow"]  # the third answer hangs until the process dies
+            fake.delay_s = 120
+            evaluator = clients.evaluator(address)
+            question_set = evaluator.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+                name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
+            config = evaluator_pb2.ExperimentConfig(
+                name="resume me", question_set_id=question_set.question_set_id,
+                strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+                    evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
+                    evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
+                top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+                answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
+                judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+            )
+            stream = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=300)
+            experiment_id = ""
+            for event in stream:
+                if event.HasField("progress"):
+                    experiment_id = event.progress.experiment_id
+                    if event.progress.questions_done == 2:
+                        break
+            deadline = time.monotonic() + 60
+            while len(fake.calls) < 3 and time.monotonic() < deadline:  # the third answer is being written
+                time.sleep(0.05)
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+            stream.cancel()
+            assert [asked(c) for c in fake.calls] == QUESTIONS[:3]
+
+            process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
+            evaluator = clients.evaluator(address)
+            interrupted = evaluator.GetExperiment(
+                evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+            assert interrupted.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+            assert "interrupted" in interrupted.error
+            assert [r.question for r in interrupted.results] == QUESTIONS[:2]
+            assert interrupted.runs[0].questions_done == 2 and interrupted.questions_done == 2
+            kept = {r.question_id: r.SerializeToString() for r in interrupted.results}
+
+            fake.calls.clear()
+            fake.behaviour = "good"
+            events = list(evaluator.RunExperiment(
+                evaluator_pb2.RunExperimentRequest(resume_experiment_id=experiment_id), timeout=300))
+            done = events[-1].experiment
+            assert done.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, done.error
+            assert [asked(c) for c in fake.calls] == QUESTIONS[2:]  # the finished two were not asked again
+            final = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+            assert sorted(r.question for r in final.results) == sorted(QUESTIONS)
+            assert final.runs[0].questions_done == 5 and final.runs[0].usage.llm_calls == 5
+            for result in final.results:
+                assert result.answer == f"Answer to: {result.question}"
+                if result.question_id in kept:
+                    assert result.SerializeToString() == kept[result.question_id]
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
