@@ -75,23 +75,39 @@ class StrategyInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., knobs: _Optional[_Iterable[_Union[KnobSpec, _Mapping]]] = ..., requires_llm: _Optional[bool] = ..., requires_embeddings_to_chunk: _Optional[bool] = ...) -> None: ...
 
 class ListStrategiesResponse(_message.Message):
-    __slots__ = ("strategies",)
+    __slots__ = ("strategies", "embedding_models", "llm")
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODELS_FIELD_NUMBER: _ClassVar[int]
+    LLM_FIELD_NUMBER: _ClassVar[int]
     strategies: _containers.RepeatedCompositeFieldContainer[StrategyInfo]
-    def __init__(self, strategies: _Optional[_Iterable[_Union[StrategyInfo, _Mapping]]] = ...) -> None: ...
+    embedding_models: _containers.RepeatedScalarFieldContainer[str]
+    llm: str
+    def __init__(self, strategies: _Optional[_Iterable[_Union[StrategyInfo, _Mapping]]] = ..., embedding_models: _Optional[_Iterable[str]] = ..., llm: _Optional[str] = ...) -> None: ...
+
+class LLMChoice(_message.Message):
+    __slots__ = ("base_url", "model", "api_key")
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    API_KEY_FIELD_NUMBER: _ClassVar[int]
+    base_url: str
+    model: str
+    api_key: str
+    def __init__(self, base_url: _Optional[str] = ..., model: _Optional[str] = ..., api_key: _Optional[str] = ...) -> None: ...
 
 class ProcessDocumentRequest(_message.Message):
-    __slots__ = ("document_id", "strategies", "embedding_model")
+    __slots__ = ("document_id", "strategies", "embedding_model", "llm")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LLM_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[_common_pb2.StrategySpec]
     embedding_model: str
-    def __init__(self, document_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[_common_pb2.StrategySpec, _Mapping]]] = ..., embedding_model: _Optional[str] = ...) -> None: ...
+    llm: LLMChoice
+    def __init__(self, document_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[_common_pb2.StrategySpec, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., llm: _Optional[_Union[LLMChoice, _Mapping]] = ...) -> None: ...
 
 class StrategyProgress(_message.Message):
-    __slots__ = ("strategy", "phase", "fraction_done", "message", "chunk_count", "seconds", "error")
+    __slots__ = ("strategy", "phase", "fraction_done", "message", "chunk_count", "seconds", "error", "embeddings_cached", "usage")
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     FRACTION_DONE_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +115,8 @@ class StrategyProgress(_message.Message):
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_CACHED_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     strategy: str
     phase: StrategyPhase
     fraction_done: float
@@ -106,7 +124,9 @@ class StrategyProgress(_message.Message):
     chunk_count: int
     seconds: float
     error: str
-    def __init__(self, strategy: _Optional[str] = ..., phase: _Optional[_Union[StrategyPhase, str]] = ..., fraction_done: _Optional[float] = ..., message: _Optional[str] = ..., chunk_count: _Optional[int] = ..., seconds: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...
+    embeddings_cached: int
+    usage: _common_pb2.TokenUsage
+    def __init__(self, strategy: _Optional[str] = ..., phase: _Optional[_Union[StrategyPhase, str]] = ..., fraction_done: _Optional[float] = ..., message: _Optional[str] = ..., chunk_count: _Optional[int] = ..., seconds: _Optional[float] = ..., error: _Optional[str] = ..., embeddings_cached: _Optional[int] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ...) -> None: ...
 
 class StrategyFailure(_message.Message):
     __slots__ = ("strategy", "reason")
@@ -133,16 +153,18 @@ class StrategyOutcome(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., seconds: _Optional[float] = ..., embeddings_cached: _Optional[int] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ...) -> None: ...
 
 class ProcessDocumentResult(_message.Message):
-    __slots__ = ("document_id", "embedding_model", "strategies_completed", "strategies_failed")
+    __slots__ = ("document_id", "embedding_model", "strategies_completed", "strategies_failed", "llm")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    LLM_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     embedding_model: str
     strategies_completed: _containers.RepeatedCompositeFieldContainer[StrategyOutcome]
     strategies_failed: _containers.RepeatedCompositeFieldContainer[StrategyFailure]
-    def __init__(self, document_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., strategies_completed: _Optional[_Iterable[_Union[StrategyOutcome, _Mapping]]] = ..., strategies_failed: _Optional[_Iterable[_Union[StrategyFailure, _Mapping]]] = ...) -> None: ...
+    llm: str
+    def __init__(self, document_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., strategies_completed: _Optional[_Iterable[_Union[StrategyOutcome, _Mapping]]] = ..., strategies_failed: _Optional[_Iterable[_Union[StrategyFailure, _Mapping]]] = ..., llm: _Optional[str] = ...) -> None: ...
 
 class ProcessDocumentEvent(_message.Message):
     __slots__ = ("progress", "result")
@@ -153,17 +175,23 @@ class ProcessDocumentEvent(_message.Message):
     def __init__(self, progress: _Optional[_Union[StrategyProgress, _Mapping]] = ..., result: _Optional[_Union[ProcessDocumentResult, _Mapping]] = ...) -> None: ...
 
 class PreviewChunksRequest(_message.Message):
-    __slots__ = ("document_id", "strategy")
+    __slots__ = ("document_id", "strategy", "embedding_model", "llm")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LLM_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     strategy: _common_pb2.StrategySpec
-    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ...) -> None: ...
+    embedding_model: str
+    llm: LLMChoice
+    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., embedding_model: _Optional[str] = ..., llm: _Optional[_Union[LLMChoice, _Mapping]] = ...) -> None: ...
 
 class PreviewChunksResponse(_message.Message):
-    __slots__ = ("chunks", "config_id")
+    __slots__ = ("chunks", "config_id", "usage")
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.Chunk]
     config_id: str
-    def __init__(self, chunks: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ..., config_id: _Optional[str] = ...) -> None: ...
+    usage: _common_pb2.TokenUsage
+    def __init__(self, chunks: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ..., config_id: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ...) -> None: ...

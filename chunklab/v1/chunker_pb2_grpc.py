@@ -65,20 +65,26 @@ class ChunkerServiceServicer:
     def ProcessDocument(self, request, context):
         """Chunks a stored document with each requested strategy, embeds the
         chunks and has the retriever index them, streaming progress. A failing
-        strategy stores nothing and does not stop the others; the last event
-        holds the result.
+        strategy (its LLM missing, failing or too slow; its embeddings
+        endpoint failing; the retriever refusing its chunks) stores nothing and
+        does not stop the others; the last event holds the result.
         Errors: INVALID_ARGUMENT (no strategies, unknown strategy or knob,
-        knob out of range), NOT_FOUND (document), UNAVAILABLE (ingest or
-        retriever unreachable before any strategy ran).
+        knob out of range, unknown embedding model), FAILED_PRECONDITION
+        ("openai:" embedding model without an endpoint), NOT_FOUND (document),
+        UNAVAILABLE (ingest unreachable).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def PreviewChunks(self, request, context):
-        """Chunks a stored document with one strategy without embedding or
-        indexing anything (the boundary viewer).
-        Errors: INVALID_ARGUMENT, NOT_FOUND (document).
+        """Chunks a stored document with one strategy without indexing anything
+        (the boundary viewer). Strategies that embed to find boundaries embed
+        (through the cache); strategies that need an LLM call it.
+        Errors: INVALID_ARGUMENT (unknown strategy or knob, knob out of range,
+        unknown embedding model), NOT_FOUND (document), FAILED_PRECONDITION (the
+        strategy needs an LLM and none is configured), UNAVAILABLE (the LLM or
+        the embeddings endpoint failed or timed out; the message says which).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import threading
+
 import grpc
 
-from chunklab import clients
+from chunklab import clients, embeddings
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
+from chunklab.llm import ChatEndpoint
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
+from services.chunker.cache import EmbeddingCache
+from services.chunker.llm import LLMPool
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 
@@ -21,13 +26,20 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
         self._service = service
 
     def ListStrategies(self, request, context):
-        return chunker_pb2.ListStrategiesResponse(strategies=REGISTRY.infos())
+        return chunker_pb2.ListStrategiesResponse(
+            strategies=REGISTRY.infos(),
+            embedding_models=embeddings.available_models(),
+            llm=self._service.describe_llm(),
+        )
 
     def ProcessDocument(self, request, context):
-        yield from self._service.process(request.document_id, list(request.strategies), request.embedding_model)
+        # A caller that cancels or goes away stops the run at its next step.
+        cancelled = threading.Event()
+        context.add_callback(cancelled.set)
+        yield from self._service.process(request, cancelled)
 
     def PreviewChunks(self, request, context):
-        return self._service.preview(request.document_id, request.strategy)
+        return self._service.preview(request)
 
 
 def build_service(settings: Settings) -> ChunkerService:
@@ -56,14 +68,27 @@ def build_service(settings: Settings) -> ChunkerService:
             raise from_rpc_error(exc, "retriever") from None
         return response.chunks_indexed, response.chunks_replaced
 
-    return ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model)
+    llm = LLMPool(
+        ChatEndpoint(
+            base_url=settings.llm_base_url.strip(),
+            api_key=settings.llm_api_key,
+            model=settings.llm_model,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+        ),
+        settings.llm_max_concurrency,
+    )
+    cache = EmbeddingCache(settings.data_dir / "cache" / "embeddings.sqlite3")
+    return ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
 
 
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    embeddings.configure(settings)
     warm_up_in_background(settings.embedding_model)
-    servicer = ChunkerServicer(build_service(settings))
+    service = build_service(settings)
+    servicer = ChunkerServicer(service)
     serve(
         "chunker",
         settings.chunker_address,
@@ -71,4 +96,5 @@ def main() -> None:
         [chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"].full_name],
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
+        on_stop=service.close,
     )

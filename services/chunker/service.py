@@ -1,28 +1,40 @@
 """Processing: chunk a stored document with each strategy, embed, index.
 
-Each strategy succeeds or fails on its own; a failed strategy stores
-nothing. Knows nothing of gRPC: the document comes from `fetch_document`
-and chunks go to `index_chunks`, both given by the server.
+Each strategy succeeds or fails on its own, and a failed strategy stores
+nothing: its chunks are all embedded before the first one is sent, and the
+retriever swaps a (document, strategy)'s chunks only when the whole stream
+has arrived. Knows nothing of gRPC: the document comes from
+`fetch_document` and chunks go to `index_chunks`, both given by the server.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 
 from chunklab.embeddings import EmbeddingProvider
-from chunklab.errors import InvalidArgument, ServiceError
+from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
+from chunklab.llm import ChatEndpoint, LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
+from services.chunker.cache import EmbeddingCache
+from services.chunker.llm import NO_LLM, Cancelled, LLMPool
+from services.chunker.run import Progress, StrategyRun, progress_event, run_in_thread
 from services.chunker.strategies import REGISTRY, SourceDocument, Strategy
-from services.chunker.strategies.base import knob_value, offline_context
+from services.chunker.strategies.base import NoLLM, knob_value
 
 log = logging.getLogger("chunklab.chunker")
 
-EMBED_BATCH = 64
-
 FetchDocument = Callable[[str], documents_pb2.Document]
 IndexChunks = Callable[[retriever_pb2.IndexHeader, list[retriever_pb2.IndexedChunk]], tuple[int, int]]
+
+# Share of a run's progress bar taken by chunking: most of it for strategies
+# that call an LLM or embed to chunk, little for the rest; embedding takes
+# the rest up to INDEXING, indexing the last step.
+HEAVY_CHUNKING = 0.5
+LIGHT_CHUNKING = 0.05
+INDEXING = 0.95
 
 
 def build_strategies(specs: list[common_pb2.StrategySpec]) -> list[Strategy]:
@@ -36,6 +48,11 @@ def build_strategies(specs: list[common_pb2.StrategySpec]) -> list[Strategy]:
     return [REGISTRY.build(spec) for spec in specs]
 
 
+def embedded_text(chunk: common_pb2.Chunk) -> str:
+    """What a chunk's vector stands for: the enriched text where a strategy wrote one."""
+    return chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content
+
+
 class ChunkerService:
     def __init__(
         self,
@@ -43,91 +60,148 @@ class ChunkerService:
         index_chunks: IndexChunks,
         provider_for: Callable[[str], EmbeddingProvider],
         default_model: str,
+        cache: EmbeddingCache,
+        llm: LLMPool,
     ) -> None:
         self._fetch_document = fetch_document
         self._index_chunks = index_chunks
         self._provider_for = provider_for
         self._default_model = default_model
+        self._cache = cache
+        self._llm = llm
 
-    def preview(self, document_id: str, spec: common_pb2.StrategySpec) -> chunker_pb2.PreviewChunksResponse:
-        (strategy,) = build_strategies([spec])
-        source = SourceDocument(self._fetch_document(document_id))
-        provider = self._provider_for(self._default_model)
-        context = offline_context(provider.embed_documents)
-        return chunker_pb2.PreviewChunksResponse(chunks=strategy.chunk(source, context), config_id=strategy.config_id)
+    def describe_llm(self) -> str:
+        return self._llm.describe_default()
+
+    def close(self) -> None:
+        self._cache.close()
+
+    # -- preview -----------------------------------------------------------
+
+    def preview(self, request: chunker_pb2.PreviewChunksRequest) -> chunker_pb2.PreviewChunksResponse:
+        (strategy,) = build_strategies([request.strategy])
+        provider = self._provider_for(request.embedding_model or self._default_model)
+        endpoint = self._llm.resolve(request.llm if request.HasField("llm") else None)
+        if strategy.requires_llm and not endpoint.configured:
+            raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {NO_LLM}")
+        source = SourceDocument(self._fetch_document(request.document_id))
+        cancelled = threading.Event()
+        run = StrategyRun(provider, self._cache, self._llm, endpoint, Progress(strategy.name, lambda _: None, cancelled), cancelled)
+        try:
+            chunks = strategy.chunk(source, run.context(lambda fraction, message: None))
+        except NoLLM as exc:
+            raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {exc}") from None
+        except LLMError as exc:
+            raise Unavailable(f"{strategy.name} could not chunk: {exc}") from None
+        return chunker_pb2.PreviewChunksResponse(chunks=chunks, config_id=strategy.config_id, usage=run.usage.to_proto())
+
+    # -- processing --------------------------------------------------------
 
     def process(
-        self, document_id: str, specs: list[common_pb2.StrategySpec], embedding_model: str
+        self, request: chunker_pb2.ProcessDocumentRequest, cancelled: threading.Event | None = None
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
-        strategies = build_strategies(specs)
-        provider = self._provider_for(embedding_model or self._default_model)
-        source = SourceDocument(self._fetch_document(document_id))
-        result = chunker_pb2.ProcessDocumentResult(document_id=document_id, embedding_model=provider.name)
+        cancelled = cancelled or threading.Event()
+        strategies = build_strategies(list(request.strategies))
+        provider = self._provider_for(request.embedding_model or self._default_model)
+        endpoint = self._llm.resolve(request.llm if request.HasField("llm") else None)
+        source = SourceDocument(self._fetch_document(request.document_id))
+        result = chunker_pb2.ProcessDocumentResult(document_id=request.document_id, embedding_model=provider.name)
+        if any(s.requires_llm for s in strategies) and endpoint.configured:
+            result.llm = endpoint.describe()
         for strategy in strategies:
+            if cancelled.is_set():
+                return
             started = time.perf_counter()
-            yield _progress(strategy.name, chunker_pb2.STRATEGY_PHASE_STARTED, 0.0, "chunking")
+            yield progress_event(strategy.name, chunker_pb2.STRATEGY_PHASE_STARTED, 0.0, "chunking")
             try:
-                outcome = yield from self._run(strategy, source, provider, started)
+                outcome = yield from run_in_thread(
+                    lambda emit, s=strategy: self._run(s, source, provider, endpoint, emit, cancelled, started),
+                    f"chunker-{strategy.name}",
+                    cancelled,
+                )
+            except Cancelled:
+                return
+            except (NoLLM, LLMError) as exc:
+                reason = str(exc)
             except ServiceError as exc:
                 reason = exc.message
             except Exception as exc:  # noqa: BLE001 - one strategy's failure must not stop the others
-                log.exception("strategy %s failed on %s", strategy.name, document_id)
+                log.exception("strategy %s failed on %s", strategy.name, request.document_id)
                 reason = f"{type(exc).__name__}: {exc}"
             else:
                 result.strategies_completed.append(outcome)
-                yield _progress(
+                yield progress_event(
                     strategy.name, chunker_pb2.STRATEGY_PHASE_COMPLETED, 1.0,
-                    f"{outcome.chunk_count} chunks indexed",
+                    f"{outcome.chunk_count} chunks indexed ({outcome.embeddings_cached} embeddings from the cache)",
                     chunk_count=outcome.chunk_count, seconds=outcome.seconds,
+                    embeddings_cached=outcome.embeddings_cached, usage=outcome.usage,
                 )
                 continue
             result.strategies_failed.add(strategy=strategy.name, reason=reason)
-            yield _progress(
-                strategy.name, chunker_pb2.STRATEGY_PHASE_FAILED, 1.0, "failed",
+            yield progress_event(
+                strategy.name, chunker_pb2.STRATEGY_PHASE_FAILED, 1.0, f"failed: {reason}",
                 error=reason, seconds=time.perf_counter() - started,
             )
         yield chunker_pb2.ProcessDocumentEvent(result=result)
 
-    def _run(self, strategy: Strategy, source: SourceDocument, provider: EmbeddingProvider, started: float):
-        chunks = strategy.chunk(source, offline_context(provider.embed_documents))
+    def _run(
+        self,
+        strategy: Strategy,
+        source: SourceDocument,
+        provider: EmbeddingProvider,
+        endpoint: ChatEndpoint,
+        emit: Callable,
+        cancelled: threading.Event,
+        started: float,
+    ) -> chunker_pb2.StrategyOutcome:
+        if strategy.requires_llm and not endpoint.configured:
+            raise NoLLM(NO_LLM)
+        progress = Progress(strategy.name, emit, cancelled)
+        run = StrategyRun(provider, self._cache, self._llm, endpoint, progress, cancelled)
+        heavy = strategy.requires_llm or strategy.requires_embeddings_to_chunk
+        chunked = HEAVY_CHUNKING if heavy else LIGHT_CHUNKING
+        chunks = strategy.chunk(source, run.context(progress.span(0.0, chunked)))
         if not chunks:
-            raise InvalidArgument(f"{strategy.name} made no chunks of this document")
-        texts = [c.enriched_content if c.HasField("enriched_content") else c.content for c in chunks]
-        indexed: list[retriever_pb2.IndexedChunk] = []
-        for start in range(0, len(chunks), EMBED_BATCH):
-            batch = chunks[start : start + EMBED_BATCH]
-            vectors = provider.embed_documents(texts[start : start + EMBED_BATCH])
-            indexed += [
-                retriever_pb2.IndexedChunk(chunk=chunk, vector=vector.tolist()) for chunk, vector in zip(batch, vectors)
-            ]
-            done = len(indexed)
-            yield _progress(
-                strategy.name, chunker_pb2.STRATEGY_PHASE_RUNNING, 0.95 * done / len(chunks),
-                f"embedded {done}/{len(chunks)} chunks",
-            )
+            raise InvalidArgument(f"{strategy.name} made no chunks of this document (is it empty?)")
+
+        # Parents are stored for lookup by id only: they get no vector.
+        searchable = [chunk for chunk in chunks if chunk.role != "parent"]
+        embedding = progress.span(chunked, INDEXING)
+        progress.set(chunked, f"embedding {len(searchable)} chunks", force=True)
+        embedded = self._cache.embed(
+            provider,
+            [embedded_text(chunk) for chunk in searchable],
+            lambda done, total: embedding(done / total, f"embedded {done}/{total} chunks"),
+        )
+        run.usage.add_embedding(embedded.tokens)
+        vectors = {id(chunk): row for chunk, row in zip(searchable, embedded.vectors)}
+        dimension = embedded.vectors.shape[1] if len(searchable) else provider.dimension
+
+        progress.set(INDEXING, f"indexing {len(chunks)} chunks", force=True)
+        indexed = []
+        for chunk in chunks:
+            chunk.embedding_model = provider.name
+            row = vectors.get(id(chunk))
+            indexed.append(retriever_pb2.IndexedChunk(chunk=chunk, vector=[] if row is None else row.tolist()))
         header = retriever_pb2.IndexHeader(
             document_id=source.document.document_id,
             strategy=strategy.name,
             config_id=strategy.config_id,
             embedding_model=provider.name,
-            dimension=provider.dimension,
+            dimension=dimension,
             spec=common_pb2.StrategySpec(
                 name=strategy.name,
                 knobs={k.name: knob_value(strategy.values[k.name]) for k in strategy.knobs},
             ),
         )
+        if cancelled.is_set():
+            raise Cancelled()
         self._index_chunks(header, indexed)
         return chunker_pb2.StrategyOutcome(
             strategy=strategy.name,
             config_id=strategy.config_id,
             chunk_count=len(chunks),
             seconds=time.perf_counter() - started,
+            embeddings_cached=embedded.cached,
+            usage=run.usage.to_proto(),
         )
-
-
-def _progress(strategy: str, phase: int, fraction: float, message: str, **extra) -> chunker_pb2.ProcessDocumentEvent:
-    return chunker_pb2.ProcessDocumentEvent(
-        progress=chunker_pb2.StrategyProgress(
-            strategy=strategy, phase=phase, fraction_done=fraction, message=message, **extra
-        )
-    )

@@ -1,0 +1,217 @@
+"""A content-hash cache of embeddings: an unchanged text is never embedded twice.
+
+Key: sha256(model + "\\0" + text), where "model" is the provider's cache
+namespace (its name, plus the endpoint for remote models). In front, an
+in-memory LRU; behind it, SQLite under the data folder, one table per model,
+vectors as float32 bytes.
+
+It is a cache, not state: deleting the file only costs time, and a file that
+cannot be read or written is set aside and the cache carries on in memory.
+Only document embeddings (passages) go through it; the retriever keeps its
+own cache of query embeddings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from chunklab.embeddings import EmbeddingProvider
+
+log = logging.getLogger("chunklab.chunker.cache")
+
+# 50,000 vectors of 384 float32 are about 77 MB.
+MEMORY_ITEMS = 50_000
+# Texts per call to the model between two progress reports. Misses are
+# embedded in order of length, so each call pads little.
+EMBED_GROUP = 256
+# Keys per SELECT (SQLite's limit on bound parameters is far above this).
+LOOKUP_BATCH = 500
+
+
+@dataclass
+class Embedded:
+    vectors: np.ndarray  # one unit-length float32 row per text, in order
+    cached: int  # texts whose vector came from the cache
+    tokens: int  # tokens the model was paid for (cached texts cost none)
+
+
+def content_key(namespace: str, text: str) -> bytes:
+    return hashlib.sha256(f"{namespace}\0{text}".encode("utf-8", "surrogatepass")).digest()
+
+
+class _Disk:
+    """The SQLite store: a table per model namespace, (key BLOB, vector BLOB)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS models (namespace TEXT PRIMARY KEY, tbl TEXT NOT NULL)")
+        self._tables: dict[str, str] = {}
+
+    def table(self, namespace: str) -> str:
+        tbl = self._tables.get(namespace)
+        if tbl is None:
+            tbl = "v_" + hashlib.sha256(namespace.encode()).hexdigest()[:16]
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS {tbl} (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+            self._db.execute("INSERT OR IGNORE INTO models VALUES (?, ?)", (namespace, tbl))
+            self._tables[namespace] = tbl
+        return tbl
+
+    def get(self, namespace: str, keys: list[bytes]) -> dict[bytes, bytes]:
+        tbl = self.table(namespace)
+        found: dict[bytes, bytes] = {}
+        for start in range(0, len(keys), LOOKUP_BATCH):
+            part = keys[start : start + LOOKUP_BATCH]
+            marks = ",".join("?" * len(part))
+            found.update(self._db.execute(f"SELECT key, vector FROM {tbl} WHERE key IN ({marks})", part))
+        return found
+
+    def put(self, namespace: str, items: list[tuple[bytes, bytes]]) -> None:
+        tbl = self.table(namespace)
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany(f"INSERT OR REPLACE INTO {tbl} VALUES (?, ?)", items)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS) -> None:
+        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._memory_items = memory_items
+        self._lock = threading.Lock()
+        self._disk: _Disk | None = None
+        if path is not None:
+            self._disk = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> _Disk | None:
+        for attempt in range(2):
+            try:
+                return _Disk(path)
+            except sqlite3.DatabaseError as exc:
+                if attempt:
+                    log.warning("embedding cache %s unusable (%s); caching in memory only", path, exc)
+                    return None
+                aside = path.with_name(f"{path.name}.broken-{int(time.time())}")
+                log.warning("embedding cache %s unreadable (%s); moved to %s, starting empty", path, exc, aside)
+                try:
+                    path.replace(aside)
+                    for journal in ("-wal", "-shm"):  # a stale journal must not be replayed into the new file
+                        path.with_name(path.name + journal).unlink(missing_ok=True)
+                except OSError:
+                    return None
+        return None
+
+    # -- the two tiers ----------------------------------------------------
+
+    def _lookup(self, namespace: str, keys: list[bytes], dimension: int | None) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                vector = self._memory.get(key)
+                if vector is not None:
+                    self._memory.move_to_end(key)
+                    found[key] = vector
+            missing = [k for k in keys if k not in found]
+            if missing and self._disk is not None:
+                try:
+                    stored = self._disk.get(namespace, missing)
+                except sqlite3.Error as exc:
+                    self._drop_disk(exc)
+                    stored = {}
+                for key, blob in stored.items():
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if dimension is not None and vector.shape[0] != dimension:
+                        continue  # written by another model of the same name: a miss
+                    found[key] = vector
+                    self._remember(key, vector)
+        return found
+
+    def _store(self, namespace: str, items: dict[bytes, np.ndarray]) -> None:
+        with self._lock:
+            for key, vector in items.items():
+                self._remember(key, vector)
+            if self._disk is not None and items:
+                try:
+                    self._disk.put(namespace, [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
+                except sqlite3.Error as exc:
+                    self._drop_disk(exc)
+
+    def _remember(self, key: bytes, vector: np.ndarray) -> None:
+        self._memory[key] = vector
+        self._memory.move_to_end(key)
+        while len(self._memory) > self._memory_items:
+            self._memory.popitem(last=False)
+
+    def _drop_disk(self, exc: Exception) -> None:
+        log.warning("embedding cache on disk failed (%s); caching in memory only", exc)
+        try:
+            self._disk.close()
+        except sqlite3.Error:
+            pass
+        self._disk = None
+
+    def clear_memory(self) -> None:
+        """Forgets the in-memory tier (the disk tier stays): a fresh process, for benchmarks."""
+        with self._lock:
+            self._memory.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._disk is not None:
+                self._disk.close()
+                self._disk = None
+
+    # -- what callers use -------------------------------------------------
+
+    def embed(
+        self,
+        provider: EmbeddingProvider,
+        texts: list[str],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Embedded:
+        """Vectors for texts as passages: from the cache where known, else from the model.
+
+        A text that appears twice is embedded once. progress(done, total) is
+        called after each call to the model, counting texts.
+        """
+        if not texts:
+            return Embedded(np.zeros((0, provider.known_dimension() or 0), dtype=np.float32), 0, 0)
+        namespace = provider.cache_namespace
+        keys = [content_key(namespace, text) for text in texts]
+        uses = Counter(keys)
+        text_of = dict(zip(keys, texts))
+        found = self._lookup(namespace, list(uses), provider.known_dimension())
+        misses = sorted((k for k in uses if k not in found), key=lambda k: len(text_of[k]))
+        cached = len(texts) - sum(uses[k] for k in misses)
+        done, used = cached, 0
+        for start in range(0, len(misses), EMBED_GROUP):
+            group = misses[start : start + EMBED_GROUP]
+            vectors, group_tokens = provider.embed_documents_counted([text_of[k] for k in group])
+            used += group_tokens
+            fresh = dict(zip(group, vectors))
+            self._store(namespace, fresh)
+            found.update(fresh)
+            done += sum(uses[k] for k in group)
+            if progress is not None:
+                progress(done, len(texts))
+        return Embedded(np.stack([found[k] for k in keys]), cached, used)
