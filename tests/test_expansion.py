@@ -103,3 +103,86 @@ def test_no_hits_gives_an_empty_result():
     lookup, _ = lookup_in()
     flat, tree = expand([], 1, 1, lookup)
     assert flat == [] and len(tree.hits) == 0
+
+
+WINDOW, PARENT = pb.CHUNK_LABEL_WINDOW, pb.CHUNK_LABEL_PARENT
+
+
+def make_units(document_id: str, count: int) -> list[pb.Chunk]:
+    return [
+        pb.Chunk(
+            chunk_id=ids.chunk_id(document_id, "sentence_window", "cfg", i, "sentence"),
+            document_id=document_id, strategy="sentence_window", config_id="cfg", chunk_index=i,
+            role="sentence", content=f"{document_id}-s{i}",
+        )
+        for i in range(count)
+    ]
+
+
+def make_family(document_id: str, children_per_parent: list[int], strategy: str = "parent_child"):
+    parents, children = [], []
+    for p, count in enumerate(children_per_parent):
+        parent_id = ids.chunk_id(document_id, strategy, "cfg", p, "parent")
+        parents.append(pb.Chunk(chunk_id=parent_id, document_id=document_id, strategy=strategy, config_id="cfg",
+                                chunk_index=p, role="parent", content=f"{document_id}-P{p}"))
+        for _ in range(count):
+            i = len(children)
+            children.append(pb.Chunk(chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, "child"),
+                                     document_id=document_id, strategy=strategy, config_id="cfg", chunk_index=i,
+                                     role="child", parent_id=parent_id, content=f"{document_id}-c{i}"))
+    return parents, children
+
+
+def test_sentence_window_puts_the_units_around_each_hit_under_it_and_merges_them_in_the_flat_list():
+    units = make_units("a", 10)
+    lookup, calls = lookup_in(units)
+    flat, tree = expand([(units[5], 0.9), (units[1], 0.8)], 3, 3, lookup, window=2)
+    # The tree: each hit with its ±2 window in document order, the hit itself excluded.
+    assert summary([n.hit for n in tree.hits]) == [("a-s5", HIT), ("a-s1", HIT)]
+    assert summary(tree.hits[0].window) == [("a-s3", WINDOW), ("a-s4", WINDOW), ("a-s6", WINDOW), ("a-s7", WINDOW)]
+    assert summary(tree.hits[1].window) == [("a-s0", WINDOW), ("a-s2", WINDOW), ("a-s3", WINDOW)]  # edge skipped
+    # Neighbour knobs do not apply to sentence_window.
+    assert all(len(n.neighbors_prev) == len(n.neighbors_next) == 0 for n in tree.hits)
+    # The flat list: hits and window units, once each, in document order.
+    assert summary(flat) == [
+        ("a-s0", WINDOW), ("a-s1", HIT), ("a-s2", WINDOW), ("a-s3", WINDOW), ("a-s4", WINDOW),
+        ("a-s5", HIT), ("a-s6", WINDOW), ("a-s7", WINDOW),
+    ]
+    assert len(calls) == 1
+
+
+def test_sentence_window_width_can_differ_per_hit_and_a_hit_inside_another_window_stays_a_hit():
+    first, second = make_units("a", 6), make_units("b", 6)
+    lookup, _ = lookup_in(first, second)
+    widths = {"a": 1, "b": 0}
+    flat, tree = expand([(first[2], 0.9), (first[3], 0.7), (second[4], 0.5)], 0, 0, lookup,
+                        window=lambda hit: widths[hit.document_id])
+    assert summary(tree.hits[0].window) == [("a-s1", WINDOW), ("a-s3", WINDOW)]
+    assert summary(tree.hits[1].window) == [("a-s2", WINDOW), ("a-s4", WINDOW)]
+    assert len(tree.hits[2].window) == 0
+    assert summary(flat) == [("a-s1", WINDOW), ("a-s2", HIT), ("a-s3", HIT), ("a-s4", WINDOW), ("b-s4", HIT)]
+
+
+def test_parent_child_tree_shows_child_and_parent_and_the_flat_list_holds_each_parent_once():
+    parents, children = make_family("a", [2, 3, 1])
+    lookup, calls = lookup_in(parents, children)
+    hits = [(children[3], 0.9), (children[0], 0.8), (children[2], 0.7)]  # children 2 and 3 share parent 1
+    flat, tree = expand(hits, 1, 1, lookup)
+    assert [(n.hit.chunk.content, n.hit.label, n.hit.rank) for n in tree.hits] == [
+        ("a-c3", HIT, 1), ("a-c0", HIT, 2), ("a-c2", HIT, 3)
+    ]
+    assert [(n.parent.chunk.content, n.parent.label) for n in tree.hits] == [
+        ("a-P1", PARENT), ("a-P0", PARENT), ("a-P1", PARENT)
+    ]
+    assert all(len(n.neighbors_prev) == len(n.neighbors_next) == len(n.window) == 0 for n in tree.hits)
+    assert summary(flat) == [("a-P0", PARENT), ("a-P1", PARENT)]
+    assert calls == [sorted({parents[0].chunk_id, parents[1].chunk_id})]
+
+
+def test_semantic_parent_child_expands_the_same_way_and_a_missing_parent_keeps_its_child():
+    parents, children = make_family("s", [1, 2], strategy="semantic_parent_child")
+    lookup, _ = lookup_in(parents[1:], children)  # parent 0 is not there (e.g. outside the window)
+    flat, tree = expand([(children[0], 0.9), (children[2], 0.6)], 0, 0, lookup)
+    assert not tree.hits[0].HasField("parent")
+    assert tree.hits[1].parent.chunk.content == "s-P1"
+    assert summary(flat) == [("s-c0", HIT), ("s-P1", PARENT)]

@@ -141,14 +141,20 @@ class IndexStatsRow(_message.Message):
     def __init__(self, embedding_model: _Optional[str] = ..., strategy: _Optional[str] = ..., collection: _Optional[str] = ..., points: _Optional[int] = ..., documents: _Optional[int] = ..., bytes: _Optional[int] = ...) -> None: ...
 
 class GetIndexStatsResponse(_message.Message):
-    __slots__ = ("rows", "total_points", "disk_bytes")
+    __slots__ = ("rows", "total_points", "disk_bytes", "archived_documents", "archive_bytes", "backend")
     ROWS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_POINTS_FIELD_NUMBER: _ClassVar[int]
     DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
     rows: _containers.RepeatedCompositeFieldContainer[IndexStatsRow]
     total_points: int
     disk_bytes: int
-    def __init__(self, rows: _Optional[_Iterable[_Union[IndexStatsRow, _Mapping]]] = ..., total_points: _Optional[int] = ..., disk_bytes: _Optional[int] = ...) -> None: ...
+    archived_documents: int
+    archive_bytes: int
+    backend: str
+    def __init__(self, rows: _Optional[_Iterable[_Union[IndexStatsRow, _Mapping]]] = ..., total_points: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., archived_documents: _Optional[int] = ..., archive_bytes: _Optional[int] = ..., backend: _Optional[str] = ...) -> None: ...
 
 class FreshnessWindow(_message.Message):
     __slots__ = ("collection", "max_age_days")
@@ -229,7 +235,9 @@ class RestoreDocumentRequest(_message.Message):
     def __init__(self, document_id: _Optional[str] = ...) -> None: ...
 
 class RestoreDocumentResponse(_message.Message):
-    __slots__ = ("chunks_restored",)
+    __slots__ = ("chunks_restored", "outside_freshness_window")
     CHUNKS_RESTORED_FIELD_NUMBER: _ClassVar[int]
+    OUTSIDE_FRESHNESS_WINDOW_FIELD_NUMBER: _ClassVar[int]
     chunks_restored: int
-    def __init__(self, chunks_restored: _Optional[int] = ...) -> None: ...
+    outside_freshness_window: bool
+    def __init__(self, chunks_restored: _Optional[int] = ..., outside_freshness_window: _Optional[bool] = ...) -> None: ...

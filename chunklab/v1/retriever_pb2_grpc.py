@@ -107,30 +107,38 @@ class RetrieverServiceServicer:
 
     def Retrieve(self, request, context):
         """Top-k similarity search for one strategy, with its expansion.
-        Errors: INVALID_ARGUMENT (empty query, unknown strategy, top_k outside
-        1..100, neighbours outside 0..10), FAILED_PRECONDITION (nothing indexed
-        for the embedding model).
+        Nothing outside its collection's freshness window as of `as_of` is
+        returned, neither as a hit nor as what a hit pulls in.
+        Errors: INVALID_ARGUMENT (empty query, malformed strategy name, top_k
+        outside 1..100, neighbours outside 0..10, window outside 0..20,
+        recency_lambda outside 0..100, malformed filter values, unknown
+        embedding model), FAILED_PRECONDITION (nothing indexed for the
+        embedding model).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetIndexStats(self, request, context):
-        """Points and bytes per strategy and collection.
+        """Points and bytes per embedding model, strategy and collection.
+        Errors: none beyond UNAVAILABLE (the vector store is unreachable).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListFreshnessWindows(self, request, context):
-        """Freshness windows per collection.
+        """Freshness windows per collection ("default" covers every collection
+        without its own). Errors: none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def UpdateFreshnessWindow(self, request, context):
-        """Errors: INVALID_ARGUMENT (empty collection, negative window).
+        """Sets (and persists) one collection's window; 0 means unlimited.
+        Errors: INVALID_ARGUMENT (empty or malformed collection, window outside
+        0..36500 days).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -138,20 +146,27 @@ class RetrieverServiceServicer:
 
     def Sweep(self, request, context):
         """Removes expired chunks from the index and archives them to cold storage;
-        with dry_run, lists what would go and changes nothing.
+        with dry_run, lists what would go and changes nothing. A document goes
+        whole (every strategy and embedding model), archived before it is deleted.
+        Errors: none beyond UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListArchivedDocuments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Documents in cold storage, by document id.
+        Errors: INVALID_ARGUMENT (page_size outside 0..1000, foreign page_token).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RestoreDocument(self, request, context):
-        """Errors: NOT_FOUND (not archived), ALREADY_EXISTS (already indexed).
+        """Writes an archived document's chunks and vectors back, byte-identical,
+        and removes its archive.
+        Errors: INVALID_ARGUMENT (empty id), NOT_FOUND (not archived),
+        ALREADY_EXISTS (the document has chunks in the index again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

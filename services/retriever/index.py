@@ -1,9 +1,19 @@
-"""The vector index behind one small interface.
+"""The vector index behind one small interface, whichever store holds it.
 
-`EdgeIndex` is Qdrant Edge, Qdrant's in-process engine, one shard per
-embedding model in a folder under the data folder. Only the retriever
-process opens it. All operations on one shard hold one lock, so a query
-never sees half of a replacement.
+Two implementations with the same semantics (the congruence tests run the
+same operations through both):
+
+- `EdgeIndex` (services/retriever/edge_index.py): Qdrant Edge, in-process,
+  one shard per (embedding model, dimension) in a folder under the data
+  folder. The default: nothing to run beside the retriever.
+- `QdrantServerIndex` (services/retriever/server_index.py): a Qdrant server
+  or cluster through qdrant-client, one collection per (embedding model,
+  dimension); tests use qdrant-client's local mode, which speaks the same API.
+
+A point has an optional dense vector "dense" (lookup-only chunks such as
+parents have none, so no search can return them) and a sparse BM25 vector
+"bm25" for hybrid retrieval. Points are fetched by id for expansion, never
+by scanning a filter.
 """
 
 from __future__ import annotations
@@ -11,152 +21,132 @@ from __future__ import annotations
 import re
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from qdrant_edge import (
-    CountRequest,
-    Distance,
-    EdgeConfig,
-    EdgeShard,
-    EdgeVectorParams,
-    FieldCondition,
-    Filter,
-    MatchAny,
-    MatchValue,
-    PayloadSchemaType,
-    Point,
-    Query,
-    QueryRequest,
-    UpdateOperation,
-)
+from services.retriever.conditions import Condition
+from services.retriever.payloads import IndexPoint, Sparse
 
-KEYWORD_FIELDS = ("document_id", "strategy", "config_id", "collection", "language")
+DENSE = "dense"
+SPARSE = "bm25"
 
 
 @dataclass(frozen=True)
-class SearchFilter:
-    strategy: str
-    document_ids: tuple[str, ...] = ()
-    collections: tuple[str, ...] = ()
-    languages: tuple[str, ...] = ()
+class StoredPoint:
+    """A point as read back with its vectors (for the archive)."""
 
-
-@dataclass(frozen=True)
-class IndexPoint:
     point_id: str
-    vector: list[float]
-    payload: dict[str, Any]
+    payload: dict
+    dense: list[float] | None
+    sparse: Sparse | None
 
 
 class VectorIndex(ABC):
-    """What the retriever needs of a vector store, whichever it is."""
+    """What the retriever needs of a vector store."""
 
     dimension: int
 
     @abstractmethod
     def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
-        """Atomically swaps a (document, strategy)'s points; returns how many went."""
+        """Swaps a (document, strategy)'s points for these, so that a query sees
+        the old set or the new one; returns how many old points went."""
 
     @abstractmethod
-    def delete_document(self, document_id: str) -> int: ...
+    def upsert(self, points: list[IndexPoint]) -> None:
+        """Writes points as they are (restoring an archive)."""
 
     @abstractmethod
-    def search(self, vector: list[float], where: SearchFilter, limit: int) -> list[tuple[dict, float]]: ...
+    def delete_document(self, document_id: str) -> int:
+        """Removes every point of a document; returns how many went."""
 
     @abstractmethod
-    def get(self, point_ids: list[str]) -> dict[str, dict]: ...
+    def search(self, vector: list[float], where: Condition | None, limit: int) -> list[tuple[dict, float]]:
+        """Dense nearest neighbours by dot product (vectors are unit length)."""
 
     @abstractmethod
-    def count(self) -> int: ...
+    def search_lexical(self, query: Sparse, where: Condition | None, limit: int) -> list[tuple[dict, float]]:
+        """BM25: the query's terms against each point's sparse vector, weighted by IDF."""
+
+    @abstractmethod
+    def get(self, point_ids: list[str]) -> dict[str, dict]:
+        """Payloads by id; ids that do not exist are simply absent."""
+
+    @abstractmethod
+    def scroll(self, where: Condition | None, with_vectors: bool = False) -> Iterator[StoredPoint]:
+        """Every point matching the filter (sweeper, archive, tests)."""
+
+    @abstractmethod
+    def count(self, where: Condition | None = None) -> int: ...
+
+    @abstractmethod
+    def exists(self, where: Condition) -> bool:
+        """Whether any point matches: a cheap probe (one point, no payload)."""
+
+    def maintain(self) -> None:
+        """Housekeeping off the request path (vacuuming deleted points)."""
+
+    @abstractmethod
+    def disk_bytes(self) -> int:
+        """Bytes on disk; 0 where the store is elsewhere (a server)."""
 
     @abstractmethod
     def close(self) -> None: ...
 
 
-def _match(key: str, values: tuple[str, ...] | list[str]) -> FieldCondition:
-    if len(values) == 1:
-        return FieldCondition(key=key, match=MatchValue(values[0]))
-    return FieldCondition(key=key, match=MatchAny(any=list(values)))
+class ReadWriteLock:
+    """Many readers or one writer: searches run side by side, a replacement
+    of a document's points is seen whole or not at all."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+
+    def read(self) -> "_Guard":
+        return _Guard(self._acquire_read, self._release_read)
+
+    def write(self) -> "_Guard":
+        return _Guard(self._acquire_write, self._release_write)
+
+    def _acquire_read(self) -> None:
+        with self._cond:
+            while self._writer:
+                self._cond.wait()
+            self._readers += 1
+
+    def _release_read(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if not self._readers:
+                self._cond.notify_all()
+
+    def _acquire_write(self) -> None:
+        with self._cond:
+            while self._writer:
+                self._cond.wait()
+            self._writer = True  # new readers wait from here on
+            while self._readers:
+                self._cond.wait()
+
+    def _release_write(self) -> None:
+        with self._cond:
+            self._writer = False
+            self._cond.notify_all()
 
 
-def _to_filter(where: SearchFilter) -> Filter:
-    conditions = [_match("strategy", [where.strategy])]
-    for key, values in (
-        ("document_id", where.document_ids),
-        ("collection", where.collections),
-        ("language", where.languages),
-    ):
-        if values:
-            conditions.append(_match(key, values))
-    return Filter(must=conditions)
+class _Guard:
+    __slots__ = ("_enter", "_exit")
+
+    def __init__(self, enter, exit_) -> None:
+        self._enter, self._exit = enter, exit_
+
+    def __enter__(self) -> None:
+        self._enter()
+
+    def __exit__(self, *exc) -> None:
+        self._exit()
 
 
-class EdgeIndex(VectorIndex):
-    def __init__(self, path: Path, dimension: int) -> None:
-        self.path = path
-        self.dimension = dimension
-        self._lock = threading.Lock()
-        if (path / "edge_config.json").exists():
-            self._shard = EdgeShard.load(str(path))
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-            self._shard = EdgeShard.create(
-                str(path), EdgeConfig(vectors=EdgeVectorParams(size=dimension, distance=Distance.Cosine))
-            )
-            for field in KEYWORD_FIELDS:
-                self._shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))
-            self._shard.update(UpdateOperation.create_field_index("chunk_index", PayloadSchemaType.Integer))
-            self._shard.flush()
-
-    def _count(self, flt: Filter) -> int:
-        return self._shard.count(CountRequest(exact=True, filter=flt))
-
-    def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
-        old = Filter(must=[_match("document_id", [document_id]), _match("strategy", [strategy])])
-        new_points = [Point(p.point_id, p.vector, p.payload) for p in points]
-        with self._lock:
-            replaced = self._count(old)
-            if replaced:
-                self._shard.update(UpdateOperation.delete_points_by_filter(old))
-            for start in range(0, len(new_points), 512):
-                self._shard.update(UpdateOperation.upsert_points(new_points[start : start + 512]))
-            self._shard.flush()
-        return replaced
-
-    def delete_document(self, document_id: str) -> int:
-        flt = Filter(must=[_match("document_id", [document_id])])
-        with self._lock:
-            deleted = self._count(flt)
-            if deleted:
-                self._shard.update(UpdateOperation.delete_points_by_filter(flt))
-                self._shard.flush()
-        return deleted
-
-    def search(self, vector: list[float], where: SearchFilter, limit: int) -> list[tuple[dict, float]]:
-        request = QueryRequest(limit=limit, query=Query.Nearest(vector), filter=_to_filter(where), with_payload=True)
-        with self._lock:
-            found = self._shard.query(request)
-        return [(p.payload, p.score) for p in found]
-
-    def get(self, point_ids: list[str]) -> dict[str, dict]:
-        if not point_ids:
-            return {}
-        with self._lock:
-            records = self._shard.retrieve(point_ids, True, False)
-        return {str(r.id): r.payload for r in records}
-
-    def count(self) -> int:
-        with self._lock:
-            return self._shard.info().points_count
-
-    def close(self) -> None:
-        with self._lock:
-            self._shard.flush()
-            self._shard.close()
-
-
-def model_folder(root: Path, model: str) -> Path:
-    """One folder per embedding model, named so that any model name is safe."""
-    return root / re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+def index_name(model: str, dimension: int) -> str:
+    """One index per (embedding model, dimension), named so that any model name is safe."""
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}__{dimension}"

@@ -1,4 +1,7 @@
-"""Retriever logic: indexing, search and expansion. Knows nothing of gRPC."""
+"""Retriever logic: indexing, search, expansion, freshness. Knows nothing of gRPC.
+
+The sweeper and cold storage live in services/retriever/sweeper.py.
+"""
 
 from __future__ import annotations
 
@@ -6,35 +9,39 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from pathlib import Path
-
-from google.protobuf import json_format
+from collections.abc import Callable
+from datetime import datetime
 
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument
-from chunklab.timeutil import to_proto, utcnow
+from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
-from services.retriever import expansion
-from services.retriever.index import EdgeIndex, IndexPoint, SearchFilter, VectorIndex, model_folder
+from services.retriever import conditions as c
+from services.retriever import expansion, lexical
+from services.retriever.freshness import FreshnessPolicy, decayed
+from services.retriever.payloads import (
+    CHUNK_FIELD,
+    LOOKUP_ONLY_ROLES,
+    TIME_FIELD,
+    IndexPoint,
+    chunk_to_payload,
+    payload_to_chunk,
+    unit_vector,
+)
+from services.retriever.registry import IndexRegistry
+from services.retriever.store import RetrieverStore
+from services.retriever.validation import ROLES, check_collection, check_retrieve, check_window_days
 
-MAX_TOP_K = 100
-MAX_NEIGHBORS = 10
 QUERY_CACHE_SIZE = 4096
-# The embedding model a shard folder holds vectors of.
-MODEL_FILE = "embedding_model.txt"
-
-
-def chunk_to_payload(chunk: common_pb2.Chunk) -> dict:
-    payload = json_format.MessageToDict(
-        chunk, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-    if chunk.HasField("published_at"):
-        payload["published_ts"] = chunk.published_at.seconds
-    return payload
-
-
-def payload_to_chunk(payload: dict) -> common_pb2.Chunk:
-    return json_format.ParseDict(payload, common_pb2.Chunk(), ignore_unknown_fields=True)
+# sentence_window's `window` knob when a document's spec does not say.
+DEFAULT_WINDOW = 2
+# Recency decay reorders this many candidates, so an older but more relevant
+# chunk can still win: top_k × 10, at least 50.
+DECAY_CANDIDATES = (10, 50)
+# Each ranking that hybrid retrieval fuses is this deep.
+HYBRID_DEPTH = 50
+# Other replicas may change the freshness windows; re-read them this often.
+WINDOWS_TTL_S = 5.0
 
 
 class QueryCache:
@@ -60,49 +67,67 @@ class QueryCache:
                 self._items.popitem(last=False)
 
 
+def spec_to_dict(spec: common_pb2.StrategySpec) -> dict:
+    knobs = {}
+    for name, value in spec.knobs.items():
+        kind = value.WhichOneof("kind")
+        if kind is not None:
+            knobs[name] = getattr(value, kind)
+    return {"name": spec.name, "knobs": knobs}
+
+
 class RetrieverService:
-    def __init__(self, index_root: Path, default_model: str, provider_for) -> None:
-        self._root = index_root
+    def __init__(
+        self,
+        registry: IndexRegistry,
+        store: RetrieverStore,
+        default_model: str,
+        provider_for: Callable[[str], EmbeddingProvider],
+        default_windows: dict[str, int],
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.registry = registry
+        self.store = store
         self._default_model = default_model
-        self._provider_for = provider_for  # (model name) -> EmbeddingProvider
-        self._indexes: dict[str, VectorIndex] = {}
-        self._lock = threading.Lock()
+        self._provider_for = provider_for
+        self._default_windows = dict(default_windows)
+        self.clock = clock
         self._query_cache = QueryCache()
-        self._root.mkdir(parents=True, exist_ok=True)
-
-    # -- indexes ---------------------------------------------------------
-
-    def _index(self, model: str, dimension: int | None = None) -> VectorIndex | None:
-        with self._lock:
-            index = self._indexes.get(model)
-            if index is None:
-                folder = model_folder(self._root, model)
-                if dimension is None and not (folder / "edge_config.json").exists():
-                    return None
-                index = EdgeIndex(folder, dimension or self._provider_for(model).dimension)
-                (folder / MODEL_FILE).write_text(model)
-                self._indexes[model] = index
-            if dimension is not None and index.dimension != dimension:
-                raise InvalidArgument(
-                    f"vectors of model {model!r} have {index.dimension} dimensions in the index, "
-                    f"not {dimension}; re-index with the same model"
-                )
-            return index
-
-    def _all_indexes(self) -> list[VectorIndex]:
-        for folder in sorted(self._root.iterdir()):
-            if (folder / MODEL_FILE).exists():
-                self._index((folder / MODEL_FILE).read_text())
-        with self._lock:
-            return list(self._indexes.values())
+        self._policy: tuple[float, FreshnessPolicy] | None = None
+        self._policy_lock = threading.Lock()
 
     def close(self) -> None:
-        with self._lock:
-            for index in self._indexes.values():
-                index.close()
-            self._indexes.clear()
+        self.registry.close()
 
-    # -- writes ----------------------------------------------------------
+    # -- freshness windows ---------------------------------------------------
+
+    def policy(self) -> FreshnessPolicy:
+        with self._policy_lock:
+            now = time.monotonic()
+            if self._policy is None or now - self._policy[0] > WINDOWS_TTL_S:
+                self._policy = (now, FreshnessPolicy({**self._default_windows, **self.store.freshness_windows()}))
+            return self._policy[1]
+
+    def list_windows(self) -> retriever_pb2.ListFreshnessWindowsResponse:
+        windows = self.policy().windows
+        return retriever_pb2.ListFreshnessWindowsResponse(
+            windows=[retriever_pb2.FreshnessWindow(collection=k, max_age_days=windows[k]) for k in sorted(windows)]
+        )
+
+    def update_window(self, window: retriever_pb2.FreshnessWindow) -> retriever_pb2.FreshnessWindow:
+        if not window.collection:
+            raise InvalidArgument("name the collection whose freshness window to set, e.g. news")
+        check_collection(window.collection)
+        check_window_days(window.max_age_days)
+        self.store.put_freshness_window(window.collection, window.max_age_days)
+        with self._policy_lock:
+            self._policy = None
+        return retriever_pb2.FreshnessWindow(collection=window.collection, max_age_days=window.max_age_days)
+
+    def as_of(self, stamp) -> datetime:
+        return from_proto(stamp, None) or self.clock()
+
+    # -- writes ----------------------------------------------------------------
 
     def index_chunks(
         self, header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk]
@@ -112,9 +137,10 @@ class RetrieverService:
                 raise InvalidArgument(f"the index header needs {field}")
         if header.dimension <= 0:
             raise InvalidArgument("the index header needs the vectors' dimension")
-        seen: set[int] = set()
-        points = []
+        seen: set[tuple[str, int]] = set()
+        points: list[IndexPoint] = []
         indexed_at = to_proto(utcnow())
+        size = 0
         for item in chunks:
             chunk = item.chunk
             if chunk.document_id != header.document_id or chunk.strategy != header.strategy:
@@ -122,80 +148,142 @@ class RetrieverService:
                     f"chunk {chunk.chunk_index} belongs to ({chunk.document_id}, {chunk.strategy}), "
                     f"not to the header's ({header.document_id}, {header.strategy})"
                 )
-            key = (chunk.role, chunk.chunk_index)
-            if key in seen:
-                raise InvalidArgument(f"chunk_index {chunk.chunk_index} ({chunk.role}) is sent twice")
-            seen.add(key)
-            if len(item.vector) != header.dimension:
-                raise InvalidArgument(
-                    f"chunk {chunk.chunk_index} has a vector of {len(item.vector)} dimensions, "
-                    f"the header says {header.dimension}"
-                )
+            role = chunk.role or "chunk"
+            if role not in ROLES:
+                raise InvalidArgument(f"chunk {chunk.chunk_index} has role {role!r}; roles are {', '.join(sorted(ROLES))}")
+            if (role, chunk.chunk_index) in seen:
+                raise InvalidArgument(f"chunk_index {chunk.chunk_index} ({role}) is sent twice")
+            seen.add((role, chunk.chunk_index))
             try:
                 uuid.UUID(chunk.chunk_id)
             except ValueError:
                 raise InvalidArgument(f"chunk_id {chunk.chunk_id!r} is not a UUID (use chunklab.ids.chunk_id)") from None
+            searchable = role not in LOOKUP_ONLY_ROLES
+            if searchable and len(item.vector) != header.dimension:
+                raise InvalidArgument(
+                    f"chunk {chunk.chunk_index} ({role}) has a vector of {len(item.vector)} dimensions, "
+                    f"the header says {header.dimension}"
+                    + ("; only parents are stored without a vector" if not item.vector else "")
+                )
+            chunk.role = role
             chunk.config_id = header.config_id
             chunk.embedding_model = header.embedding_model
             chunk.indexed_at.CopyFrom(indexed_at)
-            points.append(IndexPoint(chunk.chunk_id, list(item.vector), chunk_to_payload(chunk)))
-        index = self._index(header.embedding_model, header.dimension)
+            payload = chunk_to_payload(chunk)
+            dense = sparse = None
+            if searchable:
+                try:
+                    dense = unit_vector(item.vector)
+                except ValueError as exc:
+                    raise InvalidArgument(f"chunk {chunk.chunk_index}: {exc}") from None
+                sparse = lexical.document_vector(
+                    chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content
+                )
+                size += 4 * header.dimension + 8 * len(sparse.indices)
+            size += len(payload[CHUNK_FIELD]) + 160
+            points.append(IndexPoint(chunk.chunk_id, payload, dense, sparse))
+        index = self.registry.get(header.embedding_model, header.dimension, create=True)
         replaced = index.replace(header.document_id, header.strategy, points)
+        first = chunks[0].chunk if chunks else common_pb2.Chunk()
+        self.store.record_set(
+            embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
+            dimension=header.dimension, config_id=header.config_id, spec=spec_to_dict(header.spec),
+            document_name=first.document_name, collection=first.collection,
+            published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
+            points=len(points), bytes=size,
+        )
+        index.maintain()
         return len(points), replaced
 
-    def delete_document(self, document_id: str) -> int:
+    def delete_document(self, document_id: str, archived_chunks: Callable[[str], int] | None = None) -> int:
         if not document_id:
             raise InvalidArgument("document_id is empty")
-        return sum(index.delete_document(document_id) for index in self._all_indexes())
+        deleted = 0
+        for _, _, index in self.registry.all():
+            deleted += index.delete_document(document_id)
+            index.maintain()
+        self.store.delete_document(document_id)
+        if archived_chunks is not None:
+            deleted += archived_chunks(document_id)
+        return deleted
 
-    # -- reads -----------------------------------------------------------
+    # -- reads -----------------------------------------------------------------
 
-    def _embed_query(self, model: str, query: str) -> tuple[list[float], bool]:
-        key = (model, query)
+    def _embed_query(self, provider: EmbeddingProvider, query: str) -> tuple[list[float], bool]:
+        key = (getattr(provider, "cache_namespace", provider.name), query)
         cached = self._query_cache.get(key)
         if cached is not None:
             return cached, True
-        provider: EmbeddingProvider = self._provider_for(model)
-        vector = provider.embed_query(query).tolist()
+        vector = unit_vector(provider.embed_query(query))
         self._query_cache.put(key, vector)
         return vector, False
 
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
         started = time.perf_counter()
-        query = request.query.strip()
-        if not query:
-            raise InvalidArgument("the query is empty: ask a question")
-        if not request.strategy:
-            raise InvalidArgument("name a strategy to search, e.g. fixed_size")
-        if not 1 <= request.top_k <= MAX_TOP_K:
-            raise InvalidArgument(f"top_k must be between 1 and {MAX_TOP_K}, got {request.top_k}")
-        for name in ("neighbor_prev", "neighbor_next"):
-            value = getattr(request, name)
-            if not 0 <= value <= MAX_NEIGHBORS:
-                raise InvalidArgument(f"{name} must be between 0 and {MAX_NEIGHBORS}, got {value}")
+        query = check_retrieve(request)
         model = request.embedding_model or self._default_model
-        self._provider_for(model)  # an unknown model is INVALID_ARGUMENT, whatever is indexed
-        index = self._index(model)
-        if index is None:
+        provider = self._provider_for(model)  # an unknown model is INVALID_ARGUMENT, whatever is indexed
+        dimensions = self.registry.dimensions(model)
+        if not dimensions:
             raise FailedPrecondition(
                 f"nothing is indexed with the embedding model {model!r} yet; process a document first"
             )
-
-        vector, cached = self._embed_query(model, query)
+        as_of_ts = self.as_of(request.as_of).timestamp()
+        policy = self.policy()
+        visible = policy.visible(as_of_ts)
+        vector, cached = self._embed_query(provider, query)
         embedded = time.perf_counter()
-        where = SearchFilter(
-            strategy=request.strategy,
-            document_ids=tuple(request.filter.document_ids),
-            collections=tuple(request.filter.collections),
-            languages=tuple(request.filter.languages),
-        )
-        hits = [(payload_to_chunk(p), s) for p, s in index.search(vector, where, request.top_k)]
+        index = self.registry.get(model, len(vector))
+        if index is None:
+            raise FailedPrecondition(
+                f"{model!r} now gives {len(vector)}-dimensional vectors but its chunks were indexed with "
+                f"{', '.join(map(str, dimensions))}; re-process the documents"
+            )
+        if visible is not None and not index.exists(policy.expired(as_of_ts)):
+            # Nothing in the index is outside its window as of this query:
+            # the window filter would only cost time (3x a search, measured).
+            visible = None
+        where = c.All(must=tuple(
+            x for x in (
+                c.match("strategy", request.strategy),
+                c.match("document_id", *request.filter.document_ids) if request.filter.document_ids else None,
+                c.match("collection", *request.filter.collections) if request.filter.collections else None,
+                c.match("language", *request.filter.languages) if request.filter.languages else None,
+                visible,
+            ) if x is not None
+        ))
+
+        decay = request.recency_lambda > 0
+        depth = max(request.top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else request.top_k
+        if request.hybrid:
+            ranked = lexical.reciprocal_rank_fusion(
+                index.search(vector, where, max(depth, HYBRID_DEPTH)),
+                index.search_lexical(lexical.query_vector(query), where, max(depth, HYBRID_DEPTH)),
+            )
+        else:
+            ranked = index.search(vector, where, depth)
+        if decay:
+            ranked = sorted(
+                ((p, decayed(s, p[TIME_FIELD], as_of_ts, request.recency_lambda)) for p, s in ranked),
+                key=lambda item: -item[1],
+            )
+        hits = [(payload_to_chunk(p), s) for p, s in ranked[: request.top_k]]
         searched = time.perf_counter()
 
         def lookup(point_ids: list[str]) -> dict[str, common_pb2.Chunk]:
-            return {pid: payload_to_chunk(p) for pid, p in index.get(point_ids).items()}
+            return {
+                pid: payload_to_chunk(p)
+                for pid, p in index.get(point_ids).items()
+                if c.evaluate(visible, p)  # what expansion pulls in obeys the window too
+            }
 
-        flat, tree = expansion.expand(hits, request.neighbor_prev, request.neighbor_next, lookup)
+        def window_for(chunk: common_pb2.Chunk) -> int:
+            if request.HasField("window"):
+                return request.window
+            spec = self.store.spec_for(model, chunk.document_id, chunk.strategy) or {}
+            return int(spec.get("knobs", {}).get("window", DEFAULT_WINDOW))
+
+        flat, tree = expansion.expand(hits, request.neighbor_prev, request.neighbor_next, lookup, window_for)
         done = time.perf_counter()
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
@@ -210,9 +298,19 @@ class RetrieverService:
             ),
         )
 
-    def stats(self) -> retriever_pb2.GetIndexStatsResponse:
-        indexes = self._all_indexes()
-        disk = sum(f.stat().st_size for f in self._root.rglob("*") if f.is_file())
+    def stats(self, archive_stats: tuple[int, int] = (0, 0)) -> retriever_pb2.GetIndexStatsResponse:
+        indexes = self.registry.all()
         return retriever_pb2.GetIndexStatsResponse(
-            total_points=sum(index.count() for index in indexes), disk_bytes=disk
+            rows=[
+                retriever_pb2.IndexStatsRow(
+                    embedding_model=r.embedding_model, strategy=r.strategy, collection=r.collection,
+                    points=r.points, documents=r.documents, bytes=r.bytes,
+                )
+                for r in self.store.stats()
+            ],
+            total_points=sum(index.count() for _, _, index in indexes),
+            disk_bytes=sum(index.disk_bytes() for _, _, index in indexes),
+            archived_documents=archive_stats[0],
+            archive_bytes=archive_stats[1],
+            backend=self.registry.backend,
         )

@@ -1,0 +1,246 @@
+"""Retrieve through gRPC against the raw operations it has to do, side by side.
+
+For each size (20,000 and 100,000 chunks) the benchmark starts the retriever
+as its own process on a free port with a temporary data folder, indexes
+synthetic chunks through IndexChunks (documents of 200 chunks, text slices of
+the shared corpora, vectors near real all-MiniLM-L6-v2 embeddings of real
+text), and times `Retrieve` (top_k 5, neighbours ±1/1, the query embedding
+included: every question is new to the service) unfiltered and filtered to
+one document, then the same questions asked again (cached embedding). Beside it, in this
+process, it times the raw operations on a copy of the very same shard:
+encode the question with the same model, search with the same strategy /
+document filter. Service and raw calls are interleaved so that both see the
+same load on the machine.
+
+    .venv/bin/python bench/retriever_bench.py [--sizes 20000,100000] [--queries 138]
+
+Target: service p95 <= 1.2 x (raw encode + raw search) p95, per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from chunklab import clients, ids  # noqa: E402
+from chunklab.embeddings import get_provider  # noqa: E402
+from chunklab.stack import Stack, wait_serving  # noqa: E402
+from chunklab.timeutil import to_proto, utcnow  # noqa: E402
+from chunklab.v1 import common_pb2 as pb  # noqa: E402
+from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
+from services.retriever import conditions as c  # noqa: E402
+from services.retriever.edge_index import EdgeIndex  # noqa: E402
+from services.retriever.index import index_name  # noqa: E402
+from services.retriever.payloads import unit_vector  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general"
+MODEL = "all-MiniLM-L6-v2"
+PER_DOC = 200
+CHUNK_CHARS = 1500
+
+
+def percentile(values: list[float], p: float) -> float:
+    return float(np.percentile(values, p)) if values else float("nan")
+
+
+def corpus_slices() -> list[str]:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((DATA / "corpora").glob("*.md")))
+    return [text[i : i + CHUNK_CHARS] for i in range(0, len(text) - CHUNK_CHARS, CHUNK_CHARS // 3)]
+
+
+def questions() -> list[str]:
+    with open(DATA / "questions.csv", encoding="utf-8") as f:
+        return [row["question"] for row in csv.DictReader(f)]
+
+
+def start(data_dir: Path) -> Stack:
+    stack = Stack(data_dir=data_dir, extra_env={"CHUNKLAB_SWEEP_INTERVAL_S": "0"})
+    stack.addresses["retriever"] = f"{stack.host}:0"
+    stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 300)
+    wait_serving(stack.addresses["retriever"], 300)
+    return stack
+
+
+def index_synthetic(stub, size: int, texts: list[str], base: np.ndarray, rng) -> list[str]:
+    documents = []
+    published = to_proto(utcnow())
+    for d in range(size // PER_DOC):
+        doc = f"bench-{d:05d}"
+        documents.append(doc)
+        picks = rng.integers(len(texts), size=PER_DOC)
+        noisy = base[picks] + rng.normal(0, 0.35 / np.sqrt(base.shape[1]), size=(PER_DOC, base.shape[1]))
+        items = [
+            rpb.IndexedChunk(
+                chunk=pb.Chunk(
+                    chunk_id=ids.chunk_id(doc, "fixed_size", "bench", i), document_id=doc, document_name=f"{doc}.md",
+                    strategy="fixed_size", chunk_index=i, role="chunk", content=texts[picks[i]],
+                    collection="policies", language="en", published_at=published,
+                ),
+                vector=noisy[i].astype(np.float32).tolist(),
+            )
+            for i in range(PER_DOC)
+        ]
+        header = rpb.IndexHeader(document_id=doc, strategy="fixed_size", config_id="bench", embedding_model=MODEL,
+                                 dimension=base.shape[1])
+        stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header),
+                               rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(chunks=items))]), timeout=600)
+    return documents
+
+
+def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.RetrieveTimings]:
+    request = rpb.RetrieveRequest(query=query, strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1)
+    if doc:
+        request.filter.document_ids.append(doc)
+    started = time.perf_counter()
+    response = stub.Retrieve(request, timeout=60)
+    return (time.perf_counter() - started) * 1e3, response.timings
+
+
+def raw_call(index: EdgeIndex, provider, query: str, doc: str | None, cached: dict | None) -> tuple[float, float]:
+    """What Retrieve has to do at the least: encode the question, search."""
+    started = time.perf_counter()
+    vector = cached[query] if cached is not None else provider.embed_query(query).tolist()
+    encoded = time.perf_counter()
+    where = c.match("strategy", "fixed_size")
+    if doc:
+        where = c.All(must=(where, c.match("document_id", doc)))
+    index.search(vector, where, 5)
+    done = time.perf_counter()
+    return (encoded - started) * 1e3, (done - encoded) * 1e3
+
+
+def run_case(stub, index, provider, asks, cached) -> dict:
+    """Service and raw calls interleaved, alternating which goes first, so
+    both see the same machine load."""
+    service_ms, timings, encode_ms, search_ms = [], [], [], []
+    for i, (query, doc) in enumerate(asks):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for which in order:
+            if which == 0:
+                latency, t = service_call(stub, query, doc)
+                service_ms.append(latency)
+                timings.append(t)
+            else:
+                e, s = raw_call(index, provider, query, doc, cached)
+                encode_ms.append(e)
+                search_ms.append(s)
+    total_ms = [e + s for e, s in zip(encode_ms, search_ms)]
+    return {
+        "service_p50": percentile(service_ms, 50), "service_p95": percentile(service_ms, 95),
+        "server_embed_p50": percentile([t.embed_ms for t in timings], 50),
+        "server_total_p50": percentile([t.total_ms for t in timings], 50),
+        "server_total_p95": percentile([t.total_ms for t in timings], 95),
+        "raw_encode_p50": percentile(encode_ms, 50),
+        "server_search_p95": percentile([t.search_ms for t in timings], 95),
+        "server_expand_p95": percentile([t.expand_ms for t in timings], 95),
+        "raw_encode_p95": percentile(encode_ms, 95), "raw_search_p50": percentile(search_ms, 50),
+        "raw_search_p95": percentile(search_ms, 95), "raw_total_p50": percentile(total_ms, 50),
+        "raw_total_p95": percentile(total_ms, 95),
+        "cached": statistics.mean(t.query_embedding_cached for t in timings),
+    }
+
+
+def run_size(size: int, n: int, texts, base, all_questions, rng) -> list[dict]:
+    provider = get_provider(MODEL)
+    with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as tmp:
+        data_dir = Path(tmp) / "service"
+        stack = start(data_dir)
+        try:
+            stub = clients.retriever(stack.addresses["retriever"])
+            started = time.perf_counter()
+            documents = index_synthetic(stub, size, texts, base, rng)
+            print(f"  indexed {size:,} chunks through IndexChunks in {time.perf_counter() - started:.1f}s", flush=True)
+        finally:
+            stack.stop()
+        # The raw side searches a byte-for-byte copy of the service's shard
+        # (a shard folder is opened by one process at a time).
+        folder = data_dir / "retriever" / "edge" / index_name(MODEL, base.shape[1])
+        shutil.copytree(folder, Path(tmp) / "raw")
+        index = EdgeIndex(Path(tmp) / "raw", base.shape[1])
+        stack = start(data_dir)
+        try:
+            stub = clients.retriever(stack.addresses["retriever"])
+            unfiltered = [(q, None) for q in all_questions[:n]]
+            filtered = [(q, documents[int(rng.integers(len(documents)))]) for q in all_questions[n : 2 * n]]
+            # Warm both sides as a running service is warm: the model, and every
+            # document's pages of the shard (one filtered search each).
+            run_case(stub, index, provider, [(f"warm-up {i}", None) for i in range(10)], None)
+            warm_vector = {"warm-up 0": unit_vector(provider.embed_query("warm-up 0"))}
+            run_case(stub, index, provider, [("warm-up 0", doc) for doc in documents], warm_vector)
+            vectors = {q: unit_vector(provider.embed_query(q)) for q, _ in unfiltered}
+            cases = {
+                "unfiltered": run_case(stub, index, provider, unfiltered, None),
+                "filtered to one document": run_case(stub, index, provider, filtered, None),
+                "cached query, unfiltered": run_case(stub, index, provider, unfiltered, vectors),
+            }
+        finally:
+            stack.stop()
+            index.close()
+    return [{"size": size, "case": case, **row} for case, row in cases.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="20000,100000")
+    parser.add_argument("--queries", type=int, default=138, help="distinct questions per case (276 in all)")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    rng = np.random.default_rng(7)
+    import torch
+
+    torch.set_num_threads(1)  # as the retriever process does (services/retriever/server.py)
+    texts = corpus_slices()
+    provider = get_provider(MODEL)
+    print(f"embedding {len(texts)} real text slices for the synthetic vectors ...", flush=True)
+    base = provider.embed_documents(texts).astype(np.float64)
+    all_questions = questions()
+    assert len(all_questions) >= 2 * args.queries, "not enough distinct questions"
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        print(f"size {size:,}:", flush=True)
+        rows += run_size(size, args.queries, texts, base, all_questions, rng)
+
+    print("\nRetrieve via gRPC (top_k 5, ±1/1, query embedded unless cached) vs raw encode + raw search, ms")
+    header = (f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "
+              f"{'raw p50':>8} {'raw p95':>8} {'ratio p95':>9}  target")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        if r["case"].startswith("cached"):
+            # Asked again: nothing to encode. Compared with what a new question costs raw.
+            uncached = next(x for x in rows if x["size"] == r["size"] and x["case"] == "unfiltered")
+            ratio = r["service_p95"] / uncached["raw_total_p95"]
+            verdict = f"ok (vs raw encode+search {uncached['raw_total_p95']:.2f}; vs raw search alone " \
+                      f"x{r['service_p95'] / r['raw_search_p95']:.1f})"
+        else:
+            ratio = r["service_p95"] / r["raw_total_p95"]
+            verdict = f"{'ok' if ratio <= 1.2 else 'MISSED'} (<= 1.2)"
+        print(f"{r['size']:>8,} {r['case']:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} "
+              f"{r['raw_encode_p95']:8.2f} {r['raw_search_p95']:8.3f} {r['raw_total_p50']:8.2f} "
+              f"{r['raw_total_p95']:8.2f} {ratio:9.2f}  {verdict}")
+    print("(svc: the gRPC call as a client sees it; enc/srch/raw: encode and search in this process on a copy "
+          "of the same shard, interleaved with the service calls)")
+    sizes = sorted({r["size"] for r in rows})
+    if len(sizes) == 2:
+        print("\ngrowth from {:,} to {:,} chunks (p95):".format(*sizes))
+        for case in ("unfiltered", "filtered to one document", "cached query, unfiltered"):
+            small, large = (next(r for r in rows if r["size"] == s and r["case"] == case) for s in sizes)
+            print(f"  {case:<26} raw search x{large['raw_search_p95'] / small['raw_search_p95']:.1f}, "
+                  f"service x{large['service_p95'] / small['service_p95']:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

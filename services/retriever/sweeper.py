@@ -1,0 +1,190 @@
+"""The TTL sweeper and cold storage (SPEC section 4, seeds adr-freshness-window).
+
+A sweep finds the documents whose chunks are outside their collection's
+freshness window as of a time, writes each whole document (every strategy,
+every embedding model: payloads and vectors) to one archive file, and only
+then deletes its points: tombstoned, nothing lost, nothing half-written.
+A dry run lists what would go and changes nothing. A restore writes the
+archived points back as they were and removes the archive.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+from datetime import datetime, timezone
+
+from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
+from chunklab.timeutil import to_proto
+from chunklab.v1 import retriever_pb2
+from services.retriever import conditions as c
+from services.retriever.archive import ColdStorage, point_record, record_point
+from services.retriever.index import index_name
+from services.retriever.payloads import TIME_FIELD, payload_to_chunk
+from services.retriever.service import RetrieverService
+
+log = logging.getLogger("chunklab.retriever.sweeper")
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+
+
+def _swept(header: dict) -> retriever_pb2.SweptDocument:
+    return retriever_pb2.SweptDocument(
+        document_id=header["document_id"],
+        document_name=header.get("document_name", ""),
+        collection=header.get("collection", ""),
+        published_at=to_proto(datetime.fromtimestamp(header.get("published_ts", 0.0), tz=timezone.utc)),
+        chunks=header.get("chunks", 0),
+    )
+
+
+class Sweeper:
+    def __init__(self, service: RetrieverService, storage: ColdStorage) -> None:
+        self.service = service
+        self.storage = storage
+        self._lock = threading.Lock()  # one sweep or restore at a time
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- sweep -----------------------------------------------------------------
+
+    def _expired_documents(self, as_of_ts: float) -> dict[str, dict]:
+        expired = self.service.policy().expired(as_of_ts)
+        found: dict[str, dict] = {}
+        if expired is None:
+            return found
+        for _, _, index in self.service.registry.all():
+            for point in index.scroll(expired):
+                p = point.payload
+                entry = found.get(p["document_id"])
+                if entry is None:
+                    chunk = payload_to_chunk(p)
+                    entry = found[p["document_id"]] = {
+                        "document_id": p["document_id"], "document_name": chunk.document_name,
+                        "collection": p["collection"], "published_ts": p[TIME_FIELD], "chunks": 0,
+                    }
+                entry["chunks"] += 1
+        return found
+
+    def sweep(self, as_of: datetime, dry_run: bool) -> retriever_pb2.SweepResponse:
+        with self._lock:
+            documents = self._expired_documents(as_of.timestamp())
+            response = retriever_pb2.SweepResponse(dry_run=dry_run)
+            for document_id in sorted(documents):
+                header = documents[document_id]
+                if not dry_run:
+                    header["chunks"] = self._archive(header, as_of)
+                response.documents.append(_swept(header))
+                response.chunks_archived += header["chunks"]
+            if documents and not dry_run:
+                log.info("swept %d documents (%d chunks) as of %s", len(documents), response.chunks_archived, as_of)
+            return response
+
+    def _archive(self, header: dict, as_of: datetime) -> int:
+        document_id = header["document_id"]
+        records = []
+        indexes = self.service.registry.all()
+        for name, _, index in indexes:
+            records += [point_record(name, p) for p in index.scroll(c.match("document_id", document_id), True)]
+        header = {**header, "chunks": len(records), "archived_at": as_of.timestamp(),
+                  "sets": self.service.store.sets_of(document_id)}
+        self.storage.write(header, records)  # durable before anything is deleted
+        for _, _, index in indexes:
+            index.delete_document(document_id)
+        self.service.store.set_archived(document_id, True)
+        return len(records)
+
+    # -- archive ---------------------------------------------------------------
+
+    def list_archived(self, page_size: int, page_token: str) -> retriever_pb2.ListArchivedDocumentsResponse:
+        if page_size < 0 or page_size > MAX_PAGE_SIZE:
+            raise InvalidArgument(f"page_size must be between 0 (default {DEFAULT_PAGE_SIZE}) and {MAX_PAGE_SIZE}")
+        size = page_size or DEFAULT_PAGE_SIZE
+        try:
+            after = base64.b64decode(page_token.encode(), altchars=b"-_", validate=True).decode() if page_token else ""
+            if page_token and not after:
+                raise ValueError(page_token)
+        except (ValueError, UnicodeDecodeError):
+            raise InvalidArgument("page_token is not one this service gave out; start again without it") from None
+        headers = [h for h in self.storage.headers() if h["document_id"] > after]
+        page = headers[:size]
+        token = ""
+        if len(headers) > size:
+            token = base64.urlsafe_b64encode(page[-1]["document_id"].encode()).decode()
+        return retriever_pb2.ListArchivedDocumentsResponse(documents=[_swept(h) for h in page], next_page_token=token)
+
+    def archive_stats(self) -> tuple[int, int]:
+        files = list(self.storage.folder.glob("*.jsonl.gz"))
+        return len(files), sum(f.stat().st_size for f in files)
+
+    def restore(self, document_id: str) -> retriever_pb2.RestoreDocumentResponse:
+        if not document_id:
+            raise InvalidArgument("document_id is empty")
+        with self._lock:
+            archived = self.storage.read(document_id)
+            if archived is None:
+                raise NotFound(f"document {document_id} is not in the archive")
+            header, records = archived
+            registry = self.service.registry
+            for _, _, index in registry.all():
+                if index.count(c.match("document_id", document_id)):
+                    raise AlreadyExists(
+                        f"document {document_id} has chunks in the index again (re-processed?); "
+                        "delete them before restoring the archived ones"
+                    )
+            known = {index_name(s["embedding_model"], s["dimension"]): s for s in header.get("sets", [])}
+            by_index: dict[str, list] = {}
+            for record in records:
+                by_index.setdefault(record["index"], []).append(record_point(record))
+            for name, points in by_index.items():
+                index = registry.by_name(name)
+                if index is None:  # the index went away since the sweep: make it again
+                    if name not in known:
+                        raise NotFound(f"the archive of {document_id} names an index {name} that no longer exists")
+                    index = registry.get(known[name]["embedding_model"], known[name]["dimension"], create=True)
+                index.upsert(points)
+            for values in header.get("sets", []):
+                self.service.store.record_set(**{**values, "archived": False})
+            self.storage.delete(document_id)
+            policy = self.service.policy()
+            visible = policy.visible(self.service.clock().timestamp())
+            outside = bool(records) and not c.evaluate(visible, records[0]["payload"])
+            return retriever_pb2.RestoreDocumentResponse(
+                chunks_restored=len(records), outside_freshness_window=outside
+            )
+
+    def forget(self, document_id: str) -> int:
+        """Deletes a document's archive (the document itself was deleted)."""
+        with self._lock:
+            archived = self.storage.read(document_id)
+            if archived is None:
+                return 0
+            self.storage.delete(document_id)
+            return len(archived[1])
+
+    # -- the periodic task -----------------------------------------------------
+
+    def start(self, interval_s: float) -> None:
+        """Sweeps every interval_s seconds (0: never) and vacuums the indexes."""
+        if interval_s <= 0 or self._thread is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    self.sweep(self.service.clock(), dry_run=False)
+                    for _, _, index in self.service.registry.all():
+                        index.maintain()
+                except Exception:  # noqa: BLE001 - the next round tries again
+                    log.exception("periodic sweep failed")
+
+        self._thread = threading.Thread(target=loop, name="retriever-sweeper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+

@@ -1,0 +1,324 @@
+"""The retriever through gRPC, as its own process on a free port: exact
+expansion trees for hand-built documents (one per expansion kind), freshness
+with a fixed clock, recency decay ordering, hybrid retrieval where the
+lexical ranking must win, index statistics and precise status codes.
+
+Chunks are indexed directly through IndexChunks with vectors chosen against
+the query's real embedding: v = s·q + √(1−s²)·u with u ⊥ q, so the score of
+each chunk is exactly s and every ranking is known in advance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timedelta, timezone
+
+import grpc
+import numpy as np
+import pytest
+
+from chunklab import clients, ids
+from chunklab.embeddings import get_provider
+from chunklab.stack import Stack, wait_serving
+from chunklab.timeutil import to_proto
+from chunklab.v1 import common_pb2 as pb
+from chunklab.v1 import retriever_pb2 as rpb
+
+HIT, NEIGHBOR, WINDOW, PARENT = (pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR, pb.CHUNK_LABEL_WINDOW,
+                                 pb.CHUNK_LABEL_PARENT)
+MODEL = "all-MiniLM-L6-v2"
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+WINDOWS = {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
+
+
+def start_retriever(data_dir, **env) -> Stack:
+    stack = Stack(data_dir=data_dir, extra_env={
+        "CHUNKLAB_SWEEP_INTERVAL_S": "0", "CHUNKLAB_FRESHNESS_WINDOWS": json.dumps(WINDOWS), **env,
+    })
+    stack.addresses["retriever"] = f"{stack.host}:0"
+    stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 120)
+    wait_serving(stack.addresses["retriever"], 120)
+    return stack
+
+
+@pytest.fixture(scope="module")
+def retriever(tmp_path_factory):
+    stack = start_retriever(tmp_path_factory.mktemp("retriever"))
+    yield clients.retriever(stack.addresses["retriever"])
+    stack.stop()
+
+
+class Vectors:
+    """Vectors with a chosen similarity to one query's embedding."""
+
+    def __init__(self, query: str, seed: int = 0) -> None:
+        self.q = get_provider(MODEL).embed_query(query).astype(np.float64)
+        self.q /= np.linalg.norm(self.q)
+        self.rng = np.random.default_rng(seed)
+
+    def at(self, score: float) -> list[float]:
+        u = self.rng.standard_normal(self.q.shape)
+        u -= u.dot(self.q) * self.q
+        u /= np.linalg.norm(u)
+        return (score * self.q + math.sqrt(1 - score * score) * u).tolist()
+
+
+def chunk(doc: str, strategy: str, i: int, *, role: str = "chunk", content: str = "", collection: str = "policies",
+          published: datetime = NOW - timedelta(days=1), parent: int | None = None, config: str = "cfg") -> pb.Chunk:
+    made = pb.Chunk(
+        chunk_id=ids.chunk_id(doc, strategy, config, i, role), document_id=doc, document_name=f"{doc}.md",
+        strategy=strategy, config_id=config, chunk_index=i, role=role, content=content or f"{doc}-{role}{i}",
+        collection=collection, language="en", published_at=to_proto(published),
+    )
+    if parent is not None:
+        made.parent_id = ids.chunk_id(doc, strategy, config, parent, "parent")
+    return made
+
+
+def index(stub, strategy: str, items: list[tuple[pb.Chunk, list[float]]], knobs: dict | None = None,
+          doc: str | None = None):
+    doc = doc or items[0][0].document_id
+    spec = pb.StrategySpec(name=strategy, knobs={k: pb.KnobValue(int_value=v) for k, v in (knobs or {}).items()})
+    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id="cfg", embedding_model=MODEL,
+                             dimension=384, spec=spec)
+    messages = [rpb.IndexChunksRequest(header=header),
+                rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(
+                    chunks=[rpb.IndexedChunk(chunk=c, vector=v) for c, v in items]))]
+    return stub.IndexChunks(iter(messages), timeout=60)
+
+
+def ask(stub, query: str, strategy: str, top_k: int, doc: str | None = None, **fields) -> rpb.RetrieveResponse:
+    request = rpb.RetrieveRequest(query=query, strategy=strategy, top_k=top_k, as_of=to_proto(NOW), **fields)
+    if doc:
+        request.filter.document_ids.append(doc)
+    return stub.Retrieve(request, timeout=60)
+
+
+def contents(entries) -> list[tuple[str, int]]:
+    return [(e.chunk.content, e.label) for e in entries]
+
+
+# -- expansion trees -----------------------------------------------------------
+
+def test_fixed_size_tree_with_neighbours(retriever):
+    v = Vectors("fixed size neighbours")
+    scores = [0.1, 0.2, 0.9, 0.3, 0.8, 0.2, 0.1]
+    items = [(chunk("fx", "fixed_size", i), v.at(s)) for i, s in enumerate(scores)]
+    assert index(retriever, "fixed_size", items).chunks_indexed == 7
+    response = ask(retriever, "fixed size neighbours", "fixed_size", 2, "fx", neighbor_prev=1, neighbor_next=2)
+    tree = response.expansion_tree.hits
+    assert [(n.hit.chunk.content, round(n.hit.score, 4), n.hit.rank) for n in tree] == [
+        ("fx-chunk2", 0.9, 1), ("fx-chunk4", 0.8, 2)]
+    assert [contents(n.neighbors_prev) for n in tree] == [[("fx-chunk1", NEIGHBOR)], [("fx-chunk3", NEIGHBOR)]]
+    assert [contents(n.neighbors_next) for n in tree] == [
+        [("fx-chunk3", NEIGHBOR), ("fx-chunk4", NEIGHBOR)], [("fx-chunk5", NEIGHBOR), ("fx-chunk6", NEIGHBOR)]]
+    assert contents(response.retrieved_chunks) == [
+        ("fx-chunk1", NEIGHBOR), ("fx-chunk2", HIT), ("fx-chunk3", NEIGHBOR), ("fx-chunk4", HIT),
+        ("fx-chunk5", NEIGHBOR), ("fx-chunk6", NEIGHBOR)]
+
+
+def test_sentence_window_uses_the_indexed_window_unless_the_query_sets_one(retriever):
+    v = Vectors("sentence windows")
+    scores = [0.1, 0.2, 0.3, 0.2, 0.1, 0.95, 0.1, 0.2]
+    items = [(chunk("sw", "sentence_window", i, role="sentence"), v.at(s)) for i, s in enumerate(scores)]
+    index(retriever, "sentence_window", items, knobs={"window": 1, "sentences_per_unit": 1})
+
+    response = ask(retriever, "sentence windows", "sentence_window", 1, "sw", neighbor_prev=3, neighbor_next=3)
+    (node,) = response.expansion_tree.hits
+    assert contents([node.hit]) == [("sw-sentence5", HIT)]
+    assert contents(node.window) == [("sw-sentence4", WINDOW), ("sw-sentence6", WINDOW)]  # W = 1 as indexed
+    assert len(node.neighbors_prev) == len(node.neighbors_next) == 0
+    assert contents(response.retrieved_chunks) == [
+        ("sw-sentence4", WINDOW), ("sw-sentence5", HIT), ("sw-sentence6", WINDOW)]
+
+    wide = ask(retriever, "sentence windows", "sentence_window", 2, "sw", window=3)
+    first, second = wide.expansion_tree.hits
+    assert contents([second.hit]) == [("sw-sentence2", HIT)]
+    assert [e.chunk.chunk_index for e in first.window] == [2, 3, 4, 6, 7]  # past the end: skipped
+    assert [e.chunk.chunk_index for e in second.window] == [0, 1, 3, 4, 5]
+    assert contents(wide.retrieved_chunks) == [
+        ("sw-sentence0", WINDOW), ("sw-sentence1", WINDOW), ("sw-sentence2", HIT), ("sw-sentence3", WINDOW),
+        ("sw-sentence4", WINDOW), ("sw-sentence5", HIT), ("sw-sentence6", WINDOW), ("sw-sentence7", WINDOW)]
+
+    none = ask(retriever, "sentence windows", "sentence_window", 1, "sw", window=0)
+    assert contents(none.retrieved_chunks) == [("sw-sentence5", HIT)]
+
+
+@pytest.mark.parametrize("strategy", ["parent_child", "semantic_parent_child"])
+def test_parent_child_tree_shows_child_and_parent_and_sends_a_shared_parent_once(retriever, strategy):
+    doc = f"pc-{strategy}"
+    v = Vectors("parents and children")
+    children = [(0, 0.2), (0, 0.85), (1, 0.9), (1, 0.8), (2, 0.1)]  # (parent, score)
+    items = [(chunk(doc, strategy, i, role="child", parent=p), v.at(s)) for i, (p, s) in enumerate(children)]
+    items += [(chunk(doc, strategy, p, role="parent", content=f"parent {p} text"), []) for p in range(3)]
+    assert index(retriever, strategy, items).chunks_indexed == 8
+
+    response = ask(retriever, "parents and children", strategy, 3, doc)
+    tree = response.expansion_tree.hits
+    assert [(n.hit.chunk.content, n.hit.label) for n in tree] == [
+        (f"{doc}-child2", HIT), (f"{doc}-child1", HIT), (f"{doc}-child3", HIT)]
+    assert [(n.parent.chunk.content, n.parent.label) for n in tree] == [
+        ("parent 1 text", PARENT), ("parent 0 text", PARENT), ("parent 1 text", PARENT)]
+    assert contents(response.retrieved_chunks) == [("parent 0 text", PARENT), ("parent 1 text", PARENT)]
+
+    # Parents have no vector: no query ever returns one as a hit.
+    everything = ask(retriever, "parent 2 text", strategy, 100, doc, hybrid=True)
+    assert sorted(n.hit.chunk.role for n in everything.expansion_tree.hits) == ["child"] * 5
+
+
+# -- freshness -----------------------------------------------------------------
+
+def test_no_query_returns_content_outside_its_window(retriever):
+    v = Vectors("freshness window")
+    for doc, collection, age in (("old-news", "news", 10), ("new-news", "news", 2), ("old-policy", "policies", 400),
+                                 ("old-hr", "hr", 60), ("old-misc", "misc", 1000)):
+        items = [(chunk(doc, "fixed_size", i, collection=collection, published=NOW - timedelta(days=age)),
+                  v.at(0.5 + 0.1 * i)) for i in range(3)]
+        index(retriever, "fixed_size", items, doc=doc)
+    request = dict(neighbor_prev=2, neighbor_next=2)
+
+    def docs(as_of: datetime) -> set[str]:
+        response = retriever.Retrieve(rpb.RetrieveRequest(
+            query="freshness window", strategy="fixed_size", top_k=100, as_of=to_proto(as_of),
+            filter=pb.RetrievalFilter(document_ids=["old-news", "new-news", "old-policy", "old-hr", "old-misc"]),
+            **request), timeout=60)
+        return {e.chunk.document_id for e in response.retrieved_chunks}
+
+    assert docs(NOW) == {"new-news", "old-policy", "old-hr", "old-misc"}
+    assert docs(NOW - timedelta(days=5)) == {"old-news", "new-news", "old-policy", "old-hr", "old-misc"}
+    assert docs(NOW + timedelta(days=31)) == {"old-policy", "old-misc"}  # hr is past 90 days, news past 7
+
+
+def test_a_parent_outside_the_window_is_not_returned(retriever):
+    """Hand-built: the child is fresh but its parent is dated outside the news window."""
+    v = Vectors("stale parent")
+    items = [(chunk("stale", "parent_child", 0, role="child", parent=0, collection="news"), v.at(0.9)),
+             (chunk("stale", "parent_child", 1, role="child", parent=1, collection="news"), v.at(0.8)),
+             (chunk("stale", "parent_child", 0, role="parent", collection="news", content="fresh parent"), []),
+             (chunk("stale", "parent_child", 1, role="parent", collection="news", content="stale parent",
+                    published=NOW - timedelta(days=30)), [])]
+    index(retriever, "parent_child", items)
+    response = ask(retriever, "stale parent", "parent_child", 2, "stale")
+    assert [n.HasField("parent") for n in response.expansion_tree.hits] == [True, False]
+    assert contents(response.retrieved_chunks) == [("fresh parent", PARENT), ("stale-child1", HIT)]
+
+
+def test_freshness_windows_can_be_listed_and_changed(retriever):
+    listed = retriever.ListFreshnessWindows(rpb.ListFreshnessWindowsRequest(), timeout=10)
+    assert {w.collection: w.max_age_days for w in listed.windows} == WINDOWS
+    changed = retriever.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+        window=rpb.FreshnessWindow(collection="research", max_age_days=30)), timeout=10)
+    assert changed.max_age_days == 30
+    listed = retriever.ListFreshnessWindows(rpb.ListFreshnessWindowsRequest(), timeout=10)
+    assert {w.collection: w.max_age_days for w in listed.windows} == {**WINDOWS, "research": 30}
+
+
+# -- recency decay ---------------------------------------------------------------
+
+def test_recency_decay_reorders_with_a_fixed_clock(retriever):
+    v = Vectors("decay ordering")
+    items = [(chunk("decay", "fixed_size", 0, published=NOW - timedelta(days=30), content="old"), v.at(0.9)),
+             (chunk("decay", "fixed_size", 1, published=NOW, content="new"), v.at(0.8))]
+    index(retriever, "fixed_size", items)
+
+    def order(lam: float) -> list[tuple[str, float]]:
+        response = ask(retriever, "decay ordering", "fixed_size", 2, "decay", recency_lambda=lam)
+        return [(n.hit.chunk.content, round(n.hit.score, 4)) for n in response.expansion_tree.hits]
+
+    assert order(0) == [("old", 0.9), ("new", 0.8)]
+    assert order(0.001) == [("old", round(0.9 * math.exp(-0.03), 4)), ("new", 0.8)]  # older, more relevant: wins
+    assert order(0.01) == [("new", 0.8), ("old", round(0.9 * math.exp(-0.3), 4))]
+
+
+def test_decay_looks_past_the_top_k_for_a_fresh_chunk(retriever):
+    v = Vectors("deep candidates")
+    items = [(chunk("deep", "fixed_size", i, published=NOW - timedelta(days=365), content=f"old {i}"),
+              v.at(0.9 - 0.01 * i)) for i in range(30)]
+    items.append((chunk("deep", "fixed_size", 30, published=NOW, content="fresh"), v.at(0.55)))
+    index(retriever, "fixed_size", items)
+    plain = ask(retriever, "deep candidates", "fixed_size", 1, "deep")
+    assert plain.expansion_tree.hits[0].hit.chunk.content == "old 0"
+    decayed = ask(retriever, "deep candidates", "fixed_size", 1, "deep", recency_lambda=0.01)
+    assert decayed.expansion_tree.hits[0].hit.chunk.content == "fresh"  # 31st by similarity
+
+
+# -- hybrid --------------------------------------------------------------------
+
+def test_hybrid_retrieval_finds_the_rare_identifier_the_dense_ranking_misses(retriever):
+    v = Vectors("pump fault XJ-9047")
+    texts = ["The cooling pump was serviced in spring.", "Maintenance crews inspect pumps weekly.",
+             "Pump pressure readings are logged hourly.", "A pump failure stops the cooling loop.",
+             "Spare parts are ordered through the portal.", "Unit XJ-9047 reported a bearing warning."]
+    scores = [0.8, 0.75, 0.7, 0.65, 0.6, 0.2]
+    items = [(chunk("hy", "recursive", i, content=t), v.at(s)) for i, (t, s) in enumerate(zip(texts, scores))]
+    index(retriever, "recursive", items)
+    dense = ask(retriever, "XJ-9047", "recursive", 3, "hy")
+    assert "XJ-9047" not in " ".join(n.hit.chunk.content for n in dense.expansion_tree.hits)
+    hybrid = ask(retriever, "XJ-9047", "recursive", 3, "hy", hybrid=True)
+    top = hybrid.expansion_tree.hits[0].hit
+    assert top.chunk.content == texts[5]
+    assert top.score == pytest.approx(1 / 61 + 1 / 66)  # lexical rank 1, dense rank 6 (k = 60)
+
+
+# -- statistics and errors -------------------------------------------------------
+
+def test_index_stats_count_points_per_strategy_and_collection(retriever):
+    v = Vectors("stats")
+    index(retriever, "markdown_structure", [(chunk("st1", "markdown_structure", i, collection="finance"), v.at(0.5))
+                                           for i in range(4)])
+    index(retriever, "markdown_structure", [(chunk("st2", "markdown_structure", i, collection="finance"), v.at(0.5))
+                                           for i in range(2)])
+    stats = retriever.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=30)
+    rows = {(r.embedding_model, r.strategy, r.collection): r for r in stats.rows}
+    row = rows[(MODEL, "markdown_structure", "finance")]
+    assert (row.points, row.documents) == (6, 2) and row.bytes > 6 * 384 * 4
+    assert stats.total_points == sum(r.points for r in stats.rows)
+    assert stats.backend == "edge" and stats.disk_bytes > 0
+
+
+def code_of(call) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as err:
+        call()
+    return err.value.code(), err.value.details()
+
+
+@pytest.mark.parametrize(("fields", "needle"), [
+    (dict(top_k=0), "top_k"),
+    (dict(top_k=101), "top_k"),
+    (dict(neighbor_prev=-1), "neighbor_prev"),
+    (dict(neighbor_next=11), "neighbor_next"),
+    (dict(window=-1), "window"),
+    (dict(recency_lambda=-0.5), "recency_lambda"),
+    (dict(embedding_model="no-such-model"), "no-such-model"),
+    (dict(strategy="Fixed Size!"), "strategy"),
+    (dict(filter=pb.RetrievalFilter(document_ids=[""])), "document_ids"),
+    (dict(filter=pb.RetrievalFilter(collections=["news; drop"])), "collections"),
+    (dict(filter=pb.RetrievalFilter(languages=["english!"])), "languages"),
+    (dict(query="   "), "query"),
+])
+def test_bad_retrieve_requests_are_invalid_argument(retriever, fields, needle):
+    request = rpb.RetrieveRequest(**{"query": "anything", "strategy": "fixed_size", "top_k": 3, **fields})
+    code, message = code_of(lambda: retriever.Retrieve(request, timeout=30))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and needle in message
+
+
+def test_other_bad_requests_get_precise_codes(retriever):
+    cases = [
+        (lambda: retriever.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+            window=rpb.FreshnessWindow(collection="news", max_age_days=-1)), timeout=10), grpc.StatusCode.INVALID_ARGUMENT),
+        (lambda: retriever.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+            window=rpb.FreshnessWindow(collection="", max_age_days=3)), timeout=10), grpc.StatusCode.INVALID_ARGUMENT),
+        (lambda: retriever.RestoreDocument(rpb.RestoreDocumentRequest(document_id="never-archived"), timeout=10),
+         grpc.StatusCode.NOT_FOUND),
+        (lambda: retriever.ListArchivedDocuments(rpb.ListArchivedDocumentsRequest(page_size=-1), timeout=10),
+         grpc.StatusCode.INVALID_ARGUMENT),
+        (lambda: retriever.ListArchivedDocuments(rpb.ListArchivedDocumentsRequest(page_token="%%%"), timeout=10),
+         grpc.StatusCode.INVALID_ARGUMENT),
+        (lambda: index(retriever, "fixed_size", [(chunk("bad", "fixed_size", 0), [0.0] * 384)]),
+         grpc.StatusCode.INVALID_ARGUMENT),
+        (lambda: index(retriever, "fixed_size", [(chunk("bad", "fixed_size", 0), [])]), grpc.StatusCode.INVALID_ARGUMENT),
+    ]
+    for call, expected in cases:
+        code, message = code_of(call)
+        assert code == expected, message

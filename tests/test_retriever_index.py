@@ -1,0 +1,155 @@
+"""Congruence: the same operations through Qdrant Edge and through
+qdrant-client (local mode here; a server where CHUNKLAB_TEST_QDRANT_URL is
+set) give the same answers."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import zlib
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from services.retriever import conditions as c
+from services.retriever import lexical
+from services.retriever.edge_index import EdgeIndex
+from services.retriever.payloads import IndexPoint, unit_vector
+from services.retriever.server_index import QdrantServerIndex
+
+DIM = 8
+
+
+def vector(seed: int) -> list[float]:
+    return unit_vector(np.random.default_rng(seed).standard_normal(DIM))
+
+
+def point(doc: str, strategy: str, i: int, *, role: str = "chunk", collection: str = "news", ts: float = 1000.0,
+          text: str = "", searchable: bool = True) -> IndexPoint:
+    payload = {
+        "document_id": doc, "strategy": strategy, "config_id": "cfg", "collection": collection, "language": "en",
+        "role": role, "chunk_index": i, "published_ts": ts, "chunk": f"{doc}/{strategy}/{role}/{i}",
+    }
+    pid = str(uuid.uuid5(uuid.NAMESPACE_URL, payload["chunk"]))
+    if not searchable:
+        return IndexPoint(pid, payload)
+    return IndexPoint(pid, payload, vector(zlib.crc32(payload["chunk"].encode())), lexical.document_vector(text or payload["chunk"]))
+
+
+@pytest.fixture(params=["edge", "qdrant-client"])
+def index(request, tmp_path):
+    if request.param == "edge":
+        built = EdgeIndex(tmp_path / "shard", DIM)
+    else:
+        url = os.environ.get("CHUNKLAB_TEST_QDRANT_URL")
+        client = QdrantClient(url=url) if url else QdrantClient(":memory:")
+        name = f"test_{uuid.uuid4().hex[:8]}"
+        built = QdrantServerIndex(client, name, DIM)
+    yield built
+    built.close()
+
+
+def fill(index) -> list[IndexPoint]:
+    points = [point("a", "fixed_size", i, ts=1000.0 + i) for i in range(6)]
+    points += [point("b", "fixed_size", i, collection="hr", ts=500.0) for i in range(4)]
+    points += [point("a", "recursive", i) for i in range(3)]
+    points += [point("a", "parent_child", i, role="child") for i in range(4)]
+    points += [point("a", "parent_child", i, role="parent", searchable=False) for i in range(2)]
+    index.replace("a", "fixed_size", points[:6])
+    index.replace("b", "fixed_size", points[6:10])
+    index.replace("a", "recursive", points[10:13])
+    index.replace("a", "parent_child", points[13:])
+    return points
+
+
+def labels(found) -> list[str]:
+    return [payload["chunk"] for payload, _ in found]
+
+
+def test_search_is_exact_and_filtered_the_same_way(index):
+    points = fill(index)
+    query = points[2].dense
+    found = index.search(query, c.match("strategy", "fixed_size"), 5)
+    assert labels(found)[0] == "a/fixed_size/chunk/2" and found[0][1] == pytest.approx(1.0, abs=1e-5)
+    # Exact dot products, in order: the same for both stores.
+    expected = sorted(points[:10], key=lambda p: -float(np.dot(p.dense, query)))[:5]
+    assert labels(found) == [p.payload["chunk"] for p in expected]
+    only_b = index.search(query, c.All(must=(c.match("strategy", "fixed_size"), c.match("document_id", "b"))), 10)
+    assert sorted(labels(only_b)) == [f"b/fixed_size/chunk/{i}" for i in range(4)]
+    recent = index.search(query, c.All(must=(c.match("strategy", "fixed_size"), c.Range("published_ts", gte=1003))), 10)
+    assert sorted(labels(recent)) == [f"a/fixed_size/chunk/{i}" for i in (3, 4, 5)]
+    either = c.Any_((c.match("collection", "hr"), c.All(must=(c.Range("published_ts", lt=1001),))))
+    assert sorted(labels(index.search(query, c.All(must=(c.match("strategy", "fixed_size"), either)), 20))) == sorted(
+        ["a/fixed_size/chunk/0"] + [f"b/fixed_size/chunk/{i}" for i in range(4)]
+    )
+
+
+def test_parents_are_found_by_id_and_never_by_a_search(index):
+    points = fill(index)
+    parents = [p for p in points if p.payload["role"] == "parent"]
+    for query in [p.dense for p in points if p.dense is not None]:
+        found = index.search(query, c.match("strategy", "parent_child"), 100)
+        assert all(payload["role"] == "child" for payload, _ in found) and len(found) == 4
+    lexical_found = index.search_lexical(lexical.query_vector("a parent_child parent 0"), c.match("strategy", "parent_child"), 100)
+    assert all(payload["role"] == "child" for payload, _ in lexical_found)
+    got = index.get([p.point_id for p in parents] + [str(uuid.uuid4())])
+    assert sorted(v["chunk"] for v in got.values()) == ["a/parent_child/parent/0", "a/parent_child/parent/1"]
+
+
+def test_replace_swaps_a_document_strategy_and_delete_removes_a_document(index):
+    fill(index)
+    assert index.count() == 19
+    assert index.replace("a", "fixed_size", [point("a", "fixed_size", i) for i in range(2)]) == 6
+    assert index.count(c.All(must=(c.match("document_id", "a"), c.match("strategy", "fixed_size")))) == 2
+    assert index.count(c.match("document_id", "b")) == 4  # the other document is untouched
+    assert index.delete_document("a") == 2 + 3 + 6
+    assert index.count() == 4 and index.delete_document("a") == 0
+    assert index.exists(c.match("document_id", "b")) and not index.exists(c.match("document_id", "a"))
+
+
+def test_lexical_ranking_uses_bm25_with_idf(index):
+    texts = ["the cat sat on the mat", "the dog chased the cat", "error code XJ-9000 in the pump log", "the mat was red"]
+    points = [point("t", "fixed_size", i, text=t) for i, t in enumerate(texts)]
+    index.replace("t", "fixed_size", points)
+    found = index.search_lexical(lexical.query_vector("XJ-9000"), c.match("strategy", "fixed_size"), 10)
+    assert labels(found) == ["t/fixed_size/chunk/2"]
+    found = index.search_lexical(lexical.query_vector("cat mat"), c.match("strategy", "fixed_size"), 10)
+    assert labels(found)[0] == "t/fixed_size/chunk/0"  # both rare-ish words
+
+
+def test_scroll_returns_vectors_exactly_as_written(index):
+    points = fill(index)
+    by_id = {p.point_id: p for p in points}
+    read = list(index.scroll(c.match("document_id", "a"), with_vectors=True))
+    assert len(read) == 15
+    for stored in read:
+        written = by_id[stored.point_id]
+        assert stored.payload == written.payload
+        if written.dense is None:
+            assert stored.dense is None
+        else:
+            assert np.array_equal(np.asarray(stored.dense, dtype=np.float32), np.asarray(written.dense, dtype=np.float32))
+            assert tuple(stored.sparse.indices) == written.sparse.indices
+
+
+def test_both_stores_answer_the_same(tmp_path):
+    """The same operations, side by side: identical rankings and scores."""
+    edge = EdgeIndex(tmp_path / "shard", DIM)
+    local = QdrantServerIndex(QdrantClient(":memory:"), "same", DIM)
+    try:
+        for store in (edge, local):
+            fill(store)
+        for seed in range(10):
+            query = vector(10_000 + seed)
+            where = c.All(must=(c.match("strategy", "fixed_size"),), must_not=(c.match("collection", "hr"),))
+            a, b = edge.search(query, where, 4), local.search(query, where, 4)
+            assert labels(a) == labels(b)
+            assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
+        sparse = lexical.query_vector("a fixed_size chunk 3")
+        a = edge.search_lexical(sparse, c.match("strategy", "fixed_size"), 3)
+        b = local.search_lexical(sparse, c.match("strategy", "fixed_size"), 3)
+        assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-4)
+    finally:
+        edge.close()
+        local.close()

@@ -1,0 +1,249 @@
+"""The sweeper: dry run, archive to cold storage, restore byte-identical,
+through both index backends (Qdrant Edge and qdrant-client local mode), and
+the Sweep / ListArchivedDocuments / RestoreDocument RPCs of a real process."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import grpc
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from chunklab import clients, ids
+from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
+from chunklab.stack import Stack, wait_serving
+from chunklab.timeutil import to_proto
+from chunklab.v1 import common_pb2 as pb
+from chunklab.v1 import retriever_pb2 as rpb
+from services.retriever import conditions as c
+from services.retriever.archive import ColdStorage
+from services.retriever.registry import IndexRegistry
+from services.retriever.service import RetrieverService
+from services.retriever.store import RetrieverStore
+from services.retriever.sweeper import Sweeper
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+WINDOWS = {"news": 7, "hr": 90, "policies": 0, "default": 0}
+
+
+class FakeProvider:
+    def __init__(self, name: str, dimension: int) -> None:
+        self.name, self.dimension = name, dimension
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dimension, dtype=np.float32)
+        vector[0] = 1.0
+        return vector
+
+
+PROVIDERS = {"fake-4": FakeProvider("fake-4", 4), "fake-6": FakeProvider("fake-6", 6)}
+
+
+def provider_for(name: str):
+    if name not in PROVIDERS:
+        raise InvalidArgument(f"unknown embedding model {name!r}")
+    return PROVIDERS[name]
+
+
+@pytest.fixture(params=["edge", "qdrant-client"])
+def kit(request, tmp_path):
+    store = RetrieverStore(f"sqlite:///{tmp_path / 'retriever.sqlite3'}")
+    client = QdrantClient(":memory:") if request.param == "qdrant-client" else None
+    service = RetrieverService(IndexRegistry(tmp_path / "edge", store, client), store, "fake-4", provider_for,
+                               WINDOWS, clock=lambda: NOW)
+    sweeper = Sweeper(service, ColdStorage(tmp_path / "archive"))
+    yield service, sweeper
+    sweeper.stop()
+    service.close()
+
+
+def index(service, doc: str, strategy: str, model: str, count: int, collection: str, age_days: float,
+          parents: int = 0) -> None:
+    dim = PROVIDERS[model].dimension
+    rng = np.random.default_rng(abs(hash((doc, strategy, model))) % 2**32)
+    items = []
+    for i in range(count):
+        role = "child" if parents else "chunk"
+        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", i, role), document_id=doc, document_name=f"{doc}.md",
+                         strategy=strategy, chunk_index=i, role=role, content=f"{doc} {strategy} text {i}",
+                         collection=collection, language="en", published_at=to_proto(NOW - timedelta(days=age_days)))
+        if parents:
+            chunk.parent_id = ids.chunk_id(doc, strategy, "cfg", i % parents, "parent")
+        items.append(rpb.IndexedChunk(chunk=chunk, vector=rng.standard_normal(dim).tolist()))
+    for p in range(parents):
+        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", p, "parent"), document_id=doc, strategy=strategy,
+                         chunk_index=p, role="parent", content=f"{doc} parent {p}", collection=collection,
+                         published_at=to_proto(NOW - timedelta(days=age_days)))
+        items.append(rpb.IndexedChunk(chunk=chunk))
+    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id="cfg", embedding_model=model, dimension=dim,
+                             spec=pb.StrategySpec(name=strategy))
+    service.index_chunks(header, items)
+
+
+def snapshot(service, doc: str) -> dict:
+    """Every point of a document in every index: payload and vector bytes."""
+    found = {}
+    for name, _, idx in service.registry.all():
+        for p in idx.scroll(c.match("document_id", doc), with_vectors=True):
+            dense = np.asarray(p.dense, dtype="<f4").tobytes() if p.dense is not None else None
+            sparse = (p.sparse.indices, np.asarray(p.sparse.values, dtype="<f4").tobytes()) if p.sparse else None
+            found[(name, p.point_id)] = (json.dumps(p.payload, sort_keys=True), dense, sparse)
+    return found
+
+
+def fill(service) -> None:
+    index(service, "old-news", "fixed_size", "fake-4", 5, "news", 10)
+    index(service, "old-news", "parent_child", "fake-4", 4, "news", 10, parents=2)
+    index(service, "old-news", "fixed_size", "fake-6", 3, "news", 10)
+    index(service, "new-news", "fixed_size", "fake-4", 3, "news", 1)
+    index(service, "old-policy", "fixed_size", "fake-4", 3, "policies", 900)
+
+
+def count_all(service) -> int:
+    return sum(idx.count() for _, _, idx in service.registry.all())
+
+
+def test_dry_run_lists_what_would_go_and_changes_nothing(kit):
+    service, sweeper = kit
+    fill(service)
+    before, total = snapshot(service, "old-news"), count_all(service)
+    response = sweeper.sweep(NOW, dry_run=True)
+    assert response.dry_run
+    assert [(d.document_id, d.document_name, d.collection, d.chunks) for d in response.documents] == [
+        ("old-news", "old-news.md", "news", 5 + 6 + 3)]
+    assert response.chunks_archived == 14
+    assert count_all(service) == total and snapshot(service, "old-news") == before
+    assert not sweeper.list_archived(0, "").documents
+
+
+def test_sweep_archives_and_restore_brings_back_chunks_and_vectors_byte_identical(kit):
+    service, sweeper = kit
+    fill(service)
+    before = snapshot(service, "old-news")
+    assert len(before) == 14  # two strategies and two embedding models, parents included
+    total = count_all(service)
+
+    swept = sweeper.sweep(NOW, dry_run=False)
+    assert [d.document_id for d in swept.documents] == ["old-news"] and swept.chunks_archived == 14
+    assert snapshot(service, "old-news") == {} and count_all(service) == total - 14
+    assert snapshot(service, "new-news") and snapshot(service, "old-policy")  # in their windows: kept
+    assert [d.document_id for d in sweeper.list_archived(0, "").documents] == ["old-news"]
+    assert sweeper.archive_stats()[0] == 1
+    stats_rows = {(r.strategy, r.collection, r.embedding_model) for r in service.stats().rows}
+    assert ("parent_child", "news", "fake-4") not in stats_rows
+    assert not sweeper.sweep(NOW, dry_run=False).documents  # nothing left to sweep
+
+    restored = sweeper.restore("old-news")
+    assert restored.chunks_restored == 14
+    assert restored.outside_freshness_window  # still older than the news window
+    assert snapshot(service, "old-news") == before
+    assert not sweeper.list_archived(0, "").documents
+    with pytest.raises(NotFound):
+        sweeper.restore("old-news")
+
+
+def test_a_failed_archive_write_deletes_nothing(kit, monkeypatch):
+    service, sweeper = kit
+    fill(service)
+    before = snapshot(service, "old-news")
+
+    def broken(*_args, **_kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(sweeper.storage, "write", broken)
+    with pytest.raises(OSError):
+        sweeper.sweep(NOW, dry_run=False)
+    assert snapshot(service, "old-news") == before
+    assert not list(sweeper.storage.folder.iterdir())
+
+
+def test_restore_refuses_a_document_that_was_indexed_again_and_delete_forgets_the_archive(kit):
+    service, sweeper = kit
+    fill(service)
+    sweeper.sweep(NOW, dry_run=False)
+    index(service, "old-news", "fixed_size", "fake-4", 2, "news", 0)  # re-processed since
+    with pytest.raises(AlreadyExists):
+        sweeper.restore("old-news")
+    deleted = service.delete_document("old-news", archived_chunks=sweeper.forget)
+    assert deleted == 2 + 14  # the indexed chunks and the archived ones
+    assert not sweeper.list_archived(0, "").documents
+
+
+def test_archive_pages(kit):
+    service, sweeper = kit
+    for n in range(5):
+        index(service, f"doc-{n}", "fixed_size", "fake-4", 1, "news", 30)
+    sweeper.sweep(NOW, dry_run=False)
+    first = sweeper.list_archived(2, "")
+    second = sweeper.list_archived(2, first.next_page_token)
+    third = sweeper.list_archived(2, second.next_page_token)
+    assert [d.document_id for p in (first, second, third) for d in p.documents] == [f"doc-{n}" for n in range(5)]
+    assert third.next_page_token == ""
+
+
+def test_the_periodic_task_sweeps_on_its_own_and_zero_means_never(kit):
+    service, sweeper = kit
+    fill(service)
+    sweeper.start(0)
+    assert sweeper._thread is None
+    sweeper.start(0.1)
+    deadline = time.monotonic() + 20
+    while not sweeper.list_archived(0, "").documents and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sweeper.stop()
+    assert [d.document_id for d in sweeper.list_archived(0, "").documents] == ["old-news"]
+
+
+# -- through gRPC, and persisted across a restart --------------------------------
+
+def start(data_dir) -> Stack:
+    stack = Stack(data_dir=data_dir, extra_env={"CHUNKLAB_SWEEP_INTERVAL_S": "0",
+                                                "CHUNKLAB_FRESHNESS_WINDOWS": json.dumps(WINDOWS)})
+    stack.addresses["retriever"] = f"{stack.host}:0"
+    stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 120)
+    wait_serving(stack.addresses["retriever"], 120)
+    return stack
+
+
+def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
+    stack = start(tmp_path)
+    try:
+        stub = clients.retriever(stack.addresses["retriever"])
+        chunk = pb.Chunk(chunk_id=ids.chunk_id("d", "fixed_size", "cfg", 0), document_id="d", document_name="d.md",
+                         strategy="fixed_size", chunk_index=0, content="a chat line", collection="chat",
+                         published_at=to_proto(NOW - timedelta(days=3)))
+        header = rpb.IndexHeader(document_id="d", strategy="fixed_size", config_id="cfg",
+                                 embedding_model="all-MiniLM-L6-v2", dimension=384)
+        stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header), rpb.IndexChunksRequest(
+            batch=rpb.IndexChunkBatch(chunks=[rpb.IndexedChunk(chunk=chunk, vector=[1.0] * 384)]))]), timeout=30)
+        stub.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+            window=rpb.FreshnessWindow(collection="chat", max_age_days=2)), timeout=10)
+        dry = stub.Sweep(rpb.SweepRequest(dry_run=True, as_of=to_proto(NOW)), timeout=30)
+        assert [d.document_id for d in dry.documents] == ["d"] and dry.dry_run
+        assert stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=10).total_points == 1
+        done = stub.Sweep(rpb.SweepRequest(as_of=to_proto(NOW)), timeout=30)
+        assert done.chunks_archived == 1
+        stats = stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=10)
+        assert (stats.total_points, stats.archived_documents) == (0, 1)
+    finally:
+        stack.stop()
+
+    stack = start(tmp_path)  # the same data folder: windows and archive are still there
+    try:
+        stub = clients.retriever(stack.addresses["retriever"])
+        windows = stub.ListFreshnessWindows(rpb.ListFreshnessWindowsRequest(), timeout=10).windows
+        assert {w.collection: w.max_age_days for w in windows}["chat"] == 2
+        listed = stub.ListArchivedDocuments(rpb.ListArchivedDocumentsRequest(), timeout=10)
+        assert [(d.document_id, d.collection, d.chunks) for d in listed.documents] == [("d", "chat", 1)]
+        restored = stub.RestoreDocument(rpb.RestoreDocumentRequest(document_id="d"), timeout=30)
+        assert restored.chunks_restored == 1 and restored.outside_freshness_window
+        with pytest.raises(grpc.RpcError) as err:
+            stub.RestoreDocument(rpb.RestoreDocumentRequest(document_id="d"), timeout=30)
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        assert stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=10).total_points == 1
+    finally:
+        stack.stop()
