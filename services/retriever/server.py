@@ -94,8 +94,7 @@ def main() -> None:
     configure_logging()
     settings = load_settings()
     one_thread_per_query_encode()
-    if hasattr(embeddings, "configure"):  # "openai:" models learn their endpoint
-        embeddings.configure(settings)
+    embeddings.configure(settings)  # "openai:" models learn their endpoint
     warm_up_in_background(settings.embedding_model)
     service, sweeper = build(settings)
     log.info("retriever index: %s", f"Qdrant at {settings.qdrant_url}" if settings.qdrant_url else "Qdrant Edge")
