@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
 SERVICES = ("retriever", "ingest", "chunker", "evaluator")
 SAMPLE = REPO / "samples" / "rag-field-guide.md"
+SAMPLE_QUESTIONS = REPO / "samples" / "rag-field-guide-questions.jsonl"
 
 
 @dataclass
@@ -137,8 +138,9 @@ def wait_serving(address: str, timeout: float) -> None:
 
 
 def seed_sample(stack: Stack, settings: Settings) -> str:
-    """Uploads the sample document and processes it with fixed_size (once)."""
-    from chunklab.v1 import chunker_pb2, common_pb2, ingest_pb2
+    """Uploads the sample document, processes it with fixed_size and imports
+    its question set (each once)."""
+    from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
 
     ingest = clients.ingest(stack.addresses["ingest"])
     data = SAMPLE.read_bytes()
@@ -160,6 +162,21 @@ def seed_sample(stack: Stack, settings: Settings) -> str:
         for event in chunker.ProcessDocument(request, timeout=settings.long_rpc_timeout_s):
             if event.HasField("result") and event.result.strategies_failed:
                 raise RuntimeError(f"processing the sample failed: {event.result.strategies_failed}")
+    evaluator = clients.evaluator(stack.addresses["evaluator"])
+    sets = evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=1000), timeout=settings.rpc_timeout_s)
+    if not any(q.name == SAMPLE_QUESTIONS.stem for q in sets.question_sets):
+        header = evaluator_pb2.ImportHeader(
+            name=SAMPLE_QUESTIONS.stem,
+            format=evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+            document_ids={SAMPLE.stem: document.document_id},
+        )
+        evaluator.ImportQuestionSet(
+            iter([
+                evaluator_pb2.ImportQuestionSetRequest(header=header),
+                evaluator_pb2.ImportQuestionSetRequest(data=SAMPLE_QUESTIONS.read_bytes()),
+            ]),
+            timeout=settings.rpc_timeout_s,
+        )
     return document.document_id
 
 
@@ -184,7 +201,10 @@ def main() -> None:
             print(f"  {name:<10} grpc://{stack.addresses[name]}", flush=True)
         if not args.no_sample:
             seed_sample(stack, settings)
-            print(f"  sample     {SAMPLE.name} uploaded and processed with fixed_size", flush=True)
+            print(
+                f"  sample     {SAMPLE.name} processed with fixed_size; question set {SAMPLE_QUESTIONS.stem} imported",
+                flush=True,
+            )
         print(f"\nChunkLab is ready in {time.monotonic() - started:.0f}s: open {stack.ui_url}", flush=True)
         print(f"logs in {stack.data_dir / 'logs'}; Ctrl-C stops everything.", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
