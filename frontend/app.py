@@ -14,22 +14,32 @@ import gradio as gr
 
 from chunklab.settings import load_settings
 from frontend.gateway import Gateway
-from frontend.pages import documents, health, query
+from frontend.pages import compare, documents, experiments, freshness, health, query, reports
 from frontend.style import CSS
 
-PAGES = (("Documents", "documents", documents), ("Query", "query", query), ("Health", "health", health))
+PAGES = (
+    ("Documents", "documents", documents),
+    ("Query", "query", query),
+    ("Experiments", "experiments", experiments),
+    ("Compare", "compare", compare),
+    ("Reports", "reports", reports),
+    ("Freshness", "freshness", freshness),
+    ("Health", "health", health),
+)
 
 
 def build_app(gateway: Gateway) -> gr.Blocks:
-    # Pages are built outside the app's context: a Blocks created inside
-    # another one renders itself there at once, and .render() would add it twice.
-    pages = [(title, tab_id, module.build(gateway)) for title, tab_id, module in PAGES]
+    # Each page is built inside its tab: a Blocks created inside another one
+    # renders itself there at once (so no .render()), and, what matters more,
+    # its gr.render blocks are numbered in the app's own list. A page built
+    # apart numbers its renders from 0 and, once placed, a re-render of one
+    # page's form would make the browser drop another page's event handlers.
     with gr.Blocks(title="ChunkLab", analytics_enabled=False) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
         with gr.Tabs():
-            for title, tab_id, page in pages:
+            for title, tab_id, module in PAGES:
                 with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}"):
-                    page.render()
+                    module.build(gateway)
     return app
 
 

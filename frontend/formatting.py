@@ -152,3 +152,35 @@ def health_html(rows) -> str:
         '<table class="cl-health"><thead><tr><th>service</th><th>address</th><th>status</th><th>detail</th>'
         f"</tr></thead><tbody>{body}</tbody></table>"
     )
+
+
+def index_stats_html(stats) -> str:
+    """The retriever's index: backend, points per model/strategy/collection, and cold storage."""
+    rows = "".join(
+        f"<tr><td>{escape(r.embedding_model)}</td><td>{escape(r.strategy)}</td><td>{escape(r.collection)}</td>"
+        f"<td>{r.points}</td><td>{r.documents}</td><td>{_size(r.bytes)}</td></tr>"
+        for r in stats.rows
+    )
+    head = (
+        f"<p>Index backend <b>{escape(stats.backend or '?')}</b>: {stats.total_points} points"
+        f" ({_size(stats.disk_bytes)} on disk); {stats.archived_documents} documents in cold storage"
+        f" ({_size(stats.archive_bytes)}).</p>"
+    )
+    table = (
+        '<table class="cl-table cl-index-stats"><thead><tr><th>embedding model</th><th>strategy</th>'
+        f"<th>collection</th><th>points</th><th>documents</th><th>size</th></tr></thead><tbody>{rows}</tbody></table>"
+        if rows
+        else ""
+    )
+    return f'<div class="cl-index">{head}{table}</div>'
+
+
+def catalog_html(catalog) -> str:
+    """What the chunker offers: strategies, embedding models and the LLM for contextual strategies."""
+    llm = catalog.llm or (
+        "none configured (contextual strategies cannot run; answers are extractive unless a request names a model)"
+    )
+    return (
+        f'<p class="cl-catalog">{len(catalog.strategies)} strategies · embedding models '
+        f"{escape(', '.join(catalog.embedding_models))} · LLM {escape(llm)}</p>"
+    )

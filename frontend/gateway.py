@@ -15,17 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from chunklab import clients
 from chunklab.settings import Settings
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 
 # The contract's limit for one data message of an upload.
 UPLOAD_PIECE_BYTES = 1024 * 1024
 SERVICES = ("ingest", "chunker", "retriever", "evaluator")
-# Status codes that mean "the peer is not there (in time)" rather than "you asked wrongly".
-_UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# Words gRPC itself uses when it cannot reach a server. An UNAVAILABLE without
+# them is the service's own answer (e.g. "the answer model failed: ..."): the
+# service is there, something behind it is not, and its sentence says what.
+_TRANSPORT_WORDS = (
+    "failed to connect", "connection refused", "connection reset", "socket closed", "broken pipe",
+    "dns resolution failed", "connections to all backends failing", "name resolution",
+)
 
 
 class GatewayError(Exception):
@@ -42,7 +48,8 @@ class GatewayError(Exception):
         code = exc.code() if hasattr(exc, "code") else None
         details = (exc.details() if hasattr(exc, "details") else "") or "no details given"
         name = code.name if code is not None else "UNKNOWN"
-        if code in _UNREACHABLE:
+        unreachable = code == grpc.StatusCode.UNAVAILABLE and any(w in details.lower() for w in _TRANSPORT_WORDS)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED or unreachable:
             message = f"The {service} service at {address} is unreachable or too slow ({name}): {details}"
         else:
             message = f"{service} service: {name}: {details}"
@@ -101,14 +108,21 @@ class Gateway:
                 if not token:
                     return documents
 
-    def upload_document(self, path: str, collection: str = "", name: str = "") -> ingest_pb2.CreateDocumentResponse:
-        """Streams a file to CreateDocument: the header, then pieces of at most 1 MiB."""
+    def upload_document(
+        self, path: str, collection: str = "", name: str = "", language: str = ""
+    ) -> ingest_pb2.CreateDocumentResponse:
+        """Streams a file to CreateDocument: the header, then pieces of at most 1 MiB.
+
+        An empty collection means "default" and an empty language means detect it.
+        """
         name = name or os.path.basename(path)
         try:
             size = os.path.getsize(path)
         except OSError as exc:
             raise GatewayError(f"cannot read the uploaded file {name!r}: {exc.strerror}") from None
-        header = ingest_pb2.UploadHeader(name=name, collection=collection.strip(), size_bytes=size)
+        header = ingest_pb2.UploadHeader(
+            name=name, collection=collection.strip(), language=language.strip().lower(), size_bytes=size
+        )
         with self._calling("ingest"):
             return self._stub("ingest").CreateDocument(
                 _upload_messages(header, path), timeout=self.settings.rpc_timeout_s
@@ -122,14 +136,35 @@ class Gateway:
             )
         return response.chunks_deleted
 
+    def get_document_text(self, document_id: str) -> documents_pb2.Document:
+        """The document with its canonical text (the FULL view), for the boundary viewer."""
+        with self._calling("ingest"):
+            return self._stub("ingest").GetDocument(
+                ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+                timeout=self.settings.rpc_timeout_s,
+            )
+
     # -- chunker --------------------------------------------------------------
 
-    def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
+    def strategy_catalog(self) -> chunker_pb2.ListStrategiesResponse:
+        """Strategies with their knobs, and the embedding models the chunker can use."""
         with self._calling("chunker"):
-            response = self._stub("chunker").ListStrategies(
+            return self._stub("chunker").ListStrategies(
                 chunker_pb2.ListStrategiesRequest(), timeout=self.settings.rpc_timeout_s
             )
-        return list(response.strategies)
+
+    def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
+        return list(self.strategy_catalog().strategies)
+
+    def preview_chunks(
+        self, document_id: str, strategy: common_pb2.StrategySpec, embedding_model: str = ""
+    ) -> chunker_pb2.PreviewChunksResponse:
+        """Chunks a document with one strategy without indexing (may embed or call an LLM: long deadline)."""
+        request = chunker_pb2.PreviewChunksRequest(
+            document_id=document_id, strategy=strategy, embedding_model=embedding_model
+        )
+        with self._calling("chunker"):
+            return self._stub("chunker").PreviewChunks(request, timeout=self.settings.long_rpc_timeout_s)
 
     def process_document(
         self, document_id: str, strategies: Iterable[common_pb2.StrategySpec]
@@ -144,6 +179,150 @@ class Gateway:
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
         with self._calling("retriever"):
             return self._stub("retriever").Retrieve(request, timeout=self.settings.rpc_timeout_s)
+
+    def index_stats(self) -> retriever_pb2.GetIndexStatsResponse:
+        with self._calling("retriever"):
+            return self._stub("retriever").GetIndexStats(
+                retriever_pb2.GetIndexStatsRequest(), timeout=self.settings.rpc_timeout_s
+            )
+
+    def list_freshness_windows(self) -> list[retriever_pb2.FreshnessWindow]:
+        with self._calling("retriever"):
+            response = self._stub("retriever").ListFreshnessWindows(
+                retriever_pb2.ListFreshnessWindowsRequest(), timeout=self.settings.rpc_timeout_s
+            )
+        return list(response.windows)
+
+    def update_freshness_window(self, collection: str, max_age_days: int) -> retriever_pb2.FreshnessWindow:
+        window = retriever_pb2.FreshnessWindow(collection=collection, max_age_days=max_age_days)
+        with self._calling("retriever"):
+            return self._stub("retriever").UpdateFreshnessWindow(
+                retriever_pb2.UpdateFreshnessWindowRequest(window=window), timeout=self.settings.rpc_timeout_s
+            )
+
+    def sweep(self, dry_run: bool, as_of: Timestamp | None = None) -> retriever_pb2.SweepResponse:
+        """Archives expired documents (or, with dry_run, lists what would go); moving data takes the long deadline."""
+        request = retriever_pb2.SweepRequest(dry_run=dry_run)
+        if as_of is not None:
+            request.as_of.CopyFrom(as_of)
+        with self._calling("retriever"):
+            return self._stub("retriever").Sweep(request, timeout=self.settings.long_rpc_timeout_s)
+
+    def list_archived_documents(self) -> list[retriever_pb2.SweptDocument]:
+        documents: list[retriever_pb2.SweptDocument] = []
+        token = ""
+        with self._calling("retriever"):
+            while True:
+                page = self._stub("retriever").ListArchivedDocuments(
+                    retriever_pb2.ListArchivedDocumentsRequest(page_size=1000, page_token=token),
+                    timeout=self.settings.rpc_timeout_s,
+                )
+                documents.extend(page.documents)
+                token = page.next_page_token
+                if not token:
+                    return documents
+
+    def restore_document(self, document_id: str) -> retriever_pb2.RestoreDocumentResponse:
+        with self._calling("retriever"):
+            return self._stub("retriever").RestoreDocument(
+                retriever_pb2.RestoreDocumentRequest(document_id=document_id),
+                timeout=self.settings.long_rpc_timeout_s,
+            )
+
+    # -- evaluator ------------------------------------------------------------
+
+    def answer(self, request: evaluator_pb2.AnswerRequest) -> Iterator[evaluator_pb2.AnswerEvent]:
+        """Yields the Answer stream: the context first, then pieces of the answer, then the result.
+
+        The deadline covers a slow LLM writing a long answer, so it is the long one.
+        """
+        with self._calling("evaluator"):
+            yield from self._stub("evaluator").Answer(request, timeout=self.settings.long_rpc_timeout_s)
+
+    def submit_feedback(self, query_id: str, thumbs_up: bool, comment: str = "") -> evaluator_pb2.Feedback:
+        request = evaluator_pb2.SubmitFeedbackRequest(query_id=query_id, thumbs_up=thumbs_up, comment=comment.strip())
+        with self._calling("evaluator"):
+            return self._stub("evaluator").SubmitFeedback(request, timeout=self.settings.rpc_timeout_s)
+
+    def summarize_feedback(self) -> list[evaluator_pb2.FeedbackSummary]:
+        with self._calling("evaluator"):
+            response = self._stub("evaluator").SummarizeFeedback(
+                evaluator_pb2.SummarizeFeedbackRequest(), timeout=self.settings.rpc_timeout_s
+            )
+        return list(response.strategies)
+
+    def list_question_sets(self) -> list[evaluator_pb2.QuestionSet]:
+        sets: list[evaluator_pb2.QuestionSet] = []
+        token = ""
+        with self._calling("evaluator"):
+            while True:
+                page = self._stub("evaluator").ListQuestionSets(
+                    evaluator_pb2.ListQuestionSetsRequest(page_size=1000, page_token=token),
+                    timeout=self.settings.rpc_timeout_s,
+                )
+                sets.extend(page.question_sets)
+                token = page.next_page_token
+                if not token:
+                    return sets
+
+    def import_question_set(
+        self, path: str, name: str = "", document_ids: dict[str, str] | None = None
+    ) -> evaluator_pb2.QuestionSet:
+        """Streams a JSONL or CSV file to ImportQuestionSet (the format follows the file's extension)."""
+        file_name = os.path.basename(path)
+        header = evaluator_pb2.ImportHeader(name=name.strip() or file_name, document_ids=document_ids or {})
+        fmt = _QUESTION_FORMATS.get(os.path.splitext(file_name)[1].lower())
+        if fmt is not None:
+            header.format = fmt
+        if not os.path.isfile(path):
+            raise GatewayError(f"cannot read the question file {file_name!r}")
+        with self._calling("evaluator"):
+            # References are located in the documents' text: large sets take a while.
+            return self._stub("evaluator").ImportQuestionSet(
+                _import_messages(header, path), timeout=self.settings.long_rpc_timeout_s
+            )
+
+    def run_experiment(
+        self, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Yields RunExperiment's events: the estimate, progress, and last the experiment."""
+        request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
+        timeout = self.settings.rpc_timeout_s if dry_run else self.settings.long_rpc_timeout_s
+        with self._calling("evaluator"):
+            yield from self._stub("evaluator").RunExperiment(request, timeout=timeout)
+
+    def list_experiments(self) -> list[evaluator_pb2.Experiment]:
+        experiments: list[evaluator_pb2.Experiment] = []
+        token = ""
+        with self._calling("evaluator"):
+            while True:
+                page = self._stub("evaluator").ListExperiments(
+                    evaluator_pb2.ListExperimentsRequest(page_size=1000, page_token=token),
+                    timeout=self.settings.rpc_timeout_s,
+                )
+                experiments.extend(page.experiments)
+                token = page.next_page_token
+                if not token:
+                    return experiments
+
+    def get_experiment(
+        self, experiment_id: str, run_key: str = "", without_results: bool = False
+    ) -> evaluator_pb2.Experiment:
+        request = evaluator_pb2.GetExperimentRequest(
+            experiment_id=experiment_id, run_key=run_key, without_results=without_results
+        )
+        with self._calling("evaluator"):
+            return self._stub("evaluator").GetExperiment(request, timeout=self.settings.rpc_timeout_s)
+
+    def compare_experiments(self, experiment_ids: list[str]) -> evaluator_pb2.CompareExperimentsResponse:
+        request = evaluator_pb2.CompareExperimentsRequest(experiment_ids=experiment_ids)
+        with self._calling("evaluator"):
+            return self._stub("evaluator").CompareExperiments(request, timeout=self.settings.rpc_timeout_s)
+
+    def get_report(self, experiment_id: str, view: int) -> evaluator_pb2.Report:
+        request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
+        with self._calling("evaluator"):
+            return self._stub("evaluator").GetReport(request, timeout=self.settings.rpc_timeout_s)
 
     # -- health ---------------------------------------------------------------
 
@@ -164,6 +343,20 @@ class Gateway:
                 except grpc.RpcError as exc:
                     rows.append(ServiceHealth(service, address, "UNREACHABLE", f"{exc.code().name}: {exc.details()}"))
         return rows
+
+
+_QUESTION_FORMATS = {
+    ".jsonl": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+    ".ndjson": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+    ".csv": evaluator_pb2.QUESTION_SET_FORMAT_CSV,
+}
+
+
+def _import_messages(header: evaluator_pb2.ImportHeader, path: str) -> Iterator[evaluator_pb2.ImportQuestionSetRequest]:
+    yield evaluator_pb2.ImportQuestionSetRequest(header=header)
+    with open(path, "rb") as file:
+        while piece := file.read(UPLOAD_PIECE_BYTES):
+            yield evaluator_pb2.ImportQuestionSetRequest(data=piece)
 
 
 def _upload_messages(header: ingest_pb2.UploadHeader, path: str) -> Iterator[ingest_pb2.CreateDocumentRequest]:

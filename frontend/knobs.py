@@ -72,18 +72,19 @@ def knob_field(strategy: str, spec: chunker_pb2.KnobSpec) -> KnobField:
     )
 
 
-def strategy_forms(infos: list[chunker_pb2.StrategyInfo]) -> list[StrategyForm]:
+def strategy_forms(infos: list[chunker_pb2.StrategyInfo], include_query_time: bool = False) -> list[StrategyForm]:
     """One form per strategy with its chunking-time knobs.
 
     Query-time knobs (e.g. a sentence window) belong to the query, not to
-    processing, so they are left out here.
+    processing, so they are left out here, except for experiment grids,
+    which may vary them too (include_query_time).
     """
     return [
         StrategyForm(
             name=info.name,
             description=info.description,
             requires_llm=info.requires_llm,
-            fields=tuple(knob_field(info.name, k) for k in info.knobs if not k.query_time),
+            fields=tuple(knob_field(info.name, k) for k in info.knobs if include_query_time or not k.query_time),
         )
         for info in infos
     ]

@@ -16,6 +16,8 @@ CSS = """
 .cl-badge-parent { background: #9333ea; }
 .cl-hit { border-left: 4px solid #2563eb; }
 .cl-neighbor { border-left: 4px solid #9ca3af; }
+.cl-window { border-left: 4px solid #0d9488; }
+.cl-chunk.cl-parent { border-left: 4px solid #9333ea; }
 .cl-headings { font-size: 0.8em; opacity: 0.75; }
 .cl-content { white-space: pre-wrap; word-break: break-word; margin: 4px 0 0; font-size: 0.85em; max-height: 16em; overflow: auto; }
 
@@ -32,4 +34,54 @@ CSS = """
 .cl-health td, .cl-health th { padding: 2px 10px; text-align: left; }
 .cl-status-serving { color: #15803d; font-weight: 600; }
 .cl-status-unreachable, .cl-status-not_serving { color: #b91c1c; font-weight: 600; }
+
+.cl-muted { opacity: 0.7; font-size: 0.9em; margin-left: 6px; }
+.cl-table { border-collapse: collapse; margin: 6px 0; font-size: 0.9em; }
+.cl-table th, .cl-table td { border: 1px solid var(--border-color-primary); padding: 3px 8px; text-align: left; vertical-align: top; }
+.cl-n { text-align: right; font-variant-numeric: tabular-nums; }
+.cl-note { font-style: italic; opacity: 0.8; }
+
+.cl-answer { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; }
+.cl-answer-head { margin-bottom: 4px; }
+.cl-answer-text { white-space: pre-wrap; word-break: break-word; }
+.cl-answer-facts { font-size: 0.8em; opacity: 0.7; margin-top: 4px; }
+.cl-badge-extractive { background: #b45309; }
+.cl-badge-llm { background: #15803d; }
+.cl-badge-pending { background: #6b7280; }
+.cl-badge-failed { background: #b91c1c; }
+
+.cl-boundary-text { white-space: pre-wrap; word-break: break-word; font-size: 0.9em; line-height: 1.6; }
+.cl-seg-0 { background: rgba(37, 99, 235, 0.14); }
+.cl-seg-1 { background: rgba(234, 179, 8, 0.22); }
+.cl-overlap { background: rgba(220, 38, 38, 0.25); text-decoration: underline dotted; }
+.cl-gap { opacity: 0.55; }
+.cl-bmark { font-size: 0.7em; font-weight: 600; color: #fff; background: #374151; border-radius: 3px; padding: 0 3px; margin: 0 2px; vertical-align: super; white-space: nowrap; }
+.cl-bparent { border: 2px solid #9333ea; border-radius: 8px; padding: 4px 8px; margin: 8px 0; }
+.cl-bparent-head { font-size: 0.8em; font-weight: 600; color: #9333ea; }
+
+.cl-nbadge, .cl-mbadge { display: inline-block; border: 1px solid #2563eb; color: #2563eb; border-radius: 10px; padding: 0 7px; font-size: 0.8em; margin: 0 3px; white-space: nowrap; }
+.cl-nbadge-muted { border-color: #9ca3af; color: #9ca3af; }
+.cl-mbadge { border-color: #0d9488; color: #0d9488; }
+.cl-state-succeeded { color: #15803d; font-weight: 600; }
+.cl-state-failed, .cl-state-interrupted { color: #b91c1c; font-weight: 600; }
+.cl-state-running, .cl-state-pending { color: #b45309; font-weight: 600; }
+.cl-estimate, .cl-experiment { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 6px 0; }
+.cl-detail-columns { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+
+.cl-warnings { border-left: 5px solid #dd6b20; background: rgba(221, 107, 32, 0.12); padding: 8px 12px; margin: 8px 0; font-size: 1.05em; }
+.cl-warnings-none { border-left-color: #15803d; background: rgba(21, 128, 61, 0.08); }
+.cl-plot { max-width: 100%; height: auto; }
+.cl-plot text { fill: currentColor; font-size: 12px; }
+.cl-plot-title { font-weight: 600; }
+.cl-plot-zero { stroke: #9ca3af; stroke-dasharray: 4 3; }
+.cl-plot-ci { stroke: #6b7280; stroke-width: 2; }
+.cl-plot-dot { fill: #6b7280; }
+.cl-plot-clear .cl-plot-ci { stroke: #2563eb; }
+.cl-plot-clear .cl-plot-dot { fill: #2563eb; }
+
+.cl-report { width: 100%; height: 80vh; border: 1px solid var(--border-color-primary); border-radius: 8px; background: #fff; }
+.cl-sweep { margin: 6px 0; }
+.cl-scroll { overflow-x: auto; max-width: 100%; }
+details.cl-metric { margin: 8px 0; }
+details.cl-metric > summary { cursor: pointer; }
 """

@@ -13,7 +13,8 @@ from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 from frontend import formatting, knobs, retrieval_html
 from frontend.gateway import UPLOAD_PIECE_BYTES, Gateway, GatewayError
-from frontend.pages.query import default_strategy, retrieve_request
+from frontend.answer_html import answer_request
+from frontend.pages.query import default_strategy
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
@@ -215,12 +216,23 @@ def test_upload_message_tells_a_new_upload_from_an_existing_one():
 
 # -- query form ---------------------------------------------------------------
 
-def test_retrieve_request_uses_the_spec_defaults_for_empty_fields():
-    request = retrieve_request("  why?  ", "fixed_size", None, None, None, None)
-    assert (request.query, request.top_k, request.neighbor_prev, request.neighbor_next) == ("why?", 5, 0, 0)
-    request = retrieve_request("why?", "fixed_size", ["d1"], 3.0, 1.0, 2.0)
-    assert (request.top_k, request.neighbor_prev, request.neighbor_next) == (3, 1, 2)
-    assert list(request.filter.document_ids) == ["d1"]
+def test_answer_request_carries_every_knob_and_filter_and_leaves_the_window_unset_when_empty():
+    request = answer_request("  why?  ", "fixed_size")
+    retrieval = request.retrieval
+    assert (request.question, retrieval.strategy.name, retrieval.top_k) == ("why?", "fixed_size", 5)
+    assert (retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.HasField("window")) == (0, 0, False)
+    assert not request.HasField("answer_model")
+    request = answer_request(
+        "why?", "sentence_window", top_k=3, neighbor_prev=1, neighbor_next=2, window=0, hybrid=True,
+        recency_lambda=0.05, document_ids=["d1"], collections=["hr"], languages=["de"],
+        embedding_model="multilingual-e5-small",
+    )
+    retrieval = request.retrieval
+    assert (retrieval.top_k, retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.window) == (3, 1, 2, 0)
+    assert retrieval.HasField("window") and retrieval.hybrid and retrieval.recency_lambda == 0.05
+    assert (list(retrieval.filter.document_ids), list(retrieval.filter.collections), list(retrieval.filter.languages)) == (
+        ["d1"], ["hr"], ["de"])
+    assert retrieval.embedding_model == "multilingual-e5-small"
     assert default_strategy(["semantic", "fixed_size"], None) == "fixed_size"
     assert default_strategy(["semantic", "fixed_size"], "semantic") == "semantic"
     assert default_strategy([], None) is None
@@ -296,9 +308,21 @@ def test_a_stream_that_fails_midway_becomes_a_gateway_error_after_its_events():
     gateway._stubs["chunker"] = FakeChunker()
     events = gateway.process_document("d1", [common_pb2.StrategySpec(name="fixed_size")])
     assert next(events).progress.strategy == "fixed_size"
-    with pytest.raises(GatewayError, match=r"chunker service at 127\.0\.0\.1:2 is unreachable or too slow "
-                                           r"\(UNAVAILABLE\): retriever went away"):
+    with pytest.raises(GatewayError, match=r"^chunker service: UNAVAILABLE: retriever went away$"):
         next(events)
+
+
+def test_unavailable_names_the_address_only_when_the_service_itself_is_not_reached():
+    lost = FakeRpcError(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses; Connection refused")
+    slow = FakeRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+    behind = FakeRpcError(grpc.StatusCode.UNAVAILABLE, "the answer model failed: the LLM is unreachable")
+    messages = [GatewayError.from_rpc_error("evaluator", "h:1", e).message for e in (lost, slow, behind)]
+    assert messages == [
+        "The evaluator service at h:1 is unreachable or too slow (UNAVAILABLE): "
+        "failed to connect to all addresses; Connection refused",
+        "The evaluator service at h:1 is unreachable or too slow (DEADLINE_EXCEEDED): Deadline Exceeded",
+        "evaluator service: UNAVAILABLE: the answer model failed: the LLM is unreachable",
+    ]
 
 
 def test_a_service_that_is_not_there_is_named_with_its_address():

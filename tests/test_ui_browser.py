@@ -1,17 +1,25 @@
 """The UI in a real headless browser, driven as a user would, against the
 whole stack (four services and the UI, each its own process on a free port).
 
+One stack and one browser serve the whole module; each test opens its own
+page. Documents a test only needs as a starting point are uploaded through
+gRPC, as another client would; what the test is about goes through the UI.
+
 Chromium is Debian's (`make browser`); Playwright never downloads its own.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from chunklab import clients
 from chunklab.stack import Stack
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
+from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
 
@@ -50,6 +58,31 @@ lights run by themselves and are checked by engineers a few times a year.
 QUESTION = "Which fog horns warned ships in storms when the beam was hidden?"
 SECONDS = 1000  # Playwright counts milliseconds
 
+# Hostile on purpose: its markup must reach reports and the boundary viewer as text.
+STORMS = """# Storm signals
+
+## Fog
+
+Fog horns <img src=x onerror="window.__chunklab_xss=1"> warned ships when the beam was hidden. The horn
+sounded twice a minute <script>window.__chunklab_xss=2</script> for as long as the fog lasted.
+
+## Flags
+
+By day a keeper raised storm flags: a red pennant for a gale from the north and two black cones for a hurricane.
+Fishing boats stayed in the harbour while the cones were up.
+
+## Radio
+
+From 1930 radio beacons sent a call sign in Morse code, so that ships could take a bearing without seeing
+the light at all. The beacons ran on batteries charged by a windmill.
+"""
+QUESTIONS = [
+    {"question": "What did fog horns do when the beam was hidden?",
+     "references": [{"document": "storms.md", "content": "warned ships when the beam was hidden"}]},
+    {"question": "Which flags meant a hurricane?", "expected_answer": "two black cones",
+     "references": [{"document": "storms.md", "content": "two black cones for a hurricane"}]},
+]
+
 
 @pytest.fixture(scope="module")
 def ui_stack(tmp_path_factory):
@@ -72,6 +105,22 @@ def browser(ui_stack):
             yield chromium
         finally:
             chromium.close()
+
+
+def upload(stack: Stack, name: str, text: str, collection: str = "") -> str:
+    """A document uploaded through gRPC, as another client would; returns its id."""
+    data = text.encode()
+    header = ingest_pb2.UploadHeader(name=name, collection=collection, size_bytes=len(data))
+    response = clients.ingest(stack.addresses["ingest"]).CreateDocument(
+        iter([ingest_pb2.CreateDocumentRequest(header=header), ingest_pb2.CreateDocumentRequest(data=data)]),
+        timeout=30,
+    )
+    return response.document.document_id
+
+
+@pytest.fixture(scope="module")
+def storms(ui_stack) -> str:
+    return upload(ui_stack, "storms.md", STORMS)
 
 
 @pytest.fixture
@@ -99,6 +148,31 @@ def choose_file(page, path: Path) -> None:
 
 def chunk_indices(locator) -> list[int]:
     return [int(e.get_attribute("data-chunk-index")) for e in locator.all()]
+
+
+def choose(page, elem_id: str, option: str | re.Pattern) -> None:
+    """Picks an option of a Gradio dropdown by its label."""
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option).first.click()
+
+
+def fill(page, elem_id: str, value: str) -> None:
+    """Types into a Gradio textbox or number field, whichever element it renders."""
+    page.locator(f"#{elem_id}").locator("textarea, input").first.fill(value)
+
+
+def record_answer_states(page) -> None:
+    """Records every data-state the answer box shows, to tell a streamed answer from one drawn at the end."""
+    page.evaluate("""() => {
+        window.__answer_states = [];
+        const note = () => {
+            const box = document.querySelector('#answer .cl-answer');
+            const state = box && box.getAttribute('data-state');
+            if (state && window.__answer_states.at(-1) !== state) window.__answer_states.push(state);
+        };
+        new MutationObserver(note).observe(document.querySelector('#answer'),
+            {subtree: true, childList: true, attributes: true, characterData: true});
+    }""")
 
 
 def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path):
@@ -136,9 +210,35 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     page.locator("#query-top-k input").fill("2")
     page.locator("#query-neighbor-prev input").fill("1")
     page.locator("#query-neighbor-next input").fill("1")
-    page.locator("#retrieve-button").click()
+    record_answer_states(page)
+    page.locator("#ask-button").click()
     flat = page.locator("#flat-list")
     flat.locator("[data-label=hit]").first.wait_for()
+
+    # The answer: no LLM is configured, so it is extractive and says so; it was
+    # drawn while being written (the context came first), then finished.
+    answer = page.locator("#answer .cl-answer[data-state=done]")
+    expect(answer).to_have_attribute("data-extractive", "true")
+    expect(answer.locator(".cl-badge-extractive")).to_have_text("extractive")
+    assert "warned ships" in answer.locator(".cl-answer-text").inner_text()
+    assert page.evaluate("window.__answer_states")[-2:] == ["writing", "done"]
+    # Thumbs up goes to the evaluator with this answer's query and shows in the tally.
+    page.locator("#feedback-comment textarea").fill("found the fog horns")
+    page.locator("#thumbs-up").click()
+    expect(page.locator("#feedback-status")).to_contain_text("Recorded 👍 helpful for this answer (fixed_size)")
+    expect(page.locator("#feedback-status tr[data-strategy=fixed_size] td").nth(1)).to_have_text("1")
+
+    # Named in the form, an OpenAI-compatible model writes the answer, and the label says which.
+    with FakeOpenAI() as llm:
+        page.locator("#query-more").get_by_text("Filters, embedding model and answer model").click()
+        fill(page, "answer-base-url", llm.base_url)
+        fill(page, "answer-model", "fake-chat")
+        page.locator("#ask-button").click()
+        written = page.locator("#answer .cl-answer[data-state=done][data-extractive=false]")
+        expect(written.locator(".cl-answer-head")).to_contain_text("fake-chat")
+        expect(written.locator(".cl-answer-text")).to_contain_text("Reply from fake-chat about:")
+        assert len(llm.calls) == 1
+    expect(page.locator("#thumbs-up")).to_be_enabled()
 
     # (a) The flat list: hits and neighbours, each once, in document order.
     hits = chunk_indices(flat.locator("li[data-label=hit]"))
@@ -202,3 +302,186 @@ def test_a_bad_upload_shows_a_readable_error(page, tmp_path):
     expect(toast).to_contain_text("INVALID_ARGUMENT")
     expect(toast).to_contain_text("is empty: there is nothing to ingest")
     assert "Traceback" not in page.content()
+
+
+def test_a_docx_upload_keeps_its_collection_and_language(page, tmp_path):
+    from docx import Document
+    from playwright.sync_api import expect
+
+    path = tmp_path / "Richtlinie.docx"
+    document = Document()
+    document.add_heading("Urlaub", level=1)
+    document.add_paragraph("Jede Mitarbeiterin hat Anspruch auf dreißig Tage Urlaub im Jahr.")
+    document.save(path)
+    choose_file(page, path)
+    page.locator("#upload-collection textarea, #upload-collection input").first.fill("hr")
+    page.locator("#upload-language textarea, #upload-language input").first.fill("de")
+    page.locator("#upload-button").click()
+    expect(page.locator("#upload-status")).to_contain_text("Uploaded Richtlinie.docx (collection 'hr'")
+    row = page.locator("#documents-table tr").filter(has_text="Richtlinie.docx")
+    # name, collection, language and format, as the table's first columns say.
+    expect(row).to_contain_text(re.compile(r"^Richtlinie\.docx\s*hr\s*de\s*docx"))
+
+
+def test_the_boundary_viewer_marks_each_chunk_and_frames_parents(page, storms):
+    from playwright.sync_api import expect
+
+    choose(page, "document-select", re.compile(r"^storms\.md · "))
+    # fixed_size with overlap: every chunk labelled, overlaps marked, the markup shown as text.
+    choose(page, "viewer-strategy", "fixed_size")
+    page.locator("#viewer-knob-fixed_size-chunk_size input").fill("24")
+    page.locator("#viewer-knob-fixed_size-chunk_overlap input").fill("6")
+    page.locator("#viewer-button").click()
+    viewer = page.locator("#viewer .cl-boundaries[data-layout=flat]")
+    viewer.wait_for()
+    count = int(re.search(r"(\d+) chunks", page.locator("#viewer-summary").inner_text()).group(1))
+    marks = viewer.locator(".cl-bmark")
+    assert count >= 5 and marks.count() == count
+    assert chunk_indices(marks) == list(range(count))
+    assert marks.first.inner_text() == "#0 · 24 tok"
+    assert viewer.locator(".cl-overlap").count() == count - 1
+    assert viewer.locator(".cl-seg-0").count() and viewer.locator(".cl-seg-1").count()
+    # The marked pieces put together are the document's text, markup and all, as text.
+    shown = viewer.evaluate("e => [...e.querySelectorAll('.cl-seg, .cl-gap')].map(s => s.textContent).join('')")
+    assert shown == STORMS
+    assert page.locator("#viewer img, #viewer script").count() == 0
+
+    # parent_child: each parent framed with its children inside it.
+    choose(page, "viewer-strategy", "parent_child")
+    page.locator("#viewer-button").click()
+    parents = page.locator("#viewer .cl-boundaries[data-layout=parents] .cl-bparent")
+    parents.first.wait_for()
+    assert parents.count() == 3  # Fog, Flags, Radio: the deepest headings above the paragraphs
+    expect(page.locator("#viewer-summary")).to_contain_text("3 parents")
+    assert all(parents.nth(i).locator(".cl-bmark").count() >= 1 for i in range(3))
+    assert page.evaluate("window.__chunklab_xss") is None
+
+
+def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms, tmp_path):
+    from playwright.sync_api import expect
+
+    questions = tmp_path / "storm-questions.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    page.get_by_role("tab", name="Experiments").click()
+
+    # Import the question set: it becomes the chosen one.
+    page.locator("#qs-file input[type=file]").set_input_files(str(questions))
+    page.locator(f'#qs-file a[href$="/{questions.name}"]').wait_for()
+    page.locator("#qs-import").click()
+    expect(page.locator("#qs-status")).to_contain_text("Imported storm-questions.jsonl: 2 questions")
+    expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^storm-questions\.jsonl · 2 questions"))
+
+    # fixed_size in small windows with one neighbour each side; answers extractive (no LLM here).
+    fill(page, "grid-fixed_size-chunk_size", "40")
+    fill(page, "grid-fixed_size-chunk_overlap", "0")
+    page.locator("#exp-neighbor-prev input").fill("1")
+    page.locator("#exp-neighbor-next input").fill("1")
+    fill(page, "exp-name", "storms ±1")
+
+    page.locator("#dry-run-button").click()
+    estimate = page.locator("#experiment-status .cl-estimate")
+    expect(estimate).to_contain_text("Dry run: nothing was called or stored.")
+    expect(estimate.locator("td[data-fact=questions]")).to_have_text("2")
+    expect(estimate.locator("td[data-fact='LLM calls']")).to_have_text("0")
+    expect(estimate.locator(".cl-runs code")).to_have_text("fixed_size[chunk_size=40,chunk_overlap=0]")
+    expect(page.locator("#experiments-table")).not_to_contain_text("storms ±1")
+
+    page.locator("#run-button").click()
+    done = page.locator("#experiment-status .cl-experiment[data-state=succeeded]")
+    expect(done).to_be_visible(timeout=120 * SECONDS)
+    expect(done.locator("tr[data-run-key] td").nth(1)).to_have_text("2/2")
+
+    # Listed with its neighbours badge (not muted: fixed_size ran) and its embedding model.
+    row = page.locator("#experiments-table tr[data-experiment-id]").filter(has_text="storms ±1")
+    expect(row.locator("[data-muted=false]")).to_have_text("±1/1")
+    expect(row.locator(".cl-mbadge")).to_have_text("all-MiniLM-L6-v2")
+    experiment_id = row.get_attribute("data-experiment-id")
+
+    # It opens in the detail view: one question with its extractive answer and expansion tree.
+    detail = page.locator("#question-detail .cl-question")
+    expect(detail.locator("h4")).to_have_text(QUESTIONS[0]["question"])
+    expect(detail.locator(".cl-answer")).to_have_attribute("data-extractive", "true")
+    assert detail.locator("li.cl-node").count() >= 1
+    assert detail.locator("ul[data-role^=neighbors] > li").count() >= 1
+    assert page.locator("#question-detail img, #question-detail script").count() == 0
+
+    # The report opens in a sandboxed frame: the hostile document is text there, and nothing ran.
+    page.get_by_role("tab", name="Reports").click()
+    choose(page, "report-experiment", re.compile(experiment_id[:8]))
+    page.locator("#report-view").get_by_text("both").click()
+    page.locator("#report-open").click()
+    frame_element = page.locator("#report-frame iframe")
+    expect(frame_element).to_have_attribute("sandbox", "")
+    report = page.frame_locator("#report-frame iframe")
+    expect(report.locator("h1")).to_have_text("storms ±1")
+    expect(report.locator("body")).to_contain_text("Technical view")
+    assert report.locator("script, img, iframe").count() == 0
+    # (text_content: the per-question detail is folded in <details>)
+    assert "window.__chunklab_xss" in report.locator("body").text_content()
+    assert page.evaluate("window.__chunklab_xss") is None
+    assert page.locator("#report-file a").first.get_attribute("href").endswith("-both.html")
+
+    # A second experiment without neighbours: Compare warns, and both columns carry their badge.
+    evaluator = clients.evaluator(ui_stack.addresses["evaluator"])
+    chosen = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+    config = evaluator_pb2.ExperimentConfig(
+        name="storms ±0", question_set_id=chosen.config.question_set_id, strategies=chosen.config.strategies,
+        top_k=chosen.config.top_k, retrieval_only=True,
+    )
+    *_, last = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=120)
+    assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
+    page.get_by_role("tab", name="Compare").click()
+    choose(page, "compare-select", re.compile(r"^storms ±1 "))
+    choose(page, "compare-select", re.compile(r"^storms ±0 "))
+    page.locator("#compare-button").click()
+    warning = page.locator("#compare-result .cl-warnings[role=alert]")
+    expect(warning).to_contain_text("neighbour expansion differs")
+    badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
+    assert badges.all_inner_texts() == ["±1/1", "±0/0"]
+    expect(page.locator("#compare-result details[data-metric=iou] svg")).to_be_visible()
+
+
+def test_freshness_windows_and_a_sweep_from_dry_run_to_restore(page, ui_stack):
+    from playwright.sync_api import expect
+
+    bulletin = upload(ui_stack, "bulletin.md", "# Harbour bulletin\n\nThe north pier is closed for repairs.\n",
+                      collection="news")
+    chunker = clients.chunker(ui_stack.addresses["chunker"])
+    request = chunker_pb2.ProcessDocumentRequest(document_id=bulletin, strategies=[common_pb2.StrategySpec(name="fixed_size")])
+    *_, last = chunker.ProcessDocument(request, timeout=60)
+    assert [o.strategy for o in last.result.strategies_completed] == ["fixed_size"]
+
+    page.get_by_role("tab", name="Freshness").click()
+    windows = page.locator("#windows-table")
+    expect(windows.locator("tr[data-collection=news]")).to_contain_text("7 days")
+    expect(windows.locator("tr[data-collection=default]")).to_contain_text("unlimited")
+
+    # A malformed collection name is refused with the retriever's own sentence.
+    page.locator("#window-collection input").fill("bad name!")
+    page.locator("#window-collection input").press("Enter")
+    page.locator("#window-save").click()
+    toast = page.locator(".toast-body").filter(has_text="bad name!")
+    expect(toast).to_contain_text("INVALID_ARGUMENT")
+    expect(toast).to_contain_text("is not a collection name")
+    assert "Traceback" not in page.content()
+
+    # Sweeping is a dry run first; as of 2040 the news bulletin is past its 7 days.
+    expect(page.locator("#sweep-now")).to_be_disabled()
+    fill(page, "sweep-as-of", "2040-01-01")
+    page.locator("#sweep-dry-run").click()
+    dry = page.locator("#sweep-result .cl-sweep[data-kind=dry-run]")
+    expect(dry).to_contain_text("Nothing has changed yet")
+    expect(dry.locator(f"tr[data-document-id='{bulletin}']")).to_contain_text("bulletin.md")
+    expect(page.locator("#archived-table")).to_contain_text("No document is in cold storage")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#sweep-now").click()
+    swept = page.locator("#sweep-result .cl-sweep[data-kind=swept]")
+    expect(swept).to_contain_text("archived to cold storage")
+    expect(page.locator(f"#archived-table tr[data-document-id='{bulletin}']")).to_contain_text("news")
+
+    choose(page, "archived-select", re.compile(r"^bulletin\.md · news"))
+    page.locator("#restore-button").click()
+    expect(page.locator("#restore-status")).to_contain_text("Restored bulletin.md · news")
+    expect(page.locator("#restore-status")).to_contain_text("back in the index")
+    expect(page.locator("#archived-table")).to_contain_text("No document is in cold storage")

@@ -14,6 +14,14 @@ from frontend.gateway import Gateway, GatewayError
 # Long enough to read a service's sentence, short enough not to pile up.
 ERROR_SECONDS = 20
 
+# Keyword arguments for every gr.render in the app. Gradio 6.31 runs renders
+# without a concurrency limit, and two renders of one session running at once
+# can draw the same event id (BlocksConfig.set_event_trigger reads and bumps
+# its counter without a lock): one page's button then loses its handler ("No
+# endpoint matching N"). All pages load together, so their renders are queued
+# one at a time under one concurrency id.
+RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-render"}
+
 
 def user_error(message: str) -> gr.Error:
     """An error Gradio shows in the page as a message; expected, so not logged as a traceback."""

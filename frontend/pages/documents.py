@@ -1,8 +1,9 @@
-"""Documents: upload, list, delete, and process a document with chosen strategies.
+"""Documents: upload, list, delete, process a document with chosen strategies,
+and view where a strategy puts its chunk boundaries.
 
 Each action writes its own status line and then refreshes the list; the
 processing section (forms built from the chunker's knobs) lives in
-`processing.py`.
+`processing.py`, the boundary viewer in `boundaries.py`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import gradio as gr
 
 from frontend import formatting, knobs
 from frontend.gateway import Gateway, GatewayError
-from frontend.pages import processing
+from frontend.pages import boundaries, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
-UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text"]
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx"]
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
 
@@ -26,9 +27,15 @@ def build(gateway: Gateway) -> gr.Blocks:
 
         gr.Markdown("### Upload a document")
         with gr.Row():
-            upload_file = gr.File(label="Markdown or plain-text file", file_types=UPLOAD_TYPES, elem_id="upload-file")
+            upload_file = gr.File(
+                label="Markdown, plain-text or DOCX file", file_types=UPLOAD_TYPES, elem_id="upload-file"
+            )
             with gr.Column():
                 collection = gr.Textbox(label="Collection (optional)", placeholder="default", elem_id="upload-collection")
+                language = gr.Textbox(
+                    label="Language (optional)", placeholder="detected, e.g. en", max_lines=1,
+                    elem_id="upload-language",
+                )
                 upload_button = gr.Button("Upload", variant="primary", elem_id="upload-button")
         upload_status = gr.HTML(elem_id="upload-status")
 
@@ -50,17 +57,22 @@ def build(gateway: Gateway) -> gr.Blocks:
         processing.strategy_section(gateway, forms, selected, process_status)
         process_status.render()
 
-        def load(current: str | None):
+        viewer_strategy = boundaries.viewer_section(gateway, forms, selected)
+
+        def load(current: str | None, current_viewer: str | None):
             try:
                 strategy_forms = knobs.strategy_forms(gateway.list_strategies())
                 message = ""
             except GatewayError as exc:
                 strategy_forms, message = [], formatting.message_html(exc.message, "error")
+            names = [form.name for form in strategy_forms]
+            viewer = current_viewer if current_viewer in names else (knobs.BASELINE if knobs.BASELINE in names else None)
             with shown_as_error():
                 documents = gateway.list_documents()
             return (
                 strategy_forms, message,
                 document_dropdown_update(gateway, current, documents), documents_table(documents),
+                gr.update(choices=names, value=viewer),
             )
 
         def refresh(current: str | None):
@@ -68,11 +80,11 @@ def build(gateway: Gateway) -> gr.Blocks:
                 documents = gateway.list_documents()
             return document_dropdown_update(gateway, current, documents), documents_table(documents)
 
-        def upload(path: str | None, collection_name: str):
+        def upload(path: str | None, collection_name: str, language_code: str):
             if not path:
-                raise user_error("Choose a .md or .txt file first.")
+                raise user_error("Choose a .md, .txt or .docx file first.")
             with shown_as_error():
-                response = gateway.upload_document(path, collection_name or "")
+                response = gateway.upload_document(path, collection_name or "", language=language_code or "")
             return formatting.upload_message(response), response.document.document_id
 
         def delete(document_id: str | None, confirmed: bool):
@@ -90,12 +102,14 @@ def build(gateway: Gateway) -> gr.Blocks:
             row = event.row_value or []
             return row[-1] if row else gr.update()
 
-        page.load(load, inputs=selected, outputs=[forms, process_status, selected, table])
+        page.load(
+            load, inputs=[selected, viewer_strategy], outputs=[forms, process_status, selected, table, viewer_strategy]
+        )
         refresh_button.click(refresh, inputs=selected, outputs=[selected, table])
         # Each action writes only its own status, then the list refreshes: a
         # failure marks that status and leaves the table readable.
         upload_button.click(
-            upload, inputs=[upload_file, collection], outputs=[upload_status, wanted]
+            upload, inputs=[upload_file, collection, language], outputs=[upload_status, wanted]
         ).success(refresh, inputs=wanted, outputs=[selected, table])
         delete_button.click(
             delete, inputs=[selected, delete_confirmed], outputs=[delete_status, wanted], js=CONFIRM_DELETE_JS

@@ -1,21 +1,30 @@
-"""Health: each service's address and what its standard grpc.health.v1 service says."""
+"""Health: each service's address and what its standard grpc.health.v1 service
+says, then what the chunker offers and what the retriever's index holds."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from frontend.formatting import health_html
-from frontend.gateway import Gateway
+from frontend.formatting import catalog_html, health_html, index_stats_html, message_html
+from frontend.gateway import Gateway, GatewayError
 
 
 def build(gateway: Gateway) -> gr.Blocks:
     with gr.Blocks() as page:
         refresh_button = gr.Button("Check again", scale=0, elem_id="health-refresh")
         table = gr.HTML(elem_id="health-table")
+        details = gr.HTML(elem_id="health-details")
 
-        def check() -> str:
-            return health_html(gateway.service_health())
+        def check() -> tuple[str, str]:
+            parts = []
+            # Each detail on its own: one service down must not hide what the others say.
+            for call, draw in ((gateway.strategy_catalog, catalog_html), (gateway.index_stats, index_stats_html)):
+                try:
+                    parts.append(draw(call()))
+                except GatewayError as exc:
+                    parts.append(message_html(exc.message, "error"))
+            return health_html(gateway.service_health()), "".join(parts)
 
-        page.load(check, outputs=table)
-        refresh_button.click(check, outputs=table)
+        page.load(check, outputs=[table, details])
+        refresh_button.click(check, outputs=[table, details])
     return page

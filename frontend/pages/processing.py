@@ -13,13 +13,18 @@ import gradio as gr
 
 from frontend import formatting, knobs
 from frontend.gateway import Gateway, GatewayError
-from frontend.pages.common import shown_as_error, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
 
 
-def knob_input(field: knobs.KnobField) -> gr.components.Component:
-    """The input for one knob, bounded and defaulted as the chunker describes it."""
+def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.Component:
+    """The input for one knob, bounded and defaulted as the chunker describes it.
+
+    elem_prefix keeps element ids unique when two sections draw the same knob.
+    """
     # interactive=True: Gradio does not infer it for components drawn inside gr.render.
-    common = dict(label=field.name, info=field.description or None, elem_id=field.elem_id, interactive=True)
+    common = dict(
+        label=field.name, info=field.description or None, elem_id=elem_prefix + field.elem_id, interactive=True
+    )
     if field.type in ("int", "double"):
         return gr.Number(
             value=field.default,
@@ -50,7 +55,7 @@ def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[f
 def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML) -> None:
     """One group per strategy (tick to use, knobs below) and a Process button writing to status."""
 
-    @gr.render(inputs=forms)
+    @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm]):
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")

@@ -1,34 +1,20 @@
-"""Query: ask a question of one strategy and see both shapes of the answer's context.
+"""Query: ask a question of one strategy, read the answer as it is written, and
+see both shapes of the context it was given.
 
-Left, `retrieved_chunks` as the LLM sees them (document order, labelled);
-right, the `expansion_tree` as the operator reads it (hits in score order,
-each with the neighbours it pulled in).
+One call does it all: EvaluatorService.Answer retrieves (its first event is
+the context: `retrieved_chunks` and `expansion_tree`), then streams the answer.
+The handler is a generator, so the page redraws after every event. Below the
+answer, thumbs up/down go to SubmitFeedback with the answer's query_id.
 """
 
 from __future__ import annotations
 
 import gradio as gr
 
-from chunklab.v1 import common_pb2, retriever_pb2
-from frontend import knobs, retrieval_html
-from frontend.gateway import Gateway, GatewayError
+from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
+from frontend.gateway import Gateway, GatewayError
 from frontend.pages.common import document_dropdown_update, shown_as_error, user_error
-
-
-def retrieve_request(
-    question: str, strategy: str, document_ids: list[str] | None,
-    top_k: float | None, neighbor_prev: float | None, neighbor_next: float | None,
-) -> retriever_pb2.RetrieveRequest:
-    """The Retrieve request for the form's values; empty number fields take the spec's defaults."""
-    return retriever_pb2.RetrieveRequest(
-        query=question.strip(),
-        strategy=strategy,
-        top_k=5 if top_k is None else int(top_k),
-        neighbor_prev=0 if neighbor_prev is None else int(neighbor_prev),
-        neighbor_next=0 if neighbor_next is None else int(neighbor_next),
-        filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
-    )
 
 
 def default_strategy(names: list[str], current: str | None) -> str | None:
@@ -40,13 +26,21 @@ def default_strategy(names: list[str], current: str | None) -> str | None:
     return names[0] if names else None
 
 
+def filter_choices(documents) -> tuple[list[str], list[str]]:
+    """The collections and languages the uploaded documents have, for the filter dropdowns."""
+    collections = sorted({d.collection for d in documents if d.collection})
+    languages = sorted({d.language for d in documents if d.language})
+    return collections, languages
+
+
 def build(gateway: Gateway) -> gr.Blocks:
     with gr.Blocks() as page:
+        query_id = gr.State("")
         with gr.Row(equal_height=True):
             question = gr.Textbox(
                 label="Question", placeholder="What does the document say about …?", scale=4, elem_id="query-text"
             )
-            ask_button = gr.Button("Retrieve", variant="primary", scale=0, elem_id="retrieve-button")
+            ask_button = gr.Button("Ask", variant="primary", scale=0, elem_id="ask-button")
         with gr.Row():
             strategy = gr.Dropdown(label="Strategy", choices=[], elem_id="query-strategy")
             documents = gr.Dropdown(
@@ -63,49 +57,150 @@ def build(gateway: Gateway) -> gr.Blocks:
                 label="neighbor_next", value=0, precision=0, minimum=0, maximum=10,
                 info="fixed_size only", elem_id="query-neighbor-next",
             )
+            # A Textbox, not a Number: empty ("as indexed") differs from 0, and gr.Number shows 0 for empty.
+            window = gr.Textbox(
+                label="window", placeholder="as indexed", max_lines=1,
+                info="sentence_window only: units each side", elem_id="query-window",
+            )
+            recency = gr.Number(
+                label="recency λ per day", value=0, minimum=0, maximum=100, step=0.01,
+                info="score × exp(−λ·age); 0 = off", elem_id="query-recency",
+            )
+            hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", value=False, elem_id="query-hybrid")
+        with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
+            with gr.Row():
+                collections = gr.Dropdown(
+                    label="Collections (empty = all)", choices=[], multiselect=True, allow_custom_value=True,
+                    elem_id="query-collections",
+                )
+                languages = gr.Dropdown(
+                    label="Languages (empty = all)", choices=[], multiselect=True, allow_custom_value=True,
+                    elem_id="query-languages",
+                )
+                embedding = gr.Dropdown(
+                    label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
+                    elem_id="query-embedding-model",
+                )
+            gr.Markdown(
+                "Answer model: an OpenAI-compatible chat endpoint. Left empty, the stack's configured model "
+                "answers, or, with none configured, the answer is **extractive** (the context sentences closest "
+                'to the question). Model "extractive" always asks for an extractive answer.'
+            )
+            with gr.Row():
+                answer_base_url = gr.Textbox(label="Base URL", placeholder="http://localhost:11434/v1", elem_id="answer-base-url")
+                answer_model = gr.Textbox(label="Model", placeholder="e.g. gpt-4o-mini or extractive", elem_id="answer-model")
+                answer_key = gr.Textbox(label="API key", type="password", elem_id="answer-api-key")
+        status = gr.HTML(elem_id="query-status")
+        gr.Markdown("#### Answer")
+        answer = gr.HTML(elem_id="answer")
+        with gr.Row(equal_height=True):
+            thumbs_up = gr.Button("👍 Helpful", scale=0, interactive=False, elem_id="thumbs-up")
+            thumbs_down = gr.Button("👎 Not helpful", scale=0, interactive=False, elem_id="thumbs-down")
+            comment = gr.Textbox(label="Comment (optional)", scale=3, elem_id="feedback-comment")
+        feedback = gr.HTML(elem_id="feedback-status")
         summary = gr.HTML(elem_id="retrieve-summary")
         with gr.Row():
             with gr.Column():
                 gr.Markdown("#### retrieved_chunks: what the LLM sees, in document order")
                 flat = gr.HTML(elem_id="flat-list")
             with gr.Column():
-                gr.Markdown("#### expansion_tree: hits in score order with their neighbours")
+                gr.Markdown("#### expansion_tree: hits in score order with what each pulled in")
                 tree = gr.HTML(elem_id="expansion-tree")
 
-        def options(current_strategy: str | None, current_documents: list[str] | None):
+        def options(current_strategy, current_documents, current_collections, current_languages, current_model):
             try:
-                names = [info.name for info in gateway.list_strategies()]
+                catalog = gateway.strategy_catalog()
+                names = [info.name for info in catalog.strategies]
                 strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy))
+                models = list(catalog.embedding_models)
+                model_update = gr.update(choices=models, value=current_model or None)
                 message = ""
             except GatewayError as exc:
-                strategy_update, message = gr.update(), message_html(exc.message, "error")
+                strategy_update, model_update, message = gr.update(), gr.update(), message_html(exc.message, "error")
             with shown_as_error():
-                documents_update = document_dropdown_update(gateway, current_documents or [])
-            return strategy_update, documents_update, message
+                listed = gateway.list_documents()
+            known_collections, known_languages = filter_choices(listed)
+            return (
+                strategy_update, document_dropdown_update(gateway, current_documents or [], listed),
+                gr.update(choices=known_collections, value=current_collections or []),
+                gr.update(choices=known_languages, value=current_languages or []),
+                model_update, message,
+            )
 
-        def ask(question_text, strategy_name, document_ids, k, prev, nxt):
+        def ask(question_text, strategy_name, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
+                collection_names, language_codes, model_name, base_url, chat_model, api_key):
             if not (question_text or "").strip():
                 raise user_error("Type a question first.")
             if not strategy_name:
                 raise user_error("Choose a strategy (none is loaded: see the Health tab).")
-            request = retrieve_request(question_text, strategy_name, document_ids, k, prev, nxt)
-            with shown_as_error():
-                response = gateway.retrieve(request)
-            return (
-                retrieval_html.retrieval_summary_html(response),
-                retrieval_html.flat_list_html(response),
-                retrieval_html.expansion_tree_html(response),
-            )
+            try:
+                request = answer_html.answer_request(
+                    question_text, strategy_name,
+                    top_k=experiment_config.whole(k, 5),
+                    neighbor_prev=experiment_config.whole(prev, 0),
+                    neighbor_next=experiment_config.whole(nxt, 0),
+                    window=experiment_config.optional_whole(window_value, "window"),
+                    hybrid=bool(use_hybrid), recency_lambda=float(lam or 0.0),
+                    document_ids=document_ids, collections=collection_names, languages=language_codes,
+                    embedding_model=model_name or "",
+                    answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
+                )
+            except ValueError as exc:
+                raise user_error(str(exc)) from None
+            stream = answer_html.AnswerStream()
+            locked = gr.update(interactive=False)
+            yield "", answer_html.answer_html(stream), "", "", "", "", "", locked, locked
+            try:
+                for event in gateway.answer(request):
+                    stream.add(event)
+                    if event.WhichOneof("event") == "context":
+                        context = stream.context
+                        yield (
+                            gr.skip(), answer_html.answer_html(stream), context.query_id, gr.skip(),
+                            retrieval_html.context_summary_html(context.retrieved_chunks, strategy_name, model_name),
+                            retrieval_html.flat_list_html(context), retrieval_html.expansion_tree_html(context),
+                            gr.skip(), gr.skip(),
+                        )
+                    else:
+                        yield (gr.skip(), answer_html.answer_html(stream), *[gr.skip()] * 7)
+                if stream.result is None:
+                    raise GatewayError("The evaluator ended the answer without its result; see its log.")
+            except GatewayError as exc:
+                # Keep what was written, marked as cut short, and say why.
+                yield (gr.skip(), answer_html.answer_html(stream, error=exc.message), *[gr.skip()] * 7)
+                raise user_error(exc.message) from None
+            unlocked = gr.update(interactive=True)
+            yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
 
-        ask_inputs = [question, strategy, documents, top_k, neighbor_prev, neighbor_next]
-        page.load(options, inputs=[strategy, documents], outputs=[strategy, documents, summary])
-        refresh_button.click(options, inputs=[strategy, documents], outputs=[strategy, documents, summary])
+        def rate(thumbs: bool):
+            def submit(current_query_id: str, text: str):
+                if not current_query_id:
+                    raise user_error("Ask a question first: feedback is about one answer.")
+                with shown_as_error():
+                    recorded = gateway.submit_feedback(current_query_id, thumbs, text or "")
+                    tally = gateway.summarize_feedback()
+                return answer_html.feedback_html(recorded, tally)
+
+            return submit
+
+        option_outputs = [strategy, documents, collections, languages, embedding, status]
+        option_inputs = [strategy, documents, collections, languages, embedding]
+        page.load(options, inputs=option_inputs, outputs=option_outputs)
+        refresh_button.click(options, inputs=option_inputs, outputs=option_outputs)
+
         def current_documents(selection: list[str] | None):
             with shown_as_error():
                 return document_dropdown_update(gateway, selection or [])
 
         # Documents uploaded on the other tab since this page loaded show up on opening the list.
         documents.focus(current_documents, inputs=documents, outputs=documents, show_progress="hidden")
-        ask_button.click(ask, inputs=ask_inputs, outputs=[summary, flat, tree])
-        question.submit(ask, inputs=ask_inputs, outputs=[summary, flat, tree])
+        ask_inputs = [
+            question, strategy, documents, top_k, neighbor_prev, neighbor_next, window, recency, hybrid,
+            collections, languages, embedding, answer_base_url, answer_model, answer_key,
+        ]
+        ask_outputs = [feedback, answer, query_id, status, summary, flat, tree, thumbs_up, thumbs_down]
+        ask_button.click(ask, inputs=ask_inputs, outputs=ask_outputs)
+        question.submit(ask, inputs=ask_inputs, outputs=ask_outputs)
+        thumbs_up.click(rate(True), inputs=[query_id, comment], outputs=feedback)
+        thumbs_down.click(rate(False), inputs=[query_id, comment], outputs=feedback)
     return page

@@ -1,0 +1,152 @@
+"""The Query page's answer: following the Answer stream and drawing it.
+
+EvaluatorService.Answer sends the retrieval context first, then the answer in
+pieces as it is written, then the result. `AnswerStream` folds those events
+into what the page shows at each moment, so the page can redraw after every
+event and the reader sees the answer grow. No Gradio here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from chunklab.v1 import common_pb2, evaluator_pb2
+
+# The data-state values, in the order an answer goes through them.
+WAITING, WRITING, DONE, FAILED = "retrieving", "writing", "done", "failed"
+
+
+@dataclass
+class AnswerStream:
+    """The answer so far: its context, the text written until now, and the result once it came."""
+
+    context: evaluator_pb2.AnswerContext | None = None
+    pieces: list[str] = field(default_factory=list)
+    result: evaluator_pb2.AnswerResult | None = None
+
+    def add(self, event: evaluator_pb2.AnswerEvent) -> None:
+        kind = event.WhichOneof("event")
+        if kind == "context":
+            self.context = event.context
+        elif kind == "delta":
+            self.pieces.append(event.delta)
+        elif kind == "result":
+            self.result = event.result
+
+    @property
+    def text(self) -> str:
+        # The result holds the whole answer; before it, what the pieces add up to.
+        return self.result.answer if self.result is not None else "".join(self.pieces)
+
+    @property
+    def state(self) -> str:
+        if self.result is not None:
+            return DONE
+        return WRITING if self.context is not None else WAITING
+
+    @property
+    def query_id(self) -> str:
+        if self.result is not None:
+            return self.result.query_id
+        return self.context.query_id if self.context is not None else ""
+
+
+def answer_html(stream: AnswerStream, error: str = "") -> str:
+    """The answer box: who wrote it (an LLM, or extractive), the text escaped, and its cost.
+
+    With an error (the stream broke off), what was written so far stays, marked as cut short.
+    """
+    state = FAILED if error else stream.state
+    result = stream.result
+    if error:
+        author = f'<span class="cl-badge cl-badge-failed">failed</span><span class="cl-muted">{escape(error)}</span>'
+        extractive = ""
+    elif result is None:
+        author = '<span class="cl-badge cl-badge-pending">writing…</span>' if state == WRITING else (
+            '<span class="cl-badge cl-badge-pending">retrieving…</span>'
+        )
+        extractive = ""
+    elif result.extractive:
+        author = (
+            '<span class="cl-badge cl-badge-extractive" title="No LLM wrote this: these are the sentences of'
+            ' the retrieved context closest to the question.">extractive</span>'
+            '<span class="cl-muted">no LLM is configured or chosen: the context sentences closest to the question</span>'
+        )
+        extractive = ' data-extractive="true"'
+    else:
+        author = f'<span class="cl-badge cl-badge-llm">LLM</span><span class="cl-muted">{escape(result.model)}</span>'
+        extractive = ' data-extractive="false"'
+    facts = ""
+    if result is not None:
+        usage = result.usage
+        parts = [f"{result.latency_ms:.0f} ms"]
+        if usage.llm_calls:
+            parts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+            parts.append(f"≈ ${usage.estimated_cost_usd:.4f}")
+        facts = f'<div class="cl-answer-facts">{escape(" · ".join(parts))}</div>'
+    text = stream.text
+    body = escape(text) if text else ('<span class="cl-muted">…</span>' if state in (WAITING, WRITING) else "")
+    return (
+        f'<div class="cl-answer" data-state="{state}"{extractive}>'
+        f'<div class="cl-answer-head">{author}</div>'
+        f'<div class="cl-answer-text">{body}</div>{facts}</div>'
+    )
+
+
+def answer_request(
+    question: str,
+    strategy: str,
+    *,
+    top_k: int = 5,
+    neighbor_prev: int = 0,
+    neighbor_next: int = 0,
+    window: int | None = None,
+    hybrid: bool = False,
+    recency_lambda: float = 0.0,
+    document_ids: list[str] | None = None,
+    collections: list[str] | None = None,
+    languages: list[str] | None = None,
+    embedding_model: str = "",
+    answer_model: evaluator_pb2.ModelEndpoint | None = None,
+) -> evaluator_pb2.AnswerRequest:
+    """The AnswerRequest for the Query form; `window` None leaves the strategy's own window."""
+    retrieval = evaluator_pb2.RetrievalSettings(
+        strategy=common_pb2.StrategySpec(name=strategy),
+        top_k=top_k,
+        neighbor_prev=neighbor_prev,
+        neighbor_next=neighbor_next,
+        filter=common_pb2.RetrievalFilter(
+            document_ids=document_ids or [], collections=collections or [], languages=languages or []
+        ),
+        embedding_model=embedding_model,
+        hybrid=hybrid,
+        recency_lambda=recency_lambda,
+    )
+    if window is not None:
+        retrieval.window = window
+    request = evaluator_pb2.AnswerRequest(question=question.strip(), retrieval=retrieval)
+    if answer_model is not None:
+        request.answer_model.CopyFrom(answer_model)
+    return request
+
+
+def feedback_html(feedback: evaluator_pb2.Feedback, summary: list[evaluator_pb2.FeedbackSummary]) -> str:
+    """Thanks for the rating, and the running tally per strategy."""
+    verdict = "👍 helpful" if feedback.thumbs_up else "👎 not helpful"
+    rows = "".join(
+        f'<tr data-strategy="{escape(s.strategy, quote=True)}"><td>{escape(s.strategy)}</td>'
+        f"<td>{s.thumbs_up}</td><td>{s.thumbs_down}</td></tr>"
+        for s in summary
+    )
+    table = (
+        '<table class="cl-table"><thead><tr><th>strategy</th><th>👍</th><th>👎</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        if rows
+        else ""
+    )
+    return (
+        f'<div class="cl-feedback" data-thumbs-up="{str(feedback.thumbs_up).lower()}">'
+        f'<div class="cl-message cl-message-ok">Recorded {verdict} for this answer '
+        f"({escape(feedback.strategy)}).</div>{table}</div>"
+    )

@@ -1,0 +1,152 @@
+"""From the Experiments form's values to an ExperimentConfig.
+
+A knob grid is typed as the values to try, separated by commas ("250, 500");
+an empty field leaves the strategy's default. Values are typed here by the
+chunker's KnobSpec (so "2.5" for a whole-number knob is refused at once) and
+range-checked by the evaluator, which says what is wrong. No Gradio here.
+"""
+
+from __future__ import annotations
+
+from chunklab.v1 import common_pb2, evaluator_pb2
+from frontend.knobs import KnobField, StrategyForm, knob_value
+
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def grid_values(field: KnobField, text: str | None) -> list[common_pb2.KnobValue]:
+    """The values to try for one knob; [] when the field is empty (the default applies)."""
+    values = []
+    for raw in (text or "").split(","):
+        raw = raw.strip()
+        if not raw:
+            continue
+        where = f"{field.strategy}.{field.name}"
+        if field.type in ("int", "double"):
+            try:
+                number = float(raw)
+            except ValueError:
+                raise ValueError(f"{where}: {raw!r} is not a number") from None
+            values.append(knob_value(field, number))
+        elif field.type == "bool":
+            if raw.lower() not in _TRUE + _FALSE:
+                raise ValueError(f"{where}: {raw!r} is not true or false")
+            values.append(common_pb2.KnobValue(bool_value=raw.lower() in _TRUE))
+        else:
+            if field.choices and raw not in field.choices:
+                raise ValueError(f"{where}: {raw!r} is not one of {', '.join(field.choices)}")
+            values.append(common_pb2.KnobValue(string_value=raw))
+    return values
+
+
+def strategy_grid(form: StrategyForm, texts: list[str | None]) -> evaluator_pb2.StrategyGrid:
+    """One strategy's grid: texts in the order of form.fields."""
+    grid = evaluator_pb2.StrategyGrid(strategy=form.name)
+    for field, text in zip(form.fields, texts, strict=True):
+        values = grid_values(field, text)
+        if values:
+            grid.grid.append(evaluator_pb2.KnobGrid(knob=field.name, values=values))
+    return grid
+
+
+def run_count(grids: list[evaluator_pb2.StrategyGrid]) -> int:
+    """How many runs (grid cells) the grids make: per strategy the product of its value counts."""
+    total = 0
+    for grid in grids:
+        cells = 1
+        for knob in grid.grid:
+            cells *= len(knob.values)
+        total += cells
+    return total
+
+
+def endpoint(base_url: str | None, model: str | None, api_key: str | None) -> evaluator_pb2.ModelEndpoint | None:
+    """A chat endpoint from three fields; None when all are empty (the configured one applies)."""
+    base_url, model, api_key = (base_url or "").strip(), (model or "").strip(), (api_key or "").strip()
+    if not (base_url or model or api_key):
+        return None
+    return evaluator_pb2.ModelEndpoint(base_url=base_url, model=model, api_key=api_key)
+
+
+def whole(value: float | None, default: int) -> int:
+    """A Number field's value as a whole number; empty means the default."""
+    if value is None:
+        return default
+    if not float(value).is_integer():
+        raise ValueError(f"{value} is not a whole number")
+    return int(value)
+
+
+def optional_whole(text: str | float | None, what: str) -> int | None:
+    """A text field that may stay empty (None), else a whole number.
+
+    Used for knobs whose empty state means something (sentence_window's
+    window: "as indexed"), which a gr.Number cannot show: it displays 0.
+    """
+    if text is None or not str(text).strip():
+        return None
+    try:
+        number = float(str(text).strip())
+    except ValueError:
+        raise ValueError(f"{what} takes a whole number, got {text!r}") from None
+    if not number.is_integer():
+        raise ValueError(f"{what} takes a whole number, got {text!r}")
+    return int(number)
+
+
+def experiment_config(
+    *,
+    name: str,
+    question_set_id: str,
+    grids: list[evaluator_pb2.StrategyGrid],
+    top_k: int = 5,
+    neighbor_prev: int = 0,
+    neighbor_next: int = 0,
+    window: int | None = None,
+    embedding_model: str = "",
+    hybrid: bool = False,
+    recency_lambda: float = 0.0,
+    retrieval_only: bool = False,
+    answer_model: evaluator_pb2.ModelEndpoint | None = None,
+    judge_model: evaluator_pb2.ModelEndpoint | None = None,
+    document_ids: list[str] | None = None,
+) -> evaluator_pb2.ExperimentConfig:
+    """The config RunExperiment takes; raises ValueError for what the form can tell is missing."""
+    if not question_set_id:
+        raise ValueError("Choose a question set (or import one) first.")
+    if not grids:
+        raise ValueError("Tick at least one strategy to run.")
+    config = evaluator_pb2.ExperimentConfig(
+        name=name.strip(),
+        question_set_id=question_set_id,
+        strategies=grids,
+        top_k=top_k,
+        neighbor_prev=neighbor_prev,
+        neighbor_next=neighbor_next,
+        embedding_model=embedding_model or "",
+        hybrid=hybrid,
+        recency_lambda=recency_lambda,
+        retrieval_only=retrieval_only,
+        filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
+    )
+    if window is not None:
+        config.window = window
+    if answer_model is not None:
+        config.answer_model.CopyFrom(answer_model)
+    if judge_model is not None:
+        config.judge_model.CopyFrom(judge_model)
+    return config
+
+
+def document_mapping(text: str | None) -> dict[str, str]:
+    """"corpus_id=document_id" lines (for a question file's corpus ids) into a dict."""
+    mapping = {}
+    for number, line in enumerate((text or "").splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"document mapping line {number}: write corpus_id=document_id, got {line!r}")
+        mapping[key.strip()] = value.strip()
+    return mapping

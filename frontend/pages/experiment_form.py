@@ -1,0 +1,235 @@
+"""The Experiments page's create section: a question set, strategies with knob
+grids, retrieval and model settings, a dry run and a run with progress.
+
+The grids are drawn from the chunker's KnobSpecs (query-time knobs such as
+sentence_window's window included, since an experiment may vary them); the
+evaluator validates the whole config and, for a dry run, estimates calls,
+tokens and cost without calling or storing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from chunklab.v1 import evaluator_pb2
+from frontend import experiment_config, experiments_html, knobs
+from frontend.formatting import message_html
+from frontend.gateway import Gateway
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+
+QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
+
+
+@dataclass
+class RunSettings:
+    """The form's fixed inputs (outside the drawn grid), handed to the render function."""
+
+    question_set: gr.Dropdown
+    name: gr.Textbox
+    top_k: gr.Number
+    neighbor_prev: gr.Number
+    neighbor_next: gr.Number
+    window: gr.Textbox
+    embedding_model: gr.Dropdown
+    hybrid: gr.Checkbox
+    recency: gr.Number
+    retrieval_only: gr.Checkbox
+    documents: gr.Dropdown
+    answer: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
+    judge: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
+
+    def components(self) -> set:
+        return {
+            self.question_set, self.name, self.top_k, self.neighbor_prev, self.neighbor_next, self.window,
+            self.embedding_model, self.hybrid, self.recency, self.retrieval_only, self.documents,
+            *self.answer, *self.judge,
+        }
+
+    def config(self, values: dict, grids: list[evaluator_pb2.StrategyGrid]) -> evaluator_pb2.ExperimentConfig:
+        """The ExperimentConfig for the submitted values; ValueError says what is missing or wrong."""
+        return experiment_config.experiment_config(
+            name=values[self.name] or "",
+            question_set_id=values[self.question_set] or "",
+            grids=grids,
+            top_k=experiment_config.whole(values[self.top_k], 5),
+            neighbor_prev=experiment_config.whole(values[self.neighbor_prev], 0),
+            neighbor_next=experiment_config.whole(values[self.neighbor_next], 0),
+            window=experiment_config.optional_whole(values[self.window], "window"),
+            embedding_model=values[self.embedding_model] or "",
+            hybrid=bool(values[self.hybrid]),
+            recency_lambda=float(values[self.recency] or 0.0),
+            retrieval_only=bool(values[self.retrieval_only]),
+            answer_model=experiment_config.endpoint(*(values[c] for c in self.answer)),
+            judge_model=experiment_config.endpoint(*(values[c] for c in self.judge)),
+            document_ids=values[self.documents] or [],
+        )
+
+
+def question_set_choices(sets) -> list[tuple[str, str]]:
+    return [(f"{s.name} · {s.question_count} questions · {s.question_set_id[:8]}", s.question_set_id) for s in sets]
+
+
+def question_set_section(gateway: Gateway) -> gr.Dropdown:
+    """Pick a stored set or import a JSONL/CSV file; returns the set dropdown."""
+    gr.Markdown("### 1. Question set")
+    with gr.Row(equal_height=True):
+        chosen = gr.Dropdown(label="Question set", choices=[], scale=3, elem_id="qs-select")
+        refresh = gr.Button("↻", scale=0, min_width=40, elem_id="qs-refresh")
+    with gr.Accordion("Import a question set (JSONL or CSV)", open=True):
+        with gr.Row():
+            file = gr.File(label="Questions file", file_types=QUESTION_TYPES, elem_id="qs-file")
+            with gr.Column():
+                name = gr.Textbox(label="Name (optional)", placeholder="the file name", elem_id="qs-name")
+                mapping = gr.Textbox(
+                    label="Corpus ids to document ids (optional)", lines=2, elem_id="qs-mapping",
+                    placeholder="corpus_id=document_id, one a line; unmapped ids match document names",
+                )
+                import_button = gr.Button("Import", elem_id="qs-import")
+        gr.Markdown(
+            'Each line (JSONL) or row (CSV) has a `question`, optionally an `expected_answer` and `references`: '
+            '`[{"document": "name or id", "content": "the exact excerpt"}]` or with `start_char`/`end_char`.'
+        )
+    status = gr.HTML(elem_id="qs-status")
+
+    def choices(current: str | None):
+        with shown_as_error():
+            sets = gateway.list_question_sets()
+        options = question_set_choices(sets)
+        ids = {value for _, value in options}
+        return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
+
+    def do_import(path: str | None, set_name: str, mapping_text: str):
+        if not path:
+            raise user_error("Choose a .jsonl or .csv file of questions first.")
+        try:
+            document_ids = experiment_config.document_mapping(mapping_text)
+        except ValueError as exc:
+            raise user_error(str(exc)) from None
+        with shown_as_error():
+            imported = gateway.import_question_set(path, set_name or "", document_ids)
+        message = message_html(
+            f"Imported {imported.name}: {imported.question_count} questions (id {imported.question_set_id}).", "ok"
+        )
+        return message, choices(imported.question_set_id)
+
+    refresh.click(choices, inputs=chosen, outputs=chosen)
+    import_button.click(do_import, inputs=[file, name, mapping], outputs=[status, chosen])
+    chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
+    return chosen
+
+
+def settings_section(question_set: gr.Dropdown) -> RunSettings:
+    gr.Markdown("### 2. Retrieval and models")
+    with gr.Row():
+        top_k = gr.Number(label="top_k", value=5, precision=0, minimum=1, maximum=100, elem_id="exp-top-k")
+        prev = gr.Number(label="neighbor_prev", value=0, precision=0, minimum=0, maximum=10,
+                         info="fixed_size only", elem_id="exp-neighbor-prev")
+        nxt = gr.Number(label="neighbor_next", value=0, precision=0, minimum=0, maximum=10,
+                        info="fixed_size only", elem_id="exp-neighbor-next")
+        window = gr.Textbox(label="window", placeholder="as indexed", max_lines=1,
+                            info="sentence_window: units each side", elem_id="exp-window")
+        recency = gr.Number(label="recency λ", value=0, minimum=0, maximum=100, step=0.01, elem_id="exp-recency")
+    with gr.Row():
+        embedding = gr.Dropdown(label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
+                                elem_id="exp-embedding-model")
+        documents = gr.Dropdown(label="Only these documents (empty = all)", choices=[], multiselect=True,
+                                elem_id="exp-documents")
+        hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", elem_id="exp-hybrid")
+        retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
+    with gr.Accordion("Answer and judge models (optional)", open=False):
+        gr.Markdown(
+            "Empty fields use the stack's configured model. With none configured, answers are extractive and "
+            'judge scores are recorded as not measured. Model "extractive" forces extractive answers; judge '
+            'model "none" switches the judges off. Keys are used for the run only and never stored.'
+        )
+        with gr.Row():
+            answer = (
+                gr.Textbox(label="Answer base URL", elem_id="exp-answer-base-url"),
+                gr.Textbox(label="Answer model", elem_id="exp-answer-model"),
+                gr.Textbox(label="Answer API key", type="password", elem_id="exp-answer-api-key"),
+            )
+        with gr.Row():
+            judge = (
+                gr.Textbox(label="Judge base URL", elem_id="exp-judge-base-url"),
+                gr.Textbox(label="Judge model", elem_id="exp-judge-model"),
+                gr.Textbox(label="Judge API key", type="password", elem_id="exp-judge-api-key"),
+            )
+    name = gr.Textbox(label="Experiment name (optional)", elem_id="exp-name")
+    return RunSettings(
+        question_set=question_set, name=name, top_k=top_k, neighbor_prev=prev, neighbor_next=nxt, window=window,
+        embedding_model=embedding, hybrid=hybrid, recency=recency, retrieval_only=retrieval_only,
+        documents=documents, answer=answer, judge=judge,
+    )
+
+
+def grid_section(
+    gateway: Gateway, forms: gr.State, settings: RunSettings, status: gr.HTML, created: gr.State
+) -> None:
+    """Per strategy a tick box and one 'values to try' field per knob, then Dry run and Run.
+
+    A finished run puts its experiment id in `created`, which the page watches to refresh its list.
+    """
+
+    @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
+    def draw(strategy_forms: list[knobs.StrategyForm]):
+        if not strategy_forms:
+            gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
+            return
+        chosen = []
+        for form in strategy_forms:
+            # Folded except for the baseline: ten strategies' grids at once make a very long page.
+            with gr.Accordion(form.name, open=form.name == knobs.BASELINE, elem_id=f"grid-{form.name}"):
+                note = " Needs an LLM endpoint." if form.requires_llm else ""
+                use = gr.Checkbox(label=f"run {form.name}", value=form.name == knobs.BASELINE,
+                                  info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True)
+                with gr.Row():
+                    fields = [
+                        gr.Textbox(label=field.name, placeholder=f"default {field.default}", interactive=True,
+                                   info="values to try, comma-separated", elem_id=f"grid-{form.name}-{field.name}")
+                        for field in form.fields
+                    ]
+            chosen.append((form, use, fields))
+        with gr.Row():
+            dry_button = gr.Button("Dry run (estimate)", elem_id="dry-run-button")
+            run_button = gr.Button("Run experiment", variant="primary", elem_id="run-button")
+
+        def config_from(values: dict):
+            try:
+                grids = [
+                    experiment_config.strategy_grid(form, [values[f] for f in fields])
+                    for form, use, fields in chosen
+                    if values[use]
+                ]
+                return settings.config(values, grids)
+            except ValueError as exc:
+                raise user_error(str(exc)) from None
+
+        def dry_run(values: dict):
+            config = config_from(values)
+            tracker = experiments_html.ExperimentTracker()
+            with shown_as_error():
+                for event in gateway.run_experiment(config, dry_run=True):
+                    tracker.add(event)
+            if tracker.estimate is None:
+                raise user_error("The evaluator answered the dry run without an estimate; see its log.")
+            return experiments_html.estimate_html(tracker.estimate, tracker.experiment)
+
+        def run(values: dict, progress=gr.Progress()):
+            config = config_from(values)
+            tracker = experiments_html.ExperimentTracker()
+            yield tracker.html(), gr.skip()
+            with shown_as_error():
+                for event in gateway.run_experiment(config):
+                    tracker.add(event)
+                    progress(tracker.fraction(), desc=tracker.description())
+                    yield tracker.html(), gr.skip()
+            if tracker.experiment is None:
+                raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
+            yield tracker.html(), tracker.experiment.experiment_id
+
+        inputs = settings.components() | {c for _, use, fields in chosen for c in (use, *fields)}
+        dry_button.click(dry_run, inputs=inputs, outputs=status)
+        # Runs go on in the evaluator if the page is closed; one at a time, so a second one queues.
+        run_button.click(run, inputs=inputs, outputs=[status, created], concurrency_limit=None)

@@ -1,0 +1,120 @@
+"""Experiments: create one (question set, retrieval and models, strategy grids,
+dry run, run with progress), list them with their `±P/N` neighbours badge and
+embedding model, and read one question of one run in detail (answer, judge
+reasons, expansion tree).
+
+The create section lives in `experiment_form.py`; this module composes it with
+the list and the detail view.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from chunklab.v1 import evaluator_pb2
+from frontend import experiments_html, knobs
+from frontend.formatting import message_html
+from frontend.gateway import Gateway, GatewayError
+from frontend.pages import experiment_form
+from frontend.pages.common import document_dropdown_update, shown_as_error, user_error
+
+
+def build(gateway: Gateway) -> gr.Blocks:
+    with gr.Blocks() as page:
+        forms = gr.State([])
+        created = gr.State("")
+        # The chosen run's results, serialised (an Experiment holding one run's results):
+        # picking another question then needs no call.
+        run_results = gr.State(b"")
+
+        question_set = experiment_form.question_set_section(gateway)
+        settings = experiment_form.settings_section(question_set)
+        gr.Markdown("### 3. Strategies and knob grids")
+        status = gr.HTML(elem_id="experiment-status", render=False)
+        experiment_form.grid_section(gateway, forms, settings, status, created)
+        status.render()
+
+        gr.Markdown("### Experiments")
+        with gr.Row(equal_height=True):
+            refresh = gr.Button("Refresh", scale=0, elem_id="experiments-refresh")
+        table = gr.HTML(elem_id="experiments-table")
+
+        gr.Markdown("### Detail")
+        with gr.Row():
+            detail_experiment = gr.Dropdown(label="Experiment", choices=[], scale=2, elem_id="detail-experiment")
+            detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
+            detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
+        detail_summary = gr.HTML(elem_id="detail-summary")
+        question_detail = gr.HTML(elem_id="question-detail")
+
+        def load(current_model: str | None, current_documents: list[str] | None):
+            try:
+                catalog = gateway.strategy_catalog()
+                strategy_forms = knobs.strategy_forms(list(catalog.strategies), include_query_time=True)
+                models = gr.update(choices=list(catalog.embedding_models), value=current_model or None)
+                message = ""
+            except GatewayError as exc:
+                strategy_forms, models, message = [], gr.update(), message_html(exc.message, "error")
+            with shown_as_error():
+                documents = document_dropdown_update(gateway, current_documents or [])
+            return strategy_forms, models, documents, message
+
+        def listing(select: str | None):
+            with shown_as_error():
+                experiments = gateway.list_experiments()
+            choices = experiments_html.experiment_choices(experiments)
+            ids = {value for _, value in choices}
+            return experiments_html.experiments_table_html(experiments), gr.update(
+                choices=choices, value=select if select in ids else None
+            )
+
+        def open_experiment(experiment_id: str | None):
+            if not experiment_id:
+                return "", gr.update(choices=[], value=None)
+            with shown_as_error():
+                experiment = gateway.get_experiment(experiment_id, without_results=True)
+            keys = [run.run_key for run in experiment.runs]
+            return (
+                experiments_html.experiment_summary_html(experiment),
+                gr.update(choices=keys, value=keys[0] if keys else None),
+            )
+
+        def open_run(experiment_id: str | None, run_key: str | None):
+            if not experiment_id or not run_key:
+                return b"", gr.update(choices=[], value=None)
+            with shown_as_error():
+                experiment = gateway.get_experiment(experiment_id, run_key=run_key)
+            choices = experiments_html.question_choices(experiment.results)
+            return experiment.SerializeToString(), gr.update(
+                choices=choices, value=choices[0][1] if choices else None
+            )
+
+        def open_question(serialized: bytes, question_id: str | None):
+            if not serialized or not question_id:
+                return ""
+            experiment = evaluator_pb2.Experiment.FromString(serialized)
+            result = next((r for r in experiment.results if r.question_id == question_id), None)
+            if result is None:
+                raise user_error("That question is not in this run's results; pick the run again.")
+            return experiments_html.question_detail_html(result)
+
+        page.load(
+            load, inputs=[settings.embedding_model, settings.documents],
+            outputs=[forms, settings.embedding_model, settings.documents, status],
+        ).then(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
+        refresh.click(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
+
+        def current_documents(selection: list[str] | None):
+            with shown_as_error():
+                return document_dropdown_update(gateway, selection or [])
+
+        # Documents uploaded since this page loaded show up on opening the list.
+        settings.documents.focus(
+            current_documents, inputs=settings.documents, outputs=settings.documents, show_progress="hidden"
+        )
+        # A finished run shows up in the list and opens in the detail view.
+        created.change(listing, inputs=created, outputs=[table, detail_experiment])
+        detail_experiment.change(open_experiment, inputs=detail_experiment, outputs=[detail_summary, detail_run])
+        detail_run.change(open_run, inputs=[detail_experiment, detail_run], outputs=[run_results, detail_question])
+        detail_question.change(open_question, inputs=[run_results, detail_question], outputs=question_detail)
+    return page

@@ -1,0 +1,55 @@
+"""Reports: open an experiment's HTML report in the page and download it, in
+the managerial, technical or both views (EvaluatorService.GetReport).
+
+The report is shown in a sandboxed iframe (see reports_html) and written to a
+temporary folder that Gradio serves as a download.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from frontend import experiments_html, reports_html
+from frontend.gateway import Gateway
+from frontend.pages.common import shown_as_error, user_error
+
+
+def build(gateway: Gateway) -> gr.Blocks:
+    with gr.Blocks() as page:
+        with gr.Row(equal_height=True):
+            chosen = gr.Dropdown(label="Experiment", choices=[], scale=4, elem_id="report-experiment")
+            refresh = gr.Button("↻", scale=0, min_width=40, elem_id="report-refresh")
+        with gr.Row(equal_height=True):
+            view = gr.Radio(
+                choices=list(reports_html.VIEWS), value="managerial", label="View", scale=3, elem_id="report-view"
+            )
+            open_button = gr.Button("Open", variant="primary", scale=0, elem_id="report-open")
+        download = gr.File(label="Download", interactive=False, elem_id="report-file")
+        frame = gr.HTML(elem_id="report-frame")
+
+        def choices(current: str | None):
+            with shown_as_error():
+                experiments = gateway.list_experiments()
+            options = experiments_html.experiment_choices(experiments)
+            ids = {value for _, value in options}
+            return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
+
+        def open_report(experiment_id: str | None, view_name: str):
+            if not experiment_id:
+                raise user_error("Choose an experiment first (run one on the Experiments tab).")
+            if view_name not in reports_html.VIEWS:
+                raise user_error("Choose a view: managerial, technical or both.")
+            with shown_as_error():
+                report = gateway.get_report(experiment_id, reports_html.VIEWS[view_name])
+            folder = Path(tempfile.mkdtemp(prefix="chunklab-report-"))
+            path = reports_html.save_report(report, view_name, folder)
+            return reports_html.report_frame_html(report, view_name), str(path)
+
+        page.load(choices, inputs=chosen, outputs=chosen)
+        refresh.click(choices, inputs=chosen, outputs=chosen)
+        chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
+        open_button.click(open_report, inputs=[chosen, view], outputs=[frame, download])
+    return page

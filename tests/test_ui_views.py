@@ -1,0 +1,430 @@
+"""The front end's pure views for the answer, the boundary viewer, experiments,
+compare, reports and freshness, with hand-built messages (no server, no
+browser). The HTML is well-formed XML on purpose, so these tests walk it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
+from frontend import (
+    answer_html,
+    boundaries,
+    compare_html,
+    experiment_config,
+    experiments_html,
+    freshness_html,
+    knobs,
+    reports_html,
+    svg,
+)
+
+EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
+HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
+
+
+def parse(html: str) -> ET.Element:
+    return ET.fromstring(f"<root>{html}</root>")
+
+
+def text_of(element: ET.Element) -> str:
+    return "".join(element.itertext())
+
+
+# -- the answer ---------------------------------------------------------------
+
+def answer_events(pieces: list[str], extractive: bool) -> list[evaluator_pb2.AnswerEvent]:
+    hit = common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(chunk_id="c1", content=EVIL), label=HIT, score=0.9, rank=1)
+    context = evaluator_pb2.AnswerContext(
+        query_id="q-1", retrieved_chunks=[hit], expansion_tree=common_pb2.ExpansionTree(
+            hits=[common_pb2.ExpansionNode(hit=hit)])
+    )
+    result = evaluator_pb2.AnswerResult(
+        query_id="q-1", answer="".join(pieces), extractive=extractive, model="extractive" if extractive else "m-1",
+        latency_ms=12, usage=common_pb2.TokenUsage(llm_calls=0 if extractive else 1, prompt_tokens=40,
+                                                   completion_tokens=5, estimated_cost_usd=0.0001),
+    )
+    return [
+        evaluator_pb2.AnswerEvent(context=context),
+        *(evaluator_pb2.AnswerEvent(delta=p) for p in pieces),
+        evaluator_pb2.AnswerEvent(result=result),
+    ]
+
+
+def test_the_answer_grows_with_each_piece_and_ends_labelled_by_who_wrote_it():
+    stream = answer_html.AnswerStream()
+    assert parse(answer_html.answer_html(stream)).find("div").get("data-state") == "retrieving"
+    shown = []
+    for event in answer_events(["The beam ", "was <hidden> ", "in fog."], extractive=False):
+        stream.add(event)
+        box = parse(answer_html.answer_html(stream)).find("div")
+        shown.append((box.get("data-state"), text_of(box.find("div[@class='cl-answer-text']"))))
+    assert shown == [
+        ("writing", "…"),
+        ("writing", "The beam "),
+        ("writing", "The beam was <hidden> "),
+        ("writing", "The beam was <hidden> in fog."),
+        ("done", "The beam was <hidden> in fog."),
+    ]
+    box = parse(answer_html.answer_html(stream)).find("div")
+    assert box.get("data-extractive") == "false" and "m-1" in text_of(box)
+    assert "40 prompt + 5 completion tokens" in text_of(box)
+    assert stream.query_id == "q-1"
+
+
+def test_an_extractive_answer_says_so():
+    stream = answer_html.AnswerStream()
+    for event in answer_events(["Fog horns warned ships."], extractive=True):
+        stream.add(event)
+    box = parse(answer_html.answer_html(stream)).find("div")
+    assert box.get("data-extractive") == "true"
+    assert box.find(".//span[@class='cl-badge cl-badge-extractive']").text == "extractive"
+    assert "no LLM" in text_of(box)
+
+
+def test_an_answer_cut_short_keeps_its_text_and_says_why():
+    stream = answer_html.AnswerStream()
+    for event in answer_events(["Fog horns ", "warned"], extractive=False)[:2]:
+        stream.add(event)
+    box = parse(answer_html.answer_html(stream, error="evaluator service: UNAVAILABLE: <the model> failed")).find("div")
+    assert box.get("data-state") == "failed"
+    assert text_of(box.find("div[@class='cl-answer-text']")) == "Fog horns "
+    assert "<the model> failed" in text_of(box.find("div[@class='cl-answer-head']"))
+
+
+def test_feedback_thanks_and_shows_the_tally_escaped():
+    feedback = evaluator_pb2.Feedback(query_id="q", thumbs_up=False, strategy="<b>x</b>")
+    tally = [evaluator_pb2.FeedbackSummary(strategy="fixed_size", thumbs_up=3, thumbs_down=1)]
+    root = parse(answer_html.feedback_html(feedback, tally))
+    assert "not helpful" in text_of(root) and "<b>x</b>" in text_of(root)
+    row = root.find(".//tr[@data-strategy='fixed_size']")
+    assert [td.text for td in row.findall("td")] == ["fixed_size", "3", "1"]
+
+
+# -- the boundary viewer -------------------------------------------------------
+
+TEXT = "Alpha beta. Gamma delta. Epsilon <zeta>. Eta."
+
+
+def chunk(index: int, start: int, end: int, role: str = "chunk", parent_id: str = "", **extra) -> common_pb2.Chunk:
+    c = common_pb2.Chunk(chunk_id=f"{role}-{index}", chunk_index=index, start_char=start, end_char=end,
+                         content=TEXT[start:end], token_count=end - start, role=role, **extra)
+    if parent_id:
+        c.parent_id = parent_id
+    return c
+
+
+def test_the_viewer_marks_every_chunk_alternating_with_overlaps_and_gaps():
+    chunks = [chunk(0, 0, 17), chunk(1, 12, 32), chunk(2, 33, 41)]
+    root = parse(boundaries.boundary_html(TEXT, chunks))
+    viewer = root.find("div")
+    assert viewer.get("data-layout") == "flat"
+    # The text reads back whole, marks aside.
+    pieces = [e for e in viewer.iter("span") if e.get("class") != "cl-bmark"]
+    assert "".join(e.text or "" for e in pieces) == TEXT
+    segs = [(e.get("class"), e.get("data-chunks"), e.text) for e in pieces]
+    assert segs == [
+        ("cl-seg cl-seg-0", "0", "Alpha beta. "),
+        ("cl-seg cl-overlap", "0 1", "Gamma"),
+        ("cl-seg cl-seg-1", "1", " delta. Epsilon"),
+        ("cl-gap", None, " "),
+        ("cl-seg cl-seg-0", "2", "<zeta>. "),
+        ("cl-gap", None, "Eta."),
+    ]
+    marks = viewer.findall(".//span[@class='cl-bmark']")
+    assert [(m.get("data-chunk-index"), m.text) for m in marks] == [
+        ("0", "#0 · 17 tok"), ("1", "#1 · 20 tok"), ("2", "#2 · 8 tok")]
+    assert "chars 12–32" in marks[1].get("title")
+
+
+def test_the_viewer_frames_parents_with_their_children_inside():
+    parents = [chunk(0, 0, 24, "parent"), chunk(1, 25, 45, "parent")]
+    children = [chunk(0, 0, 11, "child", "parent-0"), chunk(1, 12, 24, "child", "parent-0"),
+                chunk(2, 25, 45, "child", "parent-1")]
+    root = parse(boundaries.boundary_html(TEXT, parents + children))
+    frames = root.findall(".//div[@class='cl-bparent']")
+    assert [f.get("data-parent-index") for f in frames] == ["0", "1"]
+    assert "2 children" in text_of(frames[0].find("div[@class='cl-bparent-head']"))
+    assert [m.get("data-chunk-index") for m in frames[0].findall(".//span[@class='cl-bmark']")] == ["0", "1"]
+    assert "Epsilon <zeta>. Eta." in text_of(frames[1])
+
+
+def test_the_viewer_tells_about_inexact_chunks_long_texts_and_enriched_content():
+    moved = chunk(0, 0, 5)
+    moved.content = "something else"
+    enriched = chunk(1, 6, 11, enriched_content=f"Context: {EVIL}\nbeta.")
+    html = boundaries.boundary_html(TEXT, [moved, enriched], max_chars=20)
+    root = parse(html)
+    notes = [text_of(n) for n in root.findall(".//p[@class='cl-note']")]
+    assert notes[0] == f"Showing the first 20 of {len(TEXT)} characters."
+    assert notes[1].startswith("1 chunks do not copy the text exactly")
+    assert EVIL in text_of(root.find(".//details[@data-chunk-index='1']"))
+    assert "<script>" not in html
+
+
+def test_the_preview_summary_counts_parents_and_children_apart():
+    response = chunker_pb2.PreviewChunksResponse(
+        chunks=[chunk(0, 0, 24, "parent"), chunk(0, 0, 11, "child"), chunk(1, 12, 24, "child")], config_id="cfg",
+        usage=common_pb2.TokenUsage(embedding_tokens=30),
+    )
+    line = text_of(parse(boundaries.preview_summary_html("parent_child", response)))
+    assert "1 parents, 2 children" in line and "tokens min 11 · median 11.5 · max 12" in line
+    assert "30 tokens embedded" in line
+
+
+# -- experiments ---------------------------------------------------------------
+
+def experiment(strategies=("fixed_size",), prev=1, nxt=2, model="all-MiniLM-L6-v2", name="<b>exp</b>"):
+    config = evaluator_pb2.ExperimentConfig(
+        name=name, neighbor_prev=prev, neighbor_next=nxt, top_k=5,
+        strategies=[evaluator_pb2.StrategyGrid(strategy=s) for s in strategies],
+    )
+    run = evaluator_pb2.ExperimentRun(
+        run_key="fixed_size[chunk_size=48]", questions_done=2, questions_total=2,
+        mean_metrics=evaluator_pb2.RetrievalMetrics(recall=1.0, precision=0.25, iou=0.2, questions_labelled=2,
+                                                    tokens_sent=300),
+    )
+    return evaluator_pb2.Experiment(
+        experiment_id="e-12345678", config=config, state=evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, runs=[run],
+        provenance=evaluator_pb2.ExperimentProvenance(embedding_model=model), questions_done=2, questions_total=2,
+    )
+
+
+def test_the_neighbours_badge_is_compact_and_muted_without_fixed_size():
+    badge = parse(experiments_html.neighbours_badge(experiment().config)).find("span")
+    assert (badge.text, badge.get("data-muted"), badge.get("class")) == ("±1/2", "false", "cl-nbadge")
+    assert badge.get("title") == "neighbor_prev 1 / neighbor_next 2"
+    muted = parse(experiments_html.neighbours_badge(experiment(("semantic",)).config)).find("span")
+    assert (muted.text, muted.get("data-muted"), muted.get("class")) == ("±1/2", "true", "cl-nbadge cl-nbadge-muted")
+    assert "had no effect" in muted.get("title")
+
+
+def test_the_experiment_list_shows_badge_and_embedding_model_per_row():
+    root = parse(experiments_html.experiments_table_html([experiment(), experiment(("semantic",), 0, 0, "e5")]))
+    rows = root.findall(".//tr[@data-experiment-id]")
+    assert [r.find(".//span[@data-muted]").text for r in rows] == ["±1/2", "±0/0"]
+    assert [r.find(".//td[@class='cl-col-model']").itertext().__next__() for r in rows] == ["all-MiniLM-L6-v2", "e5"]
+    assert text_of(rows[0].find("td")) == "<b>exp</b>"
+    assert experiments_html.experiment_choices([experiment()])[0][1] == "e-12345678"
+
+
+def test_a_dry_run_estimate_lists_the_figures_notes_and_planned_runs():
+    estimate = evaluator_pb2.ExperimentEstimate(questions=3, runs=2, llm_calls=6, prompt_tokens=1200,
+                                                estimated_cost_usd=0.0123, notes=["price of <m> unknown"])
+    planned = experiment()
+    root = parse(experiments_html.estimate_html(estimate, planned))
+    assert root.find(".//td[@data-fact='LLM calls']").text == "6"
+    assert root.find(".//td[@data-fact='estimated cost']").text == "$0.0123"
+    assert "price of <m> unknown" in text_of(root)
+    assert root.find(".//ul[@class='cl-runs']/li/code").text == "fixed_size[chunk_size=48]"
+
+
+def test_the_tracker_follows_progress_then_shows_the_finished_experiment():
+    tracker = experiments_html.ExperimentTracker()
+    tracker.add(evaluator_pb2.ExperimentEvent(estimate=evaluator_pb2.ExperimentEstimate(questions=4)))
+    tracker.add(evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
+        questions_done=1, questions_total=4, message="fixed_size: why?")))
+    assert tracker.fraction() == 0.25 and tracker.description() == "1/4 fixed_size: why?"
+    assert "1 of 4 questions" in text_of(parse(tracker.html()))
+    tracker.add(evaluator_pb2.ExperimentEvent(experiment=experiment()))
+    root = parse(tracker.html())
+    assert tracker.fraction() == 1.0
+    assert root.find("div").get("data-state") == "succeeded"
+    cells = [text_of(td) for td in root.findall(".//tr[@data-run-key]/td")]
+    assert cells[:5] == ["fixed_size[chunk_size=48]", "2/2", "100.0%", "25.0%", "20.0%"]
+    assert "not measured" in cells
+
+
+def test_a_question_detail_shows_answer_judge_reasons_and_the_tree():
+    hit = common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(chunk_id="c", content=EVIL, chunk_index=4), label=HIT,
+                                    score=0.5, rank=1)
+    result = evaluator_pb2.QuestionResult(
+        question_id="q1", question="Why <fog>?", run_key="r", answer="Because.", extractive=True,
+        retrieved_chunks=[hit], expansion_tree=common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=hit)]),
+        metrics=evaluator_pb2.RetrievalMetrics(labelled=True, recall=0.5, embedding_answer_similarity=-1),
+        judge=evaluator_pb2.JudgeScores(
+            judge_model="j", faithfulness=evaluator_pb2.Score(measured=True, value=8, reason="quotes <the> text"),
+            hallucination=evaluator_pb2.Score(measured=True, value=0, reason="none")),
+    )
+    html = experiments_html.question_detail_html(result)
+    root = parse(html)
+    assert root.find(".//h4").text == "Why <fog>?"
+    assert root.find(".//div[@class='cl-answer']").get("data-extractive") == "true"
+    assert [text_of(td) for td in root.find(".//tr[@data-measure='faithfulness']")] == [
+        "faithfulness", "8 / 10", "quotes <the> text"]
+    assert text_of(root.find(".//tr[@data-measure='hallucination']")).startswith("hallucinationno")
+    assert text_of(root.find(".//tr[@data-measure='context_relevance']/td")) == "not measured"
+    assert root.find(".//li[@class='cl-node']/div[@data-role='hit']").get("data-chunk-index") == "4"
+    assert "<script>" not in html and EVIL in text_of(root)
+
+
+# -- the experiment form -------------------------------------------------------
+
+def form() -> knobs.StrategyForm:
+    info = chunker_pb2.StrategyInfo(name="fixed_size", knobs=[
+        chunker_pb2.KnobSpec(name="chunk_size", type=chunker_pb2.KNOB_TYPE_INT),
+        chunker_pb2.KnobSpec(name="threshold", type=chunker_pb2.KNOB_TYPE_DOUBLE),
+        chunker_pb2.KnobSpec(name="level", type=chunker_pb2.KNOB_TYPE_CHOICE, choices=["article", "section"]),
+        chunker_pb2.KnobSpec(name="window", type=chunker_pb2.KNOB_TYPE_INT, query_time=True),
+    ])
+    (with_window,) = knobs.strategy_forms([info], include_query_time=True)
+    assert [f.name for f in knobs.strategy_forms([info])[0].fields] == ["chunk_size", "threshold", "level"]
+    return with_window
+
+
+def test_knob_grids_are_typed_from_the_knob_specs():
+    grid = experiment_config.strategy_grid(form(), ["250, 500", "", "article,section", "1"])
+    assert [(g.knob, [v.WhichOneof("kind") for v in g.values]) for g in grid.grid] == [
+        ("chunk_size", ["int_value", "int_value"]), ("level", ["string_value", "string_value"]),
+        ("window", ["int_value"]),
+    ]
+    assert [v.int_value for v in grid.grid[0].values] == [250, 500]
+    assert experiment_config.run_count([grid, evaluator_pb2.StrategyGrid(strategy="semantic")]) == 5
+    with pytest.raises(ValueError, match="fixed_size.chunk_size takes a whole number"):
+        experiment_config.strategy_grid(form(), ["2.5", "", "", ""])
+    with pytest.raises(ValueError, match="'chapter' is not one of article, section"):
+        experiment_config.strategy_grid(form(), ["", "", "chapter", ""])
+    with pytest.raises(ValueError, match="'many' is not a number"):
+        experiment_config.strategy_grid(form(), ["many", "", "", ""])
+
+
+def test_the_config_carries_every_setting_and_endpoints_only_when_given():
+    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size")
+    config = experiment_config.experiment_config(
+        name=" run ", question_set_id="qs", grids=[grid], top_k=3, neighbor_prev=1, neighbor_next=1, window=None,
+        answer_model=experiment_config.endpoint("", "extractive", ""), judge_model=experiment_config.endpoint("", "", ""),
+        document_ids=["d1"], retrieval_only=True,
+    )
+    assert (config.name, config.top_k, config.neighbor_prev, config.neighbor_next) == ("run", 3, 1, 1)
+    assert not config.HasField("window") and config.retrieval_only and list(config.filter.document_ids) == ["d1"]
+    assert config.answer_model.model == "extractive" and not config.HasField("judge_model")
+    with pytest.raises(ValueError, match="question set"):
+        experiment_config.experiment_config(name="", question_set_id="", grids=[grid])
+    with pytest.raises(ValueError, match="at least one strategy"):
+        experiment_config.experiment_config(name="", question_set_id="qs", grids=[])
+    assert experiment_config.optional_whole("  ", "window") is None
+    assert experiment_config.optional_whole("0", "window") == 0
+    with pytest.raises(ValueError, match="window takes a whole number"):
+        experiment_config.optional_whole("1.5", "window")
+    assert experiment_config.document_mapping("sotu = d-1\n\nwiki=d-2") == {"sotu": "d-1", "wiki": "d-2"}
+    with pytest.raises(ValueError, match="line 1: write corpus_id=document_id"):
+        experiment_config.document_mapping("sotu")
+
+
+# -- compare -------------------------------------------------------------------
+
+def comparison(warnings=("neighbour expansion differs (a: ±1/1, b: ±0/0); <why>",)):
+    first, second = experiment(name="a"), experiment(("semantic",), 0, 0, "e5", name="b")
+    second.experiment_id = "e-2"
+    diffs = [
+        evaluator_pb2.MetricDifference(metric="iou", baseline_run_key="r0", run_key="r1", difference=0.05,
+                                       ci_low=0.01, ci_high=0.09, shared_questions=20, baseline_experiment_id="e-12345678",
+                                       experiment_id="e-2", baseline_mean=0.2, mean=0.25),
+        evaluator_pb2.MetricDifference(metric="tokens_sent", baseline_run_key="r0", run_key="r1", difference=-40,
+                                       ci_low=-60, ci_high=-20, shared_questions=20, baseline_experiment_id="e-12345678",
+                                       experiment_id="e-2", baseline_mean=300, mean=260),
+        evaluator_pb2.MetricDifference(metric="recall", baseline_run_key="r0", run_key="r1", difference=0.01,
+                                       ci_low=-0.02, ci_high=0.04, shared_questions=20, baseline_experiment_id="e-12345678",
+                                       experiment_id="e-2", baseline_mean=0.9, mean=0.91),
+    ]
+    return evaluator_pb2.CompareExperimentsResponse(experiments=[first, second], warnings=list(warnings),
+                                                    differences=diffs)
+
+
+def test_compare_puts_warnings_first_badges_on_every_column_and_cis_per_metric():
+    html = compare_html.compare_html(comparison())
+    root = parse(html)
+    compare = root.find("div")
+    assert compare[0].get("class") == "cl-warnings" and compare[0].get("role") == "alert"
+    assert "<why>" in text_of(compare[0])
+    heads = root.findall(".//table[@class='cl-table cl-compare-columns']/thead/tr/th[@data-experiment-id]")
+    assert [(h.find("span[@data-muted]").text, h.find("span[@data-muted]").get("data-muted")) for h in heads] == [
+        ("±1/2", "false"), ("±0/0", "true")]
+    assert [h.find("span[@class='cl-mbadge']").text for h in heads] == ["all-MiniLM-L6-v2", "e5"]
+    metrics = [d.get("data-metric") for d in root.findall(".//details[@class='cl-metric']")]
+    assert metrics == ["iou", "recall", "tokens_sent"]
+    iou = root.find(".//tr[@data-metric='iou']")
+    assert [text_of(td) for td in iou][1:] == ["20.0%", "25.0%", "+5.0 pts", "[+1.0 pts, +9.0 pts]", "20",
+                                              "higher (better)"]
+    assert root.find(".//tr[@data-metric='tokens_sent']").get("data-verdict") == "lower (better)"
+    assert root.find(".//tr[@data-metric='recall']").get("data-verdict") == "no clear difference"
+    plot = root.find(".//details[@data-metric='iou']/{http://www.w3.org/2000/svg}svg")
+    assert plot is not None and "script" not in html.lower()
+
+
+def test_compare_without_warnings_or_differences_says_so():
+    response = comparison(warnings=())
+    del response.differences[:]
+    root = parse(compare_html.compare_html(response))
+    assert "no warnings" in text_of(root.find(".//div[@class='cl-warnings cl-warnings-none']"))
+    assert "No differences to show" in text_of(root)
+
+
+def test_the_forest_plot_places_intervals_around_zero():
+    root = ET.fromstring(svg.forest_plot("t <1>", [("<a>", 0.5, 0.2, 0.8), ("b", -0.1, -0.3, 0.1)]))
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    groups = root.findall("s:g", ns)
+    assert [g.get("class") for g in groups] == ["cl-plot-clear", "cl-plot-unclear"]
+    zero = float(root.find("s:line", ns).get("x1"))
+    first_ci = groups[0].find("s:line", ns)
+    assert zero < float(first_ci.get("x1")) < float(first_ci.get("x2"))
+    assert root.find("s:title", ns).text == "t <1>"
+    assert svg.forest_plot("empty", []) == ""
+
+
+# -- reports -------------------------------------------------------------------
+
+def test_a_report_opens_in_a_sandboxed_frame_and_saves_under_a_safe_name(tmp_path):
+    report = evaluator_pb2.Report(file_name="../../etc/x y<>.html", html=f"<html><body>{EVIL}\"'</body></html>")
+    frame = parse(reports_html.report_frame_html(report, "technical")).find("iframe")
+    assert frame.get("sandbox") == ""
+    assert frame.get("srcdoc") == report.html  # escaped in the attribute, the same text once parsed
+    path = reports_html.save_report(report, "technical", tmp_path / "out")
+    assert path.parent == tmp_path / "out" and path.name == "x-y-technical.html"
+    assert path.read_text(encoding="utf-8") == report.html
+    assert set(reports_html.VIEWS) == {"managerial", "technical", "both"}
+
+
+# -- freshness -----------------------------------------------------------------
+
+def stamp(seconds: int) -> Timestamp:
+    return Timestamp(seconds=seconds)
+
+
+def test_windows_are_listed_by_collection_with_unlimited_spelt_out():
+    windows = [retriever_pb2.FreshnessWindow(collection="news", max_age_days=7),
+               retriever_pb2.FreshnessWindow(collection="default", max_age_days=0),
+               retriever_pb2.FreshnessWindow(collection="hr", max_age_days=1)]
+    rows = parse(freshness_html.windows_html(windows)).findall(".//tr[@data-collection]")
+    assert [[td.text for td in r] for r in rows] == [["default", "unlimited"], ["hr", "1 day"], ["news", "7 days"]]
+
+
+def test_a_sweep_says_what_goes_and_a_dry_run_that_nothing_changed():
+    gone = retriever_pb2.SweptDocument(document_id="d-1", document_name="<old>.md", collection="news",
+                                       published_at=stamp(1_700_000_000), chunks=12)
+    dry = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(documents=[gone], dry_run=True))).find("div")
+    assert dry.get("data-kind") == "dry-run" and "1 document (12 chunks)" in text_of(dry)
+    assert "Nothing has changed yet" in text_of(dry)
+    assert [td.text for td in dry.find(".//tr[@data-document-id='d-1']")][:4] == ["<old>.md", "news", "2023-11-14", "12"]
+    real = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(documents=[gone], chunks_archived=12))).find("div")
+    assert real.get("data-kind") == "swept" and "12 chunks left the index" in text_of(real)
+    nothing = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(dry_run=True))).find("div")
+    assert nothing.get("data-count") == "0" and "would archive nothing" in text_of(nothing)
+
+
+def test_as_of_dates_and_restore_messages():
+    assert freshness_html.parse_as_of("") is None
+    midnight = int(datetime(2030, 1, 31, tzinfo=timezone.utc).timestamp())
+    assert freshness_html.parse_as_of("2030-01-31").seconds == midnight
+    assert freshness_html.parse_as_of("2030-01-31T12:00:00+02:00").seconds == midnight + 10 * 3600
+    with pytest.raises(ValueError, match="a date such as 2030-01-31"):
+        freshness_html.parse_as_of("next week")
+    text, kind = freshness_html.restore_message("a.md", retriever_pb2.RestoreDocumentResponse(chunks_restored=3))
+    assert (text, kind) == ("Restored a.md: 3 chunks back in the index.", "ok")
+    text, kind = freshness_html.restore_message(
+        "a.md", retriever_pb2.RestoreDocumentResponse(chunks_restored=1, outside_freshness_window=True))
+    assert kind == "info" and "still outside its collection's freshness window" in text
