@@ -6,7 +6,6 @@ the moment it is saved (a restart keeps it).
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Sequence
 
@@ -14,34 +13,23 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
+from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.store import (
     ExperimentRow, FeedbackRow, QueryRow, QuestionResultRow, QuestionRow, QuestionSetRow,
 )
 
-DEFAULT_PAGE = 50
-MAX_PAGE = 1000
 _NAMESPACE = uuid.UUID("0b7e4f2a-6c1d-4e8b-9a3f-5d2c1b0a9e87")
 
 
 def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:
-    if page_size < 0 or page_size > MAX_PAGE:
-        raise InvalidArgument(f"page_size must be between 0 and {MAX_PAGE}, got {page_size}")
-    offset = 0
-    if page_token:
-        try:
-            offset = int(base64.urlsafe_b64decode(page_token.encode()).decode())
-        except (ValueError, UnicodeDecodeError):
-            raise InvalidArgument("page_token is not one this service gave out; start again without it") from None
-        if offset < 0:
-            raise InvalidArgument("page_token is not one this service gave out; start again without it")
-    return (page_size or DEFAULT_PAGE), offset
+    return check_page_size(page_size), decode_offset(page_token)
 
 
 def next_token(offset: int, size: int, returned: int, total: int) -> str:
     end = offset + returned
-    return base64.urlsafe_b64encode(str(end).encode()).decode() if returned == size and end < total else ""
+    return encode_token(end) if returned == size and end < total else ""
 
 
 def question_id(question_set_id: str, position: int) -> str:

@@ -5,7 +5,6 @@ Knows nothing of gRPC: it takes plain values and raises chunklab.errors.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
 import uuid
@@ -22,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
+from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
@@ -38,9 +38,7 @@ _EXTENSIONS = {
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
 }
-DEFAULT_PAGE_SIZE = 50
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
-MAX_PAGE_SIZE = 1000
 
 
 def resolve_format(name: str, declared: int) -> int:
@@ -96,28 +94,6 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
-
-
-def encode_page_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
-
-
-def decode_page_token(token: str) -> int:
-    if not token:
-        return 0
-    try:
-        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
-        if kind == "offset" and value.isdigit():
-            return int(value)
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise InvalidArgument("page_token is not one this service issued; pass next_page_token unchanged")
-
-
-def check_page_size(page_size: int) -> int:
-    if page_size < 0 or page_size > MAX_PAGE_SIZE:
-        raise InvalidArgument(f"page_size must be between 0 and {MAX_PAGE_SIZE}, got {page_size}")
-    return page_size or DEFAULT_PAGE_SIZE
 
 
 class IngestService:
@@ -217,7 +193,7 @@ class IngestService:
 
     def list(self, page_size: int, page_token: str, collection: str, language: str):
         size = check_page_size(page_size)
-        offset = decode_page_token(page_token)
+        offset = decode_offset(page_token)
         query = select(DocumentRow)
         if collection:
             query = query.where(DocumentRow.collection == collection)
@@ -231,7 +207,7 @@ class IngestService:
                 .limit(size)
             ).all()
             documents = [self._to_proto(r, pb.DOCUMENT_VIEW_BASIC) for r in rows]
-        next_token = encode_page_token(offset + size) if offset + size < total else ""
+        next_token = encode_token(offset + size) if offset + size < total else ""
         return documents, next_token, total
 
     def delete(self, document_id: str) -> int:

@@ -10,12 +10,12 @@ archived points back as they were and removes the archive.
 
 from __future__ import annotations
 
-import base64
 import logging
 import threading
 from datetime import datetime, timezone
 
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
+from chunklab.paging import check_page_size, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import retriever_pb2
 from services.retriever import conditions as c
@@ -25,8 +25,6 @@ from services.retriever.payloads import TIME_FIELD, payload_to_chunk
 from services.retriever.service import RetrieverService
 
 log = logging.getLogger("chunklab.retriever.sweeper")
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 1000
 
 
 def _swept(header: dict) -> retriever_pb2.SweptDocument:
@@ -98,20 +96,13 @@ class Sweeper:
     # -- archive ---------------------------------------------------------------
 
     def list_archived(self, page_size: int, page_token: str) -> retriever_pb2.ListArchivedDocumentsResponse:
-        if page_size < 0 or page_size > MAX_PAGE_SIZE:
-            raise InvalidArgument(f"page_size must be between 0 (default {DEFAULT_PAGE_SIZE}) and {MAX_PAGE_SIZE}")
-        size = page_size or DEFAULT_PAGE_SIZE
-        try:
-            after = base64.b64decode(page_token.encode(), altchars=b"-_", validate=True).decode() if page_token else ""
-            if page_token and not after:
-                raise ValueError(page_token)
-        except (ValueError, UnicodeDecodeError):
-            raise InvalidArgument("page_token is not one this service gave out; start again without it") from None
+        size = check_page_size(page_size)
+        after = decode_token(page_token)
         headers = [h for h in self.storage.headers() if h["document_id"] > after]
         page = headers[:size]
         token = ""
         if len(headers) > size:
-            token = base64.urlsafe_b64encode(page[-1]["document_id"].encode()).decode()
+            token = encode_token(page[-1]["document_id"])
         return retriever_pb2.ListArchivedDocumentsResponse(documents=[_swept(h) for h in page], next_page_token=token)
 
     def archive_stats(self) -> tuple[int, int]:
