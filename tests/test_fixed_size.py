@@ -10,6 +10,8 @@ from chunklab import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
+from services.chunker.token_map import TokenMap
+from tests.conftest import SHARED_DATA
 
 
 def source(text: str) -> SourceDocument:
@@ -96,3 +98,73 @@ def test_a_knob_of_the_wrong_type_is_refused():
 def test_the_registry_refuses_a_second_strategy_with_a_taken_name():
     with pytest.raises(ValueError, match="already registered"):
         REGISTRY.register(REGISTRY.get("fixed_size"))
+
+
+# -- one tokenization of the whole text, exact without re-tokenizing (ADR 0019, 0033) --
+
+# Characters that stress cl100k_base's pre-tokenizer: line breaks and runs of
+# white space, contractions, digit runs, letters of other scripts, combining
+# marks, Python-only white space (\x1c), wide and no-break spaces, emoji,
+# a letter newer than this Python's Unicode tables (U+1E4D0), punctuation.
+tricky = st.lists(
+    st.sampled_from([
+        "word", "The", " ", "  ", "\n", "\n\n", "\r\n", "\r", "\t", " \n", "\n ", "\n\t", "'s", "'ll", "1234567",
+        "٣٤", ".", ",", "—", "=", "(", "é", "e\u0301", "日本語", "。", "Ωμέγα", "\u3000", "\u00a0", "\x1c", "\x85",
+        "🎉", "\U0001e4d0", "x", "<|endoftext|>",
+    ]),
+    max_size=150,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=tricky, data=st.data())
+def test_a_text_cut_at_a_claimed_boundary_keeps_its_tokens(text, data):
+    """is_boundary's promise: both sides encoded on their own give the tokens of the whole."""
+    end = data.draw(st.integers(0, len(text)))
+    encode = tokens.encoding().encode_ordinary
+    whole = encode(text[:end])
+    for p in range(1, end):
+        if tokens.is_boundary(text, p, end):
+            assert encode(text[:p]) + encode(text[p:end]) == whole, (text[:end], p)
+
+
+@pytest.fixture
+def two_threads_always():
+    """Encode every text in two threads, however short."""
+    saved = tokens.THREADS, tokens.PARALLEL_BYTES
+    tokens.THREADS, tokens.PARALLEL_BYTES = 2, 0
+    yield
+    tokens.THREADS, tokens.PARALLEL_BYTES = saved
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(tricky, min_size=1, max_size=8), picks=st.lists(st.integers(0, 7), max_size=40))
+def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_two_threads(two_threads_always, lines, picks):
+    """Each distinct line is encoded once, in two threads; the result is tiktoken's own."""
+    text = "\n".join(lines[i % len(lines)] for i in picks)
+    expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
+    assert tokens.token_offsets(text).tolist() == expected.tolist()
+
+
+def test_without_the_proven_expression_every_count_is_still_exact(monkeypatch):
+    """A tiktoken whose pre-tokenizer changed takes no shortcut at all."""
+    monkeypatch.setattr(tokens, "shortcuts_hold", lambda: False)
+    text = "Alpha beta.\n\nGamma delta, 12345 epsilon.\n" * 40
+    assert not tokens.is_boundary(text, 5, len(text))
+    index = TokenMap(text)
+    assert index.offsets.tolist() == tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text)).tolist()
+    assert index.exact(3, 700) == tokens.count(text[3:700])
+    check_chunks(text, 40, 8)
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_fixed_size_on_the_chroma_corpora_is_exact(copies):
+    """Real text, once and repeated (the repeated lines are encoded once)."""
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((SHARED_DATA / "corpora").glob("*.md"))) * copies
+    chunks = REGISTRY.build(spec(chunk_size=256, chunk_overlap=32)).chunk(source(text), offline_context())
+    ids = tokens.encoding().encode_ordinary(text)
+    assert len(chunks) >= len(ids) // 256
+    for chunk in chunks:
+        assert text[chunk.start_char : chunk.end_char] == chunk.content
+        assert chunk.token_count == tokens.count(chunk.content) <= 256
+    assert chunks[0].start_char == 0 and chunks[-1].end_char == len(text)

@@ -18,10 +18,12 @@ from chunklab.errors import InvalidArgument
 from chunklab.llm import LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
+from services.chunker.strategies import spans as spans_module
 from services.chunker.strategies.base import NoLLM
 from services.chunker.strategies.contextual import MAX_DOCUMENT_TOKENS, document_view
 from services.chunker.strategies.spans import Spans
 from services.ingest.parsing import parse
+from tests.conftest import SHARED_DATA
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REGULATION = (FIXTURES / "regulation.md").read_text()
@@ -184,6 +186,30 @@ def test_recursive_overlap_repeats_whole_trailing_parts():
     for before, after in zip(chunks, chunks[1:]):
         assert before.start_char < after.start_char < before.end_char  # overlaps, moves on
         assert text[after.start_char : before.end_char].endswith(".")  # whole sentences repeated
+
+
+def chroma_corpora() -> str:
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((SHARED_DATA / "corpora").glob("*.md")))
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_recursive_on_the_chroma_corpora_is_exact_and_bounded(copies):
+    """Real text, once and repeated (repeated lines are encoded once, repeated long parts split once)."""
+    text = chroma_corpora() * copies
+    source = document(text, documents_pb2.DOCUMENT_FORMAT_TEXT)
+    chunks = run("recursive", source, chunk_size=256, chunk_overlap=0)
+    assert all(c.token_count <= 256 for c in chunks)
+    assert covered_non_blank(text, chunks)
+
+
+def test_remembering_the_splits_of_long_parts_changes_no_piece(monkeypatch):
+    """A long paragraph that comes back is split from memory: the pieces are those a fresh split finds."""
+    paragraph = " ".join(f"Sentence {i} of a long paragraph, e.g. with 3.5 numbers." for i in range(30))
+    text = "\n\n".join([paragraph, "A short one.", paragraph, "# Heading\n\n" + paragraph, "Dr. Smith's end."] * 3)
+    remembered = Spans(text).split(0, len(text), 48, overlap=8)
+    monkeypatch.setattr(spans_module, "MEMO_CHARS", len(text) + 1)
+    assert Spans(text).split(0, len(text), 48, overlap=8) == remembered
+    assert all(n == tokens.count(text[a:b]) <= 48 for a, b, n in remembered)
 
 
 def test_markdown_structure_golden():

@@ -13,6 +13,13 @@ from services.chunker.token_map import TokenMap
 MIN_CHUNK_SIZE = 8
 
 
+def check_overlap(strategy: Strategy) -> None:
+    """chunk_overlap must stay below chunk_size (every strategy with both knobs)."""
+    overlap, size = strategy.values["chunk_overlap"], strategy.values["chunk_size"]
+    if overlap >= size:
+        raise InvalidArgument(f"{strategy.name}.chunk_overlap ({overlap}) must be smaller than chunk_size ({size})")
+
+
 @REGISTRY.register
 class FixedSize(Strategy):
     name = "fixed_size"
@@ -23,11 +30,7 @@ class FixedSize(Strategy):
     )
 
     def validate(self) -> None:
-        if self.values["chunk_overlap"] >= self.values["chunk_size"]:
-            raise InvalidArgument(
-                f"fixed_size.chunk_overlap ({self.values['chunk_overlap']}) must be smaller than "
-                f"chunk_size ({self.values['chunk_size']})"
-            )
+        check_overlap(self)
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """Windows over the tokenization of the whole text.
@@ -38,8 +41,9 @@ class FixedSize(Strategy):
         did; the window then gives back tokens until the hard maximum holds,
         and the next window starts where this one ended (minus the overlap),
         so no text is skipped. A window is re-counted without re-tokenizing
-        all of it (services/chunker/token_map.py): only its edges are
-        encoded again where they cut tiktoken's pieces differently.
+        it (services/chunker/token_map.py, ADR 0019): between its first and
+        last context-free piece boundary it keeps the whole text's tokens,
+        and only the edges outside them are encoded again.
         """
         size, overlap = self.values["chunk_size"], self.values["chunk_overlap"]
         text = source.text

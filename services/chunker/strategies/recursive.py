@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
+from services.chunker.strategies.fixed_size import check_overlap
 from services.chunker.strategies.spans import Spans
 from services.chunker.strategies.structure import HeadingPaths
 
@@ -27,18 +27,14 @@ class Recursive(Strategy):
     )
 
     def validate(self) -> None:
-        if self.values["chunk_overlap"] >= self.values["chunk_size"]:
-            raise InvalidArgument(
-                f"recursive.chunk_overlap ({self.values['chunk_overlap']}) must be smaller than "
-                f"chunk_size ({self.values['chunk_size']})"
-            )
+        check_overlap(self)
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """The whole text through the cascade (ADR 0010): parts that fit are
         merged greedily, parts too big are split at the next separator, and
         the last resort is token windows. Chunks are trimmed exact slices."""
         text = source.text
-        if not text.strip():
+        if not text or text.isspace():
             return []
         spans = Spans(text, source.document.language)
         paths = HeadingPaths(source.tree)

@@ -1,14 +1,18 @@
 """Token-bounded spans of one document: the engine under every strategy that
 promises a maximum size.
 
-The whole text is tokenized once (cl100k_base). The token count of any span
-is then *estimated* in O(log n) from the token start offsets; the estimate
-drives the splitting and merging. A span tokenized on its own can take a few
-tokens more or less than its share of the whole-text tokenization, so every
-final piece is counted *exactly* once (tokens.count of its own text) and, in
-the rare case it is over the budget, split again with a tighter budget. The
-hard maximum therefore always holds, at the cost of one more tokenization of
-the output (ADR 0010).
+The whole text is tokenized once (services/chunker/token_map.py). The token
+count of any span is *estimated* from the token offsets (a binary search);
+the estimate drives the splitting and merging. A span tokenized on its own
+can take a few tokens more or less than its share of the whole-text
+tokenization, so every final piece is counted *exactly* (TokenMap.exact:
+only its edges are encoded again) and, in the rare case it is over the
+budget, split again with a tighter budget. The hard maximum therefore always
+holds (ADR 0010).
+
+A part too big for the budget splits the same way wherever its text stands,
+so its pieces are remembered by content: a document that repeats a long
+paragraph splits it once (ADR 0033).
 
 Pieces are (start, end) code-point ranges into the text, trimmed of
 whitespace at both ends, in document order; together they cover every
@@ -17,86 +21,39 @@ non-whitespace character of what was split.
 
 from __future__ import annotations
 
-import functools
 import re
-from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from chunklab import sentences, tokens
+from chunklab import sentences
+from chunklab.tokens import is_boundary
+from services.chunker.token_map import TokenMap
 
 # The separator cascade, most meaningful first (SPEC section 3, `recursive`).
 HEADERS, BLANK_LINE, NEWLINE, SENTENCE, SPACE, TOKENS = range(6)
 LEVEL_NAMES = ("headers", "blank line", "newline", "sentence end", "space", "tokens")
 
-_HEADER_LINE = re.compile(r"^ {0,3}#{1,6}(?=[ \t]|$)", re.MULTILINE)
+# A Markdown header line, found from the line break before it (a pattern
+# that starts with a literal is searched much faster); a header on the first
+# line of a range is no cut anyway.
+_HEADER_LINE = re.compile(r"\n {0,3}#{1,6}(?=[ \t]|$)", re.MULTILINE)
 _BLANK_RUN = re.compile(r"(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))+")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_SPACES = re.compile(r"\s+")
-_WHITESPACE = sentences._WHITESPACE
-
-# A position where cl100k's pre-tokenizer starts a new piece whatever came
-# before: a space after a letter or digit (letter and digit runs end there),
-# or a line break followed by a letter, digit or ASCII punctuation (no
-# pre-token runs from a line break into a non-space). Python's \w minus "_"
-# is a subset of \p{L} and \p{N}.
-_SAFE = re.compile(r"(?<=[^\W_]) |(?<=[\r\n])(?=[^\W_]|[!-/:-@\[-`{-~])")
-_EDGE_WINDOW = 96
-
-
-def _safe_at(text: str, position: int) -> bool:
-    return bool(_SAFE.match(text, position))
-
-
-def _first_safe(text: str, start: int, end: int) -> int | None:
-    match = _SAFE.search(text, start, end)
-    return match.start() if match else None
-
-
-def _last_safe(text: str, start: int, end: int) -> int | None:
-    last = None
-    for match in _SAFE.finditer(text, start, end):
-        last = match.start()
-    return last
-
+# The same for text without "\r", again starting with a literal.
+_LF_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")
+_LF = re.compile(r"\n")
+# What str.isspace() (and so the regular expression \s) calls white space.
+_SPACE_CODES = np.array(
+    [*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+     0x2028, 0x2029, 0x202F, 0x205F, 0x3000],
+    dtype=np.uint32,
+)
 
 # One code point takes at most 4 cl100k tokens: a budget this big always
 # holds at least one whole character.
 MIN_BUDGET = 4
-
-
-@functools.cache
-def _token_byte_lengths() -> np.ndarray:
-    """Bytes per token id for the whole vocabulary (0 for unused ids)."""
-    encoding = tokens.encoding()
-    lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
-    for token in range(encoding.max_token_value + 1):
-        try:
-            lengths[token] = len(encoding.decode_single_token_bytes(token))
-        except KeyError:
-            pass
-    return lengths
-
-
-def token_char_offsets(text: str, ids: list[int]) -> list[int]:
-    """Code-point start of every token plus len(text) at the end; a token
-    starting inside a character gets that character's start.
-
-    Same result as chunklab.tokens.token_char_offsets, from a table of token
-    byte lengths instead of decoding every token (several times faster).
-    """
-    byte_starts = np.zeros(len(ids) + 1, dtype=np.int64)
-    if ids:
-        np.cumsum(_token_byte_lengths()[np.asarray(ids, dtype=np.int64)], out=byte_starts[1:])
-    if text.isascii():
-        offsets = byte_starts
-    else:
-        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-        char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
-        offsets = np.empty_like(byte_starts)
-        offsets[:-1] = char_of_byte[byte_starts[:-1]] if ids else []
-    offsets[-1] = len(text)
-    return offsets.tolist()
+# Parts at least this long have their split remembered by content.
+MEMO_CHARS = 256
 
 
 class Spans:
@@ -105,48 +62,34 @@ class Spans:
     def __init__(self, text: str, language: str = "en") -> None:
         self.text = text
         self.language = language
-        self._offsets = token_char_offsets(text, tokens.encoding().encode_ordinary(text))
-        self._offsets_array = np.asarray(self._offsets, dtype=np.int64)
+        self.tokens = TokenMap(text)
+        self._offsets = self.tokens.offsets
+        self._splits: dict[tuple, list[tuple[int, int]]] = {}
+        lf_only = "\r" not in text
+        self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
+        self._newline = _LF if lf_only else _NEWLINE
 
     # -- counting -------------------------------------------------------
     def estimate(self, start: int, end: int) -> int:
         """Whole-text tokens that overlap [start, end)."""
-        if end <= start:
-            return 0
-        return bisect_left(self._offsets, end) - bisect_right(self._offsets, start) + 1
+        return self.tokens.estimate(start, end)
 
     @property
     def token_total(self) -> int:
         """Tokens in the whole text."""
-        return len(self._offsets) - 1
+        return len(self.tokens)
 
     def token_at(self, position: int) -> int:
         """Index of the whole-text token that covers a character position."""
-        return max(bisect_right(self._offsets, position) - 1, 0)
+        return self.tokens.token_at(position)
 
     def char_at(self, token: int) -> int:
         """Character where a whole-text token starts (len(text) past the end)."""
-        return self._offsets[min(max(token, 0), len(self._offsets) - 1)]
+        return self.tokens.char_at(token)
 
     def exact(self, start: int, end: int) -> int:
-        """tokens.count(text[start:end]), tokenizing only the edges.
-
-        At a *safe* position the pre-tokenizer of cl100k_base starts a new
-        pre-token whatever came before (ADR 0010): after a line break followed
-        by a letter, digit or ASCII punctuation, and at a space that follows a
-        letter or digit. Between the first and the last safe position of the
-        span, its own tokenization equals the whole text's, so only the head
-        and the tail are tokenized; the middle is counted from the index.
-        """
-        text = self.text
-        if end - start <= 2 * _EDGE_WINDOW:
-            return tokens.count(text[start:end])
-        head = start if start == 0 or _safe_at(text, start) else _first_safe(text, start + 1, start + _EDGE_WINDOW)
-        tail = end if end == len(text) or _safe_at(text, end) else _last_safe(text, end - _EDGE_WINDOW, end)
-        if head is None or tail is None or tail < head:
-            return tokens.count(text[start:end])
-        middle = bisect_left(self._offsets, tail) - bisect_left(self._offsets, head)
-        return tokens.count(text[start:head]) + middle + tokens.count(text[tail:end])
+        """tokens.count(text[start:end]), encoding only the edges again."""
+        return self.tokens.exact(start, end)
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         return sentences.trim(self.text, start, end)
@@ -165,7 +108,9 @@ class Spans:
         """Consecutive ranges (paragraphs, sentences, …) merged greedily into
         pieces of at most `budget` tokens; a range too big on its own is split
         by the cascade from `level` down."""
-        return self._verified(self._merge(ranges, budget, level, 0), budget)
+        starts = [a for a, _ in ranges]
+        ends = [b for _, b in ranges]
+        return self._verified(self._merge(starts, ends, budget, level, 0), budget)
 
     def fits(self, start: int, end: int, budget: int) -> tuple[bool, int]:
         """Whether the trimmed range holds at most `budget` tokens, and its count."""
@@ -179,85 +124,128 @@ class Spans:
             return [(start, end)]
         while level < TOKENS:
             cuts = self._cuts(level, start, end)
-            if cuts:
+            if len(cuts):
                 bounds = [start, *cuts, end]
-                return self._merge(list(zip(bounds, bounds[1:])), budget, level + 1, overlap)
+                return self._merge(bounds[:-1], bounds[1:], budget, level + 1, overlap)
             level += 1
         return self._token_windows(start, end, budget)
 
-    def _merge(
-        self, parts: list[tuple[int, int]], budget: int, next_level: int, overlap: int
-    ) -> list[tuple[int, int]]:
-        """Greedy merge of consecutive parts up to the budget (langchain's and
-        chonkie's recursive semantics); a part that is too big on its own is
-        split at the next level and its pieces are not merged with neighbours.
+    def _split_part(self, start: int, end: int, budget: int, level: int, overlap: int) -> list[tuple[int, int]]:
+        """_split of a part too big for the budget, remembered by content.
 
-        Estimates come from the token index of each part's ends, looked up for
-        all parts at once: the estimate of parts i..j is last[j] - first[i].
+        Only for parts whose both ends are context-free piece boundaries
+        (chunklab.tokens.is_boundary): inside them the whole text's tokens
+        are the part's own, so every estimate, cut and count of the split
+        depends on the part's text alone and the remembered pieces are the
+        very pieces the split would find again.
         """
-        if not parts:
+        text = self.text
+        if end - start < MEMO_CHARS or not (is_boundary(text, start, len(text)) and is_boundary(text, end, len(text))):
+            return self._split(start, end, budget, level, overlap)
+        key = (budget, level, overlap, text[start:end])
+        known = self._splits.get(key)
+        if known is None:
+            pieces = self._split(start, end, budget, level, overlap)
+            self._splits[key] = [(a - start, b - start) for a, b in pieces]
+            return pieces
+        return [(start + a, start + b) for a, b in known]
+
+    def _merge(
+        self, starts: list[int], ends: list[int], budget: int, next_level: int, overlap: int
+    ) -> list[tuple[int, int]]:
+        """Greedy merge of consecutive parts [starts[k], ends[k]) up to the
+        budget (langchain's and chonkie's recursive semantics); a part that
+        is too big on its own is split at the next level and its pieces are
+        not merged with neighbours. With overlap, a piece starts with the
+        trailing parts of the previous one that hold at most `overlap`
+        tokens (never the whole piece).
+
+        Estimates come from the token index of each part's ends, looked up
+        for all parts at once: the estimate of parts i..j is last[j] -
+        first[i]. The loop runs once per piece, not per part: how far a
+        piece reaches is one binary search in `last`.
+        """
+        n = len(starts)
+        if not n:
             return []
-        starts = np.fromiter((p[0] for p in parts), dtype=np.int64, count=len(parts))
-        ends = np.fromiter((p[1] for p in parts), dtype=np.int64, count=len(parts))
-        first = (np.searchsorted(self._offsets_array, starts, side="right") - 1).tolist()
-        last = np.searchsorted(self._offsets_array, ends, side="left").tolist()
+        first_at = self._offsets.searchsorted(starts, side="right") - 1
+        last_at = self._offsets.searchsorted(ends, side="left")
+        big = [
+            k for k in np.flatnonzero(last_at - first_at > budget).tolist()
+            if self.estimate(*self.trim(starts[k], ends[k])) > budget
+        ]
+        big.append(n)  # a sentinel
+        first, last = first_at.tolist(), last_at.tolist()
         out: list[tuple[int, int]] = []
-        current: list[int] = []  # indices into parts
-        for k, part in enumerate(parts):
-            if last[k] - first[k] > budget and self.estimate(*self.trim(*part)) > budget:
-                if current:
-                    out.append((parts[current[0]][0], parts[current[-1]][1]))
-                    current = []
-                out += self._split(part[0], part[1], budget, next_level, overlap)
+        s = k = b = 0  # parts s..k-1 make the piece being built; big[b] is the next big part
+        while k < n:
+            if big[b] == k:
+                if s < k:
+                    out.append((starts[s], ends[k - 1]))
+                out += self._split_part(starts[k], ends[k], budget, next_level, overlap)
+                k, b = k + 1, b + 1
+                s = k
                 continue
-            if current and last[k] - first[current[0]] > budget:
-                out.append((parts[current[0]][0], parts[current[-1]][1]))
-                tail: list[int] = []
+            if s < k and last[k] - first[s] > budget:
+                out.append((starts[s], ends[k - 1]))
+                tail = k
                 if overlap > 0:
-                    for i in reversed(current[1:]):  # never repeat a whole piece
-                        if last[current[-1]] - first[i] > overlap or last[k] - first[i] > budget:
-                            break
-                        tail.insert(0, i)
-                current = tail
-            current.append(k)
-        if current:
-            out.append((parts[current[0]][0], parts[current[-1]][1]))
+                    tail = max(
+                        s + 1,
+                        int(first_at.searchsorted(last[k - 1] - overlap)),
+                        int(first_at.searchsorted(last[k] - budget)),
+                    )
+                s = min(tail, k)
+            reach = int(last_at.searchsorted(first[s] + budget, side="right"))  # parts s..reach-1 fit
+            k = max(k + 1, min(reach, big[b]))
+        if s < n:
+            out.append((starts[s], ends[n - 1]))
         return out
 
     def _cuts(self, level: int, start: int, end: int) -> list[int]:
         """Positions strictly inside (start, end) where a part may begin."""
         text = self.text
         if level == HEADERS:
-            cuts = [m.start() for m in _HEADER_LINE.finditer(text, start, end)]
+            if text.find("#", start, end) < 0:
+                return []
+            cuts = [m.start() + 1 for m in _HEADER_LINE.finditer(text, start, end)]
         elif level == BLANK_LINE:
-            cuts = [m.end() for m in _BLANK_RUN.finditer(text, start, end)]
+            cuts = [m.end() for m in self._blank_run.finditer(text, start, end)]
         elif level == NEWLINE:
-            cuts = [m.end() for m in _NEWLINE.finditer(text, start, end)]
+            cuts = [m.end() for m in self._newline.finditer(text, start, end)]
         elif level == SENTENCE:
             cuts = [start + a for a, _ in sentences.split(text[start:end], self.language)]
         else:
-            cuts = [m.end() for m in _SPACES.finditer(text, start, end)]
+            return self._space_cuts(start, end)
         return [c for c in cuts if start < c < end]
 
+    def _space_cuts(self, start: int, end: int) -> list[int]:
+        """Where each run of white space ends (the regular expression \\s+),
+        found with numpy: long unpunctuated runs have thousands."""
+        codes = np.frombuffer(self.text[start:end].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        space = np.isin(codes, _SPACE_CODES)
+        return (np.flatnonzero(space[:-1] & ~space[1:]) + (start + 1)).tolist()
+
+    # -- the last resort: token windows ------------------------------------
+    def _token_bounds(self, start: int, end: int) -> list[int]:
+        """start, the token starts strictly inside (start, end), and end (no
+        repeats: tokens inside one character share its start)."""
+        lo = int(self._offsets.searchsorted(start, side="right"))
+        hi = int(self._offsets.searchsorted(end, side="left"))
+        return sorted({start, *self._offsets[lo:hi].tolist(), end})
+
     def _token_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
-        """Last resort: runs of `budget` whole-text tokens (boundaries never cut
-        a character: token offsets are character starts)."""
-        lo = bisect_right(self._offsets, start)
-        hi = bisect_left(self._offsets, end)
-        bounds = [start, *self._offsets[lo:hi], end]
-        bounds = sorted(set(bounds))
+        """Runs of `budget` whole-text tokens."""
+        bounds = self._token_bounds(start, end)
         return [(bounds[i], bounds[min(i + budget, len(bounds) - 1)]) for i in range(0, len(bounds) - 1, budget)]
 
     # -- exactness --------------------------------------------------------
     def _verified(self, pieces: list[tuple[int, int]], budget: int, depth: int = 0) -> list[tuple[int, int, int]]:
         """Trims every piece and counts it on its own; a piece over the budget
         (the estimate was short) is split again under a tighter budget."""
+        trimmed = [t for t in (self.trim(start, end) for start, end in pieces) if t[0] < t[1]]
         out: list[tuple[int, int, int]] = []
-        for start, end in pieces:
-            start, end = self.trim(start, end)
-            if start >= end:
-                continue
-            count = self.exact(start, end)
+        for (start, end), count in zip(trimmed, self.tokens.exact_many(trimmed)):
             if count <= budget:
                 out.append((start, end, count))
                 continue
@@ -272,9 +260,7 @@ class Spans:
     def _exact_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int, int]]:
         """Token windows counted exactly, each giving back tokens until it fits
         (the fixed_size rule; ADR 0005)."""
-        lo = bisect_right(self._offsets, start)
-        hi = bisect_left(self._offsets, end)
-        bounds = sorted({start, *self._offsets[lo:hi], end})
+        bounds = self._token_bounds(start, end)
         out = []
         i = 0
         while i < len(bounds) - 1:
