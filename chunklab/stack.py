@@ -180,6 +180,10 @@ def seed_sample(stack: Stack, settings: Settings) -> str:
     return document.document_id
 
 
+def _interrupt(_signum: int, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Start ChunkLab: four services and the UI on loopback.")
     parser.add_argument("--no-sample", action="store_true", help="do not upload the sample document")
@@ -193,6 +197,10 @@ def main() -> None:
         ui=True,
         ui_port=settings.ui_port,
     )
+    # Ctrl-C and SIGTERM both stop everything, even where the shell started us
+    # with SIGINT ignored (a background job).
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     print("starting ChunkLab (first start loads the embedding model; allow a minute) ...", flush=True)
     started = time.monotonic()
     try:
@@ -207,7 +215,6 @@ def main() -> None:
             )
         print(f"\nChunkLab is ready in {time.monotonic() - started:.0f}s: open {stack.ui_url}", flush=True)
         print(f"logs in {stack.data_dir / 'logs'}; Ctrl-C stops everything.", flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
         while all(p.poll() is None for p in stack.processes.values()):
             time.sleep(0.5)
         dead = [n for n, p in stack.processes.items() if p.poll() is not None]

@@ -1,0 +1,45 @@
+"""The README's first command ends in `python -m chunklab.stack`: it starts
+every process, loads the sample, prints the UI's URL, and Ctrl-C stops it all."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_stack_starts_serves_the_ui_and_stops_on_ctrl_c(tmp_path):
+    env = dict(os.environ)
+    env.update({f"CHUNKLAB_{name}_ADDRESS": "127.0.0.1:0" for name in ("INGEST", "CHUNKER", "RETRIEVER", "EVALUATOR")})
+    env.update({"CHUNKLAB_DATA_DIR": str(tmp_path), "CHUNKLAB_UI_PORT": "0"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chunklab.stack"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if "ChunkLab is ready" in line:
+                break
+        output = "".join(lines)
+        url = re.search(r"open (http://127\.0\.0\.1:\d+)", output)
+        assert url, output
+        assert "question set rag-field-guide-questions imported" in output
+        with urllib.request.urlopen(url.group(1), timeout=30) as page:
+            assert page.status == 200 and b"ChunkLab" in page.read()
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 5  # four services and the UI
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    time.sleep(0.5)
+    for pid in children:
+        assert not os.path.exists(f"/proc/{pid}") or "zombie" in open(f"/proc/{pid}/status").read().lower()
