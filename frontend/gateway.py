@@ -251,19 +251,22 @@ class Gateway:
             )
         return list(response.strategies)
 
-    def list_question_sets(self) -> list[evaluator_pb2.QuestionSet]:
-        sets: list[evaluator_pb2.QuestionSet] = []
+    def _every_page(self, method: str, request_type, field: str) -> list:
+        """All items of an evaluator List RPC, page after page."""
+        items: list = []
         token = ""
         with self._calling("evaluator"):
             while True:
-                page = self._stub("evaluator").ListQuestionSets(
-                    evaluator_pb2.ListQuestionSetsRequest(page_size=1000, page_token=token),
-                    timeout=self.settings.rpc_timeout_s,
+                page = getattr(self._stub("evaluator"), method)(
+                    request_type(page_size=1000, page_token=token), timeout=self.settings.rpc_timeout_s
                 )
-                sets.extend(page.question_sets)
+                items.extend(getattr(page, field))
                 token = page.next_page_token
                 if not token:
-                    return sets
+                    return items
+
+    def list_question_sets(self) -> list[evaluator_pb2.QuestionSet]:
+        return self._every_page("ListQuestionSets", evaluator_pb2.ListQuestionSetsRequest, "question_sets")
 
     def import_question_set(
         self, path: str, name: str = "", document_ids: dict[str, str] | None = None
@@ -292,18 +295,7 @@ class Gateway:
             yield from self._stub("evaluator").RunExperiment(request, timeout=timeout)
 
     def list_experiments(self) -> list[evaluator_pb2.Experiment]:
-        experiments: list[evaluator_pb2.Experiment] = []
-        token = ""
-        with self._calling("evaluator"):
-            while True:
-                page = self._stub("evaluator").ListExperiments(
-                    evaluator_pb2.ListExperimentsRequest(page_size=1000, page_token=token),
-                    timeout=self.settings.rpc_timeout_s,
-                )
-                experiments.extend(page.experiments)
-                token = page.next_page_token
-                if not token:
-                    return experiments
+        return self._every_page("ListExperiments", evaluator_pb2.ListExperimentsRequest, "experiments")
 
     def get_experiment(
         self, experiment_id: str, run_key: str = "", without_results: bool = False

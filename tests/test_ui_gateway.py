@@ -106,3 +106,28 @@ def test_sweeps_pass_the_dry_run_and_as_of_and_archived_lists_follow_pages():
     assert dry.dry_run and dry.HasField("as_of") and not real.dry_run and not real.HasField("as_of")
     assert timeout == 700
     assert [d.document_id for d in gateway.list_archived_documents()] == ["a", "b"]
+
+
+class PagedEvaluator:
+    """Two pages of experiments and one of question sets."""
+
+    def __init__(self):
+        self.tokens: list[str] = []
+
+    def ListExperiments(self, request, timeout):
+        self.tokens.append(request.page_token)
+        if not request.page_token:
+            return evaluator_pb2.ListExperimentsResponse(
+                experiments=[evaluator_pb2.Experiment(experiment_id="e1")], next_page_token="next")
+        return evaluator_pb2.ListExperimentsResponse(experiments=[evaluator_pb2.Experiment(experiment_id="e2")])
+
+    def ListQuestionSets(self, request, timeout):
+        return evaluator_pb2.ListQuestionSetsResponse(question_sets=[evaluator_pb2.QuestionSet(name="qs")])
+
+
+def test_lists_follow_every_page():
+    evaluator = PagedEvaluator()
+    gateway = gateway_with(evaluator=evaluator)
+    assert [e.experiment_id for e in gateway.list_experiments()] == ["e1", "e2"]
+    assert evaluator.tokens == ["", "next"]
+    assert [q.name for q in gateway.list_question_sets()] == ["qs"]
