@@ -182,15 +182,7 @@ class EdgeIndex(VectorIndex):
                 records, offset = self._shard.scroll(
                     ScrollRequest(offset=offset, limit=256, filter=flt, with_payload=True, with_vector=with_vectors)
                 )
-            for r in records:
-                vectors = r.vector or {}
-                sparse = vectors.get(SPARSE)
-                yield StoredPoint(
-                    str(r.id),
-                    r.payload,
-                    vectors.get(DENSE),
-                    Sparse(tuple(sparse.indices), tuple(sparse.values)) if sparse is not None else None,
-                )
+            yield from map(StoredPoint.from_record, records)
             if offset is None:
                 return
 

@@ -40,6 +40,18 @@ class StoredPoint:
     dense: list[float] | None
     sparse: Sparse | None
 
+    @classmethod
+    def from_record(cls, record) -> StoredPoint:
+        """From a record either store returns (id, payload, named vectors)."""
+        vectors = record.vector if isinstance(record.vector, dict) else {}
+        sparse = vectors.get(SPARSE)
+        return cls(
+            str(record.id),
+            record.payload,
+            vectors.get(DENSE),
+            Sparse(tuple(sparse.indices), tuple(sparse.values)) if sparse is not None else None,
+        )
+
 
 class VectorIndex(ABC):
     """What the retriever needs of a vector store."""

@@ -138,15 +138,7 @@ class QdrantServerIndex(VectorIndex):
                     self.collection, scroll_filter=flt, limit=256, offset=offset, with_payload=True,
                     with_vectors=with_vectors,
                 )
-            for r in records:
-                vectors = r.vector if isinstance(r.vector, dict) else {}
-                sparse = vectors.get(SPARSE)
-                yield StoredPoint(
-                    str(r.id),
-                    r.payload,
-                    vectors.get(DENSE),
-                    Sparse(tuple(sparse.indices), tuple(sparse.values)) if sparse is not None else None,
-                )
+            yield from map(StoredPoint.from_record, records)
             if offset is None:
                 return
 
