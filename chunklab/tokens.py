@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import itertools
 import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,8 @@ _URLS = {
 # the smallest text worth splitting between them.
 THREADS = min(2, os.cpu_count() or 1)
 PARALLEL_BYTES = 64_000
+# Bytes of text per run of lines handed to those threads.
+RUN_BYTES = 48_000
 
 
 def ensure_offline_cache(cache_dir: Path | None = None) -> Path:
@@ -159,17 +162,24 @@ def _encode_lengths(text: str) -> np.ndarray:
     return token_byte_lengths()[encoding().encode_to_numpy(text, disallowed_special=())]
 
 
-def _encode_in_threads(parts: list[str], sizes: np.ndarray, joined: str | None = None) -> np.ndarray:
-    """Token byte lengths of the concatenation of parts that meet at
-    boundaries (`joined`, when the caller has it): the parts are joined into
-    THREADS texts of about equal size, encoded at the same time."""
-    total = int(sizes.sum())
-    if THREADS < 2 or len(parts) < 2 or total < PARALLEL_BYTES:
-        return _encode_lengths("".join(parts) if joined is None else joined)
-    cuts = np.searchsorted(np.cumsum(sizes), np.arange(1, THREADS) * total / THREADS) + 1
-    bounds = [0, *sorted(set(cuts.tolist())), len(parts)]
-    texts = ["".join(parts[i:j]) for i, j in zip(bounds, bounds[1:]) if i < j]
-    return np.concatenate([f.result() for f in [_executor().submit(_encode_lengths, t) for t in texts]])
+class _Encoder:
+    """Encodes texts that meet at boundaries, in order, as they are handed in:
+    in THREADS threads while the caller goes on preparing the next text (the
+    GIL is free while tiktoken encodes), or at once with one thread."""
+
+    def __init__(self, total_bytes: int) -> None:
+        self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES
+        self.parts: list = []
+
+    def add(self, text: str) -> None:
+        if text:
+            self.parts.append(_executor().submit(_encode_lengths, text) if self.threads else _encode_lengths(text))
+
+    def lengths(self) -> np.ndarray:
+        """Token byte lengths of everything handed in, in order."""
+        if not self.parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([part.result() if self.threads else part for part in self.parts])
 
 
 def _line_starts(data: np.ndarray) -> np.ndarray:
@@ -188,20 +198,28 @@ def _token_lengths(text: str, data: np.ndarray, continuations: np.ndarray | None
     The text is cut at line starts; every distinct line is encoded once (in
     first-seen order, so that any two neighbours meet at a line start again
     and keep their tokens apart) and the whole text's tokens are gathered
-    back line by line.
+    back line by line. The lines are taken in runs of about RUN_BYTES: each
+    run's new lines are handed to the encoding threads while the next run is
+    sorted out, so finding repeats costs next to no time of its own.
     """
     cut_bytes = _line_starts(data) if shortcuts_hold() else np.zeros(0, dtype=np.int64)
     cuts = cut_bytes if continuations is None else cut_bytes - np.searchsorted(continuations, cut_bytes)
     char_bounds = [0, *cuts.tolist(), len(text)]
     lines = [text[i:j] for i, j in zip(char_bounds, char_bounds[1:])]
     sizes = np.diff(np.concatenate(([0], cut_bytes, [len(data)])))
+    runs = np.searchsorted(np.cumsum(sizes), np.arange(RUN_BYTES, len(data), RUN_BYTES), side="right")
+    encoder = _Encoder(len(data))
     first_seen: dict[str, int] = {}
-    which = [first_seen.setdefault(line, len(first_seen)) for line in lines]
-    if len(first_seen) == len(lines):  # nothing repeats
-        return _encode_in_threads(lines, sizes, text)
+    which: list[int] = []
+    for lo, hi in zip([0, *runs.tolist()], [*runs.tolist(), len(lines)]):
+        known = len(first_seen)
+        which += [first_seen.setdefault(line, len(first_seen)) for line in lines[lo:hi]]
+        encoder.add("".join(itertools.islice(first_seen, known, None)))
+    lengths = encoder.lengths()
+    if len(first_seen) == len(lines):  # nothing repeats: these are the text's tokens
+        return lengths
     which = np.asarray(which, dtype=np.int64)
     distinct_sizes = sizes[np.unique(which, return_index=True)[1]]
-    lengths = _encode_in_threads(list(first_seen), distinct_sizes)
     # The token where each distinct line starts, then every line's tokens in text order.
     token_bytes = np.concatenate(([0], np.cumsum(lengths)))
     line_bytes = np.concatenate(([0], np.cumsum(distinct_sizes)))

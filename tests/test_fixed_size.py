@@ -130,17 +130,17 @@ def test_a_text_cut_at_a_claimed_boundary_keeps_its_tokens(text, data):
 
 @pytest.fixture
 def two_threads_always():
-    """Encode every text in two threads, however short."""
-    saved = tokens.THREADS, tokens.PARALLEL_BYTES
-    tokens.THREADS, tokens.PARALLEL_BYTES = 2, 0
+    """Encode every text in two threads, however short, handed over a few lines at a time."""
+    saved = tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES
+    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = 2, 0, 16
     yield
-    tokens.THREADS, tokens.PARALLEL_BYTES = saved
+    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = saved
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(tricky, min_size=1, max_size=8), picks=st.lists(st.integers(0, 7), max_size=40))
 def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_two_threads(two_threads_always, lines, picks):
-    """Each distinct line is encoded once, in two threads; the result is tiktoken's own."""
+    """Each distinct line is encoded once, in two threads, in runs of lines; the result is tiktoken's own."""
     text = "\n".join(lines[i % len(lines)] for i in picks)
     expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
     assert tokens.token_offsets(text).tolist() == expected.tolist()

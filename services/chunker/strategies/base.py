@@ -88,6 +88,7 @@ class SourceDocument:
     """What a strategy reads: the canonical text, its parse and its metadata."""
 
     document: documents_pb2.Document
+    _bases: dict = field(default_factory=dict, init=False, repr=False)
 
     @cached_property
     def text(self) -> str:
@@ -98,6 +99,28 @@ class SourceDocument:
     @property
     def tree(self) -> documents_pb2.DocumentTree:
         return self.document.tree
+
+    def chunk_basis(self, strategy: str, config_id: str, role: str) -> tuple[common_pb2.Chunk, ids.ChunkIds]:
+        """What every chunk of one strategy and role shares: a Chunk with the
+        document's fields filled in, to copy, and the chunk id maker. Built
+        once per document, not once per chunk."""
+        key = (strategy, config_id, role)
+        basis = self._bases.get(key)
+        if basis is None:
+            doc = self.document
+            template = common_pb2.Chunk(
+                document_id=doc.document_id,
+                document_name=doc.name,
+                strategy=strategy,
+                config_id=config_id,
+                language=doc.language,
+                collection=doc.collection,
+                published_at=doc.published_at,
+                ingested_at=doc.ingested_at,
+                role=role,
+            )
+            basis = self._bases[key] = (template, ids.ChunkIds(doc.document_id, strategy, config_id, role))
+        return basis
 
 
 class NoLLM(Exception):
@@ -185,27 +208,20 @@ class Strategy(ABC):
         *, role: str = "chunk", heading_path: list[str] | None = None,
     ) -> common_pb2.Chunk:
         """A unified chunk that copies text[start:end]."""
-        doc = source.document
+        template, chunk_id = source.chunk_basis(self.name, self.config_id, role)
         content = source.text[start:end]
-        return common_pb2.Chunk(
-            chunk_id=ids.chunk_id(doc.document_id, self.name, self.config_id, index, role),
-            document_id=doc.document_id,
-            document_name=doc.name,
-            strategy=self.name,
-            config_id=self.config_id,
-            chunk_index=index,
-            content=content,
-            token_count=tokens.count(content) if token_count is None else token_count,
-            character_count=len(content),
-            start_char=start,
-            end_char=end,
-            heading_path=heading_path or [],
-            language=doc.language,
-            collection=doc.collection,
-            published_at=doc.published_at,
-            ingested_at=doc.ingested_at,
-            role=role,
-        )
+        chunk = common_pb2.Chunk()
+        chunk.CopyFrom(template)
+        chunk.chunk_id = chunk_id(index)
+        chunk.chunk_index = index
+        chunk.content = content
+        chunk.token_count = tokens.count(content) if token_count is None else token_count
+        chunk.character_count = len(content)
+        chunk.start_char = start
+        chunk.end_char = end
+        if heading_path:
+            chunk.heading_path.extend(heading_path)
+        return chunk
 
 
 class Registry:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chunklab import ids
 from services.chunker.strategies.base import SourceDocument, Strategy
 from services.chunker.strategies.spans import Spans
 from services.chunker.strategies.structure import HeadingPaths
@@ -43,14 +42,14 @@ def family_chunks(strategy: Strategy, source: SourceDocument, index: Spans, fami
     """Parent p (role "parent", chunk_index p), then its children (role
     "child", numbered across the document, parent_id = the parent's id).
     A child's heading path is its own (it may sit deeper than its parent)."""
-    doc = source.document
     paths = HeadingPaths(source.tree)
     chunks = []
     child_index = 0
     for p, family in enumerate(f for f in families if f.children):
         start, end = index.trim(family.start, family.end)
-        chunks.append(strategy.make_chunk(source, p, start, end, role="parent", heading_path=family.heading_path))
-        parent_id = ids.chunk_id(doc.document_id, strategy.name, strategy.config_id, p, "parent")
+        parent = strategy.make_chunk(source, p, start, end, role="parent", heading_path=family.heading_path)
+        chunks.append(parent)
+        parent_id = parent.chunk_id
         for a, b, count in family.children:
             child = strategy.make_chunk(source, child_index, a, b, count, role="child", heading_path=paths.at(a))
             child.parent_id = parent_id
