@@ -113,7 +113,25 @@ class MiniLMProvider(EmbeddingProvider):
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        """One question straight through the network: word pieces (cut at the
+        model's 256), one forward pass, mean pooling over the attention mask,
+        unit length. The vector encode() gives (a test holds them equal), a
+        millisecond sooner: encode() sorts, batches and converts for many
+        texts, about a tenth of a 10 ms question here (ADR 0034)."""
+        model = self.model()
+        transformer, pooling = model[0], model[1]
+        if getattr(pooling, "pooling_mode", "mean") != "mean" or not hasattr(transformer, "auto_model"):
+            return self.embed_documents([text])[0]  # a layout this shortcut does not know
+        import torch
+
+        with torch.inference_mode():
+            features = model.tokenizer(
+                [text], truncation=True, max_length=model.max_seq_length, return_tensors="pt"
+            )
+            hidden = transformer.auto_model(**features).last_hidden_state
+            mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=1)[0].numpy().astype(np.float32)
 
 
 class E5Provider(EmbeddingProvider):

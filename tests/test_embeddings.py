@@ -81,6 +81,20 @@ def test_the_default_model_is_minilm_with_unit_vectors():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
+def test_a_question_gets_the_vector_sentence_transformers_gives_it():
+    """The retriever embeds questions without encode()'s batching; the vectors must not change."""
+    provider = embeddings.get_provider("all-MiniLM-L6-v2")
+    questions = [
+        "What does neighbour expansion add?", "a", "Qu'est-ce que la fenêtre de fraîcheur ?",
+        "日本語の質問ですか？", "why " * 400,  # over the model's 256 word pieces: cut the same way
+    ]
+    expected = provider.model().encode(questions, normalize_embeddings=True, convert_to_numpy=True)
+    for question, vector in zip(questions, expected):
+        got = provider.embed_query(question)
+        assert got.dtype == np.float32 and got.shape == (384,)
+        assert np.allclose(got, vector, atol=1e-5), question[:40]
+
+
 def test_e5_embeds_documents_as_passages_and_questions_as_queries():
     provider = embeddings.get_provider("multilingual-e5-small")
     passages = provider.embed_documents(TEXTS)
