@@ -190,6 +190,35 @@ def test_no_query_returns_content_outside_its_window(retriever):
     assert docs(NOW + timedelta(days=31)) == {"old-policy", "old-misc"}  # hr is past 90 days, news past 7
 
 
+def test_what_arrives_or_changes_after_a_query_is_held_to_its_window_at_once(retriever):
+    """The service remembers when the index's first point expires; a write or a
+    window change must be seen by the very next query."""
+    v = Vectors("late arrivals")
+    index(retriever, "fixed_size", [(chunk("late-fresh", "fixed_size", 0, collection="news",
+                                           published=NOW - timedelta(days=1)), v.at(0.6))])
+
+    def docs() -> set[str]:
+        response = retriever.Retrieve(rpb.RetrieveRequest(
+            query="late arrivals", strategy="fixed_size", top_k=10, as_of=to_proto(NOW),
+            filter=pb.RetrievalFilter(document_ids=["late-fresh", "late-old"])), timeout=60)
+        return {e.chunk.document_id for e in response.retrieved_chunks}
+
+    def news_window(days: int) -> None:
+        retriever.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+            window=rpb.FreshnessWindow(collection="news", max_age_days=days)), timeout=10)
+
+    assert docs() == {"late-fresh"}
+    index(retriever, "fixed_size", [(chunk("late-old", "fixed_size", 0, collection="news",
+                                           published=NOW - timedelta(days=8)), v.at(0.9))])
+    assert docs() == {"late-fresh"}  # eight days old: outside the news window from the start
+    try:
+        news_window(30)
+        assert docs() == {"late-fresh", "late-old"}
+    finally:
+        news_window(WINDOWS["news"])
+    assert docs() == {"late-fresh"}
+
+
 def test_a_parent_outside_the_window_is_not_returned(retriever):
     """Hand-built: the child is fresh but its parent is dated outside the news window."""
     v = Vectors("stale parent")

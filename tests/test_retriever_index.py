@@ -15,6 +15,7 @@ from qdrant_client import QdrantClient
 from services.retriever import conditions as c
 from services.retriever import lexical
 from services.retriever.edge_index import EdgeIndex
+from services.retriever.freshness import ExpiryWatch, FreshnessPolicy
 from services.retriever.payloads import IndexPoint, unit_vector
 from services.retriever.server_index import QdrantServerIndex
 
@@ -106,6 +107,62 @@ def test_replace_swaps_a_document_strategy_and_delete_removes_a_document(index):
     assert index.delete_document("a") == 2 + 3 + 6
     assert index.count() == 4 and index.delete_document("a") == 0
     assert index.exists(c.match("document_id", "b")) and not index.exists(c.match("document_id", "a"))
+
+
+def test_the_oldest_publication_is_found_per_filter(index):
+    """What the freshness check asks: the earliest published_ts among the points a filter selects."""
+    assert index.oldest(None) is None
+    fill(index)
+    index.upsert([point("c", "fixed_size", 0, collection="chat", ts=750.0)])
+    assert index.oldest(None) == 500.0
+    assert index.oldest(c.match("collection", "news")) == 1000.0
+    assert index.oldest(c.match("collection", "chat")) == 750.0
+    assert index.oldest(c.All(must_not=(c.match("collection", "hr", "chat"),))) == 1000.0
+    assert index.oldest(c.match("collection", "finance")) is None
+
+
+def test_every_write_to_the_embedded_index_moves_its_generation(tmp_path):
+    """Facts the service caches about the embedded index hold until the next write."""
+    index = EdgeIndex(tmp_path / "shard", DIM)
+    try:
+        assert index.sole_writer
+        seen = [index.generation]
+        index.replace("a", "fixed_size", [point("a", "fixed_size", 0)])
+        seen.append(index.generation)
+        index.upsert([point("b", "fixed_size", 0)])
+        seen.append(index.generation)
+        index.delete_document("a")
+        seen.append(index.generation)
+        assert len(set(seen)) == 4
+    finally:
+        index.close()
+
+
+def test_the_window_check_follows_time_writes_and_window_changes(index):
+    """ExpiryWatch answers as a probe of the index would, whether it remembers
+    (the embedded index, written by this process alone) or asks every time."""
+    day = 86400.0
+    watch = ExpiryWatch()
+    news = FreshnessPolicy({"news": 7, "default": 0})
+    index.upsert([point("a", "fixed_size", 0, collection="news", ts=10 * day),
+                  point("m", "fixed_size", 0, collection="misc", ts=2 * day)])
+
+    def holds(policy: FreshnessPolicy, as_of_days: float) -> bool:
+        answer = watch.holds_expired(index, policy, as_of_days * day)
+        expired = policy.expired(as_of_days * day)
+        assert answer == (expired is not None and index.exists(expired))  # what a probe finds
+        return answer
+
+    assert not holds(news, 12)
+    assert holds(news, 18)  # time passed, nothing was written
+    assert not holds(news, 12)
+    index.upsert([point("b", "fixed_size", 0, collection="news", ts=1 * day)])  # old news arrives
+    assert holds(news, 12)
+    index.delete_document("b")
+    assert not holds(news, 12)
+    assert holds(FreshnessPolicy({"news": 1, "default": 0}), 12)  # a narrower window
+    assert holds(FreshnessPolicy({"news": 0, "default": 5}), 12)  # misc falls under the default window
+    assert not holds(FreshnessPolicy({"news": 0, "default": 0}), 1000)
 
 
 def test_lexical_ranking_uses_bm25_with_idf(index):

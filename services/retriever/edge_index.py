@@ -27,9 +27,11 @@ from qdrant_edge import (
     FieldCondition,
     Filter,
     MatchAny,
+    Direction,
     MatchValue,
     Memory,
     Modifier,
+    OrderBy,
     PayloadSchemaType,
     Point,
     Query,
@@ -84,6 +86,8 @@ def _point(p: IndexPoint) -> Point:
 
 
 class EdgeIndex(VectorIndex):
+    sole_writer = True  # one process opens a shard
+
     def __init__(self, path: Path, dimension: int) -> None:
         self.path = path
         self.dimension = dimension
@@ -124,12 +128,14 @@ class EdgeIndex(VectorIndex):
             self._upsert(points)
             self._shard.flush()
             self._deleted_since_vacuum += replaced
+            self.generation += 1
         return replaced
 
     def upsert(self, points: list[IndexPoint]) -> None:
         with self._lock.write():
             self._upsert(points)
             self._shard.flush()
+            self.generation += 1
 
     def delete_document(self, document_id: str) -> int:
         flt = to_filter(c.match("document_id", document_id))
@@ -139,6 +145,7 @@ class EdgeIndex(VectorIndex):
                 self._shard.update(UpdateOperation.delete_points_by_filter(flt))
                 self._shard.flush()
                 self._deleted_since_vacuum += deleted
+                self.generation += 1
         return deleted
 
     def maintain(self) -> None:
@@ -197,6 +204,13 @@ class EdgeIndex(VectorIndex):
         with self._lock.read():
             records, _ = self._shard.scroll(request)
         return bool(records)
+
+    def oldest(self, where: c.Condition | None) -> float | None:
+        request = ScrollRequest(limit=1, filter=to_filter(where), with_payload=True, with_vector=False,
+                                order_by=OrderBy(TIME_FIELD, Direction.Asc))
+        with self._lock.read():
+            records, _ = self._shard.scroll(request)
+        return float(records[0].payload[TIME_FIELD]) if records else None
 
     def disk_bytes(self) -> int:
         return sum(f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file())

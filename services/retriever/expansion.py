@@ -38,11 +38,8 @@ def neighbour_ids(hit: pb.Chunk, offsets: Iterable[int]) -> list[str]:
     """Ids of the units at chunk_index + offset in the hit's document (same
     strategy, configuration and role). Negative indexes (before the first
     unit) are left out; ids past the last unit simply find nothing."""
-    return [
-        ids.chunk_id(hit.document_id, hit.strategy, hit.config_id, hit.chunk_index + offset, hit.role or "chunk")
-        for offset in offsets
-        if hit.chunk_index + offset >= 0
-    ]
+    unit_id = ids.ChunkIds(hit.document_id, hit.strategy, hit.config_id, hit.role or "chunk")
+    return [unit_id(hit.chunk_index + offset) for offset in offsets if hit.chunk_index + offset >= 0]
 
 
 def expand(

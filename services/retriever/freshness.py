@@ -12,6 +12,7 @@ candidate; the same predicate is checked on expansion results.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from services.retriever.conditions import All, Any_, Condition, Range, match
 from services.retriever.payloads import TIME_FIELD
@@ -62,6 +63,57 @@ class FreshnessPolicy:
             should.append(All(must=(Range(TIME_FIELD, lt=as_of_ts - self._default_days * DAY_S),),
                               must_not=others.must_not))
         return Any_(tuple(should)) if should else None
+
+
+    def first_expiry(self, oldest: Callable[[Condition | None], float | None]) -> float:
+        """The earliest time as of which some point is outside its window
+        (math.inf when none ever will be), given `oldest(where)`, the earliest
+        publication among the points that match: before that time no query
+        needs the window filter."""
+        first = math.inf
+        for name in self._known:
+            days = self.windows[name]
+            if days > 0:
+                published = oldest(match("collection", name))
+                if published is not None:
+                    first = min(first, published + days * DAY_S)
+        if self._default_days > 0:
+            published = oldest(self._others())
+            if published is not None:
+                first = min(first, published + self._default_days * DAY_S)
+        return first
+
+
+class ExpiryWatch:
+    """Whether an index holds points outside their windows, asked cheaply.
+
+    An index other processes write too (a Qdrant server) is probed on every
+    query. One that only this process writes (the embedded store) is asked
+    when its first point leaves its window, once per write and per change of
+    the windows; a query then compares two numbers. The index's generation is
+    read before asking, so a write meanwhile makes the answer stale (asked
+    again next time), never trusted past that write.
+    """
+
+    # A query this close to the moment a point leaves its window is checked
+    # anyway (the two sides of that comparison are rounded differently).
+    MARGIN_S = 1.0
+
+    def __init__(self) -> None:
+        # index -> (policy, index generation, when its first point expires)
+        self._known: dict[object, tuple[FreshnessPolicy, int, float]] = {}
+
+    def holds_expired(self, index, policy: FreshnessPolicy, as_of_ts: float) -> bool:
+        """`index` is a services.retriever.index.VectorIndex."""
+        if not index.sole_writer:
+            expired = policy.expired(as_of_ts)
+            return expired is not None and index.exists(expired)
+        generation = index.generation
+        known = self._known.get(index)
+        if known is None or known[0] is not policy or known[1] != generation:
+            known = (policy, generation, policy.first_expiry(index.oldest))
+            self._known[index] = known
+        return as_of_ts + self.MARGIN_S > known[2]
 
 
 def decayed(score: float, published_ts: float, as_of_ts: float, recency_lambda: float) -> float:

@@ -57,6 +57,11 @@ class VectorIndex(ABC):
     """What the retriever needs of a vector store."""
 
     dimension: int
+    # Whether this process is the index's only writer (the embedded store is
+    # opened by one process): then what a query learns about the index holds
+    # until `generation` changes, which every write bumps once it is applied.
+    sole_writer: bool = False
+    generation: int = 0
 
     @abstractmethod
     def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
@@ -93,6 +98,11 @@ class VectorIndex(ABC):
     @abstractmethod
     def exists(self, where: Condition) -> bool:
         """Whether any point matches: a cheap probe (one point, no payload)."""
+
+    @abstractmethod
+    def oldest(self, where: Condition | None) -> float | None:
+        """The earliest publication time (payload TIME_FIELD) among the points
+        that match, None when none do: one point read in time order."""
 
     def maintain(self) -> None:
         """Housekeeping off the request path (vacuuming deleted points)."""

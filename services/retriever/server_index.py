@@ -152,6 +152,14 @@ class QdrantServerIndex(VectorIndex):
                                              with_payload=False, with_vectors=False)
         return bool(records)
 
+    def oldest(self, where: c.Condition | None) -> float | None:
+        with self._lock.read():
+            records, _ = self._client.scroll(
+                self.collection, scroll_filter=to_filter(where), limit=1, with_payload=True, with_vectors=False,
+                order_by=models.OrderBy(key=TIME_FIELD, direction=models.Direction.ASC),
+            )
+        return float(records[0].payload[TIME_FIELD]) if records else None
+
     def disk_bytes(self) -> int:
         return 0
 

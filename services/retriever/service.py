@@ -18,7 +18,7 @@ from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever import conditions as c
 from services.retriever import expansion, lexical
-from services.retriever.freshness import FreshnessPolicy, decayed
+from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
 from services.retriever.payloads import (
     CHUNK_FIELD,
     LOOKUP_ONLY_ROLES,
@@ -95,6 +95,7 @@ class RetrieverService:
         self._query_cache = QueryCache()
         self._policy: tuple[float, FreshnessPolicy] | None = None
         self._policy_lock = threading.Lock()
+        self._expiry = ExpiryWatch()
 
     def close(self) -> None:
         self.registry.close()
@@ -239,7 +240,7 @@ class RetrieverService:
                 f"{model!r} now gives {len(vector)}-dimensional vectors but its chunks were indexed with "
                 f"{', '.join(map(str, dimensions))}; re-process the documents"
             )
-        if visible is not None and not index.exists(policy.expired(as_of_ts)):
+        if visible is not None and not self._expiry.holds_expired(index, policy, as_of_ts):
             # Nothing in the index is outside its window as of this query:
             # the window filter would only cost time (3x a search, measured).
             visible = None
