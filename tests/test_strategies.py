@@ -304,6 +304,22 @@ def test_sentence_window_golden():
     assert len(pairs) == 11
 
 
+def test_strategies_run_on_one_document_tokenize_it_once_and_chunk_as_they_would_alone(monkeypatch):
+    """ProcessDocument runs every strategy on one SourceDocument: they share its token map."""
+    from services.chunker import token_map as token_map_module
+
+    calls = []
+    real = token_map_module.token_offsets
+    monkeypatch.setattr(token_map_module, "token_offsets", lambda text: calls.append(len(text)) or real(text))
+    shared = document(REGULATION)
+    together = {name: run(name, shared) for name in SPEC_NAMES}
+    assert calls == [len(REGULATION)]
+    for name in SPEC_NAMES:
+        alone = run(name, document(REGULATION))
+        assert [(c.start_char, c.end_char, c.token_count, c.role) for c in together[name]] == [
+            (c.start_char, c.end_char, c.token_count, c.role) for c in alone], name
+
+
 def test_semantic_golden_with_hashed_embeddings():
     chunks = run("semantic", document(REGULATION), max_tokens=40, min_sentences=2)
     assert all(c.token_count <= 40 for c in chunks)

@@ -17,6 +17,7 @@ import numpy as np
 from chunklab import ids, tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
+from services.chunker.token_map import TokenMap
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,12 @@ class SourceDocument:
     @property
     def tree(self) -> documents_pb2.DocumentTree:
         return self.document.tree
+
+    @cached_property
+    def token_map(self) -> TokenMap:
+        """The text's cl100k_base tokenization, made once for every strategy
+        run on this document (ProcessDocument runs them one after another)."""
+        return TokenMap(self.text)
 
     def chunk_basis(self, strategy: str, config_id: str, role: str) -> tuple[common_pb2.Chunk, ids.ChunkIds]:
         """What every chunk of one strategy and role shares: a Chunk with the

@@ -37,7 +37,7 @@ class ContextualStructure(Strategy):
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         doc = source.document
         pieces = structure_pieces(source, self.values["max_tokens"])
-        index = Spans(source.text, doc.language)
+        index = Spans.of(source)
         contexts = situate(context, index, [(a, b) for a, b, _, _ in pieces])
         title = doc.metadata.get("title") or doc.name
         chunks = []

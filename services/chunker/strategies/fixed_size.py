@@ -5,7 +5,6 @@ from __future__ import annotations
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
-from services.chunker.token_map import TokenMap
 
 
 # One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
@@ -46,8 +45,7 @@ class FixedSize(Strategy):
         and only the edges outside them are encoded again.
         """
         size, overlap = self.values["chunk_size"], self.values["chunk_overlap"]
-        text = source.text
-        token_map = TokenMap(text)
+        token_map = source.token_map
         offsets = token_map.offsets
         total = len(token_map)
         chunks = []

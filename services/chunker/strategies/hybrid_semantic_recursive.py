@@ -39,7 +39,7 @@ class HybridSemanticRecursive(Strategy):
         spans, similarities = embedded_sentences(text, source.document.language, context)
         if not spans:
             return []
-        index = Spans(text, source.document.language)
+        index = Spans.of(source)
         low, high = self.values["min_tokens"], self.values["max_tokens"]
         # pieces: [start, end, tokens]; links[k]: similarity between piece k and k+1
         pieces: list[list[int]] = []

@@ -29,7 +29,7 @@ def structure_pieces(source: SourceDocument, max_tokens: int) -> list[tuple[int,
         blocks_of = {id(u): u.block_ranges() for u in units}
     if not units:
         return []
-    index = Spans(text, source.document.language)
+    index = Spans.of(source)
     pieces = []
     for unit in units:
         count = index.exact(unit.start, unit.end)

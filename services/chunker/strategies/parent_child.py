@@ -47,7 +47,7 @@ class ParentChild(Strategy):
         most child_max_tokens. Parents are exact slices from their heading to
         their last block (ADR 0012)."""
         text = source.text
-        index = Spans(text, source.document.language)
+        index = Spans.of(source)
         level = self.values["parent_level"]
         if _has_headings(source.tree):
             families = self._families(source, level, index)

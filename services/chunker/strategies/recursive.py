@@ -36,7 +36,7 @@ class Recursive(Strategy):
         text = source.text
         if not text or text.isspace():
             return []
-        spans = Spans(text, source.document.language)
+        spans = Spans.of(source)
         paths = HeadingPaths(source.tree)
         pieces = spans.split(0, len(text), self.values["chunk_size"], overlap=self.values["chunk_overlap"])
         return [

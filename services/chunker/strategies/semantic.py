@@ -31,7 +31,7 @@ class Semantic(Strategy):
         spans, similarities = embedded_sentences(text, source.document.language, context)
         if not spans:
             return []
-        index = Spans(text, source.document.language)
+        index = Spans.of(source)
         paths = HeadingPaths(source.tree)
         pieces = []
         for group in cut_groups(similarities, self.values["threshold"], self.values["min_sentences"]):

@@ -40,7 +40,7 @@ class SemanticParentChild(Strategy):
         at least threshold and the parent stays within parent_max_tokens
         (ADR 0012)."""
         text = source.text
-        index = Spans(text, source.document.language)
+        index = Spans.of(source)
         limit = self.values["child_max_tokens"]
         children: list[tuple[int, int, int]] = []
         for start, end in paragraphs_with_headings(text, source.tree):

@@ -30,7 +30,7 @@ class SentenceWindow(Strategy):
         spans = sentences.split(text, language)
         if not spans:
             return []
-        index = Spans(text, language)
+        index = Spans.of(source)
         paths = HeadingPaths(source.tree)
         size, limit = self.values["sentences_per_unit"], self.values["max_tokens"]
         units = []

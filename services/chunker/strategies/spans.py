@@ -59,15 +59,20 @@ MEMO_CHARS = 256
 class Spans:
     """Splits and packs ranges of one text under a token budget."""
 
-    def __init__(self, text: str, language: str = "en") -> None:
+    def __init__(self, text: str, language: str = "en", tokens: TokenMap | None = None) -> None:
         self.text = text
         self.language = language
-        self.tokens = TokenMap(text)
+        self.tokens = tokens if tokens is not None else TokenMap(text)
         self._offsets = self.tokens.offsets
         self._splits: dict[tuple, list[tuple[int, int]]] = {}
         lf_only = "\r" not in text
         self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
         self._newline = _LF if lf_only else _NEWLINE
+
+    @classmethod
+    def of(cls, source) -> Spans:
+        """Over a SourceDocument's text, with the token map its strategies share."""
+        return cls(source.text, source.document.language, source.token_map)
 
     # -- counting -------------------------------------------------------
     def estimate(self, start: int, end: int) -> int:
