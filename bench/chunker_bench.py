@@ -217,7 +217,7 @@ def chunking(rounds: int, chosen: list[str]) -> None:
                 print(f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
                       f"x{baseline / seconds:4.2f} vs chonkie  {check(text, pieces(chunks), SIZE)}")
             run = contenders[1][1]
-            print(f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their uuid5 ids "
+            print(f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their ids "
                   f"alone takes {run.messages(timings[1][1]) * 1e3:.1f} ms)")
 
 
