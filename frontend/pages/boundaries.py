@@ -36,7 +36,7 @@ def viewer_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown) -> 
             gr.Markdown(f"{form.name} needs an LLM endpoint: the preview calls it once per chunk.")
         with gr.Row():
             inputs = [knob_input(field, elem_prefix="viewer-") for field in form.fields]
-        show = gr.Button("Show chunk boundaries", variant="primary", elem_id="viewer-button")
+        show = gr.Button("Show chunk boundaries", variant="primary", elem_id="viewer-button", key="viewer-button")
 
         def preview(values: dict):
             document_id = values[selected]
@@ -54,7 +54,7 @@ def viewer_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown) -> 
                 boundaries.boundary_html(document.text, response.chunks),
             )
 
-        show.click(preview, inputs={selected, *inputs}, outputs=[summary, view])
+        show.click(preview, inputs={selected, *inputs}, outputs=[summary, view], key=f"viewer-{form.name}")
 
     summary.render()
     view.render()

@@ -183,17 +183,19 @@ def grid_section(
             with gr.Accordion(form.name, open=form.name == knobs.BASELINE, elem_id=f"grid-{form.name}"):
                 note = " Needs an LLM endpoint." if form.requires_llm else ""
                 use = gr.Checkbox(label=f"run {form.name}", value=form.name == knobs.BASELINE,
-                                  info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True)
+                                  info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True,
+                                  key=f"exp-use-{form.name}")
                 with gr.Row():
                     fields = [
                         gr.Textbox(label=field.name, placeholder=f"default {field.default}", interactive=True,
-                                   info="values to try, comma-separated", elem_id=f"grid-{form.name}-{field.name}")
+                                   info="values to try, comma-separated", elem_id=f"grid-{form.name}-{field.name}",
+                                   key=f"grid-{form.name}-{field.name}")
                         for field in form.fields
                     ]
             chosen.append((form, use, fields))
         with gr.Row():
-            dry_button = gr.Button("Dry run (estimate)", elem_id="dry-run-button")
-            run_button = gr.Button("Run experiment", variant="primary", elem_id="run-button")
+            dry_button = gr.Button("Dry run (estimate)", elem_id="dry-run-button", key="dry-run-button")
+            run_button = gr.Button("Run experiment", variant="primary", elem_id="run-button", key="run-button")
 
         def config_from(values: dict):
             try:
@@ -230,6 +232,8 @@ def grid_section(
             yield tracker.html(), tracker.experiment.experiment_id
 
         inputs = settings.components() | {c for _, use, fields in chosen for c in (use, *fields)}
-        dry_button.click(dry_run, inputs=inputs, outputs=status)
+        # Keyed (ADR 0032): drawn again, the handlers keep their ids, so a page that still shows the
+        # last drawing calls them.
+        dry_button.click(dry_run, inputs=inputs, outputs=status, key="exp-dry-run")
         # Runs go on in the evaluator if the page is closed; one at a time, so a second one queues.
-        run_button.click(run, inputs=inputs, outputs=[status, created], concurrency_limit=None)
+        run_button.click(run, inputs=inputs, outputs=[status, created], concurrency_limit=None, key="exp-run")

@@ -22,9 +22,9 @@ def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.C
     elem_prefix keeps element ids unique when two sections draw the same knob.
     """
     # interactive=True: Gradio does not infer it for components drawn inside gr.render.
-    common = dict(
-        label=field.name, info=field.description or None, elem_id=elem_prefix + field.elem_id, interactive=True
-    )
+    # The key keeps the component (its id and what was typed) the same when the render is drawn again.
+    elem_id = elem_prefix + field.elem_id
+    common = dict(label=field.name, info=field.description or None, elem_id=elem_id, interactive=True, key=elem_id)
     if field.type in ("int", "double"):
         return gr.Number(
             value=field.default,
@@ -67,11 +67,12 @@ def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, s
                 use = gr.Checkbox(
                     label=form.name, value=form.name == knobs.BASELINE,
                     info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
+                    key=f"use-{form.name}",
                 )
                 with gr.Row():
                     inputs = [knob_input(field) for field in form.fields]
             chosen.append((form, use, inputs))
-        process_button = gr.Button("Process", variant="primary", elem_id="process-button")
+        process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button")
 
         def run(values: dict, progress=gr.Progress()):
             document_id = values[selected]
@@ -94,4 +95,5 @@ def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, s
 
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
         all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
-        process_button.click(run, inputs=all_inputs, outputs=status)
+        # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
+        process_button.click(run, inputs=all_inputs, outputs=status, key="process")
