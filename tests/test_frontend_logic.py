@@ -350,3 +350,36 @@ def test_the_app_is_built_without_calling_any_service():
     assert gateway._stubs == {}
     assert app.title == "ChunkLab"
     assert display_host("0.0.0.0") == "127.0.0.1" and display_host("::1") == "[::1]"
+
+
+def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
+    """A gr.render can draw twice on one page load (for the load, then for the strategies the load
+    fetched). A page that still shows the first drawing must reach the same handlers with the same
+    inputs: unkeyed, the second drawing gave Dry run a new handler id and its click failed in
+    Gradio's queue (ADR 0032)."""
+    import copy
+
+    from gradio.context import LocalContext
+
+    from frontend.app import build_app
+
+    app = build_app(Gateway(settings()))
+    forms = knobs.strategy_forms([strategy_info()], include_query_time=True)
+    session = copy.copy(app.default_config)  # what Gradio keeps per browser session
+    renders = session.renderables
+    assert len(renders) == 3  # processing, boundary viewer, experiment grids
+    for render in renders:
+        arguments = [forms] + ["demo"] * (len(render.inputs) - 1)  # the viewer also takes the strategy
+        drawings = []
+        for _ in range(2):
+            token = LocalContext.blocks_config.set(session)
+            try:
+                render.apply(*arguments)
+            finally:
+                LocalContext.blocks_config.reset(token)
+            drawings.append(sorted(
+                (fn_id, tuple(block._id for block in fn.inputs))
+                for fn_id, fn in session.fns.items() if fn.rendered_in is render
+            ))
+        assert drawings[0], "the form has a button with a handler"
+        assert drawings[1] == drawings[0]
