@@ -175,6 +175,29 @@ def test_lexical_ranking_uses_bm25_with_idf(index):
     assert labels(found)[0] == "t/fixed_size/chunk/0"  # both rare-ish words
 
 
+@pytest.mark.parametrize("language, texts, question, expected, english_finds_it", [
+    # French: "chats" and "chat" are one term (the English stemmer happens to agree).
+    ("fr", ["Les chats mangent les souris.", "Le chien dort dans le jardin.", "Les oiseaux chantent le matin."],
+     "un chat", 0, True),
+    # Chinese and Japanese have no spaces: uncut, a question shares no term with the sentence holding it.
+    ("zh", ["我喜欢自然语言处理和机器学习。", "今天的天气很好。", "他在北京工作。"], "自然语言", 0, False),
+    ("ja", ["今日は雨が降っています。", "東京は日本の首都です。", "猫が好きです。"], "日本の首都", 1, False),
+    # Russian: "кошки" and "кошка" are one term only to the Russian stemmer.
+    ("ru", ["Кошки любят рыбу.", "Собака спит во дворе.", "Птицы поют утром."], "кошка", 0, False),
+])
+def test_lexical_terms_follow_each_chunks_language(index, language, texts, question, expected, english_finds_it):
+    points = [point("l", "fixed_size", i) for i in range(len(texts))]
+    points = [IndexPoint(p.point_id, p.payload, p.dense, lexical.document_vector(t, language))
+              for p, t in zip(points, texts)]
+    index.replace("l", "fixed_size", points)
+    for languages in ([language], []):  # the query's language filter, or every language
+        found = index.search_lexical(lexical.query_vector(question, languages), c.match("strategy", "fixed_size"), 10)
+        assert labels(found)[:1] == [f"l/fixed_size/chunk/{expected}"], (language, languages)
+    # What every chunk and question got before languages counted: English words and stems.
+    shared = set(lexical.document_vector(texts[expected]).indices) & set(lexical.query_vector(question, ["en"]).indices)
+    assert bool(shared) == english_finds_it
+
+
 def test_scroll_returns_vectors_exactly_as_written(index):
     points = fill(index)
     by_id = {p.point_id: p for p in points}

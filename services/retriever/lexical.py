@@ -16,33 +16,60 @@ different origins).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
-from qdrant_edge import Bm25
+from qdrant_edge import Bm25, Bm25Config, TokenizerType
 
 from services.retriever.payloads import Sparse
 
 RRF_K = 60
 
-_model: Bm25 | None = None
-_model_lock = threading.Lock()
+# The stopwords and stemmer of each language a document may be in (ISO 639-1,
+# as ingest detects it). Chinese and Japanese write no spaces between words:
+# Qdrant's multilingual tokenizer cuts them into words. English, and any
+# language not listed, keeps the default model (English stopwords, English
+# stemmer), which is what every point was indexed with before languages counted.
+LANGUAGE_NAMES = {
+    "de": "german", "fr": "french", "es": "spanish", "pt": "portuguese", "it": "italian", "nl": "dutch",
+    "id": "indonesian", "ru": "russian", "ar": "arabic", "zh": "chinese", "ja": "japanese",
+}
+_WORDS_WITHOUT_SPACES = frozenset({"zh", "ja"})
+DEFAULT = "en"
+
+_models: dict[str, Bm25] = {}
+_models_lock = threading.Lock()
 
 
-def _bm25() -> Bm25:
-    global _model
-    with _model_lock:
-        if _model is None:
-            _model = Bm25()
-        return _model
+def _bm25(language: str) -> Bm25:
+    key = language if language in LANGUAGE_NAMES else DEFAULT
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            if key == DEFAULT:
+                model = Bm25()
+            else:
+                tokenizer = TokenizerType.Multilingual if key in _WORDS_WITHOUT_SPACES else None
+                model = Bm25(Bm25Config(language=LANGUAGE_NAMES[key], tokenizer=tokenizer))
+            _models[key] = model
+        return model
 
 
-def document_vector(text: str) -> Sparse:
-    vector = _bm25().embed_document(text)
+def document_vector(text: str, language: str = DEFAULT) -> Sparse:
+    """BM25 term weights of a chunk, with its language's words, stopwords and stems."""
+    vector = _bm25(language).embed_document(text)
     return Sparse(tuple(vector.indices), tuple(vector.values))
 
 
-def query_vector(text: str) -> Sparse:
-    vector = _bm25().embed_query(text)
-    return Sparse(tuple(vector.indices), tuple(vector.values))
+def query_vector(text: str, languages: Iterable[str] = ()) -> Sparse:
+    """The question's terms as each of `languages` cuts and stems them (every
+    known language when none is given), one weight per distinct term: a chunk
+    matches the terms of its own language. English is always among them."""
+    chosen = {DEFAULT, *(languages or [*LANGUAGE_NAMES])}
+    terms: set[int] = set()
+    for language in sorted(chosen):
+        terms.update(_bm25(language).embed_query(text).indices)
+    ordered = tuple(sorted(terms))
+    return Sparse(ordered, (1.0,) * len(ordered))
 
 
 def point_key(payload: dict) -> tuple:

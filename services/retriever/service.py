@@ -178,7 +178,7 @@ class RetrieverService:
                 except ValueError as exc:
                     raise InvalidArgument(f"chunk {chunk.chunk_index}: {exc}") from None
                 sparse = lexical.document_vector(
-                    chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content
+                    chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content, chunk.language
                 )
                 size += 4 * header.dimension + 8 * len(sparse.indices)
             size += len(payload[CHUNK_FIELD]) + 160
@@ -259,7 +259,8 @@ class RetrieverService:
         if request.hybrid:
             ranked = lexical.reciprocal_rank_fusion(
                 index.search(vector, where, max(depth, HYBRID_DEPTH)),
-                index.search_lexical(lexical.query_vector(query), where, max(depth, HYBRID_DEPTH)),
+                index.search_lexical(lexical.query_vector(query, request.filter.languages), where,
+                                    max(depth, HYBRID_DEPTH)),
             )
         else:
             ranked = index.search(vector, where, depth)
