@@ -214,7 +214,11 @@ def _token_lengths(text: str, data: np.ndarray, continuations: np.ndarray | None
     for lo, hi in zip([0, *runs.tolist()], [*runs.tolist(), len(lines)]):
         known = len(first_seen)
         which += [first_seen.setdefault(line, len(first_seen)) for line in lines[lo:hi]]
-        encoder.add("".join(itertools.islice(first_seen, known, None)))
+        # This run's new lines are the dictionary's last ones: read from the end, so that a
+        # long text's runs cost what they add, not what came before them.
+        new = list(itertools.islice(reversed(first_seen), len(first_seen) - known))
+        new.reverse()
+        encoder.add("".join(new))
     lengths = encoder.lengths()
     if len(first_seen) == len(lines):  # nothing repeats: these are the text's tokens
         return lengths
