@@ -5,6 +5,7 @@ the Sweep / ListArchivedDocuments / RestoreDocument RPCs of a real process."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -159,6 +160,32 @@ def test_a_failed_archive_write_deletes_nothing(kit, monkeypatch):
         sweeper.sweep(NOW, dry_run=False)
     assert snapshot(service, "old-news") == before
     assert not list(sweeper.storage.folder.iterdir())
+
+
+def test_chunks_indexed_while_a_sweep_archives_their_document_are_not_deleted_unarchived(kit, monkeypatch):
+    """A strategy's chunks arrive while the sweep is writing the document's archive: they are
+    either in that archive or still in the index afterwards, never deleted without a copy."""
+    service, sweeper = kit
+    fill(service)
+    write = sweeper.storage.write
+    arrivals: list[threading.Thread] = []
+
+    def write_while_indexing(header, records):
+        arrival = threading.Thread(target=index, args=(service, "old-news", "recursive", "fake-4", 2, "news", 10))
+        arrival.start()
+        arrival.join(timeout=0.5)  # it waits for the sweep of its document to finish
+        arrivals.append(arrival)
+        write(header, records)
+
+    monkeypatch.setattr(sweeper.storage, "write", write_while_indexing)
+    swept = sweeper.sweep(NOW, dry_run=False)
+    arrivals[0].join(timeout=30)
+    assert swept.chunks_archived == 14
+    archived = {record["id"] for record in sweeper.storage.read("old-news")[1]}
+    indexed = set(point_id for _, point_id in snapshot(service, "old-news"))
+    arrived = {ids.chunk_id("old-news", "recursive", "cfg", i) for i in range(2)}
+    assert arrived <= archived | indexed
+    assert indexed == arrived  # the sweep removed what it archived, and only that
 
 
 def test_restore_refuses_a_document_that_was_indexed_again_and_delete_forgets_the_archive(kit):

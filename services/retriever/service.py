@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -40,6 +41,8 @@ DEFAULT_WINDOW = 2
 DECAY_CANDIDATES = (10, 50)
 # Each ranking that hybrid retrieval fuses is this deep.
 HYBRID_DEPTH = 50
+# Locks that documents' writes are spread over (one document, one lock).
+DOCUMENT_LOCKS = 64
 # Other replicas may change the freshness windows; re-read them this often.
 WINDOWS_TTL_S = 5.0
 
@@ -96,6 +99,7 @@ class RetrieverService:
         self._policy: tuple[float, FreshnessPolicy] | None = None
         self._policy_lock = threading.Lock()
         self._expiry = ExpiryWatch()
+        self._document_locks = [threading.Lock() for _ in range(DOCUMENT_LOCKS)]
 
     def close(self) -> None:
         self.registry.close()
@@ -184,15 +188,16 @@ class RetrieverService:
             size += len(payload[CHUNK_FIELD]) + 160
             points.append(IndexPoint(chunk.chunk_id, payload, dense, sparse))
         index = self.registry.get(header.embedding_model, header.dimension, create=True)
-        replaced = index.replace(header.document_id, header.strategy, points)
         first = chunks[0].chunk if chunks else common_pb2.Chunk()
-        self.store.record_set(
-            embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
-            dimension=header.dimension, config_id=header.config_id, spec=spec_to_dict(header.spec),
-            document_name=first.document_name, collection=first.collection,
-            published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
-            points=len(points), bytes=size,
-        )
+        with self.document_lock(header.document_id):
+            replaced = index.replace(header.document_id, header.strategy, points)
+            self.store.record_set(
+                embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
+                dimension=header.dimension, config_id=header.config_id, spec=spec_to_dict(header.spec),
+                document_name=first.document_name, collection=first.collection,
+                published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
+                points=len(points), bytes=size,
+            )
         index.maintain()
         return len(points), replaced
 
@@ -200,13 +205,22 @@ class RetrieverService:
         if not document_id:
             raise InvalidArgument("document_id is empty")
         deleted = 0
+        with self.document_lock(document_id):
+            for _, _, index in self.registry.all():
+                deleted += index.delete_document(document_id)
+            self.store.delete_document(document_id)
         for _, _, index in self.registry.all():
-            deleted += index.delete_document(document_id)
             index.maintain()
-        self.store.delete_document(document_id)
-        if archived_chunks is not None:
+        if archived_chunks is not None:  # outside the document's lock: the sweeper takes its own lock first
             deleted += archived_chunks(document_id)
         return deleted
+
+    def document_lock(self, document_id: str) -> threading.Lock:
+        """Held while a document's points are written, deleted or archived: a
+        sweep that archives a document and then deletes its points never
+        deletes points that were indexed after it read them (in this process;
+        replicas writing one Qdrant server do not share it)."""
+        return self._document_locks[zlib.crc32(document_id.encode()) % len(self._document_locks)]
 
     # -- reads -----------------------------------------------------------------
 

@@ -80,17 +80,20 @@ class Sweeper:
             return response
 
     def _archive(self, header: dict, as_of: datetime) -> int:
+        """Reads, writes and deletes a document's points under its lock: what is
+        deleted is exactly what the archive holds."""
         document_id = header["document_id"]
-        records = []
-        indexes = self.service.registry.all()
-        for name, _, index in indexes:
-            records += [point_record(name, p) for p in index.scroll(c.match("document_id", document_id), True)]
-        header = {**header, "chunks": len(records), "archived_at": as_of.timestamp(),
-                  "sets": self.service.store.sets_of(document_id)}
-        self.storage.write(header, records)  # durable before anything is deleted
-        for _, _, index in indexes:
-            index.delete_document(document_id)
-        self.service.store.set_archived(document_id, True)
+        with self.service.document_lock(document_id):
+            records = []
+            indexes = self.service.registry.all()
+            for name, _, index in indexes:
+                records += [point_record(name, p) for p in index.scroll(c.match("document_id", document_id), True)]
+            header = {**header, "chunks": len(records), "archived_at": as_of.timestamp(),
+                      "sets": self.service.store.sets_of(document_id)}
+            self.storage.write(header, records)  # durable before anything is deleted
+            for _, _, index in indexes:
+                index.delete_document(document_id)
+            self.service.store.set_archived(document_id, True)
         return len(records)
 
     # -- archive ---------------------------------------------------------------
@@ -117,33 +120,38 @@ class Sweeper:
             if archived is None:
                 raise NotFound(f"document {document_id} is not in the archive")
             header, records = archived
-            registry = self.service.registry
-            for _, _, index in registry.all():
-                if index.count(c.match("document_id", document_id)):
-                    raise AlreadyExists(
-                        f"document {document_id} has chunks in the index again (re-processed?); "
-                        "delete them before restoring the archived ones"
-                    )
-            known = {index_name(s["embedding_model"], s["dimension"]): s for s in header.get("sets", [])}
-            by_index: dict[str, list] = {}
-            for record in records:
-                by_index.setdefault(record["index"], []).append(record_point(record))
-            for name, points in by_index.items():
-                index = registry.by_name(name)
-                if index is None:  # the index went away since the sweep: make it again
-                    if name not in known:
-                        raise NotFound(f"the archive of {document_id} names an index {name} that no longer exists")
-                    index = registry.get(known[name]["embedding_model"], known[name]["dimension"], create=True)
-                index.upsert(points)
-            for values in header.get("sets", []):
-                self.service.store.record_set(**{**values, "archived": False})
-            self.storage.delete(document_id)
-            policy = self.service.policy()
-            visible = policy.visible(self.service.clock().timestamp())
-            outside = bool(records) and not c.evaluate(visible, records[0]["payload"])
-            return retriever_pb2.RestoreDocumentResponse(
-                chunks_restored=len(records), outside_freshness_window=outside
-            )
+            with self.service.document_lock(document_id):
+                return self._restore(document_id, header, records)
+
+    def _restore(self, document_id: str, header: dict, records: list) -> retriever_pb2.RestoreDocumentResponse:
+        """Writes the archived points back, unless the document was indexed again meanwhile."""
+        registry = self.service.registry
+        for _, _, index in registry.all():
+            if index.count(c.match("document_id", document_id)):
+                raise AlreadyExists(
+                    f"document {document_id} has chunks in the index again (re-processed?); "
+                    "delete them before restoring the archived ones"
+                )
+        known = {index_name(s["embedding_model"], s["dimension"]): s for s in header.get("sets", [])}
+        by_index: dict[str, list] = {}
+        for record in records:
+            by_index.setdefault(record["index"], []).append(record_point(record))
+        for name, points in by_index.items():
+            index = registry.by_name(name)
+            if index is None:  # the index went away since the sweep: make it again
+                if name not in known:
+                    raise NotFound(f"the archive of {document_id} names an index {name} that no longer exists")
+                index = registry.get(known[name]["embedding_model"], known[name]["dimension"], create=True)
+            index.upsert(points)
+        for values in header.get("sets", []):
+            self.service.store.record_set(**{**values, "archived": False})
+        self.storage.delete(document_id)
+        policy = self.service.policy()
+        visible = policy.visible(self.service.clock().timestamp())
+        outside = bool(records) and not c.evaluate(visible, records[0]["payload"])
+        return retriever_pb2.RestoreDocumentResponse(
+            chunks_restored=len(records), outside_freshness_window=outside
+        )
 
     def forget(self, document_id: str) -> int:
         """Deletes a document's archive (the document itself was deleted)."""
