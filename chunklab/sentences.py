@@ -21,6 +21,9 @@ How:
 3. Full-width terminators 。！？ (and Arabic ؟) end a sentence in any language,
    also where no space follows, unless a Japanese quotative particle (と, って)
    continues the sentence after a closing bracket: 「行こう。」と言った。 is one.
+4. A sentence that ends in a title or an abbreviation that never ends one
+   (French "M.", "Mme.", Dutch "Mevr.", Russian "т.е.", Indonesian "Bpk." …,
+   where sentencex's lists fall short) runs on into the next.
 """
 
 from __future__ import annotations
@@ -43,6 +46,24 @@ _QUOTATIVE = ("と", "って")
 _CLOSERS = "」』”’）)》】〕\"'"
 _WHITESPACE = frozenset(" \t\r\n\f\v\u00a0\u2028\u2029\u3000\u200b\ufeff")
 
+# Words with a full stop that stand before what they qualify, so never end a
+# sentence: titles before a name, and abbreviations like "i.e." that introduce
+# what follows. Matched as a sentence's last word, as written or with a
+# capital first letter (at the start of a sentence). Abbreviations that can
+# end a sentence ("etc.", "usw.", "и т.д.") are not here.
+NEVER_LAST = {
+    "en": {"Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "e.g.", "i.e.", "vs.", "cf."},
+    "de": {"Hr.", "Fr.", "Dr.", "Prof.", "z.B.", "d.h.", "u.a.", "bzw.", "vgl.", "ggf.", "Nr.", "sog."},
+    "fr": {"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Dr.", "Pr.", "Me.", "Mgr.", "cf.", "c.-à-d.",
+           "p.ex."},
+    "es": {"Sr.", "Sra.", "Srta.", "Sres.", "Dr.", "Dra.", "D.", "Dña.", "Ud.", "Uds.", "p.ej."},
+    "pt": {"Sr.", "Sra.", "Srta.", "Dr.", "Dra.", "D.", "p.ex."},
+    "it": {"Sig.", "Sigg.", "Sig.ra", "Dott.", "Dott.ssa", "Prof.", "Ing.", "Avv.", "p.es."},
+    "nl": {"Dhr.", "Mevr.", "Mw.", "Dr.", "Prof.", "Ir.", "Drs.", "o.a.", "d.w.z.", "m.a.w.", "bijv.", "bv."},
+    "id": {"Bpk.", "Bp.", "Sdr.", "Sdri.", "Dr.", "Prof.", "Ir.", "Hj.", "drg.", "mis."},
+    "ru": {"т.е.", "т.к.", "т.н.", "см.", "напр.", "им.", "ул.", "проф.", "акад.", "тов."},
+}
+
 
 def split(text: str, language: str = "en") -> list[tuple[int, int]]:
     """Sentence spans (start, end) in code points, trimmed, in order."""
@@ -55,6 +76,7 @@ def split(text: str, language: str = "en") -> list[tuple[int, int]]:
             if a < b:
                 spans.append((a, b))
             continue
+        first = len(spans)
         for piece in sentencex.get_sentence_boundaries(language, block):
             start = block_start + piece["start_index"]
             end = block_start + piece["end_index"]
@@ -66,7 +88,24 @@ def split(text: str, language: str = "en") -> list[tuple[int, int]]:
                     spans[-1] = (spans[-1][0], b)  # 「…。」と言った。 is one sentence
                 else:
                     spans.append((a, b))
+        spans[first:] = _join_after_abbreviations(text, spans[first:], NEVER_LAST.get(language, ()))
     return spans
+
+
+def _join_after_abbreviations(text: str, spans: list[tuple[int, int]], never_last) -> list[tuple[int, int]]:
+    """Runs a sentence that ends in one of `never_last` on into the next (one block's spans)."""
+    if not never_last or len(spans) < 2:
+        return spans
+    joined = [spans[0]]
+    for a, b in spans[1:]:
+        start, end = joined[-1]
+        words = text[start:end].split()
+        last = words[-1] if words else ""
+        if last in never_last or last[:1].lower() + last[1:] in never_last:
+            joined[-1] = (start, b)
+        else:
+            joined.append((a, b))
+    return joined
 
 
 def sentences(text: str, language: str = "en") -> list[str]:

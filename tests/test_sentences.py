@@ -40,6 +40,21 @@ def test_sentences_in_each_language(language):
     assert [text[a:b] for a, b in spans] == expected
 
 
+@pytest.mark.parametrize("language, text, expected", [
+    ("fr", "M. Dupont est arrivé. Il a vu Mme. Martin et le Dr. Bernard. Puis il est parti.",
+     ["M. Dupont est arrivé.", "Il a vu Mme. Martin et le Dr. Bernard.", "Puis il est parti."]),
+    ("ru", "Он купил яблоки. Т.е. всё было хорошо, см. выше. Потом пошёл домой.",
+     ["Он купил яблоки.", "Т.е. всё было хорошо, см. выше.", "Потом пошёл домой."]),
+    ("nl", "Mevr. de Vries kwam, o.a. met haar hond. Daarna ging ze.",
+     ["Mevr. de Vries kwam, o.a. met haar hond.", "Daarna ging ze."]),
+    ("id", "Bpk. Budi datang. Lalu dia pergi.", ["Bpk. Budi datang.", "Lalu dia pergi."]),
+    ("en", "He lives on Main St. The house is red. Mr. Lee agrees.",
+     ["He lives on Main St.", "The house is red.", "Mr. Lee agrees."]),  # "St." may end a sentence
+])
+def test_titles_and_abbreviations_that_never_end_a_sentence_run_on(language, text, expected):
+    assert sentences.sentences(text, language) == expected
+
+
 def test_cjk_terminators_end_sentences_even_in_a_document_marked_english():
     assert sentences.sentences("English text. 日本語です。次の文。", "en") == ["English text.", "日本語です。", "次の文。"]
 
