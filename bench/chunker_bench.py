@@ -48,6 +48,7 @@ import numpy as np  # noqa: E402
 
 from chunklab.embeddings import EmbeddingProvider, get_provider  # noqa: E402
 from chunklab.llm import ChatEndpoint  # noqa: E402
+from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2  # noqa: E402
 from services.chunker.cache import EmbeddingCache  # noqa: E402
 from services.chunker.llm import LLMPool  # noqa: E402
@@ -60,6 +61,8 @@ CORPORA = REPO.parent / "shared" / "data" / "chroma-general" / "corpora"
 # make the non-repeated text as big as the repeated one.
 NODE_DOCS = Path("/usr/share/doc/nodejs/api")
 SIZE, OVERLAP = 512, 64
+# The chunker's own limit on its embedding cache (reads then record when each vector was used).
+CACHE_LIMIT = int(Settings.model_fields["embedding_cache_max_mb"].default * 1e6)
 TARGET_BYTES = 1_240_000
 
 
@@ -269,7 +272,7 @@ def pipeline(rounds: int, corpus: str) -> None:
             """First processing with an empty cache, then again (cache in memory), then again
             with the memory tier dropped (a restarted chunker, cache on disk only)."""
             with tempfile.TemporaryDirectory() as folder:
-                cache = EmbeddingCache(Path(folder) / "cache.sqlite3")
+                cache = EmbeddingCache(Path(folder) / "cache.sqlite3", max_bytes=CACHE_LIMIT)
                 service = ChunkerService(
                     lambda _id: document, lambda header, chunks: (len(chunks), 0), lambda _name: recording,
                     minilm.name, cache, LLMPool(ChatEndpoint("", "", ""), 1),

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     # model "openai:<model>" when a base URL is set.
     embedding_base_url: str = ""
     embedding_api_key: str = ""
+    # Megabytes of document embeddings the chunker keeps on disk (0 = no limit);
+    # past it, those used longest ago go first.
+    embedding_cache_max_mb: float = Field(2048.0, ge=0)
 
     # Retriever: a Qdrant server (empty: embedded Qdrant Edge in data_dir).
     qdrant_url: str = ""

@@ -29,7 +29,7 @@ from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import Stack
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
-from services.chunker.cache import EmbeddingCache
+from services.chunker.cache import EmbeddingCache, content_key
 from services.chunker.llm import NO_LLM, LLMPool
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
@@ -309,6 +309,39 @@ def test_the_cache_survives_a_restart_and_its_own_loss(tmp_path):
     assert list(tmp_path.glob("c.sqlite3.broken-*"))
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM models").fetchone() == (1,)
+
+
+def test_the_cache_on_disk_keeps_to_its_size_by_forgetting_what_was_used_longest_ago(tmp_path):
+    path, provider = tmp_path / "c.sqlite3", HashedProvider()
+    limit = 600_000  # bytes: about 1,600 vectors of 64 float32 with their keys
+    cache = EmbeddingCache(path, memory_items=0, max_bytes=limit)
+    old = [f"old text {i}" for i in range(1000)]
+    cache.embed(provider, old)
+    cache.embed(provider, old[:100])  # read again: now among the most recently used
+    cache.embed(provider, [f"new text {i}" for i in range(1000)])
+    assert cache._disk.live_bytes() <= limit
+    cache.close()
+
+    restarted = EmbeddingCache(path, memory_items=0, max_bytes=limit)
+    assert restarted.embed(provider, old[:100]).cached == 100  # used lately: kept
+    assert restarted.embed(provider, old[500:600]).cached == 0  # used longest ago: forgotten
+    assert restarted.embed(provider, ["new text 999"]).cached == 1
+    restarted.close()
+
+
+def test_a_cache_file_from_before_the_size_limit_is_still_read(tmp_path):
+    path, provider = tmp_path / "c.sqlite3", HashedProvider()
+    vector = provider.embed_documents(["alpha"])[0]
+    with sqlite3.connect(path) as db:  # the layout without the "used" column
+        db.execute("CREATE TABLE models (namespace TEXT PRIMARY KEY, tbl TEXT NOT NULL)")
+        tbl = "v_" + hashlib.sha256(provider.cache_namespace.encode()).hexdigest()[:16]
+        db.execute(f"CREATE TABLE {tbl} (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+        db.execute("INSERT INTO models VALUES (?, ?)", (provider.cache_namespace, tbl))
+        db.execute(f"INSERT INTO {tbl} VALUES (?, ?)", (content_key(provider.cache_namespace, "alpha"), vector.tobytes()))
+    cache = EmbeddingCache(path, max_bytes=1_000_000)
+    result = cache.embed(provider, ["alpha", "beta"])
+    assert result.cached == 1 and np.allclose(result.vectors[0], vector)
+    cache.close()
 
 
 # -- exact counts without re-tokenizing -------------------------------------------

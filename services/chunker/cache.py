@@ -3,7 +3,11 @@
 Key: sha256(model + "\\0" + text), where "model" is the provider's cache
 namespace (its name, plus the endpoint for remote models). In front, an
 in-memory LRU; behind it, SQLite under the data folder, one table per model,
-vectors as float32 bytes.
+vectors as float32 bytes, each row with when it was last written or read from
+disk (hits in the memory tier do not count).
+With a size limit, the rows used longest ago are deleted (down to 90% of the
+limit) whenever a write takes the live data past it; SQLite reuses the freed
+pages, so the file stays about the size of the limit.
 
 It is a cache, not state: deleting the file only costs time, and a file that
 cannot be read or written is set aside and the cache carries on in memory.
@@ -19,7 +23,8 @@ import sqlite3
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +41,9 @@ MEMORY_ITEMS = 50_000
 EMBED_GROUP = 256
 # Keys per SELECT (SQLite's limit on bound parameters is far above this).
 LOOKUP_BATCH = 500
+# Past the size limit, delete down to this share of it (so that eviction runs
+# once in a while, not on every write).
+EVICT_TO = 0.9
 
 
 @dataclass
@@ -50,10 +58,12 @@ def content_key(namespace: str, text: str) -> bytes:
 
 
 class _Disk:
-    """The SQLite store: a table per model namespace, (key BLOB, vector BLOB)."""
+    """The SQLite store: a table per model namespace, (key BLOB, vector BLOB,
+    used INTEGER: microseconds since the epoch of the last write or read)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_bytes: int = 0) -> None:
         self.path = path
+        self.max_bytes = max_bytes
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -65,7 +75,13 @@ class _Disk:
         tbl = self._tables.get(namespace)
         if tbl is None:
             tbl = "v_" + hashlib.sha256(namespace.encode()).hexdigest()[:16]
-            self._db.execute(f"CREATE TABLE IF NOT EXISTS {tbl} (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {tbl} "
+                "(key BLOB PRIMARY KEY, vector BLOB NOT NULL, used INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
+            )
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({tbl})")}
+            if "used" not in columns:  # a cache file from before the size limit
+                self._db.execute(f"ALTER TABLE {tbl} ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
             self._db.execute("INSERT OR IGNORE INTO models VALUES (?, ?)", (namespace, tbl))
             self._tables[namespace] = tbl
         return tbl
@@ -77,13 +93,57 @@ class _Disk:
             part = keys[start : start + LOOKUP_BATCH]
             marks = ",".join("?" * len(part))
             found.update(self._db.execute(f"SELECT key, vector FROM {tbl} WHERE key IN ({marks})", part))
+        if found and self.max_bytes:
+            self._touch(tbl, list(found))
         return found
 
     def put(self, namespace: str, items: list[tuple[bytes, bytes]]) -> None:
         tbl = self.table(namespace)
+        now = _now_us()
+        with self._transaction():
+            self._db.executemany(f"INSERT OR REPLACE INTO {tbl} VALUES (?, ?, ?)", [(k, v, now) for k, v in items])
+        if self.max_bytes and self.live_bytes() > self.max_bytes:
+            self._evict()
+
+    def live_bytes(self) -> int:
+        """Bytes of the pages in use (freed pages, which SQLite reuses, not counted)."""
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        return (pages - free) * self._db.execute("PRAGMA page_size").fetchone()[0]
+
+    def _touch(self, tbl: str, keys: list[bytes]) -> None:
+        now = _now_us()
+        with self._transaction():
+            for start in range(0, len(keys), LOOKUP_BATCH):
+                part = keys[start : start + LOOKUP_BATCH]
+                self._db.execute(f"UPDATE {tbl} SET used = ? WHERE key IN ({','.join('?' * len(part))})", [now, *part])
+
+    def _evict(self) -> None:
+        """Deletes the rows used longest ago, across every model's table, until
+        the live data is at most EVICT_TO of the limit."""
+        tables = [row[0] for row in self._db.execute("SELECT tbl FROM models")]
+        for _ in range(4):  # rows differ in size: a second round corrects the estimate
+            live = self.live_bytes()
+            if live <= self.max_bytes * EVICT_TO or not tables:
+                return
+            rows = sum(self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables)
+            if not rows:
+                return
+            surplus = min(rows, max(1, int(rows * (live - self.max_bytes * EVICT_TO) / live) + 1))
+            union = " UNION ALL ".join(f"SELECT used FROM {t}" for t in tables)
+            (threshold,) = self._db.execute(
+                f"SELECT used FROM ({union}) ORDER BY used LIMIT 1 OFFSET ?", (surplus - 1,)
+            ).fetchone()
+            with self._transaction():
+                for t in tables:
+                    self._db.execute(f"DELETE FROM {t} WHERE used <= ?", (threshold,))
+            log.info("embedding cache over %d bytes: forgot the %d vectors used longest ago", self.max_bytes, surplus)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
         self._db.execute("BEGIN")
         try:
-            self._db.executemany(f"INSERT OR REPLACE INTO {tbl} VALUES (?, ?)", items)
+            yield
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
@@ -93,20 +153,25 @@ class _Disk:
         self._db.close()
 
 
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
 class EmbeddingCache:
-    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS) -> None:
+    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS, max_bytes: int = 0) -> None:
+        """max_bytes: the most vector data kept on disk (0: no limit)."""
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._memory_items = memory_items
         self._lock = threading.Lock()
         self._disk: _Disk | None = None
         if path is not None:
-            self._disk = self._open(path)
+            self._disk = self._open(path, max_bytes)
 
     @staticmethod
-    def _open(path: Path) -> _Disk | None:
+    def _open(path: Path, max_bytes: int) -> _Disk | None:
         for attempt in range(2):
             try:
-                return _Disk(path)
+                return _Disk(path, max_bytes)
             except sqlite3.DatabaseError as exc:
                 if attempt:
                     log.warning("embedding cache %s unusable (%s); caching in memory only", path, exc)

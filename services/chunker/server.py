@@ -78,7 +78,9 @@ def build_service(settings: Settings) -> ChunkerService:
         ),
         settings.llm_max_concurrency,
     )
-    cache = EmbeddingCache(settings.data_dir / "cache" / "embeddings.sqlite3")
+    cache = EmbeddingCache(
+        settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6)
+    )
     return ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
 
 
