@@ -285,6 +285,28 @@ class Gateway:
                 _import_messages(header, path), timeout=self.settings.long_rpc_timeout_s
             )
 
+    def delete_question_set(self, question_set_id: str) -> None:
+        """Refused (FAILED_PRECONDITION) while an experiment uses the set."""
+        with self._calling("evaluator"):
+            self._stub("evaluator").DeleteQuestionSet(
+                evaluator_pb2.DeleteQuestionSetRequest(question_set_id=question_set_id),
+                timeout=self.settings.rpc_timeout_s,
+            )
+
+    def resume_experiment(
+        self, experiment_id: str, answer_api_key: str = "", judge_api_key: str = ""
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Continues an interrupted experiment with its stored configuration; the
+        API keys, which are never stored, are given again."""
+        keys = evaluator_pb2.ExperimentConfig()
+        if answer_api_key.strip():
+            keys.answer_model.api_key = answer_api_key.strip()
+        if judge_api_key.strip():
+            keys.judge_model.api_key = judge_api_key.strip()
+        request = evaluator_pb2.RunExperimentRequest(resume_experiment_id=experiment_id, config=keys)
+        with self._calling("evaluator"):
+            yield from self._stub("evaluator").RunExperiment(request, timeout=self.settings.long_rpc_timeout_s)
+
     def run_experiment(
         self, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False
     ) -> Iterator[evaluator_pb2.ExperimentEvent]:

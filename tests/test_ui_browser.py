@@ -405,6 +405,24 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     assert detail.locator("ul[data-role^=neighbors] > li").count() >= 1
     assert page.locator("#question-detail img, #question-detail script").count() == 0
 
+    # Only an interrupted experiment can be resumed: this one says why not, readably.
+    page.locator("#detail-resume").click()
+    refusal = page.locator(".toast-body").filter(has_text="FAILED_PRECONDITION")
+    expect(refusal).to_contain_text("interrupted")
+    # Its question set cannot be deleted while the experiment uses it; an unused one can.
+    page.locator("#qs-delete").click()
+    expect(page.locator(".toast-body").filter(has_text="is used by experiment")).to_be_visible()
+    spare = tmp_path / "spare-questions.jsonl"
+    spare.write_text(json.dumps(QUESTIONS[0]) + "\n")
+    page.locator("#qs-file button[aria-label=Clear]").click()
+    page.locator("#qs-file input[type=file]").set_input_files(str(spare))
+    page.locator(f'#qs-file a[href$="/{spare.name}"]').wait_for()
+    page.locator("#qs-import").click()
+    expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^spare-questions\.jsonl · 1 questions"))
+    page.locator("#qs-delete").click()
+    expect(page.locator("#qs-status")).to_contain_text("Deleted the question set spare-questions.jsonl.")
+    expect(page.locator("#qs-select input")).not_to_have_value(re.compile(r"^spare-questions"))
+
     # The report opens in a sandboxed frame: the hostile document is text there, and nothing ran.
     page.get_by_role("tab", name="Reports").click()
     choose(page, "report-experiment", re.compile(experiment_id[:8]))

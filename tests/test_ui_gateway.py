@@ -35,6 +35,10 @@ class FakeEvaluator:
     def GetReport(self, request, timeout):
         raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION, "experiment e-1 is still running")
 
+    def DeleteQuestionSet(self, request, timeout):
+        self.calls.append(("DeleteQuestionSet", request, timeout))
+        raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION, "question set 'storms' is used by experiment(s) e-1")
+
 
 class FakeRetriever:
     def __init__(self):
@@ -89,6 +93,24 @@ def test_a_dry_run_takes_the_short_deadline_and_a_run_the_long_one():
     list(gateway.run_experiment(evaluator_pb2.ExperimentConfig(name="x"), dry_run=True))
     list(gateway.run_experiment(evaluator_pb2.ExperimentConfig(name="x")))
     assert [(c[1].dry_run, c[2]) for c in fake.calls] == [(True, 7), (False, 700)]
+
+
+def test_a_resume_names_the_experiment_and_carries_only_the_keys_it_is_given():
+    fake = FakeEvaluator()
+    gateway = gateway_with(evaluator=fake)
+    list(gateway.resume_experiment("e-1", answer_api_key=" sk-a ", judge_api_key=""))
+    (name, request, timeout), = fake.calls
+    assert (name, request.resume_experiment_id, timeout) == ("RunExperiment", "e-1", 700)
+    assert request.config.answer_model.api_key == "sk-a" and not request.config.HasField("judge_model")
+    assert not request.config.question_set_id and not request.config.strategies  # the stored config applies
+
+
+def test_deleting_a_question_set_in_use_reads_as_the_evaluators_reason():
+    fake = FakeEvaluator()
+    with pytest.raises(GatewayError) as caught:
+        gateway_with(evaluator=fake).delete_question_set("qs-1")
+    assert fake.calls[0][1].question_set_id == "qs-1" and fake.calls[0][2] == 7
+    assert "is used by experiment(s) e-1" in caught.value.message
 
 
 def test_a_report_that_is_not_ready_says_why():

@@ -77,6 +77,7 @@ def question_set_section(gateway: Gateway) -> gr.Dropdown:
     with gr.Row(equal_height=True):
         chosen = gr.Dropdown(label="Question set", choices=[], scale=3, elem_id="qs-select")
         refresh = gr.Button("↻", scale=0, min_width=40, elem_id="qs-refresh")
+        delete = gr.Button("Delete", scale=0, min_width=80, variant="stop", elem_id="qs-delete")
     with gr.Accordion("Import a question set (JSONL or CSV)", open=True):
         with gr.Row():
             file = gr.File(label="Questions file", file_types=QUESTION_TYPES, elem_id="qs-file")
@@ -114,8 +115,18 @@ def question_set_section(gateway: Gateway) -> gr.Dropdown:
         )
         return message, choices(imported.question_set_id)
 
+    def do_delete(current: str | None):
+        if not current:
+            raise user_error("Choose the question set to delete first.")
+        with shown_as_error():
+            names = {s.question_set_id: s.name for s in gateway.list_question_sets()}
+            gateway.delete_question_set(current)
+        message = message_html(f"Deleted the question set {names.get(current, current)}.", "ok")
+        return message, choices(None)
+
     refresh.click(choices, inputs=chosen, outputs=chosen)
     import_button.click(do_import, inputs=[file, name, mapping], outputs=[status, chosen])
+    delete.click(do_delete, inputs=chosen, outputs=[status, chosen])
     chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
     return chosen
 

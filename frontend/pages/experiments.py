@@ -44,6 +44,7 @@ def build(gateway: Gateway) -> gr.Blocks:
             detail_experiment = gr.Dropdown(label="Experiment", choices=[], scale=2, elem_id="detail-experiment")
             detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
             detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
+            resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume")
         detail_summary = gr.HTML(elem_id="detail-summary")
         question_detail = gr.HTML(elem_id="question-detail")
 
@@ -97,6 +98,27 @@ def build(gateway: Gateway) -> gr.Blocks:
             if result is None:
                 raise user_error("That question is not in this run's results; pick the run again.")
             return experiments_html.question_detail_html(result)
+
+        def do_resume(experiment_id: str | None, answer_key: str, judge_key: str, progress=gr.Progress()):
+            """Continues the chosen experiment after a restart interrupted it (the evaluator
+            refuses any other with a reason); the API keys come from section 2."""
+            if not experiment_id:
+                raise user_error("Choose the interrupted experiment to resume first.")
+            tracker = experiments_html.ExperimentTracker()
+            yield tracker.html(), gr.skip()
+            with shown_as_error():
+                for event in gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""):
+                    tracker.add(event)
+                    progress(tracker.fraction(), desc=tracker.description())
+                    yield tracker.html(), gr.skip()
+            if tracker.experiment is None:
+                raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
+            yield tracker.html(), tracker.experiment.experiment_id
+
+        resume.click(
+            do_resume, inputs=[detail_experiment, settings.answer[2], settings.judge[2]],
+            outputs=[detail_summary, created], concurrency_limit=None,
+        )
 
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],
