@@ -18,6 +18,7 @@ from pathlib import Path
 
 from qdrant_edge import (
     CountRequest,
+    Direction,
     Distance,
     EdgeConfig,
     EdgeOptimizersConfig,
@@ -27,7 +28,6 @@ from qdrant_edge import (
     FieldCondition,
     Filter,
     MatchAny,
-    Direction,
     MatchValue,
     Memory,
     Modifier,

@@ -64,7 +64,6 @@ class FreshnessPolicy:
                               must_not=others.must_not))
         return Any_(tuple(should)) if should else None
 
-
     def first_expiry(self, oldest: Callable[[Condition | None], float | None]) -> float:
         """The earliest time as of which some point is outside its window
         (math.inf when none ever will be), given `oldest(where)`, the earliest
