@@ -396,6 +396,26 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_an_experiment_leaves_each_document_indexed_as_it_found_it(stack, chroma, small_set, chroma_run):
+    """The experiment's grid re-processes documents; afterwards the Query page must find them as before."""
+    documents, _ = chroma
+    retriever = clients.retriever(stack.addresses["retriever"])
+
+    def indexed(document_id: str) -> retriever_pb2.IndexedSet:
+        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
+            embedding_model="all-MiniLM-L6-v2", document_id=document_id, strategy="fixed_size"), timeout=30)
+
+    chatlogs = documents["chatlogs"].document_id
+    before = indexed(chatlogs)  # as chroma_run left it: fixed_size 250/125
+    config = evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(64, 0)],
+                                            top_k=2, retrieval_only=True)
+    experiment = finished(run(stack, config))
+    assert experiment.runs[0].config_id and experiment.runs[0].config_id != before.config_id
+    after = indexed(chatlogs)
+    assert (after.config_id, after.spec) == (before.config_id, before.spec)
+    assert after.indexed_at.ToDatetime() > before.indexed_at.ToDatetime()  # re-processed, not left alone
+
+
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):
     stub = evaluator(stack)
     cases = [

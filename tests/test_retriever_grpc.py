@@ -306,6 +306,22 @@ def test_index_stats_count_points_per_strategy_and_collection(retriever):
     assert stats.backend == "edge" and stats.disk_bytes > 0
 
 
+def test_how_a_document_is_indexed_can_be_asked_with_the_knobs_that_made_it(retriever):
+    v = Vectors("indexed set")
+    index(retriever, "recursive", [(chunk("set1", "recursive", i), v.at(0.5)) for i in range(3)],
+          knobs={"chunk_size": 128, "chunk_overlap": 0})
+    found = retriever.GetIndexedSet(rpb.GetIndexedSetRequest(
+        embedding_model=MODEL, document_id="set1", strategy="recursive"), timeout=10)
+    assert (found.config_id, found.points, found.spec.name) == ("cfg", 3, "recursive")
+    assert {k: v.int_value for k, v in found.spec.knobs.items()} == {"chunk_size": 128, "chunk_overlap": 0}
+    assert found.spec.knobs["chunk_size"].WhichOneof("kind") == "int_value" and found.HasField("indexed_at")
+    for fields, expected in ((dict(document_id="set1", strategy="fixed_size"), grpc.StatusCode.NOT_FOUND),
+                             (dict(document_id="", strategy="recursive"), grpc.StatusCode.INVALID_ARGUMENT)):
+        code, message = code_of(lambda: retriever.GetIndexedSet(
+            rpb.GetIndexedSetRequest(embedding_model=MODEL, **fields), timeout=10))
+        assert code == expected and message
+
+
 def code_of(call) -> tuple[grpc.StatusCode, str]:
     with pytest.raises(grpc.RpcError) as err:
         call()

@@ -124,6 +124,34 @@ class GetIndexStatsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class GetIndexedSetRequest(_message.Message):
+    __slots__ = ("embedding_model", "document_id", "strategy")
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    embedding_model: str
+    document_id: str
+    strategy: str
+    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ...) -> None: ...
+
+class IndexedSet(_message.Message):
+    __slots__ = ("embedding_model", "document_id", "strategy", "config_id", "spec", "points", "indexed_at")
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
+    embedding_model: str
+    document_id: str
+    strategy: str
+    config_id: str
+    spec: _common_pb2.StrategySpec
+    points: int
+    indexed_at: _timestamp_pb2.Timestamp
+    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., points: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class IndexStatsRow(_message.Message):
     __slots__ = ("embedding_model", "strategy", "collection", "points", "documents", "bytes")
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]

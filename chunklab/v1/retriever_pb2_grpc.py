@@ -54,6 +54,11 @@ class RetrieverServiceStub:
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsResponse.FromString,
                 _registered_method=True)
+        self.GetIndexedSet = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/GetIndexedSet',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+                _registered_method=True)
         self.ListFreshnessWindows = channel.unary_unary(
                 '/chunklab.v1.RetrieverService/ListFreshnessWindows',
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.ListFreshnessWindowsRequest.SerializeToString,
@@ -127,6 +132,17 @@ class RetrieverServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetIndexedSet(self, request, context):
+        """How one document is indexed for a strategy and an embedding model: the
+        configuration and the knobs that made it, which is what re-processing
+        needs to bring it back (the evaluator does after an experiment).
+        Errors: INVALID_ARGUMENT (a field is empty), NOT_FOUND (not indexed,
+        or archived by a sweep).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListFreshnessWindows(self, request, context):
         """Freshness windows per collection ("default" covers every collection
         without its own). Errors: none.
@@ -194,6 +210,11 @@ def add_RetrieverServiceServicer_to_server(servicer, server):
                     servicer.GetIndexStats,
                     request_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsResponse.SerializeToString,
+            ),
+            'GetIndexedSet': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIndexedSet,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.SerializeToString,
             ),
             'ListFreshnessWindows': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFreshnessWindows,
@@ -329,6 +350,33 @@ class RetrieverService:
             '/chunklab.v1.RetrieverService/GetIndexStats',
             chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsRequest.SerializeToString,
             chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetIndexedSet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/GetIndexedSet',
+            chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
             options,
             channel_credentials,
             insecure,

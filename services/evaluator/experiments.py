@@ -108,6 +108,7 @@ class ExperimentRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self._deps = deps
         self._stopping = threading.Event()
+        self._before: dict[tuple[str, str], retriever_pb2.IndexedSet | None] = {}
 
     def stop(self) -> None:
         self._stopping.set()
@@ -283,6 +284,8 @@ class ExperimentRunner:
             )))
 
         progress("resuming: %d of %d questions already done" % (progressed, total) if done else "started")
+        # (document, strategy) -> how it was indexed before this run re-processed it (None: not at all)
+        self._before: dict[tuple[str, str], retriever_pb2.IndexedSet | None] = {}
         answer_client = ChatClient(plan.answer) if plan.answer is not None else None
         judge_runner = (
             judge.Judge(ChatClient(plan.judge), attempts=self._deps.judge_attempts,
@@ -333,10 +336,33 @@ class ExperimentRunner:
                 experiment.error = "every run failed: " + "; ".join(f"{r.run_key}: {r.error}" for r in failed)
             else:
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
+        if experiment.state != evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED:
+            self._restore_indexed(plan, progress)
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
         self.summarize(experiment, repo.results(experiment.experiment_id))
         repo.save_experiment(experiment)
         return experiment
+
+    def _restore_indexed(self, plan: Plan, progress: Callable[[str], None]) -> None:
+        """Re-processes every document this run re-indexed back to the configuration
+        it had before, so that the Query page and other callers find what they had
+        (the embedding cache makes this cheap). One that was not indexed keeps the
+        run's last configuration; one that cannot be restored is logged and left."""
+        model = plan.provider.name
+        for (document_id, strategy), before in self._before.items():
+            if before is None:
+                continue
+            now = self._deps.peers.indexed_set(model, document_id, strategy)
+            if now is not None and now.config_id == before.config_id:
+                continue
+            progress(f"restoring {document_id} to its {strategy} configuration from before the experiment")
+            try:
+                for event in self._deps.peers.process(document_id, before.spec, model):
+                    if event.HasField("result") and event.result.strategies_failed:
+                        log.warning("could not restore %s %s: %s", document_id, strategy,
+                                    event.result.strategies_failed[0].reason)
+            except ServiceError as exc:
+                log.warning("could not restore %s %s: %s", document_id, strategy, exc.message)
 
     def _check_stop(self) -> None:
         if self._stopping.is_set():
@@ -373,6 +399,9 @@ class ExperimentRunner:
             if self._indexed_config(document_id, cell, model) == cell.config_id:
                 reused += 1
                 continue
+            key = (document_id, cell.spec.name)
+            if key not in self._before:
+                self._before[key] = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
             progress(f"processing {document_id} with {cell.run_key}")
             result = None
             last_report = 0.0

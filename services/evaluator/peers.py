@@ -71,3 +71,15 @@ class GrpcPeers:
             return self._retriever.Retrieve(request, timeout=self._settings.rpc_timeout_s)
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "retriever") from None
+
+    def indexed_set(self, embedding_model: str, document_id: str, strategy: str) -> retriever_pb2.IndexedSet | None:
+        """How the document is indexed for the strategy and model now; None if it is not."""
+        request = retriever_pb2.GetIndexedSetRequest(
+            embedding_model=embedding_model, document_id=document_id, strategy=strategy
+        )
+        try:
+            return self._retriever.GetIndexedSet(request, timeout=self._settings.rpc_timeout_s)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise from_rpc_error(exc, "retriever") from None

@@ -46,6 +46,9 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
     def GetIndexStats(self, request, context):
         return self._service.stats(self._sweeper.archive_stats())
 
+    def GetIndexedSet(self, request, context):
+        return self._service.indexed_set(request)
+
     def ListFreshnessWindows(self, request, context):
         return self._service.list_windows()
 

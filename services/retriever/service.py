@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from chunklab.embeddings import EmbeddingProvider
-from chunklab.errors import FailedPrecondition, InvalidArgument
+from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever import conditions as c
@@ -77,6 +77,21 @@ def spec_to_dict(spec: common_pb2.StrategySpec) -> dict:
         if kind is not None:
             knobs[name] = getattr(value, kind)
     return {"name": spec.name, "knobs": knobs}
+
+
+def dict_to_spec(spec: dict) -> common_pb2.StrategySpec:
+    """spec_to_dict's inverse (booleans, whole numbers, numbers and text keep their kinds)."""
+    knobs = {}
+    for name, value in spec.get("knobs", {}).items():
+        if isinstance(value, bool):
+            knobs[name] = common_pb2.KnobValue(bool_value=value)
+        elif isinstance(value, int):
+            knobs[name] = common_pb2.KnobValue(int_value=value)
+        elif isinstance(value, float):
+            knobs[name] = common_pb2.KnobValue(double_value=value)
+        else:
+            knobs[name] = common_pb2.KnobValue(string_value=str(value))
+    return common_pb2.StrategySpec(name=spec.get("name", ""), knobs=knobs)
 
 
 class RetrieverService:
@@ -313,6 +328,24 @@ class RetrieverService:
                 query_embedding_cached=cached,
             ),
         )
+
+    def indexed_set(self, request: retriever_pb2.GetIndexedSetRequest) -> retriever_pb2.IndexedSet:
+        for field in ("embedding_model", "document_id", "strategy"):
+            if not getattr(request, field):
+                raise InvalidArgument(f"GetIndexedSet needs {field}")
+        found = self.store.indexed_set(request.embedding_model, request.document_id, request.strategy)
+        if found is None:
+            raise NotFound(
+                f"document {request.document_id} is not indexed for {request.strategy} with "
+                f"{request.embedding_model} (or a sweep archived it)"
+            )
+        indexed = retriever_pb2.IndexedSet(
+            embedding_model=request.embedding_model, document_id=request.document_id, strategy=request.strategy,
+            config_id=found["config_id"], spec=dict_to_spec(found["spec"] or {}), points=found["points"],
+        )
+        if found["indexed_at"] is not None:
+            indexed.indexed_at.CopyFrom(to_proto(found["indexed_at"]))
+        return indexed
 
     def stats(self, archive_stats: tuple[int, int] = (0, 0)) -> retriever_pb2.GetIndexStatsResponse:
         indexes = self.registry.all()

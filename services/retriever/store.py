@@ -126,6 +126,15 @@ class RetrieverStore:
             for key in [k for k in self._spec_cache if k[1] == document_id]:
                 del self._spec_cache[key]
 
+    def indexed_set(self, model: str, document_id: str, strategy: str) -> dict | None:
+        """The record of how a document is indexed for a strategy and model (None
+        when it is not, or was archived)."""
+        with self._sessions() as session:
+            row = session.get(IndexedSetRow, (model, document_id, strategy))
+            if row is None or row.archived:
+                return None
+            return {**{name: getattr(row, name) for name in SET_FIELDS}, "indexed_at": row.indexed_at}
+
     def sets_of(self, document_id: str) -> list[dict]:
         with self._sessions() as session:
             rows = session.scalars(select(IndexedSetRow).where(IndexedSetRow.document_id == document_id)).all()
