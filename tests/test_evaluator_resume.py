@@ -22,7 +22,7 @@ import pytest
 
 from chunklab import clients
 from chunklab.stack import REPO, wait_serving
-from chunklab.v1 import common_pb2, evaluator_pb2, ingest_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
@@ -71,6 +71,18 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
         ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="rivers.md", collection="resume-test")),
         ingest_pb2.CreateDocumentRequest(data=DOCUMENT.encode()),
     ]), timeout=60).document
+    # Indexed on the Documents page before the experiment: fixed_size 32/0.
+    chunker, retriever = clients.chunker(stack.addresses["chunker"]), clients.retriever(stack.addresses["retriever"])
+    list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(document_id=document.document_id, strategies=[
+        common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=32),
+                                                          "chunk_overlap": common_pb2.KnobValue(int_value=0)})]),
+        timeout=300))
+
+    def indexed() -> retriever_pb2.IndexedSet:
+        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
+            embedding_model="all-MiniLM-L6-v2", document_id=document.document_id, strategy="fixed_size"), timeout=30)
+
+    before = indexed()
     log = tmp_path / "evaluator.log"
     process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
     try:
@@ -129,6 +141,10 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
                 assert result.answer == f"Answer to: {result.question}"
                 if result.question_id in kept:
                     assert result.SerializeToString() == kept[result.question_id]
+            # The experiment ran on 16/0; the resumed run put the document back as it was before the first start.
+            assert final.runs[0].config_id != before.config_id
+            assert [(b.strategy, b.config_id) for b in final.provenance.indexed_before] == [("fixed_size", before.config_id)]
+            assert (indexed().config_id, indexed().spec) == (before.config_id, before.spec)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

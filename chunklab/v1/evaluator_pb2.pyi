@@ -413,7 +413,7 @@ class ExperimentConfig(_message.Message):
     def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., hybrid: _Optional[bool] = ..., retrieval_only: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
 
 class ExperimentProvenance(_message.Message):
-    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
+    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method", "indexed_before")
     class DocumentHashesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -429,6 +429,7 @@ class ExperimentProvenance(_message.Message):
     CODE_VERSION_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_HASHES_FIELD_NUMBER: _ClassVar[int]
     EXTRACTIVE_METHOD_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     question_set_hash: str
     embedding_model: str
     answer_model: str
@@ -437,7 +438,20 @@ class ExperimentProvenance(_message.Message):
     code_version: str
     document_hashes: _containers.ScalarMap[str, str]
     extractive_method: str
-    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
+    indexed_before: _containers.RepeatedCompositeFieldContainer[IndexedBefore]
+    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ..., indexed_before: _Optional[_Iterable[_Union[IndexedBefore, _Mapping]]] = ...) -> None: ...
+
+class IndexedBefore(_message.Message):
+    __slots__ = ("document_id", "strategy", "config_id", "spec")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    strategy: str
+    config_id: str
+    spec: _common_pb2.StrategySpec
+    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ...) -> None: ...
 
 class Experiment(_message.Message):
     __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total")

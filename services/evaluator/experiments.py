@@ -108,7 +108,7 @@ class ExperimentRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self._deps = deps
         self._stopping = threading.Event()
-        self._before: dict[tuple[str, str], retriever_pb2.IndexedSet | None] = {}
+        self._before: dict[tuple[str, str], evaluator_pb2.IndexedBefore] = {}
 
     def stop(self) -> None:
         self._stopping.set()
@@ -284,8 +284,9 @@ class ExperimentRunner:
             )))
 
         progress("resuming: %d of %d questions already done" % (progressed, total) if done else "started")
-        # (document, strategy) -> how it was indexed before this run re-processed it (None: not at all)
-        self._before: dict[tuple[str, str], retriever_pb2.IndexedSet | None] = {}
+        # (document, strategy) -> how it was indexed before the experiment first re-processed it,
+        # kept in the provenance so that a resumed run puts back the same
+        self._before = {(b.document_id, b.strategy): b for b in experiment.provenance.indexed_before}
         answer_client = ChatClient(plan.answer) if plan.answer is not None else None
         judge_runner = (
             judge.Judge(ChatClient(plan.judge), attempts=self._deps.judge_attempts,
@@ -299,7 +300,7 @@ class ExperimentRunner:
                     continue
                 self._check_stop()
                 try:
-                    self._ensure_processed(cell, plan, run, lambda m, k=cell.run_key: progress(m, k))
+                    self._ensure_processed(cell, plan, run, lambda m, k=cell.run_key: progress(m, k), experiment)
                 except Unavailable:
                     raise
                 except ServiceError as exc:
@@ -350,7 +351,7 @@ class ExperimentRunner:
         run's last configuration; one that cannot be restored is logged and left."""
         model = plan.provider.name
         for (document_id, strategy), before in self._before.items():
-            if before is None:
+            if not before.config_id:
                 continue
             now = self._deps.peers.indexed_set(model, document_id, strategy)
             if now is not None and now.config_id == before.config_id:
@@ -384,7 +385,7 @@ class ExperimentRunner:
         return hits[0].hit.chunk.config_id if hits else ""
 
     def _ensure_processed(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
-                          progress: Callable[[str], None]) -> None:
+                          progress: Callable[[str], None], experiment: evaluator_pb2.Experiment) -> None:
         """Every document indexed with this cell's configuration and embedding model.
 
         A document already indexed with the same config_id (the chunker's id of
@@ -401,7 +402,13 @@ class ExperimentRunner:
                 continue
             key = (document_id, cell.spec.name)
             if key not in self._before:
-                self._before[key] = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
+                found = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
+                before = evaluator_pb2.IndexedBefore(document_id=document_id, strategy=cell.spec.name)
+                if found is not None:
+                    before.config_id = found.config_id
+                    before.spec.CopyFrom(found.spec)
+                self._before[key] = before
+                experiment.provenance.indexed_before.append(before)
             progress(f"processing {document_id} with {cell.run_key}")
             result = None
             last_report = 0.0
