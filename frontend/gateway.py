@@ -307,6 +307,14 @@ class Gateway:
         with self._calling("evaluator"):
             yield from self._stub("evaluator").RunExperiment(request, timeout=self.settings.long_rpc_timeout_s)
 
+    def cancel_experiment(self, experiment_id: str) -> evaluator_pb2.CancelExperimentResponse:
+        """Asks a queued or running experiment to stop before its next question."""
+        with self._calling("evaluator"):
+            return self._stub("evaluator").CancelExperiment(
+                evaluator_pb2.CancelExperimentRequest(experiment_id=experiment_id),
+                timeout=self.settings.rpc_timeout_s,
+            )
+
     def run_experiment(
         self, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False
     ) -> Iterator[evaluator_pb2.ExperimentEvent]:

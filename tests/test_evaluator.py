@@ -347,6 +347,39 @@ def test_an_experiment_with_llm_answers_and_judges_records_everything_but_the_ke
         assert SECRET.encode() not in blob
 
 
+def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later(stack, small_set, chroma_run, fake):
+    fake.behaviour, fake.delay_s = "slow", 1.0  # each answer takes a second
+    stub = evaluator(stack)
+    config = evaluator_pb2.ExperimentConfig(
+        name="cancel me", question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=TOP_K,
+        answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
+        judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+    )
+    cancelled = None
+    events = []
+    for event in stub.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=300):
+        events.append(event)
+        if cancelled is None and event.HasField("progress") and event.progress.questions_done >= 1:
+            cancelled = stub.CancelExperiment(
+                evaluator_pb2.CancelExperimentRequest(experiment_id=event.progress.experiment_id), timeout=30)
+    stopped = events[-1].experiment
+    assert cancelled.state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
+    assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "cancelled on request" in stopped.error
+    assert 1 <= stopped.questions_done < 3
+    for request, expected in (
+        (evaluator_pb2.CancelExperimentRequest(experiment_id=stopped.experiment_id), grpc.StatusCode.FAILED_PRECONDITION),
+        (evaluator_pb2.CancelExperimentRequest(experiment_id="no-such-experiment"), grpc.StatusCode.NOT_FOUND),
+        (evaluator_pb2.CancelExperimentRequest(), grpc.StatusCode.INVALID_ARGUMENT),
+    ):
+        code, message = status_of(lambda: stub.CancelExperiment(request, timeout=30))
+        assert code == expected and message
+
+    fake.behaviour = "good"
+    resumed = finished(list(stub.RunExperiment(
+        evaluator_pb2.RunExperimentRequest(resume_experiment_id=stopped.experiment_id), timeout=300)))
+    assert resumed.questions_done == 3
+
+
 def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_run, fake):
     stub = evaluator(stack)
     before = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)

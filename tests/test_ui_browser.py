@@ -409,6 +409,9 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     page.locator("#detail-resume").click()
     refusal = page.locator(".toast-body").filter(has_text="FAILED_PRECONDITION")
     expect(refusal).to_contain_text("interrupted")
+    # Nor cancelled, since it has finished.
+    page.locator("#detail-cancel").click()
+    expect(page.locator(".toast-body").filter(has_text="can be cancelled")).to_be_visible()
     # Its question set cannot be deleted while the experiment uses it; an unused one can.
     page.locator("#qs-delete").click()
     expect(page.locator(".toast-body").filter(has_text="is used by experiment")).to_be_visible()

@@ -35,6 +35,12 @@ class FakeEvaluator:
     def GetReport(self, request, timeout):
         raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION, "experiment e-1 is still running")
 
+    def CancelExperiment(self, request, timeout):
+        self.calls.append(("CancelExperiment", request, timeout))
+        raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION,
+                           f"experiment {request.experiment_id} is succeeded: only a queued or running experiment "
+                           "can be cancelled")
+
     def DeleteQuestionSet(self, request, timeout):
         self.calls.append(("DeleteQuestionSet", request, timeout))
         raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION, "question set 'storms' is used by experiment(s) e-1")
@@ -103,6 +109,14 @@ def test_a_resume_names_the_experiment_and_carries_only_the_keys_it_is_given():
     assert (name, request.resume_experiment_id, timeout) == ("RunExperiment", "e-1", 700)
     assert request.config.answer_model.api_key == "sk-a" and not request.config.HasField("judge_model")
     assert not request.config.question_set_id and not request.config.strategies  # the stored config applies
+
+
+def test_cancelling_a_finished_experiment_reads_as_the_evaluators_reason():
+    fake = FakeEvaluator()
+    with pytest.raises(GatewayError) as caught:
+        gateway_with(evaluator=fake).cancel_experiment("e-1")
+    assert (fake.calls[0][1].experiment_id, fake.calls[0][2]) == ("e-1", 7)
+    assert caught.value.message.endswith("only a queued or running experiment can be cancelled")
 
 
 def test_deleting_a_question_set_in_use_reads_as_the_evaluators_reason():

@@ -535,6 +535,20 @@ class ExperimentEvent(_message.Message):
     experiment: Experiment
     def __init__(self, progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ..., estimate: _Optional[_Union[ExperimentEstimate, _Mapping]] = ..., experiment: _Optional[_Union[Experiment, _Mapping]] = ...) -> None: ...
 
+class CancelExperimentRequest(_message.Message):
+    __slots__ = ("experiment_id",)
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    def __init__(self, experiment_id: _Optional[str] = ...) -> None: ...
+
+class CancelExperimentResponse(_message.Message):
+    __slots__ = ("experiment_id", "state")
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    experiment_id: str
+    state: ExperimentState
+    def __init__(self, experiment_id: _Optional[str] = ..., state: _Optional[_Union[ExperimentState, str]] = ...) -> None: ...
+
 class GetExperimentRequest(_message.Message):
     __slots__ = ("experiment_id", "without_results", "run_key")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]

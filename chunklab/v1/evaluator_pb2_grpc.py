@@ -69,6 +69,11 @@ class EvaluatorServiceStub:
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.RunExperimentRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ExperimentEvent.FromString,
                 _registered_method=True)
+        self.CancelExperiment = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/CancelExperiment',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentResponse.FromString,
+                _registered_method=True)
         self.GetExperiment = channel.unary_unary(
                 '/chunklab.v1.EvaluatorService/GetExperiment',
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetExperimentRequest.SerializeToString,
@@ -166,6 +171,17 @@ class EvaluatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelExperiment(self, request, context):
+        """Stops a queued or running experiment before its next question (a
+        question being answered is finished first); it ends interrupted, puts
+        back the documents it re-processed, and a resume continues it.
+        Errors: INVALID_ARGUMENT (empty id), NOT_FOUND, FAILED_PRECONDITION
+        (the experiment is not queued or running).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetExperiment(self, request, context):
         """Errors: NOT_FOUND, INVALID_ARGUMENT (empty id).
         """
@@ -246,6 +262,11 @@ def add_EvaluatorServiceServicer_to_server(servicer, server):
                     servicer.RunExperiment,
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.RunExperimentRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_evaluator__pb2.ExperimentEvent.SerializeToString,
+            ),
+            'CancelExperiment': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelExperiment,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentResponse.SerializeToString,
             ),
             'GetExperiment': grpc.unary_unary_rpc_method_handler(
                     servicer.GetExperiment,
@@ -467,6 +488,33 @@ class EvaluatorService:
             '/chunklab.v1.EvaluatorService/RunExperiment',
             chunklab_dot_v1_dot_evaluator__pb2.RunExperimentRequest.SerializeToString,
             chunklab_dot_v1_dot_evaluator__pb2.ExperimentEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelExperiment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/CancelExperiment',
+            chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.CancelExperimentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,7 @@ def build(gateway: Gateway) -> gr.Blocks:
             detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
             detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
             resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume")
+            cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel")
         detail_summary = gr.HTML(elem_id="detail-summary")
         question_detail = gr.HTML(elem_id="question-detail")
 
@@ -119,6 +120,21 @@ def build(gateway: Gateway) -> gr.Blocks:
             do_resume, inputs=[detail_experiment, settings.answer[2], settings.judge[2]],
             outputs=[detail_summary, created], concurrency_limit=None,
         )
+
+        def do_cancel(experiment_id: str | None):
+            if not experiment_id:
+                raise user_error("Choose the queued or running experiment to cancel first.")
+            with shown_as_error():
+                gateway.cancel_experiment(experiment_id)
+                experiments = gateway.list_experiments()
+            name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
+            message = message_html(
+                f"Cancelling {name}: it stops before its next question and puts back the documents it "
+                "re-processed. Resume continues it.", "ok",
+            )
+            return message, experiments_html.experiments_table_html(experiments)
+
+        cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table])
 
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from chunklab import tokens
@@ -43,7 +43,11 @@ Publish = Callable[[evaluator_pb2.ExperimentEvent], None]
 
 
 class Interrupted(Exception):
-    """The service is stopping; the experiment is marked interrupted."""
+    """The service is stopping, or the experiment was cancelled: it is marked interrupted."""
+
+    def __init__(self, cancelled: bool = False) -> None:
+        super().__init__("cancelled" if cancelled else "stopping")
+        self.cancelled = cancelled
 
 
 @dataclass
@@ -105,10 +109,14 @@ def expected_answer(question: evaluator_pb2.Question) -> str:
 
 
 class ExperimentRunner:
-    def __init__(self, deps: RunnerDeps) -> None:
+    def __init__(self, deps: RunnerDeps, cancelled: Collection[str] = frozenset()) -> None:
+        """cancelled: ids of experiments asked to stop (the worker's set, which it clears
+        when a run ends); the running one stops before its next question."""
         self._deps = deps
         self._stopping = threading.Event()
         self._before: dict[tuple[str, str], evaluator_pb2.IndexedBefore] = {}
+        self._cancelled = cancelled
+        self._current = ""
 
     def stop(self) -> None:
         self._stopping.set()
@@ -267,6 +275,7 @@ class ExperimentRunner:
     def run(self, experiment: evaluator_pb2.Experiment, plan: Plan, publish: Publish) -> evaluator_pb2.Experiment:
         """Runs every question not yet done; returns the experiment in its final state."""
         repo = self._deps.repository
+        self._current = experiment.experiment_id
         experiment.state = evaluator_pb2.EXPERIMENT_STATE_RUNNING
         experiment.error = ""
         experiment.ClearField("finished_at")
@@ -294,6 +303,7 @@ class ExperimentRunner:
             if plan.judge is not None else None
         )
         try:
+            self._check_stop()
             for cell, run in zip(plan.cells, experiment.runs):
                 remaining = [(i, q) for i, q in enumerate(questions) if (cell.run_key, q.question_id) not in done]
                 if not remaining:
@@ -320,9 +330,12 @@ class ExperimentRunner:
                     progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
                 self.summarize(experiment, repo.results(experiment.experiment_id))
                 repo.save_experiment(experiment)
-        except Interrupted:
+        except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
-            experiment.error = "interrupted: the evaluator stopped; resume it with resume_experiment_id"
+            experiment.error = (
+                "cancelled on request; resume it with resume_experiment_id" if stop.cancelled
+                else "interrupted: the evaluator stopped; resume it with resume_experiment_id"
+            )
         except ServiceError as exc:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
             experiment.error = exc.message
@@ -337,8 +350,9 @@ class ExperimentRunner:
                 experiment.error = "every run failed: " + "; ".join(f"{r.run_key}: {r.error}" for r in failed)
             else:
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
-        if experiment.state != evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED:
+        if not self._stopping.is_set():  # a cancelled run puts the documents back too; a stopping service cannot
             self._restore_indexed(plan, progress)
+        self._current = ""
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
         self.summarize(experiment, repo.results(experiment.experiment_id))
         repo.save_experiment(experiment)
@@ -368,6 +382,8 @@ class ExperimentRunner:
     def _check_stop(self) -> None:
         if self._stopping.is_set():
             raise Interrupted()
+        if self._current in self._cancelled:
+            raise Interrupted(cancelled=True)
 
     def _indexed_config(self, document_id: str, cell: Cell, model: str) -> str:
         """The config_id this (document, strategy) is indexed with for the model, or ''."""

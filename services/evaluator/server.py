@@ -64,6 +64,9 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
     def RunExperiment(self, request, context):
         yield from self._service.run_experiment(request)
 
+    def CancelExperiment(self, request, context):
+        return self._service.cancel_experiment(request)
+
     def GetExperiment(self, request, context):
         return self._service.get_experiment(request)
 

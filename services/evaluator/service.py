@@ -38,6 +38,7 @@ class ExperimentWorker:
         self._idle = threading.Event()
         self._idle.set()
         self.active: set[str] = set()
+        self.cancelled: set[str] = set()  # queued or running ones asked to stop
 
     def submit(self, experiment_id: str, job) -> None:
         with self._lock:
@@ -58,8 +59,17 @@ class ExperimentWorker:
             finally:
                 with self._lock:
                     self.active.discard(experiment_id)
+                    self.cancelled.discard(experiment_id)
                 if self._jobs.empty():
                     self._idle.set()
+
+    def cancel(self, experiment_id: str) -> bool:
+        """Asks a queued or running experiment to stop; False when it is neither."""
+        with self._lock:
+            if experiment_id not in self.active:
+                return False
+            self.cancelled.add(experiment_id)
+            return True
 
     def wait_idle(self, timeout: float) -> bool:
         return self._idle.wait(timeout)
@@ -70,8 +80,8 @@ class EvaluatorService:
         self._deps = deps
         self._repo = deps.repository
         self._peers = deps.peers
-        self._runner = ExperimentRunner(deps)
         self._worker = ExperimentWorker()
+        self._runner = ExperimentRunner(deps, self._worker.cancelled)
         self._max_upload = max_upload_bytes
 
     # -- start-up and shutdown ----------------------------------------------
@@ -238,6 +248,18 @@ class EvaluatorService:
             yield event
             if event.HasField("experiment"):
                 return
+
+    def cancel_experiment(self, request: evaluator_pb2.CancelExperimentRequest) -> evaluator_pb2.CancelExperimentResponse:
+        experiment_id = request.experiment_id
+        if not experiment_id:
+            raise InvalidArgument("experiment_id is empty")
+        experiment = self._repo.experiment(experiment_id)  # NOT_FOUND for an unknown id
+        if not self._worker.cancel(experiment_id):
+            raise FailedPrecondition(
+                f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}: "
+                "only a queued or running experiment can be cancelled"
+            )
+        return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
 
     def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest) -> tuple[evaluator_pb2.Experiment, Plan]:
         experiment_id = request.resume_experiment_id
