@@ -447,6 +447,9 @@ def test_an_experiment_leaves_each_document_indexed_as_it_found_it(stack, chroma
     after = indexed(chatlogs)
     assert (after.config_id, after.spec) == (before.config_id, before.spec)
     assert after.indexed_at.ToDatetime() > before.indexed_at.ToDatetime()  # re-processed, not left alone
+    html = evaluator(stack).GetReport(evaluator_pb2.GetReportRequest(
+        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL), timeout=60).html
+    assert f"{chatlogs} fixed_size: {before.config_id} (chunk_overlap=125, chunk_size=250)" in html
 
 
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):

@@ -236,6 +236,14 @@ def _json(message) -> str:
                       ensure_ascii=False)
 
 
+def _indexed_before(before: evaluator_pb2.IndexedBefore) -> str:
+    """One (document, strategy) as the experiment found it indexed."""
+    if not before.config_id:
+        return f"{before.document_id} {before.strategy}: not indexed"
+    knobs = ", ".join(f"{k}={_knob(v)}" for k, v in sorted(before.spec.knobs.items()))
+    return f"{before.document_id} {before.strategy}: {before.config_id}" + (f" ({knobs})" if knobs else "")
+
+
 def config_section(experiment: evaluator_pb2.Experiment) -> str:
     p = experiment.provenance
     rows = [
@@ -247,6 +255,7 @@ def config_section(experiment: evaluator_pb2.Experiment) -> str:
         ("judge prompt version", p.judge_prompt_version), ("extractive method", p.extractive_method or "–"),
         ("code version", p.code_version),
         ("documents", ", ".join(f"{d} (sha256 {h[:12]})" for d, h in sorted(p.document_hashes.items()))),
+        ("indexed before, put back after", "; ".join(_indexed_before(b) for b in p.indexed_before) or "–"),
     ]
     table = "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows) + "</table>"
     run_rows = []
