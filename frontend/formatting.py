@@ -53,6 +53,28 @@ def message_html(text: str, kind: str = "info") -> str:
     return f'<div class="cl-message cl-message-{escape(kind)}">{escape(text)}</div>'
 
 
+def _knob_text(value) -> str:
+    kind = value.WhichOneof("kind")
+    return "" if kind is None else str(getattr(value, kind))
+
+
+def indexed_sets_html(sets: list, embedding_model: str) -> str:
+    """How the selected document is indexed, one row per strategy (IndexedSet messages);
+    what the Query page and experiments will find for it."""
+    if not sets:
+        return message_html(f"Not indexed with {embedding_model} yet: process it below.")
+    rows = "".join(
+        f'<tr data-strategy="{escape(s.strategy)}"><td>{escape(s.strategy)}</td>'
+        f"<td>{escape(', '.join(f'{k}={_knob_text(v)}' for k, v in sorted(s.spec.knobs.items())) or 'defaults')}</td>"
+        f"<td><code>{escape(s.config_id)}</code></td><td>{s.points}</td><td>{escape(_when(s.indexed_at))}</td></tr>"
+        for s in sets
+    )
+    return (
+        f'<div class="cl-indexed"><b>Indexed with {escape(embedding_model)}</b><table><thead><tr><th>strategy</th>'
+        f"<th>knobs</th><th>config id</th><th>points</th><th>indexed</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
     where = f"collection {d.collection!r}, {d.character_count} characters, id {d.document_id}"

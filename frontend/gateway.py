@@ -153,6 +153,21 @@ class Gateway:
                 chunker_pb2.ListStrategiesRequest(), timeout=self.settings.rpc_timeout_s
             )
 
+    def indexed_set(
+        self, document_id: str, strategy: str, embedding_model: str = ""
+    ) -> retriever_pb2.IndexedSet | None:
+        """How the document is indexed for the strategy (the configured model by default); None if it is not."""
+        request = retriever_pb2.GetIndexedSetRequest(
+            embedding_model=embedding_model or self.settings.embedding_model, document_id=document_id,
+            strategy=strategy,
+        )
+        try:
+            return self._stub("retriever").GetIndexedSet(request, timeout=self.settings.rpc_timeout_s)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise GatewayError.from_rpc_error("retriever", self.address("retriever"), exc) from None
+
     def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
         return list(self.strategy_catalog().strategies)
 

@@ -383,3 +383,13 @@ def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
             ))
         assert drawings[0], "the form has a button with a handler"
         assert drawings[1] == drawings[0]
+
+
+def test_the_indexed_sets_show_knobs_and_escape_what_they_show():
+    indexed = retriever_pb2.IndexedSet(
+        strategy="fixed_size", config_id="<b>c1</b>", points=12,
+        spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=32)}),
+    )
+    html = formatting.indexed_sets_html([indexed], "all-MiniLM-L6-v2")
+    assert "chunk_size=32" in html and "&lt;b&gt;c1&lt;/b&gt;" in html and "<b>c1" not in html
+    assert "Not indexed with m yet" in formatting.indexed_sets_html([], "m")

@@ -192,6 +192,8 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     page.locator("#upload-button").click()
     expect(page.locator("#upload-status")).to_contain_text("lighthouses.md was already uploaded")
 
+    expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
+
     # Process with fixed_size in small windows so the document has many chunks.
     page.locator("#knob-fixed_size-chunk_size input").fill("32")
     page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
@@ -202,6 +204,10 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     chunk_count = int(re.search(r"fixed_size: (\d+) chunks", completed).group(1))
     assert chunk_count >= 6, completed
     expect(status).not_to_contain_text("strategies_failed")
+    # What is indexed now, and with which knobs: what the Query page will search.
+    indexed = page.locator("#indexed-sets tr[data-strategy=fixed_size] td")
+    expect(indexed.nth(1)).to_have_text("chunk_overlap=0, chunk_size=32")
+    expect(indexed.nth(3)).to_have_text(str(chunk_count))
 
     # Query with one neighbour on each side.
     page.get_by_role("tab", name="Query").click()

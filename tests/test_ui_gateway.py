@@ -50,6 +50,12 @@ class FakeRetriever:
     def __init__(self):
         self.calls: list[tuple[str, object, float]] = []
 
+    def GetIndexedSet(self, request, timeout):
+        self.calls.append(("GetIndexedSet", request, timeout))
+        if request.strategy != "fixed_size":
+            raise FakeRpcError(grpc.StatusCode.NOT_FOUND, "not indexed")
+        return retriever_pb2.IndexedSet(document_id=request.document_id, strategy="fixed_size", config_id="c1")
+
     def Sweep(self, request, timeout):
         self.calls.append(("Sweep", request, timeout))
         return retriever_pb2.SweepResponse(dry_run=request.dry_run)
@@ -125,6 +131,14 @@ def test_deleting_a_question_set_in_use_reads_as_the_evaluators_reason():
         gateway_with(evaluator=fake).delete_question_set("qs-1")
     assert fake.calls[0][1].question_set_id == "qs-1" and fake.calls[0][2] == 7
     assert "is used by experiment(s) e-1" in caught.value.message
+
+
+def test_how_a_document_is_indexed_is_asked_with_the_configured_model_and_none_when_it_is_not():
+    fake = FakeRetriever()
+    gateway = gateway_with(retriever=fake)
+    assert gateway.indexed_set("d-1", "fixed_size").config_id == "c1"
+    assert gateway.indexed_set("d-1", "recursive") is None
+    assert [c[1].embedding_model for c in fake.calls] == [gateway.settings.embedding_model] * 2
 
 
 def test_a_report_that_is_not_ready_says_why():

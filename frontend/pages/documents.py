@@ -50,11 +50,22 @@ def build(gateway: Gateway) -> gr.Blocks:
         )
         delete_status = gr.HTML(elem_id="delete-status")
 
+        indexed = gr.HTML(elem_id="indexed-sets")
+
+        def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None):
+            """How the selected document is indexed per strategy (one GetIndexedSet each)."""
+            if not document_id:
+                return ""
+            with shown_as_error():
+                sets = [gateway.indexed_set(document_id, form.name) for form in strategy_forms or []]
+            return formatting.indexed_sets_html([s for s in sets if s is not None], gateway.settings.embedding_model)
+
         gr.Markdown("### Process the selected document")
         # Created here (unrendered) so the dynamic strategy section can name it; shown below it.
         process_status = gr.HTML(elem_id="process-status", render=False)
 
-        processing.strategy_section(gateway, forms, selected, process_status)
+        processing.strategy_section(gateway, forms, selected, process_status,
+                                    then=(show_indexed, [selected, forms], indexed))
         process_status.render()
 
         viewer_strategy = boundaries.viewer_section(gateway, forms, selected)
@@ -115,4 +126,6 @@ def build(gateway: Gateway) -> gr.Blocks:
             delete, inputs=[selected, delete_confirmed], outputs=[delete_status, wanted], js=CONFIRM_DELETE_JS
         ).success(refresh, inputs=wanted, outputs=[selected, table])
         table.select(pick_row, outputs=selected)
+        selected.change(show_indexed, inputs=[selected, forms], outputs=indexed, show_progress="hidden")
+        forms.change(show_indexed, inputs=[selected, forms], outputs=indexed, show_progress="hidden")
     return page

@@ -52,8 +52,11 @@ def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[f
         raise GatewayError("The chunker ended the processing stream without a result; see its log.")
 
 
-def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML) -> None:
-    """One group per strategy (tick to use, knobs below) and a Process button writing to status."""
+def strategy_section(
+    gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None
+) -> None:
+    """One group per strategy (tick to use, knobs below) and a Process button writing to status;
+    `then` is (function, inputs, outputs) to run after a processing that succeeded."""
 
     @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm]):
@@ -96,4 +99,6 @@ def strategy_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown, s
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
         all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
-        process_button.click(run, inputs=all_inputs, outputs=status, key="process")
+        processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
+        if then is not None:
+            processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
