@@ -11,7 +11,8 @@ _NAMESPACE = uuid.UUID("6f1c3f0e-8a5b-4c1e-9d7a-2b3c4d5e6f70")
 
 
 def chunk_id(document_id: str, strategy: str, config_id: str, chunk_index: int, role: str = "chunk") -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{document_id}/{strategy}/{config_id}/{role}/{chunk_index}"))
+    """uuid5 of "<document_id>/<strategy>/<config_id>/<role>/<chunk_index>" in ChunkLab's namespace."""
+    return ChunkIds(document_id, strategy, config_id, role)(chunk_index)
 
 
 # The bits uuid5 sets: version 5 in the top of byte 6, the RFC 4122 variant

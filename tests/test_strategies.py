@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,14 @@ def check_exact(source: SourceDocument, strategy, chunks) -> None:
         assert chunk.chunk_index == per_role.get(chunk.role, 0)
         per_role[chunk.role] = chunk.chunk_index + 1
         assert chunk.chunk_id == ids.chunk_id("doc-1", strategy.name, strategy.config_id, chunk.chunk_index, chunk.role)
+
+
+def test_chunk_ids_are_the_uuid5_of_their_name_so_stored_indexes_keep_their_ids():
+    namespace = uuid.UUID("6f1c3f0e-8a5b-4c1e-9d7a-2b3c4d5e6f70")
+    for index, role in ((0, "chunk"), (7, "parent"), (12345, "sentence")):
+        expected = str(uuid.uuid5(namespace, f"doc-1/recursive/abc123/{role}/{index}"))
+        assert ids.chunk_id("doc-1", "recursive", "abc123", index, role) == expected
+        assert ids.ChunkIds("doc-1", "recursive", "abc123", role)(index) == expected
 
 
 def contents(chunks, role=None):

@@ -9,6 +9,7 @@ tokens and cost without calling or storing anything.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gradio as gr
@@ -65,6 +66,22 @@ class RunSettings:
             judge_model=experiment_config.endpoint(*(values[c] for c in self.judge)),
             document_ids=values[self.documents] or [],
         )
+
+
+def follow_experiment(events: Iterator[evaluator_pb2.ExperimentEvent], progress):
+    """Shows a RunExperiment stream (a new run or a resumed one) as it goes: yields
+    (status HTML, gr.skip()) per event, and last (status HTML, the experiment id).
+    The gateway's streams call nothing until read, so their errors surface here."""
+    tracker = experiments_html.ExperimentTracker()
+    yield tracker.html(), gr.skip()
+    with shown_as_error():
+        for event in events:
+            tracker.add(event)
+            progress(tracker.fraction(), desc=tracker.description())
+            yield tracker.html(), gr.skip()
+    if tracker.experiment is None:
+        raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
+    yield tracker.html(), tracker.experiment.experiment_id
 
 
 def question_set_choices(sets) -> list[tuple[str, str]]:
@@ -231,16 +248,7 @@ def grid_section(
 
         def run(values: dict, progress=gr.Progress()):
             config = config_from(values)
-            tracker = experiments_html.ExperimentTracker()
-            yield tracker.html(), gr.skip()
-            with shown_as_error():
-                for event in gateway.run_experiment(config):
-                    tracker.add(event)
-                    progress(tracker.fraction(), desc=tracker.description())
-                    yield tracker.html(), gr.skip()
-            if tracker.experiment is None:
-                raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
-            yield tracker.html(), tracker.experiment.experiment_id
+            yield from follow_experiment(gateway.run_experiment(config), progress)
 
         inputs = settings.components() | {c for _, use, fields in chosen for c in (use, *fields)}
         # Keyed (ADR 0032): drawn again, the handlers keep their ids, so a page that still shows the

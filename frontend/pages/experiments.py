@@ -105,16 +105,9 @@ def build(gateway: Gateway) -> gr.Blocks:
             refuses any other with a reason); the API keys come from section 2."""
             if not experiment_id:
                 raise user_error("Choose the interrupted experiment to resume first.")
-            tracker = experiments_html.ExperimentTracker()
-            yield tracker.html(), gr.skip()
-            with shown_as_error():
-                for event in gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""):
-                    tracker.add(event)
-                    progress(tracker.fraction(), desc=tracker.description())
-                    yield tracker.html(), gr.skip()
-            if tracker.experiment is None:
-                raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
-            yield tracker.html(), tracker.experiment.experiment_id
+            yield from experiment_form.follow_experiment(
+                gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""), progress
+            )
 
         resume.click(
             do_resume, inputs=[detail_experiment, settings.answer[2], settings.judge[2]],

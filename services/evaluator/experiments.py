@@ -34,7 +34,6 @@ log = logging.getLogger("chunklab.evaluator")
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
 MAX_NEIGHBORS = 10
-PROBE_QUERY = "index probe"
 # Rough sizes for estimates, in tokens.
 ANSWER_OVERHEAD, ANSWER_COMPLETION = 80, 150
 JUDGE_OVERHEAD, JUDGE_COMPLETION = 120, 40
@@ -385,21 +384,6 @@ class ExperimentRunner:
         if self._current in self._cancelled:
             raise Interrupted(cancelled=True)
 
-    def _indexed_config(self, document_id: str, cell: Cell, model: str) -> str:
-        """The config_id this (document, strategy) is indexed with for the model, or ''."""
-        request = retriever_pb2.RetrieveRequest(
-            query=PROBE_QUERY, strategy=cell.spec.name, top_k=1, embedding_model=model,
-            filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
-        )
-        try:
-            response = self._deps.peers.retrieve(request)
-        except Unavailable:
-            raise
-        except ServiceError:
-            return ""
-        hits = response.expansion_tree.hits
-        return hits[0].hit.chunk.config_id if hits else ""
-
     def _ensure_processed(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
                           progress: Callable[[str], None], experiment: evaluator_pb2.Experiment) -> None:
         """Every document indexed with this cell's configuration and embedding model.
@@ -413,16 +397,16 @@ class ExperimentRunner:
         run.processing_seconds = 0.0
         reused = 0
         for document_id in plan.documents:
-            if self._indexed_config(document_id, cell, model) == cell.config_id:
+            indexed = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
+            if indexed is not None and indexed.config_id == cell.config_id:
                 reused += 1
                 continue
             key = (document_id, cell.spec.name)
             if key not in self._before:
-                found = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
                 before = evaluator_pb2.IndexedBefore(document_id=document_id, strategy=cell.spec.name)
-                if found is not None:
-                    before.config_id = found.config_id
-                    before.spec.CopyFrom(found.spec)
+                if indexed is not None:
+                    before.config_id = indexed.config_id
+                    before.spec.CopyFrom(indexed.spec)
                 self._before[key] = before
                 experiment.provenance.indexed_before.append(before)
             progress(f"processing {document_id} with {cell.run_key}")
