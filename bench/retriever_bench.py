@@ -6,7 +6,10 @@ synthetic chunks through IndexChunks (documents of 200 chunks, text slices of
 the shared corpora, vectors near real all-MiniLM-L6-v2 embeddings of real
 text), and times `Retrieve` (top_k 5, neighbours ±1/1, the query embedding
 included: every question is new to the service) unfiltered and filtered to
-one document, then the same questions asked again (cached embedding). Beside it, in this
+one document, then the same questions asked again (cached embedding). The
+retriever builds its HNSW graph in the background once indexing is over (ADR
+0035); the run waits for it and prints the graph's recall@5 against exact
+search (`--exact` leaves the graph out: every search exact). Beside it, in this
 process, it times the raw operations on a copy of the very same shard:
 encode the question with the same model (sentence-transformers'
 SentenceTransformer.encode, the standard call; the service's own leaner
@@ -14,7 +17,7 @@ encode is timed too and its ratio printed beside), search with the same
 strategy / document filter. Service and raw calls are interleaved so that both see the
 same load on the machine.
 
-    .venv/bin/python bench/retriever_bench.py [--sizes 20000,100000] [--queries 138]
+    .venv/bin/python bench/retriever_bench.py [--sizes 20000,100000] [--queries 138] [--exact]
 
 Target: service p95 <= 1.2 x (raw encode + raw search) p95, per case.
 """
@@ -42,7 +45,7 @@ from chunklab.timeutil import to_proto, utcnow  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
 from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
 from services.retriever import conditions as c  # noqa: E402
-from services.retriever.edge_index import EdgeIndex  # noqa: E402
+from services.retriever.edge_index import EdgeIndex, to_filter  # noqa: E402
 from services.retriever.index import index_name  # noqa: E402
 from services.retriever.payloads import unit_vector  # noqa: E402
 
@@ -66,8 +69,10 @@ def questions() -> list[str]:
         return [row["question"] for row in csv.DictReader(f)]
 
 
-def start(data_dir: Path) -> Stack:
-    stack = Stack(data_dir=data_dir, extra_env={"CHUNKLAB_SWEEP_INTERVAL_S": "0"})
+def start(data_dir: Path, graph: bool) -> Stack:
+    env = {"CHUNKLAB_SWEEP_INTERVAL_S": "0", "CHUNKLAB_HNSW_IDLE_S": "1",
+           "CHUNKLAB_HNSW_MIN_POINTS": "10000" if graph else "0"}
+    stack = Stack(data_dir=data_dir, extra_env=env)
     stack.addresses["retriever"] = f"{stack.host}:0"
     stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 300)
     wait_serving(stack.addresses["retriever"], 300)
@@ -98,6 +103,31 @@ def index_synthetic(stub, size: int, texts: list[str], base: np.ndarray, rng) ->
         stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header),
                                rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(chunks=items))]), timeout=600)
     return documents
+
+
+def wait_for_graph(stub, timeout_s: float = 1800.0) -> float:
+    """Seconds until the retriever's background HNSW build covers every point (ADR 0035)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout_s:
+        stats = stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=60)
+        if stats.indexes and all(i.graph_current for i in stats.indexes):
+            return time.perf_counter() - started
+        time.sleep(1.0)
+    raise SystemExit(f"the HNSW graph was not built within {timeout_s:.0f}s")
+
+
+def recall_at(index: EdgeIndex, vectors: list[list[float]], k: int = 5) -> float:
+    """Share of the exact top k that the index's own search returns."""
+    from qdrant_edge import Query, QueryRequest, SearchParams
+
+    where = c.match("strategy", "fixed_size")
+    shares = []
+    for vector in vectors:
+        exact = index._shard.query(QueryRequest(limit=k, query=Query.Nearest(vector, using="dense"),
+                                                filter=to_filter(where), params=SearchParams(exact=True), with_payload=True))
+        found = {p["chunk"] for p, _ in index.search(vector, where, k)}
+        shares.append(len(found & {p.payload["chunk"] for p in exact}) / k)
+    return float(np.mean(shares))
 
 
 def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.RetrieveTimings]:
@@ -167,16 +197,18 @@ def run_case(stub, index, provider, asks, cached) -> dict:
     }
 
 
-def run_size(size: int, n: int, texts, base, all_questions, rng) -> list[dict]:
+def run_size(size: int, n: int, texts, base, all_questions, rng, graph: bool) -> list[dict]:
     provider = get_provider(MODEL)
     with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as tmp:
         data_dir = Path(tmp) / "service"
-        stack = start(data_dir)
+        stack = start(data_dir, graph)
         try:
             stub = clients.retriever(stack.addresses["retriever"])
             started = time.perf_counter()
             documents = index_synthetic(stub, size, texts, base, rng)
             print(f"  indexed {size:,} chunks through IndexChunks in {time.perf_counter() - started:.1f}s", flush=True)
+            if graph:
+                print(f"  HNSW graph built in the background {wait_for_graph(stub):.1f}s later", flush=True)
         finally:
             stack.stop()
         # The raw side searches a byte-for-byte copy of the service's shard
@@ -184,7 +216,7 @@ def run_size(size: int, n: int, texts, base, all_questions, rng) -> list[dict]:
         folder = data_dir / "retriever" / "edge" / index_name(MODEL, base.shape[1])
         shutil.copytree(folder, Path(tmp) / "raw")
         index = EdgeIndex(Path(tmp) / "raw", base.shape[1])
-        stack = start(data_dir)
+        stack = start(data_dir, graph)
         try:
             stub = clients.retriever(stack.addresses["retriever"])
             unfiltered = [(q, None) for q in all_questions[:n]]
@@ -195,6 +227,8 @@ def run_size(size: int, n: int, texts, base, all_questions, rng) -> list[dict]:
             warm_vector = {"warm-up 0": unit_vector(provider.embed_query("warm-up 0"))}
             run_case(stub, index, provider, [("warm-up 0", doc) for doc in documents], warm_vector)
             vectors = {q: unit_vector(provider.embed_query(q)) for q, _ in unfiltered}
+            recall = recall_at(index, list(vectors.values()))
+            print(f"  unfiltered recall@5 against exact search: {recall:.3f}", flush=True)
             cases = {
                 "unfiltered": run_case(stub, index, provider, unfiltered, None),
                 "filtered to one document": run_case(stub, index, provider, filtered, None),
@@ -203,7 +237,7 @@ def run_size(size: int, n: int, texts, base, all_questions, rng) -> list[dict]:
         finally:
             stack.stop()
             index.close()
-    return [{"size": size, "case": case, **row} for case, row in cases.items()]
+    return [{"size": size, "case": case, "recall_at_5": recall, **row} for case, row in cases.items()]
 
 
 def main() -> None:
@@ -211,6 +245,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--queries", type=int, default=138, help="distinct questions per case (276 in all)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--exact", action="store_true",
+                        help="no HNSW graph (CHUNKLAB_HNSW_MIN_POINTS=0): every search exact")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     import torch
@@ -225,7 +261,7 @@ def main() -> None:
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"size {size:,}:", flush=True)
-        rows += run_size(size, args.queries, texts, base, all_questions, rng)
+        rows += run_size(size, args.queries, texts, base, all_questions, rng, graph=not args.exact)
 
     print("\nRetrieve via gRPC (top_k 5, ±1/1, query embedded unless cached) vs raw encode + raw search, ms")
     header = (f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
     )
     # Seconds between automatic sweeps of expired chunks (0 = never).
     sweep_interval_s: float = Field(3600.0, ge=0)
+    # Embedded index: build an HNSW graph (in another process) over a shard of at
+    # least this many points (0 = never: exact search only), once no write has
+    # come in for hnsw_idle_s seconds.
+    hnsw_min_points: int = Field(10_000, ge=0)
+    hnsw_idle_s: float = Field(30.0, ge=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
 
     @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")

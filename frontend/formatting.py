@@ -188,6 +188,9 @@ def index_stats_html(stats) -> str:
         f" ({_size(stats.disk_bytes)} on disk); {stats.archived_documents} documents in cold storage"
         f" ({_size(stats.archive_bytes)}).</p>"
     )
+    searches = "".join(f"<li>{escape(_search_kind(stats.backend, i))}</li>" for i in stats.indexes)
+    if searches:
+        head += f'<ul class="cl-index-search">{searches}</ul>'
     table = (
         '<table class="cl-table cl-index-stats"><thead><tr><th>embedding model</th><th>strategy</th>'
         f"<th>collection</th><th>points</th><th>documents</th><th>size</th></tr></thead><tbody>{rows}</tbody></table>"
@@ -195,6 +198,19 @@ def index_stats_html(stats) -> str:
         else ""
     )
     return f'<div class="cl-index">{head}{table}</div>'
+
+
+def _search_kind(backend: str, index) -> str:
+    """How one vector index answers a search, in a sentence."""
+    name = f"{index.embedding_model} ({index.dimension} dimensions, {index.points} points)"
+    if backend == "qdrant":
+        return f"{name}: searched by the Qdrant server, which builds its own HNSW graphs"
+    if index.graph_current:
+        return f"{name}: HNSW graph over every point (built {_when(index.graph_built_at)})"
+    if index.HasField("graph_built_at"):
+        return (f"{name}: HNSW graph built {_when(index.graph_built_at)}; points written since are searched "
+                "exactly until the next build")
+    return f"{name}: exact search (an HNSW graph is built once the index is big enough and idle)"
 
 
 def catalog_html(catalog) -> str:

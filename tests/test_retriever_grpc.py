@@ -304,6 +304,10 @@ def test_index_stats_count_points_per_strategy_and_collection(retriever):
     assert (row.points, row.documents) == (6, 2) and row.bytes > 6 * 384 * 4
     assert stats.total_points == sum(r.points for r in stats.rows)
     assert stats.backend == "edge" and stats.disk_bytes > 0
+    # Far below the HNSW threshold: the index says it is searched exactly, graph never built.
+    (info,) = [i for i in stats.indexes if i.embedding_model == MODEL]
+    assert info.dimension == 384 and info.points == stats.total_points
+    assert not info.graph_current and not info.HasField("graph_built_at")
 
 
 def test_how_a_document_is_indexed_can_be_asked_with_the_knobs_that_made_it(retriever):

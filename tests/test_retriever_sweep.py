@@ -252,7 +252,7 @@ def test_the_periodic_task_sweeps_on_its_own_and_zero_means_never(kit):
     service, sweeper = kit
     fill(service)
     sweeper.start(0)
-    assert sweeper._thread is None
+    assert not sweeper._periodic.running
     sweeper.start(0.1)
     deadline = time.monotonic() + 20
     while not sweeper.list_archived(0, "").documents and time.monotonic() < deadline:

@@ -169,20 +169,36 @@ class IndexStatsRow(_message.Message):
     def __init__(self, embedding_model: _Optional[str] = ..., strategy: _Optional[str] = ..., collection: _Optional[str] = ..., points: _Optional[int] = ..., documents: _Optional[int] = ..., bytes: _Optional[int] = ...) -> None: ...
 
 class GetIndexStatsResponse(_message.Message):
-    __slots__ = ("rows", "total_points", "disk_bytes", "archived_documents", "archive_bytes", "backend")
+    __slots__ = ("rows", "total_points", "disk_bytes", "archived_documents", "archive_bytes", "backend", "indexes")
     ROWS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_POINTS_FIELD_NUMBER: _ClassVar[int]
     DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVE_BYTES_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    INDEXES_FIELD_NUMBER: _ClassVar[int]
     rows: _containers.RepeatedCompositeFieldContainer[IndexStatsRow]
     total_points: int
     disk_bytes: int
     archived_documents: int
     archive_bytes: int
     backend: str
-    def __init__(self, rows: _Optional[_Iterable[_Union[IndexStatsRow, _Mapping]]] = ..., total_points: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., archived_documents: _Optional[int] = ..., archive_bytes: _Optional[int] = ..., backend: _Optional[str] = ...) -> None: ...
+    indexes: _containers.RepeatedCompositeFieldContainer[VectorIndexInfo]
+    def __init__(self, rows: _Optional[_Iterable[_Union[IndexStatsRow, _Mapping]]] = ..., total_points: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., archived_documents: _Optional[int] = ..., archive_bytes: _Optional[int] = ..., backend: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[VectorIndexInfo, _Mapping]]] = ...) -> None: ...
+
+class VectorIndexInfo(_message.Message):
+    __slots__ = ("embedding_model", "dimension", "points", "graph_current", "graph_built_at")
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_CURRENT_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_BUILT_AT_FIELD_NUMBER: _ClassVar[int]
+    embedding_model: str
+    dimension: int
+    points: int
+    graph_current: bool
+    graph_built_at: _timestamp_pb2.Timestamp
+    def __init__(self, embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., points: _Optional[int] = ..., graph_current: _Optional[bool] = ..., graph_built_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class FreshnessWindow(_message.Message):
     __slots__ = ("collection", "max_age_days")

@@ -1,11 +1,13 @@
 """Qdrant Edge, in-process: one shard per (embedding model, dimension).
 
 Edge runs no background optimizer, and `EdgeShard.optimize()` holds the
-GIL for as long as it runs (measured here: 15 s at 20,000 points and 137 s
-at 100,000 when it builds HNSW), which would freeze every gRPC call. So the
-shard never builds HNSW (indexing_threshold 0): searches are exact over the
-points the payload indexes select, and `maintain()` only vacuums deleted
-points, which takes under a second at 20,000 (ADR 0020).
+GIL for as long as it runs, which would freeze every gRPC call while it
+builds HNSW. So this process never builds HNSW (indexing_threshold 0), and
+`maintain()` only vacuums deleted points, which takes under a second at
+20,000. The HNSW graph is built in another process, on a copy of the shard,
+and swapped in when no write came in meanwhile (`rebuild_graph`, run by
+services/retriever/graph.py; ADR 0020, 0035). Until then, and for points
+written since, searches are exact over the points the payload indexes select.
 
 EdgeShard is safe to call from several threads; a ReadWriteLock still makes
 a (document, strategy) replacement appear all at once to queries.
@@ -13,6 +15,12 @@ a (document, strategy) replacement appear all at once to queries.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +35,7 @@ from qdrant_edge import (
     EdgeVectorParams,
     FieldCondition,
     Filter,
+    HnswIndexConfig,
     MatchAny,
     MatchValue,
     Memory,
@@ -47,9 +56,27 @@ from services.retriever.index import DENSE, SPARSE, ReadWriteLock, StoredPoint, 
 from services.retriever.payloads import INTEGER_FIELDS, KEYWORD_FIELDS, TIME_FIELD, IndexPoint, Sparse
 
 BATCH = 512
+_REPO = Path(__file__).resolve().parents[2]  # where `python -m services.retriever.graph` runs
+# Written into a shard by the process that built its HNSW graph (when, over how many points);
+# removed by the first write after, which the graph does not cover.
+GRAPH_MARKER = "chunklab-graph.json"
 # Vacuum when this share of the points are deleted ones (Qdrant's default).
 VACUUM_SHARE = 0.2
 VACUUM_MIN = 1000
+
+
+def shard_config(dimension: int, build_graph: bool = False) -> EdgeConfig:
+    """The shard's configuration. This process opens shards with HNSW
+    building off; the graph builder's process opens its copy with it on
+    (every segment indexed, in one thread, Qdrant's default graph)."""
+    return EdgeConfig(
+        vectors={DENSE: EdgeVectorParams(size=dimension, distance=Distance.Dot)},
+        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+        optimizers=EdgeOptimizersConfig(indexing_threshold=1 if build_graph else 0),
+        hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000,
+                                    max_indexing_threads=1) if build_graph else None,
+        payload_memory=Memory.Cached,
+    )
 
 
 def to_filter(condition: c.Condition | None) -> Filter | None:
@@ -93,19 +120,15 @@ class EdgeIndex(VectorIndex):
         self.dimension = dimension
         self._lock = ReadWriteLock()
         self._deleted_since_vacuum = 0
+        self._graph_built_at: float | None = None
+        _recover_swap(path)
+        # The generation the HNSW graph covers (None: points were written since it was built, or never built).
+        self.graph_generation: int | None = 0 if (path / GRAPH_MARKER).exists() else None
         if (path / "edge_config.json").exists():
-            self._shard = EdgeShard.load(str(path))
+            self._shard = EdgeShard.load(str(path), shard_config(dimension))
         else:
             path.mkdir(parents=True, exist_ok=True)
-            self._shard = EdgeShard.create(
-                str(path),
-                EdgeConfig(
-                    vectors={DENSE: EdgeVectorParams(size=dimension, distance=Distance.Dot)},
-                    sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
-                    optimizers=EdgeOptimizersConfig(indexing_threshold=0),
-                    payload_memory=Memory.Cached,
-                ),
-            )
+            self._shard = EdgeShard.create(str(path), shard_config(dimension))
             for name in KEYWORD_FIELDS:
                 self._shard.update(UpdateOperation.create_field_index(name, PayloadSchemaType.Keyword))
             for name in INTEGER_FIELDS:
@@ -128,14 +151,14 @@ class EdgeIndex(VectorIndex):
             self._upsert(points)
             self._shard.flush()
             self._deleted_since_vacuum += replaced
-            self.generation += 1
+            self._written()
         return replaced
 
     def upsert(self, points: list[IndexPoint]) -> None:
         with self._lock.write():
             self._upsert(points)
             self._shard.flush()
-            self.generation += 1
+            self._written()
 
     def delete_document(self, document_id: str) -> int:
         flt = to_filter(c.match("document_id", document_id))
@@ -145,7 +168,7 @@ class EdgeIndex(VectorIndex):
                 self._shard.update(UpdateOperation.delete_points_by_filter(flt))
                 self._shard.flush()
                 self._deleted_since_vacuum += deleted
-                self.generation += 1
+                self._written()
         return deleted
 
     def maintain(self) -> None:
@@ -154,6 +177,68 @@ class EdgeIndex(VectorIndex):
             if self._deleted_since_vacuum >= max(VACUUM_MIN, VACUUM_SHARE * points):
                 self._shard.optimize()
                 self._deleted_since_vacuum = 0
+
+    def rebuild_graph(self, stop: threading.Event | None = None, timeout_s: float = 3600.0) -> bool:
+        """Builds the HNSW graph over every point in another process and swaps
+        the result in; searches go on meanwhile. Returns False, keeping the
+        shard as it is, when a write came in during the build (call again
+        later) or `stop` was set (the build is killed); raises
+        GraphBuildFailed when the build process fails.
+
+        The copy is taken under the read lock (no write can change the files
+        it reads); the swap happens under the write lock, so a query sees
+        the shard before or after, never between."""
+        building, previous = _siblings(self.path)
+        shutil.rmtree(building, ignore_errors=True)
+        with self._lock.read():
+            generation = self.generation
+            self._shard.flush()
+            shutil.copytree(self.path, building)
+        try:
+            if not _run_build(graph_command(building, self.dimension), stop, timeout_s):
+                shutil.rmtree(building, ignore_errors=True)
+                return False
+        except GraphBuildFailed as exc:
+            shutil.rmtree(building, ignore_errors=True)
+            raise GraphBuildFailed(f"building the HNSW graph of {self.path.name} failed: {exc}") from None
+        with self._lock.write():
+            if self.generation != generation:
+                shutil.rmtree(building, ignore_errors=True)
+                return False
+            self._shard.close()
+            self.path.rename(previous)
+            building.rename(self.path)
+            try:
+                self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
+            except Exception:
+                self.path.rename(building)
+                previous.rename(self.path)
+                self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
+                shutil.rmtree(building, ignore_errors=True)
+                raise
+            self.graph_generation = generation
+        shutil.rmtree(previous, ignore_errors=True)
+        return True
+
+    @property
+    def graph_current(self) -> bool:
+        """Whether the HNSW graph covers every point written so far."""
+        return self.graph_generation == self.generation
+
+    def graph_built_at(self) -> float | None:
+        """When the graph in use was built (seconds since the epoch), None if never."""
+        try:
+            return float(json.loads((self.path / GRAPH_MARKER).read_text())["built_at"])
+        except (OSError, ValueError, KeyError):
+            return self._graph_built_at
+
+    def _written(self) -> None:
+        """Bookkeeping after a write (under the write lock)."""
+        self.generation += 1
+        if self.graph_generation is not None:
+            self._graph_built_at = self.graph_built_at()
+            self.graph_generation = None
+            (self.path / GRAPH_MARKER).unlink(missing_ok=True)
 
     # -- reads ------------------------------------------------------------
 
@@ -219,3 +304,52 @@ class EdgeIndex(VectorIndex):
         with self._lock.write():
             self._shard.flush()
             self._shard.close()
+
+
+class GraphBuildFailed(RuntimeError):
+    """The process that builds a shard's HNSW graph did not finish."""
+
+
+def graph_command(folder: Path, dimension: int) -> list[str]:
+    return [sys.executable, "-m", "services.retriever.graph", str(folder), str(dimension)]
+
+
+def _run_build(command: list[str], stop: threading.Event | None, timeout_s: float) -> bool:
+    """Runs the build process to its end (True), or kills it when stop is set (False)."""
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=_REPO)
+    except OSError as exc:
+        raise GraphBuildFailed(str(exc)) from None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            _, errors = process.communicate(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            if (stop is not None and stop.is_set()) or time.monotonic() > deadline:
+                process.kill()
+                process.communicate()
+                if stop is not None and stop.is_set():
+                    return False
+                raise GraphBuildFailed(f"still running after {timeout_s:.0f}s") from None
+    if process.returncode:
+        lines = (errors or "").strip().splitlines()
+        raise GraphBuildFailed(lines[-1] if lines else f"exit status {process.returncode}")
+    return True
+
+
+def _siblings(path: Path) -> tuple[Path, Path]:
+    """Where a shard's graph is built, and where the shard it replaces waits to be removed."""
+    return path.with_name(path.name + ".building"), path.with_name(path.name + ".previous")
+
+
+def _recover_swap(path: Path) -> None:
+    """Finishes or undoes a swap a crash interrupted: the shard folder is
+    always either the old shard or the new one, whole."""
+    building, previous = _siblings(path)
+    if previous.exists():
+        if path.exists():
+            shutil.rmtree(previous)  # the new shard is in place
+        else:
+            previous.rename(path)  # crashed between the two renames: the old shard stays
+    shutil.rmtree(building, ignore_errors=True)

@@ -11,6 +11,7 @@ from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.archive import ColdStorage
+from services.retriever.graph import GraphKeeper
 from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
@@ -102,9 +103,12 @@ def main() -> None:
     service, sweeper = build(settings)
     log.info("retriever index: %s", f"Qdrant at {settings.qdrant_url}" if settings.qdrant_url else "Qdrant Edge")
     sweeper.start(settings.sweep_interval_s)
+    graphs = GraphKeeper(service.registry, settings.hnsw_min_points, settings.hnsw_idle_s)
+    graphs.start()
     servicer = RetrieverServicer(service, sweeper)
 
     def stop() -> None:
+        graphs.stop()
         sweeper.stop()
         service.close()
 

@@ -11,7 +11,7 @@ import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -362,4 +362,16 @@ class RetrieverService:
             archived_documents=archive_stats[0],
             archive_bytes=archive_stats[1],
             backend=self.registry.backend,
+            indexes=[_index_info(model, index) for _, model, index in indexes],
         )
+
+
+def _index_info(model: str, index) -> retriever_pb2.VectorIndexInfo:
+    info = retriever_pb2.VectorIndexInfo(
+        embedding_model=model, dimension=index.dimension, points=index.count(),
+        graph_current=bool(getattr(index, "graph_current", False)),
+    )
+    built_at = getattr(index, "graph_built_at", lambda: None)()
+    if built_at is not None:
+        info.graph_built_at.CopyFrom(to_proto(datetime.fromtimestamp(built_at, tz=timezone.utc)))
+    return info

@@ -22,6 +22,7 @@ from services.retriever import conditions as c
 from services.retriever.archive import ColdStorage, point_record, record_point
 from services.retriever.index import index_name
 from services.retriever.payloads import TIME_FIELD, payload_to_chunk
+from services.retriever.periodic import Periodic
 from services.retriever.service import RetrieverService
 
 log = logging.getLogger("chunklab.retriever.sweeper")
@@ -42,8 +43,7 @@ class Sweeper:
         self.service = service
         self.storage = storage
         self._lock = threading.Lock()  # one sweep or restore at a time
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._periodic = Periodic("periodic sweep", self._sweep_and_vacuum, log)
 
     # -- sweep -----------------------------------------------------------------
 
@@ -166,24 +166,12 @@ class Sweeper:
 
     def start(self, interval_s: float) -> None:
         """Sweeps every interval_s seconds (0: never) and vacuums the indexes."""
-        if interval_s <= 0 or self._thread is not None:
-            return
+        self._periodic.start(interval_s)
 
-        def loop() -> None:
-            while not self._stop.wait(interval_s):
-                try:
-                    self.sweep(self.service.clock(), dry_run=False)
-                    for _, _, index in self.service.registry.all():
-                        index.maintain()
-                except Exception:  # noqa: BLE001 - the next round tries again
-                    log.exception("periodic sweep failed")
-
-        self._thread = threading.Thread(target=loop, name="retriever-sweeper", daemon=True)
-        self._thread.start()
+    def _sweep_and_vacuum(self) -> None:
+        self.sweep(self.service.clock(), dry_run=False)
+        for _, _, index in self.service.registry.all():
+            index.maintain()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
-
+        self._periodic.stop()

@@ -1,0 +1,202 @@
+"""HNSW graphs for the embedded index, built in another process and swapped
+in (services/retriever/graph.py, ADR 0035): answers keep, writes are never
+lost, a crash or a failed build leaves a whole shard."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+from chunklab.v1 import retriever_pb2
+from frontend.formatting import index_stats_html
+from services.retriever import conditions as c
+from services.retriever import edge_index
+from services.retriever import graph as graph_module
+from services.retriever.edge_index import GRAPH_MARKER, EdgeIndex, GraphBuildFailed
+from services.retriever.graph import GraphKeeper
+from services.retriever.payloads import IndexPoint, unit_vector
+from services.retriever.registry import IndexRegistry
+from services.retriever.service import RetrieverService
+from services.retriever.store import RetrieverStore
+
+DIM = 16
+DOCS = 20
+PER_DOC = 150  # 3,000 points: a graph builds in about a second
+
+
+def points(rng, doc: int, count: int = PER_DOC, base: int = 0) -> list[IndexPoint]:
+    made = []
+    for i in range(base, base + count):
+        payload = {"document_id": f"d{doc}", "strategy": "fixed_size", "chunk_index": i, "chunk": f"d{doc}/{i}"}
+        pid = str(uuid.uuid5(uuid.NAMESPACE_URL, payload["chunk"]))
+        made.append(IndexPoint(pid, payload, unit_vector(rng.standard_normal(DIM))))
+    return made
+
+
+def filled(path) -> EdgeIndex:
+    index = EdgeIndex(path, DIM)
+    rng = np.random.default_rng(3)
+    for doc in range(DOCS):
+        index.replace(f"d{doc}", "fixed_size", points(rng, doc))
+    return index
+
+
+def answers(index: EdgeIndex, queries, where=None) -> list[list[str]]:
+    return [[p["chunk"] for p, _ in index.search(q, where, 5)] for q in queries]
+
+
+def queries(n: int = 30) -> list[list[float]]:
+    rng = np.random.default_rng(11)
+    return [unit_vector(rng.standard_normal(DIM)) for _ in range(n)]
+
+
+def test_a_built_graph_keeps_the_answers_and_survives_a_restart(tmp_path):
+    index = filled(tmp_path / "shard")
+    one_document = c.match("document_id", "d7")
+    exact, exact_filtered = answers(index, queries()), answers(index, queries(), one_document)
+    assert not index.graph_current and index.graph_built_at() is None
+
+    assert index.rebuild_graph() is True
+    assert index.graph_current and index.graph_built_at() is not None
+    assert index.count() == DOCS * PER_DOC
+    # Filtered to one document, the search stays exact; unfiltered, the graph
+    # finds (nearly) every one of the exact top 5.
+    assert answers(index, queries(), one_document) == exact_filtered
+    found = answers(index, queries())
+    recall = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(found, exact)])
+    assert recall >= 0.95
+    assert index.get([points(np.random.default_rng(0), 7, 1, base=3)[0].point_id])  # fetched by id as before
+    assert not list(tmp_path.glob("shard.*")), "no copy is left beside the shard"
+    index.close()
+
+    reopened = EdgeIndex(tmp_path / "shard", DIM)
+    assert reopened.graph_current, "the graph is still there after a restart"
+    assert answers(reopened, queries()) == found
+    # The first write is not in the graph: the shard says so, and stays searchable.
+    extra = points(np.random.default_rng(5), 99, 3)
+    reopened.upsert(extra)
+    assert not reopened.graph_current and reopened.graph_built_at() is not None
+    assert not (tmp_path / "shard" / GRAPH_MARKER).exists()
+    assert [p["chunk"] for p, _ in reopened.search(extra[1].dense, None, 1)] == ["d99/1"]
+    reopened.close()
+
+
+def test_a_write_during_the_build_sets_the_graph_aside_and_is_kept(tmp_path, monkeypatch):
+    index = filled(tmp_path / "shard")
+    late = points(np.random.default_rng(8), 50, 5)
+    real_run = edge_index._run_build
+
+    def run_with_a_write(*args, **kwargs):
+        index.upsert(late)  # a ProcessDocument lands while the graph is being built
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(edge_index, "_run_build", run_with_a_write)
+    assert index.rebuild_graph() is False
+    assert not index.graph_current
+    assert index.count() == DOCS * PER_DOC + 5
+    assert [p["chunk"] for p, _ in index.search(late[2].dense, None, 1)] == ["d50/2"]
+    assert not list(tmp_path.glob("shard.*"))
+    monkeypatch.setattr(edge_index, "_run_build", real_run)
+    assert index.rebuild_graph() is True  # the next try covers the late points too
+    assert index.count() == DOCS * PER_DOC + 5
+    index.close()
+
+
+def test_a_failed_build_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
+    index = filled(tmp_path / "shard")
+    before = answers(index, queries(5))
+
+    monkeypatch.setattr(edge_index, "graph_command", lambda folder, dimension: [
+        sys.executable, "-c", "import sys; print('building', file=sys.stderr); sys.exit('No space left on device')"])
+    with pytest.raises(GraphBuildFailed, match="shard failed: No space left on device"):
+        index.rebuild_graph()
+    assert not index.graph_current
+    assert answers(index, queries(5)) == before
+    assert not list(tmp_path.glob("shard.*"))
+    index.close()
+
+
+def test_stopping_the_retriever_kills_a_build_in_progress(tmp_path, monkeypatch):
+    index = filled(tmp_path / "shard")
+    monkeypatch.setattr(edge_index, "graph_command", lambda folder, dimension: [
+        sys.executable, "-c", "import time; time.sleep(60)"])
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    assert index.rebuild_graph(stop) is False
+    assert time.monotonic() - started < 30 and not index.graph_current
+    assert not list(tmp_path.glob("shard.*"))
+    index.close()
+
+
+def test_a_crash_in_the_middle_of_the_swap_leaves_one_whole_shard(tmp_path):
+    index = filled(tmp_path / "shard")
+    expected = answers(index, queries(5))
+    index.close()
+    # Crashed after moving the old shard aside, before moving the new one in:
+    (tmp_path / "shard").rename(tmp_path / "shard.previous")
+    (tmp_path / "shard.building").mkdir()  # and a half-copied build
+    reopened = EdgeIndex(tmp_path / "shard", DIM)
+    assert reopened.count() == DOCS * PER_DOC and answers(reopened, queries(5)) == expected
+    assert not list(tmp_path.glob("shard.*"))
+    reopened.close()
+
+
+def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path):
+    store = RetrieverStore(f"sqlite:///{tmp_path / 'retriever.sqlite3'}")
+    registry = IndexRegistry(tmp_path / "edge", store)
+    small = registry.get("small-model", DIM, create=True)
+    small.upsert(points(np.random.default_rng(1), 0, 10))
+    big = registry.get("big-model", DIM, create=True)
+    rng = np.random.default_rng(2)
+    for doc in range(DOCS):
+        big.replace(f"d{doc}", "fixed_size", points(rng, doc))
+    now = [100.0]
+    keeper = GraphKeeper(registry, min_points=1000, idle_s=30, clock=lambda: now[0])
+
+    assert keeper.due() == [], "just written: a bulk load may still be going on"
+    now[0] += 31
+    assert [name for name, _ in keeper.due()] == ["big-model__16"]  # the small one stays exact
+    assert keeper.run_once() == 1 and big.graph_current
+    now[0] += 31
+    assert keeper.due() == [], "nothing written since the graph"
+    big.upsert(points(rng, 60, 2))
+    now[0] += 10
+    assert keeper.due() == []
+    now[0] += 31
+    assert [name for name, _ in keeper.due()] == ["big-model__16"]
+
+    # The index stats say how each index is searched, and the UI says it in words.
+    service = RetrieverService(registry, store, "big-model", lambda name: None, {})
+    stats = service.stats()
+    by_model = {i.embedding_model: i for i in stats.indexes}
+    assert by_model["big-model"].points == DOCS * PER_DOC + 2 and not by_model["big-model"].graph_current
+    assert by_model["big-model"].HasField("graph_built_at")
+    assert not by_model["small-model"].HasField("graph_built_at")
+    html = index_stats_html(stats)
+    assert "points written since are searched exactly until the next build" in html
+    assert "small-model (16 dimensions, 10 points): exact search" in html
+    service.close()
+
+
+def test_the_keeper_is_off_at_zero_points_and_the_server_backend_reads_in_words():
+    keeper = GraphKeeper(registry=None, min_points=0, idle_s=1)
+    keeper.start()
+    assert not keeper._periodic.running
+    stats = retriever_pb2.GetIndexStatsResponse(
+        backend="qdrant", indexes=[retriever_pb2.VectorIndexInfo(embedding_model="m", dimension=384, points=5)]
+    )
+    assert "searched by the Qdrant server, which builds its own HNSW graphs" in index_stats_html(stats)
+
+
+def test_the_build_process_writes_the_marker(tmp_path):
+    index = filled(tmp_path / "shard")
+    index.close()
+    graph_module.main([str(tmp_path / "shard"), str(DIM)])
+    assert (tmp_path / "shard" / GRAPH_MARKER).exists()
+    assert EdgeIndex(tmp_path / "shard", DIM).graph_current
