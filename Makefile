@@ -38,8 +38,11 @@ browser:
 test: setup stubs browser
 	$(PY) -m pytest
 
-bench: setup
-	$(PY) bench/run_all.py
+# Every benchmark in turn (each compares side by side and prints its ratios; see the README).
+BENCHES := ingest_throughput chunker_bench retriever_bench retriever_layout evaluator_chroma
+
+bench: setup stubs
+	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done
 
 clean:
 	rm -rf $(VENV) .chunklab .pytest_cache

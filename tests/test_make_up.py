@@ -43,3 +43,11 @@ def test_the_stack_starts_serves_the_ui_and_stops_on_ctrl_c(tmp_path):
     time.sleep(0.5)
     for pid in children:
         assert not os.path.exists(f"/proc/{pid}") or "zombie" in open(f"/proc/{pid}/status").read().lower()
+
+
+def test_make_bench_runs_every_benchmark_script_there_is():
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    plan = subprocess.run(["make", "-n", "bench"], cwd=repo, capture_output=True, text=True, check=True).stdout
+    ran = set(re.search(r"for b in ([a-z_ ]+);", plan).group(1).split())
+    scripts = {name[:-3] for name in os.listdir(os.path.join(repo, "bench")) if name.endswith(".py")}
+    assert ran == scripts
