@@ -468,6 +468,19 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(page.locator("#compare-result details[data-metric=iou] svg")).to_be_visible()
 
 
+def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_stack):
+    from playwright.sync_api import expect
+
+    upload(ui_stack, "tides.md", "# Tides\n\nThe tide turns twice a day.\n")
+    page.reload()
+    # Ready to process or view at once: the newest document is selected, and how it is indexed shows.
+    expect(page.locator("#document-select input")).to_have_value(re.compile(r"^tides\.md · default · "))
+    expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
+    page.get_by_role("tab", name="Experiments").click()
+    # The spare set was deleted in the experiment test: the newest one left is chosen.
+    expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^storm-questions\.jsonl · 2 questions"))
+
+
 def test_freshness_windows_and_a_sweep_from_dry_run_to_restore(page, ui_stack):
     from playwright.sync_api import expect
 

@@ -80,6 +80,8 @@ def build(gateway: Gateway) -> gr.Blocks:
             viewer = current_viewer if current_viewer in names else (knobs.BASELINE if knobs.BASELINE in names else None)
             with shown_as_error():
                 documents = gateway.list_documents()
+            if not current and documents:  # a fresh page starts on the newest document, ready to process or view
+                current = documents[0].document_id
             return (
                 strategy_forms, message,
                 document_dropdown_update(gateway, current, documents), documents_table(documents),

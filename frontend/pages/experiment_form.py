@@ -88,6 +88,15 @@ def question_set_choices(sets) -> list[tuple[str, str]]:
     return [(f"{s.name} · {s.question_count} questions · {s.question_set_id[:8]}", s.question_set_id) for s in sets]
 
 
+def question_set_update(gateway: Gateway, current: str | None):
+    """The stored sets as choices, keeping `current` where it still exists, else the newest set."""
+    with shown_as_error():
+        sets = gateway.list_question_sets()
+    options = question_set_choices(sets)
+    ids = {value for _, value in options}
+    return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
+
+
 def question_set_section(gateway: Gateway) -> gr.Dropdown:
     """Pick a stored set or import a JSONL/CSV file; returns the set dropdown."""
     gr.Markdown("### 1. Question set")
@@ -112,11 +121,7 @@ def question_set_section(gateway: Gateway) -> gr.Dropdown:
     status = gr.HTML(elem_id="qs-status")
 
     def choices(current: str | None):
-        with shown_as_error():
-            sets = gateway.list_question_sets()
-        options = question_set_choices(sets)
-        ids = {value for _, value in options}
-        return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
+        return question_set_update(gateway, current)
 
     def do_import(path: str | None, set_name: str, mapping_text: str):
         if not path:

@@ -132,7 +132,10 @@ def build(gateway: Gateway) -> gr.Blocks:
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],
             outputs=[forms, settings.embedding_model, settings.documents, status],
-        ).then(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
+        ).then(listing, inputs=detail_experiment, outputs=[table, detail_experiment]).then(
+            lambda current: experiment_form.question_set_update(gateway, current),
+            inputs=question_set, outputs=question_set, show_progress="hidden",
+        )
         refresh.click(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
 
         def current_documents(selection: list[str] | None):
