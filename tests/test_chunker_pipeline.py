@@ -10,7 +10,6 @@ at that server.
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 import threading
 import time
@@ -22,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
+from support.providers import HashedProvider
 
 from chunklab import clients, tokens
-from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import Stack
@@ -42,31 +41,6 @@ COMPLETED, FAILED = chunker_pb2.STRATEGY_PHASE_COMPLETED, chunker_pb2.STRATEGY_P
 
 
 # -- in process ---------------------------------------------------------------
-
-
-class HashedProvider(EmbeddingProvider):
-    """A cheap deterministic model (hashed bag of words) that counts what it embeds."""
-
-    name = "hashed-64"
-
-    def __init__(self) -> None:
-        self.texts_embedded = 0
-
-    @property
-    def dimension(self) -> int:
-        return 64
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        self.texts_embedded += len(texts)
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1
-            out[i, 0] += 1e-3
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
 
 
 def markdown_document(document_id: str = "doc-1", text: str | None = None) -> documents_pb2.Document:

@@ -271,12 +271,14 @@ def test_without_an_llm_the_answer_is_extractive_and_says_so(stack, chroma, chro
     context, result = events[0].context, events[-1].result
     assert context.query_id == result.query_id and len(context.expansion_tree.hits) == 3
     assert result.extractive and result.model == "extractive" and result.usage.llm_calls == 0
-    # The answer is whole sentences of the context, in reading order, joined by spaces.
+    # The answer is whole sentences of the context (white space read as single spaces), in
+    # reading order: next to each other where they follow one another, else with " … " between.
     rest = result.answer
     for chunk in context.retrieved_chunks:
         for sentence in sentences.sentences(chunk.chunk.content):
+            sentence = " ".join(sentence.split())
             if rest.startswith(sentence):
-                rest = rest[len(sentence):].lstrip(" ")
+                rest = rest[len(sentence):].removeprefix(" … ").lstrip(" ")
     assert result.answer and rest == ""
     assert "".join(e.delta for e in events if e.HasField("delta")) == result.answer
 
@@ -545,3 +547,24 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
     assert 'id="managerial"' in managerial and 'id="technical"' not in managerial
     assert 'id="technical"' in technical and "Expansion tree" in technical and "<svg" not in technical
     (tmp_path / report.file_name).write_text(html)
+
+
+def test_an_extractive_answer_reads_as_sentences_not_markup():
+    from support.providers import HashedProvider
+
+    from services.evaluator.answers import SentenceEmbeddings, extractive_answer
+
+    def retrieved(content: str) -> common_pb2.RetrievedChunk:
+        return common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(content=content, language="en"))
+
+    context = [
+        retrieved("## Fog horns and fog\n\nFog horns warned\nships in fog. Keepers wound the clock.\n\n"
+                  "Fog horns sounded every minute in fog."),
+        retrieved("|---|---|\n\nRadio beacons replaced fog horns.\n\n| tide | hour |"),
+    ]
+    answer = extractive_answer(HashedProvider(), "fog horns in fog", context, SentenceEmbeddings(), count=3)
+    # The heading and the bare table rule are not answers; the hard line break reads as a space; the
+    # sentence that does not follow the first in its chunk comes after " … ".
+    assert answer.extractive and answer.text == (
+        "Fog horns warned ships in fog. … Fog horns sounded every minute in fog. … Radio beacons replaced fog horns."
+    )

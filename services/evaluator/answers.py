@@ -7,6 +7,7 @@ in reading order, labelled extractive so nobody mistakes it for an LLM's.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -104,9 +105,14 @@ def extractive_answer(
     cache: SentenceEmbeddings,
     count: int = EXTRACTIVE_SENTENCES,
 ) -> Answer:
-    """The context sentences closest to the question, in reading order."""
+    """The context sentences closest to the question, in reading order.
+
+    Markdown headings and lines without a letter or digit are not answers
+    (unless the context has nothing else); a sentence's line breaks and runs
+    of white space read as one space; sentences that do not follow one
+    another in their chunk are joined by " … "."""
     started = time.perf_counter()
-    found: list[tuple[int, int, str]] = []  # (chunk position, sentence start, text)
+    found: list[tuple[int, str]] = []  # (chunk position, sentence text), in reading order
     seen: set[str] = set()
     for position, item in enumerate(retrieved):
         content = item.chunk.content
@@ -114,11 +120,24 @@ def extractive_answer(
             text = content[start:end]
             if text not in seen:
                 seen.add(text)
-                found.append((position, start, text))
+                found.append((position, text))
     if not found:
         return Answer("The retrieved context is empty: there is nothing to answer from.", True, "extractive")
-    vectors = cache.embed(provider, [text for _, _, text in found])
+    candidates = [i for i, (_, text) in enumerate(found) if _answers(text)] or list(range(len(found)))
+    vectors = cache.embed(provider, [found[i][1] for i in candidates])
     scores = vectors @ provider.embed_query(question)
-    best = sorted(np.argsort(-scores, kind="stable")[:count])
-    text = " ".join(found[i][2] for i in best)
-    return Answer(text, True, "extractive", latency_ms=(time.perf_counter() - started) * 1e3)
+    best = sorted(candidates[k] for k in np.argsort(-scores, kind="stable")[:count])
+    parts = []
+    for previous, i in zip([None, *best], best):
+        if previous is not None:
+            parts.append(" " if i == previous + 1 and found[i][0] == found[previous][0] else " … ")
+        parts.append(" ".join(found[i][1].split()))
+    return Answer("".join(parts), True, "extractive", latency_ms=(time.perf_counter() - started) * 1e3)
+
+
+_HEADING = re.compile(r"\s{0,3}#{1,6}\s")
+
+
+def _answers(sentence: str) -> bool:
+    """Whether a sentence can stand in an answer: not a heading, not bare markup."""
+    return not _HEADING.match(sentence) and any(ch.isalnum() for ch in sentence)
