@@ -546,6 +546,7 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
         experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL), timeout=60).html
     assert 'id="managerial"' in managerial and 'id="technical"' not in managerial
     assert 'id="technical"' in technical and "Expansion tree" in technical and "<svg" not in technical
+    assert "exact: every candidate scored, never an approximate HNSW graph" in technical
     (tmp_path / report.file_name).write_text(html)
 
 
@@ -568,3 +569,22 @@ def test_an_extractive_answer_reads_as_sentences_not_markup():
     assert answer.extractive and answer.text == (
         "Fog horns warned ships in fog. … Fog horns sounded every minute in fog. … Radio beacons replaced fog horns."
     )
+
+
+def test_experiments_and_answers_always_ask_for_exact_search():
+    """Scores and the Query page never depend on an approximate HNSW graph (ADR 0035);
+    every other retrieval setting goes through as set."""
+    from services.evaluator.peers import retrieve_request
+
+    settings = evaluator_pb2.RetrievalSettings(
+        top_k=3, neighbor_prev=1, neighbor_next=2, window=2, hybrid=True, recency_lambda=0.1,
+        filter=common_pb2.RetrievalFilter(document_ids=["doc-1"], languages=["fr"]),
+    )
+    request = retrieve_request("Où est le phare ?", settings, strategy="fixed_size", embedding_model="m", top_k=3)
+    assert request.exact
+    assert (request.query, request.strategy, request.embedding_model, request.top_k) == (
+        "Où est le phare ?", "fixed_size", "m", 3)
+    assert (request.neighbor_prev, request.neighbor_next, request.window, request.hybrid) == (1, 2, 2, True)
+    assert request.recency_lambda == 0.1 and list(request.filter.languages) == ["fr"]
+    settings.ClearField("window")
+    assert not retrieve_request("q", settings, strategy="sentence_window", embedding_model="m", top_k=3).HasField("window")

@@ -46,8 +46,8 @@ def filled(path) -> EdgeIndex:
     return index
 
 
-def answers(index: EdgeIndex, queries, where=None) -> list[list[str]]:
-    return [[p["chunk"] for p, _ in index.search(q, where, 5)] for q in queries]
+def answers(index: EdgeIndex, queries, where=None, exact: bool = False) -> list[list[str]]:
+    return [[p["chunk"] for p, _ in index.search(q, where, 5, exact)] for q in queries]
 
 
 def queries(n: int = 30) -> list[list[float]]:
@@ -70,6 +70,8 @@ def test_a_built_graph_keeps_the_answers_and_survives_a_restart(tmp_path):
     found = answers(index, queries())
     recall = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(found, exact)])
     assert recall >= 0.95
+    # Asked for exact search, the graph is bypassed: the true top 5 every time.
+    assert answers(index, queries(), exact=True) == exact
     assert index.get([points(np.random.default_rng(0), 7, 1, base=3)[0].point_id])  # fetched by id as before
     assert not list(tmp_path.glob("shard.*")), "no copy is left beside the shard"
     index.close()
@@ -84,6 +86,30 @@ def test_a_built_graph_keeps_the_answers_and_survives_a_restart(tmp_path):
     assert not (tmp_path / "shard" / GRAPH_MARKER).exists()
     assert [p["chunk"] for p, _ in reopened.search(extra[1].dense, None, 1)] == ["d99/1"]
     reopened.close()
+
+
+def test_past_the_full_scan_threshold_the_graph_answers_and_exact_search_bypasses_it(tmp_path):
+    # 8,000 vectors of 384 dimensions are 12 MB: past the 10 MB under which Qdrant scans
+    # every vector anyway, so searches walk the graph.
+    dim, rng = 384, np.random.default_rng(5)
+    centres = rng.standard_normal((40, dim))
+    vectors = centres[rng.integers(40, size=8000)] + rng.normal(0, 0.7, size=(8000, dim))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    index = EdgeIndex(tmp_path / "shard", dim)
+    index.upsert([
+        IndexPoint(str(uuid.uuid5(uuid.NAMESPACE_URL, f"v{i}")),
+                   {"document_id": f"d{i // 200}", "strategy": "fixed_size", "chunk": f"v{i}"}, v.tolist())
+        for i, v in enumerate(vectors)
+    ])
+    asked = centres[rng.integers(40, size=40)] + rng.normal(0, 0.7, size=(40, dim))
+    asked = [unit_vector(q) for q in asked]
+    truth = [{f"v{i}" for i in np.argsort(-(vectors @ np.asarray(q, dtype=np.float32)))[:5]} for q in asked]
+
+    assert index.rebuild_graph() is True
+    assert [set(a) for a in answers(index, asked, exact=True)] == truth
+    found = answers(index, asked)
+    assert np.mean([len(set(a) & t) / 5 for a, t in zip(found, truth)]) >= 0.9
+    index.close()
 
 
 def test_a_write_during_the_build_sets_the_graph_aside_and_is_kept(tmp_path, monkeypatch):

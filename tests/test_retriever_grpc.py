@@ -116,6 +116,9 @@ def test_fixed_size_tree_with_neighbours(retriever):
     assert contents(response.retrieved_chunks) == [
         ("fx-chunk1", NEIGHBOR), ("fx-chunk2", HIT), ("fx-chunk3", NEIGHBOR), ("fx-chunk4", HIT),
         ("fx-chunk5", NEIGHBOR), ("fx-chunk6", NEIGHBOR)]
+    # Exact search (what experiments ask for) gives the same answer, here where every search is exact anyway.
+    exact = ask(retriever, "fixed size neighbours", "fixed_size", 2, "fx", neighbor_prev=1, neighbor_next=2, exact=True)
+    assert exact.retrieved_chunks == response.retrieved_chunks and exact.expansion_tree == response.expansion_tree
 
 
 def test_sentence_window_uses_the_indexed_window_unless_the_query_sets_one(retriever):

@@ -76,6 +76,7 @@ def test_search_is_exact_and_filtered_the_same_way(index):
     # Exact dot products, in order: the same for both stores.
     expected = sorted(points[:10], key=lambda p: -float(np.dot(p.dense, query)))[:5]
     assert labels(found) == [p.payload["chunk"] for p in expected]
+    assert labels(index.search(query, c.match("strategy", "fixed_size"), 5, exact=True)) == labels(found)
     only_b = index.search(query, c.All(must=(c.match("strategy", "fixed_size"), c.match("document_id", "b"))), 10)
     assert sorted(labels(only_b)) == [f"b/fixed_size/chunk/{i}" for i in range(4)]
     recent = index.search(query, c.All(must=(c.match("strategy", "fixed_size"), c.Range("published_ts", gte=1003))), 10)

@@ -69,7 +69,7 @@ class DeleteDocumentChunksResponse(_message.Message):
     def __init__(self, chunks_deleted: _Optional[int] = ...) -> None: ...
 
 class RetrieveRequest(_message.Message):
-    __slots__ = ("query", "strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "as_of")
+    __slots__ = ("query", "strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "as_of", "exact")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +81,7 @@ class RetrieveRequest(_message.Message):
     HYBRID_FIELD_NUMBER: _ClassVar[int]
     RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     AS_OF_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
     query: str
     strategy: str
     top_k: int
@@ -92,7 +93,8 @@ class RetrieveRequest(_message.Message):
     hybrid: bool
     recency_lambda: float
     as_of: _timestamp_pb2.Timestamp
-    def __init__(self, query: _Optional[str] = ..., strategy: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    exact: bool
+    def __init__(self, query: _Optional[str] = ..., strategy: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exact: _Optional[bool] = ...) -> None: ...
 
 class RetrieveTimings(_message.Message):
     __slots__ = ("embed_ms", "search_ms", "expand_ms", "total_ms", "query_embedding_cached")

@@ -22,10 +22,11 @@ from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
-from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import answers, judge, models, pricing
 from services.evaluator.grid import Cell, expand, python_value
 from services.evaluator.metrics import cosine
+from services.evaluator.peers import retrieve_request
 from services.evaluator.repository import Repository
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
@@ -434,14 +435,8 @@ class ExperimentRunner:
     def _question(self, cell: Cell, run: evaluator_pb2.ExperimentRun, question: evaluator_pb2.Question, plan: Plan,
                   answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> evaluator_pb2.QuestionResult:
         settings = run.retrieval
-        request = retriever_pb2.RetrieveRequest(
-            query=question.text, strategy=cell.spec.name, top_k=settings.top_k,
-            neighbor_prev=settings.neighbor_prev, neighbor_next=settings.neighbor_next,
-            filter=settings.filter, embedding_model=settings.embedding_model, hybrid=settings.hybrid,
-            recency_lambda=settings.recency_lambda,
-        )
-        if settings.HasField("window"):
-            request.window = settings.window
+        request = retrieve_request(question.text, settings, strategy=cell.spec.name,
+                                   embedding_model=settings.embedding_model, top_k=settings.top_k)
         result = evaluator_pb2.QuestionResult(
             question_id=question.question_id, question=question.text, run_key=cell.run_key
         )

@@ -16,6 +16,23 @@ from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 
 
+def retrieve_request(
+    query: str, settings, *, strategy: str, embedding_model: str, top_k: int
+) -> retriever_pb2.RetrieveRequest:
+    """What the evaluator asks the retriever for a question under RetrievalSettings.
+
+    Always exact search: experiment scores and the Query page's answers
+    never depend on an approximate HNSW graph (ADR 0035)."""
+    request = retriever_pb2.RetrieveRequest(
+        query=query, strategy=strategy, top_k=top_k, neighbor_prev=settings.neighbor_prev,
+        neighbor_next=settings.neighbor_next, filter=settings.filter, embedding_model=embedding_model,
+        hybrid=settings.hybrid, recency_lambda=settings.recency_lambda, exact=True,
+    )
+    if settings.HasField("window"):
+        request.window = settings.window
+    return request
+
+
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings

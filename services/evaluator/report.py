@@ -250,6 +250,7 @@ def config_section(experiment: evaluator_pb2.Experiment) -> str:
         ("experiment id", experiment.experiment_id), ("state", STATE.get(experiment.state, "?")),
         ("question set", experiment.config.question_set_id), ("question-set hash", experiment.question_set_hash),
         ("top_k", experiment.config.top_k),
+        ("vector search", "exact: every candidate scored, never an approximate HNSW graph"),
         ("neighbours (fixed_size)", f"±{experiment.config.neighbor_prev}/{experiment.config.neighbor_next}"),
         ("embedding model", p.embedding_model), ("answer model", p.answer_model), ("judge model", p.judge_model),
         ("judge prompt version", p.judge_prompt_version), ("extractive method", p.extractive_method or "–"),

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
-from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import answers, compare, models, pricing, question_sets, report
 from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
+from services.evaluator.peers import retrieve_request
 from services.evaluator.store import FeedbackRow, QueryRow
 
 log = logging.getLogger("chunklab.evaluator")
@@ -163,13 +164,8 @@ class EvaluatorService:
             raise InvalidArgument("name the strategy to retrieve with (retrieval.strategy.name)")
         provider = self._deps.provider_for(settings.embedding_model or self._deps.default_embedding_model)
         endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
-        retrieve = retriever_pb2.RetrieveRequest(
-            query=question, strategy=settings.strategy.name, top_k=settings.top_k or 5,
-            neighbor_prev=settings.neighbor_prev, neighbor_next=settings.neighbor_next, filter=settings.filter,
-            embedding_model=provider.name, hybrid=settings.hybrid, recency_lambda=settings.recency_lambda,
-        )
-        if settings.HasField("window"):
-            retrieve.window = settings.window
+        retrieve = retrieve_request(question, settings, strategy=settings.strategy.name,
+                                    embedding_model=provider.name, top_k=settings.top_k or 5)
         response = self._peers.retrieve(retrieve)
         query_id = str(uuid.uuid4())
         context = evaluator_pb2.AnswerContext(

@@ -47,6 +47,7 @@ from qdrant_edge import (
     QueryRequest,
     RangeFloat,
     ScrollRequest,
+    SearchParams,
     SparseVector,
     UpdateOperation,
 )
@@ -242,9 +243,11 @@ class EdgeIndex(VectorIndex):
 
     # -- reads ------------------------------------------------------------
 
-    def search(self, vector: list[float], where: c.Condition | None, limit: int) -> list[tuple[dict, float]]:
+    def search(
+        self, vector: list[float], where: c.Condition | None, limit: int, exact: bool = False
+    ) -> list[tuple[dict, float]]:
         request = QueryRequest(limit=limit, query=Query.Nearest(vector, using=DENSE), filter=to_filter(where),
-                               with_payload=True)
+                               with_payload=True, params=SearchParams(exact=True) if exact else None)
         with self._lock.read():
             found = self._shard.query(request)
         return [(p.payload, p.score) for p in found]

@@ -77,8 +77,11 @@ class VectorIndex(ABC):
         """Removes every point of a document; returns how many went."""
 
     @abstractmethod
-    def search(self, vector: list[float], where: Condition | None, limit: int) -> list[tuple[dict, float]]:
-        """Dense nearest neighbours by dot product (vectors are unit length)."""
+    def search(
+        self, vector: list[float], where: Condition | None, limit: int, exact: bool = False
+    ) -> list[tuple[dict, float]]:
+        """Dense nearest neighbours by dot product (vectors are unit length);
+        `exact` scores every candidate rather than walking an HNSW graph."""
 
     @abstractmethod
     def search_lexical(self, query: Sparse, where: Condition | None, limit: int) -> list[tuple[dict, float]]:

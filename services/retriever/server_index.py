@@ -105,16 +105,19 @@ class QdrantServerIndex(VectorIndex):
                 self._client.delete(self.collection, models.FilterSelector(filter=flt), wait=True)
         return deleted
 
-    def _query(self, query, using: str, where: c.Condition | None, limit: int) -> list[tuple[dict, float]]:
+    def _query(self, query, using: str, where: c.Condition | None, limit: int,
+               exact: bool = False) -> list[tuple[dict, float]]:
         with self._lock.read():
             found = self._client.query_points(
                 self.collection, query=query, using=using, query_filter=to_filter(where), limit=limit,
-                with_payload=True,
+                with_payload=True, search_params=models.SearchParams(exact=True) if exact else None,
             ).points
         return [(p.payload, p.score) for p in found]
 
-    def search(self, vector: list[float], where: c.Condition | None, limit: int) -> list[tuple[dict, float]]:
-        return self._query(vector, DENSE, where, limit)
+    def search(
+        self, vector: list[float], where: c.Condition | None, limit: int, exact: bool = False
+    ) -> list[tuple[dict, float]]:
+        return self._query(vector, DENSE, where, limit, exact)
 
     def search_lexical(self, query: Sparse, where: c.Condition | None, limit: int) -> list[tuple[dict, float]]:
         if not query.indices:

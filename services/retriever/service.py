@@ -287,12 +287,12 @@ class RetrieverService:
         depth = max(request.top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else request.top_k
         if request.hybrid:
             ranked = lexical.reciprocal_rank_fusion(
-                index.search(vector, where, max(depth, HYBRID_DEPTH)),
+                index.search(vector, where, max(depth, HYBRID_DEPTH), request.exact),
                 index.search_lexical(lexical.query_vector(query, request.filter.languages), where,
                                     max(depth, HYBRID_DEPTH)),
             )
         else:
-            ranked = index.search(vector, where, depth)
+            ranked = index.search(vector, where, depth, request.exact)
         if decay:
             ranked = sorted(
                 ((p, decayed(s, p[TIME_FIELD], as_of_ts, request.recency_lambda)) for p, s in ranked),
