@@ -303,6 +303,23 @@ def test_the_cache_on_disk_keeps_to_its_size_by_forgetting_what_was_used_longest
     restarted.close()
 
 
+def test_a_vector_kept_hot_in_memory_does_not_age_out_on_disk(tmp_path):
+    path, provider = tmp_path / "c.sqlite3", HashedProvider()
+    limit, clock = 600_000, [0.0]
+    cache = EmbeddingCache(path, memory_items=5000, max_bytes=limit, clock=lambda: clock[0])
+    old = [f"old text {i}" for i in range(1000)]
+    cache.embed(provider, old)
+    clock[0] += 3600
+    assert cache.embed(provider, old[:100]).cached == 100  # found in memory: the disk rows are marked used
+    cache.embed(provider, [f"new text {i}" for i in range(1000)])  # past the limit: the oldest rows go
+    cache.close()
+
+    restarted = EmbeddingCache(path, memory_items=0, max_bytes=limit)
+    assert restarted.embed(provider, old[:100]).cached == 100
+    assert restarted.embed(provider, old[500:600]).cached == 0
+    restarted.close()
+
+
 def test_a_cache_file_from_before_the_size_limit_is_still_read(tmp_path):
     path, provider = tmp_path / "c.sqlite3", HashedProvider()
     vector = provider.embed_documents(["alpha"])[0]

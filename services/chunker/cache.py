@@ -3,8 +3,9 @@
 Key: sha256(model + "\\0" + text), where "model" is the provider's cache
 namespace (its name, plus the endpoint for remote models). In front, an
 in-memory LRU; behind it, SQLite under the data folder, one table per model,
-vectors as float32 bytes, each row with when it was last written or read from
-disk (hits in the memory tier do not count).
+vectors as float32 bytes, each row with when it was last used: written, read
+from disk, or (at most every TOUCH_EVERY_S, in one statement per call) found in
+the memory tier, so that a vector kept hot in memory does not age out on disk.
 With a size limit, the rows used longest ago are deleted (down to 90% of the
 limit) whenever a write takes the live data past it; SQLite reuses the freed
 pages, so the file stays about the size of the limit.
@@ -41,6 +42,8 @@ MEMORY_ITEMS = 50_000
 EMBED_GROUP = 256
 # Keys per SELECT (SQLite's limit on bound parameters is far above this).
 LOOKUP_BATCH = 500
+# A vector found in memory has its disk row marked used again at most this often.
+TOUCH_EVERY_S = 600.0
 # Past the size limit, delete down to this share of it (so that eviction runs
 # once in a while, not on every write).
 EVICT_TO = 0.9
@@ -96,6 +99,11 @@ class _Disk:
         if found and self.max_bytes:
             self._touch(tbl, list(found))
         return found
+
+    def touch(self, namespace: str, keys: list[bytes]) -> None:
+        """Marks rows used now (rows that are not there are left alone)."""
+        if keys and self.max_bytes:
+            self._touch(self.table(namespace), keys)
 
     def put(self, namespace: str, items: list[tuple[bytes, bytes]]) -> None:
         tbl = self.table(namespace)
@@ -158,9 +166,13 @@ def _now_us() -> int:
 
 
 class EmbeddingCache:
-    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS, max_bytes: int = 0) -> None:
+    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS, max_bytes: int = 0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         """max_bytes: the most vector data kept on disk (0: no limit)."""
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        # When each vector in memory last had its disk row marked used.
+        self._marked: dict[bytes, float] = {}
+        self._clock = clock
         self._memory_items = memory_items
         self._lock = threading.Lock()
         self._disk: _Disk | None = None
@@ -191,11 +203,21 @@ class EmbeddingCache:
     def _lookup(self, namespace: str, keys: list[bytes], dimension: int | None) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         with self._lock:
+            now = self._clock()
+            stale: list[bytes] = []
             for key in keys:
                 vector = self._memory.get(key)
                 if vector is not None:
                     self._memory.move_to_end(key)
                     found[key] = vector
+                    if now - self._marked.get(key, -TOUCH_EVERY_S) >= TOUCH_EVERY_S:
+                        stale.append(key)
+            if stale and self._disk is not None:
+                try:
+                    self._disk.touch(namespace, stale)
+                    self._marked.update(dict.fromkeys(stale, now))
+                except sqlite3.Error as exc:
+                    self._drop_disk(exc)
             missing = [k for k in keys if k not in found]
             if missing and self._disk is not None:
                 try:
@@ -208,24 +230,27 @@ class EmbeddingCache:
                     if dimension is not None and vector.shape[0] != dimension:
                         continue  # written by another model of the same name: a miss
                     found[key] = vector
-                    self._remember(key, vector)
+                    self._remember(key, vector, now)
         return found
 
     def _store(self, namespace: str, items: dict[bytes, np.ndarray]) -> None:
         with self._lock:
+            now = self._clock()
             for key, vector in items.items():
-                self._remember(key, vector)
+                self._remember(key, vector, now)
             if self._disk is not None and items:
                 try:
                     self._disk.put(namespace, [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
                 except sqlite3.Error as exc:
                     self._drop_disk(exc)
 
-    def _remember(self, key: bytes, vector: np.ndarray) -> None:
+    def _remember(self, key: bytes, vector: np.ndarray, marked: float) -> None:
+        """Keeps a vector in memory; its disk row was marked used at `marked`."""
         self._memory[key] = vector
         self._memory.move_to_end(key)
+        self._marked[key] = marked
         while len(self._memory) > self._memory_items:
-            self._memory.popitem(last=False)
+            self._marked.pop(self._memory.popitem(last=False)[0], None)
 
     def _drop_disk(self, exc: Exception) -> None:
         log.warning("embedding cache on disk failed (%s); caching in memory only", exc)
@@ -239,6 +264,7 @@ class EmbeddingCache:
         """Forgets the in-memory tier (the disk tier stays): a fresh process, for benchmarks."""
         with self._lock:
             self._memory.clear()
+            self._marked.clear()
 
     def close(self) -> None:
         with self._lock:
