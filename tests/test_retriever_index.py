@@ -68,6 +68,8 @@ def labels(found) -> list[str]:
     return [payload["chunk"] for payload, _ in found]
 
 
+# qdrant-client's local mode always searches exactly and says so when asked for exact search.
+@pytest.mark.filterwarnings("ignore:Local mode performs exact:UserWarning")
 def test_search_is_exact_and_filtered_the_same_way(index):
     points = fill(index)
     query = points[2].dense
