@@ -4,6 +4,7 @@ lost, a crash or a failed build leaves a whole shard."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -83,7 +84,10 @@ def test_a_built_graph_keeps_the_answers_and_survives_a_restart(tmp_path):
     extra = points(np.random.default_rng(5), 99, 3)
     reopened.upsert(extra)
     assert not reopened.graph_current and reopened.graph_built_at() is not None
-    assert not (tmp_path / "shard" / GRAPH_MARKER).exists()
+    reopened.close()
+    # ... and says so after a restart too, with when the graph it still has was built.
+    reopened = EdgeIndex(tmp_path / "shard", DIM)
+    assert not reopened.graph_current and reopened.graph_built_at() is not None
     assert [p["chunk"] for p, _ in reopened.search(extra[1].dense, None, 1)] == ["d99/1"]
     reopened.close()
 
@@ -224,5 +228,5 @@ def test_the_build_process_writes_the_marker(tmp_path):
     index = filled(tmp_path / "shard")
     index.close()
     graph_module.main([str(tmp_path / "shard"), str(DIM)])
-    assert (tmp_path / "shard" / GRAPH_MARKER).exists()
+    assert json.loads((tmp_path / "shard" / GRAPH_MARKER).read_text())["points"] == DOCS * PER_DOC
     assert EdgeIndex(tmp_path / "shard", DIM).graph_current

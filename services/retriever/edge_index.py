@@ -58,8 +58,8 @@ from services.retriever.payloads import INTEGER_FIELDS, KEYWORD_FIELDS, TIME_FIE
 
 BATCH = 512
 _REPO = Path(__file__).resolve().parents[2]  # where `python -m services.retriever.graph` runs
-# Written into a shard by the process that built its HNSW graph (when, over how many points);
-# removed by the first write after, which the graph does not cover.
+# Written into a shard by the process that built its HNSW graph (when, over how many points,
+# and that it covers every point); the first write after marks it no longer current.
 GRAPH_MARKER = "chunklab-graph.json"
 # Vacuum when this share of the points are deleted ones (Qdrant's default).
 VACUUM_SHARE = 0.2
@@ -121,10 +121,10 @@ class EdgeIndex(VectorIndex):
         self.dimension = dimension
         self._lock = ReadWriteLock()
         self._deleted_since_vacuum = 0
-        self._graph_built_at: float | None = None
         _recover_swap(path)
+        marker = _read_marker(path)
         # The generation the HNSW graph covers (None: points were written since it was built, or never built).
-        self.graph_generation: int | None = 0 if (path / GRAPH_MARKER).exists() else None
+        self.graph_generation: int | None = 0 if marker.get("current") else None
         if (path / "edge_config.json").exists():
             self._shard = EdgeShard.load(str(path), shard_config(dimension))
         else:
@@ -228,18 +228,15 @@ class EdgeIndex(VectorIndex):
 
     def graph_built_at(self) -> float | None:
         """When the graph in use was built (seconds since the epoch), None if never."""
-        try:
-            return float(json.loads((self.path / GRAPH_MARKER).read_text())["built_at"])
-        except (OSError, ValueError, KeyError):
-            return self._graph_built_at
+        built_at = _read_marker(self.path).get("built_at")
+        return float(built_at) if built_at is not None else None
 
     def _written(self) -> None:
-        """Bookkeeping after a write (under the write lock)."""
+        """Bookkeeping after a write (under the write lock): the graph no longer covers every point."""
         self.generation += 1
         if self.graph_generation is not None:
-            self._graph_built_at = self.graph_built_at()
             self.graph_generation = None
-            (self.path / GRAPH_MARKER).unlink(missing_ok=True)
+            write_marker(self.path, current=False)
 
     # -- reads ------------------------------------------------------------
 
@@ -339,6 +336,22 @@ def _run_build(command: list[str], stop: threading.Event | None, timeout_s: floa
         lines = (errors or "").strip().splitlines()
         raise GraphBuildFailed(lines[-1] if lines else f"exit status {process.returncode}")
     return True
+
+
+def _read_marker(path: Path) -> dict:
+    try:
+        marker = json.loads((path / GRAPH_MARKER).read_text())
+    except (OSError, ValueError):
+        return {}
+    return marker if isinstance(marker, dict) else {}
+
+
+def write_marker(path: Path, **fields) -> None:
+    """Updates the graph marker of the shard at path (written whole, then renamed into place)."""
+    marker = {**_read_marker(path), **fields}
+    tmp = path / (GRAPH_MARKER + ".tmp")
+    tmp.write_text(json.dumps(marker))
+    tmp.replace(path / GRAPH_MARKER)
 
 
 def _siblings(path: Path) -> tuple[Path, Path]:

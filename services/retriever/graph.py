@@ -22,13 +22,12 @@ minutes. So:
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
 from pathlib import Path
 
-from services.retriever.edge_index import GRAPH_MARKER, EdgeIndex, GraphBuildFailed, shard_config
+from services.retriever.edge_index import EdgeIndex, GraphBuildFailed, shard_config, write_marker
 from services.retriever.periodic import Periodic
 from services.retriever.registry import IndexRegistry
 
@@ -102,7 +101,7 @@ def main(argv: list[str]) -> None:
         points = shard.info().points_count
     finally:
         shard.close()
-    (folder / GRAPH_MARKER).write_text(json.dumps({"built_at": time.time(), "points": points}))
+    write_marker(folder, built_at=time.time(), points=points, current=True)
 
 
 if __name__ == "__main__":
