@@ -112,6 +112,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             deadline = time.monotonic() + 60
             while len(fake.calls) < 3 and time.monotonic() < deadline:  # the third answer is being written
                 time.sleep(0.05)
+            assert indexed().config_id != before.config_id  # the experiment's 16/0 while it runs
             os.kill(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
             stream.cancel()
@@ -126,6 +127,12 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             assert [r.question for r in interrupted.results] == QUESTIONS[:2]
             assert interrupted.runs[0].questions_done == 2 and interrupted.questions_done == 2
             kept = {r.question_id: r.SerializeToString() for r in interrupted.results}
+            # Killed mid-run, the experiment left the document on 16/0; the restarted evaluator
+            # puts it back as it was before, on its own, as a cancel would.
+            deadline = time.monotonic() + 120
+            while indexed().config_id != before.config_id and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert (indexed().config_id, indexed().spec) == (before.config_id, before.spec)
 
             fake.calls.clear()
             fake.behaviour = "good"

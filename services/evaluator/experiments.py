@@ -118,6 +118,11 @@ class ExperimentRunner:
         self._cancelled = cancelled
         self._current = ""
 
+    @property
+    def stopping(self) -> threading.Event:
+        """Set once the service is stopping."""
+        return self._stopping
+
     def stop(self) -> None:
         self._stopping.set()
 
@@ -351,20 +356,24 @@ class ExperimentRunner:
             else:
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
         if not self._stopping.is_set():  # a cancelled run puts the documents back too; a stopping service cannot
-            self._restore_indexed(plan, progress)
+            try:
+                self.put_back(plan.provider.name, list(self._before.values()), progress)
+            except ServiceError as exc:
+                log.warning("experiment %s: documents not put back (%s)", experiment.experiment_id, exc.message)
         self._current = ""
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
         self.summarize(experiment, repo.results(experiment.experiment_id))
         repo.save_experiment(experiment)
         return experiment
 
-    def _restore_indexed(self, plan: Plan, progress: Callable[[str], None]) -> None:
-        """Re-processes every document this run re-indexed back to the configuration
+    def put_back(self, model: str, befores: list[evaluator_pb2.IndexedBefore],
+                 progress: Callable[[str], None] = lambda message: None) -> None:
+        """Re-processes every document an experiment re-indexed back to the configuration
         it had before, so that the Query page and other callers find what they had
         (the embedding cache makes this cheap). One that was not indexed keeps the
         run's last configuration; one that cannot be restored is logged and left."""
-        model = plan.provider.name
-        for (document_id, strategy), before in self._before.items():
+        for before in befores:
+            document_id, strategy = before.document_id, before.strategy
             if not before.config_id:
                 continue
             now = self._deps.peers.indexed_set(model, document_id, strategy)
@@ -376,6 +385,8 @@ class ExperimentRunner:
                     if event.HasField("result") and event.result.strategies_failed:
                         log.warning("could not restore %s %s: %s", document_id, strategy,
                                     event.result.strategies_failed[0].reason)
+            except Unavailable:
+                raise
             except ServiceError as exc:
                 log.warning("could not restore %s %s: %s", document_id, strategy, exc.message)
 

@@ -4,6 +4,7 @@ server, a fake in unit tests)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -11,7 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
+from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -21,6 +22,10 @@ from services.evaluator.peers import retrieve_request
 from services.evaluator.store import FeedbackRow, QueryRow
 
 log = logging.getLogger("chunklab.evaluator")
+
+# After a restart, how long to wait for the chunker and retriever before giving up on
+# putting an interrupted experiment's documents back.
+PUT_BACK_PATIENCE_S = 300.0
 
 MAX_COMMENT = 2000
 
@@ -88,7 +93,10 @@ class EvaluatorService:
     # -- start-up and shutdown ----------------------------------------------
 
     def recover(self) -> list[str]:
-        """Marks experiments a previous process left RUNNING or PENDING as interrupted."""
+        """Marks experiments a previous process left RUNNING or PENDING as
+        interrupted, and puts the documents they re-indexed back as they were
+        (in the background, once the chunker and retriever answer), as a
+        cancelled experiment does: a resume re-processes what it needs."""
         ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
                *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
         for experiment_id in ids:
@@ -100,7 +108,28 @@ class EvaluatorService:
             ExperimentRunner.summarize(experiment, self._repo.results(experiment_id))
             self._repo.save_experiment(experiment)
             log.warning("experiment %s was interrupted by a restart", experiment_id)
+            if experiment.provenance.indexed_before:
+                self._worker.submit(f"put-back:{experiment_id}", functools.partial(
+                    self._put_back, experiment_id, experiment.provenance.embedding_model,
+                    list(experiment.provenance.indexed_before)))
         return ids
+
+    def _put_back(self, experiment_id: str, model: str, befores: list) -> None:
+        """ExperimentRunner.put_back, waiting up to PUT_BACK_PATIENCE_S for the peers to start."""
+        deadline = time.monotonic() + PUT_BACK_PATIENCE_S
+        while True:
+            try:
+                self._runner.put_back(model, befores)
+                log.info("experiment %s: documents put back as they were before it", experiment_id)
+                return
+            except Unavailable as exc:
+                if time.monotonic() > deadline or self._runner.stopping.is_set():
+                    log.warning("experiment %s: documents not put back (%s)", experiment_id, exc.message)
+                    return
+                time.sleep(2.0)
+            except ServiceError as exc:
+                log.warning("experiment %s: documents not put back (%s)", experiment_id, exc.message)
+                return
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stops the running experiment after its current question (marked
