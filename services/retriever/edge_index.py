@@ -298,7 +298,8 @@ class EdgeIndex(VectorIndex):
         return float(records[0].payload[TIME_FIELD]) if records else None
 
     def disk_bytes(self) -> int:
-        return sum(f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file())
+        with self._lock.read():  # not while a graph build swaps the folder
+            return sum(f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file())
 
     def close(self) -> None:
         with self._lock.write():
