@@ -116,6 +116,34 @@ def test_past_the_full_scan_threshold_the_graph_answers_and_exact_search_bypasse
     index.close()
 
 
+def test_searches_and_lookups_go_on_while_the_graph_is_built_and_swapped_in(tmp_path):
+    index = filled(tmp_path / "shard")
+    asked, failures, answered = queries(10), [], [0]
+    wanted = [points(np.random.default_rng(0), 4, 1, base=i)[0].point_id for i in range(3)]
+    done = threading.Event()
+
+    def keep_asking() -> None:
+        while not done.is_set():
+            try:
+                for q in asked:
+                    assert len(index.search(q, None, 5)) == 5
+                assert len(index.get(wanted)) == 3 and index.count() == DOCS * PER_DOC
+                index.disk_bytes()
+                answered[0] += 1
+            except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+                failures.append(exc)
+
+    asking = threading.Thread(target=keep_asking)
+    asking.start()
+    try:
+        assert index.rebuild_graph() is True
+    finally:
+        done.set()
+        asking.join()
+    assert failures == [] and answered[0] > 0
+    index.close()
+
+
 def test_a_write_during_the_build_sets_the_graph_aside_and_is_kept(tmp_path, monkeypatch):
     index = filled(tmp_path / "shard")
     late = points(np.random.default_rng(8), 50, 5)
