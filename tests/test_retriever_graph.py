@@ -205,7 +205,7 @@ def test_a_crash_in_the_middle_of_the_swap_leaves_one_whole_shard(tmp_path):
     reopened.close()
 
 
-def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path):
+def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path, monkeypatch):
     store = RetrieverStore(f"sqlite:///{tmp_path / 'retriever.sqlite3'}")
     registry = IndexRegistry(tmp_path / "edge", store)
     small = registry.get("small-model", DIM, create=True)
@@ -228,6 +228,16 @@ def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path):
     assert keeper.due() == []
     now[0] += 31
     assert [name for name, _ in keeper.due()] == ["big-model__16"]
+
+    # A build that fails is not tried again at every look: only after a while, or a write.
+    with monkeypatch.context() as patched:
+        patched.setattr(edge_index, "graph_command",
+                        lambda folder, dimension: [sys.executable, "-c", "import sys; sys.exit('disk full')"])
+        assert keeper.run_once() == 0 and not big.graph_current
+        now[0] += 60
+        assert keeper.due() == []
+        now[0] += graph_module.RETRY_AFTER_FAILURE_S
+        assert [name for name, _ in keeper.due()] == ["big-model__16"]
 
     # The index stats say how each index is searched, and the UI says it in words.
     service = RetrieverService(registry, store, "big-model", lambda name: None, {})

@@ -33,6 +33,9 @@ from services.retriever.registry import IndexRegistry
 
 log = logging.getLogger("chunklab.retriever.graph")
 
+# After a failed build, the same shard (unchanged) is tried again only this much later.
+RETRY_AFTER_FAILURE_S = 600.0
+
 
 class GraphKeeper:
     """Builds each Edge shard's HNSW graph when it is big enough, changed and idle."""
@@ -45,6 +48,8 @@ class GraphKeeper:
         self._clock = clock
         # Per shard: the generation last seen and since when it has not changed.
         self._seen: dict[str, tuple[int, float]] = {}
+        # Per shard: the generation whose build failed, and when.
+        self._failed: dict[str, tuple[int, float]] = {}
         self._periodic = Periodic("HNSW graph upkeep", self.run_once, log)
 
     def due(self) -> list[tuple[str, EdgeIndex]]:
@@ -58,6 +63,9 @@ class GraphKeeper:
             seen = self._seen.get(name)
             if seen is None or seen[0] != generation:
                 self._seen[name] = seen = (generation, now)
+            failed = self._failed.get(name)
+            if failed is not None and failed[0] == generation and now - failed[1] < RETRY_AFTER_FAILURE_S:
+                continue
             if not index.graph_current and now - seen[1] >= self.idle_s and index.count() >= self.min_points:
                 ready.append((name, index))
         return ready
@@ -66,11 +74,13 @@ class GraphKeeper:
         """Builds every graph that is due; returns how many were swapped in."""
         built = 0
         for name, index in self.due():
-            started = time.perf_counter()
+            started, generation = time.perf_counter(), index.generation
             try:
                 swapped = index.rebuild_graph(self._periodic.stopping)
-            except GraphBuildFailed:
-                log.exception("HNSW graph of %s not built; searches stay exact", name)
+            except GraphBuildFailed as exc:
+                self._failed[name] = (generation, self._clock())
+                log.warning("%s; searches stay exact, the next try in %.0f minutes or after the next write",
+                            exc, RETRY_AFTER_FAILURE_S / 60)
                 continue
             if swapped:
                 built += 1
