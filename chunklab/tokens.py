@@ -165,7 +165,8 @@ def _encode_lengths(text: str) -> np.ndarray:
 class _Encoder:
     """Encodes texts that meet at boundaries, in order, as they are handed in:
     in THREADS threads while the caller goes on preparing the next text (the
-    GIL is free while tiktoken encodes), or at once with one thread."""
+    GIL is free while tiktoken encodes), or with one thread all together at
+    the end (one call: tiktoken costs about 0.15 ms a call beyond its text)."""
 
     def __init__(self, total_bytes: int) -> None:
         self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES
@@ -173,13 +174,15 @@ class _Encoder:
 
     def add(self, text: str) -> None:
         if text:
-            self.parts.append(_executor().submit(_encode_lengths, text) if self.threads else _encode_lengths(text))
+            self.parts.append(_executor().submit(_encode_lengths, text) if self.threads else text)
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
         if not self.parts:
             return np.zeros(0, dtype=np.int64)
-        return np.concatenate([part.result() if self.threads else part for part in self.parts])
+        if not self.threads:  # the parts meet at boundaries: one text encodes as they would
+            return _encode_lengths("".join(self.parts))
+        return np.concatenate([part.result() for part in self.parts])
 
 
 def _line_starts(data: np.ndarray) -> np.ndarray:

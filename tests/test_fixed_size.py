@@ -128,19 +128,20 @@ def test_a_text_cut_at_a_claimed_boundary_keeps_its_tokens(text, data):
             assert encode(text[:p]) + encode(text[p:end]) == whole, (text[:end], p)
 
 
-@pytest.fixture
-def two_threads_always():
-    """Encode every text in two threads, however short, handed over a few lines at a time."""
+@pytest.fixture(params=[2, 1], ids=["two threads", "one thread"])
+def short_runs(request):
+    """Hand every text over a few lines at a time, however short: to two threads, or
+    (one thread) gathered and encoded in one call at the end."""
     saved = tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES
-    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = 2, 0, 16
+    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = request.param, 0, 16
     yield
     tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = saved
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(tricky, min_size=1, max_size=8), picks=st.lists(st.integers(0, 7), max_size=40))
-def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_two_threads(two_threads_always, lines, picks):
-    """Each distinct line is encoded once, in two threads, in runs of lines; the result is tiktoken's own."""
+def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_runs(short_runs, lines, picks):
+    """Each distinct line is encoded once, in runs of lines; the result is tiktoken's own."""
     text = "\n".join(lines[i % len(lines)] for i in picks)
     expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
     assert tokens.token_offsets(text).tolist() == expected.tolist()
