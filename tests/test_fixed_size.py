@@ -147,6 +147,18 @@ def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_runs(short_ru
     assert tokens.token_offsets(text).tolist() == expected.tolist()
 
 
+def test_each_encoding_thread_owns_a_copy_that_cuts_text_the_same_way():
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = "Fog horns warned ships, 1,234 times — ½ of them at night.\n\n東京の霧。 Ünïcödé!" * 50
+    with ThreadPoolExecutor(2) as pool:
+        copies = list(pool.map(lambda _: tokens.thread_encoding(), range(8)))
+        cut = list(pool.map(lambda _: tokens.thread_encoding().encode_ordinary(text), range(2)))
+    assert tokens.thread_encoding() is tokens.thread_encoding()  # one per thread, kept
+    assert len({id(c) for c in copies}) <= 2 and all(c is not tokens.encoding() for c in copies)
+    assert cut == [tokens.encoding().encode_ordinary(text)] * 2
+
+
 def test_without_the_proven_expression_every_count_is_still_exact(monkeypatch):
     """A tiktoken whose pre-tokenizer changed takes no shortcut at all."""
     monkeypatch.setattr(tokens, "shortcuts_hold", lambda: False)
