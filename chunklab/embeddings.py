@@ -70,8 +70,7 @@ class EmbeddingProvider(ABC):
         from chunklab import tokens
 
         vectors = self.embed_documents(texts)
-        encoding = tokens.encoding()
-        return vectors, sum(len(encoding.encode_ordinary(text)) for text in texts)
+        return vectors, tokens.count_total(texts)
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:

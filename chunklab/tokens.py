@@ -69,6 +69,14 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+def count_total(texts: list[str]) -> int:
+    """The cl100k_base tokens of all the texts together, counted in an encoding
+    thread (its own copy of the encoding: thread_encoding)."""
+    if not texts:
+        return 0
+    return _executor().submit(lambda: sum(len(thread_encoding().encode_ordinary(t)) for t in texts)).result()
+
+
 @functools.cache
 def token_byte_lengths() -> np.ndarray:
     """Bytes per token id over the whole vocabulary (0 for unused ids)."""

@@ -157,6 +157,9 @@ def test_each_encoding_thread_owns_a_copy_that_cuts_text_the_same_way():
     assert tokens.thread_encoding() is tokens.thread_encoding()  # one per thread, kept
     assert len({id(c) for c in copies}) <= 2 and all(c is not tokens.encoding() for c in copies)
     assert cut == [tokens.encoding().encode_ordinary(text)] * 2
+    # Embedding usage is counted there too: the same total as counting each text here.
+    texts = [text[i : i + 97] for i in range(0, len(text), 97)]
+    assert tokens.count_total(texts) == sum(tokens.count(t) for t in texts) and tokens.count_total([]) == 0
 
 
 def test_without_the_proven_expression_every_count_is_still_exact(monkeypatch):
