@@ -184,10 +184,14 @@ def thread_encoding():
         import tiktoken
 
         shared = encoding()
-        own = _local.encoding = tiktoken.Encoding(
-            shared.name, pat_str=shared._pat_str, mergeable_ranks=shared._mergeable_ranks,
-            special_tokens=shared._special_tokens,
-        )
+        try:
+            own = tiktoken.Encoding(
+                shared.name, pat_str=shared._pat_str, mergeable_ranks=shared._mergeable_ranks,
+                special_tokens=shared._special_tokens,
+            )
+        except AttributeError:  # a tiktoken without these: share it (the same tokens, slower)
+            own = shared
+        _local.encoding = own
     return own
 
 
