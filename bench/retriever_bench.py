@@ -45,7 +45,7 @@ from chunklab.timeutil import to_proto, utcnow  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
 from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
 from services.retriever import conditions as c  # noqa: E402
-from services.retriever.edge_index import EdgeIndex, to_filter  # noqa: E402
+from services.retriever.edge_index import EdgeIndex  # noqa: E402
 from services.retriever.index import index_name  # noqa: E402
 from services.retriever.payloads import unit_vector  # noqa: E402
 
@@ -118,15 +118,12 @@ def wait_for_graph(stub, timeout_s: float = 1800.0) -> float:
 
 def recall_at(index: EdgeIndex, vectors: list[list[float]], k: int = 5) -> float:
     """Share of the exact top k that the index's own search returns."""
-    from qdrant_edge import Query, QueryRequest, SearchParams
-
     where = c.match("strategy", "fixed_size")
     shares = []
     for vector in vectors:
-        exact = index._shard.query(QueryRequest(limit=k, query=Query.Nearest(vector, using="dense"),
-                                                filter=to_filter(where), params=SearchParams(exact=True), with_payload=True))
+        exact = {p["chunk"] for p, _ in index.search(vector, where, k, exact=True)}
         found = {p["chunk"] for p, _ in index.search(vector, where, k)}
-        shares.append(len(found & {p.payload["chunk"] for p in exact}) / k)
+        shares.append(len(found & exact) / k)
     return float(np.mean(shares))
 
 

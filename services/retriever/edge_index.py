@@ -191,35 +191,39 @@ class EdgeIndex(VectorIndex):
         the shard before or after, never between."""
         building, previous = _siblings(self.path)
         shutil.rmtree(building, ignore_errors=True)
-        with self._lock.read():
-            generation = self.generation
-            self._shard.flush()
-            shutil.copytree(self.path, building)
         try:
-            if not _run_build(graph_command(building, self.dimension), stop, timeout_s):
-                shutil.rmtree(building, ignore_errors=True)
-                return False
-        except GraphBuildFailed as exc:
-            shutil.rmtree(building, ignore_errors=True)
-            raise GraphBuildFailed(f"building the HNSW graph of {self.path.name} failed: {exc}") from None
-        with self._lock.write():
-            if self.generation != generation:
-                shutil.rmtree(building, ignore_errors=True)
-                return False
-            self._shard.close()
-            self.path.rename(previous)
-            building.rename(self.path)
+            with self._lock.read():
+                generation = self.generation
+                self._shard.flush()
+                shutil.copytree(self.path, building)
             try:
-                self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
-            except Exception:
-                self.path.rename(building)
-                previous.rename(self.path)
-                self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
-                shutil.rmtree(building, ignore_errors=True)
-                raise
-            self.graph_generation = generation
+                if not _run_build(graph_command(building, self.dimension), stop, timeout_s):
+                    return False
+            except GraphBuildFailed as exc:
+                raise GraphBuildFailed(f"building the HNSW graph of {self.path.name} failed: {exc}") from None
+            with self._lock.write():
+                if self.generation != generation:
+                    return False
+                self._swap_in(building, previous)
+                self.graph_generation = generation
+        finally:
+            shutil.rmtree(building, ignore_errors=True)  # gone already once swapped in
         shutil.rmtree(previous, ignore_errors=True)
         return True
+
+    def _swap_in(self, building: Path, previous: Path) -> None:
+        """Replaces the open shard by the one at `building` (under the write lock);
+        on a failure to open it, puts the old one back and raises."""
+        self._shard.close()
+        self.path.rename(previous)
+        building.rename(self.path)
+        try:
+            self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
+        except Exception:
+            self.path.rename(building)
+            previous.rename(self.path)
+            self._shard = EdgeShard.load(str(self.path), shard_config(self.dimension))
+            raise
 
     @property
     def graph_current(self) -> bool:

@@ -62,6 +62,13 @@ class VectorIndex(ABC):
     # until `generation` changes, which every write bumps once it is applied.
     sole_writer: bool = False
     generation: int = 0
+    # Whether an HNSW graph this process built covers every point (EdgeIndex, ADR 0035);
+    # a Qdrant server builds and reports its own graphs.
+    graph_current: bool = False
+
+    def graph_built_at(self) -> float | None:
+        """When the graph in use was built (seconds since the epoch), None if never."""
+        return None
 
     @abstractmethod
     def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:

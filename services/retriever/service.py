@@ -369,9 +369,9 @@ class RetrieverService:
 def _index_info(model: str, index) -> retriever_pb2.VectorIndexInfo:
     info = retriever_pb2.VectorIndexInfo(
         embedding_model=model, dimension=index.dimension, points=index.count(),
-        graph_current=bool(getattr(index, "graph_current", False)),
+        graph_current=index.graph_current,
     )
-    built_at = getattr(index, "graph_built_at", lambda: None)()
+    built_at = index.graph_built_at()
     if built_at is not None:
         info.graph_built_at.CopyFrom(to_proto(datetime.fromtimestamp(built_at, tz=timezone.utc)))
     return info
