@@ -11,13 +11,21 @@ retriever builds its HNSW graph in the background once indexing is over (ADR
 0035); the run waits for it and prints the graph's recall@5 against exact
 search (`--exact` leaves the graph out: every search exact). Beside it, in this
 process, it times the raw operations on a copy of the very same shard:
-encode the question with the same model (sentence-transformers'
-SentenceTransformer.encode, the standard call; the service's own leaner
-encode is timed too and its ratio printed beside), search with the same
-strategy / document filter. Service and raw calls are interleaved so that both see the
-same load on the machine.
+encode the question with the same model, search with the same strategy /
+document filter. Service and raw calls strictly alternate, so each side's
+encode follows the other side's turn and both see the same load on the
+machine (ADR 0036).
 
-    .venv/bin/python bench/retriever_bench.py [--sizes 20000,100000] [--queries 138] [--exact]
+The run is made of `--rounds` rounds, each against a freshly started
+retriever (every question is new to it again). Rounds alternate the raw
+side's encoder: sentence-transformers' `SentenceTransformer.encode`, the call
+anyone embedding a question with this model makes (the target's baseline),
+and the service's own direct path (tokenize, one forward pass, pool; ADR
+0034), which shows what the service adds beyond its own encoder. The table
+after the ratios splits the service's time: the gRPC round trip, the
+neighbour expansion, the server's total.
+
+    .venv/bin/python bench/retriever_bench.py [--sizes 20000,100000] [--queries 138] [--rounds 4] [--exact]
 
 Target: service p95 <= 1.2 x (raw encode + raw search) p95, per case.
 """
@@ -53,6 +61,9 @@ DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chro
 MODEL = "all-MiniLM-L6-v2"
 PER_DOC = 200
 CHUNK_CHARS = 1500
+# The raw side's encoders, one per round in turn: SentenceTransformer.encode and the service's direct path.
+ENCODERS = ("encode", "direct")
+CACHED = "cached query, unfiltered"
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -136,65 +147,74 @@ def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.Retrieve
     return (time.perf_counter() - started) * 1e3, response.timings
 
 
-def raw_call(index: EdgeIndex, provider, query: str, doc: str | None, cached: dict | None) -> tuple[float, float, float]:
+def raw_call(index: EdgeIndex, provider, query: str, doc: str | None, cached: dict | None,
+             encoder: str) -> tuple[float, float]:
     """What Retrieve has to do at the least: encode the question, search.
 
-    The encode is sentence-transformers' own `SentenceTransformer.encode`,
-    the call anyone embedding a question with this model makes. The service
-    encodes a question more directly (MiniLMProvider.embed_query, ADR 0034),
-    and that path is timed too, so the report can show the ratio against it."""
+    `encoder` "encode" is sentence-transformers' own `SentenceTransformer.encode`,
+    the call anyone embedding a question with this model makes; "direct" is
+    the service's own leaner path (MiniLMProvider.embed_query, ADR 0034)."""
     started = time.perf_counter()
     if cached is not None:
         vector = cached[query]
-    else:
+    elif encoder == "encode":
         vector = provider.model().encode([query], normalize_embeddings=True, convert_to_numpy=True)[0].tolist()
+    else:
+        vector = provider.embed_query(query).tolist()
     encoded = time.perf_counter()
-    if cached is None:
-        provider.embed_query(query)
-    lean = time.perf_counter()
     where = c.match("strategy", "fixed_size")
     if doc:
         where = c.All(must=(where, c.match("document_id", doc)))
     index.search(vector, where, 5)
     done = time.perf_counter()
-    return (encoded - started) * 1e3, (lean - encoded) * 1e3, (done - lean) * 1e3
+    return (encoded - started) * 1e3, (done - encoded) * 1e3
 
 
-def run_case(stub, index, provider, asks, cached) -> dict:
-    """Service and raw calls interleaved, alternating which goes first, so
-    both see the same machine load."""
-    service_ms, timings, encode_ms, lean_ms, search_ms = [], [], [], [], []
-    for i, (query, doc) in enumerate(asks):
-        order = (0, 1) if i % 2 == 0 else (1, 0)
-        for which in order:
-            if which == 0:
-                latency, t = service_call(stub, query, doc)
-                service_ms.append(latency)
-                timings.append(t)
-            else:
-                e, le, s = raw_call(index, provider, query, doc, cached)
-                encode_ms.append(e)
-                lean_ms.append(le)
-                search_ms.append(s)
+def run_case(stub, index, provider, asks, cached, encoder: str = "encode", samples: dict | None = None) -> dict:
+    """Service and raw calls strictly alternated: each side's encode follows
+    the other side's turn, so each runs after about 12 ms in which its own
+    process did no encoding (an encode straight after another one runs about
+    0.7 ms faster here, ADR 0036), and both see the same load on the machine.
+    Adds to `samples` (a new dict if None)."""
+    samples = samples if samples is not None else {}
+    for key in ("service", "timings", "encode", "search"):
+        samples.setdefault(key, [])
+    for query, doc in asks:
+        latency, t = service_call(stub, query, doc)
+        samples["service"].append(latency)
+        samples["timings"].append(t)
+        e, s = raw_call(index, provider, query, doc, cached, encoder)
+        samples["encode"].append(e)
+        samples["search"].append(s)
+    return samples
+
+
+def summarize(samples: dict) -> dict:
+    service_ms, timings = samples["service"], samples["timings"]
+    encode_ms, search_ms = samples["encode"], samples["search"]
     total_ms = [e + s for e, s in zip(encode_ms, search_ms)]
-    lean_total_ms = [e + s for e, s in zip(lean_ms, search_ms)]
+    # Where the service's time goes beyond the encode and the search: the
+    # round trip (what the client waited minus what the server spent) and
+    # the expansion (fetching and building the ±1/1 neighbours).
+    transport_ms = [s - t.total_ms for s, t in zip(service_ms, timings)]
     return {
+        "calls": len(service_ms),
         "service_p50": percentile(service_ms, 50), "service_p95": percentile(service_ms, 95),
         "server_embed_p50": percentile([t.embed_ms for t in timings], 50),
         "server_total_p50": percentile([t.total_ms for t in timings], 50),
         "server_total_p95": percentile([t.total_ms for t in timings], 95),
-        "raw_encode_p50": percentile(encode_ms, 50),
         "server_search_p95": percentile([t.search_ms for t in timings], 95),
+        "server_expand_p50": percentile([t.expand_ms for t in timings], 50),
         "server_expand_p95": percentile([t.expand_ms for t in timings], 95),
-        "raw_encode_p95": percentile(encode_ms, 95), "raw_search_p50": percentile(search_ms, 50),
-        "raw_search_p95": percentile(search_ms, 95), "raw_total_p50": percentile(total_ms, 50),
-        "raw_total_p95": percentile(total_ms, 95),
-        "lean_encode_p95": percentile(lean_ms, 95), "lean_total_p95": percentile(lean_total_ms, 95),
+        "transport_p50": percentile(transport_ms, 50), "transport_p95": percentile(transport_ms, 95),
+        "raw_encode_p50": percentile(encode_ms, 50), "raw_encode_p95": percentile(encode_ms, 95),
+        "raw_search_p50": percentile(search_ms, 50), "raw_search_p95": percentile(search_ms, 95),
+        "raw_total_p50": percentile(total_ms, 50), "raw_total_p95": percentile(total_ms, 95),
         "cached": statistics.mean(t.query_embedding_cached for t in timings),
     }
 
 
-def run_size(size: int, n: int, texts, base, all_questions, rng, graph: bool) -> list[dict]:
+def run_size(size: int, n: int, rounds: int, texts, base, all_questions, rng, graph: bool) -> list[dict]:
     provider = get_provider(MODEL)
     with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as tmp:
         data_dir = Path(tmp) / "service"
@@ -213,34 +233,92 @@ def run_size(size: int, n: int, texts, base, all_questions, rng, graph: bool) ->
         folder = data_dir / "retriever" / "edge" / index_name(MODEL, base.shape[1])
         shutil.copytree(folder, Path(tmp) / "raw")
         index = EdgeIndex(Path(tmp) / "raw", base.shape[1])
-        stack = start(data_dir, graph)
+        unfiltered = [(q, None) for q in all_questions[:n]]
+        filtered = [(q, documents[int(rng.integers(len(documents)))]) for q in all_questions[n : 2 * n]]
+        cases: dict[tuple[str, str], dict] = {}
         try:
-            stub = clients.retriever(stack.addresses["retriever"])
-            unfiltered = [(q, None) for q in all_questions[:n]]
-            filtered = [(q, documents[int(rng.integers(len(documents)))]) for q in all_questions[n : 2 * n]]
-            # Warm both sides as a running service is warm: the model, and every
-            # document's pages of the shard (one filtered search each).
-            run_case(stub, index, provider, [(f"warm-up {i}", None) for i in range(10)], None)
-            warm_vector = {"warm-up 0": unit_vector(provider.embed_query("warm-up 0"))}
-            run_case(stub, index, provider, [("warm-up 0", doc) for doc in documents], warm_vector)
-            vectors = {q: unit_vector(provider.embed_query(q)) for q, _ in unfiltered}
-            recall = recall_at(index, list(vectors.values()))
-            print(f"  unfiltered recall@5 against exact search: {recall:.3f}", flush=True)
-            cases = {
-                "unfiltered": run_case(stub, index, provider, unfiltered, None),
-                "filtered to one document": run_case(stub, index, provider, filtered, None),
-                "cached query, unfiltered": run_case(stub, index, provider, unfiltered, vectors),
-            }
+            for round_ in range(rounds):
+                # A fresh retriever each round: every question is new to it again.
+                # Rounds alternate the raw side's encoder (ENCODERS).
+                encoder = ENCODERS[round_ % len(ENCODERS)]
+                stack = start(data_dir, graph)
+                try:
+                    stub = clients.retriever(stack.addresses["retriever"])
+                    # Warm both sides as a running service is warm: the model, and every
+                    # document's pages of the shard (one filtered search each).
+                    run_case(stub, index, provider, [(f"warm-up {i}", None) for i in range(10)], None, encoder)
+                    warm_vector = {"warm-up 0": unit_vector(provider.embed_query("warm-up 0"))}
+                    run_case(stub, index, provider, [("warm-up 0", doc) for doc in documents], warm_vector)
+                    vectors = {q: unit_vector(provider.embed_query(q)) for q, _ in unfiltered}
+                    if round_ == 0:
+                        recall = recall_at(index, list(vectors.values()))
+                        print(f"  unfiltered recall@5 against exact search: {recall:.3f}", flush=True)
+                    for case, asks in (("unfiltered", unfiltered), ("filtered to one document", filtered)):
+                        run_case(stub, index, provider, asks, None, encoder, cases.setdefault((case, encoder), {}))
+                    run_case(stub, index, provider, unfiltered, vectors, encoder,
+                             cases.setdefault((CACHED, "none"), {}))
+                finally:
+                    stack.stop()
         finally:
-            stack.stop()
             index.close()
-    return [{"size": size, "case": case, "recall_at_5": recall, **row} for case, row in cases.items()]
+    return [{"size": size, "case": case, "encoder": encoder, "recall_at_5": recall, **summarize(samples)}
+            for (case, encoder), samples in cases.items()]
+
+
+def report(rows: list[dict]) -> None:
+    def row(size: int, case: str, encoder: str) -> dict:
+        return next(r for r in rows if r["size"] == size and r["case"] == case and r["encoder"] == encoder)
+
+    sizes = sorted({r["size"] for r in rows})
+    print("\nRetrieve via gRPC (top_k 5, ±1/1, query embedded unless cached) vs raw encode + raw search, ms")
+    header = (f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "
+              f"{'raw p50':>8} {'raw p95':>8} {'ratio p95':>9}  target       | {'svc p95':>8} {'direct raw p95':>14} "
+              f"{'ratio':>6}")
+    print(header)
+    print("-" * len(header))
+    for size in sizes:
+        for case in ("unfiltered", "filtered to one document"):
+            r, d = row(size, case, "encode"), row(size, case, "direct")
+            ratio = r["service_p95"] / r["raw_total_p95"]
+            verdict = f"{'ok' if ratio <= 1.2 else 'MISSED'} (<= 1.2)"
+            print(f"{size:>8,} {case:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} "
+                  f"{r['raw_encode_p95']:8.2f} {r['raw_search_p95']:8.3f} {r['raw_total_p50']:8.2f} "
+                  f"{r['raw_total_p95']:8.2f} {ratio:9.2f}  {verdict:<13}| {d['service_p95']:8.2f} "
+                  f"{d['raw_total_p95']:14.2f} {d['service_p95'] / d['raw_total_p95']:6.2f}")
+        r, uncached = row(size, CACHED, "none"), row(size, "unfiltered", "encode")
+        print(f"{size:>8,} {CACHED:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} {'-':>8} "
+              f"{r['raw_search_p95']:8.3f} {'':>8} {'':>8} {r['service_p95'] / uncached['raw_total_p95']:9.2f}  "
+              f"ok: vs a new question's raw encode+search {uncached['raw_total_p95']:.2f}; "
+              f"vs raw search alone x{r['service_p95'] / r['raw_search_p95']:.1f}")
+    print("(svc: the gRPC call as a client sees it; enc/srch/raw: encode with SentenceTransformer.encode and search "
+          "in this process on a copy of the same shard, alternated with the service calls. Right of the bar, from "
+          "the rounds whose raw side encodes the service's own direct way (tokenize, one forward pass, pool): "
+          "what the service adds beyond its own encoder)")
+    print("\nwhere the service's time goes, ms (p50 / p95):")
+    print(f"{'chunks':>8} {'case':<26} {'raw encoder':<12} {'calls':>6} {'round trip':>14} {'expansion':>14} "
+          f"{'server total':>14} {'raw encode':>14}")
+    for r in rows:
+        print(f"{r['size']:>8,} {r['case']:<26} {r['encoder']:<12} {r['calls']:>6} "
+              f"{r['transport_p50']:6.2f} /{r['transport_p95']:6.2f} {r['server_expand_p50']:6.2f} /"
+              f"{r['server_expand_p95']:6.2f} {r['server_total_p50']:6.2f} /{r['server_total_p95']:6.2f} "
+              f"{r['raw_encode_p50']:6.2f} /{r['raw_encode_p95']:6.2f}")
+    print("(round trip: what the client waited minus what the server spent in Retrieve, i.e. gRPC both ways; "
+          "expansion: fetching and building the ±1/1 neighbours, work the raw side does not do)")
+    if len(sizes) == 2:
+        print("\ngrowth from {:,} to {:,} chunks (p95):".format(*sizes))
+        for case, encoder in (("unfiltered", "encode"), ("filtered to one document", "encode"), (CACHED, "none")):
+            small, large = (row(size, case, encoder) for size in sizes)
+            print(f"  {case:<26} raw search x{large['raw_search_p95'] / small['raw_search_p95']:.1f}, "
+                  f"service x{large['service_p95'] / small['service_p95']:.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--queries", type=int, default=138, help="distinct questions per case (276 in all)")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="rounds, each against a freshly started retriever (every question new again); "
+                             "they alternate the raw side's encoder between encode() and the direct path")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--exact", action="store_true",
                         help="no HNSW graph (CHUNKLAB_HNSW_MIN_POINTS=0): every search exact")
@@ -258,38 +336,9 @@ def main() -> None:
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"size {size:,}:", flush=True)
-        rows += run_size(size, args.queries, texts, base, all_questions, rng, graph=not args.exact)
+        rows += run_size(size, args.queries, args.rounds, texts, base, all_questions, rng, graph=not args.exact)
 
-    print("\nRetrieve via gRPC (top_k 5, ±1/1, query embedded unless cached) vs raw encode + raw search, ms")
-    header = (f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "
-              f"{'raw p50':>8} {'raw p95':>8} {'ratio p95':>9}  target  {'lean raw p95':>12} {'ratio':>6}")
-    print(header)
-    print("-" * len(header))
-    for r in rows:
-        lean = ""
-        if r["case"].startswith("cached"):
-            # Asked again: nothing to encode. Compared with what a new question costs raw.
-            uncached = next(x for x in rows if x["size"] == r["size"] and x["case"] == "unfiltered")
-            ratio = r["service_p95"] / uncached["raw_total_p95"]
-            verdict = f"ok (vs raw encode+search {uncached['raw_total_p95']:.2f}; vs raw search alone " \
-                      f"x{r['service_p95'] / r['raw_search_p95']:.1f})"
-        else:
-            ratio = r["service_p95"] / r["raw_total_p95"]
-            verdict = f"{'ok' if ratio <= 1.2 else 'MISSED'} (<= 1.2)"
-            lean = f"{r['lean_total_p95']:12.2f} {r['service_p95'] / r['lean_total_p95']:6.2f}"
-        print(f"{r['size']:>8,} {r['case']:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} "
-              f"{r['raw_encode_p95']:8.2f} {r['raw_search_p95']:8.3f} {r['raw_total_p50']:8.2f} "
-              f"{r['raw_total_p95']:8.2f} {ratio:9.2f}  {verdict:<16}{lean}")
-    print("(svc: the gRPC call as a client sees it; enc/srch/raw: encode with SentenceTransformer.encode and search "
-          "in this process on a copy of the same shard, interleaved with the service calls; lean raw: the service's "
-          "own direct encode (tokenize, forward, pool) + the same search, for comparison)")
-    sizes = sorted({r["size"] for r in rows})
-    if len(sizes) == 2:
-        print("\ngrowth from {:,} to {:,} chunks (p95):".format(*sizes))
-        for case in ("unfiltered", "filtered to one document", "cached query, unfiltered"):
-            small, large = (next(r for r in rows if r["size"] == s and r["case"] == case) for s in sizes)
-            print(f"  {case:<26} raw search x{large['raw_search_p95'] / small['raw_search_p95']:.1f}, "
-                  f"service x{large['service_p95'] / small['service_p95']:.2f}")
+    report(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 
