@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: up setup stubs test browser bench clean
+.PHONY: up setup stubs test browser broker bench clean
 
 up: setup stubs
 	$(PY) -m chunklab.stack
@@ -35,7 +35,14 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
 
-test: setup stubs browser
+# A real Redis server for the broker tests (bulk loads, ADR 0037), from the
+# distribution. The stack itself needs none: its default queue is embedded.
+broker:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi; }
+
+test: setup stubs browser broker
 	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).

@@ -1,13 +1,16 @@
-"""The command line: run a whole experiment headless and write its report.
+"""The command line: run a whole experiment headless and write its report,
+or bulk-load documents through the message broker.
 
     python -m chunklab.cli experiment --corpus a.md b.md --questions q.csv \
         --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --report report.html
+    python -m chunklab.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
 
 It is a gRPC client only: it talks to a running stack (addresses from the
 CHUNKLAB_*_ADDRESS settings), or starts one with --start and stops it after.
 Progress goes to stderr, the summary table to stdout (or JSON with --json).
-Exit codes: 0 done, 1 the experiment failed or was interrupted, 2 bad
-usage, 3 a service refused or could not be reached.
+Exit codes: 0 done, 1 the experiment failed or was interrupted (or a
+loaded document or strategy failed, or is not finished), 2 bad usage, 3 a
+service refused or could not be reached.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ def parse_value(text: str, knob: chunker_pb2.KnobSpec, where: str) -> common_pb2
     return common_pb2.KnobValue(string_value=text)
 
 
-def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[evaluator_pb2.StrategyGrid]:
+def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo],
+                   option: str = "--grid") -> list[evaluator_pb2.StrategyGrid]:
     """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids."""
     by_name = {info.name: info for info in infos}
     if names == ["all"]:
@@ -121,15 +125,28 @@ def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.S
         target, sep, values = item.partition("=")
         strategy, dot, knob_name = target.partition(".")
         if not sep or not dot or not values:
-            raise UsageError(f"--grid {item!r}: write strategy.knob=value1,value2")
+            raise UsageError(f"{option} {item!r}: write strategy.knob=value1,value2")
         if strategy not in out:
-            raise UsageError(f"--grid {item!r}: add --strategy {strategy} too")
+            raise UsageError(f"{option} {item!r}: add --strategy {strategy} too")
         knobs = {k.name: k for k in by_name[strategy].knobs}
         if knob_name not in knobs:
-            raise UsageError(f"--grid {item!r}: {strategy} has no knob {knob_name!r}; it has {', '.join(knobs) or 'none'}")
-        parsed = [parse_value(v.strip(), knobs[knob_name], f"--grid {item}") for v in values.split(",") if v.strip()]
+            raise UsageError(f"{option} {item!r}: {strategy} has no knob {knob_name!r}; it has {', '.join(knobs) or 'none'}")
+        parsed = [parse_value(v.strip(), knobs[knob_name], f"{option} {item}") for v in values.split(",") if v.strip()]
         out[strategy].grid.append(evaluator_pb2.KnobGrid(knob=knob_name, values=parsed))
     return list(out.values())
+
+
+def strategy_specs(names: list[str], knobs: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
+    """--strategy names (or "all") and --knob strategy.knob=value into StrategySpecs."""
+    specs = []
+    for grid in strategy_grids(names, knobs, infos, option="--knob"):
+        spec = common_pb2.StrategySpec(name=grid.strategy)
+        for knob in grid.grid:
+            if len(knob.values) != 1:
+                raise UsageError(f"--knob {grid.strategy}.{knob.knob}: give one value (a load runs one configuration)")
+            spec.knobs[knob.knob].CopyFrom(knob.values[0])
+        specs.append(spec)
+    return specs
 
 
 def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> evaluator_pb2.ModelEndpoint:
@@ -319,6 +336,83 @@ def cmd_compare(args, settings: Settings, addresses: dict[str, str]) -> int:
     return 0
 
 
+def cmd_load(args, settings: Settings, addresses: dict[str, str]) -> int:
+    progress = Progress()
+    ingest = clients.ingest(addresses["ingest"])
+    chunker = clients.chunker(addresses["chunker"])
+    infos = list(_rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
+                      what="listing strategies").strategies)
+    specs = strategy_specs(args.strategy, args.knob or [], infos)
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        raise UsageError(f"no such file: {', '.join(missing)}")
+    names = {}
+    for i, name in enumerate(args.files, start=1):
+        document = upload(ingest, Path(name), args.collection, settings.rpc_timeout_s)
+        names[document.document_id] = Path(name).name
+        progress.update(i, len(args.files), f"uploaded {name}")
+    progress.close()
+    request = chunker_pb2.SubmitBulkLoadRequest(document_ids=list(names), strategies=specs,
+                                                embedding_model=args.embedding_model or "")
+    load = _rpc(chunker.SubmitBulkLoad, request, timeout=settings.rpc_timeout_s, what="queueing the bulk load")
+    print(f"bulk load {load.bulk_load_id}: {load.jobs_total} documents queued on {load.broker}", file=sys.stderr)
+    if args.no_wait:
+        print(load.bulk_load_id)
+        return 0
+    return follow_load(chunker, load.bulk_load_id, settings, args, names)
+
+
+def cmd_load_status(args, settings: Settings, addresses: dict[str, str]) -> int:
+    chunker = clients.chunker(addresses["chunker"])
+    args.timeout = args.timeout if args.wait else 0.0
+    return follow_load(chunker, args.bulk_load_id, settings, args, {})
+
+
+def follow_load(chunker, bulk_load_id: str, settings: Settings, args, names: dict[str, str]) -> int:
+    """Polls the bulk load until every job has finished (or the timeout), then
+    prints one line per document. 0: every strategy of every document done."""
+    progress = Progress()
+    deadline = time.monotonic() + (settings.long_rpc_timeout_s if args.timeout is None else args.timeout)
+    request = chunker_pb2.GetBulkLoadRequest(bulk_load_id=bulk_load_id)
+    while True:
+        load = _rpc(chunker.GetBulkLoad, request, timeout=settings.rpc_timeout_s, what="following the bulk load")
+        progress.update(len(load.results), load.jobs_total, f"{len(load.results)}/{load.jobs_total} documents done")
+        if len(load.results) >= load.jobs_total or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)
+    progress.close()
+    rows = [load_row(result, names) for result in load.results]
+    if args.json:
+        print(json.dumps({"bulk_load_id": load.bulk_load_id, "jobs_total": load.jobs_total,
+                          "jobs_finished": len(load.results), "broker": load.broker, "documents": rows}, indent=2))
+    else:
+        print(f"bulk load {load.bulk_load_id}: {len(load.results)} of {load.jobs_total} documents finished "
+              f"({load.broker})")
+        for row in rows:
+            done = ", ".join(f"{s['strategy']} {s['chunks']} chunks" for s in row["completed"])
+            failed = "; ".join(f"{f['strategy']} failed: {f['reason']}" for f in row["failed"])
+            print(f"  {row['document']:<40} {row['error'] or '; '.join(x for x in (done, failed) if x)}")
+    finished = len(load.results) >= load.jobs_total
+    ok = finished and all(not row["error"] and not row["failed"] for row in rows)
+    if not finished:
+        print(f"chunklab: {load.jobs_total - len(load.results)} documents not finished yet; "
+              f"follow with: chunklab load-status {load.bulk_load_id} --wait", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def load_row(result: chunker_pb2.BulkLoadJobResult, names: dict[str, str]) -> dict:
+    return {
+        "document": names.get(result.document_id, result.document_id),
+        "document_id": result.document_id,
+        "completed": [{"strategy": o.strategy, "chunks": o.chunk_count, "seconds": round(o.seconds, 2)}
+                      for o in result.result.strategies_completed],
+        "failed": [{"strategy": f.strategy, "reason": f.reason} for f in result.result.strategies_failed],
+        "error": result.error,
+        "deliveries": result.deliveries,
+        "worker": result.worker,
+    }
+
+
 def cmd_strategies(args, settings: Settings, addresses: dict[str, str]) -> int:
     chunker = clients.chunker(addresses["chunker"])
     for info in _rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
@@ -379,6 +473,24 @@ def parser() -> argparse.ArgumentParser:
     cmp_ = commands.add_parser("compare", help="compare experiments with bootstrap intervals")
     cmp_.add_argument("experiment_ids", nargs="+")
     cmp_.set_defaults(handler=cmd_compare)
+
+    load = commands.add_parser("load", help="upload documents and chunk them through the message broker (a bulk load)")
+    load.add_argument("files", nargs="+", help="documents to upload (already uploaded ones are reused)")
+    load.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    load.add_argument("--knob", action="append", help="strategy.knob=value (repeatable)")
+    load.add_argument("--collection", default="", help="collection for the uploaded documents")
+    load.add_argument("--embedding-model", help="default: the stack's configured model")
+    load.add_argument("--no-wait", action="store_true", help="queue the load, print its id and return")
+    load.add_argument("--timeout", type=float, help="seconds to follow the load (default: CHUNKLAB_LONG_RPC_TIMEOUT_S)")
+    load.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    load.set_defaults(handler=cmd_load)
+
+    status = commands.add_parser("load-status", help="a bulk load's outcome so far")
+    status.add_argument("bulk_load_id")
+    status.add_argument("--wait", action="store_true", help="follow it until every document is done")
+    status.add_argument("--timeout", type=float, help="with --wait: seconds to follow it")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=cmd_load_status)
 
     strategies = commands.add_parser("strategies", help="list the chunker's strategies")
     strategies.set_defaults(handler=cmd_strategies)

@@ -78,10 +78,24 @@ class Settings(BaseSettings):
     hnsw_idle_s: float = Field(30.0, ge=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
 
+    # Bulk loads go through a message broker (ADR 0037): Redis streams at this
+    # URL (redis://host:6379/0), or, empty, an embedded queue in data_dir.
+    broker_url: str = ""
+    # Threads of each chunker that take bulk-load jobs (0: this replica takes none).
+    bulk_workers: int = Field(1, ge=0, le=64)
+
     @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")
     @classmethod
     def _address(cls, value: str) -> str:
         return _check_address(value)
+
+    @field_validator("broker_url")
+    @classmethod
+    def _broker(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"expected a redis:// URL (or nothing, for the embedded queue), got {value!r}")
+        return value
 
     def database_url_for(self, name: str) -> str:
         """The service's database: database_url if set, else SQLite in data_dir."""

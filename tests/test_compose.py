@@ -39,7 +39,7 @@ HEALTHCHECK_IN_IMAGE = "/opt/chunklab/healthcheck.py"
 # Start order: each service's peers are healthy before it starts.
 START_ORDER = ("retriever", "ingest", "chunker", "evaluator", "ui")
 GRPC_SERVICES = START_ORDER[:-1]
-BACKING = ("qdrant", "postgres")
+BACKING = ("qdrant", "postgres", "redis")
 UI_PORT = 7860
 
 # CHUNKLAB_* variables the compose file declares before Settings reads them.
@@ -100,7 +100,7 @@ def test_chunklab_services_run_one_image_with_their_own_command(model):
 
 
 def test_backing_images_are_pinned(model):
-    for name, repository in (("qdrant", "qdrant/qdrant"), ("postgres", "postgres")):
+    for name, repository in (("qdrant", "qdrant/qdrant"), ("postgres", "postgres"), ("redis", "redis")):
         image, _, tag = model["services"][name]["image"].partition(":")
         assert image == repository
         assert re.fullmatch(r"v?\d+\.\d+(\.\d+)?", tag), f"{name} image tag {tag!r} is not a pinned version"
@@ -147,9 +147,18 @@ def test_databases_and_qdrant_are_wired(model):
         assert model["services"][name]["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert environment(model, "retriever")["CHUNKLAB_QDRANT_URL"] == "http://qdrant:6333"
     assert "pg_isready" in model["services"]["postgres"]["healthcheck"]["test"]
-    for name, target in (("qdrant", "/qdrant/storage"), ("postgres", "/var/lib/postgresql/data")):
+    for name, target in (("qdrant", "/qdrant/storage"), ("postgres", "/var/lib/postgresql/data"), ("redis", "/data")):
         mounts = model["services"][name]["volumes"]
         assert any(m["type"] == "volume" and m["target"] == target for m in mounts), f"{name} data on a named volume"
+
+
+def test_chunker_replicas_share_bulk_loads_through_redis(model):
+    env = environment(model, "chunker")
+    assert env["CHUNKLAB_BROKER_URL"] == "redis://redis:6379/0" and int(env["CHUNKLAB_BULK_WORKERS"]) >= 1
+    assert model["services"]["chunker"]["depends_on"]["redis"]["condition"] == "service_healthy"
+    redis = model["services"]["redis"]
+    assert "--appendonly" in redis["command"] and "redis-cli" in redis["healthcheck"]["test"]
+    assert not redis.get("ports"), "the broker is reached inside the network only"
 
 
 def test_each_chunklab_service_is_health_checked(model):

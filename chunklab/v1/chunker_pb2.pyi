@@ -1,4 +1,7 @@
+import datetime
+
 from chunklab.v1 import common_pb2 as _common_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -195,3 +198,65 @@ class PreviewChunksResponse(_message.Message):
     config_id: str
     usage: _common_pb2.TokenUsage
     def __init__(self, chunks: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ..., config_id: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ...) -> None: ...
+
+class SubmitBulkLoadRequest(_message.Message):
+    __slots__ = ("document_ids", "strategies", "embedding_model", "llm")
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LLM_FIELD_NUMBER: _ClassVar[int]
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    strategies: _containers.RepeatedCompositeFieldContainer[_common_pb2.StrategySpec]
+    embedding_model: str
+    llm: LLMChoice
+    def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., strategies: _Optional[_Iterable[_Union[_common_pb2.StrategySpec, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., llm: _Optional[_Union[LLMChoice, _Mapping]] = ...) -> None: ...
+
+class BulkLoadJob(_message.Message):
+    __slots__ = ("job_id", "bulk_load_id", "request")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    bulk_load_id: str
+    request: ProcessDocumentRequest
+    def __init__(self, job_id: _Optional[str] = ..., bulk_load_id: _Optional[str] = ..., request: _Optional[_Union[ProcessDocumentRequest, _Mapping]] = ...) -> None: ...
+
+class BulkLoadJobResult(_message.Message):
+    __slots__ = ("job_id", "document_id", "result", "error", "deliveries", "worker", "finished_at")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    document_id: str
+    result: ProcessDocumentResult
+    error: str
+    deliveries: int
+    worker: str
+    finished_at: _timestamp_pb2.Timestamp
+    def __init__(self, job_id: _Optional[str] = ..., document_id: _Optional[str] = ..., result: _Optional[_Union[ProcessDocumentResult, _Mapping]] = ..., error: _Optional[str] = ..., deliveries: _Optional[int] = ..., worker: _Optional[str] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetBulkLoadRequest(_message.Message):
+    __slots__ = ("bulk_load_id",)
+    BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    bulk_load_id: str
+    def __init__(self, bulk_load_id: _Optional[str] = ...) -> None: ...
+
+class BulkLoad(_message.Message):
+    __slots__ = ("bulk_load_id", "jobs_total", "results", "broker", "submitted_at", "jobs_queued")
+    BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    JOBS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    BROKER_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    JOBS_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    bulk_load_id: str
+    jobs_total: int
+    results: _containers.RepeatedCompositeFieldContainer[BulkLoadJobResult]
+    broker: str
+    submitted_at: _timestamp_pb2.Timestamp
+    jobs_queued: int
+    def __init__(self, bulk_load_id: _Optional[str] = ..., jobs_total: _Optional[int] = ..., results: _Optional[_Iterable[_Union[BulkLoadJobResult, _Mapping]]] = ..., broker: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., jobs_queued: _Optional[int] = ...) -> None: ...

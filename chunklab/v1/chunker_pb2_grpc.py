@@ -49,6 +49,16 @@ class ChunkerServiceStub:
                 request_serializer=chunklab_dot_v1_dot_chunker__pb2.PreviewChunksRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_chunker__pb2.PreviewChunksResponse.FromString,
                 _registered_method=True)
+        self.SubmitBulkLoad = channel.unary_unary(
+                '/chunklab.v1.ChunkerService/SubmitBulkLoad',
+                request_serializer=chunklab_dot_v1_dot_chunker__pb2.SubmitBulkLoadRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+                _registered_method=True)
+        self.GetBulkLoad = channel.unary_unary(
+                '/chunklab.v1.ChunkerService/GetBulkLoad',
+                request_serializer=chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+                _registered_method=True)
 
 
 class ChunkerServiceServicer:
@@ -90,6 +100,30 @@ class ChunkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitBulkLoad(self, request, context):
+        """Queues a bulk load and returns at once: one job per document on the
+        message broker (Redis streams at CHUNKLAB_BROKER_URL; unset, an embedded
+        queue under the data folder), taken by the chunker workers of any
+        chunker replica. Each job is a ProcessDocument whose result is kept with
+        the bulk load. A job whose worker stops is delivered again.
+        Errors: INVALID_ARGUMENT (no documents, a document twice, no strategies,
+        unknown strategy or knob, knob out of range, unknown embedding model, an
+        api_key in llm: jobs wait in the broker, keys must not), NOT_FOUND (a
+        document), UNAVAILABLE (the broker or ingest unreachable).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBulkLoad(self, request, context):
+        """A bulk load and the results of the jobs finished so far.
+        Errors: INVALID_ARGUMENT (no id), NOT_FOUND (unknown, or older than
+        seven days), UNAVAILABLE (the broker unreachable).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ChunkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -107,6 +141,16 @@ def add_ChunkerServiceServicer_to_server(servicer, server):
                     servicer.PreviewChunks,
                     request_deserializer=chunklab_dot_v1_dot_chunker__pb2.PreviewChunksRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_chunker__pb2.PreviewChunksResponse.SerializeToString,
+            ),
+            'SubmitBulkLoad': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitBulkLoad,
+                    request_deserializer=chunklab_dot_v1_dot_chunker__pb2.SubmitBulkLoadRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.SerializeToString,
+            ),
+            'GetBulkLoad': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBulkLoad,
+                    request_deserializer=chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -190,6 +234,60 @@ class ChunkerService:
             '/chunklab.v1.ChunkerService/PreviewChunks',
             chunklab_dot_v1_dot_chunker__pb2.PreviewChunksRequest.SerializeToString,
             chunklab_dot_v1_dot_chunker__pb2.PreviewChunksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitBulkLoad(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.ChunkerService/SubmitBulkLoad',
+            chunklab_dot_v1_dot_chunker__pb2.SubmitBulkLoadRequest.SerializeToString,
+            chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBulkLoad(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.ChunkerService/GetBulkLoad',
+            chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.SerializeToString,
+            chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
             options,
             channel_credentials,
             insecure,

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 
 import grpc
 
 from chunklab import clients, embeddings
+from chunklab.broker import open_broker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
+from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 
+log = logging.getLogger("chunklab.chunker")
+
 INDEX_BATCH = 256
 
 
 class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
-    def __init__(self, service: ChunkerService) -> None:
+    def __init__(self, service: ChunkerService, bulk: BulkLoads) -> None:
         self._service = service
+        self._bulk = bulk
 
     def ListStrategies(self, request, context):
         return chunker_pb2.ListStrategiesResponse(
@@ -40,6 +47,28 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
 
     def PreviewChunks(self, request, context):
         return self._service.preview(request)
+
+    def SubmitBulkLoad(self, request, context):
+        return self._bulk.submit(request)
+
+    def GetBulkLoad(self, request, context):
+        return self._bulk.get(request.bulk_load_id)
+
+
+def document_checker(settings: Settings) -> Callable[[str], None]:
+    """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
+    ingest = clients.ingest(settings.ingest_address)
+
+    def exists(document_id: str) -> None:
+        try:
+            ingest.GetDocument(
+                ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_BASIC),
+                timeout=settings.rpc_timeout_s,
+            )
+        except grpc.RpcError as exc:
+            raise from_rpc_error(exc, "ingest") from None
+
+    return exists
 
 
 def build_service(settings: Settings) -> ChunkerService:
@@ -90,7 +119,19 @@ def main() -> None:
     embeddings.configure(settings)
     warm_up_in_background(settings.embedding_model)
     service = build_service(settings)
-    servicer = ChunkerServicer(service)
+    broker = open_broker(settings.broker_url, settings.data_dir)
+    log.info("bulk loads: %s, %d worker(s) here", broker.describe, settings.bulk_workers)
+    servicer = ChunkerServicer(service, BulkLoads(service, broker, document_checker(settings)))
+    workers = [Worker(service, broker).start() for _ in range(settings.bulk_workers)]
+
+    def stop() -> None:
+        for worker in workers:
+            worker.stop()
+        for worker in workers:
+            worker.join(settings.shutdown_grace_s)
+        broker.close()
+        service.close()
+
     serve(
         "chunker",
         settings.chunker_address,
@@ -98,5 +139,5 @@ def main() -> None:
         [chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"].full_name],
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
-        on_stop=service.close,
+        on_stop=stop,
     )

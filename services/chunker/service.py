@@ -97,6 +97,13 @@ class ChunkerService:
 
     # -- processing --------------------------------------------------------
 
+    def check(self, request: chunker_pb2.ProcessDocumentRequest) -> None:
+        """What `process` refuses before it fetches the document: the
+        strategies and their knobs, the embedding model, the LLM choice."""
+        build_strategies(list(request.strategies))
+        self._provider_for(request.embedding_model or self._default_model)
+        self._llm.resolve(request.llm if request.HasField("llm") else None)
+
     def process(
         self, request: chunker_pb2.ProcessDocumentRequest, cancelled: threading.Event | None = None
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:

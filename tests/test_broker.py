@@ -1,0 +1,98 @@
+"""The message broker bulk loads go through (ADR 0037): the same semantics
+from the embedded SQLite queue and from a real Redis server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from chunklab.broker import EmbeddedBroker, RedisBroker
+from chunklab.errors import Unavailable
+from tests.support.redis_server import RedisServer, free_port
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["embedded", "redis"])
+def broker(request, tmp_path, redis_server):
+    if request.param == "embedded":
+        made = EmbeddedBroker(tmp_path / "queue.sqlite3")
+    else:
+        made = RedisBroker(redis_server.url)
+        made._redis.flushdb()
+    yield made
+    made.close()
+
+
+def test_jobs_come_out_once_each_in_order_and_results_stay_with_their_batch(broker):
+    broker.submit("batch-a", [b"job 1", b"job 2"])
+    broker.submit("batch-b", [b"job 3"])
+    assert broker.batch("batch-a").jobs_total == 2 and broker.batch("batch-b").jobs_total == 1
+    assert broker.batch("nope") is None
+    assert broker.queued() == 3
+    taken = []
+    while (delivery := broker.receive("worker-1", lease_s=30, wait_s=0.1)) is not None:
+        assert delivery.deliveries == 1
+        taken.append(delivery.payload)
+        broker.put_result("batch-a" if delivery.payload != b"job 3" else "batch-b", b"done " + delivery.payload)
+        broker.ack(delivery)
+    assert taken == [b"job 1", b"job 2", b"job 3"]
+    assert broker.queued() == 0
+    assert broker.results("batch-a") == [b"done job 1", b"done job 2"]
+    assert broker.results("batch-b") == [b"done job 3"]
+    assert broker.receive("worker-1", lease_s=30, wait_s=0.1) is None
+
+
+def test_a_job_whose_worker_stopped_is_delivered_again_and_a_renewed_one_is_not(broker):
+    broker.submit("batch", [b"abandoned", b"kept"])
+    abandoned = broker.receive("worker-1", lease_s=0.5, wait_s=1)
+    kept = broker.receive("worker-1", lease_s=0.5, wait_s=1)
+    assert (abandoned.payload, kept.payload) == (b"abandoned", b"kept")
+    assert broker.receive("worker-2", lease_s=0.5, wait_s=0.1) is None  # both leased
+    for _ in range(4):  # worker-1 keeps working on "kept" only
+        time.sleep(0.25)
+        broker.renew(kept, "worker-1", 0.5)
+    again = broker.receive("worker-2", lease_s=0.5, wait_s=1)
+    assert again.payload == b"abandoned" and again.deliveries == 2
+    broker.renew(kept, "worker-1", 0.5)
+    assert broker.receive("worker-2", lease_s=0.5, wait_s=0.1) is None  # "kept" is still worker-1's
+    broker.ack(again)
+    broker.ack(kept)
+    assert broker.queued() == 0
+
+
+def test_workers_racing_for_jobs_never_share_one(broker):
+    payloads = [f"job {i}".encode() for i in range(40)]
+    broker.submit("race", payloads)
+    taken: list[bytes] = []
+    lock = threading.Lock()
+
+    def work(name: str) -> None:
+        while (delivery := broker.receive(name, lease_s=30, wait_s=0.3)) is not None:
+            with lock:
+                taken.append(delivery.payload)
+            broker.ack(delivery)
+
+    threads = [threading.Thread(target=work, args=(f"worker-{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(taken) == sorted(payloads)  # every job once, none twice
+    assert broker.queued() == 0
+
+
+def test_an_unreachable_redis_is_unavailable_with_where_it_was_looked_for():
+    broker = RedisBroker(f"redis://127.0.0.1:{free_port()}/0")
+    with pytest.raises(Unavailable) as caught:
+        broker.receive("worker", lease_s=10, wait_s=0.1)
+    assert f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0" in caught.value.message
+    with pytest.raises(Unavailable):
+        broker.submit("batch", [b"job"])

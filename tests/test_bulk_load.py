@@ -1,0 +1,271 @@
+"""Bulk loads through the message broker (SPEC section 7, ADR 0037): jobs
+on the queue, chunker workers that run them through ProcessDocument, a job
+whose worker stopped delivered again, and the whole path through gRPC and
+the command line, with the embedded queue and with a real Redis and two
+chunker replicas."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+import pytest
+from support.providers import HashedProvider
+
+from chunklab import clients
+from chunklab.broker import EmbeddedBroker
+from chunklab.errors import NotFound
+from chunklab.llm import ChatEndpoint
+from chunklab.stack import REPO, Stack, wait_serving
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
+from services.chunker.bulk import BulkLoads, Worker
+from services.chunker.cache import EmbeddingCache
+from services.chunker.llm import LLMPool
+from services.chunker.service import ChunkerService
+from services.ingest.parsing import parse
+from tests.support.redis_server import RedisServer
+
+NOTES = {
+    "harbour.md": "# Harbour\n\nBoats moor at the east quay. The harbour master keeps the tide tables.\n\n"
+                  "## Fees\n\nMooring costs four euros a night. Fees are paid at the office.\n",
+    "lighthouse.md": "# Lighthouse\n\nThe keeper logs the weather at six. Storm warnings go up below 990 hPa.\n\n"
+                     "## Supplies\n\nWater comes by boat on Tuesdays. Lamp oil is ordered monthly.\n",
+}
+
+
+def document(document_id: str, text: str) -> documents_pb2.Document:
+    return documents_pb2.Document(
+        document_id=document_id, name=f"{document_id}.md", text=text, language="en", collection="default",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+    )
+
+
+class Harness:
+    """Bulk loads over the embedded queue, with a real ChunkerService on an
+    in-memory ingest and index; `hold` makes fetching a document wait."""
+
+    def __init__(self, tmp_path) -> None:
+        self.documents = {f"doc-{i}": document(f"doc-{i}", text) for i, text in enumerate(NOTES.values())}
+        self.indexed: dict[tuple[str, str], int] = {}
+        self.hold: dict[str, threading.Event] = {}
+        self.fetching = threading.Event()
+        self.broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
+        self.service = ChunkerService(self._fetch, self._index, lambda name: HashedProvider(), "hashed-64",
+                                      EmbeddingCache(tmp_path / "cache.sqlite3"),
+                                      LLMPool(ChatEndpoint("", "", "none", 1.0, 0), 1))
+        self.bulk = BulkLoads(self.service, self.broker, self._exists)
+
+    def _exists(self, document_id: str) -> None:
+        if document_id not in self.documents:
+            raise NotFound(f"no document {document_id}")
+
+    def _fetch(self, document_id: str) -> documents_pb2.Document:
+        self.fetching.set()
+        if document_id in self.hold:
+            self.hold[document_id].wait(30)
+        self._exists(document_id)
+        return self.documents[document_id]
+
+    def _index(self, header, chunks) -> tuple[int, int]:
+        self.indexed[(header.document_id, header.strategy)] = len(chunks)
+        return len(chunks), 0
+
+    def submit(self, *document_ids: str) -> str:
+        request = chunker_pb2.SubmitBulkLoadRequest(
+            document_ids=list(document_ids),
+            strategies=[common_pb2.StrategySpec(name="fixed_size",
+                                                knobs={"chunk_size": common_pb2.KnobValue(int_value=16),
+                                                       "chunk_overlap": common_pb2.KnobValue(int_value=0)}),
+                        common_pb2.StrategySpec(name="sentence_window")],
+        )
+        return self.bulk.submit(request).bulk_load_id
+
+    def wait(self, bulk_load_id: str, timeout_s: float = 30) -> chunker_pb2.BulkLoad:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            load = self.bulk.get(bulk_load_id)
+            if len(load.results) >= load.jobs_total or time.monotonic() > deadline:
+                return load
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def harness(tmp_path):
+    made = Harness(tmp_path)
+    yield made
+    made.broker.close()
+
+
+def test_a_worker_runs_every_job_of_a_bulk_load_through_process_document(harness):
+    bulk_load_id = harness.submit("doc-0", "doc-1")
+    worker = Worker(harness.service, harness.broker, name="w1").start()
+    try:
+        load = harness.wait(bulk_load_id)
+    finally:
+        worker.stop()
+        worker.join(10)
+    assert load.jobs_total == 2 and len(load.results) == 2
+    assert sorted(r.document_id for r in load.results) == ["doc-0", "doc-1"]
+    for result in load.results:
+        assert not result.error and result.deliveries == 1 and result.worker == "w1"
+        assert [o.strategy for o in result.result.strategies_completed] == ["fixed_size", "sentence_window"]
+        for outcome in result.result.strategies_completed:
+            assert harness.indexed[(result.document_id, outcome.strategy)] == outcome.chunk_count > 0
+    assert harness.broker.queued() == 0
+
+
+def test_a_job_whose_worker_stops_midway_is_delivered_again_and_finished_by_another(harness):
+    harness.hold["doc-0"] = threading.Event()
+    bulk_load_id = harness.submit("doc-0")
+    first = Worker(harness.service, harness.broker, name="stopped", lease_s=0.5).start()
+    assert harness.fetching.wait(10)
+    first.stop()  # as on SIGTERM: cut short, not acknowledged
+    harness.hold["doc-0"].set()
+    first.join(10)
+    assert harness.bulk.get(bulk_load_id).results == [] and harness.broker.queued() == 1
+    second = Worker(harness.service, harness.broker, name="second", lease_s=0.5).start()
+    try:
+        load = harness.wait(bulk_load_id)
+    finally:
+        second.stop()
+        second.join(10)
+    (result,) = load.results
+    assert result.worker == "second" and result.deliveries == 2 and not result.error
+    assert len(result.result.strategies_completed) == 2
+
+
+def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
+    bulk_load_id = harness.submit("doc-1")
+    for _ in range(2):  # two workers took it and died without a word
+        assert harness.broker.receive("died", lease_s=0.2, wait_s=1) is not None
+        time.sleep(0.3)
+    worker = Worker(harness.service, harness.broker, name="w", lease_s=0.2, max_deliveries=2).start()
+    try:
+        load = harness.wait(bulk_load_id)
+    finally:
+        worker.stop()
+        worker.join(10)
+    (result,) = load.results
+    assert result.deliveries == 3 and "given up" in result.error and "load the document again" in result.error
+    assert ("doc-1", "fixed_size") not in harness.indexed and harness.broker.queued() == 0
+
+
+def test_a_document_deleted_after_it_was_queued_is_reported_not_retried(harness):
+    bulk_load_id = harness.submit("doc-0")
+    del harness.documents["doc-0"]
+    worker = Worker(harness.service, harness.broker, name="w").start()
+    try:
+        load = harness.wait(bulk_load_id)
+    finally:
+        worker.stop()
+        worker.join(10)
+    (result,) = load.results
+    assert result.error == "no document doc-0" and result.deliveries == 1
+    assert harness.broker.queued() == 0
+
+
+# -- through gRPC and the command line ------------------------------------------
+
+
+def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chunklab.cli", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def note_files(tmp_path):
+    paths = []
+    for name, text in NOTES.items():
+        path = tmp_path / name
+        path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.e2e
+def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_files):
+    done = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.chunk_size=24", "--knob", "fixed_size.chunk_overlap=4",
+               "--strategy", "sentence_window", "--collection", "policies", "--json")
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["jobs_total"] == outcome["jobs_finished"] == 2
+    assert outcome["broker"].startswith("embedded queue (")
+    retriever = clients.retriever(stack.addresses["retriever"])
+    for row in outcome["documents"]:
+        assert row["document"] in NOTES and not row["error"] and not row["failed"]
+        for completed in row["completed"]:
+            indexed = retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
+                embedding_model="all-MiniLM-L6-v2", document_id=row["document_id"], strategy=completed["strategy"]),
+                timeout=30)
+            assert indexed.points == completed["chunks"] > 0
+        assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}
+    assert "queued on embedded queue" in done.stderr and "2/2 documents done" in done.stderr
+
+
+@pytest.mark.e2e
+def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(stack, note_files):
+    chunker = clients.chunker(stack.addresses["chunker"])
+    fixed = [common_pb2.StrategySpec(name="fixed_size")]
+    cases = [
+        (chunker_pb2.SubmitBulkLoadRequest(strategies=fixed), grpc.StatusCode.INVALID_ARGUMENT, "at least one document"),
+        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["nope"], strategies=fixed), grpc.StatusCode.NOT_FOUND, "nope"),
+        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a", "a"], strategies=fixed),
+         grpc.StatusCode.INVALID_ARGUMENT, "repeated: a"),
+        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a"], strategies=[common_pb2.StrategySpec(name="magic")]),
+         grpc.StatusCode.INVALID_ARGUMENT, "magic"),
+        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a"], strategies=fixed,
+                                           llm=chunker_pb2.LLMChoice(api_key="sk-secret")),
+         grpc.StatusCode.INVALID_ARGUMENT, "CHUNKLAB_LLM_API_KEY"),
+    ]
+    for request, code, words in cases:
+        with pytest.raises(grpc.RpcError) as caught:
+            chunker.SubmitBulkLoad(request, timeout=30)
+        assert caught.value.code() == code and words in caught.value.details()
+    with pytest.raises(grpc.RpcError) as caught:
+        chunker.GetBulkLoad(chunker_pb2.GetBulkLoadRequest(bulk_load_id="0" * 32), timeout=30)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    wrong_knob = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.size=3")
+    assert wrong_knob.returncode == 2 and "fixed_size has no knob 'size'" in wrong_knob.stderr
+    two_values = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size",
+                     "--knob", "fixed_size.chunk_size=16,32")
+    assert two_values.returncode == 2 and "give one value" in two_values.stderr
+    missing = cli(stack.env(), "load", "no-such-file.md", "--strategy", "fixed_size")
+    assert missing.returncode == 2 and "no such file: no-such-file.md" in missing.stderr
+
+
+@pytest.mark.e2e
+def test_with_redis_the_jobs_are_shared_by_the_workers_of_two_chunker_replicas(tmp_path, note_files):
+    redis_server = RedisServer(tmp_path)
+    stack = Stack(data_dir=tmp_path / "stack",
+                  extra_env={"CHUNKLAB_BROKER_URL": redis_server.url, "CHUNKLAB_BULK_WORKERS": "0"})
+    try:
+        stack.start()
+        replicas = []
+        for i in range(2):  # chunker replicas that take bulk-load jobs; the first chunker takes none
+            env = stack.env()
+            env.update(CHUNKLAB_CHUNKER_ADDRESS="127.0.0.1:0", CHUNKLAB_BULK_WORKERS="1")
+            address = stack._spawn(f"chunker-replica-{i}", "services.chunker", env, "listening on", 120)
+            wait_serving(address, 120)
+            replicas.append(stack.processes[f"chunker-replica-{i}"].pid)
+        ingest_env = stack.env()
+        ids = []
+        for name in note_files:
+            for copy in range(3):  # six documents
+                path = tmp_path / f"{copy}-{os.path.basename(name)}"
+                path.write_text(open(name).read() + f"\nCopy {copy}.\n")
+                ids.append(str(path))
+        done = cli(ingest_env, "load", *ids, "--strategy", "fixed_size", "--json")
+        assert done.returncode == 0, done.stderr
+        outcome = json.loads(done.stdout)
+        assert outcome["broker"] == f"Redis at 127.0.0.1:{redis_server.port}/0"
+        assert outcome["jobs_finished"] == 6
+        pids = {int(row["worker"].split(":")[1]) for row in outcome["documents"]}
+        assert pids <= set(replicas) and len(pids) == 2, pids
+    finally:
+        stack.stop()
+        redis_server.stop()
