@@ -148,15 +148,20 @@ class RedisBroker(Broker):
 
     def _receive(self, consumer: str, lease_s: float, wait_s: float) -> Delivery | None:
         # A job whose lease ran out first: XAUTOCLAIM hands it to this consumer
-        # and counts the delivery.
-        _, claimed, _ = self._redis.xautoclaim(
-            self.STREAM, self.GROUP, consumer, min_idle_time=int(lease_s * 1000), start_id="0-0", count=1
-        )
-        if claimed:
-            message_id, fields = claimed[0]
-            pending = self._redis.xpending_range(self.STREAM, self.GROUP, message_id, message_id, 1)
-            deliveries = pending[0]["times_delivered"] if pending else 2
-            return Delivery(message_id.decode(), fields[b"payload"], int(deliveries))
+        # and counts the delivery. It looks at a few pending entries per call,
+        # so the scan goes on from its cursor until the pending list ends.
+        cursor = "0-0"
+        while True:
+            cursor, claimed, _ = self._redis.xautoclaim(
+                self.STREAM, self.GROUP, consumer, min_idle_time=int(lease_s * 1000), start_id=cursor, count=1
+            )
+            if claimed:
+                message_id, fields = claimed[0]
+                pending = self._redis.xpending_range(self.STREAM, self.GROUP, message_id, message_id, 1)
+                deliveries = pending[0]["times_delivered"] if pending else 2
+                return Delivery(message_id.decode(), fields[b"payload"], int(deliveries))
+            if cursor in (b"0-0", "0-0"):
+                break
         found = self._redis.xreadgroup(
             self.GROUP, consumer, {self.STREAM: ">"}, count=1, block=max(1, int(wait_s * 1000))
         )
@@ -306,6 +311,12 @@ class EmbeddedBroker(Broker):
     def queued(self) -> int:
         with self._db() as db:
             return db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
 
 
 class _Transaction:

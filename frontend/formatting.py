@@ -161,6 +161,29 @@ def result_html(result: chunker_pb2.ProcessDocumentResult) -> str:
     return "".join(parts)
 
 
+def bulk_load_html(load: chunker_pb2.BulkLoad, names: dict[str, str]) -> str:
+    """A bulk load's progress and, per finished document, what each strategy did."""
+    done, total = len(load.results), load.jobs_total
+    items = []
+    for result in load.results:
+        name = escape(names.get(result.document_id, result.document_id))
+        if result.error:
+            text, kind = escape(result.error), "failed"
+        else:
+            parts = [f"{escape(o.strategy)} {o.chunk_count} chunks" for o in result.result.strategies_completed]
+            parts += [f"{escape(f.strategy)} failed: {escape(f.reason)}" for f in result.result.strategies_failed]
+            text, kind = "; ".join(parts), "failed" if result.result.strategies_failed else "ok"
+        again = f" (delivered {result.deliveries} times)" if result.deliveries > 1 else ""
+        items.append(f'<li data-document="{escape(result.document_id, quote=True)}" data-outcome="{kind}">'
+                     f"{name}: {text}{again}</li>")
+    state = "done" if done >= total else "running"
+    return (
+        f'<div class="cl-process cl-bulk" data-state="{state}" data-done="{done}" data-total="{total}">'
+        f"<b>Bulk load {escape(load.bulk_load_id[:8])}</b>: {done} of {total} documents done "
+        f"(through {escape(load.broker)})<ul>{''.join(items)}</ul></div>"
+    )
+
+
 def health_html(rows) -> str:
     """The health page's table: service, address, status (and why, when unreachable)."""
     body = "".join(

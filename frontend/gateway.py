@@ -189,6 +189,20 @@ class Gateway:
         with self._calling("chunker"):
             yield from self._stub("chunker").ProcessDocument(request, timeout=self.settings.long_rpc_timeout_s)
 
+    def submit_bulk_load(
+        self, document_ids: Iterable[str], strategies: Iterable[common_pb2.StrategySpec]
+    ) -> chunker_pb2.BulkLoad:
+        """Queues one job per document on the chunker's message broker; returns at once."""
+        request = chunker_pb2.SubmitBulkLoadRequest(document_ids=list(document_ids), strategies=list(strategies))
+        with self._calling("chunker"):
+            return self._stub("chunker").SubmitBulkLoad(request, timeout=self.settings.rpc_timeout_s)
+
+    def get_bulk_load(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
+        with self._calling("chunker"):
+            return self._stub("chunker").GetBulkLoad(
+                chunker_pb2.GetBulkLoadRequest(bulk_load_id=bulk_load_id), timeout=self.settings.rpc_timeout_s
+            )
+
     # -- retriever ------------------------------------------------------------
 
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:

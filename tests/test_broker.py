@@ -96,3 +96,15 @@ def test_an_unreachable_redis_is_unavailable_with_where_it_was_looked_for():
     assert f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0" in caught.value.message
     with pytest.raises(Unavailable):
         broker.submit("batch", [b"job"])
+
+
+def test_an_abandoned_job_behind_many_live_ones_is_still_found(broker):
+    broker.submit("deep", [f"job {i}".encode() for i in range(15)])
+    held = [broker.receive("worker-1", lease_s=0.6, wait_s=1) for _ in range(15)]
+    live, abandoned = held[:14], held[14]
+    for _ in range(3):
+        time.sleep(0.3)
+        for delivery in live:
+            broker.renew(delivery, "worker-1", 0.6)
+    again = broker.receive("worker-2", lease_s=0.6, wait_s=1)
+    assert again is not None and again.payload == abandoned.payload == b"job 14" and again.deliveries == 2

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import grpc
 import pytest
@@ -94,6 +95,17 @@ class Harness:
             time.sleep(0.05)
 
 
+@contextmanager
+def running(harness: Harness, name: str, **options):
+    """A worker taking the harness's jobs until the block ends."""
+    worker = Worker(harness.service, harness.broker, name=name, **options).start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        worker.join(10)
+
+
 @pytest.fixture
 def harness(tmp_path):
     made = Harness(tmp_path)
@@ -103,12 +115,8 @@ def harness(tmp_path):
 
 def test_a_worker_runs_every_job_of_a_bulk_load_through_process_document(harness):
     bulk_load_id = harness.submit("doc-0", "doc-1")
-    worker = Worker(harness.service, harness.broker, name="w1").start()
-    try:
+    with running(harness, "w1"):
         load = harness.wait(bulk_load_id)
-    finally:
-        worker.stop()
-        worker.join(10)
     assert load.jobs_total == 2 and len(load.results) == 2
     assert sorted(r.document_id for r in load.results) == ["doc-0", "doc-1"]
     for result in load.results:
@@ -128,12 +136,8 @@ def test_a_job_whose_worker_stops_midway_is_delivered_again_and_finished_by_anot
     harness.hold["doc-0"].set()
     first.join(10)
     assert harness.bulk.get(bulk_load_id).results == [] and harness.broker.queued() == 1
-    second = Worker(harness.service, harness.broker, name="second", lease_s=0.5).start()
-    try:
+    with running(harness, "second", lease_s=0.5):
         load = harness.wait(bulk_load_id)
-    finally:
-        second.stop()
-        second.join(10)
     (result,) = load.results
     assert result.worker == "second" and result.deliveries == 2 and not result.error
     assert len(result.result.strategies_completed) == 2
@@ -144,12 +148,8 @@ def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
     for _ in range(2):  # two workers took it and died without a word
         assert harness.broker.receive("died", lease_s=0.2, wait_s=1) is not None
         time.sleep(0.3)
-    worker = Worker(harness.service, harness.broker, name="w", lease_s=0.2, max_deliveries=2).start()
-    try:
+    with running(harness, "w", lease_s=0.2, max_deliveries=2):
         load = harness.wait(bulk_load_id)
-    finally:
-        worker.stop()
-        worker.join(10)
     (result,) = load.results
     assert result.deliveries == 3 and "given up" in result.error and "load the document again" in result.error
     assert ("doc-1", "fixed_size") not in harness.indexed and harness.broker.queued() == 0
@@ -158,12 +158,8 @@ def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
 def test_a_document_deleted_after_it_was_queued_is_reported_not_retried(harness):
     bulk_load_id = harness.submit("doc-0")
     del harness.documents["doc-0"]
-    worker = Worker(harness.service, harness.broker, name="w").start()
-    try:
+    with running(harness, "w"):
         load = harness.wait(bulk_load_id)
-    finally:
-        worker.stop()
-        worker.join(10)
     (result,) = load.results
     assert result.error == "no document doc-0" and result.deliveries == 1
     assert harness.broker.queued() == 0

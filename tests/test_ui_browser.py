@@ -525,3 +525,23 @@ def test_freshness_windows_and_a_sweep_from_dry_run_to_restore(page, ui_stack):
     expect(page.locator("#restore-status")).to_contain_text("Restored bulletin.md · news")
     expect(page.locator("#restore-status")).to_contain_text("back in the index")
     expect(page.locator("#archived-table")).to_contain_text("No document is in cold storage")
+
+
+def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, ui_stack, storms):
+    from playwright.sync_api import expect
+
+    expect(page.locator("#document-select input")).not_to_have_value("")
+    page.locator("#knob-fixed_size-chunk_size input").fill("64")
+    page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
+    page.locator("#bulk-button").click()
+    done = page.locator("#process-status .cl-bulk[data-state=done]")
+    expect(done).to_be_visible(timeout=120 * SECONDS)
+    ingest = clients.ingest(ui_stack.addresses["ingest"])
+    documents = ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(page_size=1000), timeout=30).documents
+    assert int(done.get_attribute("data-total")) == int(done.get_attribute("data-done")) == len(documents) >= 1
+    expect(done.locator("li[data-outcome=ok]")).to_have_count(len(documents))
+    expect(done).to_contain_text("through embedded queue")
+    expect(done.locator("li").first).to_contain_text("fixed_size")
+    # The selected document is now indexed with the knobs the bulk load used.
+    expect(page.locator("#indexed-sets tr[data-strategy=fixed_size] td").nth(1)).to_have_text(
+        "chunk_overlap=0, chunk_size=64")

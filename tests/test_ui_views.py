@@ -428,3 +428,22 @@ def test_as_of_dates_and_restore_messages():
     text, kind = freshness_html.restore_message(
         "a.md", retriever_pb2.RestoreDocumentResponse(chunks_restored=1, outside_freshness_window=True))
     assert kind == "info" and "still outside its collection's freshness window" in text
+
+
+def test_a_bulk_load_shows_each_documents_outcome_and_how_far_it_is():
+    from frontend.formatting import bulk_load_html
+
+    load = chunker_pb2.BulkLoad(bulk_load_id="abcdef0123456789", jobs_total=4, broker="Redis at redis:6379/0")
+    ok = load.results.add(job_id="1", document_id="d1", deliveries=1)
+    ok.result.strategies_completed.add(strategy="fixed_size", chunk_count=12)
+    partly = load.results.add(job_id="2", document_id="d2", deliveries=2)
+    partly.result.strategies_completed.add(strategy="fixed_size", chunk_count=3)
+    partly.result.strategies_failed.add(strategy="contextual", reason="no LLM <configured>")
+    load.results.add(job_id="3", document_id="d3", deliveries=1, error="no document d3")
+    html = bulk_load_html(load, {"d1": "notes.md", "d2": "guide.md"})
+    assert 'data-state="running" data-done="3" data-total="4"' in html
+    assert "3 of 4 documents done (through Redis at redis:6379/0)" in html and "Bulk load abcdef01" in html
+    assert '<li data-document="d1" data-outcome="ok">notes.md: fixed_size 12 chunks</li>' in html
+    assert ('data-outcome="failed">guide.md: fixed_size 3 chunks; contextual failed: no LLM &lt;configured&gt; '
+            "(delivered 2 times)</li>") in html
+    assert '<li data-document="d3" data-outcome="failed">d3: no document d3</li>' in html

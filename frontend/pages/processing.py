@@ -1,5 +1,6 @@
 """The Documents page's processing section: strategy forms drawn from the
-chunker's KnobSpecs and a run that follows the ProcessDocument stream.
+chunker's KnobSpecs, a run that follows the ProcessDocument stream, and a
+bulk load of every document through the chunker's message broker.
 
 Drawn with gr.render so that the chunker alone decides which strategies and
 knobs exist; a new strategy needs no UI change.
@@ -7,6 +8,7 @@ knobs exist; a new strategy needs no UI change.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import gradio as gr
@@ -14,6 +16,9 @@ import gradio as gr
 from frontend import formatting, knobs
 from frontend.gateway import Gateway, GatewayError
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+
+# How often a bulk load's progress is asked for.
+BULK_POLL_S = 0.5
 
 
 def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.Component:
@@ -52,11 +57,29 @@ def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[f
         raise GatewayError("The chunker ended the processing stream without a result; see its log.")
 
 
+def bulk_load(gateway: Gateway, specs: list) -> Iterator[tuple[float, str, str]]:
+    """Queues every document as one bulk load and yields (fraction done, line, status HTML) until it is done."""
+    documents = gateway.list_documents()
+    if not documents:
+        raise GatewayError("There is no document to load yet: upload some first.")
+    names = {d.document_id: d.name for d in documents}
+    load = gateway.submit_bulk_load(list(names), specs)
+    deadline = time.monotonic() + gateway.settings.long_rpc_timeout_s
+    while True:
+        yield len(load.results) / max(load.jobs_total, 1), f"{len(load.results)}/{load.jobs_total} documents", \
+            formatting.bulk_load_html(load, names)
+        if len(load.results) >= load.jobs_total or time.monotonic() > deadline:
+            return
+        time.sleep(BULK_POLL_S)
+        load = gateway.get_bulk_load(load.bulk_load_id)
+
+
 def strategy_section(
     gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None
 ) -> None:
-    """One group per strategy (tick to use, knobs below) and a Process button writing to status;
-    `then` is (function, inputs, outputs) to run after a processing that succeeded."""
+    """One group per strategy (tick to use, knobs below), a Process button for the selected
+    document and a bulk-load button for every document, both writing to status; `then` is
+    (function, inputs, outputs) to run after a processing or bulk load that succeeded."""
 
     @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm]):
@@ -75,12 +98,11 @@ def strategy_section(
                 with gr.Row():
                     inputs = [knob_input(field) for field in form.fields]
             chosen.append((form, use, inputs))
-        process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button")
+        with gr.Row():
+            process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button")
+            bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
 
-        def run(values: dict, progress=gr.Progress()):
-            document_id = values[selected]
-            if not document_id:
-                raise user_error("Select a document first (upload one or pick it in the list).")
+        def chosen_specs(values: dict) -> list:
             try:
                 specs = [
                     knobs.strategy_spec(form, [values[c] for c in inputs])
@@ -91,8 +113,22 @@ def strategy_section(
                 raise user_error(str(exc)) from None
             if not specs:
                 raise user_error("Tick at least one strategy to process with.")
+            return specs
+
+        def run(values: dict, progress=gr.Progress()):
+            document_id = values[selected]
+            if not document_id:
+                raise user_error("Select a document first (upload one or pick it in the list).")
+            specs = chosen_specs(values)
             with shown_as_error():
                 for fraction, line, html in process(gateway, document_id, specs):
+                    progress(fraction, desc=line)
+                    yield html
+
+        def run_bulk(values: dict, progress=gr.Progress()):
+            specs = chosen_specs(values)
+            with shown_as_error():
+                for fraction, line, html in bulk_load(gateway, specs):
                     progress(fraction, desc=line)
                     yield html
 
@@ -100,5 +136,7 @@ def strategy_section(
         all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
         processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
+        loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk")
         if then is not None:
             processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
+            loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")
