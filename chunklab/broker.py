@@ -46,6 +46,7 @@ class Delivery:
 class Batch:
     jobs_total: int
     submitted_at: float
+    cancelled: bool = False
 
 
 class Broker(ABC):
@@ -60,6 +61,10 @@ class Broker(ABC):
     @abstractmethod
     def batch(self, batch_id: str) -> Batch | None:
         """The batch, or None if it is unknown or older than KEEP_S."""
+
+    @abstractmethod
+    def cancel(self, batch_id: str) -> None:
+        """Marks the batch cancelled (workers then skip its jobs)."""
 
     @abstractmethod
     def receive(self, consumer: str, lease_s: float, wait_s: float) -> Delivery | None:
@@ -141,7 +146,10 @@ class RedisBroker(Broker):
         found = self._guard(self._redis.hgetall, f"chunklab:batch:{batch_id}")
         if not found:
             return None
-        return Batch(int(found[b"jobs_total"]), float(found[b"submitted_at"]))
+        return Batch(int(found[b"jobs_total"]), float(found[b"submitted_at"]), found.get(b"cancelled") == b"1")
+
+    def cancel(self, batch_id: str) -> None:
+        self._guard(self._redis.hset, f"chunklab:batch:{batch_id}", "cancelled", "1")
 
     def receive(self, consumer: str, lease_s: float, wait_s: float) -> Delivery | None:
         return self._guard(self._receive, consumer, lease_s, wait_s)
@@ -236,7 +244,8 @@ class EmbeddedBroker(Broker):
                 consumer TEXT
             );
             CREATE TABLE IF NOT EXISTS batches (
-                id TEXT PRIMARY KEY, jobs_total INTEGER NOT NULL, submitted_at REAL NOT NULL
+                id TEXT PRIMARY KEY, jobs_total INTEGER NOT NULL, submitted_at REAL NOT NULL,
+                cancelled INTEGER NOT NULL DEFAULT 0
             );
             CREATE TABLE IF NOT EXISTS results (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT, batch_id TEXT NOT NULL, payload BLOB NOT NULL
@@ -244,6 +253,9 @@ class EmbeddedBroker(Broker):
             CREATE INDEX IF NOT EXISTS results_by_batch ON results (batch_id, seq);
             """
         )
+        columns = {row[1] for row in self._connection().execute("PRAGMA table_info(batches)")}
+        if "cancelled" not in columns:  # a queue made before bulk loads could be cancelled
+            self._connection().execute("ALTER TABLE batches ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0")
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, in autocommit mode (transactions are explicit)."""
@@ -269,9 +281,13 @@ class EmbeddedBroker(Broker):
 
     def batch(self, batch_id: str) -> Batch | None:
         with self._db() as db:
-            row = db.execute("SELECT jobs_total, submitted_at FROM batches WHERE id = ? AND submitted_at >= ?",
-                             (batch_id, time.time() - KEEP_S)).fetchone()
-        return Batch(row[0], row[1]) if row else None
+            row = db.execute("SELECT jobs_total, submitted_at, cancelled FROM batches "
+                             "WHERE id = ? AND submitted_at >= ?", (batch_id, time.time() - KEEP_S)).fetchone()
+        return Batch(row[0], row[1], bool(row[2])) if row else None
+
+    def cancel(self, batch_id: str) -> None:
+        with self._db() as db:
+            db.execute("UPDATE batches SET cancelled = 1 WHERE id = ?", (batch_id,))
 
     def receive(self, consumer: str, lease_s: float, wait_s: float) -> Delivery | None:
         until = time.monotonic() + wait_s

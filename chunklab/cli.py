@@ -368,6 +368,15 @@ def cmd_load_status(args, settings: Settings, addresses: dict[str, str]) -> int:
     return follow_load(chunker, args.bulk_load_id, settings, args, {})
 
 
+def cmd_load_cancel(args, settings: Settings, addresses: dict[str, str]) -> int:
+    chunker = clients.chunker(addresses["chunker"])
+    load = _rpc(chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(bulk_load_id=args.bulk_load_id),
+                timeout=settings.rpc_timeout_s, what="cancelling the bulk load")
+    print(f"bulk load {load.bulk_load_id} cancelled: {len(load.results)} of {load.jobs_total} documents had "
+          "finished; those not started will not run, those running finish", file=sys.stderr)
+    return 0
+
+
 def follow_load(chunker, bulk_load_id: str, settings: Settings, args, names: dict[str, str]) -> int:
     """Polls the bulk load until every job has finished (or the timeout), then
     prints one line per document. 0: every strategy of every document done."""
@@ -492,6 +501,10 @@ def parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=cmd_load_status)
 
+    cancel = commands.add_parser("load-cancel", help="cancel a bulk load: documents not started are not run")
+    cancel.add_argument("bulk_load_id")
+    cancel.set_defaults(handler=cmd_load_cancel)
+
     strategies = commands.add_parser("strategies", help="list the chunker's strategies")
     strategies.set_defaults(handler=cmd_strategies)
     return root
@@ -519,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chunklab: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
-        print("\nchunklab: stopped; a running experiment goes on in the evaluator", file=sys.stderr)
+        print("\nchunklab: stopped following; a running experiment or bulk load goes on in the services "
+              "(chunklab load-cancel <id> cancels a load)", file=sys.stderr)
         return 130
     finally:
         if stack is not None:

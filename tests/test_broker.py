@@ -37,6 +37,8 @@ def test_jobs_come_out_once_each_in_order_and_results_stay_with_their_batch(brok
     assert broker.batch("batch-a").jobs_total == 2 and broker.batch("batch-b").jobs_total == 1
     assert broker.batch("nope") is None
     assert broker.queued() == 3
+    broker.cancel("batch-b")
+    assert broker.batch("batch-b").cancelled and not broker.batch("batch-a").cancelled
     taken = []
     while (delivery := broker.receive("worker-1", lease_s=30, wait_s=0.1)) is not None:
         assert delivery.deliveries == 1

@@ -155,6 +155,16 @@ def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
     assert ("doc-1", "fixed_size") not in harness.indexed and harness.broker.queued() == 0
 
 
+def test_a_cancelled_bulk_load_runs_none_of_the_jobs_not_yet_started(harness):
+    bulk_load_id = harness.submit("doc-0", "doc-1")
+    assert harness.bulk.cancel(bulk_load_id).cancelled
+    with running(harness, "w"):
+        load = harness.wait(bulk_load_id)
+    assert load.cancelled and len(load.results) == 2
+    assert {r.error for r in load.results} == {"cancelled before it ran (CancelBulkLoad)"}
+    assert harness.indexed == {} and harness.broker.queued() == 0
+
+
 def test_a_document_deleted_after_it_was_queued_is_reported_not_retried(harness):
     bulk_load_id = harness.submit("doc-0")
     del harness.documents["doc-0"]
@@ -222,9 +232,14 @@ def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(st
         with pytest.raises(grpc.RpcError) as caught:
             chunker.SubmitBulkLoad(request, timeout=30)
         assert caught.value.code() == code and words in caught.value.details()
-    with pytest.raises(grpc.RpcError) as caught:
-        chunker.GetBulkLoad(chunker_pb2.GetBulkLoadRequest(bulk_load_id="0" * 32), timeout=30)
-    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    for call, request, code in (
+        (chunker.GetBulkLoad, chunker_pb2.GetBulkLoadRequest(bulk_load_id="0" * 32), grpc.StatusCode.NOT_FOUND),
+        (chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(bulk_load_id="0" * 32), grpc.StatusCode.NOT_FOUND),
+        (chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(), grpc.StatusCode.INVALID_ARGUMENT),
+    ):
+        with pytest.raises(grpc.RpcError) as caught:
+            call(request, timeout=30)
+        assert caught.value.code() == code and "bulk load" in caught.value.details()
     wrong_knob = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.size=3")
     assert wrong_knob.returncode == 2 and "fixed_size has no knob 'size'" in wrong_knob.stderr
     two_values = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size",

@@ -245,18 +245,26 @@ class GetBulkLoadRequest(_message.Message):
     bulk_load_id: str
     def __init__(self, bulk_load_id: _Optional[str] = ...) -> None: ...
 
+class CancelBulkLoadRequest(_message.Message):
+    __slots__ = ("bulk_load_id",)
+    BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    bulk_load_id: str
+    def __init__(self, bulk_load_id: _Optional[str] = ...) -> None: ...
+
 class BulkLoad(_message.Message):
-    __slots__ = ("bulk_load_id", "jobs_total", "results", "broker", "submitted_at", "jobs_queued")
+    __slots__ = ("bulk_load_id", "jobs_total", "results", "broker", "submitted_at", "jobs_queued", "cancelled")
     BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
     JOBS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     BROKER_FIELD_NUMBER: _ClassVar[int]
     SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
     JOBS_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     bulk_load_id: str
     jobs_total: int
     results: _containers.RepeatedCompositeFieldContainer[BulkLoadJobResult]
     broker: str
     submitted_at: _timestamp_pb2.Timestamp
     jobs_queued: int
-    def __init__(self, bulk_load_id: _Optional[str] = ..., jobs_total: _Optional[int] = ..., results: _Optional[_Iterable[_Union[BulkLoadJobResult, _Mapping]]] = ..., broker: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., jobs_queued: _Optional[int] = ...) -> None: ...
+    cancelled: bool
+    def __init__(self, bulk_load_id: _Optional[str] = ..., jobs_total: _Optional[int] = ..., results: _Optional[_Iterable[_Union[BulkLoadJobResult, _Mapping]]] = ..., broker: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., jobs_queued: _Optional[int] = ..., cancelled: _Optional[bool] = ...) -> None: ...

@@ -59,6 +59,11 @@ class ChunkerServiceStub:
                 request_serializer=chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
                 _registered_method=True)
+        self.CancelBulkLoad = channel.unary_unary(
+                '/chunklab.v1.ChunkerService/CancelBulkLoad',
+                request_serializer=chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+                _registered_method=True)
 
 
 class ChunkerServiceServicer:
@@ -124,6 +129,16 @@ class ChunkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelBulkLoad(self, request, context):
+        """Cancels a bulk load: its jobs that have not started are not run (each
+        reports that it was cancelled); jobs already running finish.
+        Errors: INVALID_ARGUMENT (no id), NOT_FOUND (unknown, or older than
+        seven days), UNAVAILABLE (the broker unreachable).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ChunkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -150,6 +165,11 @@ def add_ChunkerServiceServicer_to_server(servicer, server):
             'GetBulkLoad': grpc.unary_unary_rpc_method_handler(
                     servicer.GetBulkLoad,
                     request_deserializer=chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.SerializeToString,
+            ),
+            'CancelBulkLoad': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelBulkLoad,
+                    request_deserializer=chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.SerializeToString,
             ),
     }
@@ -287,6 +307,33 @@ class ChunkerService:
             target,
             '/chunklab.v1.ChunkerService/GetBulkLoad',
             chunklab_dot_v1_dot_chunker__pb2.GetBulkLoadRequest.SerializeToString,
+            chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelBulkLoad(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.ChunkerService/CancelBulkLoad',
+            chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.SerializeToString,
             chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
             options,
             channel_credentials,

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
-from chunklab.broker import Broker, Delivery
+from chunklab.broker import Batch, Broker, Delivery
 from chunklab.errors import InvalidArgument, NotFound, ServiceError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
@@ -79,12 +79,8 @@ class BulkLoads:
         return self.get(bulk_load_id)
 
     def get(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
-        if not bulk_load_id:
-            raise InvalidArgument("name the bulk load (its bulk_load_id from SubmitBulkLoad)")
-        batch = self._broker.batch(bulk_load_id)
-        if batch is None:
-            raise NotFound(f"no bulk load {bulk_load_id} (unknown, or submitted more than seven days ago)")
-        load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total,
+        batch = self._batch(bulk_load_id)
+        load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total, cancelled=batch.cancelled,
                                     broker=self._broker.describe, jobs_queued=self._broker.queued())
         load.submitted_at.FromSeconds(int(batch.submitted_at))
         seen: set[str] = set()
@@ -94,6 +90,20 @@ class BulkLoads:
                 seen.add(result.job_id)
                 load.results.append(result)
         return load
+
+    def cancel(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
+        self._batch(bulk_load_id)
+        self._broker.cancel(bulk_load_id)
+        log.info("bulk load %s cancelled", bulk_load_id)
+        return self.get(bulk_load_id)
+
+    def _batch(self, bulk_load_id: str) -> Batch:
+        if not bulk_load_id:
+            raise InvalidArgument("name the bulk load (its bulk_load_id from SubmitBulkLoad)")
+        batch = self._broker.batch(bulk_load_id)
+        if batch is None:
+            raise NotFound(f"no bulk load {bulk_load_id} (unknown, or submitted more than seven days ago)")
+        return batch
 
 
 class Worker:
@@ -145,7 +155,10 @@ class Worker:
             return
         result = chunker_pb2.BulkLoadJobResult(job_id=job.job_id, document_id=job.request.document_id,
                                                deliveries=delivery.deliveries, worker=self.name)
-        if delivery.deliveries > self._max_deliveries:
+        batch = self._broker.batch(job.bulk_load_id)
+        if batch is not None and batch.cancelled:
+            result.error = "cancelled before it ran (CancelBulkLoad)"
+        elif delivery.deliveries > self._max_deliveries:
             result.error = (f"given up: the job was handed out {delivery.deliveries} times and its worker stopped "
                             "before finishing each time; see the chunker logs, then load the document again")
         else:

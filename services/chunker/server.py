@@ -54,6 +54,9 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
     def GetBulkLoad(self, request, context):
         return self._bulk.get(request.bulk_load_id)
 
+    def CancelBulkLoad(self, request, context):
+        return self._bulk.cancel(request.bulk_load_id)
+
 
 def document_checker(settings: Settings) -> Callable[[str], None]:
     """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
