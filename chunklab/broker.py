@@ -63,6 +63,10 @@ class Broker(ABC):
         """The batch, or None if it is unknown or older than KEEP_S."""
 
     @abstractmethod
+    def recent_batches(self, limit: int) -> list[tuple[str, Batch]]:
+        """The batches submitted last, newest first (only those kept: KEEP_S)."""
+
+    @abstractmethod
     def cancel(self, batch_id: str) -> None:
         """Marks the batch cancelled (workers then skip its jobs)."""
 
@@ -103,6 +107,7 @@ class Broker(ABC):
 class RedisBroker(Broker):
     STREAM = "chunklab:jobs"
     GROUP = "chunkers"
+    BATCHES = "chunklab:batches"  # batch ids scored by submission time
 
     def __init__(self, url: str) -> None:
         import redis
@@ -134,8 +139,11 @@ class RedisBroker(Broker):
         def run() -> None:
             pipe = self._redis.pipeline(transaction=True)
             key = f"chunklab:batch:{batch_id}"
-            pipe.hset(key, mapping={"jobs_total": len(payloads), "submitted_at": time.time()})
+            now = time.time()
+            pipe.hset(key, mapping={"jobs_total": len(payloads), "submitted_at": now})
             pipe.expire(key, int(KEEP_S))
+            pipe.zadd(self.BATCHES, {batch_id: now})
+            pipe.zremrangebyscore(self.BATCHES, 0, now - KEEP_S)
             for payload in payloads:
                 pipe.xadd(self.STREAM, {"payload": payload})
             pipe.execute()
@@ -147,6 +155,11 @@ class RedisBroker(Broker):
         if not found:
             return None
         return Batch(int(found[b"jobs_total"]), float(found[b"submitted_at"]), found.get(b"cancelled") == b"1")
+
+    def recent_batches(self, limit: int) -> list[tuple[str, Batch]]:
+        ids = self._guard(self._redis.zrevrange, self.BATCHES, 0, limit - 1)
+        found = [(batch_id.decode(), self.batch(batch_id.decode())) for batch_id in ids]
+        return [(batch_id, batch) for batch_id, batch in found if batch is not None]
 
     def cancel(self, batch_id: str) -> None:
         self._guard(self._redis.hset, f"chunklab:batch:{batch_id}", "cancelled", "1")
@@ -284,6 +297,12 @@ class EmbeddedBroker(Broker):
             row = db.execute("SELECT jobs_total, submitted_at, cancelled FROM batches "
                              "WHERE id = ? AND submitted_at >= ?", (batch_id, time.time() - KEEP_S)).fetchone()
         return Batch(row[0], row[1], bool(row[2])) if row else None
+
+    def recent_batches(self, limit: int) -> list[tuple[str, Batch]]:
+        with self._db() as db:
+            rows = db.execute("SELECT id, jobs_total, submitted_at, cancelled FROM batches WHERE submitted_at >= ? "
+                              "ORDER BY submitted_at DESC, rowid DESC LIMIT ?", (time.time() - KEEP_S, limit)).fetchall()
+        return [(row[0], Batch(row[1], row[2], bool(row[3]))) for row in rows]
 
     def cancel(self, batch_id: str) -> None:
         with self._db() as db:

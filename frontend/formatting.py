@@ -184,6 +184,30 @@ def bulk_load_html(load: chunker_pb2.BulkLoad, names: dict[str, str]) -> str:
     )
 
 
+def bulk_loads_html(loads) -> str:
+    """Recent bulk loads, newest first: how far each is, how many failed, whether it was cancelled."""
+    if not loads:
+        return "<p>No bulk load yet. \"Process every document (bulk load)\" above, or <code>chunklab load</code>, " \
+               "starts one.</p>"
+    rows = []
+    for load in loads:
+        if load.jobs_finished >= load.jobs_total:
+            state = "done"
+        else:
+            state = "cancelled" if load.cancelled else "running"
+        rows.append(
+            f'<tr data-bulk-load="{escape(load.bulk_load_id, quote=True)}" data-state="{state}">'
+            f"<td><code>{escape(load.bulk_load_id[:8])}</code></td><td>{_when(load.submitted_at)}</td>"
+            f"<td>{load.jobs_finished} / {load.jobs_total}</td><td>{load.jobs_failed}</td>"
+            f"<td>{state}{' (cancelled)' if load.cancelled and state == 'done' else ''}</td></tr>"
+        )
+    return (
+        f'<p>Through {escape(loads[0].broker)}; {loads[0].jobs_queued} jobs waiting or running.</p>'
+        '<table class="cl-bulk-loads"><thead><tr><th>load</th><th>submitted</th><th>documents done</th>'
+        f"<th>failed</th><th>state</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def health_html(rows) -> str:
     """The health page's table: service, address, status (and why, when unreachable)."""
     body = "".join(

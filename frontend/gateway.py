@@ -197,6 +197,13 @@ class Gateway:
         with self._calling("chunker"):
             return self._stub("chunker").SubmitBulkLoad(request, timeout=self.settings.rpc_timeout_s)
 
+    def list_bulk_loads(self) -> list[chunker_pb2.BulkLoad]:
+        """The most recent bulk loads, newest first, as summaries."""
+        with self._calling("chunker"):
+            return list(self._stub("chunker").ListBulkLoads(
+                chunker_pb2.ListBulkLoadsRequest(), timeout=self.settings.rpc_timeout_s
+            ).bulk_loads)
+
     def get_bulk_load(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
         with self._calling("chunker"):
             return self._stub("chunker").GetBulkLoad(

@@ -39,6 +39,8 @@ def test_jobs_come_out_once_each_in_order_and_results_stay_with_their_batch(brok
     assert broker.queued() == 3
     broker.cancel("batch-b")
     assert broker.batch("batch-b").cancelled and not broker.batch("batch-a").cancelled
+    assert [batch_id for batch_id, _ in broker.recent_batches(10)] == ["batch-b", "batch-a"]
+    assert [(i, b.jobs_total) for i, b in broker.recent_batches(1)] == [("batch-b", 1)]
     taken = []
     while (delivery := broker.receive("worker-1", lease_s=30, wait_s=0.1)) is not None:
         assert delivery.deliveries == 1

@@ -20,7 +20,7 @@ from support.providers import HashedProvider
 
 from chunklab import clients
 from chunklab.broker import EmbeddedBroker
-from chunklab.errors import NotFound
+from chunklab.errors import InvalidArgument, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import REPO, Stack, wait_serving
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
@@ -127,6 +127,27 @@ def test_a_worker_runs_every_job_of_a_bulk_load_through_process_document(harness
     assert harness.broker.queued() == 0
 
 
+def test_recent_bulk_loads_come_newest_first_with_how_far_each_is(harness):
+    first = harness.submit("doc-0", "doc-1")
+    with running(harness, "w"):
+        harness.wait(first)
+    del harness.documents["doc-1"]
+    second = harness.submit("doc-0")
+    listed = harness.bulk.recent(0).bulk_loads
+    assert [load.bulk_load_id for load in listed] == [second, first]
+    assert [(load.jobs_total, load.jobs_finished, load.jobs_failed) for load in listed] == [(1, 0, 0), (2, 2, 0)]
+    assert all(not load.results for load in listed)  # the list is a summary
+    harness.documents["doc-1"] = document("doc-1", "# Gone\n\nSoon.\n")
+    third = harness.submit("doc-1")
+    del harness.documents["doc-1"]
+    with running(harness, "w"):
+        harness.wait(third)
+    assert harness.bulk.get(third).jobs_failed == 1
+    assert [load.bulk_load_id for load in harness.bulk.recent(1).bulk_loads] == [third]
+    with pytest.raises(InvalidArgument):
+        harness.bulk.recent(101)
+
+
 def test_a_job_whose_worker_stops_midway_is_delivered_again_and_finished_by_another(harness):
     harness.hold["doc-0"] = threading.Event()
     bulk_load_id = harness.submit("doc-0")
@@ -211,6 +232,9 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
             assert indexed.points == completed["chunks"] > 0
         assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}
     assert "queued on embedded queue" in done.stderr and "2/2 documents done" in done.stderr
+    chunker = clients.chunker(stack.addresses["chunker"])
+    newest = chunker.ListBulkLoads(chunker_pb2.ListBulkLoadsRequest(limit=1), timeout=30).bulk_loads[0]
+    assert newest.bulk_load_id == outcome["bulk_load_id"] and (newest.jobs_finished, newest.jobs_failed) == (2, 0)
 
 
 @pytest.mark.e2e
@@ -236,10 +260,12 @@ def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(st
         (chunker.GetBulkLoad, chunker_pb2.GetBulkLoadRequest(bulk_load_id="0" * 32), grpc.StatusCode.NOT_FOUND),
         (chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(bulk_load_id="0" * 32), grpc.StatusCode.NOT_FOUND),
         (chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(), grpc.StatusCode.INVALID_ARGUMENT),
+        (chunker.ListBulkLoads, chunker_pb2.ListBulkLoadsRequest(limit=101), grpc.StatusCode.INVALID_ARGUMENT),
     ):
         with pytest.raises(grpc.RpcError) as caught:
             call(request, timeout=30)
-        assert caught.value.code() == code and "bulk load" in caught.value.details()
+        assert caught.value.code() == code and ("bulk load" in caught.value.details()
+                                                or "between 0 and 100" in caught.value.details())
     wrong_knob = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.size=3")
     assert wrong_knob.returncode == 2 and "fixed_size has no knob 'size'" in wrong_knob.stderr
     two_values = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size",

@@ -545,3 +545,7 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     # The selected document is now indexed with the knobs the bulk load used.
     expect(page.locator("#indexed-sets tr[data-strategy=fixed_size] td").nth(1)).to_have_text(
         "chunk_overlap=0, chunk_size=64")
+    # The load heads the list of recent bulk loads, finished.
+    newest = page.locator("#bulk-loads tr[data-bulk-load]").first
+    expect(newest).to_have_attribute("data-state", "done")
+    expect(newest).to_contain_text(f"{len(documents)} / {len(documents)}")

@@ -447,3 +447,19 @@ def test_a_bulk_load_shows_each_documents_outcome_and_how_far_it_is():
     assert ('data-outcome="failed">guide.md: fixed_size 3 chunks; contextual failed: no LLM &lt;configured&gt; '
             "(delivered 2 times)</li>") in html
     assert '<li data-document="d3" data-outcome="failed">d3: no document d3</li>' in html
+
+
+def test_recent_bulk_loads_read_as_a_table_newest_first():
+    from frontend.formatting import bulk_loads_html
+
+    assert "No bulk load yet" in bulk_loads_html([])
+    running = chunker_pb2.BulkLoad(bulk_load_id="1" * 32, jobs_total=5, jobs_finished=2, jobs_failed=1,
+                                   broker="embedded queue (/data/broker/queue.sqlite3)", jobs_queued=3)
+    running.submitted_at.FromSeconds(1_800_000_000)
+    done = chunker_pb2.BulkLoad(bulk_load_id="2" * 32, jobs_total=2, jobs_finished=2, cancelled=True)
+    html = bulk_loads_html([running, done])
+    assert html.startswith("<p>Through embedded queue (/data/broker/queue.sqlite3); 3 jobs waiting or running.</p>")
+    assert (f'<tr data-bulk-load="{"1" * 32}" data-state="running"><td><code>11111111</code></td>'
+            "<td>2027-01-15 08:00 UTC</td><td>2 / 5</td><td>1</td><td>running</td></tr>") in html
+    assert f'data-bulk-load="{"2" * 32}" data-state="done"' in html and "<td>done (cancelled)</td>" in html
+    assert html.index("1" * 32) < html.index("2" * 32)

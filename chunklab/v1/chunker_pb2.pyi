@@ -251,8 +251,20 @@ class CancelBulkLoadRequest(_message.Message):
     bulk_load_id: str
     def __init__(self, bulk_load_id: _Optional[str] = ...) -> None: ...
 
+class ListBulkLoadsRequest(_message.Message):
+    __slots__ = ("limit",)
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    def __init__(self, limit: _Optional[int] = ...) -> None: ...
+
+class ListBulkLoadsResponse(_message.Message):
+    __slots__ = ("bulk_loads",)
+    BULK_LOADS_FIELD_NUMBER: _ClassVar[int]
+    bulk_loads: _containers.RepeatedCompositeFieldContainer[BulkLoad]
+    def __init__(self, bulk_loads: _Optional[_Iterable[_Union[BulkLoad, _Mapping]]] = ...) -> None: ...
+
 class BulkLoad(_message.Message):
-    __slots__ = ("bulk_load_id", "jobs_total", "results", "broker", "submitted_at", "jobs_queued", "cancelled")
+    __slots__ = ("bulk_load_id", "jobs_total", "results", "broker", "submitted_at", "jobs_queued", "cancelled", "jobs_finished", "jobs_failed")
     BULK_LOAD_ID_FIELD_NUMBER: _ClassVar[int]
     JOBS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
@@ -260,6 +272,8 @@ class BulkLoad(_message.Message):
     SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
     JOBS_QUEUED_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FAILED_FIELD_NUMBER: _ClassVar[int]
     bulk_load_id: str
     jobs_total: int
     results: _containers.RepeatedCompositeFieldContainer[BulkLoadJobResult]
@@ -267,4 +281,6 @@ class BulkLoad(_message.Message):
     submitted_at: _timestamp_pb2.Timestamp
     jobs_queued: int
     cancelled: bool
-    def __init__(self, bulk_load_id: _Optional[str] = ..., jobs_total: _Optional[int] = ..., results: _Optional[_Iterable[_Union[BulkLoadJobResult, _Mapping]]] = ..., broker: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., jobs_queued: _Optional[int] = ..., cancelled: _Optional[bool] = ...) -> None: ...
+    jobs_finished: int
+    jobs_failed: int
+    def __init__(self, bulk_load_id: _Optional[str] = ..., jobs_total: _Optional[int] = ..., results: _Optional[_Iterable[_Union[BulkLoadJobResult, _Mapping]]] = ..., broker: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., jobs_queued: _Optional[int] = ..., cancelled: _Optional[bool] = ..., jobs_finished: _Optional[int] = ..., jobs_failed: _Optional[int] = ...) -> None: ...

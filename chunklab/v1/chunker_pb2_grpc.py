@@ -64,6 +64,11 @@ class ChunkerServiceStub:
                 request_serializer=chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
                 _registered_method=True)
+        self.ListBulkLoads = channel.unary_unary(
+                '/chunklab.v1.ChunkerService/ListBulkLoads',
+                request_serializer=chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsResponse.FromString,
+                _registered_method=True)
 
 
 class ChunkerServiceServicer:
@@ -139,6 +144,16 @@ class ChunkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListBulkLoads(self, request, context):
+        """The most recent bulk loads, newest first, without their results
+        (jobs_finished and jobs_failed say how each is going).
+        Errors: INVALID_ARGUMENT (limit outside 0..100), UNAVAILABLE (the broker
+        unreachable).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ChunkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -171,6 +186,11 @@ def add_ChunkerServiceServicer_to_server(servicer, server):
                     servicer.CancelBulkLoad,
                     request_deserializer=chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_chunker__pb2.BulkLoad.SerializeToString,
+            ),
+            'ListBulkLoads': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBulkLoads,
+                    request_deserializer=chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -335,6 +355,33 @@ class ChunkerService:
             '/chunklab.v1.ChunkerService/CancelBulkLoad',
             chunklab_dot_v1_dot_chunker__pb2.CancelBulkLoadRequest.SerializeToString,
             chunklab_dot_v1_dot_chunker__pb2.BulkLoad.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBulkLoads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.ChunkerService/ListBulkLoads',
+            chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsRequest.SerializeToString,
+            chunklab_dot_v1_dot_chunker__pb2.ListBulkLoadsResponse.FromString,
             options,
             channel_credentials,
             insecure,

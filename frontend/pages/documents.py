@@ -1,5 +1,6 @@
-"""Documents: upload, list, delete, process a document with chosen strategies,
-and view where a strategy puts its chunk boundaries.
+"""Documents: upload, list, delete, process a document with chosen strategies
+(or every document, as a bulk load through the broker, with the recent loads
+listed), and view where a strategy puts its chunk boundaries.
 
 Each action writes its own status line and then refreshes the list; the
 processing section (forms built from the chunker's knobs) lives in
@@ -64,9 +65,21 @@ def build(gateway: Gateway) -> gr.Blocks:
         # Created here (unrendered) so the dynamic strategy section can name it; shown below it.
         process_status = gr.HTML(elem_id="process-status", render=False)
 
+        bulk_loads = gr.HTML(elem_id="bulk-loads", render=False)
+
+        def show_bulk_loads():
+            with shown_as_error():
+                return formatting.bulk_loads_html(gateway.list_bulk_loads())
+
         processing.strategy_section(gateway, forms, selected, process_status,
-                                    then=(show_indexed, [selected, forms], indexed))
+                                    then=(show_indexed, [selected, forms], indexed),
+                                    then_bulk=(show_bulk_loads, [], bulk_loads))
         process_status.render()
+
+        with gr.Row(equal_height=True):
+            gr.Markdown("### Bulk loads")
+            bulk_refresh = gr.Button("Refresh", scale=0, elem_id="bulk-refresh")
+        bulk_loads.render()
 
         viewer_strategy = boundaries.viewer_section(gateway, forms, selected)
 
@@ -118,6 +131,8 @@ def build(gateway: Gateway) -> gr.Blocks:
         page.load(
             load, inputs=[selected, viewer_strategy], outputs=[forms, process_status, selected, table, viewer_strategy]
         )
+        page.load(show_bulk_loads, outputs=bulk_loads)
+        bulk_refresh.click(show_bulk_loads, outputs=bulk_loads)
         refresh_button.click(refresh, inputs=selected, outputs=[selected, table])
         # Each action writes only its own status, then the list refreshes: a
         # failure marks that status and leaves the table readable.

@@ -75,11 +75,13 @@ def bulk_load(gateway: Gateway, specs: list) -> Iterator[tuple[float, str, str]]
 
 
 def strategy_section(
-    gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None
+    gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
+    then_bulk: tuple | None = None,
 ) -> None:
     """One group per strategy (tick to use, knobs below), a Process button for the selected
     document and a bulk-load button for every document, both writing to status; `then` is
-    (function, inputs, outputs) to run after a processing or bulk load that succeeded."""
+    (function, inputs, outputs) to run after a processing or bulk load that succeeded,
+    `then_bulk` another one after a bulk load."""
 
     @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm]):
@@ -140,3 +142,5 @@ def strategy_section(
         if then is not None:
             processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
             loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")
+        if then_bulk is not None:
+            loaded.success(then_bulk[0], inputs=then_bulk[1], outputs=then_bulk[2], key="bulk-then-list")

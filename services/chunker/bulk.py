@@ -39,6 +39,9 @@ WAIT_S = 1.0
 # After the broker failed, wait this long before asking again.
 BROKER_RETRY_S = 5.0
 MAX_DOCUMENTS = 10_000
+# ListBulkLoads: how many loads by default and at most.
+DEFAULT_LISTED = 20
+MAX_LISTED = 100
 
 
 class BulkLoads:
@@ -79,7 +82,18 @@ class BulkLoads:
         return self.get(bulk_load_id)
 
     def get(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
-        batch = self._batch(bulk_load_id)
+        return self._load(bulk_load_id, self._batch(bulk_load_id))
+
+    def recent(self, limit: int) -> chunker_pb2.ListBulkLoadsResponse:
+        if not 0 <= limit <= MAX_LISTED:
+            raise InvalidArgument(f"limit must be between 0 and {MAX_LISTED} (0 means {DEFAULT_LISTED})")
+        loads = [self._load(bulk_load_id, batch) for bulk_load_id, batch in
+                 self._broker.recent_batches(limit or DEFAULT_LISTED)]
+        for load in loads:
+            del load.results[:]
+        return chunker_pb2.ListBulkLoadsResponse(bulk_loads=loads)
+
+    def _load(self, bulk_load_id: str, batch: Batch) -> chunker_pb2.BulkLoad:
         load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total, cancelled=batch.cancelled,
                                     broker=self._broker.describe, jobs_queued=self._broker.queued())
         load.submitted_at.FromSeconds(int(batch.submitted_at))
@@ -89,6 +103,8 @@ class BulkLoads:
             if result.job_id not in seen:  # a job delivered twice may report twice
                 seen.add(result.job_id)
                 load.results.append(result)
+        load.jobs_finished = len(load.results)
+        load.jobs_failed = sum(1 for r in load.results if r.error or r.result.strategies_failed)
         return load
 
     def cancel(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:

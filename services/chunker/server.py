@@ -57,6 +57,9 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
     def CancelBulkLoad(self, request, context):
         return self._bulk.cancel(request.bulk_load_id)
 
+    def ListBulkLoads(self, request, context):
+        return self._bulk.recent(request.limit)
+
 
 def document_checker(settings: Settings) -> Callable[[str], None]:
     """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
