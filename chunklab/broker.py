@@ -133,6 +133,8 @@ class RedisBroker(Broker):
                 self._grouped = True
             return call(*args)
         except self._errors as exc:
+            if "NOGROUP" in str(exc):  # Redis restarted without its data: make the group again next time
+                self._grouped = False
             raise Unavailable(f"the message broker ({self.describe}) failed: {exc}") from None
 
     def submit(self, batch_id: str, payloads: list[bytes]) -> None:
@@ -194,12 +196,15 @@ class RedisBroker(Broker):
 
     def renew(self, delivery: Delivery, consumer: str, lease_s: float) -> None:
         # Claiming a job one holds resets its idle time (JUSTID: no new delivery
-        # counted); a job another consumer took over in the meantime is left to it.
+        # counted). A job another consumer took over is left to it: it must be
+        # ours, and idle longer than a claim just made (renewals come every
+        # quarter lease, so ours has been idle at least that long).
         def run() -> None:
             pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id,
                                                  delivery.message_id, 1)
             if pending and pending[0]["consumer"].decode() == consumer:
-                self._redis.xclaim(self.STREAM, self.GROUP, consumer, 0, [delivery.message_id], justid=True)
+                self._redis.xclaim(self.STREAM, self.GROUP, consumer, int(lease_s * 1000 / 8),
+                                   [delivery.message_id], justid=True)
 
         self._guard(run)
 

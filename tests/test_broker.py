@@ -112,3 +112,16 @@ def test_an_abandoned_job_behind_many_live_ones_is_still_found(broker):
             broker.renew(delivery, "worker-1", 0.6)
     again = broker.receive("worker-2", lease_s=0.6, wait_s=1)
     assert again is not None and again.payload == abandoned.payload == b"job 14" and again.deliveries == 2
+
+
+def test_a_redis_that_lost_its_data_is_set_up_again(redis_server):
+    broker = RedisBroker(redis_server.url)
+    broker._redis.flushdb()
+    broker.submit("before", [b"job"])
+    broker._redis.flushall()  # a restart without persistence: the stream and its group are gone
+    with pytest.raises(Unavailable) as caught:
+        broker.receive("worker", lease_s=10, wait_s=0.1)
+    assert "NOGROUP" in caught.value.message
+    broker.submit("after", [b"new job"])
+    assert broker.receive("worker", lease_s=10, wait_s=1).payload == b"new job"
+    broker.close()
