@@ -48,7 +48,7 @@ class BulkLoads:
     def __init__(self, service: ChunkerService, broker: Broker, document_exists: Callable[[str], None]) -> None:
         """`document_exists` raises NotFound for a document ingest does not hold."""
         self._service = service
-        self._broker = broker
+        self.broker = broker
         self._document_exists = document_exists
 
     def submit(self, request: chunker_pb2.SubmitBulkLoadRequest) -> chunker_pb2.BulkLoad:
@@ -77,8 +77,8 @@ class BulkLoads:
             job = chunker_pb2.BulkLoadJob(job_id=uuid.uuid4().hex, bulk_load_id=bulk_load_id, request=template)
             job.request.document_id = document_id
             jobs.append(job.SerializeToString())
-        self._broker.submit(bulk_load_id, jobs)
-        log.info("bulk load %s: %d documents queued on %s", bulk_load_id, len(jobs), self._broker.describe)
+        self.broker.submit(bulk_load_id, jobs)
+        log.info("bulk load %s: %d documents queued on %s", bulk_load_id, len(jobs), self.broker.describe)
         return self.get(bulk_load_id)
 
     def get(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
@@ -88,17 +88,17 @@ class BulkLoads:
         if not 0 <= limit <= MAX_LISTED:
             raise InvalidArgument(f"limit must be between 0 and {MAX_LISTED} (0 means {DEFAULT_LISTED})")
         loads = [self._load(bulk_load_id, batch) for bulk_load_id, batch in
-                 self._broker.recent_batches(limit or DEFAULT_LISTED)]
+                 self.broker.recent_batches(limit or DEFAULT_LISTED)]
         for load in loads:
             del load.results[:]
         return chunker_pb2.ListBulkLoadsResponse(bulk_loads=loads)
 
     def _load(self, bulk_load_id: str, batch: Batch) -> chunker_pb2.BulkLoad:
         load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total, cancelled=batch.cancelled,
-                                    broker=self._broker.describe, jobs_queued=self._broker.queued())
+                                    broker=self.broker.describe, jobs_queued=self.broker.queued())
         load.submitted_at.FromSeconds(int(batch.submitted_at))
         seen: set[str] = set()
-        for payload in self._broker.results(bulk_load_id):
+        for payload in self.broker.results(bulk_load_id):
             result = chunker_pb2.BulkLoadJobResult.FromString(payload)
             if result.job_id not in seen:  # a job delivered twice may report twice
                 seen.add(result.job_id)
@@ -109,14 +109,14 @@ class BulkLoads:
 
     def cancel(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
         self._batch(bulk_load_id)
-        self._broker.cancel(bulk_load_id)
+        self.broker.cancel(bulk_load_id)
         log.info("bulk load %s cancelled", bulk_load_id)
         return self.get(bulk_load_id)
 
     def _batch(self, bulk_load_id: str) -> Batch:
         if not bulk_load_id:
             raise InvalidArgument("name the bulk load (its bulk_load_id from SubmitBulkLoad)")
-        batch = self._broker.batch(bulk_load_id)
+        batch = self.broker.batch(bulk_load_id)
         if batch is None:
             raise NotFound(f"no bulk load {bulk_load_id} (unknown, or submitted more than seven days ago)")
         return batch

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
 import grpc
 
@@ -61,34 +60,22 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
         return self._bulk.recent(request.limit)
 
 
-def document_checker(settings: Settings) -> Callable[[str], None]:
-    """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
-    ingest = clients.ingest(settings.ingest_address)
-
-    def exists(document_id: str) -> None:
-        try:
-            ingest.GetDocument(
-                ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_BASIC),
-                timeout=settings.rpc_timeout_s,
-            )
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc, "ingest") from None
-
-    return exists
-
-
-def build_service(settings: Settings) -> ChunkerService:
+def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
+    """The service, and its bulk loads on the broker the settings name."""
     ingest = clients.ingest(settings.ingest_address)
     retriever = clients.retriever(settings.retriever_address)
 
-    def fetch_document(document_id: str) -> documents_pb2.Document:
+    def fetch_document(document_id: str, view=documents_pb2.DOCUMENT_VIEW_FULL) -> documents_pb2.Document:
         try:
             return ingest.GetDocument(
-                ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
-                timeout=settings.rpc_timeout_s,
+                ingest_pb2.GetDocumentRequest(document_id=document_id, view=view), timeout=settings.rpc_timeout_s
             )
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "ingest") from None
+
+    def document_exists(document_id: str) -> None:
+        """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
+        fetch_document(document_id, documents_pb2.DOCUMENT_VIEW_BASIC)
 
     def index_chunks(header, chunks) -> tuple[int, int]:
         def messages():
@@ -116,7 +103,8 @@ def build_service(settings: Settings) -> ChunkerService:
     cache = EmbeddingCache(
         settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6)
     )
-    return ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
+    service = ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
+    return service, BulkLoads(service, open_broker(settings.broker_url, settings.data_dir), document_exists)
 
 
 def main() -> None:
@@ -124,18 +112,17 @@ def main() -> None:
     settings = load_settings()
     embeddings.configure(settings)
     warm_up_in_background(settings.embedding_model)
-    service = build_service(settings)
-    broker = open_broker(settings.broker_url, settings.data_dir)
-    log.info("bulk loads: %s, %d worker(s) here", broker.describe, settings.bulk_workers)
-    servicer = ChunkerServicer(service, BulkLoads(service, broker, document_checker(settings)))
-    workers = [Worker(service, broker).start() for _ in range(settings.bulk_workers)]
+    service, bulk = build(settings)
+    log.info("bulk loads: %s, %d worker(s) here", bulk.broker.describe, settings.bulk_workers)
+    servicer = ChunkerServicer(service, bulk)
+    workers = [Worker(service, bulk.broker).start() for _ in range(settings.bulk_workers)]
 
     def stop() -> None:
         for worker in workers:
             worker.stop()
         for worker in workers:
             worker.join(settings.shutdown_grace_s)
-        broker.close()
+        bulk.broker.close()
         service.close()
 
     serve(
