@@ -6,7 +6,8 @@ paragraph breaks. Each way of loading them runs on a freshly started stack
 filled), warmed with four small documents first: ProcessDocument called for one document after another, and two at
 a time; a bulk load on the embedded queue with one worker and with two; a
 bulk load through a real Redis shared by two chunker replicas (when
-redis-server is installed). Every way chunks with fixed_size (256 tokens)
+redis-server is installed), with torch's default threads and with one
+torch thread per replica. Every way chunks with fixed_size (256 tokens)
 and embeds with all-MiniLM-L6-v2. Prints seconds, documents per second and
 the ratio to the one-after-another baseline.
 
@@ -128,8 +129,10 @@ def main() -> None:
             from tests.support.redis_server import RedisServer
 
             redis = RedisServer(folder)
-            ways.append(("bulk load, Redis, 2 chunker replicas", {"CHUNKLAB_BULK_WORKERS": "0",
-                                                                   "CHUNKLAB_BROKER_URL": redis.url}, bulk, 2))
+            on_redis = {"CHUNKLAB_BULK_WORKERS": "0", "CHUNKLAB_BROKER_URL": redis.url}
+            ways.append(("bulk load, Redis, 2 chunker replicas", on_redis, bulk, 2))
+            # Replicas sharing one machine's cores, each told its share (OMP_NUM_THREADS, read by torch).
+            ways.append(("  the same, 1 torch thread per replica", {**on_redis, "OMP_NUM_THREADS": "1"}, bulk, 2))
         else:
             print("(redis-server is not installed: the Redis row is left out; `make broker` installs it)")
         try:
