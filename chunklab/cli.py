@@ -385,7 +385,7 @@ def follow_load(chunker, bulk_load_id: str, settings: Settings, args, names: dic
     request = chunker_pb2.GetBulkLoadRequest(bulk_load_id=bulk_load_id)
     while True:
         load = _rpc(chunker.GetBulkLoad, request, timeout=settings.rpc_timeout_s, what="following the bulk load")
-        progress.update(len(load.results), load.jobs_total, f"{len(load.results)}/{load.jobs_total} documents done")
+        progress.update(len(load.results), load.jobs_total, "documents done")
         if len(load.results) >= load.jobs_total or time.monotonic() >= deadline:
             break
         time.sleep(0.5)
