@@ -14,8 +14,9 @@ only (the same code runs both ways):
 
 Both deliver at least once. A worker leases the job it takes for `lease_s`
 seconds and renews the lease while it works (`renew`); a job whose lease
-runs out (its worker died or was stopped) is delivered again, to any worker,
-with its delivery count. `ack` ends a job. Processing a document again
+runs out (its worker died) is delivered again, to any worker, with its
+delivery count. A worker that stops gives its job back (`release`): it is
+delivered again at once, uncounted. `ack` ends a job. Processing a document again
 replaces its chunks, so a second delivery does no harm.
 """
 
@@ -84,6 +85,11 @@ class Broker(ABC):
     @abstractmethod
     def ack(self, delivery: Delivery) -> None:
         """The job is done: it is never delivered again."""
+
+    @abstractmethod
+    def release(self, delivery: Delivery, consumer: str) -> None:
+        """Gives back a job the consumer holds and will not finish (it is
+        stopping): delivered again at once, and not counted as a delivery."""
 
     @abstractmethod
     def put_result(self, batch_id: str, payload: bytes) -> None:
@@ -217,6 +223,22 @@ class RedisBroker(Broker):
 
         self._guard(run)
 
+    def release(self, delivery: Delivery, consumer: str) -> None:
+        # A stream entry's delivery count cannot be lowered: the job goes back
+        # as a new entry, in the same transaction that removes the old one.
+        def run() -> None:
+            pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id,
+                                                 delivery.message_id, 1)
+            if not pending or pending[0]["consumer"].decode() != consumer:
+                return
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.xack(self.STREAM, self.GROUP, delivery.message_id)
+            pipe.xdel(self.STREAM, delivery.message_id)
+            pipe.xadd(self.STREAM, {"payload": delivery.payload})
+            pipe.execute()
+
+        self._guard(run)
+
     def put_result(self, batch_id: str, payload: bytes) -> None:
         def run() -> None:
             pipe = self._redis.pipeline(transaction=True)
@@ -338,6 +360,11 @@ class EmbeddedBroker(Broker):
     def ack(self, delivery: Delivery) -> None:
         with self._db() as db:
             db.execute("DELETE FROM jobs WHERE id = ?", (int(delivery.message_id),))
+
+    def release(self, delivery: Delivery, consumer: str) -> None:
+        with self._db() as db:
+            db.execute("UPDATE jobs SET leased_until = 0, deliveries = deliveries - 1, consumer = NULL "
+                       "WHERE id = ? AND consumer = ?", (int(delivery.message_id), consumer))
 
     def put_result(self, batch_id: str, payload: bytes) -> None:
         with self._db() as db:

@@ -125,3 +125,15 @@ def test_a_redis_that_lost_its_data_is_set_up_again(redis_server):
     broker.submit("after", [b"new job"])
     assert broker.receive("worker", lease_s=10, wait_s=1).payload == b"new job"
     broker.close()
+
+
+def test_a_job_given_back_by_a_stopping_worker_goes_out_at_once_uncounted(broker):
+    broker.submit("batch", [b"job"])
+    held = broker.receive("worker-1", lease_s=30, wait_s=1)
+    broker.release(held, "worker-2")  # not worker-2's to give back
+    assert broker.receive("worker-2", lease_s=30, wait_s=0.1) is None
+    broker.release(held, "worker-1")
+    again = broker.receive("worker-2", lease_s=30, wait_s=1)
+    assert again.payload == b"job" and again.deliveries == 1
+    broker.ack(again)
+    assert broker.queued() == 0

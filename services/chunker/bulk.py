@@ -142,7 +142,7 @@ class Worker:
 
     def stop(self) -> None:
         """Stops taking jobs and cuts the current one short at its next step;
-        a job cut short is not acknowledged, so it is delivered again."""
+        a job cut short is given back to the broker, for another worker."""
         self._stop.set()
 
     def join(self, wait_s: float) -> None:
@@ -189,7 +189,9 @@ class Worker:
                     log.exception("bulk job %s on %s failed", job.job_id, job.request.document_id)
                     result.error = f"{type(exc).__name__}: {exc}"
             if not result.HasField("result") and not result.error:
-                return  # stopped part-way: not acknowledged, the job comes back after its lease
+                # Stopped part-way: the job goes back on the queue for another worker.
+                self._broker.release(delivery, self.name)
+                return
         result.finished_at.CopyFrom(to_proto(utcnow()))
         self._broker.put_result(job.bulk_load_id, result.SerializeToString())
         self._broker.ack(delivery)
