@@ -20,7 +20,7 @@ from support.providers import HashedProvider
 
 from chunklab import clients
 from chunklab.broker import EmbeddedBroker
-from chunklab.errors import InvalidArgument, NotFound
+from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import REPO, Stack, wait_serving
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
@@ -55,6 +55,7 @@ class Harness:
         self.indexed: dict[tuple[str, str], int] = {}
         self.hold: dict[str, threading.Event] = {}
         self.fetching = threading.Event()
+        self.ingest_down = 0  # this many fetches fail as if ingest were down
         self.broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
         self.service = ChunkerService(self._fetch, self._index, lambda name: HashedProvider(), "hashed-64",
                                       EmbeddingCache(tmp_path / "cache.sqlite3"),
@@ -67,6 +68,9 @@ class Harness:
 
     def _fetch(self, document_id: str) -> documents_pb2.Document:
         self.fetching.set()
+        if self.ingest_down:
+            self.ingest_down -= 1
+            raise Unavailable("ingest at 127.0.0.1:50051 is unreachable")
         if document_id in self.hold:
             self.hold[document_id].wait(30)
         self._exists(document_id)
@@ -164,6 +168,15 @@ def test_a_job_whose_worker_stops_midway_goes_back_and_is_finished_by_another(ha
     assert len(result.result.strategies_completed) == 2
 
 
+def test_a_job_whose_peer_is_down_is_tried_again_after_its_lease_not_failed(harness):
+    harness.ingest_down = 1
+    bulk_load_id = harness.submit("doc-0")
+    with running(harness, "w", lease_s=0.3):
+        load = harness.wait(bulk_load_id)
+    (result,) = load.results
+    assert not result.error and result.deliveries == 2 and len(result.result.strategies_completed) == 2
+
+
 def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
     bulk_load_id = harness.submit("doc-1")
     for _ in range(2):  # two workers took it and died without a word
@@ -173,6 +186,7 @@ def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):
         load = harness.wait(bulk_load_id)
     (result,) = load.results
     assert result.deliveries == 3 and "given up" in result.error and "load the document again" in result.error
+    assert "a service it needs was unreachable" in result.error
     assert ("doc-1", "fixed_size") not in harness.indexed and harness.broker.queued() == 0
 
 

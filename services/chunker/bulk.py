@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from google.protobuf.message import DecodeError
 
 from chunklab.broker import Batch, Broker, Delivery
-from chunklab.errors import InvalidArgument, NotFound, ServiceError
+from chunklab.errors import InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
 from services.chunker.service import ChunkerService
@@ -175,14 +175,21 @@ class Worker:
         if batch is not None and batch.cancelled:
             result.error = "cancelled before it ran (CancelBulkLoad)"
         elif delivery.deliveries > self._max_deliveries:
-            result.error = (f"given up: the job was handed out {delivery.deliveries} times and its worker stopped "
-                            "before finishing each time; see the chunker logs, then load the document again")
+            result.error = (f"given up: the job was handed out {delivery.deliveries} times and each time its worker "
+                            "stopped or a service it needs was unreachable; see the chunker logs, then load the "
+                            "document again")
         else:
             with self._renewing(delivery):
                 try:
                     for event in self._service.process(job.request, self._stop):
                         if event.HasField("result"):
                             result.result.CopyFrom(event.result)
+                except Unavailable as exc:
+                    # A peer (ingest, the embeddings endpoint) is down: neither finished
+                    # nor failed. The job comes back when its lease runs out.
+                    log.warning("bulk job %s on %s: %s; it is delivered again in %.0fs", job.job_id,
+                                job.request.document_id, exc.message, self._lease_s)
+                    return
                 except ServiceError as exc:
                     result.error = exc.message
                 except Exception as exc:  # noqa: BLE001 - reported with the job, the worker goes on
