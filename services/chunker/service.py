@@ -100,17 +100,21 @@ class ChunkerService:
     def check(self, request: chunker_pb2.ProcessDocumentRequest) -> None:
         """What `process` refuses before it fetches the document: the
         strategies and their knobs, the embedding model, the LLM choice."""
-        build_strategies(list(request.strategies))
-        self._provider_for(request.embedding_model or self._default_model)
-        self._llm.resolve(request.llm if request.HasField("llm") else None)
+        self._prepare(request)
+
+    def _prepare(
+        self, request: chunker_pb2.ProcessDocumentRequest
+    ) -> tuple[list[Strategy], EmbeddingProvider, ChatEndpoint]:
+        strategies = build_strategies(list(request.strategies))
+        provider = self._provider_for(request.embedding_model or self._default_model)
+        endpoint = self._llm.resolve(request.llm if request.HasField("llm") else None)
+        return strategies, provider, endpoint
 
     def process(
         self, request: chunker_pb2.ProcessDocumentRequest, cancelled: threading.Event | None = None
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
         cancelled = cancelled or threading.Event()
-        strategies = build_strategies(list(request.strategies))
-        provider = self._provider_for(request.embedding_model or self._default_model)
-        endpoint = self._llm.resolve(request.llm if request.HasField("llm") else None)
+        strategies, provider, endpoint = self._prepare(request)
         source = SourceDocument(self._fetch_document(request.document_id))
         result = chunker_pb2.ProcessDocumentResult(document_id=request.document_id, embedding_model=provider.name)
         if any(s.requires_llm for s in strategies) and endpoint.configured:
