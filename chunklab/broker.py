@@ -121,19 +121,17 @@ class RedisBroker(Broker):
         self._redis = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=5)
         parsed = self._redis.connection_pool.connection_kwargs
         self.describe = f"Redis at {parsed.get('host', '?')}:{parsed.get('port', '?')}/{parsed.get('db', 0)}"
-        self._errors = (redis.RedisError,)
+        self._errors, self._refused = redis.RedisError, redis.ResponseError
         self._grouped = False
 
     def _guard(self, call, *args):
         """Runs a call against Redis (the consumer group made first, once);
         a broker that is down or refuses becomes UNAVAILABLE."""
-        import redis
-
         try:
             if not self._grouped:
                 try:
                     self._redis.xgroup_create(self.STREAM, self.GROUP, id="0", mkstream=True)
-                except redis.ResponseError as exc:
+                except self._refused as exc:
                     if "BUSYGROUP" not in str(exc):
                         raise
                 self._grouped = True
@@ -159,15 +157,24 @@ class RedisBroker(Broker):
         self._guard(run)
 
     def batch(self, batch_id: str) -> Batch | None:
-        found = self._guard(self._redis.hgetall, f"chunklab:batch:{batch_id}")
+        return self._batch_from(self._guard(self._redis.hgetall, f"chunklab:batch:{batch_id}"))
+
+    @staticmethod
+    def _batch_from(found: dict) -> Batch | None:
         if not found:
             return None
         return Batch(int(found[b"jobs_total"]), float(found[b"submitted_at"]), found.get(b"cancelled") == b"1")
 
     def recent_batches(self, limit: int) -> list[tuple[str, Batch]]:
-        ids = self._guard(self._redis.zrevrange, self.BATCHES, 0, limit - 1)
-        found = [(batch_id.decode(), self.batch(batch_id.decode())) for batch_id in ids]
-        return [(batch_id, batch) for batch_id, batch in found if batch is not None]
+        def run() -> list[tuple[str, Batch]]:
+            ids = [i.decode() for i in self._redis.zrevrange(self.BATCHES, 0, limit - 1)]
+            pipe = self._redis.pipeline(transaction=False)
+            for batch_id in ids:
+                pipe.hgetall(f"chunklab:batch:{batch_id}")
+            found = zip(ids, map(self._batch_from, pipe.execute()))
+            return [(batch_id, batch) for batch_id, batch in found if batch is not None]
+
+        return self._guard(run)
 
     def cancel(self, batch_id: str) -> None:
         self._guard(self._redis.hset, f"chunklab:batch:{batch_id}", "cancelled", "1")
@@ -293,9 +300,6 @@ class EmbeddedBroker(Broker):
             CREATE INDEX IF NOT EXISTS results_by_batch ON results (batch_id, seq);
             """
         )
-        columns = {row[1] for row in self._connection().execute("PRAGMA table_info(batches)")}
-        if "cancelled" not in columns:  # a queue made before bulk loads could be cancelled
-            self._connection().execute("ALTER TABLE batches ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0")
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, in autocommit mode (transactions are explicit)."""

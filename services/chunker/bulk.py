@@ -82,20 +82,21 @@ class BulkLoads:
         return self.get(bulk_load_id)
 
     def get(self, bulk_load_id: str) -> chunker_pb2.BulkLoad:
-        return self._load(bulk_load_id, self._batch(bulk_load_id))
+        return self._load(bulk_load_id, self._batch(bulk_load_id), self.broker.queued())
 
     def recent(self, limit: int) -> chunker_pb2.ListBulkLoadsResponse:
         if not 0 <= limit <= MAX_LISTED:
             raise InvalidArgument(f"limit must be between 0 and {MAX_LISTED} (0 means {DEFAULT_LISTED})")
-        loads = [self._load(bulk_load_id, batch) for bulk_load_id, batch in
+        queued = self.broker.queued()
+        loads = [self._load(bulk_load_id, batch, queued) for bulk_load_id, batch in
                  self.broker.recent_batches(limit or DEFAULT_LISTED)]
         for load in loads:
             del load.results[:]
         return chunker_pb2.ListBulkLoadsResponse(bulk_loads=loads)
 
-    def _load(self, bulk_load_id: str, batch: Batch) -> chunker_pb2.BulkLoad:
+    def _load(self, bulk_load_id: str, batch: Batch, queued: int) -> chunker_pb2.BulkLoad:
         load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total, cancelled=batch.cancelled,
-                                    broker=self.broker.describe, jobs_queued=self.broker.queued())
+                                    broker=self.broker.describe, jobs_queued=queued)
         load.submitted_at.FromSeconds(int(batch.submitted_at))
         seen: set[str] = set()
         for payload in self.broker.results(bulk_load_id):
