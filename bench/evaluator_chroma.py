@@ -30,7 +30,7 @@ from chunklab import clients  # noqa: E402
 from chunklab.cli import Progress, follow, import_questions, upload  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.stack import Stack  # noqa: E402
-from chunklab.v1 import chunker_pb2, evaluator_pb2  # noqa: E402
+from chunklab.v1 import common_pb2, chunker_pb2, evaluator_pb2  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 TOP_K = 5
@@ -54,7 +54,8 @@ def measure(addresses: dict[str, str], settings: Settings, only: list[str]) -> l
             continue
         config = evaluator_pb2.ExperimentConfig(
             name=f"chroma-general {info.name} defaults", question_set_id=question_set.question_set_id,
-            strategies=[evaluator_pb2.StrategyGrid(strategy=info.name)], top_k=TOP_K, retrieval_only=True,
+            strategies=[evaluator_pb2.StrategyGrid(strategy=info.name)],
+            retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
         )
         started = time.perf_counter()
         print(f"{info.name} ...", file=sys.stderr, flush=True)

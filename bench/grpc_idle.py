@@ -78,7 +78,7 @@ def main() -> None:
     try:
         port = int(server.stdout.readline())
         stub = retriever_pb2_grpc.RetrieverServiceStub(grpc.insecure_channel(f"127.0.0.1:{port}", options=CHANNEL_OPTIONS))
-        request = retriever_pb2.RetrieveRequest(query="q", strategy="fixed_size", top_k=5)
+        request = retriever_pb2.RetrieveRequest(query="q", options=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=5))
         size = stub.Retrieve(request, timeout=10).ByteSize()
         for _ in range(200):
             stub.Retrieve(request, timeout=10)

@@ -102,7 +102,7 @@ def index_synthetic(stub, size: int, texts: list[str], base: np.ndarray, rng) ->
             rpb.IndexedChunk(
                 chunk=pb.Chunk(
                     chunk_id=ids.chunk_id(doc, "fixed_size", "bench", i), document_id=doc, document_name=f"{doc}.md",
-                    strategy="fixed_size", chunk_index=i, role="chunk", content=texts[picks[i]],
+                    strategy="fixed_size", chunk_index=i, role=pb.CHUNK_ROLE_CHUNK, content=texts[picks[i]],
                     collection="policies", language="en", published_at=published,
                 ),
                 vector=noisy[i].astype(np.float32).tolist(),
@@ -110,7 +110,7 @@ def index_synthetic(stub, size: int, texts: list[str], base: np.ndarray, rng) ->
             for i in range(PER_DOC)
         ]
         header = rpb.IndexHeader(document_id=doc, strategy="fixed_size", config_id="bench", embedding_model=MODEL,
-                                 dimension=base.shape[1])
+                                 dimension=base.shape[1], expansion=pb.EXPANSION_KIND_NEIGHBORS)
         stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header),
                                rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(chunks=items))]), timeout=600)
     return documents
@@ -139,7 +139,8 @@ def recall_at(index: EdgeIndex, vectors: list[list[float]], k: int = 5) -> float
 
 
 def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.RetrieveTimings]:
-    request = rpb.RetrieveRequest(query=query, strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1)
+    request = rpb.RetrieveRequest(query=query, options=pb.RetrievalOptions(
+        strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1))
     if doc:
         request.filter.document_ids.append(doc)
     started = time.perf_counter()

@@ -40,7 +40,8 @@ def make_points(n: int, rng) -> dict[str, list[IndexPoint]]:
         points[strategy] = [
             IndexPoint(str(uuid.uuid4()), {
                 "document_id": f"d{i // 200}", "strategy": strategy, "config_id": "c", "collection": "policies",
-                "language": "en", "role": "chunk", "chunk_index": i % 200, "published_ts": 0.0, "chunk": "x" * 2000,
+                "language": "en", "role": "chunk", "chunk_index": i % 200, "published_ts": 0.0, "set_state": "active",
+                "chunk": "x" * 2000,
             }, vectors[s * per + i].tolist())
             for i in range(per)
         ]
@@ -52,7 +53,7 @@ def load(index: EdgeIndex, points: list[IndexPoint]) -> None:
     for p in points:
         by_doc.setdefault((p.payload["document_id"], p.payload["strategy"]), []).append(p)
     for (doc, strategy), group in by_doc.items():
-        index.replace(doc, strategy, group)
+        index.replace(doc, strategy, "c", group, True)
 
 
 def timed(index: EdgeIndex, queries, where) -> tuple[float, float]:

@@ -272,16 +272,19 @@ def cmd_experiment(args, settings: Settings, addresses: dict[str, str]) -> int:
         question_set_id = question_set.question_set_id
         progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
     config = evaluator_pb2.ExperimentConfig(
-        name=args.name or "", question_set_id=question_set_id, strategies=grids, top_k=args.top_k,
-        neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next,
-        embedding_model=args.embedding_model or "", retrieval_only=args.retrieval_only,
+        name=args.name or "", question_set_id=question_set_id, strategies=grids,
+        retrieval=common_pb2.RetrievalOptions(
+            top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next,
+            embedding_model=args.embedding_model or "",
+        ),
+        retrieval_only=args.retrieval_only,
         answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
         judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
     )
     if args.window is not None:
-        config.window = args.window
+        config.retrieval.window = args.window
     if args.only_uploaded:
-        config.filter.document_ids.extend(document_ids)
+        config.retrieval.filter.document_ids.extend(document_ids)
     events = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config, dry_run=args.dry_run),
                                      timeout=settings.long_rpc_timeout_s)
     return finish(evaluator, events, args, settings, progress)

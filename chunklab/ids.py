@@ -7,11 +7,31 @@ import hashlib
 import json
 import uuid
 
+from chunklab.v1 import common_pb2
+
 _NAMESPACE = uuid.UUID("6f1c3f0e-8a5b-4c1e-9d7a-2b3c4d5e6f70")
 
 
-def chunk_id(document_id: str, strategy: str, config_id: str, chunk_index: int, role: str = "chunk") -> str:
-    """uuid5 of "<document_id>/<strategy>/<config_id>/<role>/<chunk_index>" in ChunkLab's namespace."""
+# The role's name as chunk ids spell it (and as the retriever's payloads
+# carry it): ids made before roles were an enum stay the same.
+ROLE_NAMES = {
+    common_pb2.CHUNK_ROLE_UNSPECIFIED: "chunk",
+    common_pb2.CHUNK_ROLE_CHUNK: "chunk",
+    common_pb2.CHUNK_ROLE_SENTENCE: "sentence",
+    common_pb2.CHUNK_ROLE_CHILD: "child",
+    common_pb2.CHUNK_ROLE_PARENT: "parent",
+}
+
+
+def role_name(role: int) -> str:
+    """"chunk", "sentence", "child" or "parent" (unspecified reads as chunk)."""
+    return ROLE_NAMES[role]
+
+
+def chunk_id(
+    document_id: str, strategy: str, config_id: str, chunk_index: int, role: int = common_pb2.CHUNK_ROLE_CHUNK
+) -> str:
+    """uuid5 of "<document_id>/<strategy>/<config_id>/<role name>/<chunk_index>" in ChunkLab's namespace."""
     return ChunkIds(document_id, strategy, config_id, role)(chunk_index)
 
 
@@ -27,8 +47,11 @@ class ChunkIds:
     shared prefix computed once (a document's chunks are numbered by the
     thousand, and uuid.uuid5 costs more than building the chunk)."""
 
-    def __init__(self, document_id: str, strategy: str, config_id: str, role: str = "chunk") -> None:
-        self._prefix = hashlib.sha1(_NAMESPACE.bytes + f"{document_id}/{strategy}/{config_id}/{role}/".encode())
+    def __init__(
+        self, document_id: str, strategy: str, config_id: str, role: int = common_pb2.CHUNK_ROLE_CHUNK
+    ) -> None:
+        name = role_name(role)
+        self._prefix = hashlib.sha1(_NAMESPACE.bytes + f"{document_id}/{strategy}/{config_id}/{name}/".encode())
 
     def __call__(self, chunk_index: int) -> str:
         digest = self._prefix.copy()

@@ -69,8 +69,14 @@ class Settings(BaseSettings):
     freshness_windows: dict[str, int] = Field(
         default_factory=lambda: {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
     )
-    # Seconds between automatic sweeps of expired chunks (0 = never).
+    # Seconds between automatic sweeps of expired chunks (0 = never); each
+    # sweep also applies the index sets' retention (ADR 0038).
     sweep_interval_s: float = Field(3600.0, ge=0)
+    # Index sets that are neither active nor pinned are dropped after this
+    # many days unused, and the least recently used first while they hold
+    # more than set_budget_mb megabytes.
+    set_retention_days: float = Field(30.0, gt=0)
+    set_budget_mb: float = Field(2048.0, ge=0)
     # Embedded index: build an HNSW graph (in another process) over a shard of at
     # least this many points (0 = never: exact search only), once no write has
     # come in for hnsw_idle_s seconds.

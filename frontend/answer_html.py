@@ -109,10 +109,13 @@ def answer_request(
     languages: list[str] | None = None,
     embedding_model: str = "",
     answer_model: evaluator_pb2.ModelEndpoint | None = None,
+    config_id: str = "",
 ) -> evaluator_pb2.AnswerRequest:
-    """The AnswerRequest for the Query form; `window` None leaves the strategy's own window."""
-    retrieval = evaluator_pb2.RetrievalSettings(
-        strategy=common_pb2.StrategySpec(name=strategy),
+    """The AnswerRequest for the Query form; `window` None leaves the set's own window, an
+    empty `config_id` searches each document's active set."""
+    retrieval = common_pb2.RetrievalOptions(
+        strategy=strategy,
+        config_id=config_id,
         top_k=top_k,
         neighbor_prev=neighbor_prev,
         neighbor_next=neighbor_next,

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Sequence
 from html import escape
 
+from chunklab import ids
 from chunklab.v1 import chunker_pb2, common_pb2
 
 # Beyond this many characters the viewer shows the start of the document only:
@@ -29,7 +30,7 @@ def _attr(value: object) -> str:
 
 
 def _describe(chunk: common_pb2.Chunk) -> str:
-    role = f"{chunk.role} " if chunk.role and chunk.role != "chunk" else "chunk "
+    role = f"{ids.role_name(chunk.role)} "
     return f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}"
 
 
@@ -124,8 +125,8 @@ def _enriched(chunks: Sequence[common_pb2.Chunk]) -> str:
 def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS) -> str:
     """The whole viewer: the marked text, notes on anything unusual, and enriched texts."""
     end = min(len(text), max_chars)
-    parents = [c for c in chunks if c.role == "parent"]
-    others = [c for c in chunks if c.role != "parent"]
+    parents = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT]
+    others = [c for c in chunks if c.role != common_pb2.CHUNK_ROLE_PARENT]
     notes = []
     if end < len(text):
         notes.append(f"Showing the first {end:,} of {len(text):,} characters.")
@@ -147,8 +148,8 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
 def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksResponse) -> str:
     """One line: how many chunks of which sizes, and what the preview cost."""
     chunks = list(response.chunks)
-    parents = [c for c in chunks if c.role == "parent"]
-    searchable = [c for c in chunks if c.role != "parent"]
+    parents = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT]
+    searchable = [c for c in chunks if c.role != common_pb2.CHUNK_ROLE_PARENT]
     parts = [f"<b>{escape(strategy)}</b>", f"config {escape(response.config_id)}"]
     if parents:
         parts.append(f"<b>{len(parents)}</b> parents, <b>{len(searchable)}</b> children")

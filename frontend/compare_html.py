@@ -66,9 +66,9 @@ def columns_html(experiments: Sequence[evaluator_pb2.Experiment]) -> str:
 
     rows = [
         row("state", [escape(state_name(e)) for e in experiments]),
-        row("neighbours (fixed_size)", [f"±{e.config.neighbor_prev}/{e.config.neighbor_next}" for e in experiments]),
+        row("neighbours (fixed_size)", [f"±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next}" for e in experiments]),
         row("embedding model", [escape(embedding_model(e)) for e in experiments]),
-        row("top_k", [str(e.config.top_k) for e in experiments]),
+        row("top_k", [str(e.config.retrieval.top_k) for e in experiments]),
         row("questions", [f"{e.questions_done}/{e.questions_total}" for e in experiments]),
         row("question set", [f"<code>{escape(e.question_set_hash[:12])}</code>" for e in experiments]),
         row("runs", ["<br/>".join(f"<code>{escape(r.run_key)}</code>" for r in e.runs) for e in experiments]),

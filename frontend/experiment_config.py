@@ -120,17 +120,19 @@ def experiment_config(
         name=name.strip(),
         question_set_id=question_set_id,
         strategies=grids,
-        top_k=top_k,
-        neighbor_prev=neighbor_prev,
-        neighbor_next=neighbor_next,
-        embedding_model=embedding_model or "",
-        hybrid=hybrid,
-        recency_lambda=recency_lambda,
+        retrieval=common_pb2.RetrievalOptions(
+            top_k=top_k,
+            neighbor_prev=neighbor_prev,
+            neighbor_next=neighbor_next,
+            embedding_model=embedding_model or "",
+            hybrid=hybrid,
+            recency_lambda=recency_lambda,
+            filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
+        ),
         retrieval_only=retrieval_only,
-        filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
     )
     if window is not None:
-        config.window = window
+        config.retrieval.window = window
     if answer_model is not None:
         config.answer_model.CopyFrom(answer_model)
     if judge_model is not None:

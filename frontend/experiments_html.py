@@ -52,18 +52,18 @@ def has_fixed_size(config: evaluator_pb2.ExperimentConfig) -> bool:
 def neighbours_badge(config: evaluator_pb2.ExperimentConfig) -> str:
     """`±P/N`, with the knob names in its tooltip; muted when no fixed_size run used it."""
     active = has_fixed_size(config)
-    tip = f"neighbor_prev {config.neighbor_prev} / neighbor_next {config.neighbor_next}"
+    tip = f"neighbor_prev {config.retrieval.neighbor_prev} / neighbor_next {config.retrieval.neighbor_next}"
     if not active:
         tip += " (no fixed_size run in this experiment: the knobs had no effect)"
     muted = "" if active else " cl-nbadge-muted"
     return (
         f'<span class="cl-nbadge{muted}" data-muted="{str(not active).lower()}" title="{_attr(tip)}">'
-        f"±{config.neighbor_prev}/{config.neighbor_next}</span>"
+        f"±{config.retrieval.neighbor_prev}/{config.retrieval.neighbor_next}</span>"
     )
 
 
 def embedding_model(experiment: evaluator_pb2.Experiment) -> str:
-    return experiment.provenance.embedding_model or experiment.config.embedding_model or "(default)"
+    return experiment.provenance.embedding_model or experiment.config.retrieval.embedding_model or "(default)"
 
 
 def model_badge(experiment: evaluator_pb2.Experiment) -> str:
@@ -77,7 +77,7 @@ def title(experiment: evaluator_pb2.Experiment) -> str:
 def experiment_choices(experiments: Sequence[evaluator_pb2.Experiment]) -> list[tuple[str, str]]:
     """(label, experiment_id) for dropdowns, newest first as the service lists them."""
     return [
-        (f"{title(e)} · {state_name(e)} · ±{e.config.neighbor_prev}/{e.config.neighbor_next} · "
+        (f"{title(e)} · {state_name(e)} · ±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next} · "
          f"{embedding_model(e)} · {e.experiment_id[:8]}", e.experiment_id)
         for e in experiments
     ]
@@ -95,7 +95,7 @@ def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> s
             f"<td>{escape(strategies)} ({len(e.runs)} runs)</td>"
             f'<td class="cl-col-neighbours">{neighbours_badge(e.config)}</td>'
             f'<td class="cl-col-model">{model_badge(e)}</td>'
-            f"<td>{e.config.top_k}</td><td>{e.questions_done}/{e.questions_total}</td>"
+            f"<td>{e.config.retrieval.top_k}</td><td>{e.questions_done}/{e.questions_total}</td>"
             f"<td>{_when(e.created_at)}</td><td><code>{escape(e.experiment_id[:8])}</code></td></tr>"
         )
     head = "".join(
@@ -216,7 +216,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment) -> str:
     error = f'<div class="cl-message cl-message-error">{escape(experiment.error)}</div>' if experiment.error else ""
     facts = " · ".join(escape(x) for x in (
         f"{experiment.questions_done}/{experiment.questions_total} questions",
-        f"top_k {experiment.config.top_k}",
+        f"top_k {experiment.config.retrieval.top_k}",
         f"answers: {p.answer_model or experiment.config.answer_model.model or 'configured'}",
         f"judge: {p.judge_model or experiment.config.judge_model.model or 'configured'}",
         f"question set {experiment.question_set_hash[:12]}",

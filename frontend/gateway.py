@@ -154,19 +154,42 @@ class Gateway:
             )
 
     def indexed_set(
-        self, document_id: str, strategy: str, embedding_model: str = ""
+        self, document_id: str, strategy: str, embedding_model: str = "", config_id: str = ""
     ) -> retriever_pb2.IndexedSet | None:
-        """How the document is indexed for the strategy (the configured model by default); None if it is not."""
-        request = retriever_pb2.GetIndexedSetRequest(
+        """A document's index set of the strategy (the active one unless config_id names
+        another; the configured model by default); None if there is none."""
+        request = retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
             embedding_model=embedding_model or self.settings.embedding_model, document_id=document_id,
-            strategy=strategy,
-        )
+            strategy=strategy, config_id=config_id,
+        ))
         try:
             return self._stub("retriever").GetIndexedSet(request, timeout=self.settings.rpc_timeout_s)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:
                 return None
             raise GatewayError.from_rpc_error("retriever", self.address("retriever"), exc) from None
+
+    def list_indexed_sets(self, strategy: str = "", document_id: str = "",
+                          embedding_model: str = "") -> list[retriever_pb2.IndexedSet]:
+        """Every index set of the strategy (and document), newest first per document."""
+        sets: list[retriever_pb2.IndexedSet] = []
+        request = retriever_pb2.ListIndexedSetsRequest(
+            embedding_model=embedding_model or self.settings.embedding_model, strategy=strategy,
+            document_id=document_id, page_size=1000,
+        )
+        with self._calling("retriever"):
+            while True:
+                page = self._stub("retriever").ListIndexedSets(request, timeout=self.settings.rpc_timeout_s)
+                sets += page.sets
+                if not page.next_page_token:
+                    return sets
+                request.page_token = page.next_page_token
+
+    def retrieval_limits(self) -> common_pb2.RetrievalLimits:
+        with self._calling("retriever"):
+            return self._stub("retriever").GetRetrievalLimits(
+                retriever_pb2.GetRetrievalLimitsRequest(), timeout=self.settings.rpc_timeout_s
+            )
 
     def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
         return list(self.strategy_catalog().strategies)
@@ -211,10 +234,6 @@ class Gateway:
             )
 
     # -- retriever ------------------------------------------------------------
-
-    def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
-        with self._calling("retriever"):
-            return self._stub("retriever").Retrieve(request, timeout=self.settings.rpc_timeout_s)
 
     def index_stats(self) -> retriever_pb2.GetIndexStatsResponse:
         with self._calling("retriever"):

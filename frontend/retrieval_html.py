@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
+from chunklab import ids
 from chunklab.v1 import common_pb2, retriever_pb2
 
 
@@ -27,7 +28,7 @@ def _attr(value: object) -> str:
 
 def _unit(chunk: common_pb2.Chunk) -> str:
     """What the chunk_index counts: chunks, or a strategy's sentences, children or parents."""
-    return chunk.role if chunk.role in ("sentence", "child", "parent") else "chunk"
+    return ids.role_name(chunk.role)
 
 
 def chunk_card(item: common_pb2.RetrievedChunk, *, tag: str = "div", role: str = "") -> str:

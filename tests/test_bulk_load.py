@@ -240,10 +240,10 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
     for row in outcome["documents"]:
         assert row["document"] in NOTES and not row["error"] and not row["failed"]
         for completed in row["completed"]:
-            indexed = retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
-                embedding_model="all-MiniLM-L6-v2", document_id=row["document_id"], strategy=completed["strategy"]),
+            indexed = retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+                embedding_model="all-MiniLM-L6-v2", document_id=row["document_id"], strategy=completed["strategy"])),
                 timeout=30)
-            assert indexed.points == completed["chunks"] > 0
+            assert indexed.points == completed["chunks"] > 0 and indexed.active  # a bulk load is a user's
         assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}
     assert "queued on embedded queue" in done.stderr and "2/2 documents done" in done.stderr
     chunker = clients.chunker(stack.addresses["chunker"])

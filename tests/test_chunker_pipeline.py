@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
 from support.providers import HashedProvider
 
-from chunklab import clients, tokens
+from chunklab import clients, ids, tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import Stack
@@ -116,7 +116,7 @@ def test_every_strategy_previews_and_processes_with_the_right_vectors(harness):
         for item in indexed:
             chunk = item.chunk
             assert chunk.embedding_model == "hashed-64"
-            if chunk.role == "parent":
+            if ids.role_name(chunk.role) == "parent":
                 assert len(item.vector) == 0  # stored for lookup by id, never searched
             else:
                 embedded = chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content
@@ -133,7 +133,7 @@ def test_an_unchanged_document_is_never_embedded_twice(harness, tmp_path):
     again = result_of(harness.process(*names))
     assert harness.provider.texts_embedded == embedded_once  # not one text, not even the sentences semantic compares
     for outcome in again.strategies_completed:
-        searchable = [i for i in harness.indexed[("doc-1", outcome.strategy)][1] if i.chunk.role != "parent"]
+        searchable = [i for i in harness.indexed[("doc-1", outcome.strategy)][1] if ids.role_name(i.chunk.role) != "parent"]
         assert outcome.embeddings_cached == len(searchable) > 0
         assert outcome.usage.embedding_tokens == 0
     # A new process finds them on disk.
@@ -411,8 +411,8 @@ def process(stack, document_id: str, *specs) -> list[chunker_pb2.ProcessDocument
 
 def indexed(stack, document_id: str, strategy: str) -> list[common_pb2.Chunk]:
     request = retriever_pb2.RetrieveRequest(
-        query="what changed and who approved it", strategy=strategy, top_k=100,
-        filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+        query="what changed and who approved it", options=common_pb2.RetrievalOptions(
+            strategy=strategy, top_k=100, filter=common_pb2.RetrievalFilter(document_ids=[document_id])),
     )
     response = clients.retriever(stack.addresses["retriever"]).Retrieve(request, timeout=60)
     return [r.chunk for r in response.retrieved_chunks]

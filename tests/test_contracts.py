@@ -50,8 +50,9 @@ def test_the_slice_contracts_carry_the_spec_fields():
         "character_count", "start_char", "end_char", "heading_path", "parent_id", "enriched_content",
         "language", "collection", "published_at", "ingested_at",
     } <= chunk_fields
-    retrieve = set(retriever_pb2.RetrieveRequest.DESCRIPTOR.fields_by_name)
-    assert {"top_k", "neighbor_prev", "neighbor_next", "filter"} <= retrieve
+    retrieve = set(common_pb2.RetrievalOptions.DESCRIPTOR.fields_by_name)
+    assert {"strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "filter"} <= retrieve
+    assert retriever_pb2.RetrieveRequest.DESCRIPTOR.fields_by_name["options"].message_type.name == "RetrievalOptions"
     response = set(retriever_pb2.RetrieveResponse.DESCRIPTOR.fields_by_name)
     assert {"retrieved_chunks", "expansion_tree"} <= response
     node = set(common_pb2.ExpansionNode.DESCRIPTOR.fields_by_name)

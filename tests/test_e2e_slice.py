@@ -52,11 +52,13 @@ def fixed_size(chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0) -> common_p
 def retrieve(stack, query: str, document_id: str, top_k: int, prev: int = 0, nxt: int = 0):
     request = retriever_pb2.RetrieveRequest(
         query=query,
-        strategy="fixed_size",
-        top_k=top_k,
-        neighbor_prev=prev,
-        neighbor_next=nxt,
-        filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+        options=common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            top_k=top_k,
+            neighbor_prev=prev,
+            neighbor_next=nxt,
+            filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+        ),
     )
     return clients.retriever(stack.addresses["retriever"]).Retrieve(request, timeout=60)
 
@@ -242,13 +244,14 @@ def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "chunk_overlap" in message
     code, _ = status_of(lambda: process(stack, "no-such-id", fixed_size()))
     assert code == grpc.StatusCode.NOT_FOUND
-    code, message = status_of(lambda: retrieve(stack, "anything", topics.document_id, top_k=0))
+    code, message = status_of(lambda: retrieve(stack, "anything", topics.document_id, top_k=-1))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_k" in message
     code, message = status_of(lambda: retrieve(stack, "  ", topics.document_id, top_k=3))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "query" in message
     code, message = status_of(
         lambda: retriever.Retrieve(
-            retriever_pb2.RetrieveRequest(query="x", strategy="fixed_size", top_k=1, embedding_model="nope"),
+            retriever_pb2.RetrieveRequest(query="x", options=common_pb2.RetrievalOptions(
+                strategy="fixed_size", top_k=1, embedding_model="nope")),
             timeout=10,
         )
     )

@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
 from html.parser import HTMLParser
 
 import grpc
 import pytest
 
-from chunklab import clients, sentences
-from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from chunklab import clients, ids, sentences
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from tests.conftest import SHARED_DATA
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
 
 CHUNK_SIZE, OVERLAP, TOP_K = 250, 125, 5
+# The index set chroma_run makes (beside any active one): the Query page can pick it by id.
+CHROMA_CONFIG = ids.config_id("fixed_size", {"chunk_size": CHUNK_SIZE, "chunk_overlap": OVERLAP})
 SECRET = "sk-test-secret-4242"
 
 
@@ -96,7 +99,7 @@ def chroma_run(stack, chroma):
     _, question_set = chroma
     config = evaluator_pb2.ExperimentConfig(
         name="chroma fixed 250/125", question_set_id=question_set.question_set_id, strategies=[fixed()],
-        top_k=TOP_K, retrieval_only=True,
+        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
     )
     events = run(stack, config)
     return events, get(stack, finished(events).experiment_id)
@@ -218,9 +221,9 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
     assert len(experiment.results) == 276
     for result in experiment.results:
         question = questions[result.question_id]
-        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(
-            query=question.text, strategy="fixed_size", top_k=TOP_K,
-            filter=common_pb2.RetrievalFilter(document_ids=document_ids)), timeout=30)
+        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(query=question.text, options=common_pb2.RetrievalOptions(
+            strategy="fixed_size", config_id=experiment.runs[0].config_id, top_k=TOP_K,
+            filter=common_pb2.RetrievalFilter(document_ids=document_ids))), timeout=30)
         chunks = [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in response.retrieved_chunks]
         # The experiment saw what the retriever returns for the question.
         assert chunks == [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in result.retrieved_chunks]
@@ -256,8 +259,8 @@ def test_a_question_set_used_by_an_experiment_cannot_be_deleted(stack, chroma, c
 
 def answer(stack, chroma, question: str, model: evaluator_pb2.ModelEndpoint | None = None):
     documents, _ = chroma
-    request = evaluator_pb2.AnswerRequest(question=question, retrieval=evaluator_pb2.RetrievalSettings(
-        strategy=common_pb2.StrategySpec(name="fixed_size"), top_k=3,
+    request = evaluator_pb2.AnswerRequest(question=question, retrieval=common_pb2.RetrievalOptions(
+        strategy="fixed_size", config_id=CHROMA_CONFIG, top_k=3,
         filter=common_pb2.RetrievalFilter(document_ids=[documents["chatlogs"].document_id])))
     if model is not None:
         request.answer_model.CopyFrom(model)
@@ -320,8 +323,9 @@ def test_feedback_is_kept_with_the_query_and_summed_per_strategy(stack, chroma, 
 def test_an_experiment_with_llm_answers_and_judges_records_everything_but_the_key(stack, small_set, chroma_run, fake):
     model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, api_key=SECRET, model="gpt-4o-mini")
     config = evaluator_pb2.ExperimentConfig(
-        name="judged", question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=TOP_K,
+        name="judged", question_set_id=small_set.question_set_id, strategies=[fixed()],
         answer_model=model, judge_model=model,
+        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
     )
     experiment = get(stack, finished(run(stack, config)).experiment_id)
     (run_,) = experiment.runs
@@ -353,9 +357,10 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
     fake.behaviour, fake.delay_s = "slow", 1.0  # each answer takes a second
     stub = evaluator(stack)
     config = evaluator_pb2.ExperimentConfig(
-        name="cancel me", question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=TOP_K,
+        name="cancel me", question_set_id=small_set.question_set_id, strategies=[fixed()],
         answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
         judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
     )
     cancelled = None
     events = []
@@ -387,8 +392,9 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     before = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
     model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="gpt-4o-mini")
     config = evaluator_pb2.ExperimentConfig(
-        question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=300)], top_k=TOP_K,
+        question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=300)],
         answer_model=model, judge_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="my-local-judge"),
+        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
     )
     events = run(stack, config, dry_run=True)
     estimate = events[0].estimate
@@ -400,19 +406,20 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     assert not fake.calls  # no LLM was called
     after = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
     assert after == before  # nothing stored
-    # Nothing was processed: the index still holds the 250/125 chunks.
-    probe = clients.retriever(stack.addresses["retriever"]).Retrieve(retriever_pb2.RetrieveRequest(
-        query="anything", strategy="fixed_size", top_k=1,
-        filter=common_pb2.RetrievalFilter(document_ids=[chroma[0]["chatlogs"].document_id])), timeout=30)
-    assert probe.expansion_tree.hits[0].hit.chunk.config_id == chroma_run[1].runs[0].config_id
+    # Nothing was processed: the chatlogs have no set of the 300/125 configuration.
+    sets = clients.retriever(stack.addresses["retriever"]).ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(
+        document_id=chroma[0]["chatlogs"].document_id, strategy="fixed_size"), timeout=30).sets
+    dry_config = ids.config_id("fixed_size", {"chunk_size": 300, "chunk_overlap": OVERLAP})
+    assert chroma_run[1].runs[0].config_id in {s.config_id for s in sets} and dry_config not in {
+        s.config_id for s in sets}
 
 
 def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(stack, small_set, chroma_run):
     base = evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                          top_k=2, retrieval_only=True)
+                                          retrieval=common_pb2.RetrievalOptions(top_k=2), retrieval_only=True)
     wide = evaluator_pb2.ExperimentConfig()
     wide.CopyFrom(base)
-    wide.neighbor_prev = wide.neighbor_next = 1
+    wide.retrieval.neighbor_prev = wide.retrieval.neighbor_next = 1
     first = finished(run(stack, base))
     second = finished(run(stack, wide))
     reply = evaluator(stack).CompareExperiments(evaluator_pb2.CompareExperimentsRequest(
@@ -431,27 +438,83 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_an_experiment_leaves_each_document_indexed_as_it_found_it(stack, chroma, small_set, chroma_run):
-    """The experiment's grid re-processes documents; afterwards the Query page must find them as before."""
+def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_ones_alone(
+        stack, chroma, small_set, chroma_run, fake):
+    """ADR 0038: a grid of three fixed_size sizes, and a second experiment started
+    during it, leave the active set and what a plain Retrieve returns as they
+    were; a configuration already indexed (or being indexed) is never processed twice."""
     documents, _ = chroma
-    retriever = clients.retriever(stack.addresses["retriever"])
-
-    def indexed(document_id: str) -> retriever_pb2.IndexedSet:
-        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
-            embedding_model="all-MiniLM-L6-v2", document_id=document_id, strategy="fixed_size"), timeout=30)
-
     chatlogs = documents["chatlogs"].document_id
-    before = indexed(chatlogs)  # as chroma_run left it: fixed_size 250/125
-    config = evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(64, 0)],
-                                            top_k=2, retrieval_only=True)
-    experiment = finished(run(stack, config))
-    assert experiment.runs[0].config_id and experiment.runs[0].config_id != before.config_id
-    after = indexed(chatlogs)
-    assert (after.config_id, after.spec) == (before.config_id, before.spec)
-    assert after.indexed_at.ToDatetime() > before.indexed_at.ToDatetime()  # re-processed, not left alone
-    html = evaluator(stack).GetReport(evaluator_pb2.GetReportRequest(
-        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL), timeout=60).html
-    assert f"{chatlogs} fixed_size: {before.config_id} (chunk_overlap=125, chunk_size=250)" in html
+    retriever = clients.retriever(stack.addresses["retriever"])
+    chunker = clients.chunker(stack.addresses["chunker"])
+    user_spec = common_pb2.StrategySpec(name="fixed_size", knobs={
+        "chunk_size": common_pb2.KnobValue(int_value=200), "chunk_overlap": common_pb2.KnobValue(int_value=20)})
+    list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(document_id=chatlogs, strategies=[user_spec]),
+                                 timeout=300))  # what a user processed: the active set
+
+    def active() -> retriever_pb2.IndexedSet:
+        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+            embedding_model="all-MiniLM-L6-v2", document_id=chatlogs, strategy="fixed_size")), timeout=30)
+
+    def plain(question: str) -> list[tuple[str, int]]:
+        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(query=question, options=common_pb2.RetrievalOptions(
+            strategy="fixed_size", top_k=3, filter=common_pb2.RetrievalFilter(document_ids=[chatlogs]))), timeout=30)
+        return [(r.chunk.config_id, r.chunk.chunk_index) for r in response.retrieved_chunks]
+
+    questions = [q.text for q in small_set.questions]
+    before, answers_before = active(), [plain(q) for q in questions]
+    user_config = ids.config_id("fixed_size", {"chunk_size": 200, "chunk_overlap": 20})
+    assert before.config_id == user_config and {c for a in answers_before for c, _ in a} == {user_config}
+
+    sizes = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=n) for n in (64, 96, 250)]),
+        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)]),
+    ])
+    fake.behaviour, fake.delay_s = "slow", 0.5  # the grid's answers take a while: the second starts during it
+    grid = evaluator_pb2.ExperimentConfig(
+        name="three sizes", question_set_id=small_set.question_set_id, strategies=[sizes],
+        retrieval=common_pb2.RetrievalOptions(top_k=2),
+        answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
+        judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+    )
+    first_events: list = []
+    started = threading.Event()
+
+    def run_grid() -> None:
+        for event in evaluator(stack).RunExperiment(evaluator_pb2.RunExperimentRequest(config=grid), timeout=900):
+            first_events.append(event)
+            if event.HasField("progress") and event.progress.message != "queued":
+                started.set()
+
+    runner = threading.Thread(target=run_grid)
+    runner.start()
+    try:
+        assert started.wait(300)
+        second = finished(run(stack, evaluator_pb2.ExperimentConfig(
+            name="one size, during the grid", question_set_id=small_set.question_set_id,
+            strategies=[fixed(64, 0)], retrieval=common_pb2.RetrievalOptions(top_k=2), retrieval_only=True)))
+    finally:
+        runner.join(900)
+        fake.behaviour, fake.delay_s = "good", 0.0
+    first = finished(first_events)
+    assert second.finished_at.ToDatetime() < first.finished_at.ToDatetime()  # it ran during the first, not after
+
+    runs = {r.run_key: r for r in first.runs}
+    small = runs["fixed_size[chunk_size=64,chunk_overlap=0]"]
+    assert [small.index_reused, second.runs[0].index_reused].count(False) == 1  # 64/0 processed once, then reused
+    assert second.runs[0].config_id == small.config_id == small.retrieval.config_id
+    assert all(r.questions_done == 3 and not r.error for r in first.runs)
+    assert {r.retrieval.config_id for r in first.runs} == {r.config_id for r in first.runs} and len(runs) == 3
+
+    after = active()
+    assert (after.config_id, after.spec, after.indexed_at) == (before.config_id, before.spec, before.indexed_at)
+    assert [plain(q) for q in questions] == answers_before
+    for result in get(stack, first.experiment_id).results:  # each run searched its own set
+        assert {r.chunk.config_id for r in result.retrieved_chunks} == {runs[result.run_key].config_id}
+    sets = retriever.ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(
+        document_id=chatlogs, strategy="fixed_size"), timeout=30).sets
+    assert [s.config_id for s in sets if s.active] == [user_config]
+    assert {r.config_id for r in first.runs} <= {s.config_id for s in sets}
 
 
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):
@@ -462,8 +525,19 @@ def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run)
          grpc.StatusCode.INVALID_ARGUMENT, "unknown strategy"),
         (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=2)]),
          grpc.StatusCode.INVALID_ARGUMENT, "chunk_size"),
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()], top_k=500),
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
+                                        retrieval=common_pb2.RetrievalOptions(top_k=500)),
          grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
+        # The retriever's own limits, checked before anything runs (not on every question).
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
+                                        retrieval=common_pb2.RetrievalOptions(window=21)),
+         grpc.StatusCode.INVALID_ARGUMENT, "window must be between 0 and 20"),
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
+                                        retrieval=common_pb2.RetrievalOptions(recency_lambda=101)),
+         grpc.StatusCode.INVALID_ARGUMENT, "recency_lambda"),
+        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
+                                        retrieval=common_pb2.RetrievalOptions(strategy="fixed_size")),
+         grpc.StatusCode.INVALID_ARGUMENT, "grids name the strategies"),
         (evaluator_pb2.ExperimentConfig(question_set_id="no-such-set", strategies=[fixed()]),
          grpc.StatusCode.NOT_FOUND, "no-such-set"),
     ]
@@ -517,7 +591,8 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
     question_set = import_set(stack, "hostile.jsonl", questions.encode())
     config = evaluator_pb2.ExperimentConfig(
         name="<script>alert('name')</script>", question_set_id=question_set.question_set_id,
-        strategies=[fixed(chunk_size=24, overlap=0)], top_k=3, neighbor_prev=1,
+        strategies=[fixed(chunk_size=24, overlap=0)],
+        retrieval=common_pb2.RetrievalOptions(top_k=3, neighbor_prev=1),
     )
     experiment = finished(run(stack, config))
     stub = evaluator(stack)
@@ -573,18 +648,13 @@ def test_an_extractive_answer_reads_as_sentences_not_markup():
 
 def test_experiments_and_answers_always_ask_for_exact_search():
     """Scores and the Query page never depend on an approximate HNSW graph (ADR 0035);
-    every other retrieval setting goes through as set."""
+    the retrieval options go through as set."""
     from services.evaluator.peers import retrieve_request
 
-    settings = evaluator_pb2.RetrievalSettings(
-        top_k=3, neighbor_prev=1, neighbor_next=2, window=2, hybrid=True, recency_lambda=0.1,
+    options = common_pb2.RetrievalOptions(
+        strategy="fixed_size", config_id="0123456789abcdef", top_k=3, neighbor_prev=1, neighbor_next=2, window=2,
+        hybrid=True, recency_lambda=0.1, embedding_model="m",
         filter=common_pb2.RetrievalFilter(document_ids=["doc-1"], languages=["fr"]),
     )
-    request = retrieve_request("Où est le phare ?", settings, strategy="fixed_size", embedding_model="m", top_k=3)
-    assert request.exact
-    assert (request.query, request.strategy, request.embedding_model, request.top_k) == (
-        "Où est le phare ?", "fixed_size", "m", 3)
-    assert (request.neighbor_prev, request.neighbor_next, request.window, request.hybrid) == (1, 2, 2, True)
-    assert request.recency_lambda == 0.1 and list(request.filter.languages) == ["fr"]
-    settings.ClearField("window")
-    assert not retrieve_request("q", settings, strategy="sentence_window", embedding_model="m", top_k=3).HasField("window")
+    request = retrieve_request("Où est le phare ?", options)
+    assert request.exact and request.query == "Où est le phare ?" and request.options == options

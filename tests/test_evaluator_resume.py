@@ -79,8 +79,8 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
         timeout=300))
 
     def indexed() -> retriever_pb2.IndexedSet:
-        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(
-            embedding_model="all-MiniLM-L6-v2", document_id=document.document_id, strategy="fixed_size"), timeout=30)
+        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+            embedding_model="all-MiniLM-L6-v2", document_id=document.document_id, strategy="fixed_size")), timeout=30)
 
     before = indexed()
     log = tmp_path / "evaluator.log"
@@ -98,7 +98,8 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
                 strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
                     evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
                     evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
-                top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+                retrieval=common_pb2.RetrievalOptions(
+                    top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])),
                 answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
                 judge_model=evaluator_pb2.ModelEndpoint(model="none"),
             )
@@ -112,7 +113,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             deadline = time.monotonic() + 60
             while len(fake.calls) < 3 and time.monotonic() < deadline:  # the third answer is being written
                 time.sleep(0.05)
-            assert indexed().config_id != before.config_id  # the experiment's 16/0 while it runs
+            assert indexed() == before  # the experiment's 16/0 is a set of its own: the active one is untouched
             os.kill(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
             stream.cancel()
@@ -127,12 +128,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             assert [r.question for r in interrupted.results] == QUESTIONS[:2]
             assert interrupted.runs[0].questions_done == 2 and interrupted.questions_done == 2
             kept = {r.question_id: r.SerializeToString() for r in interrupted.results}
-            # Killed mid-run, the experiment left the document on 16/0; the restarted evaluator
-            # puts it back as it was before, on its own, as a cancel would.
-            deadline = time.monotonic() + 120
-            while indexed().config_id != before.config_id and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert (indexed().config_id, indexed().spec) == (before.config_id, before.spec)
+            assert indexed() == before  # killed mid-run, it left nothing to put back
 
             fake.calls.clear()
             fake.behaviour = "good"
@@ -148,10 +144,10 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
                 assert result.answer == f"Answer to: {result.question}"
                 if result.question_id in kept:
                     assert result.SerializeToString() == kept[result.question_id]
-            # The experiment ran on 16/0; the resumed run put the document back as it was before the first start.
-            assert final.runs[0].config_id != before.config_id
-            assert [(b.strategy, b.config_id) for b in final.provenance.indexed_before] == [("fixed_size", before.config_id)]
-            assert (indexed().config_id, indexed().spec) == (before.config_id, before.spec)
+            # The experiment ran on its own 16/0 set (reused on resume); the active set never moved.
+            assert final.runs[0].config_id != before.config_id and final.runs[0].index_reused
+            assert {c.chunk.config_id for r in final.results for c in r.retrieved_chunks} == {final.runs[0].config_id}
+            assert indexed() == before
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from chunklab import ids
 from chunklab.v1 import common_pb2 as pb
+from services.chunker.strategies import REGISTRY
 from services.retriever.expansion import expand
+
+
+def expand_as(hits, *args, **kwargs):
+    """expand() with the expansion kind the hits' strategy declares (as the
+    retriever reads it from the index set the chunker wrote)."""
+    strategy = hits[0][0].strategy if hits else "fixed_size"
+    return expand(hits, REGISTRY.get(strategy).expansion, *args, **kwargs)
 
 HIT, NEIGHBOR = pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR
 
@@ -17,7 +25,7 @@ def make_doc(document_id: str, count: int, strategy: str = "fixed_size") -> list
             strategy=strategy,
             config_id="cfg",
             chunk_index=i,
-            role="chunk",
+            role=pb.CHUNK_ROLE_CHUNK,
             content=f"{document_id}-{i}",
         )
         for i in range(count)
@@ -42,7 +50,7 @@ def summary(entries) -> list[tuple[str, int]]:
 def test_hits_keep_score_order_and_neighbours_nest_under_each_hit():
     doc = make_doc("a", 10)
     lookup, _ = lookup_in(doc)
-    flat, tree = expand([(doc[6], 0.9), (doc[2], 0.8)], 1, 2, lookup)
+    flat, tree = expand_as([(doc[6], 0.9), (doc[2], 0.8)], 1, 2, lookup)
     assert [n.hit.chunk.chunk_index for n in tree.hits] == [6, 2]
     assert [n.hit.rank for n in tree.hits] == [1, 2]
     assert [[c.chunk.chunk_index for c in n.neighbors_prev] for n in tree.hits] == [[5], [1]]
@@ -53,7 +61,7 @@ def test_hits_keep_score_order_and_neighbours_nest_under_each_hit():
 def test_a_shared_neighbour_is_under_both_hits_and_once_in_the_flat_list():
     doc = make_doc("a", 6)
     lookup, _ = lookup_in(doc)
-    flat, tree = expand([(doc[1], 0.9), (doc[3], 0.7)], 1, 1, lookup)
+    flat, tree = expand_as([(doc[1], 0.9), (doc[3], 0.7)], 1, 1, lookup)
     assert summary(tree.hits[0].neighbors_next) == [("a-2", NEIGHBOR)]
     assert summary(tree.hits[1].neighbors_prev) == [("a-2", NEIGHBOR)]
     assert summary(flat) == [("a-0", NEIGHBOR), ("a-1", HIT), ("a-2", NEIGHBOR), ("a-3", HIT), ("a-4", NEIGHBOR)]
@@ -62,7 +70,7 @@ def test_a_shared_neighbour_is_under_both_hits_and_once_in_the_flat_list():
 def test_a_hit_that_neighbours_another_hit_stays_a_hit_in_the_flat_list():
     doc = make_doc("a", 5)
     lookup, _ = lookup_in(doc)
-    flat, tree = expand([(doc[2], 0.9), (doc[3], 0.8)], 1, 1, lookup)
+    flat, tree = expand_as([(doc[2], 0.9), (doc[3], 0.8)], 1, 1, lookup)
     assert summary(flat) == [("a-1", NEIGHBOR), ("a-2", HIT), ("a-3", HIT), ("a-4", NEIGHBOR)]
     assert [e.score for e in flat if e.label == HIT] == [0.9, 0.8]
     assert summary(tree.hits[0].neighbors_next) == [("a-3", NEIGHBOR)]
@@ -71,7 +79,7 @@ def test_a_hit_that_neighbours_another_hit_stays_a_hit_in_the_flat_list():
 def test_edges_are_skipped_and_neighbours_stay_in_the_hits_document():
     first, second = make_doc("a", 3), make_doc("b", 3)
     lookup, calls = lookup_in(first, second)
-    flat, tree = expand([(first[0], 0.9), (second[2], 0.5)], 2, 2, lookup)
+    flat, tree = expand_as([(first[0], 0.9), (second[2], 0.5)], 2, 2, lookup)
     assert len(tree.hits[0].neighbors_prev) == 0
     assert summary(tree.hits[0].neighbors_next) == [("a-1", NEIGHBOR), ("a-2", NEIGHBOR)]
     assert summary(tree.hits[1].neighbors_prev) == [("b-0", NEIGHBOR), ("b-1", NEIGHBOR)]
@@ -84,7 +92,7 @@ def test_edges_are_skipped_and_neighbours_stay_in_the_hits_document():
 def test_zero_expansion_gives_hits_with_empty_lists_and_no_lookup():
     doc = make_doc("a", 4)
     lookup, calls = lookup_in(doc)
-    flat, tree = expand([(doc[3], 0.9), (doc[0], 0.4)], 0, 0, lookup)
+    flat, tree = expand_as([(doc[3], 0.9), (doc[0], 0.4)], 0, 0, lookup)
     assert all(len(n.neighbors_prev) == len(n.neighbors_next) == 0 for n in tree.hits)
     assert summary(flat) == [("a-0", HIT), ("a-3", HIT)]
     assert calls == []
@@ -93,7 +101,7 @@ def test_zero_expansion_gives_hits_with_empty_lists_and_no_lookup():
 def test_other_strategies_ignore_the_neighbour_knobs():
     doc = make_doc("a", 4, strategy="recursive")
     lookup, calls = lookup_in(doc)
-    flat, tree = expand([(doc[1], 0.9)], 2, 2, lookup)
+    flat, tree = expand_as([(doc[1], 0.9)], 2, 2, lookup)
     assert summary(flat) == [("a-1", HIT)]
     assert len(tree.hits[0].neighbors_prev) == len(tree.hits[0].neighbors_next) == 0
     assert calls == []
@@ -101,7 +109,7 @@ def test_other_strategies_ignore_the_neighbour_knobs():
 
 def test_no_hits_gives_an_empty_result():
     lookup, _ = lookup_in()
-    flat, tree = expand([], 1, 1, lookup)
+    flat, tree = expand_as([], 1, 1, lookup)
     assert flat == [] and len(tree.hits) == 0
 
 
@@ -111,9 +119,9 @@ WINDOW, PARENT = pb.CHUNK_LABEL_WINDOW, pb.CHUNK_LABEL_PARENT
 def make_units(document_id: str, count: int) -> list[pb.Chunk]:
     return [
         pb.Chunk(
-            chunk_id=ids.chunk_id(document_id, "sentence_window", "cfg", i, "sentence"),
+            chunk_id=ids.chunk_id(document_id, "sentence_window", "cfg", i, pb.CHUNK_ROLE_SENTENCE),
             document_id=document_id, strategy="sentence_window", config_id="cfg", chunk_index=i,
-            role="sentence", content=f"{document_id}-s{i}",
+            role=pb.CHUNK_ROLE_SENTENCE, content=f"{document_id}-s{i}",
         )
         for i in range(count)
     ]
@@ -122,21 +130,21 @@ def make_units(document_id: str, count: int) -> list[pb.Chunk]:
 def make_family(document_id: str, children_per_parent: list[int], strategy: str = "parent_child"):
     parents, children = [], []
     for p, count in enumerate(children_per_parent):
-        parent_id = ids.chunk_id(document_id, strategy, "cfg", p, "parent")
+        parent_id = ids.chunk_id(document_id, strategy, "cfg", p, pb.CHUNK_ROLE_PARENT)
         parents.append(pb.Chunk(chunk_id=parent_id, document_id=document_id, strategy=strategy, config_id="cfg",
-                                chunk_index=p, role="parent", content=f"{document_id}-P{p}"))
+                                chunk_index=p, role=pb.CHUNK_ROLE_PARENT, content=f"{document_id}-P{p}"))
         for _ in range(count):
             i = len(children)
-            children.append(pb.Chunk(chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, "child"),
+            children.append(pb.Chunk(chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, pb.CHUNK_ROLE_CHILD),
                                      document_id=document_id, strategy=strategy, config_id="cfg", chunk_index=i,
-                                     role="child", parent_id=parent_id, content=f"{document_id}-c{i}"))
+                                     role=pb.CHUNK_ROLE_CHILD, parent_id=parent_id, content=f"{document_id}-c{i}"))
     return parents, children
 
 
 def test_sentence_window_puts_the_units_around_each_hit_under_it_and_merges_them_in_the_flat_list():
     units = make_units("a", 10)
     lookup, calls = lookup_in(units)
-    flat, tree = expand([(units[5], 0.9), (units[1], 0.8)], 3, 3, lookup, window=2)
+    flat, tree = expand_as([(units[5], 0.9), (units[1], 0.8)], 3, 3, lookup, window=2)
     # The tree: each hit with its ±2 window in document order, the hit itself excluded.
     assert summary([n.hit for n in tree.hits]) == [("a-s5", HIT), ("a-s1", HIT)]
     assert summary(tree.hits[0].window) == [("a-s3", WINDOW), ("a-s4", WINDOW), ("a-s6", WINDOW), ("a-s7", WINDOW)]
@@ -155,7 +163,7 @@ def test_sentence_window_width_can_differ_per_hit_and_a_hit_inside_another_windo
     first, second = make_units("a", 6), make_units("b", 6)
     lookup, _ = lookup_in(first, second)
     widths = {"a": 1, "b": 0}
-    flat, tree = expand([(first[2], 0.9), (first[3], 0.7), (second[4], 0.5)], 0, 0, lookup,
+    flat, tree = expand_as([(first[2], 0.9), (first[3], 0.7), (second[4], 0.5)], 0, 0, lookup,
                         window=lambda hit: widths[hit.document_id])
     assert summary(tree.hits[0].window) == [("a-s1", WINDOW), ("a-s3", WINDOW)]
     assert summary(tree.hits[1].window) == [("a-s2", WINDOW), ("a-s4", WINDOW)]
@@ -167,7 +175,7 @@ def test_parent_child_tree_shows_child_and_parent_and_the_flat_list_holds_each_p
     parents, children = make_family("a", [2, 3, 1])
     lookup, calls = lookup_in(parents, children)
     hits = [(children[3], 0.9), (children[0], 0.8), (children[2], 0.7)]  # children 2 and 3 share parent 1
-    flat, tree = expand(hits, 1, 1, lookup)
+    flat, tree = expand_as(hits, 1, 1, lookup)
     assert [(n.hit.chunk.content, n.hit.label, n.hit.rank) for n in tree.hits] == [
         ("a-c3", HIT, 1), ("a-c0", HIT, 2), ("a-c2", HIT, 3)
     ]
@@ -182,7 +190,7 @@ def test_parent_child_tree_shows_child_and_parent_and_the_flat_list_holds_each_p
 def test_semantic_parent_child_expands_the_same_way_and_a_missing_parent_keeps_its_child():
     parents, children = make_family("s", [1, 2], strategy="semantic_parent_child")
     lookup, _ = lookup_in(parents[1:], children)  # parent 0 is not there (e.g. outside the window)
-    flat, tree = expand([(children[0], 0.9), (children[2], 0.6)], 0, 0, lookup)
+    flat, tree = expand_as([(children[0], 0.9), (children[2], 0.6)], 0, 0, lookup)
     assert not tree.hits[0].HasField("parent")
     assert tree.hits[1].parent.chunk.content == "s-P1"
     assert summary(flat) == [("s-c0", HIT), ("s-P1", PARENT)]

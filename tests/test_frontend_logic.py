@@ -219,15 +219,16 @@ def test_upload_message_tells_a_new_upload_from_an_existing_one():
 def test_answer_request_carries_every_knob_and_filter_and_leaves_the_window_unset_when_empty():
     request = answer_request("  why?  ", "fixed_size")
     retrieval = request.retrieval
-    assert (request.question, retrieval.strategy.name, retrieval.top_k) == ("why?", "fixed_size", 5)
+    assert (request.question, retrieval.strategy, retrieval.config_id, retrieval.top_k) == ("why?", "fixed_size", "", 5)
     assert (retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.HasField("window")) == (0, 0, False)
     assert not request.HasField("answer_model")
     request = answer_request(
         "why?", "sentence_window", top_k=3, neighbor_prev=1, neighbor_next=2, window=0, hybrid=True,
         recency_lambda=0.05, document_ids=["d1"], collections=["hr"], languages=["de"],
-        embedding_model="multilingual-e5-small",
+        embedding_model="multilingual-e5-small", config_id="0123456789abcdef",
     )
     retrieval = request.retrieval
+    assert retrieval.config_id == "0123456789abcdef"
     assert (retrieval.top_k, retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.window) == (3, 1, 2, 0)
     assert retrieval.HasField("window") and retrieval.hybrid and retrieval.recency_lambda == 0.05
     assert (list(retrieval.filter.document_ids), list(retrieval.filter.collections), list(retrieval.filter.languages)) == (

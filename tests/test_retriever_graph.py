@@ -43,7 +43,7 @@ def filled(path) -> EdgeIndex:
     index = EdgeIndex(path, DIM)
     rng = np.random.default_rng(3)
     for doc in range(DOCS):
-        index.replace(f"d{doc}", "fixed_size", points(rng, doc))
+        index.replace(f"d{doc}", "fixed_size", "cfg", points(rng, doc), True)
     return index
 
 
@@ -213,7 +213,7 @@ def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path, monkeypatch):
     big = registry.get("big-model", DIM, create=True)
     rng = np.random.default_rng(2)
     for doc in range(DOCS):
-        big.replace(f"d{doc}", "fixed_size", points(rng, doc))
+        big.replace(f"d{doc}", "fixed_size", "cfg", points(rng, doc), True)
     now = [100.0]
     keeper = GraphKeeper(registry, min_points=1000, idle_s=30, clock=lambda: now[0])
 

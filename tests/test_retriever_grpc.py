@@ -24,12 +24,16 @@ from chunklab.stack import Stack, wait_serving
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
+from services.chunker.strategies import REGISTRY
 
 HIT, NEIGHBOR, WINDOW, PARENT = (pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR, pb.CHUNK_LABEL_WINDOW,
                                  pb.CHUNK_LABEL_PARENT)
 MODEL = "all-MiniLM-L6-v2"
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WINDOWS = {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
+ROLES = {"chunk": pb.CHUNK_ROLE_CHUNK, "sentence": pb.CHUNK_ROLE_SENTENCE, "child": pb.CHUNK_ROLE_CHILD,
+         "parent": pb.CHUNK_ROLE_PARENT}
+OPTION_FIELDS = {f.name for f in pb.RetrievalOptions.DESCRIPTOR.fields}
 
 
 def start_retriever(data_dir, **env) -> Stack:
@@ -67,31 +71,43 @@ class Vectors:
 def chunk(doc: str, strategy: str, i: int, *, role: str = "chunk", content: str = "", collection: str = "policies",
           published: datetime = NOW - timedelta(days=1), parent: int | None = None, config: str = "cfg") -> pb.Chunk:
     made = pb.Chunk(
-        chunk_id=ids.chunk_id(doc, strategy, config, i, role), document_id=doc, document_name=f"{doc}.md",
-        strategy=strategy, config_id=config, chunk_index=i, role=role, content=content or f"{doc}-{role}{i}",
+        chunk_id=ids.chunk_id(doc, strategy, config, i, ROLES[role]), document_id=doc, document_name=f"{doc}.md",
+        strategy=strategy, config_id=config, chunk_index=i, role=ROLES[role], content=content or f"{doc}-{role}{i}",
         collection=collection, language="en", published_at=to_proto(published),
     )
     if parent is not None:
-        made.parent_id = ids.chunk_id(doc, strategy, config, parent, "parent")
+        made.parent_id = ids.chunk_id(doc, strategy, config, parent, pb.CHUNK_ROLE_PARENT)
     return made
 
 
 def index(stub, strategy: str, items: list[tuple[pb.Chunk, list[float]]], knobs: dict | None = None,
-          doc: str | None = None):
+          doc: str | None = None, activation: int = pb.ACTIVATION_UNSPECIFIED):
+    """IndexChunks as the chunker sends it: the strategy's declared expansion kind in the header."""
     doc = doc or items[0][0].document_id
     spec = pb.StrategySpec(name=strategy, knobs={k: pb.KnobValue(int_value=v) for k, v in (knobs or {}).items()})
-    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id="cfg", embedding_model=MODEL,
-                             dimension=384, spec=spec)
+    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id=items[0][0].config_id,
+                             embedding_model=MODEL, dimension=384, spec=spec,
+                             expansion=REGISTRY.get(strategy).expansion, activation=activation)
     messages = [rpb.IndexChunksRequest(header=header),
                 rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(
                     chunks=[rpb.IndexedChunk(chunk=c, vector=v) for c, v in items]))]
     return stub.IndexChunks(iter(messages), timeout=60)
 
 
+def request_of(query: str, as_of: datetime | None = NOW, **fields) -> rpb.RetrieveRequest:
+    """A RetrieveRequest from flat fields: RetrievalOptions' go into options."""
+    options = {k: v for k, v in fields.items() if k in OPTION_FIELDS}
+    rest = {k: v for k, v in fields.items() if k not in OPTION_FIELDS}
+    request = rpb.RetrieveRequest(query=query, options=pb.RetrievalOptions(**options), **rest)
+    if as_of is not None:
+        request.as_of.CopyFrom(to_proto(as_of))
+    return request
+
+
 def ask(stub, query: str, strategy: str, top_k: int, doc: str | None = None, **fields) -> rpb.RetrieveResponse:
-    request = rpb.RetrieveRequest(query=query, strategy=strategy, top_k=top_k, as_of=to_proto(NOW), **fields)
+    request = request_of(query, strategy=strategy, top_k=top_k, **fields)
     if doc:
-        request.filter.document_ids.append(doc)
+        request.options.filter.document_ids.append(doc)
     return stub.Retrieve(request, timeout=60)
 
 
@@ -167,7 +183,7 @@ def test_parent_child_tree_shows_child_and_parent_and_sends_a_shared_parent_once
 
     # Parents have no vector: no query ever returns one as a hit.
     everything = ask(retriever, "parent 2 text", strategy, 100, doc, hybrid=True)
-    assert sorted(n.hit.chunk.role for n in everything.expansion_tree.hits) == ["child"] * 5
+    assert [n.hit.chunk.role for n in everything.expansion_tree.hits] == [pb.CHUNK_ROLE_CHILD] * 5
 
 
 # -- freshness -----------------------------------------------------------------
@@ -182,8 +198,8 @@ def test_no_query_returns_content_outside_its_window(retriever):
     request = dict(neighbor_prev=2, neighbor_next=2)
 
     def docs(as_of: datetime) -> set[str]:
-        response = retriever.Retrieve(rpb.RetrieveRequest(
-            query="freshness window", strategy="fixed_size", top_k=100, as_of=to_proto(as_of),
+        response = retriever.Retrieve(request_of(
+            "freshness window", as_of, strategy="fixed_size", top_k=100,
             filter=pb.RetrievalFilter(document_ids=["old-news", "new-news", "old-policy", "old-hr", "old-misc"]),
             **request), timeout=60)
         return {e.chunk.document_id for e in response.retrieved_chunks}
@@ -201,8 +217,8 @@ def test_what_arrives_or_changes_after_a_query_is_held_to_its_window_at_once(ret
                                            published=NOW - timedelta(days=1)), v.at(0.6))])
 
     def docs() -> set[str]:
-        response = retriever.Retrieve(rpb.RetrieveRequest(
-            query="late arrivals", strategy="fixed_size", top_k=10, as_of=to_proto(NOW),
+        response = retriever.Retrieve(request_of(
+            "late arrivals", strategy="fixed_size", top_k=10,
             filter=pb.RetrievalFilter(document_ids=["late-fresh", "late-old"])), timeout=60)
         return {e.chunk.document_id for e in response.retrieved_chunks}
 
@@ -317,15 +333,16 @@ def test_how_a_document_is_indexed_can_be_asked_with_the_knobs_that_made_it(retr
     v = Vectors("indexed set")
     index(retriever, "recursive", [(chunk("set1", "recursive", i), v.at(0.5)) for i in range(3)],
           knobs={"chunk_size": 128, "chunk_overlap": 0})
-    found = retriever.GetIndexedSet(rpb.GetIndexedSetRequest(
-        embedding_model=MODEL, document_id="set1", strategy="recursive"), timeout=10)
-    assert (found.config_id, found.points, found.spec.name) == ("cfg", 3, "recursive")
+    found = retriever.GetIndexedSet(rpb.GetIndexedSetRequest(key=rpb.IndexedSetKey(
+        embedding_model=MODEL, document_id="set1", strategy="recursive")), timeout=10)
+    assert (found.config_id, found.points, found.spec.name, found.active) == ("cfg", 3, "recursive", True)
+    assert found.expansion == pb.EXPANSION_KIND_NONE and found.document_name == "set1.md"
     assert {k: v.int_value for k, v in found.spec.knobs.items()} == {"chunk_size": 128, "chunk_overlap": 0}
     assert found.spec.knobs["chunk_size"].WhichOneof("kind") == "int_value" and found.HasField("indexed_at")
     for fields, expected in ((dict(document_id="set1", strategy="fixed_size"), grpc.StatusCode.NOT_FOUND),
                              (dict(document_id="", strategy="recursive"), grpc.StatusCode.INVALID_ARGUMENT)):
         code, message = code_of(lambda: retriever.GetIndexedSet(
-            rpb.GetIndexedSetRequest(embedding_model=MODEL, **fields), timeout=10))
+            rpb.GetIndexedSetRequest(key=rpb.IndexedSetKey(embedding_model=MODEL, **fields)), timeout=10))
         assert code == expected and message
 
 
@@ -336,8 +353,11 @@ def code_of(call) -> tuple[grpc.StatusCode, str]:
 
 
 @pytest.mark.parametrize(("fields", "needle"), [
-    (dict(top_k=0), "top_k"),
+    (dict(top_k=-1), "top_k"),
     (dict(top_k=101), "top_k"),
+    (dict(window=21), "window"),
+    (dict(recency_lambda=101.0), "recency_lambda"),
+    (dict(config_id="not an id"), "configuration id"),
     (dict(neighbor_prev=-1), "neighbor_prev"),
     (dict(neighbor_next=11), "neighbor_next"),
     (dict(window=-1), "window"),
@@ -350,7 +370,7 @@ def code_of(call) -> tuple[grpc.StatusCode, str]:
     (dict(query="   "), "query"),
 ])
 def test_bad_retrieve_requests_are_invalid_argument(retriever, fields, needle):
-    request = rpb.RetrieveRequest(**{"query": "anything", "strategy": "fixed_size", "top_k": 3, **fields})
+    request = request_of(**{"query": "anything", "as_of": None, "strategy": "fixed_size", "top_k": 3, **fields})
     code, message = code_of(lambda: retriever.Retrieve(request, timeout=30))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and needle in message
 
@@ -374,3 +394,64 @@ def test_other_bad_requests_get_precise_codes(retriever):
     for call, expected in cases:
         code, message = code_of(call)
         assert code == expected, message
+
+
+# -- index sets ------------------------------------------------------------------
+
+def test_two_configurations_of_one_strategy_are_searched_side_by_side(retriever):
+    """fixed_size 256/0 and 512/64 on one document: both indexed, each answers by
+    its config_id with its own chunks (and its own neighbours); the last one
+    processed is active; an experiment's set never becomes active."""
+    v = Vectors("side by side")
+    small = ids.config_id("fixed_size", {"chunk_size": 256, "chunk_overlap": 0})
+    large = ids.config_id("fixed_size", {"chunk_size": 512, "chunk_overlap": 64})
+    trial = ids.config_id("fixed_size", {"chunk_size": 128, "chunk_overlap": 0})
+    index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", i, config=small, content=f"small {i}"),
+                                     v.at(0.5 + 0.1 * i)) for i in range(4)])
+    second = index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", i, config=large, content=f"large {i}"),
+                                              v.at(0.6 + 0.1 * i)) for i in range(2)])
+    assert (second.chunks_indexed, second.chunks_replaced, second.active) == (2, 0, True)
+
+    def hits(**fields) -> list[str]:
+        response = ask(retriever, "side by side", "fixed_size", 2, "sbs", **fields)
+        return [e.chunk.content for e in response.retrieved_chunks]
+
+    assert hits() == ["large 0", "large 1"]  # the last processed is active
+    assert hits(config_id=small, neighbor_prev=1) == ["small 1", "small 2", "small 3"]
+    assert hits(config_id=large) == ["large 0", "large 1"]
+
+    listed = retriever.ListIndexedSets(rpb.ListIndexedSetsRequest(document_id="sbs"), timeout=10).sets
+    assert sorted((s.config_id, s.active, s.points) for s in listed) == sorted([(small, False, 4), (large, True, 2)])
+    assert listed[0].config_id == large  # newest first
+    key = rpb.IndexedSetKey(embedding_model=MODEL, document_id="sbs", strategy="fixed_size", config_id=small)
+    assert retriever.ActivateIndexedSet(rpb.ActivateIndexedSetRequest(key=key), timeout=10).active
+    assert hits() == ["small 2", "small 3"]
+
+    experiment = index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", 0, config=trial, content="trial 0"),
+                                                  v.at(0.99))], activation=pb.ACTIVATION_KEEP_CURRENT)
+    assert not experiment.active
+    assert hits() == ["small 2", "small 3"]  # unchanged by the experiment's set
+    assert hits(config_id=trial) == ["trial 0"]
+
+    pinned = retriever.PinIndexedSet(rpb.PinIndexedSetRequest(key=key, pinned=True), timeout=10)
+    assert pinned.pinned and pinned.active
+    large_key = rpb.IndexedSetKey(embedding_model=MODEL, document_id="sbs", strategy="fixed_size", config_id=large)
+    deleted = retriever.DeleteIndexedSet(rpb.DeleteIndexedSetRequest(key=large_key), timeout=10)
+    assert deleted.chunks_deleted == 2
+    code, message = code_of(lambda: ask(retriever, "side by side", "fixed_size", 2, "sbs", config_id=large))
+    assert code == grpc.StatusCode.NOT_FOUND and large in message and "ListIndexedSets" in message
+    code, _ = code_of(lambda: retriever.ActivateIndexedSet(rpb.ActivateIndexedSetRequest(key=large_key), timeout=10))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, message = code_of(lambda: retriever.PinIndexedSet(rpb.PinIndexedSetRequest(
+        key=rpb.IndexedSetKey(embedding_model=MODEL, document_id="sbs", strategy="fixed_size")), timeout=10))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "config_id" in message
+
+
+def test_the_retrieval_limits_are_published_as_enforced(retriever):
+    from chunklab import retrieval
+
+    limits = retriever.GetRetrievalLimits(rpb.GetRetrievalLimitsRequest(), timeout=10)
+    assert limits == retrieval.LIMITS
+    code, message = code_of(lambda: ask(retriever, "q", "fixed_size", limits.max_top_k + 1))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and str(limits.max_top_k) in message
+    assert ask(retriever, "side by side", "fixed_size", 0, "sbs").expansion_tree.hits  # 0: the default top_k

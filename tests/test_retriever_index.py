@@ -27,10 +27,11 @@ def vector(seed: int) -> list[float]:
 
 
 def point(doc: str, strategy: str, i: int, *, role: str = "chunk", collection: str = "news", ts: float = 1000.0,
-          text: str = "", searchable: bool = True) -> IndexPoint:
+          text: str = "", searchable: bool = True, config: str = "cfg", active: bool = True) -> IndexPoint:
     payload = {
-        "document_id": doc, "strategy": strategy, "config_id": "cfg", "collection": collection, "language": "en",
-        "role": role, "chunk_index": i, "published_ts": ts, "chunk": f"{doc}/{strategy}/{role}/{i}",
+        "document_id": doc, "strategy": strategy, "config_id": config, "collection": collection, "language": "en",
+        "role": role, "chunk_index": i, "published_ts": ts, "set_state": "active" if active else "inactive",
+        "chunk": f"{doc}/{strategy}/{role}/{i}" + (f"@{config}" if config != "cfg" else ""),
     }
     pid = str(uuid.uuid5(uuid.NAMESPACE_URL, payload["chunk"]))
     if not searchable:
@@ -57,10 +58,10 @@ def fill(index) -> list[IndexPoint]:
     points += [point("a", "recursive", i) for i in range(3)]
     points += [point("a", "parent_child", i, role="child") for i in range(4)]
     points += [point("a", "parent_child", i, role="parent", searchable=False) for i in range(2)]
-    index.replace("a", "fixed_size", points[:6])
-    index.replace("b", "fixed_size", points[6:10])
-    index.replace("a", "recursive", points[10:13])
-    index.replace("a", "parent_child", points[13:])
+    index.replace("a", "fixed_size", "cfg", points[:6], True)
+    index.replace("b", "fixed_size", "cfg", points[6:10], True)
+    index.replace("a", "recursive", "cfg", points[10:13], True)
+    index.replace("a", "parent_child", "cfg", points[13:], True)
     return points
 
 
@@ -104,12 +105,35 @@ def test_parents_are_found_by_id_and_never_by_a_search(index):
 def test_replace_swaps_a_document_strategy_and_delete_removes_a_document(index):
     fill(index)
     assert index.count() == 19
-    assert index.replace("a", "fixed_size", [point("a", "fixed_size", i) for i in range(2)]) == 6
+    assert index.replace("a", "fixed_size", "cfg", [point("a", "fixed_size", i) for i in range(2)], True) == 6
     assert index.count(c.All(must=(c.match("document_id", "a"), c.match("strategy", "fixed_size")))) == 2
     assert index.count(c.match("document_id", "b")) == 4  # the other document is untouched
     assert index.delete_document("a") == 2 + 3 + 6
     assert index.count() == 4 and index.delete_document("a") == 0
     assert index.exists(c.match("document_id", "b")) and not index.exists(c.match("document_id", "a"))
+
+
+def test_sets_of_one_strategy_live_side_by_side_and_one_is_active(index):
+    """Two configurations of fixed_size on one document: replacing one keeps the
+    other; activating swaps which one a query without a config_id matches."""
+    small = [point("a", "fixed_size", i, config="c256") for i in range(3)]
+    large = [point("a", "fixed_size", i, config="c512", active=False) for i in range(2)]
+    index.replace("a", "fixed_size", "c256", small, True)
+    index.replace("a", "fixed_size", "c512", large, False)
+    active = c.All(must=(c.match("strategy", "fixed_size"), c.match("set_state", "active")))
+    assert index.count(active) == 3 and index.count() == 5
+    assert index.count(c.match("config_id", "c512")) == 2
+
+    index.activate("a", "fixed_size", "c512")
+    assert sorted(p.payload["config_id"] for p in index.scroll(active)) == ["c512", "c512"]
+    assert sorted(labels(index.search(large[0].dense, active, 10))) == [
+        "a/fixed_size/chunk/0@c512", "a/fixed_size/chunk/1@c512"]
+
+    # Re-indexing c256 as active again takes the flag back from c512 in the same step.
+    assert index.replace("a", "fixed_size", "c256", small[:2], True) == 3
+    assert sorted(p.payload["config_id"] for p in index.scroll(active)) == ["c256", "c256"]
+    assert index.delete_set("a", "fixed_size", "c512") == 2
+    assert index.count() == 2 and index.count(c.match("config_id", "c256")) == 2
 
 
 def test_the_oldest_publication_is_found_per_filter(index):
@@ -130,7 +154,7 @@ def test_every_write_to_the_embedded_index_moves_its_generation(tmp_path):
     try:
         assert index.sole_writer
         seen = [index.generation]
-        index.replace("a", "fixed_size", [point("a", "fixed_size", 0)])
+        index.replace("a", "fixed_size", "cfg", [point("a", "fixed_size", 0)], True)
         seen.append(index.generation)
         index.upsert([point("b", "fixed_size", 0)])
         seen.append(index.generation)
@@ -171,7 +195,7 @@ def test_the_window_check_follows_time_writes_and_window_changes(index):
 def test_lexical_ranking_uses_bm25_with_idf(index):
     texts = ["the cat sat on the mat", "the dog chased the cat", "error code XJ-9000 in the pump log", "the mat was red"]
     points = [point("t", "fixed_size", i, text=t) for i, t in enumerate(texts)]
-    index.replace("t", "fixed_size", points)
+    index.replace("t", "fixed_size", "cfg", points, True)
     found = index.search_lexical(lexical.query_vector("XJ-9000"), c.match("strategy", "fixed_size"), 10)
     assert labels(found) == ["t/fixed_size/chunk/2"]
     found = index.search_lexical(lexical.query_vector("cat mat"), c.match("strategy", "fixed_size"), 10)
@@ -192,7 +216,7 @@ def test_lexical_terms_follow_each_chunks_language(index, language, texts, quest
     points = [point("l", "fixed_size", i) for i in range(len(texts))]
     points = [IndexPoint(p.point_id, p.payload, p.dense, lexical.document_vector(t, language))
               for p, t in zip(points, texts)]
-    index.replace("l", "fixed_size", points)
+    index.replace("l", "fixed_size", "cfg", points, True)
     for languages in ([language], []):  # the query's language filter, or every language
         found = index.search_lexical(lexical.query_vector(question, languages), c.match("strategy", "fixed_size"), 10)
         assert labels(found)[:1] == [f"l/fixed_size/chunk/{expected}"], (language, languages)

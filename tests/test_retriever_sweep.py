@@ -20,6 +20,7 @@ from chunklab.stack import Stack, wait_serving
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
+from services.chunker.strategies import REGISTRY
 from services.retriever import conditions as c
 from services.retriever.archive import ColdStorage
 from services.retriever.registry import IndexRegistry
@@ -68,20 +69,20 @@ def index(service, doc: str, strategy: str, model: str, count: int, collection: 
     rng = np.random.default_rng(abs(hash((doc, strategy, model))) % 2**32)
     items = []
     for i in range(count):
-        role = "child" if parents else "chunk"
+        role = pb.CHUNK_ROLE_CHILD if parents else pb.CHUNK_ROLE_CHUNK
         chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", i, role), document_id=doc, document_name=f"{doc}.md",
                          strategy=strategy, chunk_index=i, role=role, content=f"{doc} {strategy} text {i}",
                          collection=collection, language="en", published_at=to_proto(NOW - timedelta(days=age_days)))
         if parents:
-            chunk.parent_id = ids.chunk_id(doc, strategy, "cfg", i % parents, "parent")
+            chunk.parent_id = ids.chunk_id(doc, strategy, "cfg", i % parents, pb.CHUNK_ROLE_PARENT)
         items.append(rpb.IndexedChunk(chunk=chunk, vector=rng.standard_normal(dim).tolist()))
     for p in range(parents):
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", p, "parent"), document_id=doc, strategy=strategy,
-                         chunk_index=p, role="parent", content=f"{doc} parent {p}", collection=collection,
+        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", p, pb.CHUNK_ROLE_PARENT), document_id=doc,
+                         strategy=strategy, chunk_index=p, role=pb.CHUNK_ROLE_PARENT, content=f"{doc} parent {p}", collection=collection,
                          published_at=to_proto(NOW - timedelta(days=age_days)))
         items.append(rpb.IndexedChunk(chunk=chunk))
     header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id="cfg", embedding_model=model, dimension=dim,
-                             spec=pb.StrategySpec(name=strategy))
+                             spec=pb.StrategySpec(name=strategy), expansion=REGISTRY.get(strategy).expansion)
     service.index_chunks(header, items)
 
 
@@ -209,7 +210,8 @@ def test_sweeps_restores_deletes_and_indexing_of_one_document_at_once_never_dead
         lambda: sweeper.sweep(NOW, dry_run=False),
         lambda: sweeper.restore("old-news"),
         lambda: service.delete_document("old-news", archived_chunks=sweeper.forget),
-        lambda: service.retrieve(rpb.RetrieveRequest(query="q", strategy="fixed_size", top_k=3, as_of=to_proto(NOW))),
+        lambda: service.retrieve(rpb.RetrieveRequest(
+            query="q", options=pb.RetrievalOptions(strategy="fixed_size", top_k=3), as_of=to_proto(NOW))),
     ]
     threads = [threading.Thread(target=repeat, args=(action,)) for action in actions]
     for thread in threads:
@@ -280,7 +282,8 @@ def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
                          strategy="fixed_size", chunk_index=0, content="a chat line", collection="chat",
                          published_at=to_proto(NOW - timedelta(days=3)))
         header = rpb.IndexHeader(document_id="d", strategy="fixed_size", config_id="cfg",
-                                 embedding_model="all-MiniLM-L6-v2", dimension=384)
+                                 embedding_model="all-MiniLM-L6-v2", dimension=384,
+                                 expansion=pb.EXPANSION_KIND_NEIGHBORS)
         stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header), rpb.IndexChunksRequest(
             batch=rpb.IndexChunkBatch(chunks=[rpb.IndexedChunk(chunk=chunk, vector=[1.0] * 384)]))]), timeout=30)
         stub.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
@@ -310,3 +313,39 @@ def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
         assert stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=10).total_points == 1
     finally:
         stack.stop()
+
+
+def test_retention_drops_unused_inactive_sets_and_keeps_active_and_pinned_ones(kit):
+    """ADR 0038: sets neither active nor pinned go after retention_days unused,
+    or least recently used first past the size budget (never one used within the hour)."""
+    from chunklab.timeutil import utcnow
+    from services.retriever.sets import IndexSets, Retention
+
+    service, _ = kit
+
+    def configure(config: str, activation: int) -> None:
+        chunk = pb.Chunk(chunk_id=ids.chunk_id("r", "fixed_size", config, 0), document_id="r", document_name="r.md",
+                         strategy="fixed_size", chunk_index=0, content=f"text {config}", collection="policies")
+        header = rpb.IndexHeader(document_id="r", strategy="fixed_size", config_id=config, embedding_model="fake-4",
+                                 dimension=4, expansion=pb.EXPANSION_KIND_NEIGHBORS, activation=activation)
+        service.index_chunks(header, [rpb.IndexedChunk(chunk=chunk, vector=[1.0, 0.0, 0.0, 0.0])])
+
+    configure("active", pb.ACTIVATION_MAKE_ACTIVE)
+    for config in ("old-trial", "pinned-trial", "new-trial"):
+        configure(config, pb.ACTIVATION_KEEP_CURRENT)
+    service.store.set_flags(("fake-4", "r", "fixed_size", "pinned-trial"), pinned=True)
+
+    def left() -> list[str]:
+        return sorted(s["config_id"] for s in service.store.list_sets(document_id="r"))
+
+    sets = IndexSets(service, Retention(retention_days=30, budget_bytes=10**9))
+    assert sets.apply_retention(utcnow()) == [] and len(left()) == 4  # everything was used just now
+    tight = IndexSets(service, Retention(retention_days=30, budget_bytes=0))
+    assert tight.apply_retention(utcnow()) == []  # over budget, but used within the hour
+    service.store.touch("fake-4", "fixed_size", "new-trial")
+    dropped = tight.apply_retention(utcnow() + timedelta(hours=2))
+    assert [key[3] for key in dropped] == ["old-trial", "new-trial"]  # least recently used first
+    assert left() == ["active", "pinned-trial"]
+    assert {p.payload["config_id"] for _, _, idx in service.registry.all() for p in idx.scroll(None)} == {
+        "active", "pinned-trial"}
+    assert sets.apply_retention(utcnow() + timedelta(days=365)) == []  # active and pinned stay for good

@@ -20,9 +20,8 @@ def test_the_sample_is_ready_to_query_and_seeding_twice_changes_nothing(stack):
     response = clients.retriever(stack.addresses["retriever"]).Retrieve(
         retriever_pb2.RetrieveRequest(
             query="Which separators does recursive splitting try?",
-            strategy="fixed_size",
-            top_k=1,
-            filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+            options=common_pb2.RetrievalOptions(
+                strategy="fixed_size", top_k=1, filter=common_pb2.RetrievalFilter(document_ids=[document_id])),
         ),
         timeout=60,
     )

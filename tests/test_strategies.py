@@ -100,14 +100,18 @@ def check_exact(source: SourceDocument, strategy, chunks) -> None:
 
 def test_chunk_ids_are_the_uuid5_of_their_name_so_stored_indexes_keep_their_ids():
     namespace = uuid.UUID("6f1c3f0e-8a5b-4c1e-9d7a-2b3c4d5e6f70")
-    for index, role in ((0, "chunk"), (7, "parent"), (12345, "sentence")):
-        expected = str(uuid.uuid5(namespace, f"doc-1/recursive/abc123/{role}/{index}"))
+    for index, role, name in ((0, common_pb2.CHUNK_ROLE_CHUNK, "chunk"), (7, common_pb2.CHUNK_ROLE_PARENT, "parent"),
+                              (12345, common_pb2.CHUNK_ROLE_SENTENCE, "sentence")):
+        expected = str(uuid.uuid5(namespace, f"doc-1/recursive/abc123/{name}/{index}"))
         assert ids.chunk_id("doc-1", "recursive", "abc123", index, role) == expected
         assert ids.ChunkIds("doc-1", "recursive", "abc123", role)(index) == expected
+    # A chunk whose role was left unspecified has the id of a plain chunk.
+    assert ids.chunk_id("doc-1", "recursive", "abc123", 0, common_pb2.CHUNK_ROLE_UNSPECIFIED) == str(
+        uuid.uuid5(namespace, "doc-1/recursive/abc123/chunk/0"))
 
 
 def contents(chunks, role=None):
-    return [c.content for c in chunks if role is None or c.role == role]
+    return [c.content for c in chunks if role is None or ids.role_name(c.role) == role]
 
 
 def covered_non_blank(text: str, chunks) -> bool:
@@ -250,13 +254,13 @@ def test_markdown_structure_without_headings_groups_paragraphs():
 
 
 def families(chunks):
-    parents = {c.chunk_id: c for c in chunks if c.role == "parent"}
+    parents = {c.chunk_id: c for c in chunks if ids.role_name(c.role) == "parent"}
     out = []
-    for parent in [c for c in chunks if c.role == "parent"]:
-        children = [c for c in chunks if c.role == "child" and c.parent_id == parent.chunk_id]
+    for parent in [c for c in chunks if ids.role_name(c.role) == "parent"]:
+        children = [c for c in chunks if ids.role_name(c.role) == "child" and c.parent_id == parent.chunk_id]
         assert all(parent.start_char <= c.start_char and c.end_char <= parent.end_char for c in children)
         out.append((parent.content.split("\n")[0], [c.content[:20] for c in children]))
-    assert all(c.parent_id in parents for c in chunks if c.role == "child")
+    assert all(c.parent_id in parents for c in chunks if ids.role_name(c.role) == "child")
     return out
 
 
@@ -270,7 +274,7 @@ def test_parent_child_article_golden():
         ("## Article 3. Retention", ["| data kind | period", "Data older than the "]),
         ("### Article 3a. Exceptions", ["Archives in the publ"]),
     ]
-    assert not any(c.HasField("parent_id") for c in chunks if c.role == "parent")
+    assert not any(c.HasField("parent_id") for c in chunks if ids.role_name(c.role) == "parent")
 
 
 def test_parent_child_section_golden():
@@ -280,7 +284,7 @@ def test_parent_child_section_golden():
         ("# Part I. General provisions", ["This regulation appl", "It does not apply to", "For this regulation:", '- "data" means any i']),
         ("# Part II. Obligations", ["Controllers shall ke", "| data kind | period", "Data older than the ", "Archives in the publ"]),
     ]
-    assert [c.heading_path for c in chunks if c.role == "child"][-1] == [
+    assert [c.heading_path for c in chunks if ids.role_name(c.role) == "child"][-1] == [
         "Part II. Obligations", "Article 3. Retention", "Article 3a. Exceptions",
     ]
 
@@ -290,19 +294,19 @@ def test_parent_child_paragraph_level_and_long_paragraphs_become_bounded_childre
     fam = families(chunks)
     assert len(fam) == 9
     assert fam[-2] == ("Data older than the period shall be erased. Dr. Smith, e.g., erased 3.5 TB in 2024.", ["Data older than the ", "Dr. Smith, e.g., era", "2024."])
-    assert all(c.token_count <= 16 for c in chunks if c.role == "child")
+    assert all(c.token_count <= 16 for c in chunks if ids.role_name(c.role) == "child")
 
 
 def test_parent_child_without_headings_falls_back_to_paragraph_groups():
     text = "\n\n".join(f"Paragraph {i} says something short." for i in range(6))
     chunks = run("parent_child", document(text, documents_pb2.DOCUMENT_FORMAT_TEXT), child_max_tokens=16, parent_max_tokens=30)
     assert [len(children) for _, children in families(chunks)] == [4, 2]
-    assert all(c.token_count <= 30 for c in chunks if c.role == "parent")
+    assert all(c.token_count <= 30 for c in chunks if ids.role_name(c.role) == "parent")
 
 
 def test_sentence_window_golden():
     chunks = run("sentence_window", document(REGULATION))
-    assert {c.role for c in chunks} == {"sentence"}
+    assert {c.role for c in chunks} == {common_pb2.CHUNK_ROLE_SENTENCE}
     assert contents(chunks)[:6] == [
         "Preamble: this regulation sets rules for data.", "It applies from 2025.", "# Part I. General provisions",
         "## Article 1. Scope", "This regulation applies to personal data.", "It covers automated processing.",
@@ -478,9 +482,9 @@ def test_parents_contain_their_bounded_children(name, text, child_limit, level):
         knobs["parent_level"] = level
     chunks = run(name, document(text), **knobs)
     families(chunks)
-    assert all(c.token_count <= child_limit for c in chunks if c.role == "child")
-    assert all(c.token_count <= child_limit * 3 for c in chunks if c.role == "parent")
-    children = [c for c in chunks if c.role == "child"]
+    assert all(c.token_count <= child_limit for c in chunks if ids.role_name(c.role) == "child")
+    assert all(c.token_count <= child_limit * 3 for c in chunks if ids.role_name(c.role) == "parent")
+    children = [c for c in chunks if ids.role_name(c.role) == "child"]
     assert [c.start_char for c in children] == sorted(c.start_char for c in children)
 
 

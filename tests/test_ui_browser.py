@@ -453,7 +453,7 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     chosen = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
     config = evaluator_pb2.ExperimentConfig(
         name="storms ±0", question_set_id=chosen.config.question_set_id, strategies=chosen.config.strategies,
-        top_k=chosen.config.top_k, retrieval_only=True,
+        retrieval=common_pb2.RetrievalOptions(top_k=chosen.config.retrieval.top_k), retrieval_only=True,
     )
     *_, last = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=120)
     assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED

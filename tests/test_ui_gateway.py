@@ -52,9 +52,9 @@ class FakeRetriever:
 
     def GetIndexedSet(self, request, timeout):
         self.calls.append(("GetIndexedSet", request, timeout))
-        if request.strategy != "fixed_size":
+        if request.key.strategy != "fixed_size":
             raise FakeRpcError(grpc.StatusCode.NOT_FOUND, "not indexed")
-        return retriever_pb2.IndexedSet(document_id=request.document_id, strategy="fixed_size", config_id="c1")
+        return retriever_pb2.IndexedSet(document_id=request.key.document_id, strategy="fixed_size", config_id="c1")
 
     def Sweep(self, request, timeout):
         self.calls.append(("Sweep", request, timeout))
@@ -138,7 +138,8 @@ def test_how_a_document_is_indexed_is_asked_with_the_configured_model_and_none_w
     gateway = gateway_with(retriever=fake)
     assert gateway.indexed_set("d-1", "fixed_size").config_id == "c1"
     assert gateway.indexed_set("d-1", "recursive") is None
-    assert [c[1].embedding_model for c in fake.calls] == [gateway.settings.embedding_model] * 2
+    assert [c[1].key.embedding_model for c in fake.calls] == [gateway.settings.embedding_model] * 2
+    assert [c[1].key.config_id for c in fake.calls] == ["", ""]  # the active set
 
 
 def test_a_report_that_is_not_ready_says_why():

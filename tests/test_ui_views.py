@@ -110,9 +110,13 @@ def test_feedback_thanks_and_shows_the_tally_escaped():
 TEXT = "Alpha beta. Gamma delta. Epsilon <zeta>. Eta."
 
 
+ROLES = {"chunk": common_pb2.CHUNK_ROLE_CHUNK, "sentence": common_pb2.CHUNK_ROLE_SENTENCE,
+         "child": common_pb2.CHUNK_ROLE_CHILD, "parent": common_pb2.CHUNK_ROLE_PARENT}
+
+
 def chunk(index: int, start: int, end: int, role: str = "chunk", parent_id: str = "", **extra) -> common_pb2.Chunk:
     c = common_pb2.Chunk(chunk_id=f"{role}-{index}", chunk_index=index, start_char=start, end_char=end,
-                         content=TEXT[start:end], token_count=end - start, role=role, **extra)
+                         content=TEXT[start:end], token_count=end - start, role=ROLES[role], **extra)
     if parent_id:
         c.parent_id = parent_id
     return c
@@ -180,7 +184,7 @@ def test_the_preview_summary_counts_parents_and_children_apart():
 
 def experiment(strategies=("fixed_size",), prev=1, nxt=2, model="all-MiniLM-L6-v2", name="<b>exp</b>"):
     config = evaluator_pb2.ExperimentConfig(
-        name=name, neighbor_prev=prev, neighbor_next=nxt, top_k=5,
+        name=name, retrieval=common_pb2.RetrievalOptions(neighbor_prev=prev, neighbor_next=nxt, top_k=5),
         strategies=[evaluator_pb2.StrategyGrid(strategy=s) for s in strategies],
     )
     run = evaluator_pb2.ExperimentRun(
@@ -299,8 +303,10 @@ def test_the_config_carries_every_setting_and_endpoints_only_when_given():
         answer_model=experiment_config.endpoint("", "extractive", ""), judge_model=experiment_config.endpoint("", "", ""),
         document_ids=["d1"], retrieval_only=True,
     )
-    assert (config.name, config.top_k, config.neighbor_prev, config.neighbor_next) == ("run", 3, 1, 1)
-    assert not config.HasField("window") and config.retrieval_only and list(config.filter.document_ids) == ["d1"]
+    assert (config.name, config.retrieval.top_k, config.retrieval.neighbor_prev, config.retrieval.neighbor_next) == (
+        "run", 3, 1, 1)
+    assert not config.retrieval.HasField("window") and config.retrieval_only
+    assert list(config.retrieval.filter.document_ids) == ["d1"]
     assert config.answer_model.model == "extractive" and not config.HasField("judge_model")
     with pytest.raises(ValueError, match="question set"):
         experiment_config.experiment_config(name="", question_set_id="", grids=[grid])

@@ -26,59 +26,59 @@ from chunklab.v1 import common_pb2 as chunklab_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63hunklab/v1/chunker.proto\x12\x0b\x63hunklab.v1\x1a\x18\x63hunklab/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x17\n\x15ListStrategiesRequest\"\xf2\x01\n\x08KnobSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12#\n\x04type\x18\x03 \x01(\x0e\x32\x15.chunklab.v1.KnobType\x12-\n\rdefault_value\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.KnobValue\x12\x16\n\tmin_value\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x16\n\tmax_value\x18\x06 \x01(\x01H\x01\x88\x01\x01\x12\x0f\n\x07\x63hoices\x18\x07 \x03(\t\x12\x12\n\nquery_time\x18\x08 \x01(\x08\x42\x0c\n\n_min_valueB\x0c\n\n_max_value\"\x93\x01\n\x0cStrategyInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12$\n\x05knobs\x18\x03 \x03(\x0b\x32\x15.chunklab.v1.KnobSpec\x12\x14\n\x0crequires_llm\x18\x04 \x01(\x08\x12$\n\x1crequires_embeddings_to_chunk\x18\x05 \x01(\x08\"n\n\x16ListStrategiesResponse\x12-\n\nstrategies\x18\x01 \x03(\x0b\x32\x19.chunklab.v1.StrategyInfo\x12\x18\n\x10\x65mbedding_models\x18\x02 \x03(\t\x12\x0b\n\x03llm\x18\x03 \x01(\t\"=\n\tLLMChoice\x12\x10\n\x08\x62\x61se_url\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0f\n\x07\x61pi_key\x18\x03 \x01(\t\"\x9a\x01\n\x16ProcessDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12-\n\nstrategies\x18\x02 \x03(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\"\xef\x01\n\x10StrategyProgress\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12)\n\x05phase\x18\x02 \x01(\x0e\x32\x1a.chunklab.v1.StrategyPhase\x12\x15\n\rfraction_done\x18\x03 \x01(\x01\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x05 \x01(\x05\x12\x0f\n\x07seconds\x18\x06 \x01(\x01\x12\r\n\x05\x65rror\x18\x07 \x01(\t\x12\x19\n\x11\x65mbeddings_cached\x18\x08 \x01(\x05\x12&\n\x05usage\x18\t \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"3\n\x0fStrategyFailure\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x9f\x01\n\x0fStrategyOutcome\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x05\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\x12\x19\n\x11\x65mbeddings_cached\x18\x05 \x01(\x05\x12&\n\x05usage\x18\x06 \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"\xc7\x01\n\x15ProcessDocumentResult\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x02 \x01(\t\x12:\n\x14strategies_completed\x18\x03 \x03(\x0b\x32\x1c.chunklab.v1.StrategyOutcome\x12\x37\n\x11strategies_failed\x18\x04 \x03(\x0b\x32\x1c.chunklab.v1.StrategyFailure\x12\x0b\n\x03llm\x18\x05 \x01(\t\"\x88\x01\n\x14ProcessDocumentEvent\x12\x31\n\x08progress\x18\x01 \x01(\x0b\x32\x1d.chunklab.v1.StrategyProgressH\x00\x12\x34\n\x06result\x18\x02 \x01(\x0b\x32\".chunklab.v1.ProcessDocumentResultH\x00\x42\x07\n\x05\x65vent\"\x96\x01\n\x14PreviewChunksRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12+\n\x08strategy\x18\x02 \x01(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\"v\n\x15PreviewChunksResponse\x12\"\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x12.chunklab.v1.Chunk\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12&\n\x05usage\x18\x03 \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"\x9a\x01\n\x15SubmitBulkLoadRequest\x12\x14\n\x0c\x64ocument_ids\x18\x01 \x03(\t\x12-\n\nstrategies\x18\x02 \x03(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\"i\n\x0b\x42ulkLoadJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x62ulk_load_id\x18\x02 \x01(\t\x12\x34\n\x07request\x18\x03 \x01(\x0b\x32#.chunklab.v1.ProcessDocumentRequest\"\xd0\x01\n\x11\x42ulkLoadJobResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x32\n\x06result\x18\x03 \x01(\x0b\x32\".chunklab.v1.ProcessDocumentResult\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x12\n\ndeliveries\x18\x05 \x01(\x05\x12\x0e\n\x06worker\x18\x06 \x01(\t\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x12GetBulkLoadRequest\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\"-\n\x15\x43\x61ncelBulkLoadRequest\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\"%\n\x14ListBulkLoadsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"B\n\x15ListBulkLoadsResponse\x12)\n\nbulk_loads\x18\x01 \x03(\x0b\x32\x15.chunklab.v1.BulkLoad\"\xfb\x01\n\x08\x42ulkLoad\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\x12\x12\n\njobs_total\x18\x02 \x01(\x05\x12/\n\x07results\x18\x03 \x03(\x0b\x32\x1e.chunklab.v1.BulkLoadJobResult\x12\x0e\n\x06\x62roker\x18\x04 \x01(\t\x12\x30\n\x0csubmitted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bjobs_queued\x18\x06 \x01(\x05\x12\x11\n\tcancelled\x18\x07 \x01(\x08\x12\x15\n\rjobs_finished\x18\x08 \x01(\x05\x12\x13\n\x0bjobs_failed\x18\t \x01(\x05*\x8e\x01\n\x08KnobType\x12\x19\n\x15KNOB_TYPE_UNSPECIFIED\x10\x00\x12\x11\n\rKNOB_TYPE_INT\x10\x01\x12\x14\n\x10KNOB_TYPE_DOUBLE\x10\x02\x12\x14\n\x10KNOB_TYPE_STRING\x10\x03\x12\x12\n\x0eKNOB_TYPE_BOOL\x10\x04\x12\x14\n\x10KNOB_TYPE_CHOICE\x10\x05*\xa0\x01\n\rStrategyPhase\x12\x1e\n\x1aSTRATEGY_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STRATEGY_PHASE_STARTED\x10\x01\x12\x1a\n\x16STRATEGY_PHASE_RUNNING\x10\x02\x12\x1c\n\x18STRATEGY_PHASE_COMPLETED\x10\x03\x12\x19\n\x15STRATEGY_PHASE_FAILED\x10\x04\x32\xd9\x04\n\x0e\x43hunkerService\x12Y\n\x0eListStrategies\x12\".chunklab.v1.ListStrategiesRequest\x1a#.chunklab.v1.ListStrategiesResponse\x12[\n\x0fProcessDocument\x12#.chunklab.v1.ProcessDocumentRequest\x1a!.chunklab.v1.ProcessDocumentEvent0\x01\x12V\n\rPreviewChunks\x12!.chunklab.v1.PreviewChunksRequest\x1a\".chunklab.v1.PreviewChunksResponse\x12K\n\x0eSubmitBulkLoad\x12\".chunklab.v1.SubmitBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12\x45\n\x0bGetBulkLoad\x12\x1f.chunklab.v1.GetBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12K\n\x0e\x43\x61ncelBulkLoad\x12\".chunklab.v1.CancelBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12V\n\rListBulkLoads\x12!.chunklab.v1.ListBulkLoadsRequest\x1a\".chunklab.v1.ListBulkLoadsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63hunklab/v1/chunker.proto\x12\x0b\x63hunklab.v1\x1a\x18\x63hunklab/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x17\n\x15ListStrategiesRequest\"\xf2\x01\n\x08KnobSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12#\n\x04type\x18\x03 \x01(\x0e\x32\x15.chunklab.v1.KnobType\x12-\n\rdefault_value\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.KnobValue\x12\x16\n\tmin_value\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x16\n\tmax_value\x18\x06 \x01(\x01H\x01\x88\x01\x01\x12\x0f\n\x07\x63hoices\x18\x07 \x03(\t\x12\x12\n\nquery_time\x18\x08 \x01(\x08\x42\x0c\n\n_min_valueB\x0c\n\n_max_value\"\xc2\x01\n\x0cStrategyInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12$\n\x05knobs\x18\x03 \x03(\x0b\x32\x15.chunklab.v1.KnobSpec\x12\x14\n\x0crequires_llm\x18\x04 \x01(\x08\x12$\n\x1crequires_embeddings_to_chunk\x18\x05 \x01(\x08\x12-\n\texpansion\x18\x06 \x01(\x0e\x32\x1a.chunklab.v1.ExpansionKind\"n\n\x16ListStrategiesResponse\x12-\n\nstrategies\x18\x01 \x03(\x0b\x32\x19.chunklab.v1.StrategyInfo\x12\x18\n\x10\x65mbedding_models\x18\x02 \x03(\t\x12\x0b\n\x03llm\x18\x03 \x01(\t\"=\n\tLLMChoice\x12\x10\n\x08\x62\x61se_url\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0f\n\x07\x61pi_key\x18\x03 \x01(\t\"\xc7\x01\n\x16ProcessDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12-\n\nstrategies\x18\x02 \x03(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\x12+\n\nactivation\x18\x05 \x01(\x0e\x32\x17.chunklab.v1.Activation\"\xef\x01\n\x10StrategyProgress\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12)\n\x05phase\x18\x02 \x01(\x0e\x32\x1a.chunklab.v1.StrategyPhase\x12\x15\n\rfraction_done\x18\x03 \x01(\x01\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x05 \x01(\x05\x12\x0f\n\x07seconds\x18\x06 \x01(\x01\x12\r\n\x05\x65rror\x18\x07 \x01(\t\x12\x19\n\x11\x65mbeddings_cached\x18\x08 \x01(\x05\x12&\n\x05usage\x18\t \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"3\n\x0fStrategyFailure\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x9f\x01\n\x0fStrategyOutcome\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x05\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\x12\x19\n\x11\x65mbeddings_cached\x18\x05 \x01(\x05\x12&\n\x05usage\x18\x06 \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"\xc7\x01\n\x15ProcessDocumentResult\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x02 \x01(\t\x12:\n\x14strategies_completed\x18\x03 \x03(\x0b\x32\x1c.chunklab.v1.StrategyOutcome\x12\x37\n\x11strategies_failed\x18\x04 \x03(\x0b\x32\x1c.chunklab.v1.StrategyFailure\x12\x0b\n\x03llm\x18\x05 \x01(\t\"\x88\x01\n\x14ProcessDocumentEvent\x12\x31\n\x08progress\x18\x01 \x01(\x0b\x32\x1d.chunklab.v1.StrategyProgressH\x00\x12\x34\n\x06result\x18\x02 \x01(\x0b\x32\".chunklab.v1.ProcessDocumentResultH\x00\x42\x07\n\x05\x65vent\"\x96\x01\n\x14PreviewChunksRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12+\n\x08strategy\x18\x02 \x01(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\"v\n\x15PreviewChunksResponse\x12\"\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x12.chunklab.v1.Chunk\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12&\n\x05usage\x18\x03 \x01(\x0b\x32\x17.chunklab.v1.TokenUsage\"\x9a\x01\n\x15SubmitBulkLoadRequest\x12\x14\n\x0c\x64ocument_ids\x18\x01 \x03(\t\x12-\n\nstrategies\x18\x02 \x03(\x0b\x32\x19.chunklab.v1.StrategySpec\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12#\n\x03llm\x18\x04 \x01(\x0b\x32\x16.chunklab.v1.LLMChoice\"i\n\x0b\x42ulkLoadJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x62ulk_load_id\x18\x02 \x01(\t\x12\x34\n\x07request\x18\x03 \x01(\x0b\x32#.chunklab.v1.ProcessDocumentRequest\"\xd0\x01\n\x11\x42ulkLoadJobResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x32\n\x06result\x18\x03 \x01(\x0b\x32\".chunklab.v1.ProcessDocumentResult\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x12\n\ndeliveries\x18\x05 \x01(\x05\x12\x0e\n\x06worker\x18\x06 \x01(\t\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x12GetBulkLoadRequest\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\"-\n\x15\x43\x61ncelBulkLoadRequest\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\"%\n\x14ListBulkLoadsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"B\n\x15ListBulkLoadsResponse\x12)\n\nbulk_loads\x18\x01 \x03(\x0b\x32\x15.chunklab.v1.BulkLoad\"\xfb\x01\n\x08\x42ulkLoad\x12\x14\n\x0c\x62ulk_load_id\x18\x01 \x01(\t\x12\x12\n\njobs_total\x18\x02 \x01(\x05\x12/\n\x07results\x18\x03 \x03(\x0b\x32\x1e.chunklab.v1.BulkLoadJobResult\x12\x0e\n\x06\x62roker\x18\x04 \x01(\t\x12\x30\n\x0csubmitted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bjobs_queued\x18\x06 \x01(\x05\x12\x11\n\tcancelled\x18\x07 \x01(\x08\x12\x15\n\rjobs_finished\x18\x08 \x01(\x05\x12\x13\n\x0bjobs_failed\x18\t \x01(\x05*\x8e\x01\n\x08KnobType\x12\x19\n\x15KNOB_TYPE_UNSPECIFIED\x10\x00\x12\x11\n\rKNOB_TYPE_INT\x10\x01\x12\x14\n\x10KNOB_TYPE_DOUBLE\x10\x02\x12\x14\n\x10KNOB_TYPE_STRING\x10\x03\x12\x12\n\x0eKNOB_TYPE_BOOL\x10\x04\x12\x14\n\x10KNOB_TYPE_CHOICE\x10\x05*\xa0\x01\n\rStrategyPhase\x12\x1e\n\x1aSTRATEGY_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STRATEGY_PHASE_STARTED\x10\x01\x12\x1a\n\x16STRATEGY_PHASE_RUNNING\x10\x02\x12\x1c\n\x18STRATEGY_PHASE_COMPLETED\x10\x03\x12\x19\n\x15STRATEGY_PHASE_FAILED\x10\x04\x32\xd9\x04\n\x0e\x43hunkerService\x12Y\n\x0eListStrategies\x12\".chunklab.v1.ListStrategiesRequest\x1a#.chunklab.v1.ListStrategiesResponse\x12[\n\x0fProcessDocument\x12#.chunklab.v1.ProcessDocumentRequest\x1a!.chunklab.v1.ProcessDocumentEvent0\x01\x12V\n\rPreviewChunks\x12!.chunklab.v1.PreviewChunksRequest\x1a\".chunklab.v1.PreviewChunksResponse\x12K\n\x0eSubmitBulkLoad\x12\".chunklab.v1.SubmitBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12\x45\n\x0bGetBulkLoad\x12\x1f.chunklab.v1.GetBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12K\n\x0e\x43\x61ncelBulkLoad\x12\".chunklab.v1.CancelBulkLoadRequest\x1a\x15.chunklab.v1.BulkLoad\x12V\n\rListBulkLoads\x12!.chunklab.v1.ListBulkLoadsRequest\x1a\".chunklab.v1.ListBulkLoadsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chunklab.v1.chunker_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_KNOBTYPE']._serialized_start=2852
-  _globals['_KNOBTYPE']._serialized_end=2994
-  _globals['_STRATEGYPHASE']._serialized_start=2997
-  _globals['_STRATEGYPHASE']._serialized_end=3157
+  _globals['_KNOBTYPE']._serialized_start=2944
+  _globals['_KNOBTYPE']._serialized_end=3086
+  _globals['_STRATEGYPHASE']._serialized_start=3089
+  _globals['_STRATEGYPHASE']._serialized_end=3249
   _globals['_LISTSTRATEGIESREQUEST']._serialized_start=101
   _globals['_LISTSTRATEGIESREQUEST']._serialized_end=124
   _globals['_KNOBSPEC']._serialized_start=127
   _globals['_KNOBSPEC']._serialized_end=369
   _globals['_STRATEGYINFO']._serialized_start=372
-  _globals['_STRATEGYINFO']._serialized_end=519
-  _globals['_LISTSTRATEGIESRESPONSE']._serialized_start=521
-  _globals['_LISTSTRATEGIESRESPONSE']._serialized_end=631
-  _globals['_LLMCHOICE']._serialized_start=633
-  _globals['_LLMCHOICE']._serialized_end=694
-  _globals['_PROCESSDOCUMENTREQUEST']._serialized_start=697
-  _globals['_PROCESSDOCUMENTREQUEST']._serialized_end=851
-  _globals['_STRATEGYPROGRESS']._serialized_start=854
-  _globals['_STRATEGYPROGRESS']._serialized_end=1093
-  _globals['_STRATEGYFAILURE']._serialized_start=1095
-  _globals['_STRATEGYFAILURE']._serialized_end=1146
-  _globals['_STRATEGYOUTCOME']._serialized_start=1149
-  _globals['_STRATEGYOUTCOME']._serialized_end=1308
-  _globals['_PROCESSDOCUMENTRESULT']._serialized_start=1311
-  _globals['_PROCESSDOCUMENTRESULT']._serialized_end=1510
-  _globals['_PROCESSDOCUMENTEVENT']._serialized_start=1513
-  _globals['_PROCESSDOCUMENTEVENT']._serialized_end=1649
-  _globals['_PREVIEWCHUNKSREQUEST']._serialized_start=1652
-  _globals['_PREVIEWCHUNKSREQUEST']._serialized_end=1802
-  _globals['_PREVIEWCHUNKSRESPONSE']._serialized_start=1804
-  _globals['_PREVIEWCHUNKSRESPONSE']._serialized_end=1922
-  _globals['_SUBMITBULKLOADREQUEST']._serialized_start=1925
-  _globals['_SUBMITBULKLOADREQUEST']._serialized_end=2079
-  _globals['_BULKLOADJOB']._serialized_start=2081
-  _globals['_BULKLOADJOB']._serialized_end=2186
-  _globals['_BULKLOADJOBRESULT']._serialized_start=2189
-  _globals['_BULKLOADJOBRESULT']._serialized_end=2397
-  _globals['_GETBULKLOADREQUEST']._serialized_start=2399
-  _globals['_GETBULKLOADREQUEST']._serialized_end=2441
-  _globals['_CANCELBULKLOADREQUEST']._serialized_start=2443
-  _globals['_CANCELBULKLOADREQUEST']._serialized_end=2488
-  _globals['_LISTBULKLOADSREQUEST']._serialized_start=2490
-  _globals['_LISTBULKLOADSREQUEST']._serialized_end=2527
-  _globals['_LISTBULKLOADSRESPONSE']._serialized_start=2529
-  _globals['_LISTBULKLOADSRESPONSE']._serialized_end=2595
-  _globals['_BULKLOAD']._serialized_start=2598
-  _globals['_BULKLOAD']._serialized_end=2849
-  _globals['_CHUNKERSERVICE']._serialized_start=3160
-  _globals['_CHUNKERSERVICE']._serialized_end=3761
+  _globals['_STRATEGYINFO']._serialized_end=566
+  _globals['_LISTSTRATEGIESRESPONSE']._serialized_start=568
+  _globals['_LISTSTRATEGIESRESPONSE']._serialized_end=678
+  _globals['_LLMCHOICE']._serialized_start=680
+  _globals['_LLMCHOICE']._serialized_end=741
+  _globals['_PROCESSDOCUMENTREQUEST']._serialized_start=744
+  _globals['_PROCESSDOCUMENTREQUEST']._serialized_end=943
+  _globals['_STRATEGYPROGRESS']._serialized_start=946
+  _globals['_STRATEGYPROGRESS']._serialized_end=1185
+  _globals['_STRATEGYFAILURE']._serialized_start=1187
+  _globals['_STRATEGYFAILURE']._serialized_end=1238
+  _globals['_STRATEGYOUTCOME']._serialized_start=1241
+  _globals['_STRATEGYOUTCOME']._serialized_end=1400
+  _globals['_PROCESSDOCUMENTRESULT']._serialized_start=1403
+  _globals['_PROCESSDOCUMENTRESULT']._serialized_end=1602
+  _globals['_PROCESSDOCUMENTEVENT']._serialized_start=1605
+  _globals['_PROCESSDOCUMENTEVENT']._serialized_end=1741
+  _globals['_PREVIEWCHUNKSREQUEST']._serialized_start=1744
+  _globals['_PREVIEWCHUNKSREQUEST']._serialized_end=1894
+  _globals['_PREVIEWCHUNKSRESPONSE']._serialized_start=1896
+  _globals['_PREVIEWCHUNKSRESPONSE']._serialized_end=2014
+  _globals['_SUBMITBULKLOADREQUEST']._serialized_start=2017
+  _globals['_SUBMITBULKLOADREQUEST']._serialized_end=2171
+  _globals['_BULKLOADJOB']._serialized_start=2173
+  _globals['_BULKLOADJOB']._serialized_end=2278
+  _globals['_BULKLOADJOBRESULT']._serialized_start=2281
+  _globals['_BULKLOADJOBRESULT']._serialized_end=2489
+  _globals['_GETBULKLOADREQUEST']._serialized_start=2491
+  _globals['_GETBULKLOADREQUEST']._serialized_end=2533
+  _globals['_CANCELBULKLOADREQUEST']._serialized_start=2535
+  _globals['_CANCELBULKLOADREQUEST']._serialized_end=2580
+  _globals['_LISTBULKLOADSREQUEST']._serialized_start=2582
+  _globals['_LISTBULKLOADSREQUEST']._serialized_end=2619
+  _globals['_LISTBULKLOADSRESPONSE']._serialized_start=2621
+  _globals['_LISTBULKLOADSRESPONSE']._serialized_end=2687
+  _globals['_BULKLOAD']._serialized_start=2690
+  _globals['_BULKLOAD']._serialized_end=2941
+  _globals['_CHUNKERSERVICE']._serialized_start=3252
+  _globals['_CHUNKERSERVICE']._serialized_end=3853
 # @@protoc_insertion_point(module_scope)

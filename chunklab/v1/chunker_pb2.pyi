@@ -64,18 +64,20 @@ class KnobSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., type: _Optional[_Union[KnobType, str]] = ..., default_value: _Optional[_Union[_common_pb2.KnobValue, _Mapping]] = ..., min_value: _Optional[float] = ..., max_value: _Optional[float] = ..., choices: _Optional[_Iterable[str]] = ..., query_time: _Optional[bool] = ...) -> None: ...
 
 class StrategyInfo(_message.Message):
-    __slots__ = ("name", "description", "knobs", "requires_llm", "requires_embeddings_to_chunk")
+    __slots__ = ("name", "description", "knobs", "requires_llm", "requires_embeddings_to_chunk", "expansion")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     KNOBS_FIELD_NUMBER: _ClassVar[int]
     REQUIRES_LLM_FIELD_NUMBER: _ClassVar[int]
     REQUIRES_EMBEDDINGS_TO_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     knobs: _containers.RepeatedCompositeFieldContainer[KnobSpec]
     requires_llm: bool
     requires_embeddings_to_chunk: bool
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., knobs: _Optional[_Iterable[_Union[KnobSpec, _Mapping]]] = ..., requires_llm: _Optional[bool] = ..., requires_embeddings_to_chunk: _Optional[bool] = ...) -> None: ...
+    expansion: _common_pb2.ExpansionKind
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., knobs: _Optional[_Iterable[_Union[KnobSpec, _Mapping]]] = ..., requires_llm: _Optional[bool] = ..., requires_embeddings_to_chunk: _Optional[bool] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ...) -> None: ...
 
 class ListStrategiesResponse(_message.Message):
     __slots__ = ("strategies", "embedding_models", "llm")
@@ -98,16 +100,18 @@ class LLMChoice(_message.Message):
     def __init__(self, base_url: _Optional[str] = ..., model: _Optional[str] = ..., api_key: _Optional[str] = ...) -> None: ...
 
 class ProcessDocumentRequest(_message.Message):
-    __slots__ = ("document_id", "strategies", "embedding_model", "llm")
+    __slots__ = ("document_id", "strategies", "embedding_model", "llm", "activation")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     LLM_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATION_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[_common_pb2.StrategySpec]
     embedding_model: str
     llm: LLMChoice
-    def __init__(self, document_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[_common_pb2.StrategySpec, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., llm: _Optional[_Union[LLMChoice, _Mapping]] = ...) -> None: ...
+    activation: _common_pb2.Activation
+    def __init__(self, document_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[_common_pb2.StrategySpec, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., llm: _Optional[_Union[LLMChoice, _Mapping]] = ..., activation: _Optional[_Union[_common_pb2.Activation, str]] = ...) -> None: ...
 
 class StrategyProgress(_message.Message):
     __slots__ = ("strategy", "phase", "fraction_done", "message", "chunk_count", "seconds", "error", "embeddings_cached", "usage")

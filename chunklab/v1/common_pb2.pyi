@@ -10,6 +10,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ChunkRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHUNK_ROLE_UNSPECIFIED: _ClassVar[ChunkRole]
+    CHUNK_ROLE_CHUNK: _ClassVar[ChunkRole]
+    CHUNK_ROLE_SENTENCE: _ClassVar[ChunkRole]
+    CHUNK_ROLE_CHILD: _ClassVar[ChunkRole]
+    CHUNK_ROLE_PARENT: _ClassVar[ChunkRole]
+
+class ExpansionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXPANSION_KIND_UNSPECIFIED: _ClassVar[ExpansionKind]
+    EXPANSION_KIND_NONE: _ClassVar[ExpansionKind]
+    EXPANSION_KIND_NEIGHBORS: _ClassVar[ExpansionKind]
+    EXPANSION_KIND_WINDOW: _ClassVar[ExpansionKind]
+    EXPANSION_KIND_PARENT: _ClassVar[ExpansionKind]
+
+class Activation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACTIVATION_UNSPECIFIED: _ClassVar[Activation]
+    ACTIVATION_MAKE_ACTIVE: _ClassVar[Activation]
+    ACTIVATION_KEEP_CURRENT: _ClassVar[Activation]
+
 class ChunkLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CHUNK_LABEL_UNSPECIFIED: _ClassVar[ChunkLabel]
@@ -17,6 +39,19 @@ class ChunkLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHUNK_LABEL_NEIGHBOR: _ClassVar[ChunkLabel]
     CHUNK_LABEL_WINDOW: _ClassVar[ChunkLabel]
     CHUNK_LABEL_PARENT: _ClassVar[ChunkLabel]
+CHUNK_ROLE_UNSPECIFIED: ChunkRole
+CHUNK_ROLE_CHUNK: ChunkRole
+CHUNK_ROLE_SENTENCE: ChunkRole
+CHUNK_ROLE_CHILD: ChunkRole
+CHUNK_ROLE_PARENT: ChunkRole
+EXPANSION_KIND_UNSPECIFIED: ExpansionKind
+EXPANSION_KIND_NONE: ExpansionKind
+EXPANSION_KIND_NEIGHBORS: ExpansionKind
+EXPANSION_KIND_WINDOW: ExpansionKind
+EXPANSION_KIND_PARENT: ExpansionKind
+ACTIVATION_UNSPECIFIED: Activation
+ACTIVATION_MAKE_ACTIVE: Activation
+ACTIVATION_KEEP_CURRENT: Activation
 CHUNK_LABEL_UNSPECIFIED: ChunkLabel
 CHUNK_LABEL_HIT: ChunkLabel
 CHUNK_LABEL_NEIGHBOR: ChunkLabel
@@ -66,8 +101,8 @@ class Chunk(_message.Message):
     ingested_at: _timestamp_pb2.Timestamp
     indexed_at: _timestamp_pb2.Timestamp
     embedding_model: str
-    role: str
-    def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., character_count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., parent_id: _Optional[str] = ..., enriched_content: _Optional[str] = ..., language: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding_model: _Optional[str] = ..., role: _Optional[str] = ...) -> None: ...
+    role: ChunkRole
+    def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., character_count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., parent_id: _Optional[str] = ..., enriched_content: _Optional[str] = ..., language: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding_model: _Optional[str] = ..., role: _Optional[_Union[ChunkRole, str]] = ...) -> None: ...
 
 class KnobValue(_message.Message):
     __slots__ = ("int_value", "double_value", "string_value", "bool_value")
@@ -105,6 +140,46 @@ class RetrievalFilter(_message.Message):
     collections: _containers.RepeatedScalarFieldContainer[str]
     languages: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., collections: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RetrievalOptions(_message.Message):
+    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda")
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    strategy: str
+    config_id: str
+    top_k: int
+    neighbor_prev: int
+    neighbor_next: int
+    window: int
+    filter: RetrievalFilter
+    embedding_model: str
+    hybrid: bool
+    recency_lambda: float
+    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
+
+class RetrievalLimits(_message.Message):
+    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values")
+    MAX_TOP_K_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TOP_K_FIELD_NUMBER: _ClassVar[int]
+    MAX_NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    MAX_RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    MAX_FILTER_VALUES_FIELD_NUMBER: _ClassVar[int]
+    max_top_k: int
+    default_top_k: int
+    max_neighbors: int
+    max_window: int
+    max_recency_lambda: float
+    max_filter_values: int
+    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ...) -> None: ...
 
 class RetrievedChunk(_message.Message):
     __slots__ = ("chunk", "label", "score", "rank")

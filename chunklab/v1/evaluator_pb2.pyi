@@ -32,6 +32,16 @@ class ReportView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REPORT_VIEW_BOTH: _ClassVar[ReportView]
     REPORT_VIEW_MANAGERIAL: _ClassVar[ReportView]
     REPORT_VIEW_TECHNICAL: _ClassVar[ReportView]
+
+class MetricUnit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    METRIC_UNIT_UNSPECIFIED: _ClassVar[MetricUnit]
+    METRIC_UNIT_PERCENT: _ClassVar[MetricUnit]
+    METRIC_UNIT_RATIO: _ClassVar[MetricUnit]
+    METRIC_UNIT_SCORE: _ClassVar[MetricUnit]
+    METRIC_UNIT_MILLISECONDS: _ClassVar[MetricUnit]
+    METRIC_UNIT_COUNT: _ClassVar[MetricUnit]
+    METRIC_UNIT_USD: _ClassVar[MetricUnit]
 QUESTION_SET_FORMAT_UNSPECIFIED: QuestionSetFormat
 QUESTION_SET_FORMAT_JSONL: QuestionSetFormat
 QUESTION_SET_FORMAT_CSV: QuestionSetFormat
@@ -45,6 +55,13 @@ REPORT_VIEW_UNSPECIFIED: ReportView
 REPORT_VIEW_BOTH: ReportView
 REPORT_VIEW_MANAGERIAL: ReportView
 REPORT_VIEW_TECHNICAL: ReportView
+METRIC_UNIT_UNSPECIFIED: MetricUnit
+METRIC_UNIT_PERCENT: MetricUnit
+METRIC_UNIT_RATIO: MetricUnit
+METRIC_UNIT_SCORE: MetricUnit
+METRIC_UNIT_MILLISECONDS: MetricUnit
+METRIC_UNIT_COUNT: MetricUnit
+METRIC_UNIT_USD: MetricUnit
 
 class Reference(_message.Message):
     __slots__ = ("document_id", "start_char", "end_char", "content")
@@ -174,37 +191,15 @@ class ModelEndpoint(_message.Message):
     model: str
     def __init__(self, base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
-class RetrievalSettings(_message.Message):
-    __slots__ = ("strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda")
-    STRATEGY_FIELD_NUMBER: _ClassVar[int]
-    TOP_K_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
-    WINDOW_FIELD_NUMBER: _ClassVar[int]
-    FILTER_FIELD_NUMBER: _ClassVar[int]
-    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
-    HYBRID_FIELD_NUMBER: _ClassVar[int]
-    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
-    strategy: _common_pb2.StrategySpec
-    top_k: int
-    neighbor_prev: int
-    neighbor_next: int
-    window: int
-    filter: _common_pb2.RetrievalFilter
-    embedding_model: str
-    hybrid: bool
-    recency_lambda: float
-    def __init__(self, strategy: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
-
 class AnswerRequest(_message.Message):
     __slots__ = ("question", "retrieval", "answer_model")
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
     question: str
-    retrieval: RetrievalSettings
+    retrieval: _common_pb2.RetrievalOptions
     answer_model: ModelEndpoint
-    def __init__(self, question: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ...) -> None: ...
+    def __init__(self, question: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ...) -> None: ...
 
 class AnswerEvent(_message.Message):
     __slots__ = ("context", "delta", "result")
@@ -337,9 +332,10 @@ class QuestionResult(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "index_reused", "error", "questions_total")
+    __slots__ = ("run_key", "retrieval", "spec", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "index_reused", "error", "questions_total")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
     MEAN_METRICS_FIELD_NUMBER: _ClassVar[int]
     MEAN_JUDGE_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
@@ -351,7 +347,8 @@ class ExperimentRun(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     run_key: str
-    retrieval: RetrievalSettings
+    retrieval: _common_pb2.RetrievalOptions
+    spec: _common_pb2.StrategySpec
     mean_metrics: RetrievalMetrics
     mean_judge: JudgeScores
     usage: _common_pb2.TokenUsage
@@ -362,7 +359,7 @@ class ExperimentRun(_message.Message):
     index_reused: bool
     error: str
     questions_total: int
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[RetrievalSettings, _Mapping]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")
@@ -381,39 +378,25 @@ class StrategyGrid(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., grid: _Optional[_Iterable[_Union[KnobGrid, _Mapping]]] = ...) -> None: ...
 
 class ExperimentConfig(_message.Message):
-    __slots__ = ("name", "question_set_id", "strategies", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "answer_model", "judge_model", "filter", "hybrid", "retrieval_only", "recency_lambda")
+    __slots__ = ("name", "question_set_id", "strategies", "retrieval", "answer_model", "judge_model", "retrieval_only")
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
-    TOP_K_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
-    WINDOW_FIELD_NUMBER: _ClassVar[int]
-    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
-    FILTER_FIELD_NUMBER: _ClassVar[int]
-    HYBRID_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_ONLY_FIELD_NUMBER: _ClassVar[int]
-    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     name: str
     question_set_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[StrategyGrid]
-    top_k: int
-    neighbor_prev: int
-    neighbor_next: int
-    window: int
-    embedding_model: str
+    retrieval: _common_pb2.RetrievalOptions
     answer_model: ModelEndpoint
     judge_model: ModelEndpoint
-    filter: _common_pb2.RetrievalFilter
-    hybrid: bool
     retrieval_only: bool
-    recency_lambda: float
-    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., hybrid: _Optional[bool] = ..., retrieval_only: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., retrieval_only: _Optional[bool] = ...) -> None: ...
 
 class ExperimentProvenance(_message.Message):
-    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method", "indexed_before")
+    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
     class DocumentHashesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -429,7 +412,6 @@ class ExperimentProvenance(_message.Message):
     CODE_VERSION_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_HASHES_FIELD_NUMBER: _ClassVar[int]
     EXTRACTIVE_METHOD_FIELD_NUMBER: _ClassVar[int]
-    INDEXED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     question_set_hash: str
     embedding_model: str
     answer_model: str
@@ -438,20 +420,7 @@ class ExperimentProvenance(_message.Message):
     code_version: str
     document_hashes: _containers.ScalarMap[str, str]
     extractive_method: str
-    indexed_before: _containers.RepeatedCompositeFieldContainer[IndexedBefore]
-    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ..., indexed_before: _Optional[_Iterable[_Union[IndexedBefore, _Mapping]]] = ...) -> None: ...
-
-class IndexedBefore(_message.Message):
-    __slots__ = ("document_id", "strategy", "config_id", "spec")
-    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
-    STRATEGY_FIELD_NUMBER: _ClassVar[int]
-    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
-    SPEC_FIELD_NUMBER: _ClassVar[int]
-    document_id: str
-    strategy: str
-    config_id: str
-    spec: _common_pb2.StrategySpec
-    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ...) -> None: ...
+    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
     __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total")
@@ -688,3 +657,29 @@ class SummarizeFeedbackResponse(_message.Message):
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
     strategies: _containers.RepeatedCompositeFieldContainer[FeedbackSummary]
     def __init__(self, strategies: _Optional[_Iterable[_Union[FeedbackSummary, _Mapping]]] = ...) -> None: ...
+
+class MetricInfo(_message.Message):
+    __slots__ = ("name", "label", "description", "unit", "higher_is_better", "group")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    label: str
+    description: str
+    unit: MetricUnit
+    higher_is_better: bool
+    group: str
+    def __init__(self, name: _Optional[str] = ..., label: _Optional[str] = ..., description: _Optional[str] = ..., unit: _Optional[_Union[MetricUnit, str]] = ..., higher_is_better: _Optional[bool] = ..., group: _Optional[str] = ...) -> None: ...
+
+class ListMetricsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListMetricsResponse(_message.Message):
+    __slots__ = ("metrics",)
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    metrics: _containers.RepeatedCompositeFieldContainer[MetricInfo]
+    def __init__(self, metrics: _Optional[_Iterable[_Union[MetricInfo, _Mapping]]] = ...) -> None: ...

@@ -94,6 +94,11 @@ class EvaluatorServiceStub:
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.Report.FromString,
                 _registered_method=True)
+        self.ListMetrics = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/ListMetrics',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.FromString,
+                _registered_method=True)
         self.SubmitFeedback = channel.unary_unary(
                 '/chunklab.v1.EvaluatorService/SubmitFeedback',
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.SubmitFeedbackRequest.SerializeToString,
@@ -159,8 +164,9 @@ class EvaluatorServiceServicer:
         """Runs (or, with dry_run, validates and estimates) an experiment,
         streaming progress: an estimate first, then progress, and last the
         experiment with its run means (GetExperiment has the per-question
-        results). The run goes on if the caller hangs up; experiments run one
-        at a time, in the order they were started.
+        results). The run goes on if the caller hangs up. Each run indexes and
+        searches its own index sets, never changing the active ones (ADR 0038),
+        so experiments run side by side (a few at once; more wait their turn).
         With resume_experiment_id set, continues a stored experiment that a
         restart interrupted, keeping its finished questions.
         Errors: INVALID_ARGUMENT (unknown strategy, bad grid), NOT_FOUND
@@ -173,8 +179,8 @@ class EvaluatorServiceServicer:
 
     def CancelExperiment(self, request, context):
         """Stops a queued or running experiment before its next question (a
-        question being answered is finished first); it ends interrupted, puts
-        back the documents it re-processed, and a resume continues it.
+        question being answered is finished first); it ends interrupted, and a
+        resume continues it.
         Errors: INVALID_ARGUMENT (empty id), NOT_FOUND, FAILED_PRECONDITION
         (the experiment is not queued or running).
         """
@@ -206,6 +212,15 @@ class EvaluatorServiceServicer:
     def GetReport(self, request, context):
         """One self-contained HTML file. Errors: NOT_FOUND, FAILED_PRECONDITION
         (experiment not finished).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMetrics(self, request, context):
+        """The metrics experiments report, each with its unit and whether higher
+        or lower is better, so that the UI, the CLI and the reports agree on
+        which run wins. Errors: none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -287,6 +302,11 @@ def add_EvaluatorServiceServicer_to_server(servicer, server):
                     servicer.GetReport,
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_evaluator__pb2.Report.SerializeToString,
+            ),
+            'ListMetrics': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMetrics,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.SerializeToString,
             ),
             'SubmitFeedback': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitFeedback,
@@ -623,6 +643,33 @@ class EvaluatorService:
             '/chunklab.v1.EvaluatorService/GetReport',
             chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.SerializeToString,
             chunklab_dot_v1_dot_evaluator__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMetrics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/ListMetrics',
+            chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.FromString,
             options,
             channel_credentials,
             insecure,

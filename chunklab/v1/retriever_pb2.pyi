@@ -11,20 +11,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class IndexHeader(_message.Message):
-    __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec")
+    __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec", "expansion", "activation")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATION_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     strategy: str
     config_id: str
     embedding_model: str
     dimension: int
     spec: _common_pb2.StrategySpec
-    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ...) -> None: ...
+    expansion: _common_pb2.ExpansionKind
+    activation: _common_pb2.Activation
+    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., activation: _Optional[_Union[_common_pb2.Activation, str]] = ...) -> None: ...
 
 class IndexedChunk(_message.Message):
     __slots__ = ("chunk", "vector")
@@ -49,12 +53,14 @@ class IndexChunksRequest(_message.Message):
     def __init__(self, header: _Optional[_Union[IndexHeader, _Mapping]] = ..., batch: _Optional[_Union[IndexChunkBatch, _Mapping]] = ...) -> None: ...
 
 class IndexChunksResponse(_message.Message):
-    __slots__ = ("chunks_indexed", "chunks_replaced")
+    __slots__ = ("chunks_indexed", "chunks_replaced", "active")
     CHUNKS_INDEXED_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_REPLACED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
     chunks_indexed: int
     chunks_replaced: int
-    def __init__(self, chunks_indexed: _Optional[int] = ..., chunks_replaced: _Optional[int] = ...) -> None: ...
+    active: bool
+    def __init__(self, chunks_indexed: _Optional[int] = ..., chunks_replaced: _Optional[int] = ..., active: _Optional[bool] = ...) -> None: ...
 
 class DeleteDocumentChunksRequest(_message.Message):
     __slots__ = ("document_id",)
@@ -69,32 +75,20 @@ class DeleteDocumentChunksResponse(_message.Message):
     def __init__(self, chunks_deleted: _Optional[int] = ...) -> None: ...
 
 class RetrieveRequest(_message.Message):
-    __slots__ = ("query", "strategy", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "as_of", "exact")
+    __slots__ = ("query", "options", "as_of", "exact")
     QUERY_FIELD_NUMBER: _ClassVar[int]
-    STRATEGY_FIELD_NUMBER: _ClassVar[int]
-    TOP_K_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_PREV_FIELD_NUMBER: _ClassVar[int]
-    NEIGHBOR_NEXT_FIELD_NUMBER: _ClassVar[int]
-    WINDOW_FIELD_NUMBER: _ClassVar[int]
-    FILTER_FIELD_NUMBER: _ClassVar[int]
-    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
-    HYBRID_FIELD_NUMBER: _ClassVar[int]
-    RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     AS_OF_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
     query: str
-    strategy: str
-    top_k: int
-    neighbor_prev: int
-    neighbor_next: int
-    window: int
-    filter: _common_pb2.RetrievalFilter
-    embedding_model: str
-    hybrid: bool
-    recency_lambda: float
+    options: _common_pb2.RetrievalOptions
     as_of: _timestamp_pb2.Timestamp
     exact: bool
-    def __init__(self, query: _Optional[str] = ..., strategy: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[_common_pb2.RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exact: _Optional[bool] = ...) -> None: ...
+    def __init__(self, query: _Optional[str] = ..., options: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., exact: _Optional[bool] = ...) -> None: ...
+
+class GetRetrievalLimitsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class RetrieveTimings(_message.Message):
     __slots__ = ("embed_ms", "search_ms", "expand_ms", "total_ms", "query_embedding_cached")
@@ -127,17 +121,25 @@ class GetIndexStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetIndexedSetRequest(_message.Message):
-    __slots__ = ("embedding_model", "document_id", "strategy")
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: IndexedSetKey
+    def __init__(self, key: _Optional[_Union[IndexedSetKey, _Mapping]] = ...) -> None: ...
+
+class IndexedSetKey(_message.Message):
+    __slots__ = ("embedding_model", "document_id", "strategy", "config_id")
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     embedding_model: str
     document_id: str
     strategy: str
-    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ...) -> None: ...
+    config_id: str
+    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ...) -> None: ...
 
 class IndexedSet(_message.Message):
-    __slots__ = ("embedding_model", "document_id", "strategy", "config_id", "spec", "points", "indexed_at")
+    __slots__ = ("embedding_model", "document_id", "strategy", "config_id", "spec", "points", "indexed_at", "active", "pinned", "bytes", "last_used_at", "expansion", "document_name", "collection")
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +147,13 @@ class IndexedSet(_message.Message):
     SPEC_FIELD_NUMBER: _ClassVar[int]
     POINTS_FIELD_NUMBER: _ClassVar[int]
     INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_AT_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
     embedding_model: str
     document_id: str
     strategy: str
@@ -152,7 +161,62 @@ class IndexedSet(_message.Message):
     spec: _common_pb2.StrategySpec
     points: int
     indexed_at: _timestamp_pb2.Timestamp
-    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., points: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    active: bool
+    pinned: bool
+    bytes: int
+    last_used_at: _timestamp_pb2.Timestamp
+    expansion: _common_pb2.ExpansionKind
+    document_name: str
+    collection: str
+    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., points: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active: _Optional[bool] = ..., pinned: _Optional[bool] = ..., bytes: _Optional[int] = ..., last_used_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., document_name: _Optional[str] = ..., collection: _Optional[str] = ...) -> None: ...
+
+class ListIndexedSetsRequest(_message.Message):
+    __slots__ = ("embedding_model", "document_id", "strategy", "page_size", "page_token")
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    embedding_model: str
+    document_id: str
+    strategy: str
+    page_size: int
+    page_token: str
+    def __init__(self, embedding_model: _Optional[str] = ..., document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListIndexedSetsResponse(_message.Message):
+    __slots__ = ("sets", "next_page_token")
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    sets: _containers.RepeatedCompositeFieldContainer[IndexedSet]
+    next_page_token: str
+    def __init__(self, sets: _Optional[_Iterable[_Union[IndexedSet, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ActivateIndexedSetRequest(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: IndexedSetKey
+    def __init__(self, key: _Optional[_Union[IndexedSetKey, _Mapping]] = ...) -> None: ...
+
+class PinIndexedSetRequest(_message.Message):
+    __slots__ = ("key", "pinned")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    key: IndexedSetKey
+    pinned: bool
+    def __init__(self, key: _Optional[_Union[IndexedSetKey, _Mapping]] = ..., pinned: _Optional[bool] = ...) -> None: ...
+
+class DeleteIndexedSetRequest(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: IndexedSetKey
+    def __init__(self, key: _Optional[_Union[IndexedSetKey, _Mapping]] = ...) -> None: ...
+
+class DeleteIndexedSetResponse(_message.Message):
+    __slots__ = ("chunks_deleted",)
+    CHUNKS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    chunks_deleted: int
+    def __init__(self, chunks_deleted: _Optional[int] = ...) -> None: ...
 
 class IndexStatsRow(_message.Message):
     __slots__ = ("embedding_model", "strategy", "collection", "points", "documents", "bytes")

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from chunklab.v1 import common_pb2 as chunklab_dot_v1_dot_common__pb2
 from chunklab.v1 import retriever_pb2 as chunklab_dot_v1_dot_retriever__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -49,6 +50,11 @@ class RetrieverServiceStub:
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.RetrieveRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_retriever__pb2.RetrieveResponse.FromString,
                 _registered_method=True)
+        self.GetRetrievalLimits = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/GetRetrievalLimits',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.GetRetrievalLimitsRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_common__pb2.RetrievalLimits.FromString,
+                _registered_method=True)
         self.GetIndexStats = channel.unary_unary(
                 '/chunklab.v1.RetrieverService/GetIndexStats',
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsRequest.SerializeToString,
@@ -58,6 +64,26 @@ class RetrieverServiceStub:
                 '/chunklab.v1.RetrieverService/GetIndexedSet',
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+                _registered_method=True)
+        self.ListIndexedSets = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/ListIndexedSets',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.FromString,
+                _registered_method=True)
+        self.ActivateIndexedSet = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/ActivateIndexedSet',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.ActivateIndexedSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+                _registered_method=True)
+        self.PinIndexedSet = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/PinIndexedSet',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.PinIndexedSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+                _registered_method=True)
+        self.DeleteIndexedSet = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/DeleteIndexedSet',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetResponse.FromString,
                 _registered_method=True)
         self.ListFreshnessWindows = channel.unary_unary(
                 '/chunklab.v1.RetrieverService/ListFreshnessWindows',
@@ -90,20 +116,24 @@ class RetrieverServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def IndexChunks(self, request_iterator, context):
-        """Replaces the chunks of one (document, strategy) with the streamed ones:
-        a header first, then batches of chunks with their vectors. Nothing is
-        visible to queries until the stream ends well; then the old chunks are
-        gone and the new ones are all there.
+        """Indexes one configuration of one (document, strategy): a header first,
+        then batches of chunks with their vectors. Each configuration is an
+        index set of its own, kept beside the others (ADR 0038); indexing a
+        configuration again replaces that set only. Nothing is visible to
+        queries until the stream ends well; then the old chunks of the set are
+        gone and the new ones are all there. The header's activation says
+        whether the set becomes the active one of its (document, strategy).
         Errors: INVALID_ARGUMENT (no header, vector of the wrong dimension,
-        duplicate chunk_index), RESOURCE_EXHAUSTED (index full).
+        duplicate chunk_index, unspecified expansion), RESOURCE_EXHAUSTED (index
+        full).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteDocumentChunks(self, request, context):
-        """Removes every chunk of a document, for every strategy. Deleting a
-        document that has no chunks is not an error.
+        """Removes every chunk of a document, for every strategy and set. Deleting
+        a document that has no chunks is not an error.
         Errors: INVALID_ARGUMENT (empty id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -111,14 +141,22 @@ class RetrieverServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Retrieve(self, request, context):
-        """Top-k similarity search for one strategy, with its expansion.
-        Nothing outside its collection's freshness window as of `as_of` is
-        returned, neither as a hit nor as what a hit pulls in.
-        Errors: INVALID_ARGUMENT (empty query, malformed strategy name, top_k
-        outside 1..100, neighbours outside 0..10, window outside 0..20,
-        recency_lambda outside 0..100, malformed filter values, unknown
-        embedding model), FAILED_PRECONDITION (nothing indexed for the
-        embedding model).
+        """Top-k similarity search in one strategy's index sets (the active ones,
+        or the set named by options.config_id), with the expansion the set
+        declared. Nothing outside its collection's freshness window as of
+        `as_of` is returned, neither as a hit nor as what a hit pulls in.
+        Errors: INVALID_ARGUMENT (empty query, malformed strategy name or
+        config_id, an option outside RetrievalLimits, malformed filter values,
+        unknown embedding model), FAILED_PRECONDITION (nothing indexed for the
+        embedding model), NOT_FOUND (no set of the strategy has that config_id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRetrievalLimits(self, request, context):
+        """The bounds Retrieve enforces on RetrievalOptions, so that clients build
+        their inputs from them. Errors: none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -133,11 +171,45 @@ class RetrieverServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetIndexedSet(self, request, context):
-        """How one document is indexed for a strategy and an embedding model: the
-        configuration and the knobs that made it, which is what re-processing
-        needs to bring it back (the evaluator does after an experiment).
-        Errors: INVALID_ARGUMENT (a field is empty), NOT_FOUND (not indexed,
-        or archived by a sweep).
+        """One index set: the configuration and the knobs that made it, its size,
+        and whether it is active. An empty config_id names the active set.
+        Errors: INVALID_ARGUMENT (embedding_model, document_id or strategy
+        empty), NOT_FOUND (no such set, or archived by a sweep).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListIndexedSets(self, request, context):
+        """The index sets, filtered by model, document and strategy, ordered by
+        document, strategy, then newest first.
+        Errors: INVALID_ARGUMENT (page_size outside 0..1000, foreign page_token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ActivateIndexedSet(self, request, context):
+        """Makes a set the active one of its (document, strategy, embedding model):
+        queries without a config_id search it from now on.
+        Errors: INVALID_ARGUMENT (a key field empty), NOT_FOUND (no such set).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PinIndexedSet(self, request, context):
+        """Pins a set (retention never drops it) or unpins it.
+        Errors: INVALID_ARGUMENT (a key field empty), NOT_FOUND (no such set).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteIndexedSet(self, request, context):
+        """Deletes one set's chunks. Deleting the active set leaves its (document,
+        strategy) without an active set until another is processed or activated.
+        Errors: INVALID_ARGUMENT (a key field empty), NOT_FOUND (no such set).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -206,6 +278,11 @@ def add_RetrieverServiceServicer_to_server(servicer, server):
                     request_deserializer=chunklab_dot_v1_dot_retriever__pb2.RetrieveRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_retriever__pb2.RetrieveResponse.SerializeToString,
             ),
+            'GetRetrievalLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRetrievalLimits,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetRetrievalLimitsRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_common__pb2.RetrievalLimits.SerializeToString,
+            ),
             'GetIndexStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetIndexStats,
                     request_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexStatsRequest.FromString,
@@ -215,6 +292,26 @@ def add_RetrieverServiceServicer_to_server(servicer, server):
                     servicer.GetIndexedSet,
                     request_deserializer=chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.SerializeToString,
+            ),
+            'ListIndexedSets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListIndexedSets,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.SerializeToString,
+            ),
+            'ActivateIndexedSet': grpc.unary_unary_rpc_method_handler(
+                    servicer.ActivateIndexedSet,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.ActivateIndexedSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.SerializeToString,
+            ),
+            'PinIndexedSet': grpc.unary_unary_rpc_method_handler(
+                    servicer.PinIndexedSet,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.PinIndexedSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.IndexedSet.SerializeToString,
+            ),
+            'DeleteIndexedSet': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteIndexedSet,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetResponse.SerializeToString,
             ),
             'ListFreshnessWindows': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFreshnessWindows,
@@ -334,6 +431,33 @@ class RetrieverService:
             _registered_method=True)
 
     @staticmethod
+    def GetRetrievalLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/GetRetrievalLimits',
+            chunklab_dot_v1_dot_retriever__pb2.GetRetrievalLimitsRequest.SerializeToString,
+            chunklab_dot_v1_dot_common__pb2.RetrievalLimits.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetIndexStats(request,
             target,
             options=(),
@@ -377,6 +501,114 @@ class RetrieverService:
             '/chunklab.v1.RetrieverService/GetIndexedSet',
             chunklab_dot_v1_dot_retriever__pb2.GetIndexedSetRequest.SerializeToString,
             chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListIndexedSets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/ListIndexedSets',
+            chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ActivateIndexedSet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/ActivateIndexedSet',
+            chunklab_dot_v1_dot_retriever__pb2.ActivateIndexedSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PinIndexedSet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/PinIndexedSet',
+            chunklab_dot_v1_dot_retriever__pb2.PinIndexedSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.IndexedSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteIndexedSet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/DeleteIndexedSet',
+            chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.DeleteIndexedSetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,6 +26,32 @@ def default_strategy(names: list[str], current: str | None) -> str | None:
     return names[0] if names else None
 
 
+ACTIVE_SETS = "active set of each document"
+
+
+def configuration_choices(sets) -> list[tuple[str, str]]:
+    """The Configuration dropdown: each document's active set (""), then every
+    configuration the strategy is indexed with, newest first, labelled by its
+    knobs and how many documents have it (ListIndexedSets' rows)."""
+    by_config: dict[str, list] = {}
+    for indexed in sets:
+        by_config.setdefault(indexed.config_id, []).append(indexed)
+    choices = [(ACTIVE_SETS, "")]
+    newest = sorted(by_config.values(), key=lambda group: -max(s.indexed_at.seconds for s in group))
+    for group in newest:
+        knob_text = ", ".join(f"{name}={_shown(value)}" for name, value in sorted(group[0].spec.knobs.items()))
+        active = sum(1 for s in group if s.active)
+        where = f"{len(group)} document{'s' if len(group) != 1 else ''}" + (f", active in {active}" if active else "")
+        choices.append((f"{group[0].config_id} · {knob_text or 'defaults'} · {where}", group[0].config_id))
+    return choices
+
+
+def _shown(value) -> str:
+    kind = value.WhichOneof("kind")
+    raw = getattr(value, kind) if kind else ""
+    return f"{raw:g}" if isinstance(raw, float) else str(raw).lower() if isinstance(raw, bool) else str(raw)
+
+
 def filter_choices(documents) -> tuple[list[str], list[str]]:
     """The collections and languages the uploaded documents have, for the filter dropdowns."""
     collections = sorted({d.collection for d in documents if d.collection})
@@ -43,6 +69,11 @@ def build(gateway: Gateway) -> gr.Blocks:
             ask_button = gr.Button("Ask", variant="primary", scale=0, elem_id="ask-button")
         with gr.Row():
             strategy = gr.Dropdown(label="Strategy", choices=[], elem_id="query-strategy")
+            configuration = gr.Dropdown(
+                label="Configuration (index set)", choices=[(ACTIVE_SETS, "")], value="",
+                info="several configurations of one strategy are indexed side by side",
+                elem_id="query-configuration",
+            )
             documents = gr.Dropdown(
                 label="Documents (empty = all)", choices=[], multiselect=True, elem_id="query-documents"
             )
@@ -127,7 +158,16 @@ def build(gateway: Gateway) -> gr.Blocks:
                 model_update, message,
             )
 
-        def ask(question_text, strategy_name, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
+        def configurations(strategy_name, current, model_name):
+            """The strategy's index sets, keeping the chosen one while it is there."""
+            if not strategy_name:
+                return gr.update(choices=[(ACTIVE_SETS, "")], value="")
+            with shown_as_error():
+                choices = configuration_choices(gateway.list_indexed_sets(strategy_name, embedding_model=model_name or ""))
+            values = [value for _, value in choices]
+            return gr.update(choices=choices, value=current if current in values else "")
+
+        def ask(question_text, strategy_name, config_id, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
                 collection_names, language_codes, model_name, base_url, chat_model, api_key):
             if not (question_text or "").strip():
                 raise user_error("Type a question first.")
@@ -144,6 +184,7 @@ def build(gateway: Gateway) -> gr.Blocks:
                     document_ids=document_ids, collections=collection_names, languages=language_codes,
                     embedding_model=model_name or "",
                     answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
+                    config_id=config_id or "",
                 )
             except ValueError as exc:
                 raise user_error(str(exc)) from None
@@ -187,6 +228,10 @@ def build(gateway: Gateway) -> gr.Blocks:
         option_inputs = [strategy, documents, collections, languages, embedding]
         page.load(options, inputs=option_inputs, outputs=option_outputs)
         refresh_button.click(options, inputs=option_inputs, outputs=option_outputs)
+        configuration_inputs = [strategy, configuration, embedding]
+        strategy.change(configurations, inputs=configuration_inputs, outputs=configuration)
+        embedding.change(configurations, inputs=configuration_inputs, outputs=configuration)
+        configuration.focus(configurations, inputs=configuration_inputs, outputs=configuration, show_progress="hidden")
 
         def current_documents(selection: list[str] | None):
             with shown_as_error():
@@ -195,7 +240,7 @@ def build(gateway: Gateway) -> gr.Blocks:
         # Documents uploaded on the other tab since this page loaded show up on opening the list.
         documents.focus(current_documents, inputs=documents, outputs=documents, show_progress="hidden")
         ask_inputs = [
-            question, strategy, documents, top_k, neighbor_prev, neighbor_next, window, recency, hybrid,
+            question, strategy, configuration, documents, top_k, neighbor_prev, neighbor_next, window, recency, hybrid,
             collections, languages, embedding, answer_base_url, answer_model, answer_key,
         ]
         ask_outputs = [feedback, answer, query_id, status, summary, flat, tree, thumbs_up, thumbs_down]

@@ -126,7 +126,9 @@ class ChunkerService:
             yield progress_event(strategy.name, chunker_pb2.STRATEGY_PHASE_STARTED, 0.0, "chunking")
             try:
                 outcome = yield from run_in_thread(
-                    lambda emit, s=strategy: self._run(s, source, provider, endpoint, emit, cancelled, started),
+                    lambda emit, s=strategy: self._run(
+                        s, source, provider, endpoint, request.activation, emit, cancelled, started
+                    ),
                     f"chunker-{strategy.name}",
                     cancelled,
                 )
@@ -161,6 +163,7 @@ class ChunkerService:
         source: SourceDocument,
         provider: EmbeddingProvider,
         endpoint: ChatEndpoint,
+        activation: int,
         emit: Callable,
         cancelled: threading.Event,
         started: float,
@@ -176,7 +179,7 @@ class ChunkerService:
             raise InvalidArgument(f"{strategy.name} made no chunks of this document (is it empty?)")
 
         # Parents are stored for lookup by id only: they get no vector.
-        searchable = [chunk for chunk in chunks if chunk.role != "parent"]
+        searchable = [chunk for chunk in chunks if chunk.role != common_pb2.CHUNK_ROLE_PARENT]
         embedding = progress.span(chunked, INDEXING)
         progress.set(chunked, f"embedding {len(searchable)} chunks", force=True)
         embedded = self._cache.embed(
@@ -204,6 +207,8 @@ class ChunkerService:
                 name=strategy.name,
                 knobs={k.name: knob_value(strategy.values[k.name]) for k in strategy.knobs},
             ),
+            expansion=strategy.expansion,
+            activation=activation,
         )
         if cancelled.is_set():
             raise Cancelled()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from chunklab.v1 import evaluator_pb2
+from services.evaluator import metric_catalog
 
 DEFAULT_SAMPLES = 2000
 MAX_SAMPLES = 100_000
@@ -16,23 +17,7 @@ SEED = 20240601
 
 # metric name -> value of one question's result, or None when not measured.
 METRICS: dict[str, Callable[[evaluator_pb2.QuestionResult], float | None]] = {
-    "recall": lambda r: r.metrics.recall if r.metrics.labelled else None,
-    "precision": lambda r: r.metrics.precision if r.metrics.labelled else None,
-    "iou": lambda r: r.metrics.iou if r.metrics.labelled else None,
-    "hit_rate": lambda r: r.metrics.hit_rate if r.metrics.labelled else None,
-    "mrr": lambda r: r.metrics.mrr if r.metrics.labelled else None,
-    "recall_hits": lambda r: r.metrics.recall_hits if r.metrics.labelled else None,
-    "precision_hits": lambda r: r.metrics.precision_hits if r.metrics.labelled else None,
-    "iou_hits": lambda r: r.metrics.iou_hits if r.metrics.labelled else None,
-    "mrr_hits": lambda r: r.metrics.mrr_hits if r.metrics.labelled else None,
-    "embedding_answer_similarity": lambda r: (
-        r.metrics.embedding_answer_similarity if r.metrics.embedding_answer_similarity >= 0 else None
-    ),
-    "context_relevance": lambda r: r.judge.context_relevance.value if r.judge.context_relevance.measured else None,
-    "answer_similarity": lambda r: r.judge.answer_similarity.value if r.judge.answer_similarity.measured else None,
-    "faithfulness": lambda r: r.judge.faithfulness.value if r.judge.faithfulness.measured else None,
-    "hallucination": lambda r: r.judge.hallucination.value if r.judge.hallucination.measured else None,
-    "tokens_sent": lambda r: float(r.metrics.tokens_sent) if not r.error else None,
+    name: metric.value for name, metric in metric_catalog.BY_NAME.items()
 }
 
 
@@ -64,14 +49,14 @@ def warnings(experiments: Sequence[evaluator_pb2.Experiment]) -> list[str]:
 
     differs(
         "neighbour expansion",
-        lambda e: f"±{e.config.neighbor_prev}/{e.config.neighbor_next}",
+        lambda e: f"±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next}",
         "fixed_size runs read different amounts of context, so their scores are not the same setup",
     )
-    differs("embedding model", lambda e: e.provenance.embedding_model or e.config.embedding_model,
+    differs("embedding model", lambda e: e.provenance.embedding_model or e.config.retrieval.embedding_model,
             "retrieval differs by model as well as by chunking")
     differs("question set", lambda e: e.question_set_hash[:12],
             "only the questions both sets hold are compared")
-    differs("top_k", lambda e: str(e.config.top_k), "runs retrieve different numbers of hits")
+    differs("top_k", lambda e: str(e.config.retrieval.top_k), "runs retrieve different numbers of hits")
     differs("judge prompt version", lambda e: e.provenance.judge_prompt_version or "-",
             "judge scores from different prompts are not directly comparable")
     return out

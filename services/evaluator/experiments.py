@@ -1,11 +1,13 @@
 """Experiments: plan (validate and expand the grid), estimate, run, summarize.
 
-A run is one grid cell. Cells run one after another, because processing a
-document with a configuration replaces that (document, strategy)'s chunks in
-the index: two cells of the same strategy cannot be indexed at once. Each
-finished question is saved at once, so a restart loses at most the question
-in flight; `run` skips the questions already saved, which is how a resumed
-experiment continues.
+A run is one grid cell: a strategy with fixed knob values, that is one
+configuration. Each run indexes its own index set per document (beside the
+active one, which it never changes) unless the set is there already, and
+searches that set by its config_id (ADR 0038); so nothing has to be put back
+afterwards, and experiments can run side by side. Each finished question is
+saved at once, so a restart loses at most the question in flight; `run`
+skips the questions already saved, which is how a resumed experiment
+continues.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from chunklab import tokens
+from chunklab import retrieval, tokens
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
@@ -32,9 +34,6 @@ from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
 log = logging.getLogger("chunklab.evaluator")
 
-DEFAULT_TOP_K = 5
-MAX_TOP_K = 100
-MAX_NEIGHBORS = 10
 # Rough sizes for estimates, in tokens.
 ANSWER_OVERHEAD, ANSWER_COMPLETION = 80, 150
 JUDGE_OVERHEAD, JUDGE_COMPLETION = 120, 40
@@ -77,20 +76,11 @@ class RunnerDeps:
 
 
 def _check_config(config: evaluator_pb2.ExperimentConfig) -> None:
+    """The same checks as the retriever's (chunklab.retrieval), before anything runs."""
     if not config.question_set_id:
         raise InvalidArgument("name the question set to run (question_set_id)")
-    if config.top_k == 0:
-        config.top_k = DEFAULT_TOP_K
-    if not 1 <= config.top_k <= MAX_TOP_K:
-        raise InvalidArgument(f"top_k must be between 1 and {MAX_TOP_K}, got {config.top_k}")
-    for name in ("neighbor_prev", "neighbor_next"):
-        value = getattr(config, name)
-        if not 0 <= value <= MAX_NEIGHBORS:
-            raise InvalidArgument(f"{name} must be between 0 and {MAX_NEIGHBORS}, got {value}")
-    if config.HasField("window") and config.window < 0:
-        raise InvalidArgument(f"window must be 0 or more, got {config.window}")
-    if config.recency_lambda < 0:
-        raise InvalidArgument(f"recency_lambda must be 0 or more, got {config.recency_lambda}")
+    retrieval.check_options(config.retrieval, needs_strategy=False)
+    config.retrieval.top_k = retrieval.top_k(config.retrieval)
 
 
 def referenced_documents(question_set: evaluator_pb2.QuestionSet) -> list[str]:
@@ -114,9 +104,11 @@ class ExperimentRunner:
         when a run ends); the running one stops before its next question."""
         self._deps = deps
         self._stopping = threading.Event()
-        self._before: dict[tuple[str, str], evaluator_pb2.IndexedBefore] = {}
         self._cancelled = cancelled
-        self._current = ""
+        # One lock per (document, strategy, config_id, model) being processed: two
+        # experiments that need the same set process it once, the second reuses it.
+        self._sets_lock = threading.Lock()
+        self._set_locks: dict[tuple[str, str, str, str], threading.Lock] = {}
 
     @property
     def stopping(self) -> threading.Event:
@@ -135,16 +127,17 @@ class ExperimentRunner:
         question_set = self._deps.repository.get_question_set(config.question_set_id)
         if not question_set.questions:
             raise InvalidArgument(f"question set {question_set.name!r} has no questions")
-        window = config.window if config.HasField("window") else None
+        options = config.retrieval
+        window = options.window if options.HasField("window") else None
         cells = expand(list(config.strategies), self._deps.peers.list_strategies(), window)
-        documents = list(config.filter.document_ids) or referenced_documents(question_set)
+        documents = list(options.filter.document_ids) or referenced_documents(question_set)
         if not documents:
             raise InvalidArgument(
                 f"question set {question_set.name!r} has no reference excerpts, so it names no documents; "
                 "list the documents to search in filter.document_ids"
             )
-        provider = self._deps.provider_for(config.embedding_model or self._deps.default_embedding_model)
-        config.embedding_model = provider.name
+        provider = self._deps.provider_for(options.embedding_model or self._deps.default_embedding_model)
+        options.embedding_model = provider.name
         answer = models.resolve(config.answer_model, self._deps.defaults, models.EXTRACTIVE)
         judge_endpoint = models.resolve(config.judge_model, self._deps.defaults, models.NO_JUDGE, max_retries=0)
         if config.retrieval_only:
@@ -220,9 +213,10 @@ class ExperimentRunner:
         knobs = {name: python_value(value) for name, value in cell.spec.knobs.items()}
         size = knobs.get("chunk_size") or knobs.get("max_tokens") or 200
         per_hit = int(size)
-        if cell.spec.name == "fixed_size":
-            per_hit *= 1 + config.neighbor_prev + config.neighbor_next
-        return config.top_k * per_hit
+        options = config.retrieval
+        if cell.info.expansion == common_pb2.EXPANSION_KIND_NEIGHBORS:
+            per_hit *= 1 + options.neighbor_prev + options.neighbor_next
+        return options.top_k * per_hit
 
     # -- provenance -------------------------------------------------------
 
@@ -238,8 +232,8 @@ class ExperimentRunner:
         experiment.provenance.CopyFrom(self.provenance(plan))
         for cell in plan.cells:
             experiment.runs.add(
-                run_key=cell.run_key, retrieval=self._retrieval_settings(cell, plan), config_id=cell.config_id,
-                questions_total=len(plan.question_set.questions),
+                run_key=cell.run_key, retrieval=self._run_options(cell, plan), spec=cell.spec,
+                config_id=cell.config_id, questions_total=len(plan.question_set.questions),
             )
         return experiment
 
@@ -261,26 +255,24 @@ class ExperimentRunner:
         )
 
     @staticmethod
-    def _retrieval_settings(cell: Cell, plan: Plan) -> evaluator_pb2.RetrievalSettings:
-        config = plan.config
-        settings = evaluator_pb2.RetrievalSettings(
-            strategy=cell.spec, top_k=config.top_k, neighbor_prev=config.neighbor_prev,
-            neighbor_next=config.neighbor_next, embedding_model=plan.provider.name, hybrid=config.hybrid,
-            recency_lambda=config.recency_lambda,
-        )
-        settings.filter.CopyFrom(config.filter)
-        del settings.filter.document_ids[:]
-        settings.filter.document_ids.extend(plan.documents)
+    def _run_options(cell: Cell, plan: Plan) -> common_pb2.RetrievalOptions:
+        """The experiment's options for one run: its strategy, its own set, its documents."""
+        options = common_pb2.RetrievalOptions()
+        options.CopyFrom(plan.config.retrieval)
+        options.strategy = cell.spec.name
+        options.config_id = cell.config_id
+        del options.filter.document_ids[:]
+        options.filter.document_ids.extend(plan.documents)
         if cell.window is not None:
-            settings.window = cell.window
-        return settings
+            options.window = cell.window
+        return options
 
     # -- running ----------------------------------------------------------
 
     def run(self, experiment: evaluator_pb2.Experiment, plan: Plan, publish: Publish) -> evaluator_pb2.Experiment:
         """Runs every question not yet done; returns the experiment in its final state."""
         repo = self._deps.repository
-        self._current = experiment.experiment_id
+        experiment_id = experiment.experiment_id
         experiment.state = evaluator_pb2.EXPERIMENT_STATE_RUNNING
         experiment.error = ""
         experiment.ClearField("finished_at")
@@ -298,9 +290,6 @@ class ExperimentRunner:
             )))
 
         progress("resuming: %d of %d questions already done" % (progressed, total) if done else "started")
-        # (document, strategy) -> how it was indexed before the experiment first re-processed it,
-        # kept in the provenance so that a resumed run puts back the same
-        self._before = {(b.document_id, b.strategy): b for b in experiment.provenance.indexed_before}
         answer_client = ChatClient(plan.answer) if plan.answer is not None else None
         judge_runner = (
             judge.Judge(ChatClient(plan.judge), attempts=self._deps.judge_attempts,
@@ -308,14 +297,14 @@ class ExperimentRunner:
             if plan.judge is not None else None
         )
         try:
-            self._check_stop()
+            self._check_stop(experiment_id)
             for cell, run in zip(plan.cells, experiment.runs):
                 remaining = [(i, q) for i, q in enumerate(questions) if (cell.run_key, q.question_id) not in done]
                 if not remaining:
                     continue
-                self._check_stop()
+                self._check_stop(experiment_id)
                 try:
-                    self._ensure_processed(cell, plan, run, lambda m, k=cell.run_key: progress(m, k), experiment)
+                    self._ensure_processed(cell, plan, run, lambda m, k=cell.run_key: progress(m, k))
                 except Unavailable:
                     raise
                 except ServiceError as exc:
@@ -326,7 +315,7 @@ class ExperimentRunner:
                     continue
                 repo.save_experiment(experiment)
                 for position, question in remaining:
-                    self._check_stop()
+                    self._check_stop(experiment_id)
                     result = self._question(cell, run, question, plan, answer_client, judge_runner)
                     repo.save_result(experiment.experiment_id, position, result)
                     progressed += 1
@@ -355,99 +344,67 @@ class ExperimentRunner:
                 experiment.error = "every run failed: " + "; ".join(f"{r.run_key}: {r.error}" for r in failed)
             else:
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
-        if not self._stopping.is_set():  # a cancelled run puts the documents back too; a stopping service cannot
-            try:
-                self.put_back(plan.provider.name, list(self._before.values()), progress)
-            except ServiceError as exc:
-                log.warning("experiment %s: documents not put back (%s)", experiment.experiment_id, exc.message)
-        self._current = ""
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
         self.summarize(experiment, repo.results(experiment.experiment_id))
         repo.save_experiment(experiment)
         return experiment
 
-    def put_back(self, model: str, befores: list[evaluator_pb2.IndexedBefore],
-                 progress: Callable[[str], None] = lambda message: None) -> None:
-        """Re-processes every document an experiment re-indexed back to the configuration
-        it had before, so that the Query page and other callers find what they had
-        (the embedding cache makes this cheap). One that was not indexed keeps the
-        run's last configuration; one that cannot be restored is logged and left."""
-        for before in befores:
-            document_id, strategy = before.document_id, before.strategy
-            if not before.config_id:
-                continue
-            now = self._deps.peers.indexed_set(model, document_id, strategy)
-            if now is not None and now.config_id == before.config_id:
-                continue
-            progress(f"restoring {document_id} to its {strategy} configuration from before the experiment")
-            try:
-                for event in self._deps.peers.process(document_id, before.spec, model):
-                    if event.HasField("result") and event.result.strategies_failed:
-                        log.warning("could not restore %s %s: %s", document_id, strategy,
-                                    event.result.strategies_failed[0].reason)
-            except Unavailable:
-                raise
-            except ServiceError as exc:
-                log.warning("could not restore %s %s: %s", document_id, strategy, exc.message)
-
-    def _check_stop(self) -> None:
+    def _check_stop(self, experiment_id: str) -> None:
         if self._stopping.is_set():
             raise Interrupted()
-        if self._current in self._cancelled:
+        if experiment_id in self._cancelled:
             raise Interrupted(cancelled=True)
 
     def _ensure_processed(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
-                          progress: Callable[[str], None], experiment: evaluator_pb2.Experiment) -> None:
-        """Every document indexed with this cell's configuration and embedding model.
-
-        A document already indexed with the same config_id (the chunker's id of
-        the knob values) and model is reused; any other is processed, which
-        replaces its chunks for the strategy.
-        """
+                          progress: Callable[[str], None]) -> None:
+        """Every document has an index set of this cell's configuration and
+        embedding model: one already there (the user's, or an earlier
+        experiment's) is reused; any other document is processed into a set of
+        its own beside the active one, which stays as it is (ADR 0038)."""
         model = plan.provider.name
         run.chunk_count = 0
         run.processing_seconds = 0.0
         reused = 0
         for document_id in plan.documents:
-            indexed = self._deps.peers.indexed_set(model, document_id, cell.spec.name)
-            if indexed is not None and indexed.config_id == cell.config_id:
-                reused += 1
-                continue
-            key = (document_id, cell.spec.name)
-            if key not in self._before:
-                before = evaluator_pb2.IndexedBefore(document_id=document_id, strategy=cell.spec.name)
+            with self._set_lock((document_id, cell.spec.name, cell.config_id, model)):
+                indexed = self._deps.peers.indexed_set(model, document_id, cell.spec.name, cell.config_id)
                 if indexed is not None:
-                    before.config_id = indexed.config_id
-                    before.spec.CopyFrom(indexed.spec)
-                self._before[key] = before
-                experiment.provenance.indexed_before.append(before)
-            progress(f"processing {document_id} with {cell.run_key}")
-            result = None
-            last_report = 0.0
-            for event in self._deps.peers.process(document_id, cell.spec, model):
-                if event.HasField("result"):
-                    result = event.result
-                elif time.monotonic() - last_report > 1.0:
-                    last_report = time.monotonic()
-                    progress(f"processing {document_id} with {cell.run_key}: {event.progress.message}")
-            if result is None:
-                raise Unavailable("the chunker ended processing without a result")
-            if result.strategies_failed:
-                reason = result.strategies_failed[0].reason
-                raise FailedPrecondition(f"{cell.spec.name} could not process document {document_id}: {reason}")
-            outcome = result.strategies_completed[0]
-            run.chunk_count += outcome.chunk_count
-            run.processing_seconds += outcome.seconds
-            if outcome.config_id:
-                run.config_id = outcome.config_id
-                cell.config_id = outcome.config_id
+                    reused += 1
+                    run.chunk_count += indexed.points
+                    continue
+                self._process(document_id, cell, model, run, progress)
         run.index_reused = reused == len(plan.documents)
+
+    def _set_lock(self, key: tuple[str, str, str, str]) -> threading.Lock:
+        with self._sets_lock:
+            return self._set_locks.setdefault(key, threading.Lock())
+
+    def _process(self, document_id: str, cell: Cell, model: str, run: evaluator_pb2.ExperimentRun,
+                 progress: Callable[[str], None]) -> None:
+        """Indexes the run's own set of one document (never the active one)."""
+        progress(f"processing {document_id} with {cell.run_key}")
+        result = None
+        last_report = 0.0
+        for event in self._deps.peers.process(document_id, cell.spec, model):
+            if event.HasField("result"):
+                result = event.result
+            elif time.monotonic() - last_report > 1.0:
+                last_report = time.monotonic()
+                progress(f"processing {document_id} with {cell.run_key}: {event.progress.message}")
+        if result is None:
+            raise Unavailable("the chunker ended processing without a result")
+        if result.strategies_failed:
+            reason = result.strategies_failed[0].reason
+            raise FailedPrecondition(f"{cell.spec.name} could not process document {document_id}: {reason}")
+        outcome = result.strategies_completed[0]
+        run.chunk_count += outcome.chunk_count
+        run.processing_seconds += outcome.seconds
+        if outcome.config_id:
+            run.config_id = run.retrieval.config_id = cell.config_id = outcome.config_id
 
     def _question(self, cell: Cell, run: evaluator_pb2.ExperimentRun, question: evaluator_pb2.Question, plan: Plan,
                   answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> evaluator_pb2.QuestionResult:
-        settings = run.retrieval
-        request = retrieve_request(question.text, settings, strategy=cell.spec.name,
-                                   embedding_model=settings.embedding_model, top_k=settings.top_k)
+        request = retrieve_request(question.text, run.retrieval)
         result = evaluator_pb2.QuestionResult(
             question_id=question.question_id, question=question.text, run_key=cell.run_key
         )

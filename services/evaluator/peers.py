@@ -16,21 +16,12 @@ from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 
 
-def retrieve_request(
-    query: str, settings, *, strategy: str, embedding_model: str, top_k: int
-) -> retriever_pb2.RetrieveRequest:
-    """What the evaluator asks the retriever for a question under RetrievalSettings.
+def retrieve_request(query: str, options: common_pb2.RetrievalOptions) -> retriever_pb2.RetrieveRequest:
+    """What the evaluator asks the retriever for a question.
 
     Always exact search: experiment scores and the Query page's answers
     never depend on an approximate HNSW graph (ADR 0035)."""
-    request = retriever_pb2.RetrieveRequest(
-        query=query, strategy=strategy, top_k=top_k, neighbor_prev=settings.neighbor_prev,
-        neighbor_next=settings.neighbor_next, filter=settings.filter, embedding_model=embedding_model,
-        hybrid=settings.hybrid, recency_lambda=settings.recency_lambda, exact=True,
-    )
-    if settings.HasField("window"):
-        request.window = settings.window
-    return request
+    return retriever_pb2.RetrieveRequest(query=query, options=options, exact=True)
 
 
 class GrpcPeers:
@@ -75,8 +66,10 @@ class GrpcPeers:
     def process(
         self, document_id: str, spec: common_pb2.StrategySpec, embedding_model: str
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
+        """Indexes an experiment's own set, beside the active one (ADR 0038)."""
         request = chunker_pb2.ProcessDocumentRequest(
-            document_id=document_id, strategies=[spec], embedding_model=embedding_model
+            document_id=document_id, strategies=[spec], embedding_model=embedding_model,
+            activation=common_pb2.ACTIVATION_KEEP_CURRENT,
         )
         try:
             yield from self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
@@ -89,11 +82,13 @@ class GrpcPeers:
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "retriever") from None
 
-    def indexed_set(self, embedding_model: str, document_id: str, strategy: str) -> retriever_pb2.IndexedSet | None:
-        """How the document is indexed for the strategy and model now; None if it is not."""
-        request = retriever_pb2.GetIndexedSetRequest(
-            embedding_model=embedding_model, document_id=document_id, strategy=strategy
-        )
+    def indexed_set(
+        self, embedding_model: str, document_id: str, strategy: str, config_id: str
+    ) -> retriever_pb2.IndexedSet | None:
+        """The document's index set of this configuration; None if there is none."""
+        request = retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+            embedding_model=embedding_model, document_id=document_id, strategy=strategy, config_id=config_id,
+        ))
         try:
             return self._retriever.GetIndexedSet(request, timeout=self._settings.rpc_timeout_s)
         except grpc.RpcError as exc:

@@ -73,10 +73,10 @@ def file_name(experiment: evaluator_pb2.Experiment) -> str:
 def neighbour_badge(experiment: evaluator_pb2.Experiment) -> str:
     has_fixed = any(g.strategy == "fixed_size" for g in experiment.config.strategies)
     cls = "badge" if has_fixed else "badge off"
-    tip = f"neighbor_prev {experiment.config.neighbor_prev} / neighbor_next {experiment.config.neighbor_next}"
+    tip = f"neighbor_prev {experiment.config.retrieval.neighbor_prev} / neighbor_next {experiment.config.retrieval.neighbor_next}"
     tip += "" if has_fixed else " (no fixed_size run: no effect)"
-    return (f'<span class="{cls}" title="{e(tip)}">±{experiment.config.neighbor_prev}/'
-            f"{experiment.config.neighbor_next} neighbours</span>")
+    return (f'<span class="{cls}" title="{e(tip)}">±{experiment.config.retrieval.neighbor_prev}/'
+            f"{experiment.config.retrieval.neighbor_next} neighbours</span>")
 
 
 # -- the managerial view ---------------------------------------------------
@@ -236,32 +236,25 @@ def _json(message) -> str:
                       ensure_ascii=False)
 
 
-def _indexed_before(before: evaluator_pb2.IndexedBefore) -> str:
-    """One (document, strategy) as the experiment found it indexed."""
-    if not before.config_id:
-        return f"{before.document_id} {before.strategy}: not indexed"
-    knobs = ", ".join(f"{k}={_knob(v)}" for k, v in sorted(before.spec.knobs.items()))
-    return f"{before.document_id} {before.strategy}: {before.config_id}" + (f" ({knobs})" if knobs else "")
-
-
 def config_section(experiment: evaluator_pb2.Experiment) -> str:
     p = experiment.provenance
     rows = [
         ("experiment id", experiment.experiment_id), ("state", STATE.get(experiment.state, "?")),
         ("question set", experiment.config.question_set_id), ("question-set hash", experiment.question_set_hash),
-        ("top_k", experiment.config.top_k),
+        ("top_k", experiment.config.retrieval.top_k),
         ("vector search", "exact: every candidate scored, never an approximate HNSW graph"),
-        ("neighbours (fixed_size)", f"±{experiment.config.neighbor_prev}/{experiment.config.neighbor_next}"),
+        ("neighbours (fixed_size)", f"±{experiment.config.retrieval.neighbor_prev}/{experiment.config.retrieval.neighbor_next}"),
         ("embedding model", p.embedding_model), ("answer model", p.answer_model), ("judge model", p.judge_model),
         ("judge prompt version", p.judge_prompt_version), ("extractive method", p.extractive_method or "–"),
         ("code version", p.code_version),
         ("documents", ", ".join(f"{d} (sha256 {h[:12]})" for d, h in sorted(p.document_hashes.items()))),
-        ("indexed before, put back after", "; ".join(_indexed_before(b) for b in p.indexed_before) or "–"),
+        ("index sets", "each run searched its own set per document (config_id below); the active sets "
+                       "were never changed"),
     ]
     table = "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows) + "</table>"
     run_rows = []
     for run in experiment.runs:
-        knobs = ", ".join(f"{k}={_knob(v)}" for k, v in sorted(run.retrieval.strategy.knobs.items()))
+        knobs = ", ".join(f"{k}={_knob(v)}" for k, v in sorted(run.spec.knobs.items()))
         window = run.retrieval.window if run.retrieval.HasField("window") else "strategy default"
         processed = "reused the index" if run.index_reused else f"{run.chunk_count} chunks in {run.processing_seconds:.1f}s"
         run_rows.append(
@@ -387,6 +380,6 @@ def render(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.Que
         f"<header><h1>{e(experiment.config.name)}</h1>"
         f"<p>{e(strategies)} on question set {e(question_set.name)} ({question_set.question_count} questions) · "
         f"{neighbour_badge(experiment)}<span class=\"badge\">{e(experiment.provenance.embedding_model)}</span>"
-        f"<span class=\"badge\">top_k {experiment.config.top_k}</span> · {e(STATE.get(experiment.state, '?'))} · "
+        f"<span class=\"badge\">top_k {experiment.config.retrieval.top_k}</span> · {e(STATE.get(experiment.state, '?'))} · "
         f"started {e(created)}</p></header>{nav}{''.join(body)}</body></html>"
     )

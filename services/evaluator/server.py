@@ -18,6 +18,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
+from services.evaluator import metric_catalog
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
@@ -84,6 +85,9 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
 
     def SummarizeFeedback(self, request, context):
         return self._service.summarize_feedback()
+
+    def ListMetrics(self, request, context):
+        return metric_catalog.list_metrics()
 
 
 def code_version() -> str:

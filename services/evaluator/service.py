@@ -4,7 +4,6 @@ server, a fake in unit tests)."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import queue
 import threading
@@ -12,7 +11,8 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
+from chunklab import retrieval
+from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -23,41 +23,44 @@ from services.evaluator.store import FeedbackRow, QueryRow
 
 log = logging.getLogger("chunklab.evaluator")
 
-# After a restart, how long to wait for the chunker and retriever before giving up on
-# putting an interrupted experiment's documents back.
-PUT_BACK_PATIENCE_S = 300.0
+# Experiments that run at once; more wait their turn. Each run searches its own
+# index sets (ADR 0038), so they do not disturb each other or the active sets.
+CONCURRENT_EXPERIMENTS = 2
 
 MAX_COMMENT = 2000
 
 
 class ExperimentWorker:
-    """Runs experiments one at a time on its own thread, in the order started.
+    """Runs experiments on a few threads of its own (CONCURRENT_EXPERIMENTS at
+    once), in the order started.
 
     A run does not depend on the caller staying connected: events go to a
     queue that the RPC drains while it can.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, concurrency: int = CONCURRENT_EXPERIMENTS) -> None:
         self._jobs: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
+        self._concurrency = concurrency
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
-        self._idle = threading.Event()
-        self._idle.set()
+        self._busy = 0
+        self._idle = threading.Condition(self._lock)
         self.active: set[str] = set()
         self.cancelled: set[str] = set()  # queued or running ones asked to stop
 
     def submit(self, experiment_id: str, job) -> None:
         with self._lock:
             self.active.add(experiment_id)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="experiments", daemon=True)
-                self._thread.start()
+            self._busy += 1
+            if len(self._threads) < self._concurrency:
+                thread = threading.Thread(target=self._loop, name=f"experiments-{len(self._threads)}", daemon=True)
+                self._threads.append(thread)
+                thread.start()
         self._jobs.put((experiment_id, job))
 
     def _loop(self) -> None:
         while True:
             experiment_id, job = self._jobs.get()
-            self._idle.clear()
             try:
                 job()
             except Exception:  # noqa: BLE001 - the runner records failures; never kill the worker
@@ -66,8 +69,8 @@ class ExperimentWorker:
                 with self._lock:
                     self.active.discard(experiment_id)
                     self.cancelled.discard(experiment_id)
-                if self._jobs.empty():
-                    self._idle.set()
+                    self._busy -= 1
+                    self._idle.notify_all()
 
     def cancel(self, experiment_id: str) -> bool:
         """Asks a queued or running experiment to stop; False when it is neither."""
@@ -78,7 +81,8 @@ class ExperimentWorker:
             return True
 
     def wait_idle(self, timeout: float) -> bool:
-        return self._idle.wait(timeout)
+        with self._lock:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
 
 class EvaluatorService:
@@ -94,9 +98,8 @@ class EvaluatorService:
 
     def recover(self) -> list[str]:
         """Marks experiments a previous process left RUNNING or PENDING as
-        interrupted, and puts the documents they re-indexed back as they were
-        (in the background, once the chunker and retriever answer), as a
-        cancelled experiment does: a resume re-processes what it needs."""
+        interrupted: a resume continues them. Nothing else needs mending, since
+        experiments never change the active index sets (ADR 0038)."""
         ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
                *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
         for experiment_id in ids:
@@ -108,28 +111,7 @@ class EvaluatorService:
             ExperimentRunner.summarize(experiment, self._repo.results(experiment_id))
             self._repo.save_experiment(experiment)
             log.warning("experiment %s was interrupted by a restart", experiment_id)
-            if experiment.provenance.indexed_before:
-                self._worker.submit(f"put-back:{experiment_id}", functools.partial(
-                    self._put_back, experiment_id, experiment.provenance.embedding_model,
-                    list(experiment.provenance.indexed_before)))
         return ids
-
-    def _put_back(self, experiment_id: str, model: str, befores: list) -> None:
-        """ExperimentRunner.put_back, waiting up to PUT_BACK_PATIENCE_S for the peers to start."""
-        deadline = time.monotonic() + PUT_BACK_PATIENCE_S
-        while True:
-            try:
-                self._runner.put_back(model, befores)
-                log.info("experiment %s: documents put back as they were before it", experiment_id)
-                return
-            except Unavailable as exc:
-                if time.monotonic() > deadline or self._runner.stopping.is_set():
-                    log.warning("experiment %s: documents not put back (%s)", experiment_id, exc.message)
-                    return
-                time.sleep(2.0)
-            except ServiceError as exc:
-                log.warning("experiment %s: documents not put back (%s)", experiment_id, exc.message)
-                return
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stops the running experiment after its current question (marked
@@ -188,14 +170,14 @@ class EvaluatorService:
         question = request.question.strip()
         if not question:
             raise InvalidArgument("the question is empty: ask something")
-        settings = request.retrieval
-        if not settings.strategy.name:
-            raise InvalidArgument("name the strategy to retrieve with (retrieval.strategy.name)")
+        settings = common_pb2.RetrievalOptions()
+        settings.CopyFrom(request.retrieval)
+        retrieval.check_options(settings)
         provider = self._deps.provider_for(settings.embedding_model or self._deps.default_embedding_model)
+        settings.embedding_model = provider.name
+        settings.top_k = retrieval.top_k(settings)
         endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
-        retrieve = retrieve_request(question, settings, strategy=settings.strategy.name,
-                                    embedding_model=provider.name, top_k=settings.top_k or 5)
-        response = self._peers.retrieve(retrieve)
+        response = self._peers.retrieve(retrieve_request(question, settings))
         query_id = str(uuid.uuid4())
         context = evaluator_pb2.AnswerContext(
             query_id=query_id, retrieved_chunks=response.retrieved_chunks, expansion_tree=response.expansion_tree
@@ -222,13 +204,10 @@ class EvaluatorService:
             estimated_cost_usd=0.0 if answer.extractive else pricing.cost_usd(
                 answer.model, answer.prompt_tokens, answer.completion_tokens),
         )
-        stored_settings = evaluator_pb2.RetrievalSettings()
-        stored_settings.CopyFrom(settings)
-        stored_settings.embedding_model = provider.name
         self._repo.add_query(QueryRow(
-            query_id=query_id, question=question, strategy=settings.strategy.name, answer=answer.text,
+            query_id=query_id, question=question, strategy=settings.strategy, answer=answer.text,
             extractive=answer.extractive, model=answer.model, latency_ms=latency, created_at=utcnow(),
-            context=context.SerializeToString(), settings=stored_settings.SerializeToString(),
+            context=context.SerializeToString(), settings=settings.SerializeToString(),
         ))
         yield evaluator_pb2.AnswerEvent(result=evaluator_pb2.AnswerResult(
             query_id=query_id, answer=answer.text, extractive=answer.extractive, model=answer.model,

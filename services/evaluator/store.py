@@ -89,7 +89,7 @@ class QueryRow(Base):
     latency_ms: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     # Serialized evaluator_pb2.AnswerContext (chunks and expansion tree) and
-    # RetrievalSettings.
+    # RetrievalOptions.
     context: Mapped[bytes] = mapped_column(LargeBinary)
     settings: Mapped[bytes] = mapped_column(LargeBinary)
 

@@ -53,8 +53,12 @@ from qdrant_edge import (
 )
 
 from services.retriever import conditions as c
-from services.retriever.index import DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex
-from services.retriever.payloads import INTEGER_FIELDS, KEYWORD_FIELDS, TIME_FIELD, IndexPoint, Sparse
+from services.retriever.index import (
+    DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex, other_sets, set_condition,
+)
+from services.retriever.payloads import (
+    ACTIVE, INACTIVE, INTEGER_FIELDS, KEYWORD_FIELDS, SET_STATE_FIELD, TIME_FIELD, IndexPoint, Sparse,
+)
 
 BATCH = 512
 _REPO = Path(__file__).resolve().parents[2]  # where `python -m services.retriever.graph` runs
@@ -143,17 +147,35 @@ class EdgeIndex(VectorIndex):
         for start in range(0, len(points), BATCH):
             self._shard.update(UpdateOperation.upsert_points([_point(p) for p in points[start : start + BATCH]]))
 
-    def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
-        old = to_filter(c.All(must=(c.match("document_id", document_id), c.match("strategy", strategy))))
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
+                activate: bool) -> int:
+        old = to_filter(set_condition(document_id, strategy, config_id))
         with self._lock.write():
             replaced = self._shard.count(CountRequest(exact=True, filter=old))
             if replaced:
                 self._shard.update(UpdateOperation.delete_points_by_filter(old))
+            if activate:
+                self._deactivate(document_id, strategy, config_id)
             self._upsert(points)
             self._shard.flush()
             self._deleted_since_vacuum += replaced
             self._written()
         return replaced
+
+    def _deactivate(self, document_id: str, strategy: str, config_id: str) -> None:
+        others = to_filter(other_sets(document_id, strategy, config_id))
+        self._shard.update(UpdateOperation.set_payload_by_filter(others, {SET_STATE_FIELD: INACTIVE}))
+
+    def activate(self, document_id: str, strategy: str, config_id: str) -> None:
+        with self._lock.write():
+            self._deactivate(document_id, strategy, config_id)
+            self._shard.update(UpdateOperation.set_payload_by_filter(
+                to_filter(set_condition(document_id, strategy, config_id)), {SET_STATE_FIELD: ACTIVE}))
+            self._shard.flush()
+            self._written()
+
+    def delete_set(self, document_id: str, strategy: str, config_id: str) -> int:
+        return self._delete(set_condition(document_id, strategy, config_id))
 
     def upsert(self, points: list[IndexPoint]) -> None:
         with self._lock.write():
@@ -162,7 +184,10 @@ class EdgeIndex(VectorIndex):
             self._written()
 
     def delete_document(self, document_id: str) -> int:
-        flt = to_filter(c.match("document_id", document_id))
+        return self._delete(c.match("document_id", document_id))
+
+    def _delete(self, condition: c.Condition) -> int:
+        flt = to_filter(condition)
         with self._lock.write():
             deleted = self._shard.count(CountRequest(exact=True, filter=flt))
             if deleted:

@@ -2,15 +2,16 @@
 the expansion tree the operator sees (SPEC section 4, seeds ADR-0023,
 small-to-big, ADR 0003 and 0021).
 
-- fixed_size: each hit with `neighbor_prev` / `neighbor_next` chunks of its
-  document (label NEIGHBOR); flat = hits + neighbours.
-- sentence_window: each hit (a sentence unit) with the ±W units around it,
-  the hit excluded (label WINDOW); flat = hits + window units.
-- parent_child, semantic_parent_child: each hit (a child) with its parent
-  (label PARENT); flat = the parents only, each once (the child's text is
-  inside its parent). A hit whose parent cannot be had stays in the flat list
-  itself, so no retrieved text is lost.
-- every other strategy: the hits only.
+Each index set declares its expansion kind (the strategy's, from the chunker):
+- NEIGHBORS (fixed_size): each hit with `neighbor_prev` / `neighbor_next`
+  chunks of its document (label NEIGHBOR); flat = hits + neighbours.
+- WINDOW (sentence_window): each hit (a sentence unit) with the ±W units
+  around it, the hit excluded (label WINDOW); flat = hits + window units.
+- PARENT (parent_child, semantic_parent_child): each hit (a child) with its
+  parent (label PARENT); flat = the parents only, each once (the child's text
+  is inside its parent). A hit whose parent cannot be had stays in the flat
+  list itself, so no retrieved text is lost.
+- NONE (every other strategy): the hits only.
 
 Pure functions over Chunk messages. Every chunk a hit pulls in has an id
 computable from the hit (chunklab.ids.chunk_id, or the hit's parent_id), so
@@ -26,10 +27,6 @@ from collections.abc import Callable, Iterable
 from chunklab import ids
 from chunklab.v1 import common_pb2 as pb
 
-NEIGHBOR_STRATEGIES = frozenset({"fixed_size"})
-WINDOW_STRATEGIES = frozenset({"sentence_window"})
-PARENT_STRATEGIES = frozenset({"parent_child", "semantic_parent_child"})
-
 Lookup = Callable[[list[str]], dict[str, pb.Chunk]]
 WindowFor = Callable[[pb.Chunk], int]
 
@@ -38,28 +35,29 @@ def neighbour_ids(hit: pb.Chunk, offsets: Iterable[int]) -> list[str]:
     """Ids of the units at chunk_index + offset in the hit's document (same
     strategy, configuration and role). Negative indexes (before the first
     unit) are left out; ids past the last unit simply find nothing."""
-    unit_id = ids.ChunkIds(hit.document_id, hit.strategy, hit.config_id, hit.role or "chunk")
+    unit_id = ids.ChunkIds(hit.document_id, hit.strategy, hit.config_id, hit.role)
     return [unit_id(hit.chunk_index + offset) for offset in offsets if hit.chunk_index + offset >= 0]
 
 
 def expand(
     hits: list[tuple[pb.Chunk, float]],
+    kind: int,
     neighbor_prev: int,
     neighbor_next: int,
     lookup: Lookup,
     window: int | WindowFor | None = None,
 ) -> tuple[list[pb.RetrievedChunk], pb.ExpansionTree]:
-    """The flat list and the tree for hits in score order.
+    """The flat list and the tree for hits in score order, expanded by `kind`
+    (an ExpansionKind: the one the hits' sets declared).
 
-    `window` is W for sentence_window: a number for every hit, or a function
-    of the hit (the W its document was indexed with); None means 0.
+    `window` is W for WINDOW: a number for every hit, or a function of the
+    hit (the W its set was indexed with); None means 0.
     """
-    strategy = hits[0][0].strategy if hits else ""
-    if strategy in WINDOW_STRATEGIES:
+    if kind == pb.EXPANSION_KIND_WINDOW:
         return _expand_windows(hits, lookup, window)
-    if strategy in PARENT_STRATEGIES:
+    if kind == pb.EXPANSION_KIND_PARENT:
         return _expand_parents(hits, lookup)
-    if strategy not in NEIGHBOR_STRATEGIES:
+    if kind != pb.EXPANSION_KIND_NEIGHBORS:
         neighbor_prev = neighbor_next = 0
     return _expand_neighbours(hits, neighbor_prev, neighbor_next, lookup)
 
@@ -152,6 +150,6 @@ def document_order(chunks: Iterable[pb.RetrievedChunk], hits: list[tuple[pb.Chun
         key=lambda r: (
             doc_rank.get(r.chunk.document_id, len(doc_rank)),
             r.chunk.chunk_index,
-            r.chunk.role != "parent",
+            r.chunk.role != pb.CHUNK_ROLE_PARENT,
         ),
     )

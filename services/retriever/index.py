@@ -24,8 +24,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from services.retriever import conditions as c
 from services.retriever.conditions import Condition
-from services.retriever.payloads import IndexPoint, Sparse
+from services.retriever.payloads import ACTIVE, SET_STATE_FIELD, IndexPoint, Sparse
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -71,9 +72,21 @@ class VectorIndex(ABC):
         return None
 
     @abstractmethod
-    def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
-        """Swaps a (document, strategy)'s points for these, so that a query sees
-        the old set or the new one; returns how many old points went."""
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
+                activate: bool) -> int:
+        """Swaps one index set's points for these, so that a query sees the old
+        set or the new one; with `activate`, the document's other sets of the
+        strategy stop being active in the same step. Returns how many old
+        points of the set went."""
+
+    @abstractmethod
+    def activate(self, document_id: str, strategy: str, config_id: str) -> None:
+        """Makes one set the active one of its (document, strategy): its points'
+        SET_STATE_FIELD "active", the other sets' "inactive", seen by queries at once."""
+
+    @abstractmethod
+    def delete_set(self, document_id: str, strategy: str, config_id: str) -> int:
+        """Removes one set's points; returns how many went."""
 
     @abstractmethod
     def upsert(self, points: list[IndexPoint]) -> None:
@@ -182,3 +195,19 @@ class _Guard:
 def index_name(model: str, dimension: int) -> str:
     """One index per (embedding model, dimension), named so that any model name is safe."""
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}__{dimension}"
+
+
+def set_condition(document_id: str, strategy: str, config_id: str | None = None) -> Condition:
+    """The points of one set (or, without config_id, of every set of a document's strategy)."""
+    must = [c.match("document_id", document_id), c.match("strategy", strategy)]
+    if config_id is not None:
+        must.append(c.match("config_id", config_id))
+    return c.All(must=tuple(must))
+
+
+def other_sets(document_id: str, strategy: str, config_id: str) -> Condition:
+    """The document's other sets of the strategy that are active now."""
+    return c.All(
+        must=(c.match("document_id", document_id), c.match("strategy", strategy), c.match(SET_STATE_FIELD, ACTIVE)),
+        must_not=(c.match("config_id", config_id),),
+    )

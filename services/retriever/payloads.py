@@ -15,17 +15,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chunklab import ids
 from chunklab.v1 import common_pb2
 
 # Keyword-indexed payload fields (ADR 0002, 0020).
-KEYWORD_FIELDS = ("document_id", "strategy", "config_id", "collection", "language", "role")
+KEYWORD_FIELDS = ("document_id", "strategy", "config_id", "collection", "language", "role", "set_state")
 INTEGER_FIELDS = ("chunk_index",)
+# "active" on the points of the active set of each (document, strategy), else
+# "inactive": a query without a config_id matches the active ones (ADR 0038).
+# A keyword, not a bool: Qdrant Edge 0.9 matches no boolean value.
+SET_STATE_FIELD = "set_state"
+ACTIVE, INACTIVE = "active", "inactive"
 # Seconds since the epoch of the document's publication (falls back to
 # ingestion, then indexing): the freshness window and recency decay use it.
 TIME_FIELD = "published_ts"
 CHUNK_FIELD = "chunk"
 # Roles stored for lookup by id only: they have no vector and never match a search.
-LOOKUP_ONLY_ROLES = frozenset({"parent"})
+LOOKUP_ONLY_ROLES = frozenset({common_pb2.CHUNK_ROLE_PARENT})
 
 
 @dataclass(frozen=True)
@@ -53,22 +59,29 @@ def published_ts(chunk: common_pb2.Chunk) -> float:
     return 0.0
 
 
-def chunk_to_payload(chunk: common_pb2.Chunk) -> dict:
+def chunk_to_payload(chunk: common_pb2.Chunk, active: bool) -> dict:
     return {
         "document_id": chunk.document_id,
         "strategy": chunk.strategy,
         "config_id": chunk.config_id,
         "collection": chunk.collection,
         "language": chunk.language,
-        "role": chunk.role or "chunk",
+        "role": ids.role_name(chunk.role),
         "chunk_index": chunk.chunk_index,
         TIME_FIELD: published_ts(chunk),
+        SET_STATE_FIELD: ACTIVE if active else INACTIVE,
         CHUNK_FIELD: base64.b64encode(chunk.SerializeToString(deterministic=True)).decode("ascii"),
     }
 
 
+_ROLES_BY_NAME = {name: role for role, name in ids.ROLE_NAMES.items() if role}
+
+
 def payload_to_chunk(payload: dict) -> common_pb2.Chunk:
-    return common_pb2.Chunk.FromString(base64.b64decode(payload[CHUNK_FIELD]))
+    chunk = common_pb2.Chunk.FromString(base64.b64decode(payload[CHUNK_FIELD]))
+    if not chunk.role:  # written before roles were an enum: the payload's name says it
+        chunk.role = _ROLES_BY_NAME.get(payload.get("role", "chunk"), common_pb2.CHUNK_ROLE_CHUNK)
+    return chunk
 
 
 def unit_vector(values) -> list[float]:

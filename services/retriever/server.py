@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from chunklab import embeddings
+from chunklab import embeddings, retrieval
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
@@ -14,6 +14,7 @@ from services.retriever.archive import ColdStorage
 from services.retriever.graph import GraphKeeper
 from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
+from services.retriever.sets import IndexSets, Retention
 from services.retriever.store import RetrieverStore
 from services.retriever.sweeper import Sweeper
 
@@ -34,8 +35,8 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
             if message.WhichOneof("part") != "batch":
                 raise InvalidArgument("only the first message of an IndexChunks stream may be a header")
             chunks.extend(message.batch.chunks)
-        indexed, replaced = self._service.index_chunks(first.header, chunks)
-        return retriever_pb2.IndexChunksResponse(chunks_indexed=indexed, chunks_replaced=replaced)
+        indexed, replaced, active = self._service.index_chunks(first.header, chunks)
+        return retriever_pb2.IndexChunksResponse(chunks_indexed=indexed, chunks_replaced=replaced, active=active)
 
     def DeleteDocumentChunks(self, request, context):
         deleted = self._service.delete_document(request.document_id, archived_chunks=self._sweeper.forget)
@@ -44,11 +45,26 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
     def Retrieve(self, request, context):
         return self._service.retrieve(request)
 
+    def GetRetrievalLimits(self, request, context):
+        return retrieval.LIMITS
+
     def GetIndexStats(self, request, context):
         return self._service.stats(self._sweeper.archive_stats())
 
     def GetIndexedSet(self, request, context):
-        return self._service.indexed_set(request)
+        return self._sweeper.sets.get(request)
+
+    def ListIndexedSets(self, request, context):
+        return self._sweeper.sets.list(request)
+
+    def ActivateIndexedSet(self, request, context):
+        return self._sweeper.sets.activate(request)
+
+    def PinIndexedSet(self, request, context):
+        return self._sweeper.sets.pin(request)
+
+    def DeleteIndexedSet(self, request, context):
+        return self._sweeper.sets.delete(request)
 
     def ListFreshnessWindows(self, request, context):
         return self._service.list_windows()
@@ -79,7 +95,8 @@ def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
                               timeout=int(settings.rpc_timeout_s))
     registry = IndexRegistry(root / "edge", store, client)
     service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows)
-    return service, Sweeper(service, ColdStorage(root / "archive"))
+    retention = Retention(settings.set_retention_days, int(settings.set_budget_mb * 1024**2))
+    return service, Sweeper(service, ColdStorage(root / "archive"), IndexSets(service, retention))
 
 
 def one_thread_per_query_encode() -> None:

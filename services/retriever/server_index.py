@@ -14,8 +14,12 @@ from collections.abc import Iterator
 from qdrant_client import QdrantClient, models
 
 from services.retriever import conditions as c
-from services.retriever.index import DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex
-from services.retriever.payloads import INTEGER_FIELDS, KEYWORD_FIELDS, TIME_FIELD, IndexPoint, Sparse
+from services.retriever.index import (
+    DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex, other_sets, set_condition,
+)
+from services.retriever.payloads import (
+    ACTIVE, INACTIVE, INTEGER_FIELDS, KEYWORD_FIELDS, SET_STATE_FIELD, TIME_FIELD, IndexPoint, Sparse,
+)
 
 BATCH = 256
 
@@ -84,21 +88,40 @@ class QdrantServerIndex(VectorIndex):
         for start in range(0, len(points), BATCH):
             self._client.upsert(self.collection, [_point(p) for p in points[start : start + BATCH]], wait=True)
 
-    def replace(self, document_id: str, strategy: str, points: list[IndexPoint]) -> int:
-        old = to_filter(c.All(must=(c.match("document_id", document_id), c.match("strategy", strategy))))
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
+                activate: bool) -> int:
+        old = to_filter(set_condition(document_id, strategy, config_id))
         with self._lock.write():
             replaced = self._count(old)
             if replaced:
                 self._client.delete(self.collection, models.FilterSelector(filter=old), wait=True)
+            if activate:
+                self._deactivate(document_id, strategy, config_id)
             self._upsert(points)
         return replaced
+
+    def _deactivate(self, document_id: str, strategy: str, config_id: str) -> None:
+        others = to_filter(other_sets(document_id, strategy, config_id))
+        self._client.set_payload(self.collection, {SET_STATE_FIELD: INACTIVE}, points=others, wait=True)
+
+    def activate(self, document_id: str, strategy: str, config_id: str) -> None:
+        with self._lock.write():
+            self._deactivate(document_id, strategy, config_id)
+            self._client.set_payload(self.collection, {SET_STATE_FIELD: ACTIVE},
+                                     points=to_filter(set_condition(document_id, strategy, config_id)), wait=True)
+
+    def delete_set(self, document_id: str, strategy: str, config_id: str) -> int:
+        return self._delete(set_condition(document_id, strategy, config_id))
 
     def upsert(self, points: list[IndexPoint]) -> None:
         with self._lock.write():
             self._upsert(points)
 
     def delete_document(self, document_id: str) -> int:
-        flt = to_filter(c.match("document_id", document_id))
+        return self._delete(c.match("document_id", document_id))
+
+    def _delete(self, condition: c.Condition) -> int:
+        flt = to_filter(condition)
         with self._lock.write():
             deleted = self._count(flt)
             if deleted:

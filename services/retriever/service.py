@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from chunklab import ids, retrieval
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.timeutil import from_proto, to_proto, utcnow
@@ -21,8 +22,10 @@ from services.retriever import conditions as c
 from services.retriever import expansion, lexical
 from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
 from services.retriever.payloads import (
+    ACTIVE,
     CHUNK_FIELD,
     LOOKUP_ONLY_ROLES,
+    SET_STATE_FIELD,
     TIME_FIELD,
     IndexPoint,
     chunk_to_payload,
@@ -30,8 +33,8 @@ from services.retriever.payloads import (
     unit_vector,
 )
 from services.retriever.registry import IndexRegistry
-from services.retriever.store import RetrieverStore
-from services.retriever.validation import ROLES, check_collection, check_retrieve, check_window_days
+from services.retriever.store import RetrieverStore, SetInfo
+from services.retriever.validation import check_retrieve, check_window_days
 
 QUERY_CACHE_SIZE = 4096
 # sentence_window's `window` knob when a document's spec does not say.
@@ -45,6 +48,8 @@ HYBRID_DEPTH = 50
 DOCUMENT_LOCKS = 64
 # Other replicas may change the freshness windows; re-read them this often.
 WINDOWS_TTL_S = 5.0
+# A configuration searched by id is marked used (for retention) at most this often.
+TOUCH_EVERY_S = 60.0
 
 
 class QueryCache:
@@ -115,6 +120,7 @@ class RetrieverService:
         self._policy_lock = threading.Lock()
         self._expiry = ExpiryWatch()
         self._document_locks = [threading.Lock() for _ in range(DOCUMENT_LOCKS)]
+        self._touched: dict[tuple[str, str, str], float] = {}
 
     def close(self) -> None:
         self.registry.close()
@@ -137,7 +143,7 @@ class RetrieverService:
     def update_window(self, window: retriever_pb2.FreshnessWindow) -> retriever_pb2.FreshnessWindow:
         if not window.collection:
             raise InvalidArgument("name the collection whose freshness window to set, e.g. news")
-        check_collection(window.collection)
+        retrieval.check_collection(window.collection)
         check_window_days(window.max_age_days)
         self.store.put_freshness_window(window.collection, window.max_age_days)
         with self._policy_lock:
@@ -151,13 +157,40 @@ class RetrieverService:
 
     def index_chunks(
         self, header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk]
-    ) -> tuple[int, int]:
+    ) -> tuple[int, int, bool]:
+        """Indexes one set; returns (chunks indexed, chunks of the set replaced,
+        whether the set is now active)."""
         for field in ("document_id", "strategy", "config_id", "embedding_model"):
             if not getattr(header, field):
                 raise InvalidArgument(f"the index header needs {field}")
         if header.dimension <= 0:
             raise InvalidArgument("the index header needs the vectors' dimension")
-        seen: set[tuple[str, int]] = set()
+        if header.expansion not in common_pb2.ExpansionKind.values() or not header.expansion:
+            raise InvalidArgument("the index header needs the strategy's expansion kind (StrategyInfo.expansion)")
+        key = (header.embedding_model, header.document_id, header.strategy, header.config_id)
+        with self.document_lock(header.document_id):
+            current = self.store.indexed_set(key[:3] + ("",))
+            make_active = header.activation != common_pb2.ACTIVATION_KEEP_CURRENT
+            active = make_active or (current is not None and current["config_id"] == header.config_id)
+            points, size = self._points(header, chunks, active)
+            index = self.registry.get(header.embedding_model, header.dimension, create=True)
+            first = chunks[0].chunk if chunks else common_pb2.Chunk()
+            replaced = index.replace(header.document_id, header.strategy, header.config_id, points, make_active)
+            self.store.record_set(
+                embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
+                config_id=header.config_id, dimension=header.dimension, spec=spec_to_dict(header.spec),
+                expansion=header.expansion, document_name=first.document_name, collection=first.collection,
+                published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
+                points=len(points), bytes=size, active=active,
+            )
+        index.maintain()
+        return len(points), replaced, active
+
+    @staticmethod
+    def _points(header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk],
+                active: bool) -> tuple[list[IndexPoint], int]:
+        """The chunks as points, checked; and their approximate bytes."""
+        seen: set[tuple[int, int]] = set()
         points: list[IndexPoint] = []
         indexed_at = to_proto(utcnow())
         size = 0
@@ -168,11 +201,11 @@ class RetrieverService:
                     f"chunk {chunk.chunk_index} belongs to ({chunk.document_id}, {chunk.strategy}), "
                     f"not to the header's ({header.document_id}, {header.strategy})"
                 )
-            role = chunk.role or "chunk"
-            if role not in ROLES:
-                raise InvalidArgument(f"chunk {chunk.chunk_index} has role {role!r}; roles are {', '.join(sorted(ROLES))}")
+            if chunk.role not in ids.ROLE_NAMES:
+                raise InvalidArgument(f"chunk {chunk.chunk_index} has role {chunk.role}, which is not a ChunkRole")
+            role = chunk.role or common_pb2.CHUNK_ROLE_CHUNK
             if (role, chunk.chunk_index) in seen:
-                raise InvalidArgument(f"chunk_index {chunk.chunk_index} ({role}) is sent twice")
+                raise InvalidArgument(f"chunk_index {chunk.chunk_index} ({ids.role_name(role)}) is sent twice")
             seen.add((role, chunk.chunk_index))
             try:
                 uuid.UUID(chunk.chunk_id)
@@ -181,15 +214,15 @@ class RetrieverService:
             searchable = role not in LOOKUP_ONLY_ROLES
             if searchable and len(item.vector) != header.dimension:
                 raise InvalidArgument(
-                    f"chunk {chunk.chunk_index} ({role}) has a vector of {len(item.vector)} dimensions, "
-                    f"the header says {header.dimension}"
+                    f"chunk {chunk.chunk_index} ({ids.role_name(role)}) has a vector of {len(item.vector)} "
+                    f"dimensions, the header says {header.dimension}"
                     + ("; only parents are stored without a vector" if not item.vector else "")
                 )
             chunk.role = role
             chunk.config_id = header.config_id
             chunk.embedding_model = header.embedding_model
             chunk.indexed_at.CopyFrom(indexed_at)
-            payload = chunk_to_payload(chunk)
+            payload = chunk_to_payload(chunk, active)
             dense = sparse = None
             if searchable:
                 try:
@@ -202,19 +235,7 @@ class RetrieverService:
                 size += 4 * header.dimension + 8 * len(sparse.indices)
             size += len(payload[CHUNK_FIELD]) + 160
             points.append(IndexPoint(chunk.chunk_id, payload, dense, sparse))
-        index = self.registry.get(header.embedding_model, header.dimension, create=True)
-        first = chunks[0].chunk if chunks else common_pb2.Chunk()
-        with self.document_lock(header.document_id):
-            replaced = index.replace(header.document_id, header.strategy, points)
-            self.store.record_set(
-                embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
-                dimension=header.dimension, config_id=header.config_id, spec=spec_to_dict(header.spec),
-                document_name=first.document_name, collection=first.collection,
-                published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
-                points=len(points), bytes=size,
-            )
-        index.maintain()
-        return len(points), replaced
+        return points, size
 
     def delete_document(self, document_id: str, archived_chunks: Callable[[str], int] | None = None) -> int:
         if not document_id:
@@ -224,11 +245,19 @@ class RetrieverService:
             for _, _, index in self.registry.all():
                 deleted += index.delete_document(document_id)
             self.store.delete_document(document_id)
-        for _, _, index in self.registry.all():
-            index.maintain()
+        self._touched.clear()
+        self.registry_maintain()
         if archived_chunks is not None:  # outside the document's lock: the sweeper takes its own lock first
             deleted += archived_chunks(document_id)
         return deleted
+
+    def forget_config(self, model: str, strategy: str, config_id: str) -> None:
+        """A configuration's sets changed: the next search by its id checks again."""
+        self._touched.pop((model, strategy, config_id), None)
+
+    def registry_maintain(self) -> None:
+        for _, _, index in self.registry.all():
+            index.maintain()
 
     def document_lock(self, document_id: str) -> threading.Lock:
         """Held while a document's points are written, deleted or archived: a
@@ -251,13 +280,17 @@ class RetrieverService:
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
         started = time.perf_counter()
         query = check_retrieve(request)
-        model = request.embedding_model or self._default_model
+        options = request.options
+        top_k = retrieval.top_k(options)
+        model = options.embedding_model or self._default_model
         provider = self._provider_for(model)  # an unknown model is INVALID_ARGUMENT, whatever is indexed
         dimensions = self.registry.dimensions(model)
         if not dimensions:
             raise FailedPrecondition(
                 f"nothing is indexed with the embedding model {model!r} yet; process a document first"
             )
+        if options.config_id:
+            self._check_config(model, options.strategy, options.config_id)
         as_of_ts = self.as_of(request.as_of).timestamp()
         policy = self.policy()
         visible = policy.visible(as_of_ts)
@@ -273,32 +306,33 @@ class RetrieverService:
             # Nothing in the index is outside its window as of this query:
             # the window filter would only cost time (3x a search, measured).
             visible = None
+        flt = options.filter
         where = c.All(must=tuple(
             x for x in (
-                c.match("strategy", request.strategy),
-                c.match("document_id", *request.filter.document_ids) if request.filter.document_ids else None,
-                c.match("collection", *request.filter.collections) if request.filter.collections else None,
-                c.match("language", *request.filter.languages) if request.filter.languages else None,
+                c.match("strategy", options.strategy),
+                c.match("config_id", options.config_id) if options.config_id else c.match(SET_STATE_FIELD, ACTIVE),
+                c.match("document_id", *flt.document_ids) if flt.document_ids else None,
+                c.match("collection", *flt.collections) if flt.collections else None,
+                c.match("language", *flt.languages) if flt.languages else None,
                 visible,
             ) if x is not None
         ))
 
-        decay = request.recency_lambda > 0
-        depth = max(request.top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else request.top_k
-        if request.hybrid:
+        decay = options.recency_lambda > 0
+        depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else top_k
+        if options.hybrid:
             ranked = lexical.reciprocal_rank_fusion(
                 index.search(vector, where, max(depth, HYBRID_DEPTH), request.exact),
-                index.search_lexical(lexical.query_vector(query, request.filter.languages), where,
-                                    max(depth, HYBRID_DEPTH)),
+                index.search_lexical(lexical.query_vector(query, flt.languages), where, max(depth, HYBRID_DEPTH)),
             )
         else:
             ranked = index.search(vector, where, depth, request.exact)
         if decay:
             ranked = sorted(
-                ((p, decayed(s, p[TIME_FIELD], as_of_ts, request.recency_lambda)) for p, s in ranked),
+                ((p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked),
                 key=lambda item: -item[1],
             )
-        hits = [(payload_to_chunk(p), s) for p, s in ranked[: request.top_k]]
+        hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         searched = time.perf_counter()
 
         def lookup(point_ids: list[str]) -> dict[str, common_pb2.Chunk]:
@@ -308,13 +342,18 @@ class RetrieverService:
                 if c.evaluate(visible, p)  # what expansion pulls in obeys the window too
             }
 
-        def window_for(chunk: common_pb2.Chunk) -> int:
-            if request.HasField("window"):
-                return request.window
-            spec = self.store.spec_for(model, chunk.document_id, chunk.strategy) or {}
-            return int(spec.get("knobs", {}).get("window", DEFAULT_WINDOW))
+        def set_info(chunk: common_pb2.Chunk) -> SetInfo:
+            key = (model, chunk.document_id, chunk.strategy, chunk.config_id)
+            return self.store.info(key) or SetInfo(common_pb2.EXPANSION_KIND_NONE, None)
 
-        flat, tree = expansion.expand(hits, request.neighbor_prev, request.neighbor_next, lookup, window_for)
+        def window_for(chunk: common_pb2.Chunk) -> int:
+            if options.HasField("window"):
+                return options.window
+            indexed_with = set_info(chunk).window
+            return DEFAULT_WINDOW if indexed_with is None else indexed_with
+
+        kind = set_info(hits[0][0]).expansion if hits else common_pb2.EXPANSION_KIND_NONE
+        flat, tree = expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
         done = time.perf_counter()
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
@@ -329,23 +368,21 @@ class RetrieverService:
             ),
         )
 
-    def indexed_set(self, request: retriever_pb2.GetIndexedSetRequest) -> retriever_pb2.IndexedSet:
-        for field in ("embedding_model", "document_id", "strategy"):
-            if not getattr(request, field):
-                raise InvalidArgument(f"GetIndexedSet needs {field}")
-        found = self.store.indexed_set(request.embedding_model, request.document_id, request.strategy)
-        if found is None:
+    def _check_config(self, model: str, strategy: str, config_id: str) -> None:
+        """NOT_FOUND unless some document has the configuration; marks it used
+        (at most every TOUCH_EVERY_S), which keeps it from retention."""
+        key = (model, strategy, config_id)
+        now = time.monotonic()
+        last = self._touched.get(key)
+        if last is not None and now - last < TOUCH_EVERY_S:
+            return
+        if not self.store.has_config(model, strategy, config_id):
             raise NotFound(
-                f"document {request.document_id} is not indexed for {request.strategy} with "
-                f"{request.embedding_model} (or a sweep archived it)"
+                f"no document has a {strategy} index set with configuration {config_id} for {model}; "
+                "ListIndexedSets shows the sets there are"
             )
-        indexed = retriever_pb2.IndexedSet(
-            embedding_model=request.embedding_model, document_id=request.document_id, strategy=request.strategy,
-            config_id=found["config_id"], spec=dict_to_spec(found["spec"] or {}), points=found["points"],
-        )
-        if found["indexed_at"] is not None:
-            indexed.indexed_at.CopyFrom(to_proto(found["indexed_at"]))
-        return indexed
+        self.store.touch(model, strategy, config_id)
+        self._touched[key] = now
 
     def stats(self, archive_stats: tuple[int, int] = (0, 0)) -> retriever_pb2.GetIndexStatsResponse:
         indexes = self.registry.all()

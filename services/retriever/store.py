@@ -1,11 +1,13 @@
 """The retriever's own small database (SQLite in the data folder, or the
-configured database): which vector indexes exist, one record per indexed
-(embedding model, document, strategy) with the IndexHeader's spec and its
-sizes, and the freshness windows that operators changed.
+configured database): which vector indexes exist, one record per index set
+(embedding model, document, strategy, configuration) with the IndexHeader's
+spec and expansion kind, its sizes, whether it is the active set of its
+(model, document, strategy), whether it is pinned and when it was last used,
+and the freshness windows that operators changed (ADR 0038).
 
-The spec record is what sentence-window expansion reads for its default W
-(the `window` knob the document was indexed with), and what index
-statistics are summed from.
+The set records are read on the query path (which expansion a hit's set
+declared, the `window` knob it was indexed with): they are cached here and
+forgotten whenever a document's sets change.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String, delete, func, select
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String, delete, func, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 from chunklab.db import make_sessionmaker
@@ -33,21 +35,25 @@ class VectorIndexRow(Base):
     dimension: Mapped[int] = mapped_column(Integer)
 
 
-class IndexedSetRow(Base):
-    __tablename__ = "retriever_indexed_sets"
+class IndexSetRow(Base):
+    __tablename__ = "retriever_index_sets"
 
     embedding_model: Mapped[str] = mapped_column(String(256), primary_key=True)
     document_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     strategy: Mapped[str] = mapped_column(String(128), primary_key=True)
+    config_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     dimension: Mapped[int] = mapped_column(Integer)
-    config_id: Mapped[str] = mapped_column(String(64))
     spec: Mapped[dict] = mapped_column(JSON, default=dict)
+    expansion: Mapped[int] = mapped_column(Integer, default=0)
     document_name: Mapped[str] = mapped_column(String(512), default="")
     collection: Mapped[str] = mapped_column(String(128), default="")
     published_ts: Mapped[float] = mapped_column(Float, default=0.0)
     points: Mapped[int] = mapped_column(Integer, default=0)
     bytes: Mapped[int] = mapped_column(Integer, default=0)
     indexed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=False)
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
     archived: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
 
 
@@ -59,10 +65,20 @@ class FreshnessWindowRow(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+# What a set's record holds, as a plain dict (the sweeper writes these into an archive).
 SET_FIELDS = (
-    "embedding_model", "document_id", "strategy", "dimension", "config_id", "spec", "document_name",
-    "collection", "published_ts", "points", "bytes", "archived",
+    "embedding_model", "document_id", "strategy", "config_id", "dimension", "spec", "expansion",
+    "document_name", "collection", "published_ts", "points", "bytes", "active", "pinned", "archived",
 )
+SetKey = tuple[str, str, str, str]  # (embedding model, document, strategy, config_id)
+
+
+@dataclass(frozen=True)
+class SetInfo:
+    """What a query needs of a hit's set."""
+
+    expansion: int
+    window: int | None  # the `window` knob it was indexed with, if any
 
 
 @dataclass(frozen=True)
@@ -78,8 +94,7 @@ class StatsRow:
 class RetrieverStore:
     def __init__(self, url: str) -> None:
         self._sessions: sessionmaker = make_sessionmaker(url, Base)
-        # Spec records are read on the query path (sentence windows): keep them.
-        self._spec_cache: dict[tuple[str, str, str], dict | None] = {}
+        self._info_cache: dict[SetKey, SetInfo | None] = {}
         self._cache_lock = threading.Lock()
 
     # -- vector indexes --------------------------------------------------------
@@ -94,67 +109,151 @@ class RetrieverStore:
             if session.get(VectorIndexRow, name) is None:
                 session.add(VectorIndexRow(name=name, embedding_model=model, dimension=dimension))
 
-    # -- indexed sets ----------------------------------------------------------
+    # -- index sets ------------------------------------------------------------
 
     def record_set(self, **values) -> None:
-        key = (values["embedding_model"], values["document_id"], values["strategy"])
+        """Writes a set's record. With active=True the other sets of its (model,
+        document, strategy) stop being active, in the same transaction."""
+        key = tuple(values[k] for k in ("embedding_model", "document_id", "strategy", "config_id"))
+        now = utcnow()
         with self._sessions.begin() as session:
-            row = session.get(IndexedSetRow, key)
+            row = session.get(IndexSetRow, key)
             if row is None:
-                row = IndexedSetRow(embedding_model=key[0], document_id=key[1], strategy=key[2])
+                row = IndexSetRow(embedding_model=key[0], document_id=key[1], strategy=key[2], config_id=key[3])
                 session.add(row)
             for name, value in values.items():
                 setattr(row, name, value)
-            row.indexed_at = utcnow()
+            row.indexed_at = row.last_used_at = now
             row.archived = values.get("archived", False)
+            if values.get("active"):
+                self._deactivate_others(session, key)
         self._forget(key[1])
 
-    def spec_for(self, model: str, document_id: str, strategy: str) -> dict | None:
-        key = (model, document_id, strategy)
+    @staticmethod
+    def _deactivate_others(session, key: SetKey) -> None:
+        others = select(IndexSetRow).where(
+            IndexSetRow.embedding_model == key[0], IndexSetRow.document_id == key[1],
+            IndexSetRow.strategy == key[2], IndexSetRow.config_id != key[3], IndexSetRow.active.is_(True),
+        )
+        for other in session.scalars(others):
+            other.active = False
+
+    def set_flags(self, key: SetKey, *, active: bool | None = None, pinned: bool | None = None) -> dict | None:
+        """Makes a set active (the others of its document and strategy not) or
+        pins it; the record afterwards, None when there is no such set."""
+        with self._sessions.begin() as session:
+            row = session.get(IndexSetRow, key)
+            if row is None or row.archived:
+                return None
+            if active:
+                self._deactivate_others(session, key)
+                row.active = True
+            if pinned is not None:
+                row.pinned = pinned
+            found = _as_dict(row)
+        self._forget(key[1])
+        return found
+
+    def info(self, key: SetKey) -> SetInfo | None:
         with self._cache_lock:
-            if key in self._spec_cache:
-                return self._spec_cache[key]
+            if key in self._info_cache:
+                return self._info_cache[key]
         with self._sessions() as session:
-            row = session.get(IndexedSetRow, key)
-            spec = dict(row.spec) if row is not None else None
+            row = session.get(IndexSetRow, key)
+            info = None
+            if row is not None:
+                window = (row.spec or {}).get("knobs", {}).get("window")
+                info = SetInfo(row.expansion, int(window) if window is not None else None)
         with self._cache_lock:
-            self._spec_cache[key] = spec
-        return spec
+            self._info_cache[key] = info
+        return info
 
     def _forget(self, document_id: str) -> None:
         with self._cache_lock:
-            for key in [k for k in self._spec_cache if k[1] == document_id]:
-                del self._spec_cache[key]
+            for key in [k for k in self._info_cache if k[1] == document_id]:
+                del self._info_cache[key]
 
-    def indexed_set(self, model: str, document_id: str, strategy: str) -> dict | None:
-        """The record of how a document is indexed for a strategy and model (None
-        when it is not, or was archived)."""
+    def indexed_set(self, key: SetKey) -> dict | None:
+        """A set's record; an empty config_id names the active set. None when
+        there is no such set, or a sweep archived it."""
+        model, document_id, strategy, config_id = key
+        query = select(IndexSetRow).where(
+            IndexSetRow.embedding_model == model, IndexSetRow.document_id == document_id,
+            IndexSetRow.strategy == strategy, IndexSetRow.archived.is_(False),
+        )
+        query = query.where(IndexSetRow.config_id == config_id) if config_id else query.where(
+            IndexSetRow.active.is_(True))
         with self._sessions() as session:
-            row = session.get(IndexedSetRow, (model, document_id, strategy))
-            if row is None or row.archived:
-                return None
-            return {**{name: getattr(row, name) for name in SET_FIELDS}, "indexed_at": row.indexed_at}
+            row = session.scalars(query).first()
+            return _as_dict(row) if row is not None else None
+
+    def list_sets(self, model: str = "", document_id: str = "", strategy: str = "", *,
+                  offset: int = 0, limit: int | None = None) -> list[dict]:
+        """Sets not archived, by document, strategy, then newest first."""
+        query = select(IndexSetRow).where(IndexSetRow.archived.is_(False))
+        for column, value in ((IndexSetRow.embedding_model, model), (IndexSetRow.document_id, document_id),
+                              (IndexSetRow.strategy, strategy)):
+            if value:
+                query = query.where(column == value)
+        query = query.order_by(IndexSetRow.document_id, IndexSetRow.strategy, IndexSetRow.indexed_at.desc(),
+                               IndexSetRow.config_id).offset(offset).limit(limit)
+        with self._sessions() as session:
+            return [_as_dict(r) for r in session.scalars(query)]
+
+    def has_config(self, model: str, strategy: str, config_id: str) -> bool:
+        """Whether any document has a set of the strategy with this configuration."""
+        query = select(IndexSetRow.document_id).where(
+            IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
+            IndexSetRow.config_id == config_id, IndexSetRow.archived.is_(False),
+        ).limit(1)
+        with self._sessions() as session:
+            return session.execute(query).first() is not None
+
+    def touch(self, model: str, strategy: str, config_id: str) -> None:
+        """Marks every set of a configuration used now (retention keeps used sets)."""
+        with self._sessions.begin() as session:
+            session.execute(update(IndexSetRow).where(
+                IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
+                IndexSetRow.config_id == config_id,
+            ).values(last_used_at=utcnow()))
 
     def sets_of(self, document_id: str) -> list[dict]:
         with self._sessions() as session:
-            rows = session.scalars(select(IndexedSetRow).where(IndexedSetRow.document_id == document_id)).all()
-            return [{name: getattr(r, name) for name in SET_FIELDS} for r in rows]
+            rows = session.scalars(select(IndexSetRow).where(IndexSetRow.document_id == document_id)).all()
+            return [{name: getattr(r, name) for name in SET_FIELDS} for r in rows]  # JSON-safe: archives hold them
+
+    def retention_candidates(self) -> list[dict]:
+        """Sets retention may drop (inactive, unpinned, not archived), least recently used first."""
+        query = select(IndexSetRow).where(
+            IndexSetRow.active.is_(False), IndexSetRow.pinned.is_(False), IndexSetRow.archived.is_(False)
+        ).order_by(IndexSetRow.last_used_at, IndexSetRow.document_id, IndexSetRow.config_id)
+        with self._sessions() as session:
+            return [_as_dict(r) for r in session.scalars(query)]
+
+    def delete_set(self, key: SetKey) -> None:
+        with self._sessions.begin() as session:
+            row = session.get(IndexSetRow, key)
+            if row is not None:
+                session.delete(row)
+        self._forget(key[1])
 
     def set_archived(self, document_id: str, archived: bool) -> None:
         with self._sessions.begin() as session:
-            for row in session.scalars(select(IndexedSetRow).where(IndexedSetRow.document_id == document_id)):
+            for row in session.scalars(select(IndexSetRow).where(IndexSetRow.document_id == document_id)):
                 row.archived = archived
+        self._forget(document_id)
 
     def delete_document(self, document_id: str) -> None:
         with self._sessions.begin() as session:
-            session.execute(delete(IndexedSetRow).where(IndexedSetRow.document_id == document_id))
+            session.execute(delete(IndexSetRow).where(IndexSetRow.document_id == document_id))
         self._forget(document_id)
 
     def stats(self) -> list[StatsRow]:
-        columns = (IndexedSetRow.embedding_model, IndexedSetRow.strategy, IndexedSetRow.collection)
+        columns = (IndexSetRow.embedding_model, IndexSetRow.strategy, IndexSetRow.collection)
         query = (
-            select(*columns, func.sum(IndexedSetRow.points), func.count(), func.sum(IndexedSetRow.bytes))
-            .where(IndexedSetRow.archived.is_(False))
+            select(*columns, func.sum(IndexSetRow.points), func.count(func.distinct(IndexSetRow.document_id)),
+                   func.sum(IndexSetRow.bytes))
+            .where(IndexSetRow.archived.is_(False))
             .group_by(*columns)
             .order_by(*columns)
         )
@@ -174,3 +273,8 @@ class RetrieverStore:
                 session.add(FreshnessWindowRow(collection=collection, max_age_days=max_age_days, updated_at=utcnow()))
             else:
                 row.max_age_days, row.updated_at = max_age_days, utcnow()
+
+
+def _as_dict(row: IndexSetRow) -> dict:
+    return {**{name: getattr(row, name) for name in SET_FIELDS},
+            "indexed_at": row.indexed_at, "last_used_at": row.last_used_at}

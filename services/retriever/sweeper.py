@@ -24,6 +24,7 @@ from services.retriever.index import index_name
 from services.retriever.payloads import TIME_FIELD, payload_to_chunk
 from services.retriever.periodic import Periodic
 from services.retriever.service import RetrieverService
+from services.retriever.sets import IndexSets
 
 log = logging.getLogger("chunklab.retriever.sweeper")
 
@@ -39,9 +40,10 @@ def _swept(header: dict) -> retriever_pb2.SweptDocument:
 
 
 class Sweeper:
-    def __init__(self, service: RetrieverService, storage: ColdStorage) -> None:
+    def __init__(self, service: RetrieverService, storage: ColdStorage, sets: IndexSets | None = None) -> None:
         self.service = service
         self.storage = storage
+        self.sets = sets or IndexSets(service)
         self._lock = threading.Lock()  # one sweep or restore at a time
         self._periodic = Periodic("periodic sweep", self._sweep_and_vacuum, log)
 
@@ -165,13 +167,15 @@ class Sweeper:
     # -- the periodic task -----------------------------------------------------
 
     def start(self, interval_s: float) -> None:
-        """Sweeps every interval_s seconds (0: never) and vacuums the indexes."""
+        """Sweeps every interval_s seconds (0: never), applies the index sets'
+        retention and vacuums the indexes."""
         self._periodic.start(interval_s)
 
     def _sweep_and_vacuum(self) -> None:
-        self.sweep(self.service.clock(), dry_run=False)
-        for _, _, index in self.service.registry.all():
-            index.maintain()
+        now = self.service.clock()
+        self.sweep(now, dry_run=False)
+        self.sets.apply_retention(now)
+        self.service.registry_maintain()
 
     def stop(self) -> None:
         self._periodic.stop()

@@ -107,7 +107,7 @@ class SourceDocument:
         run on this document (ProcessDocument runs them one after another)."""
         return TokenMap(self.text)
 
-    def chunk_basis(self, strategy: str, config_id: str, role: str) -> tuple[common_pb2.Chunk, ids.ChunkIds]:
+    def chunk_basis(self, strategy: str, config_id: str, role: int) -> tuple[common_pb2.Chunk, ids.ChunkIds]:
         """What every chunk of one strategy and role shares: a Chunk with the
         document's fields filled in, to copy, and the chunk id maker. Built
         once per document, not once per chunk."""
@@ -171,6 +171,9 @@ class Strategy(ABC):
     knobs: ClassVar[tuple[Knob, ...]]
     requires_llm: ClassVar[bool] = False
     requires_embeddings_to_chunk: ClassVar[bool] = False
+    # How the retriever expands this strategy's hits (it keeps the kind with
+    # each index set and never looks at strategy names).
+    expansion: ClassVar[int] = common_pb2.EXPANSION_KIND_NONE
 
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -204,6 +207,7 @@ class Strategy(ABC):
             knobs=[k.to_proto() for k in cls.knobs],
             requires_llm=cls.requires_llm,
             requires_embeddings_to_chunk=cls.requires_embeddings_to_chunk,
+            expansion=cls.expansion,
         )
 
     @abstractmethod
@@ -212,7 +216,7 @@ class Strategy(ABC):
 
     def make_chunk(
         self, source: SourceDocument, index: int, start: int, end: int, token_count: int | None = None,
-        *, role: str = "chunk", heading_path: list[str] | None = None,
+        *, role: int = common_pb2.CHUNK_ROLE_CHUNK, heading_path: list[str] | None = None,
     ) -> common_pb2.Chunk:
         """A unified chunk that copies text[start:end]."""
         template, chunk_id = source.chunk_basis(self.name, self.config_id, role)

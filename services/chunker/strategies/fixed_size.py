@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chunklab.errors import InvalidArgument
-from chunklab.v1 import chunker_pb2
+from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 
 
@@ -22,6 +22,7 @@ def check_overlap(strategy: Strategy) -> None:
 @REGISTRY.register
 class FixedSize(Strategy):
     name = "fixed_size"
+    expansion = common_pb2.EXPANSION_KIND_NEIGHBORS
     description = "Token windows of chunk_size cl100k_base tokens, each overlapping the previous by chunk_overlap."
     knobs = (
         Knob("chunk_size", chunker_pb2.KNOB_TYPE_INT, 512, "Tokens per chunk (a hard maximum).", MIN_CHUNK_SIZE, 8192),

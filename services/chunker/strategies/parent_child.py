@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chunklab.errors import InvalidArgument
-from chunklab.v1 import chunker_pb2
+from chunklab.v1 import chunker_pb2, common_pb2
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.families import Family, capped, family_chunks
@@ -16,6 +16,7 @@ LEVELS = ("article", "section", "paragraph")
 @REGISTRY.register
 class ParentChild(Strategy):
     name = "parent_child"
+    expansion = common_pb2.EXPANSION_KIND_PARENT
     description = (
         "Searches paragraph children and returns their structural parent: the article (deepest heading "
         "level above the paragraphs), the section above it, or the paragraph itself."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from chunklab.errors import InvalidArgument
-from chunklab.v1 import chunker_pb2
+from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.families import Family, family_chunks
 from services.chunker.strategies.spans import NEWLINE, Spans
@@ -15,6 +15,7 @@ from services.chunker.strategies.structure import HeadingPaths, paragraphs_with_
 @REGISTRY.register
 class SemanticParentChild(Strategy):
     name = "semantic_parent_child"
+    expansion = common_pb2.EXPANSION_KIND_PARENT
     description = (
         "Consecutive paragraphs join one parent while they stay similar to it; paragraphs are the "
         "searchable children, parents are what the LLM sees."

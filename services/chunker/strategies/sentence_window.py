@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chunklab import sentences
-from chunklab.v1 import chunker_pb2
+from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.spans import NEWLINE, Spans
 from services.chunker.strategies.structure import HeadingPaths
@@ -12,6 +12,7 @@ from services.chunker.strategies.structure import HeadingPaths
 @REGISTRY.register
 class SentenceWindow(Strategy):
     name = "sentence_window"
+    expansion = common_pb2.EXPANSION_KIND_WINDOW
     description = (
         "Small-to-big: indexes units of 1 to 3 sentences; each hit comes back with the window units "
         "on either side."
@@ -39,6 +40,6 @@ class SentenceWindow(Strategy):
             count = index.exact(start, end)
             units += [(start, end, count)] if count <= limit else index.split(start, end, limit, level=NEWLINE)
         return [
-            self.make_chunk(source, i, start, end, count, role="sentence", heading_path=paths.at(start))
+            self.make_chunk(source, i, start, end, count, role=common_pb2.CHUNK_ROLE_SENTENCE, heading_path=paths.at(start))
             for i, (start, end, count) in enumerate(units)
         ]

@@ -1,0 +1,81 @@
+"""Every metric experiments report, in one place: its name, what it means for
+people, its unit, whether higher or lower is better, and how to read it off one
+question's result (ADR 0039). ListMetrics serves it, so the UI, the CLI and
+the reports agree on which run wins; compare.py's bootstrap reads the values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from chunklab.v1 import evaluator_pb2 as pb
+
+Value = Callable[[pb.QuestionResult], "float | None"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    info: pb.MetricInfo
+    value: Value  # one question's value, None when it was not measured
+
+
+def _labelled(field: str) -> Value:
+    return lambda r: getattr(r.metrics, field) if r.metrics.labelled else None
+
+
+def _judged(field: str) -> Value:
+    def value(r: pb.QuestionResult) -> float | None:
+        score = getattr(r.judge, field)
+        return score.value if score.measured else None
+
+    return value
+
+
+def _metric(name: str, label: str, unit: int, value: Value, group: str, description: str,
+            higher_is_better: bool = True) -> Metric:
+    return Metric(pb.MetricInfo(name=name, label=label, unit=unit, higher_is_better=higher_is_better,
+                                group=group, description=description), value)
+
+
+PERCENT, RATIO, SCORE, COUNT = pb.METRIC_UNIT_PERCENT, pb.METRIC_UNIT_RATIO, pb.METRIC_UNIT_SCORE, pb.METRIC_UNIT_COUNT
+EXPANDED = "on the expanded context (what the LLM sees)"
+HITS = "on the hits only, before expansion"
+
+# In the order people read them: the Chroma report's IoU first.
+CATALOG: tuple[Metric, ...] = (
+    _metric("iou", "IoU", PERCENT, _labelled("iou"), "labelled",
+            f"overlap of the retrieved tokens with the reference tokens, over their union, {EXPANDED}"),
+    _metric("recall", "recall", PERCENT, _labelled("recall"), "labelled",
+            f"share of the reference tokens that were retrieved, {EXPANDED}"),
+    _metric("precision", "precision", PERCENT, _labelled("precision"), "labelled",
+            f"share of the retrieved tokens that are reference tokens, {EXPANDED}"),
+    _metric("hit_rate", "hit rate", PERCENT, _labelled("hit_rate"), "labelled",
+            f"share of questions with any reference token retrieved, {EXPANDED}"),
+    _metric("mrr", "MRR", RATIO, _labelled("mrr"), "labelled",
+            "mean reciprocal rank of the first hit that touches a reference"),
+    _metric("iou_hits", "IoU (hits only)", PERCENT, _labelled("iou_hits"), "labelled", f"IoU {HITS}"),
+    _metric("recall_hits", "recall (hits only)", PERCENT, _labelled("recall_hits"), "labelled", f"recall {HITS}"),
+    _metric("precision_hits", "precision (hits only)", PERCENT, _labelled("precision_hits"), "labelled",
+            f"precision {HITS}"),
+    _metric("mrr_hits", "MRR (hits only)", RATIO, _labelled("mrr_hits"), "labelled", f"MRR {HITS}"),
+    _metric("embedding_answer_similarity", "answer similarity (embeddings)", RATIO,
+            lambda r: r.metrics.embedding_answer_similarity if r.metrics.embedding_answer_similarity >= 0 else None,
+            "judge", "cosine similarity of the answer's and the expected answer's embeddings"),
+    _metric("context_relevance", "context relevance", SCORE, _judged("context_relevance"), "judge",
+            "the judge's 1-10 score of how relevant the retrieved context is to the question"),
+    _metric("answer_similarity", "answer similarity (judge)", SCORE, _judged("answer_similarity"), "judge",
+            "the judge's 1-10 score of how close the answer is to the expected one"),
+    _metric("faithfulness", "faithfulness", SCORE, _judged("faithfulness"), "judge",
+            "the judge's 1-10 score of how well the context supports the answer"),
+    _metric("hallucination", "hallucination", PERCENT, _judged("hallucination"), "judge",
+            "share of answers the judge found to state what the context does not", higher_is_better=False),
+    _metric("tokens_sent", "tokens sent", COUNT, lambda r: float(r.metrics.tokens_sent) if not r.error else None,
+            "efficiency", "tokens of retrieved context the LLM is given per question", higher_is_better=False),
+)
+
+BY_NAME: dict[str, Metric] = {m.info.name: m for m in CATALOG}
+
+
+def list_metrics() -> pb.ListMetricsResponse:
+    return pb.ListMetricsResponse(metrics=[m.info for m in CATALOG])

@@ -1,0 +1,162 @@
+"""Index sets: one per (embedding model, document, strategy, configuration),
+kept side by side; one of them active per (model, document, strategy)
+(ADR 0038). Listing, activating, pinning and deleting them, and the
+retention rule that keeps their disk bounded.
+
+Retention: a set that is active or pinned is kept. Any other set is dropped
+once it has not been used (indexed, or searched by its config_id) for
+`retention_days`, and, while such sets hold more than `budget_bytes`, the
+least recently used of them go first, except those used within the last
+RECENT_S (an experiment that is running searches its sets all the time).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from chunklab.errors import InvalidArgument, NotFound
+from chunklab.paging import check_page_size, decode_offset, encode_token
+from chunklab.timeutil import to_proto
+from chunklab.v1 import retriever_pb2
+from services.retriever.service import RetrieverService, dict_to_spec
+from services.retriever.store import SetKey
+
+log = logging.getLogger("chunklab.retriever.sets")
+
+# Sets used this recently are never dropped for the size budget.
+RECENT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Retention:
+    retention_days: float = 30.0
+    budget_bytes: int = 2 * 1024**3
+
+
+def to_message(found: dict) -> retriever_pb2.IndexedSet:
+    indexed = retriever_pb2.IndexedSet(
+        embedding_model=found["embedding_model"], document_id=found["document_id"], strategy=found["strategy"],
+        config_id=found["config_id"], spec=dict_to_spec(found["spec"] or {}), points=found["points"],
+        active=found["active"], pinned=found["pinned"], bytes=found["bytes"], expansion=found["expansion"],
+        document_name=found["document_name"], collection=found["collection"],
+    )
+    for field in ("indexed_at", "last_used_at"):
+        if found.get(field) is not None:
+            getattr(indexed, field).CopyFrom(to_proto(found[field]))
+    return indexed
+
+
+def check_key(key: retriever_pb2.IndexedSetKey, *, config_required: bool = True) -> SetKey:
+    fields = ("embedding_model", "document_id", "strategy") + (("config_id",) if config_required else ())
+    for field in fields:
+        if not getattr(key, field):
+            raise InvalidArgument(f"name the index set's {field} (ListIndexedSets shows them)")
+    return key.embedding_model, key.document_id, key.strategy, key.config_id
+
+
+def _missing(key: SetKey) -> NotFound:
+    model, document_id, strategy, config_id = key
+    which = f"configuration {config_id}" if config_id else "an active set"
+    return NotFound(
+        f"document {document_id} has no {strategy} index set with {which} for {model} "
+        "(or a sweep archived it); ListIndexedSets shows the sets there are"
+    )
+
+
+class IndexSets:
+    def __init__(self, service: RetrieverService, retention: Retention = Retention()) -> None:
+        self.service = service
+        self.retention = retention
+
+    def get(self, request: retriever_pb2.GetIndexedSetRequest) -> retriever_pb2.IndexedSet:
+        key = check_key(request.key, config_required=False)
+        found = self.service.store.indexed_set(key)
+        if found is None:
+            raise _missing(key)
+        return to_message(found)
+
+    def list(self, request: retriever_pb2.ListIndexedSetsRequest) -> retriever_pb2.ListIndexedSetsResponse:
+        size = check_page_size(request.page_size)
+        offset = decode_offset(request.page_token)
+        rows = self.service.store.list_sets(request.embedding_model, request.document_id, request.strategy,
+                                            offset=offset, limit=size + 1)
+        response = retriever_pb2.ListIndexedSetsResponse(sets=[to_message(r) for r in rows[:size]])
+        if len(rows) > size:
+            response.next_page_token = encode_token(offset + size)
+        return response
+
+    def activate(self, request: retriever_pb2.ActivateIndexedSetRequest) -> retriever_pb2.IndexedSet:
+        key = check_key(request.key)
+        model, document_id, strategy, config_id = key
+        with self.service.document_lock(document_id):
+            if self.service.store.indexed_set(key) is None:
+                raise _missing(key)
+            index = self._index(model, key)
+            index.activate(document_id, strategy, config_id)
+            found = self.service.store.set_flags(key, active=True)
+        return to_message(found)
+
+    def pin(self, request: retriever_pb2.PinIndexedSetRequest) -> retriever_pb2.IndexedSet:
+        key = check_key(request.key)
+        found = self.service.store.set_flags(key, pinned=request.pinned)
+        if found is None:
+            raise _missing(key)
+        return to_message(found)
+
+    def delete(self, request: retriever_pb2.DeleteIndexedSetRequest) -> retriever_pb2.DeleteIndexedSetResponse:
+        key = check_key(request.key)
+        with self.service.document_lock(key[1]):
+            if self.service.store.indexed_set(key) is None:
+                raise _missing(key)
+            deleted = self._delete(key)
+        return retriever_pb2.DeleteIndexedSetResponse(chunks_deleted=deleted)
+
+    def _index(self, model: str, key: SetKey):
+        found = self.service.store.indexed_set(key)
+        index = self.service.registry.get(model, found["dimension"]) if found else None
+        if index is None:
+            raise _missing(key)
+        return index
+
+    def _delete(self, key: SetKey) -> int:
+        """Deletes a set's points and record (the caller holds its document's lock)."""
+        model, document_id, strategy, config_id = key
+        index = self._index(model, key)
+        deleted = index.delete_set(document_id, strategy, config_id)
+        self.service.store.delete_set(key)
+        self.service.forget_config(model, strategy, config_id)
+        return deleted
+
+    # -- retention -------------------------------------------------------------
+
+    def apply_retention(self, now: datetime) -> list[SetKey]:
+        """Drops the sets the retention rule lets go; returns their keys."""
+        candidates = self.service.store.retention_candidates()  # least recently used first
+        expired_before = now - timedelta(days=self.retention.retention_days)
+        recent_after = now - timedelta(seconds=RECENT_S)
+        held = sum(s["bytes"] for s in candidates)
+        dropped: list[SetKey] = []
+        for found in candidates:
+            used = _aware(found["last_used_at"], now)
+            over_budget = held > self.retention.budget_bytes and used < recent_after
+            if used >= expired_before and not over_budget:
+                continue
+            key = (found["embedding_model"], found["document_id"], found["strategy"], found["config_id"])
+            with self.service.document_lock(key[1]):
+                current = self.service.store.indexed_set(key)
+                if current is None or current["active"] or current["pinned"]:
+                    continue  # activated, pinned or deleted meanwhile
+                self._delete(key)
+            held -= found["bytes"]
+            dropped.append(key)
+        if dropped:
+            self.service.registry_maintain()
+            log.info("retention dropped %d index sets", len(dropped))
+        return dropped
+
+
+def _aware(stamp: datetime, like: datetime) -> datetime:
+    """SQLite hands datetimes back without their zone: they were written in UTC."""
+    return stamp.replace(tzinfo=like.tzinfo) if stamp.tzinfo is None and like.tzinfo is not None else stamp
