@@ -124,13 +124,16 @@ def blocks(text: str) -> list[tuple[int, int, bool]]:
         for part in block.children or (block,):  # each list item, each table row
             if part.kind in _WHOLE:
                 found.append((part.start, part.end, True))
+            elif part.kind is markdown.Kind.PARAGRAPH:
+                found.append((part.start, part.end, False))
             else:
                 found += [(a, b, False) for a, b in _between_blank_lines(text, part.start, part.end)]
     return found
 
 
 def _between_blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """[start, end) cut at its blank lines (only code holds any)."""
+    """[start, end) cut at its blank lines (code, comments, a list item with
+    code in it)."""
     found = []
     for match in _LINE.finditer(text, start, end):
         line_start, line_end = match.span()
