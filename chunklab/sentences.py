@@ -7,17 +7,17 @@ whitespace, in document order and never overlapping. Every non-whitespace
 character of the text lies in exactly one span.
 
 How:
-1. The text is cut into blocks first: at blank lines, and at Markdown line
-   structure (a heading, a list item, a table row or a code fence starts a new
-   block; a heading or a table row ends one). A sentence never crosses a
-   block, so a heading without a full stop does not swallow the paragraph
-   under it.
+1. The text is cut into blocks first: the blocks of chunklab.markdown.scan
+   (the scanner ingest and `recursive` share), each list item and each table
+   row on its own, and at blank lines inside a block (in code). A sentence
+   never crosses a block, so a heading without a full stop does not swallow
+   the paragraph under it; a `# comment` inside fenced code is code.
 2. Each block goes through sentencex (Wikimedia's rule-based segmenter, MIT,
    offline, with abbreviation lists for ~300 languages: "Dr.", "z.B.",
    "e.g.", decimals, ellipses, closing quotes after the full stop). Blocks are
    passed one at a time: sentencex slows down badly on long inputs.
-   A heading line or a table row is one sentence whatever its full stops
-   ("## Article 1. Scope").
+   A heading, a table row or a thematic break is one sentence whatever its
+   full stops ("## Article 1. Scope").
 3. Full-width terminators 。！？ (and Arabic ؟) end a sentence in any language,
    also where no space follows, unless a Japanese quotative particle (と, って)
    continues the sentence after a closing bracket: 「行こう。」と言った。 is one.
@@ -32,14 +32,14 @@ import re
 
 import sentencex
 
+from chunklab import markdown
+
 # Languages whose rules sentencex knows under another code, and documents
 # whose language is unknown ("und"): English rules are the broadest default.
 _LANGUAGE_ALIASES = {"": "en", "und": "en"}
 
-_STRUCTURE_LINE = re.compile(
-    r" {0,3}(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]|\d{1,9}[.)][ \t]|\||```|~~~)"
-)
-_ENDS_BLOCK = re.compile(r" {0,3}(?:#{1,6}(?:[ \t]|$)|\|)")
+# Blocks that are one sentence each, whatever their full stops.
+_WHOLE = (markdown.Kind.HEADING, markdown.Kind.TABLE_ROW, markdown.Kind.THEMATIC_BREAK)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _WIDE_END = re.compile(r"[。！？!?]*[。！？؟][」』”’）)》】〕\"']*")
 _QUOTATIVE = ("と", "って")
@@ -69,13 +69,13 @@ def split(text: str, language: str = "en") -> list[tuple[int, int]]:
     """Sentence spans (start, end) in code points, trimmed, in order."""
     language = _LANGUAGE_ALIASES.get(language, language).split("-")[0].lower() or "en"
     spans: list[tuple[int, int]] = []
-    for block_start, block_end in blocks(text):
-        block = text[block_start:block_end]
-        if _ENDS_BLOCK.match(block):  # a heading or a table row is one unit
+    for block_start, block_end, whole in blocks(text):
+        if whole:
             a, b = trim(text, block_start, block_end)
             if a < b:
                 spans.append((a, b))
             continue
+        block = text[block_start:block_end]
         first = len(spans)
         for piece in sentencex.get_sentence_boundaries(language, block):
             start = block_start + piece["start_index"]
@@ -113,30 +113,38 @@ def sentences(text: str, language: str = "en") -> list[str]:
     return [text[a:b] for a, b in split(text, language)]
 
 
-def blocks(text: str) -> list[tuple[int, int]]:
-    """Ranges of text that no sentence crosses: paragraphs and Markdown lines
-    that stand on their own (headings, list items, table rows, fences)."""
-    found: list[tuple[int, int]] = []
-    start = None
-    previous_ends_block = False
-    for match in _LINE.finditer(text):
+def blocks(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, whole) of the ranges of text that no sentence crosses, in
+    order; `whole` when the range is one sentence (a heading, a table row, a
+    thematic break)."""
+    found: list[tuple[int, int, bool]] = []
+    for block in markdown.scan(text):
+        if block.kind is markdown.Kind.BLANK:
+            continue
+        for part in block.children or (block,):  # each list item, each table row
+            if part.kind in _WHOLE:
+                found.append((part.start, part.end, True))
+            elif part.kind is markdown.Kind.PARAGRAPH:
+                found.append((part.start, part.end, False))
+            else:
+                found += [(a, b, False) for a, b in _between_blank_lines(text, part.start, part.end)]
+    return found
+
+
+def _between_blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """[start, end) cut at its blank lines (code, comments, a list item with
+    code in it)."""
+    found = []
+    for match in _LINE.finditer(text, start, end):
         line_start, line_end = match.span()
         if line_start == line_end:
             break
-        line = match.group()
-        if not line.strip():
-            if start is not None:
+        if not match.group().strip():
+            if start < line_start:
                 found.append((start, line_start))
-                start = None
-            continue
-        if start is not None and (previous_ends_block or _STRUCTURE_LINE.match(line)):
-            found.append((start, line_start))
-            start = None
-        if start is None:
-            start = line_start
-        previous_ends_block = bool(_ENDS_BLOCK.match(line))
-    if start is not None:
-        found.append((start, len(text)))
+            start = line_end
+    if start < end:
+        found.append((start, end))
     return found
 
 

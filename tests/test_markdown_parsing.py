@@ -114,3 +114,52 @@ def test_plain_text_never_makes_headings_of_hashes():
     text = "# not a heading in a .txt file\n\nbody\n"
     tree = parsing.parse(text, pb.DOCUMENT_FORMAT_TEXT)
     assert [c.kind for c in tree.root.children] == [pb.NODE_KIND_PARAGRAPH, pb.NODE_KIND_PARAGRAPH]
+
+
+FENCED = """# Setup
+
+Run these:
+
+```bash
+# not a heading: a shell comment
+make up
+```
+
+~~~
+# not a heading either
+~~~
+
+    # an indented comment, code too
+
+Done.
+"""
+
+
+def test_a_hash_line_inside_a_fence_is_code_not_a_heading():
+    tree = parsing.parse(FENCED, pb.DOCUMENT_FORMAT_MARKDOWN)
+    assert outline(tree) == [
+        (0, "DOCUMENT", 0, ()),
+        (1, "SECTION", 1, ("Setup",)),
+        (2, "HEADING", 1, ("Setup",)),
+        (2, "PARAGRAPH", 0, ("Setup",)),
+        (2, "CODE", 0, ("Setup",)),
+        (2, "CODE", 0, ("Setup",)),
+        (2, "CODE", 0, ("Setup",)),
+        (2, "PARAGRAPH", 0, ("Setup",)),
+    ]
+    assert [FENCED[n.start_char : n.end_char] for n, _ in walk(tree.root) if n.kind == pb.NODE_KIND_CODE] == [
+        "```bash\n# not a heading: a shell comment\nmake up\n```",
+        "~~~\n# not a heading either\n~~~",
+        "# an indented comment, code too",
+    ]
+
+
+def test_front_matter_and_comments_make_no_heading():
+    text = "---\ntitle: Notes\n# a YAML comment\n---\n<!--\n# commented out\n-->\n# Notes\n\nBody.\n"
+    tree = parsing.parse(text, pb.DOCUMENT_FORMAT_MARKDOWN)
+    assert [(n.kind, text[n.start_char : n.end_char]) for n, _ in walk(tree.root)][1:] == [
+        (pb.NODE_KIND_PARAGRAPH, "<!--\n# commented out\n-->"),
+        (pb.NODE_KIND_SECTION, "# Notes\n\nBody."),
+        (pb.NODE_KIND_HEADING, "# Notes"),
+        (pb.NODE_KIND_PARAGRAPH, "Body."),
+    ]

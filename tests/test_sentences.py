@@ -66,6 +66,18 @@ def test_markdown_lines_stand_alone():
     ]
 
 
+def test_a_hash_line_inside_a_fence_does_not_split_sentences():
+    text = "Run this first. Then wait:\n```bash\n# not a heading\nmake up\n```\n~~~\n# not a heading\n~~~\nDone."
+    assert sentences.sentences(text) == [
+        "Run this first.", "Then wait:", "```bash\n# not a heading\nmake up\n```", "~~~\n# not a heading\n~~~", "Done.",
+    ]
+
+
+def test_a_setext_heading_and_a_thematic_break_stand_alone():
+    text = "Scope. Of it\n===\nThe text. More.\n\n***\nEnd."
+    assert sentences.sentences(text) == ["Scope. Of it\n===", "The text.", "More.", "***", "End."]
+
+
 def test_unknown_language_falls_back_to_english_rules():
     assert sentences.sentences("Mr. Brown left. Then Dr. Jones came.", "und") == ["Mr. Brown left.", "Then Dr. Jones came."]
 

@@ -193,6 +193,38 @@ def test_recursive_golden():
     assert chunks[0].heading_path == []
 
 
+FENCED = (
+    "# Install\n\n"
+    "Fetch the sources, check the tools you need and build everything from the top of the tree.\n\n"
+    "```bash\n"
+    "# not a heading: fetch and build\n"
+    "git clone https://example.org/chunklab.git\n"
+    "make build\n"
+    "```\n\n"
+    "~~~\n"
+    "# not a heading either\n"
+    "make test\n"
+    "~~~\n\n"
+    "# Use\n\n"
+    "Start the stack, open the page and upload a document.\n"
+)
+
+
+@pytest.mark.parametrize("chunk_size", [32, 40, 48, 64])
+def test_recursive_never_cuts_at_a_hash_line_inside_a_fence(chunk_size):
+    """Both fences fit the chunk size, so each stays whole in one chunk; a
+    `#` line inside one is no header to cut at (it was until ADR 0041)."""
+    chunks = run("recursive", document(FENCED), chunk_size=chunk_size, chunk_overlap=0)
+    fences = ["```bash\n# not a heading: fetch and build\ngit clone https://example.org/chunklab.git\nmake build\n```",
+              "~~~\n# not a heading either\nmake test\n~~~"]
+    assert [tokens.count(f) for f in fences] == [27, 13]
+    for fence in fences:
+        holding = [c for c in chunks if fence in c.content]
+        assert len(holding) == 1 and holding[0].heading_path == ["Install"]
+    assert not any(c.content.startswith("# not a heading") for c in chunks)
+    assert [c.heading_path for c in chunks if c.content.startswith("# ")] == [["Install"], ["Use"]]
+
+
 def test_recursive_overlap_repeats_whole_trailing_parts():
     text = " ".join(f"Sentence number {i} is here." for i in range(40))
     chunks = run("recursive", document(text), chunk_size=40, chunk_overlap=12)

@@ -4,9 +4,11 @@ The canonical text of a Markdown or text file is the file's text exactly, so
 character offsets from outside (question-set references) stay valid. Every
 node carries its [start_char, end_char) range in that text.
 
-Markdown: ATX (`## Title`) and setext (`Title` over `===`/`---`) headings;
-fenced code (``` or ~~~) is one block and never yields headings; lists and
-tables are blocks of their own. Plain text: paragraphs at blank lines.
+Markdown: the blocks of chunklab.markdown.scan, the scanner that sentence
+splitting and `recursive` share (ADR 0041): ATX and setext headings; fenced
+and indented code is one block and never yields headings; lists and tables
+are blocks of their own; front matter is left out. Plain text: paragraphs at
+blank lines.
 """
 
 from __future__ import annotations
@@ -14,13 +16,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chunklab import markdown
 from chunklab.v1 import documents_pb2 as pb
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_TABLE_ROW = re.compile(r"^ {0,3}\|")
+# The tree's node kind of each scanned block; front matter and blank lines
+# make no node, and a thematic break or an HTML comment stays a paragraph,
+# as it always was.
+_NODE_KINDS = {
+    markdown.Kind.HEADING: pb.NODE_KIND_HEADING,
+    markdown.Kind.PARAGRAPH: pb.NODE_KIND_PARAGRAPH,
+    markdown.Kind.THEMATIC_BREAK: pb.NODE_KIND_PARAGRAPH,
+    markdown.Kind.HTML_COMMENT: pb.NODE_KIND_PARAGRAPH,
+    markdown.Kind.LIST: pb.NODE_KIND_LIST,
+    markdown.Kind.TABLE: pb.NODE_KIND_TABLE,
+    markdown.Kind.FENCED_CODE: pb.NODE_KIND_CODE,
+    markdown.Kind.INDENTED_CODE: pb.NODE_KIND_CODE,
+}
 
 
 @dataclass
@@ -60,82 +71,15 @@ def _trimmed(line: Line) -> tuple[int, int]:
     return line.start + lead, line.start + lead + len(stripped)
 
 
-def _front_matter_end(lines: list[Line]) -> int:
-    """Index of the first line after YAML front matter (0 when there is none);
-    front matter is metadata, not a heading or a paragraph."""
-    if not lines or lines[0].text.rstrip() != "---":
-        return 0
-    for j in range(1, len(lines)):
-        if lines[j].text.rstrip() in ("---", "..."):
-            return j + 1
-    return 0
-
-
 def markdown_blocks(text: str) -> list[Block]:
-    lines = split_lines(text)
-    blocks: list[Block] = []
-    i = _front_matter_end(lines)
-    while i < len(lines):
-        line = lines[i]
-        if _blank(line):
-            i += 1
-            continue
-        fence = _FENCE.match(line.text)
-        if fence:
-            marker = fence.group(1)
-            j = i + 1
-            while j < len(lines) and not lines[j].text.lstrip().startswith(marker[0] * len(marker)):
-                j += 1
-            last = lines[min(j, len(lines) - 1)]
-            blocks.append(Block(pb.NODE_KIND_CODE, line.start, last.end))
-            i = j + 1
-            continue
-        atx = _ATX.match(line.text)
-        if atx:
-            start, end = _trimmed(line)
-            blocks.append(Block(pb.NODE_KIND_HEADING, start, end, len(atx.group(1)), (atx.group(2) or "").strip()))
-            i += 1
-            continue
-        if _TABLE_ROW.match(line.text):
-            j = i
-            while j + 1 < len(lines) and _TABLE_ROW.match(lines[j + 1].text):
-                j += 1
-            blocks.append(Block(pb.NODE_KIND_TABLE, _trimmed(line)[0], _trimmed(lines[j])[1]))
-            i = j + 1
-            continue
-        if _LIST_ITEM.match(line.text):
-            items: list[tuple[int, int]] = []
-            j = i
-            while j < len(lines) and not _blank(lines[j]):
-                if _LIST_ITEM.match(lines[j].text) or not items:
-                    items.append(_trimmed(lines[j]))
-                else:  # a continuation line belongs to the item above
-                    items[-1] = (items[-1][0], _trimmed(lines[j])[1])
-                j += 1
-            blocks.append(Block(pb.NODE_KIND_LIST, items[0][0], items[-1][1], items=items))
-            i = j
-            continue
-        # A paragraph: up to a blank line, a heading, a fence, or a setext underline.
-        j = i
-        setext_level = 0
-        while j + 1 < len(lines):
-            nxt = lines[j + 1]
-            if _blank(nxt) or _ATX.match(nxt.text) or _FENCE.match(nxt.text):
-                break
-            underline = _SETEXT.match(nxt.text)
-            if underline:
-                setext_level = 1 if underline.group(1).startswith("=") else 2
-                break
-            j += 1
-        start, end = _trimmed(line)[0], _trimmed(lines[j])[1]
-        if setext_level:
-            title = " ".join(text[start:end].split())
-            blocks.append(Block(pb.NODE_KIND_HEADING, start, _trimmed(lines[j + 1])[1], setext_level, title))
-            i = j + 2
-        else:
-            blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
-            i = j + 1
-    return blocks
+    return [
+        Block(
+            _NODE_KINDS[b.kind], b.start, b.end, b.level, b.title,
+            [(item.start, item.end) for item in b.children] if b.kind is markdown.Kind.LIST else [],
+        )
+        for b in markdown.scan(text)
+        if b.kind in _NODE_KINDS
+    ]
 
 
 def text_blocks(text: str) -> list[Block]:

@@ -22,10 +22,11 @@ non-whitespace character of what was split.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 import numpy as np
 
-from chunklab import sentences
+from chunklab import markdown, sentences
 from chunklab.tokens import is_boundary
 from services.chunker.token_map import TokenMap
 
@@ -33,10 +34,6 @@ from services.chunker.token_map import TokenMap
 HEADERS, BLANK_LINE, NEWLINE, SENTENCE, SPACE, TOKENS = range(6)
 LEVEL_NAMES = ("headers", "blank line", "newline", "sentence end", "space", "tokens")
 
-# A Markdown header line, found from the line break before it (a pattern
-# that starts with a literal is searched much faster); a header on the first
-# line of a range is no cut anyway.
-_HEADER_LINE = re.compile(r"\n {0,3}#{1,6}(?=[ \t]|$)", re.MULTILINE)
 _BLANK_RUN = re.compile(r"(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))+")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # The same for text without "\r", again starting with a literal.
@@ -65,6 +62,7 @@ class Spans:
         self.tokens = tokens if tokens is not None else TokenMap(text)
         self._offsets = self.tokens.offsets
         self._splits: dict[tuple, list[tuple[int, int]]] = {}
+        self._header_lines: list[int] | None = None
         lf_only = "\r" not in text
         self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
         self._newline = _LF if lf_only else _NEWLINE
@@ -142,10 +140,15 @@ class Spans:
         (chunklab.tokens.is_boundary): inside them the whole text's tokens
         are the part's own, so every estimate, cut and count of the split
         depends on the part's text alone and the remembered pieces are the
-        very pieces the split would find again.
+        very pieces the split would find again. Not at the header level,
+        whose cuts depend on the text around the part (a fence it lies in).
         """
         text = self.text
-        if end - start < MEMO_CHARS or not (is_boundary(text, start, len(text)) and is_boundary(text, end, len(text))):
+        if (
+            level == HEADERS
+            or end - start < MEMO_CHARS
+            or not (is_boundary(text, start, len(text)) and is_boundary(text, end, len(text)))
+        ):
             return self._split(start, end, budget, level, overlap)
         key = (budget, level, overlap, text[start:end])
         known = self._splits.get(key)
@@ -211,9 +214,10 @@ class Spans:
         """Positions strictly inside (start, end) where a part may begin."""
         text = self.text
         if level == HEADERS:
-            if text.find("#", start, end) < 0:
-                return []
-            cuts = [m.start() + 1 for m in _HEADER_LINE.finditer(text, start, end)]
+            if self._header_lines is None:  # the whole text's, so a fence around the range counts
+                self._header_lines = markdown.heading_lines(text)
+            lines = self._header_lines
+            cuts = lines[bisect_right(lines, start) : bisect_right(lines, end - 1)]
         elif level == BLANK_LINE:
             cuts = [m.end() for m in self._blank_run.finditer(text, start, end)]
         elif level == NEWLINE:
