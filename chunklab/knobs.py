@@ -119,7 +119,7 @@ class Knob:
 
     def parse(self, strategy: str, text: str) -> Any:
         """The typed value of typed text ("256", "0.5", "true", "article"), checked as coerce does."""
-        if self.type in (STRING, CHOICE):
+        if self.type == STRING:
             return self.coerce(strategy, text)
         raw: Any = text.strip()
         if self.type == BOOL:
@@ -135,8 +135,8 @@ class Knob:
         return self.coerce(strategy, raw)
 
     def parse_values(self, strategy: str, text: str | None) -> list[Any]:
-        """Comma-separated values to try ("250, 500"); [] when there is none."""
-        return [self.parse(strategy, piece) for piece in (text or "").split(",") if piece.strip()]
+        """Comma-separated values to try ("250, 500"), each without its surrounding spaces; [] when there is none."""
+        return [self.parse(strategy, piece.strip()) for piece in (text or "").split(",") if piece.strip()]
 
 
 def python_value(value: common_pb2.KnobValue) -> Any:
