@@ -27,11 +27,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunklab import clients  # noqa: E402
+from chunklab.knobs import to_spec  # noqa: E402
 from chunklab.stack import Stack, wait_serving  # noqa: E402
-from chunklab.v1 import chunker_pb2, common_pb2, ingest_pb2  # noqa: E402
+from chunklab.v1 import chunker_pb2, ingest_pb2  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general" / "corpora"
-SPEC = common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=256)})
+SPEC = to_spec("fixed_size", {"chunk_size": 256})
 
 
 def pieces(piece_bytes: int) -> list[tuple[str, str]]:

@@ -47,6 +47,7 @@ tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 import numpy as np  # noqa: E402
 
 from chunklab.embeddings import EmbeddingProvider, get_provider  # noqa: E402
+from chunklab.knobs import to_spec  # noqa: E402
 from chunklab.llm import ChatEndpoint  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2  # noqa: E402
@@ -134,9 +135,7 @@ def check(text: str, pieces: list[tuple[str, int | None, int | None]], limit: in
 
 
 def ours(name: str, text: str, threads: int, **knobs: int):
-    strategy = REGISTRY.build(
-        common_pb2.StrategySpec(name=name, knobs={k: common_pb2.KnobValue(int_value=v) for k, v in knobs.items()})
-    )
+    strategy = REGISTRY.build(to_spec(name, knobs))
     document = documents_pb2.Document(document_id="bench", name="bench.md", text=text)
 
     def run():
@@ -259,8 +258,7 @@ def pipeline(rounds: int, corpus: str) -> None:
     model = minilm.model()
     model.encode(["warm up the model"] * 64)
     strategies = [
-        common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=128),
-                                                          "chunk_overlap": common_pb2.KnobValue(int_value=0)}),
+        to_spec("fixed_size", {"chunk_size": 128, "chunk_overlap": 0}),
         common_pb2.StrategySpec(name="sentence_window"),
         common_pb2.StrategySpec(name="semantic"),
         common_pb2.StrategySpec(name="semantic_parent_child"),

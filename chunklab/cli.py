@@ -26,7 +26,7 @@ from pathlib import Path
 import grpc
 from google.protobuf import json_format
 
-from chunklab import clients
+from chunklab import clients, knobs
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2
 
@@ -96,50 +96,43 @@ class ServiceFailure(Exception):
 
 # -- building the request ----------------------------------------------------
 
-def parse_value(text: str, knob: chunker_pb2.KnobSpec, where: str) -> common_pb2.KnobValue:
-    try:
-        if knob.type == chunker_pb2.KNOB_TYPE_INT:
-            return common_pb2.KnobValue(int_value=int(text))
-        if knob.type == chunker_pb2.KNOB_TYPE_DOUBLE:
-            return common_pb2.KnobValue(double_value=float(text))
-        if knob.type == chunker_pb2.KNOB_TYPE_BOOL:
-            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(text)
-            return common_pb2.KnobValue(bool_value=text.lower() in ("true", "1", "yes"))
-    except ValueError:
-        raise UsageError(f"{where}: {text!r} is not a valid value for this knob") from None
-    return common_pb2.KnobValue(string_value=text)
-
-
 def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo],
                    option: str = "--grid") -> list[evaluator_pb2.StrategyGrid]:
-    """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids."""
+    """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids, every
+    value and every cell checked as the evaluator will check it."""
     by_name = {info.name: info for info in infos}
     if names == ["all"]:
         names = list(by_name)
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise UsageError(f"unknown strategy {', '.join(unknown)}; the chunker offers {', '.join(by_name)}")
-    out = {name: evaluator_pb2.StrategyGrid(strategy=name) for name in names}
+    declared = {name: knobs.from_info(by_name[name]) for name in names}
+    axes: dict[str, list[tuple[str, list]]] = {name: [] for name in names}
     for item in grids:
         target, sep, values = item.partition("=")
         strategy, dot, knob_name = target.partition(".")
         if not sep or not dot or not values:
             raise UsageError(f"{option} {item!r}: write strategy.knob=value1,value2")
-        if strategy not in out:
+        if strategy not in axes:
             raise UsageError(f"{option} {item!r}: add --strategy {strategy} too")
-        knobs = {k.name: k for k in by_name[strategy].knobs}
-        if knob_name not in knobs:
-            raise UsageError(f"{option} {item!r}: {strategy} has no knob {knob_name!r}; it has {', '.join(knobs) or 'none'}")
-        parsed = [parse_value(v.strip(), knobs[knob_name], f"{option} {item}") for v in values.split(",") if v.strip()]
-        out[strategy].grid.append(evaluator_pb2.KnobGrid(knob=knob_name, values=parsed))
-    return list(out.values())
+        try:
+            knob = knobs.find(strategy, declared[strategy], knob_name)
+            axes[strategy].append((knob_name, knob.parse_values(strategy, values)))
+        except knobs.KnobError as exc:
+            raise UsageError(f"{option} {item!r}: {exc.message}") from None
+    out = []
+    for strategy, strategy_axes in axes.items():
+        try:
+            out.append(knobs.strategy_grid(strategy, declared[strategy], strategy_axes))
+        except knobs.KnobError as exc:
+            raise UsageError(f"{option}: {exc.message}") from None
+    return out
 
 
-def strategy_specs(names: list[str], knobs: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
+def strategy_specs(names: list[str], settings: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
     """--strategy names (or "all") and --knob strategy.knob=value into StrategySpecs."""
     specs = []
-    for grid in strategy_grids(names, knobs, infos, option="--knob"):
+    for grid in strategy_grids(names, settings, infos, option="--knob"):
         spec = common_pb2.StrategySpec(name=grid.strategy)
         for knob in grid.grid:
             if len(knob.values) != 1:

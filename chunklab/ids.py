@@ -4,7 +4,6 @@ retriever can fetch a chunk's neighbours, windows and parents by id."""
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 
 from chunklab.v1 import common_pb2
@@ -59,8 +58,3 @@ class ChunkIds:
         x = "%032x" % (int.from_bytes(digest.digest()[:16], "big") & _CLEAR | _SET)
         return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
-
-def config_id(strategy: str, knobs: dict) -> str:
-    """A short stable id for a strategy's knob values (order-insensitive)."""
-    canonical = json.dumps({"strategy": strategy, "knobs": knobs}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

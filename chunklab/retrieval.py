@@ -39,7 +39,7 @@ def check_strategy(name: str) -> None:
 
 
 def check_config_id(config_id: str) -> None:
-    """Empty (the active set) or a configuration id as chunklab.ids.config_id makes it."""
+    """Empty (the active set) or a configuration id as chunklab.knobs.config_id makes it."""
     if config_id and not _CONFIG_ID.match(config_id):
         raise InvalidArgument(
             f"{config_id[:40]!r} is not a configuration id (16 hex digits, as ListIndexedSets shows them)"

@@ -1,52 +1,24 @@
 """From the Experiments form's values to an ExperimentConfig.
 
 A knob grid is typed as the values to try, separated by commas ("250, 500");
-an empty field leaves the strategy's default. Values are typed here by the
-chunker's KnobSpec (so "2.5" for a whole-number knob is refused at once) and
-range-checked by the evaluator, which says what is wrong. No Gradio here.
+an empty field leaves the strategy's default. Values are typed and checked
+here by chunklab.knobs from the chunker's KnobSpecs (so "2.5" for a
+whole-number knob, or a cell whose chunk_overlap is not below its chunk_size,
+is refused at once), with the words the evaluator would use. No Gradio here.
 """
 
 from __future__ import annotations
 
+from chunklab import knobs
 from chunklab.v1 import common_pb2, evaluator_pb2
-from frontend.knobs import KnobField, StrategyForm, knob_value
-
-_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
-
-
-def grid_values(field: KnobField, text: str | None) -> list[common_pb2.KnobValue]:
-    """The values to try for one knob; [] when the field is empty (the default applies)."""
-    values = []
-    for raw in (text or "").split(","):
-        raw = raw.strip()
-        if not raw:
-            continue
-        where = f"{field.strategy}.{field.name}"
-        if field.type in ("int", "double"):
-            try:
-                number = float(raw)
-            except ValueError:
-                raise ValueError(f"{where}: {raw!r} is not a number") from None
-            values.append(knob_value(field, number))
-        elif field.type == "bool":
-            if raw.lower() not in _TRUE + _FALSE:
-                raise ValueError(f"{where}: {raw!r} is not true or false")
-            values.append(common_pb2.KnobValue(bool_value=raw.lower() in _TRUE))
-        else:
-            if field.choices and raw not in field.choices:
-                raise ValueError(f"{where}: {raw!r} is not one of {', '.join(field.choices)}")
-            values.append(common_pb2.KnobValue(string_value=raw))
-    return values
+from frontend.knobs import StrategyForm
 
 
 def strategy_grid(form: StrategyForm, texts: list[str | None]) -> evaluator_pb2.StrategyGrid:
-    """One strategy's grid: texts in the order of form.fields."""
-    grid = evaluator_pb2.StrategyGrid(strategy=form.name)
-    for field, text in zip(form.fields, texts, strict=True):
-        values = grid_values(field, text)
-        if values:
-            grid.grid.append(evaluator_pb2.KnobGrid(knob=field.name, values=values))
-    return grid
+    """One strategy's grid: texts in the order of form.fields, each the values to try.
+    Raises KnobError (a ValueError) for a value, or a cell, the evaluator would refuse."""
+    axes = [(field.name, field.knob.parse_values(form.name, text)) for field, text in zip(form.fields, texts, strict=True)]
+    return knobs.strategy_grid(form.name, form.knobs, [(name, values) for name, values in axes if values])
 
 
 def run_count(grids: list[evaluator_pb2.StrategyGrid]) -> int:

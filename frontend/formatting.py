@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from html import escape
 
+from chunklab.knobs import label as knob_label
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
 
 DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "ingested", "document_id"]
@@ -53,11 +54,6 @@ def message_html(text: str, kind: str = "info") -> str:
     return f'<div class="cl-message cl-message-{escape(kind)}">{escape(text)}</div>'
 
 
-def _knob_text(value) -> str:
-    kind = value.WhichOneof("kind")
-    return "" if kind is None else str(getattr(value, kind))
-
-
 def indexed_sets_html(sets: list, embedding_model: str) -> str:
     """How the selected document is indexed, one row per strategy (IndexedSet messages);
     what the Query page and experiments will find for it."""
@@ -65,7 +61,7 @@ def indexed_sets_html(sets: list, embedding_model: str) -> str:
         return message_html(f"Not indexed with {embedding_model} yet: process it below.")
     rows = "".join(
         f'<tr data-strategy="{escape(s.strategy)}"><td>{escape(s.strategy)}</td>'
-        f"<td>{escape(', '.join(f'{k}={_knob_text(v)}' for k, v in sorted(s.spec.knobs.items())) or 'defaults')}</td>"
+        f"<td>{escape(', '.join(f'{k}={knob_label(v)}' for k, v in sorted(s.spec.knobs.items())) or 'defaults')}</td>"
         f"<td><code>{escape(s.config_id)}</code></td><td>{s.points}</td><td>{escape(_when(s.indexed_at))}</td></tr>"
         for s in sets
     )

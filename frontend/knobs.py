@@ -1,8 +1,9 @@
 """Strategy forms built from ChunkerService.ListStrategies, and their values turned back into StrategySpecs.
 
-The chunker describes each knob (type, default, bounds, choices); the UI only
-mirrors that description, so a new strategy or knob shows up without a UI
-change. Range checks stay with the chunker, which says what was wrong.
+The chunker declares each knob (type, default, bounds, choices); the UI reads
+the declarations with chunklab.knobs, so a new strategy or knob shows up
+without a UI change, and a value is checked (types, bounds, choices, the rules
+between knobs) by the same code before it is sent as when it arrives.
 """
 
 from __future__ import annotations
@@ -10,36 +11,60 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chunklab import knobs
+from chunklab.knobs import Knob
 from chunklab.v1 import chunker_pb2, common_pb2
 
 # The spec's baseline strategy: ticked and chosen by default where it exists.
 BASELINE = "fixed_size"
 
-_TYPES = {
-    chunker_pb2.KNOB_TYPE_INT: "int",
-    chunker_pb2.KNOB_TYPE_DOUBLE: "double",
-    chunker_pb2.KNOB_TYPE_STRING: "string",
-    chunker_pb2.KNOB_TYPE_BOOL: "bool",
-    chunker_pb2.KNOB_TYPE_CHOICE: "choice",
-}
-
 
 @dataclass(frozen=True)
 class KnobField:
-    """What the UI needs to draw one knob input (plain data, safe to keep in gr.State)."""
+    """One knob input of a strategy's form (plain data, safe to keep in gr.State)."""
 
     strategy: str
-    name: str
-    type: str  # int, double, string, bool or choice
-    default: Any
-    description: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
+    knob: Knob
+
+    @property
+    def name(self) -> str:
+        return self.knob.name
+
+    @property
+    def type(self) -> str:
+        """int, double, string, bool or choice: which input to draw."""
+        return self.knob.kind
+
+    @property
+    def default(self) -> Any:
+        return self.knob.default
+
+    @property
+    def description(self) -> str:
+        return self.knob.description
+
+    @property
+    def minimum(self) -> float | None:
+        return self.knob.min_value
+
+    @property
+    def maximum(self) -> float | None:
+        return self.knob.max_value
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return self.knob.choices
 
     @property
     def elem_id(self) -> str:
         return f"knob-{self.strategy}-{self.name}"
+
+    def value(self, raw: Any) -> Any:
+        """The typed value of one input; None when left empty (the strategy's default applies).
+        Raises KnobError (a ValueError) saying what the knob takes."""
+        if raw is None or (isinstance(raw, str) and not raw.strip() and self.type != "string"):
+            return None
+        return self.knob.parse(self.strategy, raw) if isinstance(raw, str) else self.knob.coerce(self.strategy, raw)
 
 
 @dataclass(frozen=True)
@@ -47,29 +72,12 @@ class StrategyForm:
     name: str
     description: str
     requires_llm: bool
-    fields: tuple[KnobField, ...]
+    fields: tuple[KnobField, ...]  # the knobs drawn, in the order of their inputs
+    knobs: tuple[Knob, ...]  # every knob the strategy declares (the rules between knobs need them all)
 
     @property
     def elem_id(self) -> str:
         return f"strategy-{self.name}"
-
-
-def _default(value: common_pb2.KnobValue) -> Any:
-    kind = value.WhichOneof("kind")
-    return getattr(value, kind) if kind else None
-
-
-def knob_field(strategy: str, spec: chunker_pb2.KnobSpec) -> KnobField:
-    return KnobField(
-        strategy=strategy,
-        name=spec.name,
-        type=_TYPES.get(spec.type, "string"),
-        default=_default(spec.default_value),
-        description=spec.description,
-        minimum=spec.min_value if spec.HasField("min_value") else None,
-        maximum=spec.max_value if spec.HasField("max_value") else None,
-        choices=tuple(spec.choices),
-    )
 
 
 def strategy_forms(infos: list[chunker_pb2.StrategyInfo], include_query_time: bool = False) -> list[StrategyForm]:
@@ -79,39 +87,21 @@ def strategy_forms(infos: list[chunker_pb2.StrategyInfo], include_query_time: bo
     processing, so they are left out here, except for experiment grids,
     which may vary them too (include_query_time).
     """
-    return [
-        StrategyForm(
-            name=info.name,
-            description=info.description,
-            requires_llm=info.requires_llm,
-            fields=tuple(knob_field(info.name, k) for k in info.knobs if include_query_time or not k.query_time),
-        )
-        for info in infos
-    ]
-
-
-def knob_value(field: KnobField, raw: Any) -> common_pb2.KnobValue | None:
-    """The typed value of one input; None when left empty (the strategy's default applies)."""
-    if raw is None or (isinstance(raw, str) and not raw.strip() and field.type != "string"):
-        return None
-    where = f"{field.strategy}.{field.name}"
-    if field.type == "int":
-        number = float(raw)
-        if not number.is_integer():
-            raise ValueError(f"{where} takes a whole number, got {raw}")
-        return common_pb2.KnobValue(int_value=int(number))
-    if field.type == "double":
-        return common_pb2.KnobValue(double_value=float(raw))
-    if field.type == "bool":
-        return common_pb2.KnobValue(bool_value=bool(raw))
-    return common_pb2.KnobValue(string_value=str(raw))
+    forms = []
+    for info in infos:
+        declared = knobs.from_info(info)
+        fields = tuple(KnobField(info.name, k) for k in declared if include_query_time or not k.query_time)
+        forms.append(StrategyForm(info.name, info.description, info.requires_llm, fields, declared))
+    return forms
 
 
 def strategy_spec(form: StrategyForm, values: list[Any]) -> common_pb2.StrategySpec:
-    """The spec for one run: values in the order of form.fields; empty inputs are left out."""
-    spec = common_pb2.StrategySpec(name=form.name)
+    """The spec for one run: values in the order of form.fields; empty inputs are left out.
+    Raises KnobError (a ValueError) for a value the chunker would refuse."""
+    given = {}
     for field, raw in zip(form.fields, values, strict=True):
-        value = knob_value(field, raw)
+        value = field.value(raw)
         if value is not None:
-            spec.knobs[field.name].CopyFrom(value)
-    return spec
+            given[field.name] = value
+    knobs.resolve(form.name, form.knobs, given)
+    return knobs.to_spec(form.name, given)

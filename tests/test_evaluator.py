@@ -14,16 +14,24 @@ from html.parser import HTMLParser
 import grpc
 import pytest
 
-from chunklab import clients, ids, sentences
+from chunklab import clients, knobs, sentences
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from services.chunker.strategies import REGISTRY
 from tests.conftest import SHARED_DATA
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
 
 CHUNK_SIZE, OVERLAP, TOP_K = 250, 125, 5
+
+
+def fixed_config(values: dict) -> str:
+    """The config id the chunker gives fixed_size with these knob values."""
+    return knobs.config_id("fixed_size", REGISTRY.get("fixed_size").knobs, values)
+
+
 # The index set chroma_run makes (beside any active one): the Query page can pick it by id.
-CHROMA_CONFIG = ids.config_id("fixed_size", {"chunk_size": CHUNK_SIZE, "chunk_overlap": OVERLAP})
+CHROMA_CONFIG = fixed_config({"chunk_size": CHUNK_SIZE, "chunk_overlap": OVERLAP})
 SECRET = "sk-test-secret-4242"
 
 
@@ -409,7 +417,7 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     # Nothing was processed: the chatlogs have no set of the 300/125 configuration.
     sets = clients.retriever(stack.addresses["retriever"]).ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(
         document_id=chroma[0]["chatlogs"].document_id, strategy="fixed_size"), timeout=30).sets
-    dry_config = ids.config_id("fixed_size", {"chunk_size": 300, "chunk_overlap": OVERLAP})
+    dry_config = fixed_config({"chunk_size": 300, "chunk_overlap": OVERLAP})
     assert chroma_run[1].runs[0].config_id in {s.config_id for s in sets} and dry_config not in {
         s.config_id for s in sets}
 
@@ -463,7 +471,7 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
 
     questions = [q.text for q in small_set.questions]
     before, answers_before = active(), [plain(q) for q in questions]
-    user_config = ids.config_id("fixed_size", {"chunk_size": 200, "chunk_overlap": 20})
+    user_config = fixed_config({"chunk_size": 200, "chunk_overlap": 20})
     assert before.config_id == user_config and {c for a in answers_before for c, _ in a} == {user_config}
 
     sizes = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab import ids
+from chunklab import knobs
 from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2
 from services.evaluator import compare, grid, judge, pricing, question_sets
@@ -199,9 +199,9 @@ def test_grids_expand_to_the_cartesian_product_with_defaults_filled_in():
         "fixed_size[chunk_size=500,chunk_overlap=0]", "fixed_size[chunk_size=500,chunk_overlap=50]",
         "sentence_window[window=1]",
     ]
-    assert cells[0].config_id == ids.config_id("fixed_size", {"chunk_size": 250, "chunk_overlap": 0})
+    assert cells[0].config_id == knobs.config_id("fixed_size", knobs.from_info(FIXED), {"chunk_size": 250, "chunk_overlap": 0})
     # The query-time window goes to the retriever and is not part of the chunking configuration.
-    assert cells[-1].window == 1 and cells[-1].config_id == ids.config_id("sentence_window", {})
+    assert cells[-1].window == 1 and cells[-1].config_id == knobs.config_id("sentence_window", (), {})
     plain = grid.expand([evaluator_pb2.StrategyGrid(strategy="fixed_size")], [FIXED], window=3)
     assert plain[0].run_key == "fixed_size" and plain[0].spec.knobs["chunk_size"].int_value == 512
 

@@ -18,7 +18,7 @@ import grpc
 import numpy as np
 import pytest
 
-from chunklab import clients, ids
+from chunklab import clients, ids, knobs
 from chunklab.embeddings import get_provider
 from chunklab.stack import Stack, wait_serving
 from chunklab.timeutil import to_proto
@@ -403,9 +403,9 @@ def test_two_configurations_of_one_strategy_are_searched_side_by_side(retriever)
     its config_id with its own chunks (and its own neighbours); the last one
     processed is active; an experiment's set never becomes active."""
     v = Vectors("side by side")
-    small = ids.config_id("fixed_size", {"chunk_size": 256, "chunk_overlap": 0})
-    large = ids.config_id("fixed_size", {"chunk_size": 512, "chunk_overlap": 64})
-    trial = ids.config_id("fixed_size", {"chunk_size": 128, "chunk_overlap": 0})
+    small = knobs.config_id("fixed_size", REGISTRY.get("fixed_size").knobs, {"chunk_size": 256, "chunk_overlap": 0})
+    large = knobs.config_id("fixed_size", REGISTRY.get("fixed_size").knobs, {"chunk_size": 512, "chunk_overlap": 64})
+    trial = knobs.config_id("fixed_size", REGISTRY.get("fixed_size").knobs, {"chunk_size": 128, "chunk_overlap": 0})
     index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", i, config=small, content=f"small {i}"),
                                      v.at(0.5 + 0.1 * i)) for i in range(4)])
     second = index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", i, config=large, content=f"large {i}"),

@@ -290,9 +290,9 @@ def test_knob_grids_are_typed_from_the_knob_specs():
     assert experiment_config.run_count([grid, evaluator_pb2.StrategyGrid(strategy="semantic")]) == 5
     with pytest.raises(ValueError, match="fixed_size.chunk_size takes a whole number"):
         experiment_config.strategy_grid(form(), ["2.5", "", "", ""])
-    with pytest.raises(ValueError, match="'chapter' is not one of article, section"):
+    with pytest.raises(ValueError, match="^fixed_size.level must be one of article, section, got 'chapter'$"):
         experiment_config.strategy_grid(form(), ["", "", "chapter", ""])
-    with pytest.raises(ValueError, match="'many' is not a number"):
+    with pytest.raises(ValueError, match="^fixed_size.chunk_size takes a whole number, got 'many'$"):
         experiment_config.strategy_grid(form(), ["many", "", "", ""])
 
 

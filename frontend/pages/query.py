@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.knobs import label
+
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
 from frontend.gateway import Gateway, GatewayError
@@ -39,17 +41,11 @@ def configuration_choices(sets) -> list[tuple[str, str]]:
     choices = [(ACTIVE_SETS, "")]
     newest = sorted(by_config.values(), key=lambda group: -max(s.indexed_at.seconds for s in group))
     for group in newest:
-        knob_text = ", ".join(f"{name}={_shown(value)}" for name, value in sorted(group[0].spec.knobs.items()))
+        knob_text = ", ".join(f"{name}={label(value)}" for name, value in sorted(group[0].spec.knobs.items()))
         active = sum(1 for s in group if s.active)
         where = f"{len(group)} document{'s' if len(group) != 1 else ''}" + (f", active in {active}" if active else "")
         choices.append((f"{group[0].config_id} · {knob_text or 'defaults'} · {where}", group[0].config_id))
     return choices
-
-
-def _shown(value) -> str:
-    kind = value.WhichOneof("kind")
-    raw = getattr(value, kind) if kind else ""
-    return f"{raw:g}" if isinstance(raw, float) else str(raw).lower() if isinstance(raw, bool) else str(raw)
 
 
 def filter_choices(documents) -> tuple[list[str], list[str]]:

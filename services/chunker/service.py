@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from chunklab import knobs
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatEndpoint, LLMError
@@ -22,7 +23,7 @@ from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import NO_LLM, Cancelled, LLMPool
 from services.chunker.run import Progress, StrategyRun, progress_event, run_in_thread
 from services.chunker.strategies import REGISTRY, SourceDocument, Strategy
-from services.chunker.strategies.base import NoLLM, knob_value
+from services.chunker.strategies.base import NoLLM
 
 log = logging.getLogger("chunklab.chunker")
 
@@ -203,10 +204,7 @@ class ChunkerService:
             config_id=strategy.config_id,
             embedding_model=provider.name,
             dimension=dimension,
-            spec=common_pb2.StrategySpec(
-                name=strategy.name,
-                knobs={k.name: knob_value(strategy.values[k.name]) for k in strategy.knobs},
-            ),
+            spec=knobs.to_spec(strategy.name, strategy.values),
             expansion=strategy.expansion,
             activation=activation,
         )

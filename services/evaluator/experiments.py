@@ -20,13 +20,14 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from chunklab import retrieval, tokens
+from chunklab.knobs import python_value
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import answers, judge, models, pricing
-from services.evaluator.grid import Cell, expand, python_value
+from services.evaluator.grid import Cell, expand
 from services.evaluator.metrics import cosine
 from services.evaluator.peers import retrieve_request
 from services.evaluator.repository import Repository

@@ -17,6 +17,7 @@ from html import escape
 
 from google.protobuf import json_format
 
+from chunklab.knobs import label as knob_label
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import svg
 
@@ -254,7 +255,7 @@ def config_section(experiment: evaluator_pb2.Experiment) -> str:
     table = "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows) + "</table>"
     run_rows = []
     for run in experiment.runs:
-        knobs = ", ".join(f"{k}={_knob(v)}" for k, v in sorted(run.spec.knobs.items()))
+        knobs = ", ".join(f"{k}={knob_label(v)}" for k, v in sorted(run.spec.knobs.items()))
         window = run.retrieval.window if run.retrieval.HasField("window") else "strategy default"
         processed = "reused the index" if run.index_reused else f"{run.chunk_count} chunks in {run.processing_seconds:.1f}s"
         run_rows.append(
@@ -265,11 +266,6 @@ def config_section(experiment: evaluator_pb2.Experiment) -> str:
             "<th>status</th></tr></thead><tbody>" + "".join(run_rows) + "</tbody></table>")
     return (f"<h3>Configuration and provenance</h3>{table}<h3>Runs</h3>{runs}"
             f"<details><summary>The full configuration as JSON</summary><pre>{e(_json(experiment.config))}</pre></details>")
-
-
-def _knob(value: common_pb2.KnobValue) -> str:
-    kind = value.WhichOneof("kind")
-    return str(getattr(value, kind)) if kind else ""
 
 
 def chunk_html(item: common_pb2.RetrievedChunk, role: str = "") -> str:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from chunklab import ids, retrieval
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
+from chunklab.knobs import dict_to_spec, spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever import conditions as c
@@ -73,30 +74,6 @@ class QueryCache:
             self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
-
-
-def spec_to_dict(spec: common_pb2.StrategySpec) -> dict:
-    knobs = {}
-    for name, value in spec.knobs.items():
-        kind = value.WhichOneof("kind")
-        if kind is not None:
-            knobs[name] = getattr(value, kind)
-    return {"name": spec.name, "knobs": knobs}
-
-
-def dict_to_spec(spec: dict) -> common_pb2.StrategySpec:
-    """spec_to_dict's inverse (booleans, whole numbers, numbers and text keep their kinds)."""
-    knobs = {}
-    for name, value in spec.get("knobs", {}).items():
-        if isinstance(value, bool):
-            knobs[name] = common_pb2.KnobValue(bool_value=value)
-        elif isinstance(value, int):
-            knobs[name] = common_pb2.KnobValue(int_value=value)
-        elif isinstance(value, float):
-            knobs[name] = common_pb2.KnobValue(double_value=value)
-        else:
-            knobs[name] = common_pb2.KnobValue(string_value=str(value))
-    return common_pb2.StrategySpec(name=spec.get("name", ""), knobs=knobs)
 
 
 class RetrieverService:

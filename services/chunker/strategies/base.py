@@ -1,7 +1,8 @@
 """The small base every strategy stands on, and the registry of strategies.
 
 A strategy is one class in one file: a name, a one-line description, its
-knobs, and `chunk(document) -> list[Chunk]`. Knob values arrive validated.
+knobs (chunklab.knobs.Knob declarations), and `chunk(document) -> list[Chunk]`.
+Knob values arrive typed and checked by chunklab.knobs.resolve.
 """
 
 from __future__ import annotations
@@ -15,73 +16,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from chunklab import ids, tokens
+from chunklab import knobs as knob_codec
 from chunklab.errors import InvalidArgument
+from chunklab.knobs import Knob
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.token_map import TokenMap
-
-
-@dataclass(frozen=True)
-class Knob:
-    name: str
-    type: int  # chunker_pb2.KnobType
-    default: Any
-    description: str
-    min_value: float | None = None
-    max_value: float | None = None
-    choices: tuple[str, ...] = ()
-    query_time: bool = False
-
-    def to_proto(self) -> chunker_pb2.KnobSpec:
-        spec = chunker_pb2.KnobSpec(
-            name=self.name,
-            description=self.description,
-            type=self.type,
-            default_value=knob_value(self.default),
-            choices=list(self.choices),
-            query_time=self.query_time,
-        )
-        if self.min_value is not None:
-            spec.min_value = self.min_value
-        if self.max_value is not None:
-            spec.max_value = self.max_value
-        return spec
-
-    def coerce(self, strategy: str, value: common_pb2.KnobValue) -> Any:
-        kind = value.WhichOneof("kind")
-        raw = getattr(value, kind) if kind else None
-        where = f"{strategy}.{self.name}"
-        if self.type == chunker_pb2.KNOB_TYPE_INT:
-            if kind == "double_value" and float(raw).is_integer():
-                raw = int(raw)
-            if not isinstance(raw, int) or isinstance(raw, bool):
-                raise InvalidArgument(f"{where} takes a whole number, got {raw!r}")
-        elif self.type == chunker_pb2.KNOB_TYPE_DOUBLE:
-            if kind not in ("double_value", "int_value"):
-                raise InvalidArgument(f"{where} takes a number, got {raw!r}")
-            raw = float(raw)
-        elif self.type == chunker_pb2.KNOB_TYPE_BOOL:
-            if kind != "bool_value":
-                raise InvalidArgument(f"{where} takes true or false, got {raw!r}")
-        else:
-            if kind != "string_value":
-                raise InvalidArgument(f"{where} takes text, got {raw!r}")
-            if self.choices and raw not in self.choices:
-                raise InvalidArgument(f"{where} must be one of {', '.join(self.choices)}, got {raw!r}")
-        if self.min_value is not None and raw < self.min_value:
-            raise InvalidArgument(f"{where} must be at least {self.min_value:g}, got {raw}")
-        if self.max_value is not None and raw > self.max_value:
-            raise InvalidArgument(f"{where} must be at most {self.max_value:g}, got {raw}")
-        return raw
-
-
-def knob_value(value: Any) -> common_pb2.KnobValue:
-    if isinstance(value, bool):
-        return common_pb2.KnobValue(bool_value=value)
-    if isinstance(value, int):
-        return common_pb2.KnobValue(int_value=value)
-    if isinstance(value, float):
-        return common_pb2.KnobValue(double_value=value)
-    return common_pb2.KnobValue(string_value=str(value))
 
 
 @dataclass
@@ -179,25 +118,11 @@ class Strategy(ABC):
 
     @classmethod
     def from_spec(cls, spec: common_pb2.StrategySpec) -> Strategy:
-        known = {k.name: k for k in cls.knobs}
-        unknown = sorted(set(spec.knobs) - set(known))
-        if unknown:
-            raise InvalidArgument(
-                f"{cls.name} has no knob {', '.join(unknown)}; its knobs are {', '.join(known) or 'none'}"
-            )
-        values = {k.name: k.default for k in cls.knobs}
-        for name, value in spec.knobs.items():
-            values[name] = known[name].coerce(cls.name, value)
-        strategy = cls(values)
-        strategy.validate()
-        return strategy
-
-    def validate(self) -> None:
-        """Checks that involve more than one knob; raises InvalidArgument."""
+        return cls(knob_codec.resolve(cls.name, cls.knobs, spec.knobs))
 
     @cached_property
     def config_id(self) -> str:
-        return ids.config_id(self.name, {k.name: self.values[k.name] for k in self.knobs if not k.query_time})
+        return knob_codec.config_id(self.name, self.knobs, self.values)
 
     @classmethod
     def info(cls) -> chunker_pb2.StrategyInfo:
@@ -244,6 +169,7 @@ class Registry:
     def register(self, cls: type[Strategy]) -> type[Strategy]:
         if cls.name in self._strategies:
             raise ValueError(f"a strategy named {cls.name!r} is already registered")
+        knob_codec.resolve(cls.name, cls.knobs, {k.name: k.default for k in cls.knobs})  # declared defaults hold
         self._strategies[cls.name] = cls
         return cls
 

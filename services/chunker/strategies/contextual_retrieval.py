@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chunklab.errors import InvalidArgument
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, SourceDocument, Strategy
 from services.chunker.strategies.contextual import situate
 from services.chunker.strategies.fixed_size import FixedSize
@@ -19,13 +18,6 @@ class ContextualRetrieval(Strategy):
     )
     requires_llm = True
     knobs = FixedSize.knobs
-
-    def validate(self) -> None:
-        if self.values["chunk_overlap"] >= self.values["chunk_size"]:
-            raise InvalidArgument(
-                f"contextual_retrieval.chunk_overlap ({self.values['chunk_overlap']}) must be smaller than "
-                f"chunk_size ({self.values['chunk_size']})"
-            )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         """content is the exact fixed_size slice; enriched_content is

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 
@@ -10,13 +9,6 @@ from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, So
 # One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
 # window of 8 holds at least one whole character.
 MIN_CHUNK_SIZE = 8
-
-
-def check_overlap(strategy: Strategy) -> None:
-    """chunk_overlap must stay below chunk_size (every strategy with both knobs)."""
-    overlap, size = strategy.values["chunk_overlap"], strategy.values["chunk_size"]
-    if overlap >= size:
-        raise InvalidArgument(f"{strategy.name}.chunk_overlap ({overlap}) must be smaller than chunk_size ({size})")
 
 
 @REGISTRY.register
@@ -28,9 +20,6 @@ class FixedSize(Strategy):
         Knob("chunk_size", chunker_pb2.KNOB_TYPE_INT, 512, "Tokens per chunk (a hard maximum).", MIN_CHUNK_SIZE, 8192),
         Knob("chunk_overlap", chunker_pb2.KNOB_TYPE_INT, 64, "Tokens shared with the previous chunk.", 0, 8191),
     )
-
-    def validate(self) -> None:
-        check_overlap(self)
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """Windows over the tokenization of the whole text.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.similarity import cut_groups, embedded_sentences
@@ -23,13 +22,6 @@ class HybridSemanticRecursive(Strategy):
         Knob("min_tokens", chunker_pb2.KNOB_TYPE_INT, 128, "Chunks below this join a neighbour when the result fits max_tokens.", 1, 8192),
         Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 384, "Hard maximum tokens per chunk.", 16, 8192),
     )
-
-    def validate(self) -> None:
-        if self.values["min_tokens"] >= self.values["max_tokens"]:
-            raise InvalidArgument(
-                f"hybrid_semantic_recursive.min_tokens ({self.values['min_tokens']}) must be smaller than "
-                f"max_tokens ({self.values['max_tokens']})"
-            )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         """The band is best effort at the bottom and hard at the top: a chunk

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
@@ -34,13 +33,6 @@ class ParentChild(Strategy):
             "paragraphs are grouped up to this size.", 16, 32768,
         ),
     )
-
-    def validate(self) -> None:
-        if self.values["child_max_tokens"] > self.values["parent_max_tokens"]:
-            raise InvalidArgument(
-                f"parent_child.child_max_tokens ({self.values['child_max_tokens']}) must not exceed "
-                f"parent_max_tokens ({self.values['parent_max_tokens']})"
-            )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """Children are the blocks under a parent (paragraphs, lists, tables,

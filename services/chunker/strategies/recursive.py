@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
-from services.chunker.strategies.fixed_size import check_overlap
 from services.chunker.strategies.spans import Spans
 from services.chunker.strategies.structure import HeadingPaths
 
@@ -25,9 +24,6 @@ class Recursive(Strategy):
             "Up to this many tokens of whole trailing parts repeated from the previous chunk.", 0, 8191,
         ),
     )
-
-    def validate(self) -> None:
-        check_overlap(self)
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """The whole text through the cascade (ADR 0010): parts that fit are

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.families import Family, family_chunks
@@ -26,13 +25,6 @@ class SemanticParentChild(Strategy):
         Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 256, "Hard maximum tokens per child; longer paragraphs are cut into pieces.", 16, 8192),
         Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 1024, "Hard maximum tokens per parent.", 16, 32768),
     )
-
-    def validate(self) -> None:
-        if self.values["child_max_tokens"] > self.values["parent_max_tokens"]:
-            raise InvalidArgument(
-                f"semantic_parent_child.child_max_tokens ({self.values['child_max_tokens']}) must not exceed "
-                f"parent_max_tokens ({self.values['parent_max_tokens']})"
-            )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         """Children are paragraphs (a heading joins the paragraph after it;
