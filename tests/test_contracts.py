@@ -29,6 +29,28 @@ def test_every_proto_is_in_package_chunklab_v1_under_its_directory():
         assert re.search(r"^package chunklab\.v1;$", proto.read_text(), re.M), proto
 
 
+def rpc_comments(proto_text: str) -> dict[str, str]:
+    """Each `rpc` of a .proto file with the `//` comment block right above it
+    (joined into one line; '' when a blank or other line comes between)."""
+    found: dict[str, str] = {}
+    block: list[str] = []
+    for line in proto_text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            block.append(stripped[2:].strip())
+            continue
+        rpc = re.match(r"rpc\s+(\w+)", stripped)
+        if rpc:
+            found[rpc.group(1)] = " ".join(block)
+        block = []
+    return found
+
+
+def undocumented(comments: dict[str, str]) -> list[str]:
+    """The rpcs whose comment does not say which errors they return."""
+    return [name for name, comment in comments.items() if not re.search(r"\bErrors:\s*\S", comment)]
+
+
 def test_each_service_has_its_own_file_and_every_rpc_documents_its_errors():
     services = {
         "ingest.proto": (ingest_pb2, "IngestService"),
@@ -39,6 +61,50 @@ def test_each_service_has_its_own_file_and_every_rpc_documents_its_errors():
     for file_name, (module, service) in services.items():
         assert module.DESCRIPTOR.name == f"chunklab/v1/{file_name}"
         assert service in module.DESCRIPTOR.services_by_name
+    missing = []
+    for proto in gen_stubs.proto_files():
+        comments = rpc_comments(proto.read_text(encoding="utf-8"))
+        if proto.name in services:
+            module, service = services[proto.name]
+            # the parse found every method the compiler did, and no other
+            assert sorted(comments) == sorted(module.DESCRIPTOR.services_by_name[service].methods_by_name), proto
+        else:
+            assert comments == {}, f"{proto.name} declares rpcs but is not a service's file"
+        missing += [f"{proto.name}: rpc {name}" for name in undocumented(comments)]
+    assert not missing, (
+        "every rpc's comment block, right above it, says which errors it returns ('Errors: ...'): "
+        + ", ".join(missing)
+    )
+
+
+def test_the_errors_check_reads_the_comment_right_above_each_rpc():
+    """The check itself works on a hand-written service: a comment cut off by a
+    blank line, one without `Errors:` and an empty `Errors:` are caught."""
+    proto = """service Demo {
+  // Gets one. Errors: NOT_FOUND.
+  rpc Get(GetRequest) returns (Thing);
+  // Lists them.
+  // Errors: INVALID_ARGUMENT (bad page_size).
+  rpc List(ListRequest)
+      returns (ListResponse);
+  // Errors: none.
+
+  rpc Detached(Empty) returns (Empty);
+  // Deletes one, quietly.
+  rpc Delete(DeleteRequest) returns (Empty);
+  // Errors:
+  rpc Blank(Empty) returns (Empty);
+}
+"""
+    comments = rpc_comments(proto)
+    assert comments == {
+        "Get": "Gets one. Errors: NOT_FOUND.",
+        "List": "Lists them. Errors: INVALID_ARGUMENT (bad page_size).",
+        "Detached": "",
+        "Delete": "Deletes one, quietly.",
+        "Blank": "Errors:",
+    }
+    assert undocumented(comments) == ["Detached", "Delete", "Blank"]
 
 
 def test_the_slice_contracts_carry_the_spec_fields():

@@ -17,7 +17,7 @@ import pytest
 from chunklab import clients, knobs, sentences
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, chroma_general
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
@@ -96,7 +96,7 @@ def full_text(stack, document_id: str) -> str:
 @pytest.fixture(scope="module")
 def chroma(stack):
     """chroma-general's three corpora uploaded and its questions.csv imported as it is."""
-    documents = {p.stem: upload(stack, p.name, p.read_bytes()) for p in sorted((SHARED_DATA / "corpora").glob("*.md"))}
+    documents = {p.stem: upload(stack, p.name, p.read_bytes()) for p in sorted((chroma_general() / "corpora").glob("*.md"))}
     question_set = import_set(stack, "chroma-general", (SHARED_DATA / "questions.csv").read_bytes())
     return documents, question_set
 

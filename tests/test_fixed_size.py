@@ -11,7 +11,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 from services.chunker.token_map import TokenMap
-from tests.conftest import SHARED_DATA
+from tests.conftest import chroma_general
 
 
 def source(text: str) -> SourceDocument:
@@ -176,7 +176,7 @@ def test_without_the_proven_expression_every_count_is_still_exact(monkeypatch):
 @pytest.mark.parametrize("copies", [1, 3])
 def test_fixed_size_on_the_chroma_corpora_is_exact(copies):
     """Real text, once and repeated (the repeated lines are encoded once)."""
-    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((SHARED_DATA / "corpora").glob("*.md"))) * copies
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md"))) * copies
     chunks = REGISTRY.build(spec(chunk_size=256, chunk_overlap=32)).chunk(source(text), offline_context())
     ids = tokens.encoding().encode_ordinary(text)
     assert len(chunks) >= len(ids) // 256

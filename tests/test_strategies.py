@@ -24,7 +24,7 @@ from services.chunker.strategies.base import NoLLM
 from services.chunker.strategies.contextual import MAX_DOCUMENT_TOKENS, document_view
 from services.chunker.strategies.spans import Spans
 from services.ingest.parsing import parse
-from tests.conftest import SHARED_DATA
+from tests.conftest import chroma_general
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REGULATION = (FIXTURES / "regulation.md").read_text()
@@ -234,7 +234,7 @@ def test_recursive_overlap_repeats_whole_trailing_parts():
 
 
 def chroma_corpora() -> str:
-    return "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((SHARED_DATA / "corpora").glob("*.md")))
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md")))
 
 
 @pytest.mark.parametrize("copies", [1, 3])
