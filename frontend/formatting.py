@@ -23,7 +23,7 @@ def when(timestamp) -> str:
     return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def size_text(size_bytes: int) -> str:
+def _size(size_bytes: int) -> str:
     if size_bytes < 1024:
         return f"{size_bytes} B"
     if size_bytes < 1024 * 1024:
@@ -38,7 +38,7 @@ def _format(fmt: int) -> str:
 def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
     """Rows for the documents table, columns as in DOCUMENT_COLUMNS (the id last, for selection)."""
     return [
-        [d.name, d.collection, d.language, _format(d.format), size_text(d.size_bytes),
+        [d.name, d.collection, d.language, _format(d.format), _size(d.size_bytes),
          d.character_count, when(d.ingested_at), d.document_id]
         for d in documents
     ]
@@ -54,7 +54,7 @@ def message_html(text: str, kind: str = "info") -> str:
     return render("frontend", "message.html.j2", text=text, kind=kind)
 
 
-def knob_text(value) -> str:
+def _knob_text(value) -> str:
     """A KnobValue as it reads in a form: 512, 0.5, true or section."""
     kind = value.WhichOneof("kind")
     return "" if kind is None else str(getattr(value, kind))
@@ -65,7 +65,7 @@ def indexed_sets_html(sets: list, embedding_model: str) -> str:
     what the Query page and experiments will find for it."""
     rows = [
         {"strategy": s.strategy,
-         "knobs": ", ".join(f"{k}={knob_text(v)}" for k, v in sorted(s.spec.knobs.items())) or "defaults",
+         "knobs": ", ".join(f"{k}={_knob_text(v)}" for k, v in sorted(s.spec.knobs.items())) or "defaults",
          "config_id": s.config_id, "points": s.points, "indexed": when(s.indexed_at)}
         for s in sets
     ]
@@ -201,13 +201,13 @@ def index_stats_html(stats) -> str:
     """The retriever's index: backend, points per model/strategy/collection, and cold storage."""
     rows = [
         {"embedding_model": r.embedding_model, "strategy": r.strategy, "collection": r.collection,
-         "points": r.points, "documents": r.documents, "size": size_text(r.bytes)}
+         "points": r.points, "documents": r.documents, "size": _size(r.bytes)}
         for r in stats.rows
     ]
     return render(
         "frontend", "index_stats.html.j2", backend=stats.backend or "?", total_points=stats.total_points,
-        disk=size_text(stats.disk_bytes), archived_documents=stats.archived_documents,
-        archive=size_text(stats.archive_bytes), searches=[_search_kind(stats.backend, i) for i in stats.indexes],
+        disk=_size(stats.disk_bytes), archived_documents=stats.archived_documents,
+        archive=_size(stats.archive_bytes), searches=[_search_kind(stats.backend, i) for i in stats.indexes],
         rows=rows,
     )
 
