@@ -9,8 +9,7 @@ event and the reader sees the answer grow. No Gradio here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
-
+from chunklab.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2
 
 # The data-state values, in the order an answer goes through them.
@@ -59,38 +58,18 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
     """
     state = FAILED if error else stream.state
     result = stream.result
-    if error:
-        author = f'<span class="cl-badge cl-badge-failed">failed</span><span class="cl-muted">{escape(error)}</span>'
-        extractive = ""
-    elif result is None:
-        author = '<span class="cl-badge cl-badge-pending">writing…</span>' if state == WRITING else (
-            '<span class="cl-badge cl-badge-pending">retrieving…</span>'
-        )
-        extractive = ""
-    elif result.extractive:
-        author = (
-            '<span class="cl-badge cl-badge-extractive" title="No LLM wrote this: these are the sentences of'
-            ' the retrieved context closest to the question.">extractive</span>'
-            '<span class="cl-muted">no LLM is configured or chosen: the context sentences closest to the question</span>'
-        )
-        extractive = ' data-extractive="true"'
-    else:
-        author = f'<span class="cl-badge cl-badge-llm">LLM</span><span class="cl-muted">{escape(result.model)}</span>'
-        extractive = ' data-extractive="false"'
-    facts = ""
+    facts = []
     if result is not None:
         usage = result.usage
-        parts = [f"{result.latency_ms:.0f} ms"]
+        facts.append(f"{result.latency_ms:.0f} ms")
         if usage.llm_calls:
-            parts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
-            parts.append(f"≈ ${usage.estimated_cost_usd:.4f}")
-        facts = f'<div class="cl-answer-facts">{escape(" · ".join(parts))}</div>'
-    text = stream.text
-    body = escape(text) if text else ('<span class="cl-muted">…</span>' if state in (WAITING, WRITING) else "")
-    return (
-        f'<div class="cl-answer" data-state="{state}"{extractive}>'
-        f'<div class="cl-answer-head">{author}</div>'
-        f'<div class="cl-answer-text">{body}</div>{facts}</div>'
+            facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+            facts.append(f"≈ ${usage.estimated_cost_usd:.4f}")
+    return render(
+        "frontend", "answer.html.j2", state=state, error=error,
+        extractive=None if error or result is None else result.extractive,
+        model=result.model if result is not None else "", text=stream.text,
+        pending=state in (WAITING, WRITING), facts=facts,
     )
 
 
@@ -136,20 +115,8 @@ def answer_request(
 
 def feedback_html(feedback: evaluator_pb2.Feedback, summary: list[evaluator_pb2.FeedbackSummary]) -> str:
     """Thanks for the rating, and the running tally per strategy."""
-    verdict = "👍 helpful" if feedback.thumbs_up else "👎 not helpful"
-    rows = "".join(
-        f'<tr data-strategy="{escape(s.strategy, quote=True)}"><td>{escape(s.strategy)}</td>'
-        f"<td>{s.thumbs_up}</td><td>{s.thumbs_down}</td></tr>"
-        for s in summary
-    )
-    table = (
-        '<table class="cl-table"><thead><tr><th>strategy</th><th>👍</th><th>👎</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-        if rows
-        else ""
-    )
-    return (
-        f'<div class="cl-feedback" data-thumbs-up="{str(feedback.thumbs_up).lower()}">'
-        f'<div class="cl-message cl-message-ok">Recorded {verdict} for this answer '
-        f"({escape(feedback.strategy)}).</div>{table}</div>"
+    return render(
+        "frontend", "feedback.html.j2", thumbs_up=feedback.thumbs_up, strategy=feedback.strategy,
+        verdict="👍 helpful" if feedback.thumbs_up else "👎 not helpful",
+        tally=[{"strategy": s.strategy, "thumbs_up": s.thumbs_up, "thumbs_down": s.thumbs_down} for s in summary],
     )

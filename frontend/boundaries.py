@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from html import escape
+from dataclasses import dataclass
 
 from chunklab import ids
+from chunklab.render import render
 from chunklab.v1 import chunker_pb2, common_pb2
 
 # Beyond this many characters the viewer shows the start of the document only:
@@ -25,8 +26,20 @@ MAX_VIEW_CHARS = 200_000
 MAX_ENRICHED_SHOWN = 200
 
 
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
+@dataclass(frozen=True)
+class Piece:
+    """One run of the text (kind "one", "overlap" or "gap"), or a chunk's start label ("mark")."""
+
+    kind: str
+    text: str = ""
+    index: int = 0
+    tokens: int = 0
+    chunks: str = ""
+    title: str = ""
+
+
+def _is_parent(chunk: common_pb2.Chunk) -> bool:
+    return chunk.role == common_pb2.CHUNK_ROLE_PARENT
 
 
 def _describe(chunk: common_pb2.Chunk) -> str:
@@ -34,22 +47,19 @@ def _describe(chunk: common_pb2.Chunk) -> str:
     return f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}"
 
 
-def _mark(chunk: common_pb2.Chunk) -> str:
-    return (
-        f'<span class="cl-bmark" data-chunk-index="{chunk.chunk_index}" title="{_attr(_describe(chunk))}">'
-        f"#{chunk.chunk_index} · {chunk.token_count} tok</span>"
-    )
+def _mark(chunk: common_pb2.Chunk) -> Piece:
+    return Piece("mark", index=chunk.chunk_index, tokens=chunk.token_count, title=_describe(chunk))
 
 
-def segments_html(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]) -> str:
-    """text[start:end] cut at every chunk edge inside it, each piece coloured by what covers it."""
+def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]) -> list[Piece]:
+    """text[start:end] cut at every chunk edge inside it, each piece named by what covers it."""
     spans = sorted(
         ((max(c.start_char, start), min(c.end_char, end), c) for c in chunks),
         key=lambda s: (s[0], s[2].chunk_index),
     )
     spans = [s for s in spans if s[0] < s[1]]
     cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)})
-    out: list[str] = []
+    out: list[Piece] = []
     next_span = 0
     active: list[tuple[int, int, common_pb2.Chunk]] = []
     for a, b in zip(cuts, cuts[1:]):
@@ -58,75 +68,51 @@ def segments_html(text: str, start: int, end: int, chunks: Sequence[common_pb2.C
             active.append(spans[next_span])
             next_span += 1
         active = [s for s in active if s[1] > a]
-        piece = escape(text[a:b])
+        piece = text[a:b]
         if not active:
-            out.append(f'<span class="cl-gap">{piece}</span>')
+            out.append(Piece("gap", piece))
         elif len(active) == 1:
             chunk = active[0][2]
-            out.append(
-                f'<span class="cl-seg cl-seg-{chunk.chunk_index % 2}" data-chunks="{chunk.chunk_index}"'
-                f' title="{_attr(_describe(chunk))}">{piece}</span>'
-            )
+            out.append(Piece("one", piece, index=chunk.chunk_index, chunks=str(chunk.chunk_index),
+                             title=_describe(chunk)))
         else:
-            indices = " ".join(str(s[2].chunk_index) for s in active)
-            title = "overlap of chunks " + ", ".join(str(s[2].chunk_index) for s in active)
-            out.append(
-                f'<span class="cl-seg cl-overlap" data-chunks="{indices}" title="{_attr(title)}">{piece}</span>'
-            )
-    return "".join(out)
+            indices = [str(s[2].chunk_index) for s in active]
+            out.append(Piece("overlap", piece, chunks=" ".join(indices),
+                             title="overlap of chunks " + ", ".join(indices)))
+    return out
 
 
-def _flat(text: str, end: int, chunks: Sequence[common_pb2.Chunk]) -> str:
-    return f'<div class="cl-boundary-text">{segments_html(text, 0, end, chunks)}</div>'
+def _parent_view(parent: common_pb2.Chunk, children: int) -> dict:
+    return {"chunk_index": parent.chunk_index, "chunk_id": parent.chunk_id, "token_count": parent.token_count,
+            "start_char": parent.start_char, "end_char": parent.end_char, "children": children}
 
 
-def _gap(piece: str) -> str:
-    return f'<div class="cl-boundary-text"><span class="cl-gap">{escape(piece)}</span></div>'
-
-
-def _with_parents(text: str, end: int, parents: list, children: list) -> str:
-    """Each parent framed, its children alternating inside; text between parents plain."""
+def _with_parents(text: str, end: int, parents: list, children: list) -> list[dict]:
+    """Each parent a framed block, its children alternating inside; text between parents plain."""
     by_parent: dict[str, list[common_pb2.Chunk]] = {}
     for child in children:
         by_parent.setdefault(child.parent_id, []).append(child)
-    out, position = [], 0
+    blocks, position = [], 0
     for parent in sorted(parents, key=lambda p: (p.start_char, p.chunk_index)):
         if parent.start_char >= end:
             break
         if parent.start_char > position:
-            out.append(_gap(text[position:parent.start_char]))
+            blocks.append({"parent": None, "pieces": [Piece("gap", text[position:parent.start_char])]})
         kids = by_parent.get(parent.chunk_id, [])
         stop = min(parent.end_char, end)
-        out.append(
-            f'<div class="cl-bparent" data-parent-index="{parent.chunk_index}" data-chunk-id="{_attr(parent.chunk_id)}">'
-            f'<div class="cl-bparent-head">parent {parent.chunk_index} · {parent.token_count} tokens'
-            f" · chars {parent.start_char}–{parent.end_char} · {len(kids)} children</div>"
-            f'<div class="cl-boundary-text">{segments_html(text, parent.start_char, stop, kids)}</div></div>'
-        )
+        blocks.append({"parent": _parent_view(parent, len(kids)),
+                       "pieces": segments(text, parent.start_char, stop, kids)})
         position = max(position, stop)
     if position < end:
-        out.append(_gap(text[position:end]))
-    return "".join(out)
-
-
-def _enriched(chunks: Sequence[common_pb2.Chunk]) -> str:
-    enriched = [c for c in chunks if c.HasField("enriched_content")]
-    if not enriched:
-        return ""
-    items = "".join(
-        f'<details class="cl-enriched" data-chunk-index="{c.chunk_index}"><summary>chunk {c.chunk_index}</summary>'
-        f'<pre class="cl-content">{escape(c.enriched_content)}</pre></details>'
-        for c in enriched[:MAX_ENRICHED_SHOWN]
-    )
-    more = f"<p>… and {len(enriched) - MAX_ENRICHED_SHOWN} more.</p>" if len(enriched) > MAX_ENRICHED_SHOWN else ""
-    return f'<div class="cl-enriched-list"><b>What was embedded (enriched_content)</b>{items}{more}</div>'
+        blocks.append({"parent": None, "pieces": [Piece("gap", text[position:end])]})
+    return blocks
 
 
 def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS) -> str:
     """The whole viewer: the marked text, notes on anything unusual, and enriched texts."""
     end = min(len(text), max_chars)
-    parents = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT]
-    others = [c for c in chunks if c.role != common_pb2.CHUNK_ROLE_PARENT]
+    parents = [c for c in chunks if _is_parent(c)]
+    others = [c for c in chunks if not _is_parent(c)]
     notes = []
     if end < len(text):
         notes.append(f"Showing the first {end:,} of {len(text):,} characters.")
@@ -139,30 +125,31 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
         )
     if not chunks:
         notes.append("The strategy made no chunks for this document.")
-    body = _with_parents(text, end, parents, others) if parents else _flat(text, end, others)
-    note_html = "".join(f'<p class="cl-note">{escape(n)}</p>' for n in notes)
-    kind = "parents" if parents else "flat"
-    return f'<div class="cl-boundaries" data-layout="{kind}">{note_html}{body}{_enriched(chunks)}</div>'
+    if parents:
+        blocks = _with_parents(text, end, parents, others)
+    else:
+        blocks = [{"parent": None, "pieces": segments(text, 0, end, others)}]
+    enriched = [{"chunk_index": c.chunk_index, "content": c.enriched_content}
+                for c in chunks if c.HasField("enriched_content")]
+    return render(
+        "frontend", "boundaries.html.j2", layout="parents" if parents else "flat", notes=notes, blocks=blocks,
+        enriched=enriched[:MAX_ENRICHED_SHOWN], enriched_more=max(0, len(enriched) - MAX_ENRICHED_SHOWN),
+    )
 
 
 def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksResponse) -> str:
     """One line: how many chunks of which sizes, and what the preview cost."""
     chunks = list(response.chunks)
-    parents = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT]
-    searchable = [c for c in chunks if c.role != common_pb2.CHUNK_ROLE_PARENT]
-    parts = [f"<b>{escape(strategy)}</b>", f"config {escape(response.config_id)}"]
-    if parents:
-        parts.append(f"<b>{len(parents)}</b> parents, <b>{len(searchable)}</b> children")
-    else:
-        parts.append(f"<b>{len(searchable)}</b> chunks")
+    parents = [c for c in chunks if _is_parent(c)]
+    searchable = [c for c in chunks if not _is_parent(c)]
+    facts = []
     if searchable:
         sizes = [c.token_count for c in searchable]
-        parts.append(
-            f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}"
-        )
+        facts.append(f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}")
     usage = response.usage
     if usage.llm_calls:
-        parts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
+        facts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
     if usage.embedding_tokens:
-        parts.append(f"{usage.embedding_tokens} tokens embedded")
-    return f'<div class="cl-summary">{" · ".join(parts)}</div>'
+        facts.append(f"{usage.embedding_tokens} tokens embedded")
+    return render("frontend", "preview_summary.html.j2", strategy=strategy, config_id=response.config_id,
+                  parents=len(parents), searchable=len(searchable), facts=facts)

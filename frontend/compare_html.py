@@ -1,23 +1,17 @@
-"""The Compare page's HTML: the experiments side by side (every column with its
+"""The Compare page's views: the experiments side by side (every column with its
 neighbours badge and embedding model), the evaluator's soft warnings shown
-first and loud, each metric's differences with their 95% bootstrap intervals,
-and a forest plot per metric. No Gradio here."""
+first and loud, each metric's differences with their 95% bootstrap intervals
+as tables, and the same differences as a DataFrame for the page's native plot.
+No Gradio here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from html import escape
+import pandas as pd
 
+from chunklab import retrieval
+from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
-from frontend import svg
-from frontend.experiments_html import (
-    embedding_model,
-    model_badge,
-    neighbours_badge,
-    pct,
-    state_name,
-    title,
-)
+from frontend.experiments_html import embedding_model, pct, state_name, title
 
 # Fractions shown as percentage points; the rest as plain numbers.
 FRACTIONS = {"recall", "precision", "iou", "hit_rate", "recall_hits", "precision_hits", "iou_hits", "hallucination"}
@@ -29,10 +23,10 @@ METRIC_ORDER = (
     "embedding_answer_similarity", "context_relevance", "answer_similarity", "faithfulness", "hallucination",
     "tokens_sent",
 )
-
-
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
+# The plot's columns: one row per run and point (the interval's ends and the difference).
+PLOT_COLUMNS = ("metric", "run", "point", "difference from the baseline")
+PLOT_POINTS = ("95% CI low", "difference", "95% CI high")
+PLOT_COLOURS = {"95% CI low": "#9ca3af", "difference": "#2563eb", "95% CI high": "#9ca3af"}
 
 
 def _fmt(metric: str, value: float, signed: bool = False) -> str:
@@ -43,105 +37,86 @@ def _fmt(metric: str, value: float, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def warnings_html(warnings: Sequence[str]) -> str:
-    if not warnings:
-        return '<div class="cl-warnings cl-warnings-none">The experiments share their setup: no warnings.</div>'
-    items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-    return (
-        '<div class="cl-warnings" role="alert"><b>⚠ These experiments differ in setup</b>'
-        f"<ul>{items}</ul><div>Differences below are real, but not only from chunking.</div></div>"
-    )
-
-
-def columns_html(experiments: Sequence[evaluator_pb2.Experiment]) -> str:
-    """One column per experiment, the badges in every column head."""
-    heads = "".join(
-        f'<th data-experiment-id="{_attr(e.experiment_id)}"><div>{escape(title(e))}</div>'
-        f"{neighbours_badge(e.config)}{model_badge(e)}</th>"
-        for e in experiments
-    )
-
-    def row(name: str, cells: list[str]) -> str:
-        return f"<tr><th>{escape(name)}</th>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-
-    rows = [
-        row("state", [escape(state_name(e)) for e in experiments]),
-        row("neighbours (fixed_size)", [f"±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next}" for e in experiments]),
-        row("embedding model", [escape(embedding_model(e)) for e in experiments]),
-        row("top_k", [str(e.config.retrieval.top_k) for e in experiments]),
-        row("questions", [f"{e.questions_done}/{e.questions_total}" for e in experiments]),
-        row("question set", [f"<code>{escape(e.question_set_hash[:12])}</code>" for e in experiments]),
-        row("runs", ["<br/>".join(f"<code>{escape(r.run_key)}</code>" for r in e.runs) for e in experiments]),
-    ]
-    return (
-        f'<table class="cl-table cl-compare-columns"><thead><tr><th></th>{heads}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>'
-    )
+def plot_unit(metric: str) -> str:
+    """What the plot's x axis counts for metric."""
+    if metric in FRACTIONS:
+        return "percentage points"
+    return "tokens" if metric == "tokens_sent" else "score"
 
 
 def _run_label(names: dict[str, str], experiment_id: str, run_key: str) -> str:
     return f"{names.get(experiment_id, experiment_id[:8])}: {run_key}"
 
 
+def _clear(d: evaluator_pb2.MetricDifference) -> bool:
+    return not d.ci_low <= 0 <= d.ci_high
+
+
 def _verdict(metric: str, d: evaluator_pb2.MetricDifference) -> str:
-    if d.ci_low <= 0 <= d.ci_high:
+    if not _clear(d):
         return "no clear difference"
     higher = d.ci_low > 0
     better = higher != (metric in LOWER_IS_BETTER)
     return ("higher" if higher else "lower") + (" (better)" if better else " (worse)")
 
 
-def _ordered(metrics: set[str]) -> list[str]:
-    known = [m for m in METRIC_ORDER if m in metrics]
-    return known + sorted(metrics - set(known))
-
-
-def differences_html(response: evaluator_pb2.CompareExperimentsResponse) -> str:
-    """Per metric, every run against the baseline with the 95% interval, and its forest plot."""
-    if not response.differences:
-        return (
-            '<p class="cl-empty">No differences to show: the experiments share no measured questions '
-            "(do they use the same questions, and did they finish?).</p>"
-        )
-    names = {e.experiment_id: title(e) for e in response.experiments}
-    by_metric: dict[str, list[evaluator_pb2.MetricDifference]] = {}
+def by_metric(response: evaluator_pb2.CompareExperimentsResponse) -> dict[str, list[evaluator_pb2.MetricDifference]]:
+    """The differences per metric, headline measures first (METRIC_ORDER), unknown ones after by name."""
+    grouped: dict[str, list[evaluator_pb2.MetricDifference]] = {}
     for d in response.differences:
-        by_metric.setdefault(d.metric, []).append(d)
-    first = response.differences[0]
-    baseline = _run_label(names, first.baseline_experiment_id, first.baseline_run_key)
-    sections = [f'<p>Baseline: <b>{escape(baseline)}</b>. Intervals are bootstrap 95% over shared questions.</p>']
-    for position, metric in enumerate(_ordered(set(by_metric))):
-        rows, plot_rows = [], []
-        for d in by_metric[metric]:
-            label = _run_label(names, d.experiment_id, d.run_key)
-            interval = f"[{_fmt(metric, d.ci_low, True)}, {_fmt(metric, d.ci_high, True)}]"
-            verdict = _verdict(metric, d)
-            rows.append(
-                f'<tr data-metric="{_attr(metric)}" data-run-key="{_attr(d.run_key)}" '
-                f'data-verdict="{_attr(verdict)}"><td>{escape(label)}</td>'
-                f'<td class="cl-n">{_fmt(metric, d.baseline_mean)}</td><td class="cl-n">{_fmt(metric, d.mean)}</td>'
-                f'<td class="cl-n">{_fmt(metric, d.difference, True)}</td><td class="cl-n">{escape(interval)}</td>'
-                f'<td class="cl-n">{d.shared_questions}</td><td>{escape(verdict)}</td></tr>'
-            )
-            plot_rows.append((label, d.difference, d.ci_low, d.ci_high))
-        plot = svg.forest_plot(
-            f"{metric}: difference from the baseline (95% CI)", plot_rows, lambda v, m=metric: _fmt(m, v, True)
-        )
-        # The headline measures open, the rest folded: fifteen tables at once bury the answer.
-        opened = ' open=""' if position < OPEN_METRICS else ""
-        clear = sum(1 for d in by_metric[metric] if not d.ci_low <= 0 <= d.ci_high)
-        sections.append(
-            f'<details class="cl-metric" data-metric="{_attr(metric)}"{opened}><summary><b>{escape(metric)}</b>'
-            f" · {clear} of {len(by_metric[metric])} runs clearly differ</summary>"
-            '<div class="cl-scroll"><table class="cl-table"><thead><tr><th>run</th><th>baseline mean</th><th>mean</th>'
-            f'<th>difference</th><th>95% CI</th><th>questions</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody>'
-            f"</table></div>{plot}</details>"
-        )
-    return "".join(sections)
+        grouped.setdefault(d.metric, []).append(d)
+    known = [m for m in METRIC_ORDER if m in grouped]
+    return {m: grouped[m] for m in known + sorted(set(grouped) - set(known))}
+
+
+def _column(e: evaluator_pb2.Experiment) -> dict:
+    return {"experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval.neighbours_badge(e),
+            "embedding_model": embedding_model(e), "state": state_name(e), "top_k": e.config.retrieval.top_k,
+            "questions": f"{e.questions_done}/{e.questions_total}", "question_set_hash": e.question_set_hash,
+            "run_keys": [r.run_key for r in e.runs]}
+
+
+def _difference_row(metric: str, d: evaluator_pb2.MetricDifference, names: dict[str, str]) -> dict:
+    return {"run_key": d.run_key, "label": _run_label(names, d.experiment_id, d.run_key),
+            "baseline_mean": _fmt(metric, d.baseline_mean), "mean": _fmt(metric, d.mean),
+            "difference": _fmt(metric, d.difference, True),
+            "interval": f"[{_fmt(metric, d.ci_low, True)}, {_fmt(metric, d.ci_high, True)}]",
+            "shared_questions": d.shared_questions, "verdict": _verdict(metric, d)}
 
 
 def compare_html(response: evaluator_pb2.CompareExperimentsResponse) -> str:
-    return (
-        f'<div class="cl-compare">{warnings_html(response.warnings)}{columns_html(response.experiments)}'
-        f"{differences_html(response)}</div>"
-    )
+    """Warnings, the columns, and per metric every run against the baseline with the 95% interval."""
+    names = {e.experiment_id: title(e) for e in response.experiments}
+    metrics = [
+        {"metric": metric, "open": position < OPEN_METRICS, "clear": sum(1 for d in diffs if _clear(d)),
+         "rows": [_difference_row(metric, d, names) for d in diffs]}
+        for position, (metric, diffs) in enumerate(by_metric(response).items())
+    ]
+    baseline = ""
+    if response.differences:
+        first = response.differences[0]
+        baseline = _run_label(names, first.baseline_experiment_id, first.baseline_run_key)
+    return render("frontend", "compare.html.j2", warnings=list(response.warnings),
+                  experiments=[_column(e) for e in response.experiments], metrics=metrics, baseline=baseline)
+
+
+def differences_frame(response: evaluator_pb2.CompareExperimentsResponse) -> pd.DataFrame:
+    """Every run's difference from the baseline and its 95% interval, per metric, in the
+    units the tables show (fractions in percentage points): what the page's plot draws."""
+    names = {e.experiment_id: title(e) for e in response.experiments}
+    rows = []
+    for metric, diffs in by_metric(response).items():
+        scale = 100.0 if metric in FRACTIONS else 1.0
+        for d in diffs:
+            label = _run_label(names, d.experiment_id, d.run_key)
+            for point, value in zip(PLOT_POINTS, (d.ci_low, d.difference, d.ci_high)):
+                rows.append((metric, label, point, value * scale))
+    return pd.DataFrame(rows, columns=list(PLOT_COLUMNS))
+
+
+def plot_limits(frame: pd.DataFrame) -> list[float]:
+    """The value axis of a metric's plot: every point and zero (no difference) inside, with a margin."""
+    values = frame[PLOT_COLUMNS[3]]
+    low, high = min(0.0, float(values.min())), max(0.0, float(values.max()))
+    margin = (high - low) * 0.08 or 0.5
+    return [low - margin, high + margin]

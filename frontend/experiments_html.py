@@ -1,21 +1,23 @@
 """Experiments as the UI shows them: badges, the list, estimates, progress, run
-means and one question's detail. No Gradio here; all outside text escaped.
+means and one question's detail. No Gradio here: each view reads the messages
+into plain data for its template, which escapes all outside text.
 
 The neighbours badge is the seeds' compact `±P/N`: neighbor_prev and
-neighbor_next of the run, muted when no fixed_size run was in it (the only
-strategy the knobs act on), so that two experiments that differ only there
-are never mistaken for the same setup.
+neighbor_next of the run, muted when no run expands by neighbours (each run
+carries its strategy's expansion kind), so that two experiments that differ
+only there are never mistaken for the same setup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from html import escape
 
+from chunklab import retrieval, retrieval_view
+from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
-from frontend import retrieval_html
+from frontend.formatting import when
+from frontend.retrieval_html import NO_CHUNKS
 
 STATES = {
     evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
@@ -27,16 +29,6 @@ STATES = {
 JUDGE_MEASURES = ("context_relevance", "answer_similarity", "faithfulness", "hallucination")
 
 
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _when(timestamp) -> str:
-    if not timestamp.seconds:
-        return ""
-    return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -45,29 +37,13 @@ def state_name(experiment: evaluator_pb2.Experiment) -> str:
     return STATES.get(experiment.state, "unknown")
 
 
-def has_fixed_size(config: evaluator_pb2.ExperimentConfig) -> bool:
-    return any(grid.strategy == "fixed_size" for grid in config.strategies)
-
-
-def neighbours_badge(config: evaluator_pb2.ExperimentConfig) -> str:
-    """`±P/N`, with the knob names in its tooltip; muted when no fixed_size run used it."""
-    active = has_fixed_size(config)
-    tip = f"neighbor_prev {config.retrieval.neighbor_prev} / neighbor_next {config.retrieval.neighbor_next}"
-    if not active:
-        tip += " (no fixed_size run in this experiment: the knobs had no effect)"
-    muted = "" if active else " cl-nbadge-muted"
-    return (
-        f'<span class="cl-nbadge{muted}" data-muted="{str(not active).lower()}" title="{_attr(tip)}">'
-        f"±{config.retrieval.neighbor_prev}/{config.retrieval.neighbor_next}</span>"
-    )
+def neighbours_badge(experiment: evaluator_pb2.Experiment) -> str:
+    """`±P/N`, with the knob names in its tooltip; muted when no run expands by neighbours."""
+    return render_macro("frontend", "badges.html.j2", "neighbours_badge", retrieval.neighbours_badge(experiment))
 
 
 def embedding_model(experiment: evaluator_pb2.Experiment) -> str:
     return experiment.provenance.embedding_model or experiment.config.retrieval.embedding_model or "(default)"
-
-
-def model_badge(experiment: evaluator_pb2.Experiment) -> str:
-    return f'<span class="cl-mbadge" title="embedding model">{escape(embedding_model(experiment))}</span>'
 
 
 def title(experiment: evaluator_pb2.Experiment) -> str:
@@ -84,28 +60,14 @@ def experiment_choices(experiments: Sequence[evaluator_pb2.Experiment]) -> list[
 
 
 def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> str:
-    if not experiments:
-        return '<p class="cl-empty">No experiments yet: create one above.</p>'
-    rows = []
-    for e in experiments:
-        strategies = ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies))
-        rows.append(
-            f'<tr data-experiment-id="{_attr(e.experiment_id)}" data-state="{state_name(e)}">'
-            f"<td>{escape(title(e))}</td><td class=\"cl-state-{state_name(e)}\">{state_name(e)}</td>"
-            f"<td>{escape(strategies)} ({len(e.runs)} runs)</td>"
-            f'<td class="cl-col-neighbours">{neighbours_badge(e.config)}</td>'
-            f'<td class="cl-col-model">{model_badge(e)}</td>'
-            f"<td>{e.config.retrieval.top_k}</td><td>{e.questions_done}/{e.questions_total}</td>"
-            f"<td>{_when(e.created_at)}</td><td><code>{escape(e.experiment_id[:8])}</code></td></tr>"
-        )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("name", "state", "strategies", "neighbours", "embedding model", "top_k", "questions", "created", "id")
-    )
-    return (
-        f'<div class="cl-scroll"><table class="cl-table cl-experiments"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></div>'
-    )
+    rows = [
+        {"experiment_id": e.experiment_id, "state": state_name(e), "title": title(e),
+         "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)), "runs": len(e.runs),
+         "neighbours": retrieval.neighbours_badge(e), "embedding_model": embedding_model(e), "top_k": e.config.retrieval.top_k,
+         "questions": f"{e.questions_done}/{e.questions_total}", "created": when(e.created_at)}
+        for e in experiments
+    ]
+    return render("frontend", "experiments_table.html.j2", experiments=rows)
 
 
 def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator_pb2.Experiment | None) -> str:
@@ -119,18 +81,8 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("completion tokens", f"{estimate.completion_tokens:,}"),
         ("estimated cost", f"${estimate.estimated_cost_usd:.4f}"),
     ]
-    rows = "".join(f'<tr><th>{escape(k)}</th><td data-fact="{_attr(k)}">{escape(v)}</td></tr>' for k, v in facts)
-    notes = "".join(f"<li>{escape(n)}</li>" for n in estimate.notes)
-    runs = ""
-    if planned is not None and planned.runs:
-        items = "".join(f"<li><code>{escape(r.run_key)}</code></li>" for r in planned.runs)
-        runs = f"<div><b>Runs</b><ul class=\"cl-runs\">{items}</ul></div>"
-    return (
-        '<div class="cl-estimate"><b>Dry run: nothing was called or stored.</b>'
-        f'<table class="cl-table">{rows}</table>'
-        + (f"<div><b>Notes</b><ul>{notes}</ul></div>" if notes else "")
-        + f"{runs}</div>"
-    )
+    run_keys = [r.run_key for r in planned.runs] if planned is not None else []
+    return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
 
 
 @dataclass
@@ -169,7 +121,7 @@ class ExperimentTracker:
             return experiment_summary_html(self.experiment)
         p = self.progress
         line = "starting…" if p is None else f"{p.questions_done} of {p.questions_total} questions · {p.message}"
-        return f'<div class="cl-process" data-state="running"><b>Running…</b> {escape(line)}</div>'
+        return render("frontend", "experiment_progress.html.j2", line=line)
 
 
 def _metric_cells(run: evaluator_pb2.ExperimentRun) -> list[str]:
@@ -191,42 +143,26 @@ RUN_COLUMNS = (
 )
 
 
-def runs_table_html(runs: Sequence[evaluator_pb2.ExperimentRun]) -> str:
-    """Run means: labelled measures where the questions have references, judge means, cost."""
-    rows = []
-    for run in runs:
-        error = f'<div class="cl-message-error">{escape(run.error)}</div>' if run.error else ""
-        reused = " (index reused)" if run.index_reused else ""
-        cells = "".join(f'<td class="cl-n">{escape(c)}</td>' for c in _metric_cells(run))
-        rows.append(
-            f'<tr data-run-key="{_attr(run.run_key)}"><td><code>{escape(run.run_key)}</code>{escape(reused)}{error}</td>'
-            f'<td class="cl-n">{run.questions_done}/{run.questions_total}</td>{cells}</tr>'
-        )
-    head = "".join(f"<th>{escape(h)}</th>" for h in RUN_COLUMNS)
-    return (
-        f'<div class="cl-scroll"><table class="cl-table cl-runs-table"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></div>'
-    )
+def _run_row(run: evaluator_pb2.ExperimentRun) -> dict:
+    return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
+            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run)}
 
 
 def experiment_summary_html(experiment: evaluator_pb2.Experiment) -> str:
     """The experiment's header (state, badges, provenance) and its run means."""
     p = experiment.provenance
-    state = state_name(experiment)
-    error = f'<div class="cl-message cl-message-error">{escape(experiment.error)}</div>' if experiment.error else ""
-    facts = " · ".join(escape(x) for x in (
+    facts = [
         f"{experiment.questions_done}/{experiment.questions_total} questions",
         f"top_k {experiment.config.retrieval.top_k}",
         f"answers: {p.answer_model or experiment.config.answer_model.model or 'configured'}",
         f"judge: {p.judge_model or experiment.config.judge_model.model or 'configured'}",
         f"question set {experiment.question_set_hash[:12]}",
-    ))
-    return (
-        f'<div class="cl-experiment" data-experiment-id="{_attr(experiment.experiment_id)}" data-state="{state}">'
-        f'<div class="cl-experiment-head"><b>{escape(title(experiment))}</b> · '
-        f'<span class="cl-state-{state}">{state}</span> {neighbours_badge(experiment.config)}'
-        f"{model_badge(experiment)}<div class=\"cl-muted\">{facts}</div></div>{error}"
-        f"{runs_table_html(experiment.runs)}</div>"
+    ]
+    return render(
+        "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
+        state=state_name(experiment), title=title(experiment), neighbours=retrieval.neighbours_badge(experiment),
+        embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
+        columns=RUN_COLUMNS, runs=[_run_row(run) for run in experiment.runs],
     )
 
 
@@ -239,38 +175,17 @@ def question_choices(results: Sequence[evaluator_pb2.QuestionResult]) -> list[tu
     return out
 
 
-def _score_row(name: str, score: evaluator_pb2.Score) -> str:
+def _score_row(name: str, score: evaluator_pb2.Score) -> dict:
     if not score.measured:
         value = "not measured"
     elif name == "hallucination":
         value = "yes" if score.value >= 0.5 else "no"
     else:
         value = f"{score.value:g} / 10"
-    return (
-        f'<tr data-measure="{name}"><th>{escape(name.replace("_", " "))}</th>'
-        f"<td>{escape(value)}</td><td>{escape(score.reason)}</td></tr>"
-    )
+    return {"measure": name, "name": name.replace("_", " "), "value": value, "reason": score.reason}
 
 
-def question_detail_html(result: evaluator_pb2.QuestionResult) -> str:
-    """One question of one run: its answer, measures, judge reasons and the context it was given."""
-    m = result.metrics
-    parts = [
-        f'<div class="cl-question" data-question-id="{_attr(result.question_id)}" data-run-key="{_attr(result.run_key)}">',
-        f"<h4>{escape(result.question)}</h4>",
-    ]
-    if result.error:
-        parts.append(f'<div class="cl-message cl-message-error">{escape(result.error)}</div>')
-    if result.answer:
-        label = (
-            '<span class="cl-badge cl-badge-extractive">extractive</span>'
-            if result.extractive
-            else '<span class="cl-badge cl-badge-llm">LLM</span>'
-        )
-        parts.append(
-            f'<div class="cl-answer" data-extractive="{str(result.extractive).lower()}">'
-            f'<div class="cl-answer-head">{label}</div><div class="cl-answer-text">{escape(result.answer)}</div></div>'
-        )
+def _measures(m: evaluator_pb2.RetrievalMetrics) -> list[str]:
     measures = []
     if m.labelled:
         measures += [
@@ -285,16 +200,19 @@ def question_detail_html(result: evaluator_pb2.QuestionResult) -> str:
         measures.append(f"answer similarity (embeddings) {m.embedding_answer_similarity:.3f}")
     measures.append(f"{m.chunks_sent} chunks, {m.tokens_sent} tokens sent")
     measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
-    parts.append(f'<div class="cl-measures">{escape(" · ".join(measures))}</div>')
+    return measures
+
+
+def question_detail_html(result: evaluator_pb2.QuestionResult) -> str:
+    """One question of one run: its answer, measures, judge reasons and the context it was given."""
+    judge = None
     if result.judge.judge_model or any(getattr(result.judge, x).measured for x in JUDGE_MEASURES):
-        rows = "".join(_score_row(name, getattr(result.judge, name)) for name in JUDGE_MEASURES)
-        parts.append(
-            f'<table class="cl-table cl-judge"><caption>judge {escape(result.judge.judge_model)}</caption>'
-            f"<thead><tr><th>measure</th><th>score</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
-        )
-    parts.append(
-        '<div class="cl-detail-columns"><div><b>expansion_tree</b>'
-        f"{retrieval_html.expansion_tree_html(result)}</div>"
-        f"<div><b>retrieved_chunks</b>{retrieval_html.flat_list_html(result)}</div></div></div>"
+        judge = {"model": result.judge.judge_model,
+                 "scores": [_score_row(name, getattr(result.judge, name)) for name in JUDGE_MEASURES]}
+    return render(
+        "frontend", "question_detail.html.j2", question_id=result.question_id, run_key=result.run_key,
+        question=result.question, error=result.error, answer=result.answer, extractive=result.extractive,
+        measures=_measures(result.metrics), judge=judge,
+        nodes=retrieval_view.tree_view(result.expansion_tree), chunks=retrieval_view.flat_view(result.retrieved_chunks),
+        no_chunks=NO_CHUNKS,
     )
-    return "".join(parts)

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from html import escape
-
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from chunklab.render import render
 from chunklab.v1 import retriever_pb2
-
-
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def _day(timestamp: Timestamp) -> str:
@@ -31,16 +26,11 @@ def window_text(days: int) -> str:
 
 
 def windows_html(windows: Sequence[retriever_pb2.FreshnessWindow]) -> str:
-    rows = "".join(
-        f'<tr data-collection="{_attr(w.collection)}" data-days="{w.max_age_days}">'
-        f"<td>{escape(w.collection)}</td><td>{window_text(w.max_age_days)}</td></tr>"
+    rows = [
+        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days)}
         for w in sorted(windows, key=lambda w: w.collection)
-    )
-    return (
-        '<table class="cl-table cl-windows"><thead><tr><th>collection</th><th>freshness window</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-        '<p class="cl-muted">"default" covers every collection without a window of its own.</p>'
-    )
+    ]
+    return render("frontend", "windows.html.j2", windows=rows)
 
 
 def parse_as_of(text: str | None) -> Timestamp | None:
@@ -59,19 +49,16 @@ def parse_as_of(text: str | None) -> Timestamp | None:
     return stamp
 
 
-def documents_table(documents: Sequence[retriever_pb2.SweptDocument], empty: str) -> str:
-    if not documents:
-        return f'<p class="cl-empty">{escape(empty)}</p>'
-    rows = "".join(
-        f'<tr data-document-id="{_attr(d.document_id)}"><td>{escape(d.document_name or d.document_id)}</td>'
-        f"<td>{escape(d.collection)}</td><td>{_day(d.published_at)}</td><td>{d.chunks}</td>"
-        f"<td><code>{escape(d.document_id[:8])}</code></td></tr>"
+def _swept(documents: Sequence[retriever_pb2.SweptDocument]) -> list[dict]:
+    return [
+        {"document_id": d.document_id, "name": d.document_name or d.document_id, "collection": d.collection,
+         "published": _day(d.published_at), "chunks": d.chunks}
         for d in documents
-    )
-    return (
-        '<table class="cl-table cl-swept"><thead><tr><th>document</th><th>collection</th><th>published</th>'
-        f"<th>chunks</th><th>id</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+    ]
+
+
+def documents_table(documents: Sequence[retriever_pb2.SweptDocument], empty: str) -> str:
+    return render("frontend", "swept_documents.html.j2", documents=_swept(documents), empty=empty)
 
 
 def sweep_html(response: retriever_pb2.SweepResponse) -> str:
@@ -89,9 +76,8 @@ def sweep_html(response: retriever_pb2.SweepResponse) -> str:
             f"{plural(response.chunks_archived, 'chunk')} left the index."
             if count else "Swept: nothing was outside its freshness window; nothing changed."
         )
-    kind = "dry-run" if response.dry_run else "swept"
-    table = documents_table(response.documents, "") if count else ""
-    return f'<div class="cl-sweep" data-kind="{kind}" data-count="{count}"><b>{escape(head)}</b>{table}</div>'
+    return render("frontend", "sweep.html.j2", kind="dry-run" if response.dry_run else "swept", head=head,
+                  documents=_swept(response.documents))
 
 
 def archived_choices(documents: Sequence[retriever_pb2.SweptDocument]) -> list[tuple[str, str]]:

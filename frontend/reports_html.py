@@ -10,9 +10,9 @@ could run nothing in the UI's origin. No Gradio here.
 from __future__ import annotations
 
 import re
-from html import escape
 from pathlib import Path
 
+from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
 
 VIEWS = {
@@ -23,10 +23,8 @@ VIEWS = {
 
 
 def report_frame_html(report: evaluator_pb2.Report, view: str) -> str:
-    return (
-        f'<iframe class="cl-report" sandbox="" referrerpolicy="no-referrer" data-view="{escape(view, quote=True)}"'
-        f' title="{escape(report.file_name, quote=True)}" srcdoc="{escape(report.html, quote=True)}"></iframe>'
-    )
+    return render("frontend", "report_frame.html.j2", view=view, file_name=report.file_name,
+                  report_html=report.html)
 
 
 def safe_file_name(name: str, view: str) -> str:

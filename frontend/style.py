@@ -70,14 +70,6 @@ CSS = """
 
 .cl-warnings { border-left: 5px solid #dd6b20; background: rgba(221, 107, 32, 0.12); padding: 8px 12px; margin: 8px 0; font-size: 1.05em; }
 .cl-warnings-none { border-left-color: #15803d; background: rgba(21, 128, 61, 0.08); }
-.cl-plot { max-width: 100%; height: auto; }
-.cl-plot text { fill: currentColor; font-size: 12px; }
-.cl-plot-title { font-weight: 600; }
-.cl-plot-zero { stroke: #9ca3af; stroke-dasharray: 4 3; }
-.cl-plot-ci { stroke: #6b7280; stroke-width: 2; }
-.cl-plot-dot { fill: #6b7280; }
-.cl-plot-clear .cl-plot-ci { stroke: #2563eb; }
-.cl-plot-clear .cl-plot-dot { fill: #2563eb; }
 
 .cl-report { width: 100%; height: 80vh; border: 1px solid var(--border-color-primary); border-radius: 8px; background: #fff; }
 .cl-sweep { margin: 6px 0; }

@@ -87,7 +87,9 @@ KIND_BY_MODULE = {
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",
+    "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_report": "unit",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)

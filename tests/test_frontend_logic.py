@@ -72,7 +72,7 @@ def test_document_text_is_escaped_everywhere():
     response.retrieved_chunks[0].chunk.heading_path.append("<i>Heading</i>")
     for html in (retrieval_html.flat_list_html(response), retrieval_html.expansion_tree_html(response)):
         assert "<script>" not in html and "<img" not in html and "<b>name" not in html
-        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;img" in html
+        assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;img" in html
         # Escaped text reads back as the original characters.
         assert EVIL in "".join(parse(html).itertext())
     assert "&lt;b&gt;name&lt;/b&gt;.md" in retrieval_html.flat_list_html(response)
@@ -121,15 +121,22 @@ def test_tree_shows_window_and_parent_where_a_strategy_sets_them():
         hit=rc(3, HIT, 0.5, 1), window=[rc(2, common_pb2.CHUNK_LABEL_WINDOW)],
         parent=rc(9, common_pb2.CHUNK_LABEL_PARENT),
     )
-    root = parse(retrieval_html.expansion_node_html(node))
+    response = retriever_pb2.RetrieveResponse(expansion_tree=common_pb2.ExpansionTree(hits=[node]))
+    root = parse(retrieval_html.expansion_tree_html(response))
     assert root.find(".//ul[@data-role='window']/li").get("data-label") == "window"
     assert root.find(".//ul[@data-role='parent']/li").get("data-label") == "parent"
 
 
 def test_summary_counts_hits_and_what_expansion_added():
-    text = "".join(parse(retrieval_html.retrieval_summary_html(sample_response())).itertext())
-    assert "6 chunks in the context: 2 hits + 4 added by expansion" in text
-    assert "all-MiniLM-L6-v2" in text
+    response = sample_response()
+    line = retrieval_html.context_summary_html(response.retrieved_chunks, "<fixed>", response.embedding_model)
+    text = "".join(parse(line).itertext())
+    assert text == ("6 chunks in the context: 2 hits + 4 added by expansion · 81 tokens · strategy <fixed>"
+                    " · embedding model all-MiniLM-L6-v2")
+    parents = [rc(1, common_pb2.CHUNK_LABEL_PARENT), rc(2, common_pb2.CHUNK_LABEL_PARENT)]
+    text = "".join(parse(retrieval_html.context_summary_html(parents, "parent_child")).itertext())
+    assert text.startswith("2 chunks in the context: 0 hits + 2 added by expansion · 23 tokens (the hits are children")
+    assert text.endswith("embedding model (default)")
 
 
 # -- knob forms ---------------------------------------------------------------

@@ -465,7 +465,14 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(warning).to_contain_text("neighbour expansion differs")
     badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
     assert badges.all_inner_texts() == ["±1/1", "±0/0"]
-    expect(page.locator("#compare-result details[data-metric=iou] svg")).to_be_visible()
+    expect(page.locator("#compare-result details[data-metric=iou] tr[data-run-key]")).to_have_count(1)
+    # The plot draws the headline metric first; another one is a pick away.
+    plot = page.locator("#compare-plot")
+    expect(page.locator("#compare-plot-metric input")).to_have_value("iou")
+    expect(plot.locator("svg.marks")).to_be_visible()
+    expect(plot).to_contain_text("iou: difference from the baseline (95% CI)")
+    choose(page, "compare-plot-metric", "recall")
+    expect(plot).to_contain_text("recall: difference from the baseline (95% CI)")
 
 
 def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_stack):

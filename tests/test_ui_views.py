@@ -11,6 +11,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
+from services.chunker.strategies import REGISTRY
 from frontend import (
     answer_html,
     boundaries,
@@ -20,7 +21,6 @@ from frontend import (
     freshness_html,
     knobs,
     reports_html,
-    svg,
 )
 
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
@@ -187,8 +187,9 @@ def experiment(strategies=("fixed_size",), prev=1, nxt=2, model="all-MiniLM-L6-v
         name=name, retrieval=common_pb2.RetrievalOptions(neighbor_prev=prev, neighbor_next=nxt, top_k=5),
         strategies=[evaluator_pb2.StrategyGrid(strategy=s) for s in strategies],
     )
+    expansion = REGISTRY.get(strategies[0]).expansion  # what the evaluator copies from StrategyInfo
     run = evaluator_pb2.ExperimentRun(
-        run_key="fixed_size[chunk_size=48]", questions_done=2, questions_total=2,
+        run_key="fixed_size[chunk_size=48]", questions_done=2, questions_total=2, expansion=expansion,
         mean_metrics=evaluator_pb2.RetrievalMetrics(recall=1.0, precision=0.25, iou=0.2, questions_labelled=2,
                                                     tokens_sent=300),
     )
@@ -199,10 +200,10 @@ def experiment(strategies=("fixed_size",), prev=1, nxt=2, model="all-MiniLM-L6-v
 
 
 def test_the_neighbours_badge_is_compact_and_muted_without_fixed_size():
-    badge = parse(experiments_html.neighbours_badge(experiment().config)).find("span")
+    badge = parse(experiments_html.neighbours_badge(experiment())).find("span")
     assert (badge.text, badge.get("data-muted"), badge.get("class")) == ("±1/2", "false", "cl-nbadge")
     assert badge.get("title") == "neighbor_prev 1 / neighbor_next 2"
-    muted = parse(experiments_html.neighbours_badge(experiment(("semantic",)).config)).find("span")
+    muted = parse(experiments_html.neighbours_badge(experiment(("semantic",)))).find("span")
     assert (muted.text, muted.get("data-muted"), muted.get("class")) == ("±1/2", "true", "cl-nbadge cl-nbadge-muted")
     assert "had no effect" in muted.get("title")
 
@@ -358,8 +359,7 @@ def test_compare_puts_warnings_first_badges_on_every_column_and_cis_per_metric()
                                               "higher (better)"]
     assert root.find(".//tr[@data-metric='tokens_sent']").get("data-verdict") == "lower (better)"
     assert root.find(".//tr[@data-metric='recall']").get("data-verdict") == "no clear difference"
-    plot = root.find(".//details[@data-metric='iou']/{http://www.w3.org/2000/svg}svg")
-    assert plot is not None and "script" not in html.lower()
+    assert "script" not in html.lower()
 
 
 def test_compare_without_warnings_or_differences_says_so():
@@ -370,16 +370,18 @@ def test_compare_without_warnings_or_differences_says_so():
     assert "No differences to show" in text_of(root)
 
 
-def test_the_forest_plot_places_intervals_around_zero():
-    root = ET.fromstring(svg.forest_plot("t <1>", [("<a>", 0.5, 0.2, 0.8), ("b", -0.1, -0.3, 0.1)]))
-    ns = {"s": "http://www.w3.org/2000/svg"}
-    groups = root.findall("s:g", ns)
-    assert [g.get("class") for g in groups] == ["cl-plot-clear", "cl-plot-unclear"]
-    zero = float(root.find("s:line", ns).get("x1"))
-    first_ci = groups[0].find("s:line", ns)
-    assert zero < float(first_ci.get("x1")) < float(first_ci.get("x2"))
-    assert root.find("s:title", ns).text == "t <1>"
-    assert svg.forest_plot("empty", []) == ""
+def test_the_plot_frame_holds_each_runs_interval_in_the_units_of_the_tables():
+    frame = compare_html.differences_frame(comparison())
+    assert list(frame.columns) == ["metric", "run", "point", "difference from the baseline"]
+    rows = [tuple(r) for r in frame.itertuples(index=False)]
+    assert [r[:3] for r in rows[:3]] == [("iou", "b: r1", "95% CI low"), ("iou", "b: r1", "difference"),
+                                        ("iou", "b: r1", "95% CI high")]
+    assert [r[3] for r in rows] == pytest.approx([1.0, 5.0, 9.0, -2.0, 1.0, 4.0, -60, -40, -20])
+    assert [r[0] for r in rows[3::3]] == ["recall", "tokens_sent"]
+    assert compare_html.plot_unit("iou") == "percentage points" and compare_html.plot_unit("mrr") == "score"
+    empty = comparison()
+    del empty.differences[:]
+    assert compare_html.differences_frame(empty).empty
 
 
 # -- reports -------------------------------------------------------------------

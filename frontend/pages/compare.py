@@ -1,5 +1,6 @@
 """Compare: chosen experiments side by side, their soft warnings first, and per
-metric the difference of every run from the baseline with a 95% interval.
+metric the difference of every run from the baseline with a 95% interval, in a
+table and in a native Gradio plot of the metric the reader picks.
 
 The baseline is the first run of the first experiment chosen (the evaluator's
 rule), so the order of the selection matters and the page says which it is.
@@ -8,10 +9,24 @@ rule), so the order of the selection matters and the page says which it is.
 from __future__ import annotations
 
 import gradio as gr
+import pandas as pd
 
 from frontend import compare_html, experiments_html
+from frontend.compare_html import PLOT_COLUMNS
 from frontend.gateway import Gateway
 from frontend.pages.common import shown_as_error, user_error
+
+
+def metric_plot(frame: pd.DataFrame | None, metric: str | None):
+    """The plot's update for one metric: its runs' intervals, with zero in view."""
+    if frame is None or frame.empty or not metric:
+        return gr.update(value=None, visible=False)
+    shown = frame[frame[PLOT_COLUMNS[0]] == metric]
+    return gr.update(
+        value=shown, visible=True, y_lim=compare_html.plot_limits(shown),
+        title=f"{metric}: difference from the baseline (95% CI)",
+        y_title=f"difference ({compare_html.plot_unit(metric)})",
+    )
 
 
 def build(gateway: Gateway) -> gr.Blocks:
@@ -25,6 +40,13 @@ def build(gateway: Gateway) -> gr.Blocks:
             refresh = gr.Button("↻", scale=0, min_width=40, elem_id="compare-refresh")
             compare_button = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-button")
         result = gr.HTML(elem_id="compare-result")
+        differences = gr.State(None)
+        plot_metric = gr.Dropdown(label="Plot the differences of", choices=[], visible=False,
+                                  elem_id="compare-plot-metric")
+        plot = gr.ScatterPlot(
+            x=PLOT_COLUMNS[1], y=PLOT_COLUMNS[3], color=PLOT_COLUMNS[2], color_map=compare_html.PLOT_COLOURS,
+            x_title="run", color_title="", tooltip="all", x_label_angle=-20, visible=False, elem_id="compare-plot",
+        )
 
         def choices(current: list[str] | None):
             with shown_as_error():
@@ -38,10 +60,15 @@ def build(gateway: Gateway) -> gr.Blocks:
                 raise user_error("Choose at least two experiments to compare.")
             with shown_as_error():
                 response = gateway.compare_experiments(experiment_ids)
-            return compare_html.compare_html(response)
+            frame = compare_html.differences_frame(response)
+            metrics = list(compare_html.by_metric(response))
+            first = metrics[0] if metrics else None
+            return (compare_html.compare_html(response), frame,
+                    gr.update(choices=metrics, value=first, visible=bool(metrics)), metric_plot(frame, first))
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        compare_button.click(compare, inputs=chosen, outputs=result)
+        compare_button.click(compare, inputs=chosen, outputs=[result, differences, plot_metric, plot])
+        plot_metric.input(metric_plot, inputs=[differences, plot_metric], outputs=plot)
     return page

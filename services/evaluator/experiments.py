@@ -234,7 +234,8 @@ class ExperimentRunner:
         for cell in plan.cells:
             experiment.runs.add(
                 run_key=cell.run_key, retrieval=self._run_options(cell, plan), spec=cell.spec,
-                config_id=cell.config_id, questions_total=len(plan.question_set.questions),
+                expansion=cell.info.expansion, config_id=cell.config_id,
+                questions_total=len(plan.question_set.questions),
             )
         return experiment
 

@@ -229,8 +229,8 @@ class EvaluatorService:
                                                question_set_hash=plan.question_set.content_hash,
                                                questions_total=len(plan.cells) * len(plan.question_set.questions))
             for cell in plan.cells:
-                preview.runs.add(run_key=cell.run_key, config_id=cell.config_id,
-                                 questions_total=len(plan.question_set.questions))
+                preview.runs.add(run_key=cell.run_key, config_id=cell.config_id, spec=cell.spec,
+                                 expansion=cell.info.expansion, questions_total=len(plan.question_set.questions))
             yield evaluator_pb2.ExperimentEvent(experiment=preview)
             return
         if experiment is None:

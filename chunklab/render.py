@@ -1,0 +1,48 @@
+"""Renders HTML through Jinja2 templates with autoescape on.
+
+Every HTML fragment of the UI and every report comes from a template: Python
+prepares plain view data, the template lays it out, and Jinja escapes every
+value it prints unless a template says otherwise. A package's own templates sit
+in its `templates/` folder; the shared ones (the retrieved chunks and the
+expansion tree, drawn alike by the UI and the reports) in `chunklab/templates/`.
+Templates are package data, so they ship with any install.
+
+Undefined names raise (StrictUndefined): a misspelt field fails a test rather
+than printing nothing.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import jinja2
+
+SHARED = "chunklab"
+
+
+@cache
+def environment(package: str) -> jinja2.Environment:
+    """The environment for one package's templates, falling back on the shared ones.
+
+    Built on first use, not at import; one per package for the life of the process.
+    """
+    loaders = [jinja2.PackageLoader(package, "templates")] if package != SHARED else []
+    loaders.append(jinja2.PackageLoader(SHARED, "templates"))
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(package: str, template: str, /, **context: object) -> str:
+    """package's template rendered with context: the HTML, every value escaped."""
+    return environment(package).get_template(template).render(**context)
+
+
+def render_macro(package: str, template: str, macro: str, /, *args: object, **kwargs: object) -> str:
+    """One macro of package's template called with the arguments: for a fragment that
+    several pages (or several packages) draw alike, such as the expansion tree."""
+    return str(getattr(environment(package).get_template(template).module, macro)(*args, **kwargs))

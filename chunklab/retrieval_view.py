@@ -1,0 +1,139 @@
+"""View data for a retrieval result: the flat `retrieved_chunks` and the `expansion_tree`.
+
+The UI's Query and Experiments pages and the evaluator's reports draw these
+alike, through `chunklab/templates/retrieval.html.j2`; this module is the one
+place that reads the Chunk and ExpansionNode messages for them. Plain data
+out, no HTML: the template lays it out and escapes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from chunklab import ids
+from chunklab.v1 import common_pb2
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """One chunk as a card: its label, score (hits), place in the document and text."""
+
+    chunk_id: str
+    chunk_index: int
+    label: str
+    badge: str
+    score: str
+    document: str
+    unit: str
+    token_count: int
+    start_char: int
+    end_char: int
+    headings: list[str]
+    content: str
+    cut: bool
+    enriched_content: str
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """What a hit pulled in on one side: neighbours, sentence-window units or its parent."""
+
+    role: str
+    caption: str
+    chunks: list[ChunkView]
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A hit with its groups in reading order: those before it above, the rest below."""
+
+    rank: int
+    hit: ChunkView
+    above: list[GroupView]
+    below: list[GroupView]
+
+
+def label_name(label: int) -> str:
+    """CHUNK_LABEL_HIT -> "hit", as the spec names the labels."""
+    try:
+        return common_pb2.ChunkLabel.Name(label).removeprefix("CHUNK_LABEL_").lower()
+    except ValueError:
+        return "unspecified"
+
+
+def unit_name(chunk: common_pb2.Chunk) -> str:
+    """What the chunk_index counts: chunks, or a strategy's sentences, children or parents."""
+    return ids.role_name(chunk.role)
+
+
+def _cut(text: str, max_chars: int | None) -> tuple[str, bool]:
+    if max_chars is None or len(text) <= max_chars:
+        return text, False
+    return text[:max_chars] + "…", True
+
+
+def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) -> ChunkView:
+    """A card's data; with max_chars, texts longer than that are cut (reports keep files small)."""
+    chunk = item.chunk
+    label = label_name(item.label)
+    content, cut = _cut(chunk.content, max_chars)
+    enriched = _cut(chunk.enriched_content, max_chars)[0] if chunk.HasField("enriched_content") else ""
+    return ChunkView(
+        chunk_id=chunk.chunk_id,
+        chunk_index=chunk.chunk_index,
+        label=label,
+        badge=f"{label} #{item.rank}" if label == "hit" and item.rank else label,
+        score=f"{item.score:.4f}" if item.HasField("score") else "",
+        document=chunk.document_name or chunk.document_id,
+        unit=unit_name(chunk),
+        token_count=chunk.token_count,
+        start_char=chunk.start_char,
+        end_char=chunk.end_char,
+        headings=list(chunk.heading_path),
+        content=content,
+        cut=cut,
+        enriched_content=enriched,
+    )
+
+
+def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None) -> list[ChunkView]:
+    """`retrieved_chunks` exactly in the service's order: what the LLM sees."""
+    return [chunk_view(item, max_chars) for item in items]
+
+
+def _group(items, role: str, caption: str, max_chars: int | None) -> list[GroupView]:
+    return [GroupView(role, caption, flat_view(items, max_chars))] if items else []
+
+
+def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None) -> NodeView:
+    """A hit with what it pulled in, in reading order around it.
+
+    Neighbours and sentence-window units before the hit sit above it and those
+    after it below (the window excludes the hit itself); a parent-child hit's
+    parent, which contains it, is shown under it.
+    """
+    index = node.hit.chunk.chunk_index
+    before = [w for w in node.window if w.chunk.chunk_index < index]
+    after = [w for w in node.window if w.chunk.chunk_index >= index]
+    parent = [node.parent] if node.HasField("parent") else []
+    return NodeView(
+        rank=node.hit.rank,
+        hit=chunk_view(node.hit, max_chars),
+        above=[
+            *_group(node.neighbors_prev, "neighbors_prev",
+                    f"↑ {len(node.neighbors_prev)} preceding (neighbors_prev)", max_chars),
+            *_group(before, "window", f"↑ {len(before)} sentence-window units before the hit", max_chars),
+        ],
+        below=[
+            *_group(node.neighbors_next, "neighbors_next",
+                    f"↓ {len(node.neighbors_next)} following (neighbors_next)", max_chars),
+            *_group(after, "window", f"↓ {len(after)} sentence-window units after the hit", max_chars),
+            *_group(parent, "parent", "parent (what the LLM sees, the hit inside it)", max_chars),
+        ],
+    )
+
+
+def tree_view(tree: common_pb2.ExpansionTree, max_chars: int | None = None) -> list[NodeView]:
+    """`expansion_tree`: the hits in the service's (score) order, each with its expansion."""
+    return [node_view(node, max_chars) for node in tree.hits]

@@ -1,0 +1,129 @@
+"""The reports' charts, drawn by matplotlib as inline SVG: no script, no remote asset.
+
+Figures are made with matplotlib's object API (`matplotlib.figure.Figure`, no
+pyplot), so no global figure state is shared between the server's threads and
+no GUI backend is ever chosen; matplotlib is imported on first use, not when
+the evaluator starts. Text stays text in the SVG (`svg.fonttype: none`) and
+mathtext is off, so a `$` in a run key prints as a `$`; matplotlib's XML writer
+escapes every label. The SVG is then trimmed for embedding in a page: no XML
+prolog, no stylesheet of its own (it would apply to the whole report), no
+element ids but those its clip paths need, and a `<title>` for screen readers.
+"""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+
+from markupsafe import Markup
+
+PALETTE = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#b7791f", "#4a5568")
+SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
+STYLE = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "chunklab",  # the same report twice is the same file
+    "text.parse_math": False,
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+WIDTH_INCHES = 8.5
+LABEL_CHARS = 52
+
+
+def _short(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fmt_default(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _svg(figure, title: str) -> Markup:
+    """The figure as an SVG element ready to sit inside an HTML page."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    ET.register_namespace("", SVG)
+    ET.register_namespace("xlink", XLINK)
+    root = ET.fromstring(buffer.getvalue())  # the prolog and doctype go with the parse
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == f"{{{SVG}}}style":
+                parent.remove(child)
+    for element in root.iter(f"{{{SVG}}}g"):
+        element.attrib.pop("id", None)
+    heading = ET.Element(f"{{{SVG}}}title")
+    heading.text = title
+    root.insert(0, heading)
+    root.set("role", "img")
+    root.set("class", "plot")
+    return Markup(ET.tostring(root, encoding="unicode"))
+
+
+def bar_chart(
+    title: str,
+    labels: Sequence[str],
+    series: dict[str, Sequence[float]],
+    fmt: Callable[[float], str] = _fmt_default,
+    max_value: float | None = None,
+) -> Markup:
+    """Horizontal grouped bars: one group per label (top to bottom), one bar per series, values written at their ends."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    names = list(series)
+    with matplotlib.rc_context(STYLE):
+        height = 0.9 + 0.22 * len(labels) * max(len(names), 1) + 0.15 * len(labels)
+        figure = Figure(figsize=(WIDTH_INCHES, height), layout="constrained")
+        axes = figure.subplots()
+        bar = 0.8 / max(len(names), 1)
+        top = max([max_value or 0.0, *(v for values in series.values() for v in values), 1e-12])
+        for i, name in enumerate(names):
+            positions = [row + (i - (len(names) - 1) / 2) * bar for row in range(len(labels))]
+            bars = axes.barh(positions, list(series[name]), height=bar * 0.9, label=name,
+                             color=PALETTE[i % len(PALETTE)])
+            axes.bar_label(bars, labels=[fmt(v) for v in series[name]], padding=3)
+        axes.set_yticks(range(len(labels)), [_short(label) for label in labels])
+        axes.invert_yaxis()
+        axes.set_xlim(0, top * 1.15)
+        axes.xaxis.set_major_formatter(lambda value, _: fmt(value))
+        axes.set_title(title, loc="left", fontweight="bold")
+        if len(names) > 1:
+            figure.legend(loc="outside upper right", frameon=False, ncols=len(names))
+        return _svg(figure, title)
+
+
+def scatter(
+    title: str,
+    points: Sequence[tuple[str, float, float]],
+    x_label: str,
+    y_label: str,
+    fmt_x: Callable[[float], str] = _fmt_default,
+    fmt_y: Callable[[float], str] = _fmt_default,
+) -> Markup:
+    """Labelled points (label, x, y): e.g. tokens sent against a quality measure."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(WIDTH_INCHES, 3.8), layout="constrained")
+        axes = figure.subplots()
+        x_max = max([x for _, x, _ in points] or [0.0]) * 1.1 or 1.0
+        y_max = max([y for _, _, y in points] or [0.0]) * 1.1 or 1.0
+        for i, (label, x, y) in enumerate(points):
+            axes.scatter([x], [y], s=45, color=PALETTE[i % len(PALETTE)], zorder=3)
+            # Labels of points in the right half go to their left, so none runs off the chart.
+            left = x > x_max / 2
+            axes.annotate(_short(label), (x, y), xytext=(-8 if left else 8, 0), textcoords="offset points",
+                          ha="right" if left else "left", va="center")
+        axes.set_xlim(0, x_max)
+        axes.set_ylim(0, y_max)
+        axes.xaxis.set_major_formatter(lambda value, _: fmt_x(value))
+        axes.yaxis.set_major_formatter(lambda value, _: fmt_y(value))
+        axes.set_xlabel(x_label)
+        axes.set_ylabel(y_label)
+        axes.grid(alpha=0.3)
+        axes.set_title(title, loc="left", fontweight="bold")
+        return _svg(figure, title)
