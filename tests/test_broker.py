@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from chunklab.broker import EmbeddedBroker, RedisBroker
 from chunklab.errors import Unavailable
+from services.chunker.broker import EmbeddedBroker, RedisBroker
 from tests.support.redis_server import RedisServer, free_port
 
 

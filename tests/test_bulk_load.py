@@ -19,11 +19,11 @@ import pytest
 from support.providers import HashedProvider
 
 from chunklab import clients
-from chunklab.broker import EmbeddedBroker
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
 from chunklab.stack import REPO, Stack, wait_serving
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
+from services.chunker.broker import EmbeddedBroker
 from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool

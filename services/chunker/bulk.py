@@ -1,7 +1,7 @@
 """Bulk loads through the message broker (SPEC section 7, ADR 0037).
 
 `BulkLoads` checks a bulk load as ProcessDocument would, then queues one job
-per document (chunklab.broker). `Worker`s, in any chunker replica, take jobs
+per document (broker.py, beside this file). `Worker`s, in any chunker replica, take jobs
 off the queue, run them through the very ProcessDocument logic
 (ChunkerService.process) and keep each job's result with its bulk load.
 Knows nothing of gRPC.
@@ -20,10 +20,10 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
-from chunklab.broker import Batch, Broker, Delivery
 from chunklab.errors import InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
+from services.chunker.broker import Batch, Broker, Delivery
 from services.chunker.service import ChunkerService
 
 log = logging.getLogger("chunklab.chunker.bulk")

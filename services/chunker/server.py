@@ -8,13 +8,13 @@ import threading
 import grpc
 
 from chunklab import clients, embeddings
-from chunklab.broker import open_broker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
+from services.chunker.broker import open_broker
 from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool
