@@ -1,20 +1,19 @@
 """The front end's pure parts: HTML for retrieval results, knob forms, progress
-text and the gateway's handling of calls and errors, with hand-built messages
-and fake stubs (no server, no browser)."""
+text, the health page's rows and the app's wiring, with hand-built messages
+(no server, no browser; the client library's calls are in test_client.py)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import grpc
 import pytest
 
-from chunklab.settings import Settings
+from chunklab.client import ChunkLab
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 from frontend import formatting, knobs, retrieval_html
-from frontend.gateway import UPLOAD_PIECE_BYTES, Gateway, GatewayError
 from frontend.answer_html import answer_request
 from frontend.pages.query import default_strategy
+from tests.test_client import settings
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
@@ -246,102 +245,9 @@ def test_answer_request_carries_every_knob_and_filter_and_leaves_the_window_unse
     assert default_strategy([], None) is None
 
 
-# -- gateway ------------------------------------------------------------------
-
-class FakeRpcError(grpc.RpcError):
-    def __init__(self, code: grpc.StatusCode, details: str):
-        self._code, self._details = code, details
-
-    def code(self):
-        return self._code
-
-    def details(self):
-        return self._details
-
-
-def settings() -> Settings:
-    return Settings(
-        ingest_address="127.0.0.1:1", chunker_address="127.0.0.1:2", retriever_address="127.0.0.1:3",
-        evaluator_address="127.0.0.1:4", rpc_timeout_s=7, long_rpc_timeout_s=700,
-    )
-
-
-class FakeIngest:
-    def __init__(self):
-        self.messages: list = []
-        self.timeout = None
-
-    def CreateDocument(self, requests, timeout):
-        self.messages = list(requests)
-        self.timeout = timeout
-        header = self.messages[0].header
-        return ingest_pb2.CreateDocumentResponse(document=documents_pb2.Document(name=header.name))
-
-    def DeleteDocument(self, request, timeout):
-        raise FakeRpcError(grpc.StatusCode.NOT_FOUND, f"no document {request.document_id!r}")
-
-
-def test_upload_streams_a_header_then_pieces_of_at_most_one_mib(tmp_path):
-    path = tmp_path / "big.md"
-    data = b"x" * (2 * UPLOAD_PIECE_BYTES + 10)
-    path.write_bytes(data)
-    gateway = Gateway(settings())
-    fake = gateway._stubs["ingest"] = FakeIngest()
-    gateway.upload_document(str(path), collection=" hr ")
-    header, *pieces = fake.messages
-    assert header.WhichOneof("part") == "header"
-    assert (header.header.name, header.header.collection, header.header.size_bytes) == ("big.md", "hr", len(data))
-    assert [len(p.data) for p in pieces] == [UPLOAD_PIECE_BYTES, UPLOAD_PIECE_BYTES, 10]
-    assert b"".join(p.data for p in pieces) == data
-    assert fake.timeout == 7
-
-
-def test_a_failed_call_becomes_a_readable_gateway_error():
-    gateway = Gateway(settings())
-    gateway._stubs["ingest"] = FakeIngest()
-    with pytest.raises(GatewayError) as caught:
-        gateway.delete_document("nope")
-    assert caught.value.message == "ingest service: NOT_FOUND: no document 'nope'"
-    assert caught.value.code == grpc.StatusCode.NOT_FOUND
-
-
-def test_a_stream_that_fails_midway_becomes_a_gateway_error_after_its_events():
-    class FakeChunker:
-        def ProcessDocument(self, request, timeout):
-            assert timeout == 700  # processing takes the long deadline
-            yield chunker_pb2.ProcessDocumentEvent(progress=chunker_pb2.StrategyProgress(strategy="fixed_size"))
-            raise FakeRpcError(grpc.StatusCode.UNAVAILABLE, "retriever went away")
-
-    gateway = Gateway(settings())
-    gateway._stubs["chunker"] = FakeChunker()
-    events = gateway.process_document("d1", [common_pb2.StrategySpec(name="fixed_size")])
-    assert next(events).progress.strategy == "fixed_size"
-    with pytest.raises(GatewayError, match=r"^chunker service: UNAVAILABLE: retriever went away$"):
-        next(events)
-
-
-def test_unavailable_names_the_address_only_when_the_service_itself_is_not_reached():
-    lost = FakeRpcError(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses; Connection refused")
-    slow = FakeRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
-    behind = FakeRpcError(grpc.StatusCode.UNAVAILABLE, "the answer model failed: the LLM is unreachable")
-    messages = [GatewayError.from_rpc_error("evaluator", "h:1", e).message for e in (lost, slow, behind)]
-    assert messages == [
-        "The evaluator service at h:1 is unreachable or too slow (UNAVAILABLE): "
-        "failed to connect to all addresses; Connection refused",
-        "The evaluator service at h:1 is unreachable or too slow (DEADLINE_EXCEEDED): Deadline Exceeded",
-        "evaluator service: UNAVAILABLE: the answer model failed: the LLM is unreachable",
-    ]
-
-
-def test_a_service_that_is_not_there_is_named_with_its_address():
-    gateway = Gateway(settings().model_copy(update={"rpc_timeout_s": 0.3}))
-    with pytest.raises(GatewayError, match=r"^The ingest service at 127\.0\.0\.1:1 is unreachable or too slow"):
-        gateway.list_documents()
-
-
 def test_health_reports_a_service_that_is_not_there():
-    gateway = Gateway(settings().model_copy(update={"rpc_timeout_s": 0.3}))
-    rows = gateway.service_health()
+    client = ChunkLab(settings().model_copy(update={"rpc_timeout_s": 0.3}))
+    rows = client.service_health()
     assert [(r.service, r.status) for r in rows] == [
         ("ingest", "UNREACHABLE"), ("chunker", "UNREACHABLE"), ("retriever", "UNREACHABLE"), ("evaluator", "UNREACHABLE"),
     ]
@@ -353,9 +259,9 @@ def test_the_app_is_built_without_calling_any_service():
     """Building the UI only wires callbacks; services are reached when a page loads."""
     from frontend.app import build_app, display_host
 
-    gateway = Gateway(settings())
-    app = build_app(gateway)
-    assert gateway._stubs == {}
+    client = ChunkLab(settings())
+    app = build_app(client)
+    assert client._stubs == {}
     assert app.title == "ChunkLab"
     assert display_host("0.0.0.0") == "127.0.0.1" and display_host("::1") == "[::1]"
 
@@ -371,7 +277,7 @@ def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
 
     from frontend.app import build_app
 
-    app = build_app(Gateway(settings()))
+    app = build_app(ChunkLab(settings()))
     forms = knobs.strategy_forms([strategy_info()], include_query_time=True)
     session = copy.copy(app.default_config)  # what Gradio keeps per browser session
     renders = session.renderables

@@ -1,0 +1,43 @@
+"""The client library's one error: a failed call told in words a person can act on."""
+
+from __future__ import annotations
+
+import grpc
+
+# Words gRPC itself uses when it cannot reach a server. An UNAVAILABLE without
+# them is the service's own answer (e.g. "the answer model failed: ..."): the
+# service is there, something behind it is not, and its sentence says what.
+_TRANSPORT_WORDS = (
+    "failed to connect", "connection refused", "connection reset", "socket closed", "broken pipe",
+    "dns resolution failed", "connections to all backends failing", "name resolution",
+)
+
+
+class ClientError(Exception):
+    """A call that failed, or a request refused before any call.
+
+    `message` is the sentence to show (never a traceback); `service` names the
+    service called ("" when nothing was sent); `code` and `details` are the
+    status and the service's own words, for callers that act on them."""
+
+    def __init__(self, message: str, *, service: str = "", code: grpc.StatusCode | None = None,
+                 details: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.service = service
+        self.code = code
+        self.details = details
+
+    @classmethod
+    def from_rpc_error(cls, service: str, address: str, exc: grpc.RpcError) -> ClientError:
+        """A service that cannot be reached (or is too slow) is named with its
+        address; otherwise the service's own sentence is kept, after its status."""
+        code = exc.code() if hasattr(exc, "code") else None
+        details = (exc.details() if hasattr(exc, "details") else "") or "no details given"
+        name = code.name if code is not None else "UNKNOWN"
+        unreachable = code == grpc.StatusCode.UNAVAILABLE and any(w in details.lower() for w in _TRANSPORT_WORDS)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED or unreachable:
+            message = f"The {service} service at {address} is unreachable or too slow ({name}): {details}"
+        else:
+            message = f"{service} service: {name}: {details}"
+        return cls(message, service=service, code=code, details=details)

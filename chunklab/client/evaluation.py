@@ -1,0 +1,138 @@
+"""Calls to the evaluator: answers and feedback, question sets, experiments,
+reports and the metrics' catalogue."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from chunklab.client.core import UPLOAD_PIECE_BYTES, Calls, Source, client_stream, read_source
+from chunklab.v1 import evaluator_pb2
+
+_QUESTION_FORMATS = {
+    ".jsonl": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+    ".ndjson": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+    ".csv": evaluator_pb2.QUESTION_SET_FORMAT_CSV,
+}
+
+
+@dataclass(frozen=True)
+class ExperimentOutcome:
+    """What a RunExperiment stream ended with: the estimate (a dry run) and the
+    experiment (a run); None for what the stream did not carry."""
+
+    estimate: evaluator_pb2.ExperimentEstimate | None
+    experiment: evaluator_pb2.Experiment | None
+
+
+def experiment_outcome(events: Iterable[evaluator_pb2.ExperimentEvent],
+                       on_progress: Callable[[evaluator_pb2.ExperimentProgress], None] | None = None,
+                       ) -> ExperimentOutcome:
+    """Follows a RunExperiment stream (new or resumed) to its end, telling
+    on_progress of each progress event."""
+    estimate = experiment = None
+    for event in events:
+        kind = event.WhichOneof("event")
+        if kind == "estimate":
+            estimate = event.estimate
+        elif kind == "progress" and on_progress is not None:
+            on_progress(event.progress)
+        elif kind == "experiment":
+            experiment = event.experiment
+    return ExperimentOutcome(estimate, experiment)
+
+
+class EvaluationCalls(Calls):
+    # -- answers and feedback ------------------------------------------------------
+
+    def answer(self, request: evaluator_pb2.AnswerRequest) -> Iterator[evaluator_pb2.AnswerEvent]:
+        """Yields the Answer stream: the context first, then pieces of the answer, then the result.
+
+        The deadline covers a slow LLM writing a long answer, so it is the long one.
+        """
+        return self._stream("evaluator", "Answer", request)
+
+    def submit_feedback(self, query_id: str, thumbs_up: bool, comment: str = "") -> evaluator_pb2.Feedback:
+        request = evaluator_pb2.SubmitFeedbackRequest(query_id=query_id, thumbs_up=thumbs_up, comment=comment.strip())
+        return self._call("evaluator", "SubmitFeedback", request)
+
+    def summarize_feedback(self) -> list[evaluator_pb2.FeedbackSummary]:
+        return list(self._call("evaluator", "SummarizeFeedback", evaluator_pb2.SummarizeFeedbackRequest()).strategies)
+
+    # -- question sets -------------------------------------------------------------
+
+    def import_question_set(self, source: Source, name: str = "", document_ids: dict[str, str] | None = None,
+                            piece_bytes: int = UPLOAD_PIECE_BYTES) -> evaluator_pb2.QuestionSet:
+        """Streams a JSONL or CSV file (a path, or bytes named by `name`) to
+        ImportQuestionSet; the format follows the file name's extension, and
+        document_ids maps the file's corpus ids to documents."""
+        data, file_name, _ = read_source(source, name, "question file")
+        header = evaluator_pb2.ImportHeader(name=name.strip() or file_name, document_ids=document_ids or {})
+        fmt = _QUESTION_FORMATS.get(os.path.splitext(file_name)[1].lower())
+        if fmt is not None:
+            header.format = fmt
+        # References are located in the documents' text: large sets take a while.
+        return self._call("evaluator", "ImportQuestionSet", client_stream(
+            evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes), long=True)
+
+    def list_question_sets(self) -> list[evaluator_pb2.QuestionSet]:
+        return self._every_page("evaluator", "ListQuestionSets", evaluator_pb2.ListQuestionSetsRequest(),
+                                "question_sets")
+
+    def get_question_set(self, question_set_id: str) -> evaluator_pb2.QuestionSet:
+        """The set with its questions and their references."""
+        request = evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set_id)
+        return self._call("evaluator", "GetQuestionSet", request)
+
+    def delete_question_set(self, question_set_id: str) -> None:
+        """Refused (FAILED_PRECONDITION) while an experiment uses the set."""
+        request = evaluator_pb2.DeleteQuestionSetRequest(question_set_id=question_set_id)
+        self._call("evaluator", "DeleteQuestionSet", request)
+
+    # -- experiments -----------------------------------------------------------------
+
+    def run_experiment(self, config: evaluator_pb2.ExperimentConfig,
+                       dry_run: bool = False) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Yields RunExperiment's events: the estimate, progress, and last the experiment."""
+        request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
+        return self._stream("evaluator", "RunExperiment", request, long=not dry_run)
+
+    def resume_experiment(self, experiment_id: str, answer_api_key: str = "",
+                          judge_api_key: str = "") -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Continues an interrupted experiment with its stored configuration; the
+        API keys, which are never stored, are given again."""
+        keys = evaluator_pb2.ExperimentConfig()
+        if answer_api_key.strip():
+            keys.answer_model.api_key = answer_api_key.strip()
+        if judge_api_key.strip():
+            keys.judge_model.api_key = judge_api_key.strip()
+        request = evaluator_pb2.RunExperimentRequest(resume_experiment_id=experiment_id, config=keys)
+        return self._stream("evaluator", "RunExperiment", request)
+
+    def cancel_experiment(self, experiment_id: str) -> evaluator_pb2.CancelExperimentResponse:
+        """Asks a queued or running experiment to stop before its next question."""
+        request = evaluator_pb2.CancelExperimentRequest(experiment_id=experiment_id)
+        return self._call("evaluator", "CancelExperiment", request)
+
+    def list_experiments(self) -> list[evaluator_pb2.Experiment]:
+        return self._every_page("evaluator", "ListExperiments", evaluator_pb2.ListExperimentsRequest(), "experiments")
+
+    def get_experiment(self, experiment_id: str, run_key: str = "",
+                       without_results: bool = False) -> evaluator_pb2.Experiment:
+        request = evaluator_pb2.GetExperimentRequest(
+            experiment_id=experiment_id, run_key=run_key, without_results=without_results
+        )
+        return self._call("evaluator", "GetExperiment", request)
+
+    def compare_experiments(self, experiment_ids: list[str]) -> evaluator_pb2.CompareExperimentsResponse:
+        request = evaluator_pb2.CompareExperimentsRequest(experiment_ids=experiment_ids)
+        return self._call("evaluator", "CompareExperiments", request)
+
+    def get_report(self, experiment_id: str, view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> evaluator_pb2.Report:
+        request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
+        return self._call("evaluator", "GetReport", request)
+
+    def list_metrics(self) -> list[evaluator_pb2.MetricInfo]:
+        """Every measure with its unit and whether higher is better, as the evaluator defines them."""
+        return list(self._call("evaluator", "ListMetrics", evaluator_pb2.ListMetricsRequest()).metrics)

@@ -1,0 +1,41 @@
+"""Each service's standard grpc.health.v1 answer, for the health page and for scripts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from chunklab import clients
+from chunklab.client.core import SERVICES, Calls
+
+
+@dataclass(frozen=True)
+class ServiceHealth:
+    """One service's answer."""
+
+    service: str
+    address: str
+    status: str  # SERVING, NOT_SERVING, ... or UNREACHABLE
+    detail: str = ""
+
+
+class HealthCalls(Calls):
+    def service_health(self) -> list[ServiceHealth]:
+        """Each service's health for the whole server (a fresh channel per service)."""
+        rows = []
+        for service in SERVICES:
+            address = self.address(service)
+            # A fresh channel each time: a cached one could report a server
+            # that has gone away as still connected for a while.
+            with clients.channel(address) as channel:
+                try:
+                    reply = health_pb2_grpc.HealthStub(channel).Check(
+                        health_pb2.HealthCheckRequest(service=""), timeout=min(self.settings.rpc_timeout_s, 5.0)
+                    )
+                    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+                    rows.append(ServiceHealth(service, address, status))
+                except grpc.RpcError as exc:
+                    rows.append(ServiceHealth(service, address, "UNREACHABLE", f"{exc.code().name}: {exc.details()}"))
+        return rows
