@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: up setup stubs test browser broker bench clean
 
 up: setup stubs
-	$(PY) -m chunklab.stack
+	$(PY) -m chunklab_app.stack
 
 setup: $(STAMP)
 

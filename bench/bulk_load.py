@@ -26,10 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab import clients  # noqa: E402
 from chunklab.knobs import to_spec  # noqa: E402
-from chunklab.stack import Stack, wait_serving  # noqa: E402
-from chunklab.v1 import chunker_pb2, ingest_pb2  # noqa: E402
+from chunklab_app.stack import Stack, wait_serving  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general" / "corpora"
 SPEC = to_spec("fixed_size", {"chunk_size": 256})
@@ -53,36 +51,25 @@ def pieces(piece_bytes: int) -> list[tuple[str, str]]:
 
 
 def upload(stack: Stack, documents: list[tuple[str, str]]) -> list[str]:
-    ingest = clients.ingest(stack.addresses["ingest"])
-    ids = []
-    for name, text in documents:
-        data = text.encode()
-        header = ingest_pb2.UploadHeader(name=name, size_bytes=len(data))
-        reply = ingest.CreateDocument(iter([ingest_pb2.CreateDocumentRequest(header=header),
-                                            ingest_pb2.CreateDocumentRequest(data=data)]), timeout=60)
-        ids.append(reply.document.document_id)
-    return ids
+    lab = stack.client()
+    return [lab.upload_document(text.encode(), name=name).document.document_id for name, text in documents]
 
 
 def direct(stack: Stack, ids: list[str], at_once: int) -> int:
-    chunker = clients.chunker(stack.addresses["chunker"])
+    lab = stack.client()
 
     def one(document_id: str) -> int:
-        request = chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=[SPEC])
-        *_, last = chunker.ProcessDocument(request, timeout=3600)
-        return sum(o.chunk_count for o in last.result.strategies_completed)
+        return sum(o.chunk_count for o in lab.process(document_id, [SPEC]).strategies_completed)
 
     with ThreadPoolExecutor(at_once) as pool:
         return sum(pool.map(one, ids))
 
 
 def bulk(stack: Stack, ids: list[str]) -> int:
-    chunker = clients.chunker(stack.addresses["chunker"])
-    load = chunker.SubmitBulkLoad(chunker_pb2.SubmitBulkLoadRequest(document_ids=ids, strategies=[SPEC]), timeout=600)
-    request = chunker_pb2.GetBulkLoadRequest(bulk_load_id=load.bulk_load_id)
-    while len(load.results) < load.jobs_total:
-        time.sleep(0.05)
-        load = chunker.GetBulkLoad(request, timeout=60)
+    lab = stack.client()
+    *_, load = lab.follow_bulk_load(lab.submit_bulk_load(ids, [SPEC]).bulk_load_id, interval_s=0.05)
+    if len(load.results) < load.jobs_total:
+        raise SystemExit(f"the bulk load did not finish: {len(load.results)} of {load.jobs_total} jobs")
     failed = [r for r in load.results if r.error or r.result.strategies_failed]
     if failed:
         raise SystemExit(f"{len(failed)} jobs failed, e.g. {failed[0]}")

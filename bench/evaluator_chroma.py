@@ -26,24 +26,21 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from chunklab import clients  # noqa: E402
-from chunklab.cli import Progress, follow, import_questions, upload  # noqa: E402
+from chunklab.client import ChunkLab  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
-from chunklab.stack import Stack  # noqa: E402
-from chunklab.v1 import common_pb2, chunker_pb2, evaluator_pb2  # noqa: E402
+from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
+from chunklab_app.stack import Stack  # noqa: E402
+from chunklab_app.terminal import Progress, follow  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 TOP_K = 5
 
 
-def measure(addresses: dict[str, str], settings: Settings, only: list[str]) -> list[dict]:
-    ingest = clients.ingest(addresses["ingest"])
-    chunker = clients.chunker(addresses["chunker"])
-    evaluator = clients.evaluator(addresses["evaluator"])
+def measure(lab: ChunkLab, only: list[str]) -> list[dict]:
     for corpus in sorted((DATA / "corpora").glob("*.md")):
-        upload(ingest, corpus, "", settings.rpc_timeout_s)
-    question_set = import_questions(evaluator, DATA / "questions.csv", {}, settings.long_rpc_timeout_s)
-    infos = chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s).strategies
+        lab.upload_document(corpus)
+    question_set = lab.import_question_set(DATA / "questions.csv")
+    infos = lab.list_strategies()
     has_llm = bool(os.environ.get("CHUNKLAB_LLM_BASE_URL"))
     rows = []
     for info in infos:
@@ -59,15 +56,13 @@ def measure(addresses: dict[str, str], settings: Settings, only: list[str]) -> l
         )
         started = time.perf_counter()
         print(f"{info.name} ...", file=sys.stderr, flush=True)
-        _, experiment = follow(evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config),
-                                                       timeout=settings.long_rpc_timeout_s), Progress())
+        experiment = follow(lab.run_experiment(config), Progress()).experiment
         seconds = time.perf_counter() - started
         run = experiment.runs[0] if experiment and experiment.runs else None
         if run is None or run.error or not run.questions_done:
             rows.append({"strategy": info.name, "note": f"failed: {(run.error if run else '') or experiment.error}"})
             continue
-        full = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment.experiment_id),
-                                       timeout=settings.long_rpc_timeout_s)
+        full = lab.get_experiment(experiment.experiment_id)
         values = {k: np.array([getattr(r.metrics, k) for r in full.results if r.metrics.labelled])
                   for k in ("recall", "precision", "iou", "recall_hits", "iou_hits")}
         rows.append({
@@ -106,12 +101,11 @@ def main() -> int:
     args = parser.parse_args()
     settings = Settings()
     if args.running:
-        addresses = {n: getattr(settings, f"{n}_address") for n in ("ingest", "chunker", "evaluator")}
-        print(table(measure(addresses, settings, args.strategy or [])))
+        print(table(measure(ChunkLab(settings), args.strategy or [])))
         return 0
     with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as folder:
         with Stack(data_dir=Path(folder)) as stack:
-            print(table(measure(stack.addresses, settings, args.strategy or [])))
+            print(table(measure(stack.client(settings), args.strategy or [])))
     return 0
 
 

@@ -48,10 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunklab import clients, ids  # noqa: E402
 from chunklab.embeddings import get_provider  # noqa: E402
-from chunklab.stack import Stack, wait_serving  # noqa: E402
 from chunklab.timeutil import to_proto, utcnow  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
 from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
+from chunklab_app.stack import Stack, wait_serving  # noqa: E402
 from services.retriever import conditions as c  # noqa: E402
 from services.retriever.edge_index import EdgeIndex  # noqa: E402
 from services.retriever.index import index_name  # noqa: E402

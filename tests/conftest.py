@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chunklab import tokens
-from chunklab.stack import Stack
+from chunklab_app.stack import Stack
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data" / "chroma-general"
@@ -84,7 +84,7 @@ KIND_BY_MODULE = {
     "test_ingest": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
-    "test_make_up": "e2e",  # `python -m chunklab.stack`; also `make -n bench`
+    "test_make_up": "e2e",  # `python -m chunklab_app.stack`; also `make -n bench`
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",

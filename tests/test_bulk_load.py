@@ -21,8 +21,8 @@ from support.providers import HashedProvider
 from chunklab import clients
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
-from chunklab.stack import REPO, Stack, wait_serving
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
+from chunklab_app.stack import REPO, Stack, wait_serving
 from services.chunker.broker import EmbeddedBroker
 from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
@@ -214,7 +214,7 @@ def test_a_document_deleted_after_it_was_queued_is_reported_not_retried(harness)
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chunklab.cli", *args], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "chunklab_app.cli", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -26,8 +26,8 @@ from support.providers import HashedProvider
 from chunklab import clients, ids, tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
-from chunklab.stack import Stack
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
+from chunklab_app.stack import Stack
 from services.chunker.cache import EmbeddingCache, content_key
 from services.chunker.llm import NO_LLM, LLMPool
 from services.chunker.service import ChunkerService
@@ -383,13 +383,7 @@ def good_llm(llm):
 
 
 def upload(stack, name: str, text: str) -> str:
-    data = text.encode()
-    response = clients.ingest(stack.addresses["ingest"]).CreateDocument(
-        iter([ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name=name, language="en")),
-              ingest_pb2.CreateDocumentRequest(data=data)]),
-        timeout=30,
-    )
-    return response.document.document_id
+    return stack.client().upload_document(text.encode(), name=name, language="en").document.document_id
 
 
 def topic_text(topic: str, paragraphs: int = 6) -> str:
@@ -405,16 +399,12 @@ def spec(name: str, **knobs: int) -> common_pb2.StrategySpec:
 
 
 def process(stack, document_id: str, *specs) -> list[chunker_pb2.ProcessDocumentEvent]:
-    request = chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=list(specs))
-    return list(clients.chunker(stack.addresses["chunker"]).ProcessDocument(request, timeout=120))
+    return list(stack.client().process_document(document_id, specs))
 
 
 def indexed(stack, document_id: str, strategy: str) -> list[common_pb2.Chunk]:
-    request = retriever_pb2.RetrieveRequest(
-        query="what changed and who approved it", options=common_pb2.RetrievalOptions(
-            strategy=strategy, top_k=100, filter=common_pb2.RetrievalFilter(document_ids=[document_id])),
-    )
-    response = clients.retriever(stack.addresses["retriever"]).Retrieve(request, timeout=60)
+    response = stack.client().retrieve("what changed and who approved it", common_pb2.RetrievalOptions(
+        strategy=strategy, top_k=100, filter=common_pb2.RetrievalFilter(document_ids=[document_id])))
     return [r.chunk for r in response.retrieved_chunks]
 
 

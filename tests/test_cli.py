@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from chunklab.stack import REPO
+from chunklab_app.stack import REPO
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +26,7 @@ Fresh water arrives by boat on Tuesdays. Lamp oil is ordered once a month.
 
 
 def cli(stack, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chunklab.cli", *args], cwd=REPO, env=stack.env(),
+    return subprocess.run([sys.executable, "-m", "chunklab_app.cli", *args], cwd=REPO, env=stack.env(),
                           capture_output=True, text=True, timeout=600)
 
 

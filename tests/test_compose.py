@@ -28,7 +28,7 @@ import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from chunklab.settings import Settings
-from chunklab.stack import SERVICES
+from chunklab_app.stack import SERVICES
 
 REPO = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = REPO / "docker-compose.yml"
@@ -86,7 +86,7 @@ def test_compose_file_validates():
 
 def test_every_service_and_its_backing_stores_are_defined(model):
     assert set(model["services"]) == {*START_ORDER, *BACKING}
-    assert set(GRPC_SERVICES) == set(SERVICES), "compose and chunklab.stack run the same four services"
+    assert set(GRPC_SERVICES) == set(SERVICES), "compose and chunklab_app.stack run the same four services"
 
 
 def test_chunklab_services_run_one_image_with_their_own_command(model):
@@ -182,7 +182,7 @@ def test_services_start_in_order_each_after_the_previous_is_healthy(model):
     for index, name in enumerate(START_ORDER):
         depends_on = model["services"][name].get("depends_on") or {}
         assert not set(depends_on) & set(START_ORDER[index:]), f"{name} must not wait for a later service"
-    assert SERVICES == START_ORDER[:-1], "same start order as chunklab.stack"
+    assert SERVICES == START_ORDER[:-1], "same start order as chunklab_app.stack"
 
 
 def test_only_the_ui_publishes_a_port_and_only_on_loopback(model):

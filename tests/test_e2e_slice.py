@@ -1,6 +1,7 @@
 """The walking skeleton end to end: upload through ingest, fixed_size through
 the chunker, indexing and retrieval through the retriever, each service its
-own process on a free port, talked to only through gRPC."""
+own process on a free port, talked to only through gRPC (the client library
+for uploads, processing and retrieval)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from chunklab.v1 import (
     ingest_pb2,
     retriever_pb2,
 )
+from tests.support.status import status_of
 
 pytestmark = pytest.mark.e2e
 
@@ -26,17 +28,12 @@ HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 
 
 def upload(stack, name: str, data: bytes, collection: str = "") -> ingest_pb2.CreateDocumentResponse:
-    def messages():
-        yield ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name=name, collection=collection))
-        for start in range(0, len(data), 7):  # many small pieces: the stream is reassembled in order
-            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + 7])
-
-    return clients.ingest(stack.addresses["ingest"]).CreateDocument(messages(), timeout=30)
+    # Many small pieces: the stream is reassembled in order.
+    return stack.client().upload_document(data, name=name, collection=collection, piece_bytes=7)
 
 
 def process(stack, document_id: str, *specs: common_pb2.StrategySpec) -> list[chunker_pb2.ProcessDocumentEvent]:
-    request = chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=list(specs))
-    return list(clients.chunker(stack.addresses["chunker"]).ProcessDocument(request, timeout=300))
+    return list(stack.client().process_document(document_id, specs))
 
 
 def fixed_size(chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0) -> common_pb2.StrategySpec:
@@ -50,17 +47,13 @@ def fixed_size(chunk_size: int = CHUNK_SIZE, chunk_overlap: int = 0) -> common_p
 
 
 def retrieve(stack, query: str, document_id: str, top_k: int, prev: int = 0, nxt: int = 0):
-    request = retriever_pb2.RetrieveRequest(
-        query=query,
-        options=common_pb2.RetrievalOptions(
-            strategy="fixed_size",
-            top_k=top_k,
-            neighbor_prev=prev,
-            neighbor_next=nxt,
-            filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
-        ),
-    )
-    return clients.retriever(stack.addresses["retriever"]).Retrieve(request, timeout=60)
+    return stack.client().retrieve(query, common_pb2.RetrievalOptions(
+        strategy="fixed_size",
+        top_k=top_k,
+        neighbor_prev=prev,
+        neighbor_next=nxt,
+        filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+    ))
 
 
 def expected_windows(text: str, size: int) -> list[str]:
@@ -215,14 +208,6 @@ def test_deleting_a_document_removes_its_chunks_from_the_index(stack):
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-def status_of(call) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.RpcError) as err:
-        result = call()
-        if hasattr(result, "__iter__") and not isinstance(result, (bytes, str)):
-            list(result)
-    return err.value.code(), err.value.details()
-
-
 def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     ingest = clients.ingest(stack.addresses["ingest"])
     chunker = clients.chunker(stack.addresses["chunker"])
@@ -257,7 +242,6 @@ def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "nope" in message
     # Nothing was left behind by the refused uploads.
-    listed = ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(), timeout=10)
-    assert not {"empty.md", "photo.png", "binary.txt"} & {d.name for d in listed.documents}
+    assert not {"empty.md", "photo.png", "binary.txt"} & {d.name for d in stack.client().list_documents()}
     # The servers are still up.
     assert chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=10).strategies

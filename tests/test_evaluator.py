@@ -19,6 +19,7 @@ from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, i
 from services.chunker.strategies import REGISTRY
 from tests.conftest import SHARED_DATA, chroma_general
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.status import status_of
 
 pytestmark = pytest.mark.e2e
 
@@ -37,27 +38,13 @@ SECRET = "sk-test-secret-4242"
 
 # -- helpers --------------------------------------------------------------------
 
-def status_of(call) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.RpcError) as info:
-        result = call()
-        if hasattr(result, "__iter__") and not hasattr(result, "ListFields"):
-            list(result)
-    return info.value.code(), info.value.details()
-
-
 def upload(stack, name: str, data: bytes, collection: str = "") -> documents_pb2.Document:
-    messages = [ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name=name, collection=collection)),
-                ingest_pb2.CreateDocumentRequest(data=data)]
-    return clients.ingest(stack.addresses["ingest"]).CreateDocument(iter(messages), timeout=60).document
+    return stack.client().upload_document(data, name=name, collection=collection).document
 
 
 def import_set(stack, name: str, data: bytes, mapping: dict | None = None, piece: int = 4096):
-    def messages():
-        yield evaluator_pb2.ImportQuestionSetRequest(header=evaluator_pb2.ImportHeader(name=name, document_ids=mapping or {}))
-        for start in range(0, len(data), piece):  # client-streamed in pieces, like uploads
-            yield evaluator_pb2.ImportQuestionSetRequest(data=data[start : start + piece])
-
-    return evaluator(stack).ImportQuestionSet(messages(), timeout=120)
+    # Client-streamed in pieces, like uploads.
+    return stack.client().import_question_set(data, name=name, document_ids=mapping, piece_bytes=piece)
 
 
 def evaluator(stack):
@@ -72,8 +59,7 @@ def fixed(chunk_size: int = CHUNK_SIZE, overlap: int = OVERLAP) -> evaluator_pb2
 
 
 def run(stack, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False) -> list[evaluator_pb2.ExperimentEvent]:
-    request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
-    return list(evaluator(stack).RunExperiment(request, timeout=900))
+    return list(stack.client().run_experiment(config, dry_run=dry_run))
 
 
 def finished(events) -> evaluator_pb2.Experiment:
@@ -166,8 +152,8 @@ def test_the_chroma_question_set_imports_as_it_is_with_exact_references(stack, c
     # The same file again: the same content hash (provenance), a new set.
     again = import_set(stack, "chroma-again", (SHARED_DATA / "questions.csv").read_bytes(), piece=1 << 20)
     assert again.content_hash == question_set.content_hash and again.question_set_id != question_set.question_set_id
-    listed = evaluator(stack).ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=100), timeout=30)
-    assert {question_set.question_set_id, again.question_set_id} <= {s.question_set_id for s in listed.question_sets}
+    listed = stack.client().list_question_sets()
+    assert {question_set.question_set_id, again.question_set_id} <= {s.question_set_id for s in listed}
     # An unused set can be deleted.
     evaluator(stack).DeleteQuestionSet(evaluator_pb2.DeleteQuestionSetRequest(question_set_id=again.question_set_id), timeout=30)
     code, _ = status_of(lambda: evaluator(stack).GetQuestionSet(
@@ -372,7 +358,7 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
     )
     cancelled = None
     events = []
-    for event in stub.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=300):
+    for event in stack.client().run_experiment(config):
         events.append(event)
         if cancelled is None and event.HasField("progress") and event.progress.questions_done >= 1:
             cancelled = stub.CancelExperiment(
@@ -390,14 +376,12 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
         assert code == expected and message
 
     fake.behaviour = "good"
-    resumed = finished(list(stub.RunExperiment(
-        evaluator_pb2.RunExperimentRequest(resume_experiment_id=stopped.experiment_id), timeout=300)))
+    resumed = finished(list(stack.client().resume_experiment(stopped.experiment_id)))
     assert resumed.questions_done == 3
 
 
 def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_run, fake):
-    stub = evaluator(stack)
-    before = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
+    before = len(stack.client().list_experiments())
     model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="gpt-4o-mini")
     config = evaluator_pb2.ExperimentConfig(
         question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=300)],
@@ -412,11 +396,10 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     assert any("unknown price" in note and "my-local-judge" in note for note in estimate.notes)
     assert events[-1].experiment.runs[0].run_key == "fixed_size[chunk_size=300,chunk_overlap=125]"
     assert not fake.calls  # no LLM was called
-    after = len(stub.ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=1000), timeout=30).experiments)
+    after = len(stack.client().list_experiments())
     assert after == before  # nothing stored
     # Nothing was processed: the chatlogs have no set of the 300/125 configuration.
-    sets = clients.retriever(stack.addresses["retriever"]).ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(
-        document_id=chroma[0]["chatlogs"].document_id, strategy="fixed_size"), timeout=30).sets
+    sets = stack.client().list_indexed_sets("fixed_size", document_id=chroma[0]["chatlogs"].document_id)
     dry_config = fixed_config({"chunk_size": 300, "chunk_overlap": OVERLAP})
     assert chroma_run[1].runs[0].config_id in {s.config_id for s in sets} and dry_config not in {
         s.config_id for s in sets}
@@ -489,7 +472,7 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     started = threading.Event()
 
     def run_grid() -> None:
-        for event in evaluator(stack).RunExperiment(evaluator_pb2.RunExperimentRequest(config=grid), timeout=900):
+        for event in stack.client().run_experiment(grid):
             first_events.append(event)
             if event.HasField("progress") and event.progress.message != "queued":
                 started.set()
@@ -554,8 +537,7 @@ def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run)
         assert got == code and words in message, message
     got, _ = status_of(lambda: stub.GetReport(evaluator_pb2.GetReportRequest(experiment_id="nope"), timeout=30))
     assert got == grpc.StatusCode.NOT_FOUND
-    got, message = status_of(lambda: list(stub.RunExperiment(evaluator_pb2.RunExperimentRequest(
-        resume_experiment_id=chroma_run[1].experiment_id), timeout=30)))
+    got, message = status_of(lambda: stack.client().resume_experiment(chroma_run[1].experiment_id))
     assert got == grpc.StatusCode.FAILED_PRECONDITION and "succeeded" in message
 
 

@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 
 from chunklab import clients
-from chunklab.stack import REPO, wait_serving
-from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from chunklab.client import ChunkLab
+from chunklab.knobs import to_spec
+from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from chunklab_app.stack import REPO, wait_serving
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
@@ -66,23 +68,16 @@ def asked(call: dict) -> str:
 
 
 def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing_them(stack, tmp_path):
-    ingest = clients.ingest(stack.addresses["ingest"])
-    document = ingest.CreateDocument(iter([
-        ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="rivers.md", collection="resume-test")),
-        ingest_pb2.CreateDocumentRequest(data=DOCUMENT.encode()),
-    ]), timeout=60).document
+    lab = stack.client()
+    document = lab.upload_document(DOCUMENT.encode(), name="rivers.md", collection="resume-test").document
     # Indexed on the Documents page before the experiment: fixed_size 32/0.
-    chunker, retriever = clients.chunker(stack.addresses["chunker"]), clients.retriever(stack.addresses["retriever"])
-    list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(document_id=document.document_id, strategies=[
-        common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=32),
-                                                          "chunk_overlap": common_pb2.KnobValue(int_value=0)})]),
-        timeout=300))
+    lab.process(document.document_id, [to_spec("fixed_size", {"chunk_size": 32, "chunk_overlap": 0})])
 
     def indexed() -> retriever_pb2.IndexedSet:
-        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model="all-MiniLM-L6-v2", document_id=document.document_id, strategy="fixed_size")), timeout=30)
+        return lab.indexed_set(document.document_id, "fixed_size", embedding_model="all-MiniLM-L6-v2")
 
     before = indexed()
+    assert before is not None and before.active
     log = tmp_path / "evaluator.log"
     process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
     try:
@@ -103,7 +98,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
                 answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
                 judge_model=evaluator_pb2.ModelEndpoint(model="none"),
             )
-            stream = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=300)
+            stream = ChunkLab.at({"evaluator": address}).run_experiment(config)
             experiment_id = ""
             for event in stream:
                 if event.HasField("progress"):
@@ -116,7 +111,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             assert indexed() == before  # the experiment's 16/0 is a set of its own: the active one is untouched
             os.kill(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
-            stream.cancel()
+            stream.close()  # cancels the call
             assert [asked(c) for c in fake.calls] == QUESTIONS[:3]
 
             process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
@@ -132,8 +127,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
 
             fake.calls.clear()
             fake.behaviour = "good"
-            events = list(evaluator.RunExperiment(
-                evaluator_pb2.RunExperimentRequest(resume_experiment_id=experiment_id), timeout=300))
+            events = list(ChunkLab.at({"evaluator": address}).resume_experiment(experiment_id))
             done = events[-1].experiment
             assert done.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, done.error
             assert [asked(c) for c in fake.calls] == QUESTIONS[2:]  # the finished two were not asked again

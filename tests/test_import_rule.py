@@ -1,5 +1,8 @@
-"""No service imports another service's code; the core package imports no
-service; the front end reaches services only through gRPC."""
+"""No service imports another service's code; the core package `chunklab`
+is a library that imports no service, no front end and no application; the
+front end and the applications (`chunklab_app`: the CLI and the stack
+launcher) reach the services only through gRPC, i.e. through the client
+library, and the services import neither of them (ADR 0042)."""
 
 from __future__ import annotations
 
@@ -42,10 +45,18 @@ def test_no_service_imports_another_service():
     assert not problems
 
 
-def test_the_core_package_and_the_front_end_import_no_service():
-    forbidden = ("services",)
-    assert not offending(REPO / "chunklab", forbidden)
-    assert not offending(REPO / "frontend", forbidden)
+def test_the_core_package_imports_no_service_no_front_end_and_no_application():
+    assert not offending(REPO / "chunklab", ("services", "frontend", "chunklab_app"))
+
+
+def test_the_front_end_and_the_applications_import_no_service():
+    """Both call the services through chunklab.client; the launcher starts them as processes."""
+    assert not offending(REPO / "frontend", ("services", "chunklab_app"))
+    assert not offending(REPO / "chunklab_app", ("services",))
+
+
+def test_the_services_import_no_front_end_and_no_application():
+    assert not offending(REPO / "services", ("frontend", "chunklab_app"))
 
 
 def test_the_rule_catches_a_violation(tmp_path):
@@ -58,3 +69,11 @@ def test_the_rule_catches_a_violation(tmp_path):
         "services/chunker/bad.py imports services.retriever.index",
         "services/chunker/bad.py imports services.retriever.index.EdgeIndex",
     ]
+
+
+def test_the_application_package_is_not_taken_for_the_core_package(tmp_path):
+    """`chunklab_app` is forbidden to the core by its own name: `chunklab.x` does not match it."""
+    planted = tmp_path / "chunklab"
+    planted.mkdir()
+    (planted / "bad.py").write_text("import chunklab_app.cli\nfrom chunklab.settings import Settings\n")
+    assert offending(planted, ("chunklab_app", "frontend"), root=tmp_path) == ["chunklab/bad.py imports chunklab_app.cli"]

@@ -11,6 +11,7 @@ import grpc
 import pytest
 
 from chunklab import clients
+from chunklab.client import ClientError
 from chunklab.v1 import documents_pb2, ingest_pb2
 
 pytestmark = pytest.mark.e2e
@@ -29,15 +30,8 @@ def handbook_docx() -> bytes:
     return buffer.getvalue()
 
 
-def upload(stack, name: str, data: bytes, declared_size: int = 0, collection: str = ""):
-    def messages():
-        yield ingest_pb2.CreateDocumentRequest(
-            header=ingest_pb2.UploadHeader(name=name, size_bytes=declared_size, collection=collection)
-        )
-        for start in range(0, len(data), 1 << 20):
-            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + (1 << 20)])
-
-    return clients.ingest(stack.addresses["ingest"]).CreateDocument(messages(), timeout=60)
+def upload(stack, name: str, data: bytes, collection: str = "") -> ingest_pb2.CreateDocumentResponse:
+    return stack.client().upload_document(data, name=name, collection=collection)
 
 
 def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
@@ -61,17 +55,20 @@ def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
 
 
 def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(stack):
+    # Messages made by hand: the client library always declares the true size.
+    header = ingest_pb2.UploadHeader(name="huge.md", size_bytes=80_000_000)
+    messages = [ingest_pb2.CreateDocumentRequest(header=header), ingest_pb2.CreateDocumentRequest(data=b"small")]
     with pytest.raises(grpc.RpcError) as err:
-        upload(stack, "huge.md", b"small", declared_size=80_000_000)
+        clients.ingest(stack.addresses["ingest"]).CreateDocument(iter(messages), timeout=60)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "CHUNKLAB_MAX_UPLOAD_MB" in err.value.details()
 
 
 def test_a_refused_docx_gets_its_status_through_grpc(stack):
-    with pytest.raises(grpc.RpcError) as err:
+    with pytest.raises(ClientError) as err:
         upload(stack, "cut.docx", handbook_docx()[:2000])
-    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "corrupt or truncated" in err.value.details()
+    assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "corrupt or truncated" in err.value.details
 
 
 def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):

@@ -1,4 +1,4 @@
-"""The README's first command ends in `python -m chunklab.stack`: it starts
+"""The README's first command ends in `python -m chunklab_app.stack`: it starts
 every process, loads the sample, prints the UI's URL, and Ctrl-C stops it all."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def test_the_stack_starts_serves_the_ui_and_stops_on_ctrl_c(tmp_path):
     env.update({f"CHUNKLAB_{name}_ADDRESS": "127.0.0.1:0" for name in ("INGEST", "CHUNKER", "RETRIEVER", "EVALUATOR")})
     env.update({"CHUNKLAB_DATA_DIR": str(tmp_path), "CHUNKLAB_UI_PORT": "0"})
     process = subprocess.Popen(
-        [sys.executable, "-m", "chunklab.stack"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-m", "chunklab_app.stack"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     lines = []
     try:

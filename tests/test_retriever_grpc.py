@@ -20,10 +20,10 @@ import pytest
 
 from chunklab import clients, ids, knobs
 from chunklab.embeddings import get_provider
-from chunklab.stack import Stack, wait_serving
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
+from chunklab_app.stack import Stack, wait_serving
 from services.chunker.strategies import REGISTRY
 
 HIT, NEIGHBOR, WINDOW, PARENT = (pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR, pb.CHUNK_LABEL_WINDOW,

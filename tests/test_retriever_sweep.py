@@ -16,10 +16,10 @@ from qdrant_client import QdrantClient
 
 from chunklab import clients, ids
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
-from chunklab.stack import Stack, wait_serving
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
+from chunklab_app.stack import Stack, wait_serving
 from services.chunker.strategies import REGISTRY
 from services.retriever import conditions as c
 from services.retriever.archive import ColdStorage

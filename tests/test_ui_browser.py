@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from chunklab import clients
-from chunklab.stack import Stack
-from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
+from chunklab.v1 import common_pb2, evaluator_pb2
+from chunklab_app.stack import Stack
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
@@ -109,13 +108,7 @@ def browser(ui_stack):
 
 def upload(stack: Stack, name: str, text: str, collection: str = "") -> str:
     """A document uploaded through gRPC, as another client would; returns its id."""
-    data = text.encode()
-    header = ingest_pb2.UploadHeader(name=name, collection=collection, size_bytes=len(data))
-    response = clients.ingest(stack.addresses["ingest"]).CreateDocument(
-        iter([ingest_pb2.CreateDocumentRequest(header=header), ingest_pb2.CreateDocumentRequest(data=data)]),
-        timeout=30,
-    )
-    return response.document.document_id
+    return stack.client().upload_document(text.encode(), name=name, collection=collection).document.document_id
 
 
 @pytest.fixture(scope="module")
@@ -449,13 +442,13 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     assert page.locator("#report-file a").first.get_attribute("href").endswith("-both.html")
 
     # A second experiment without neighbours: Compare warns, and both columns carry their badge.
-    evaluator = clients.evaluator(ui_stack.addresses["evaluator"])
-    chosen = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+    lab = ui_stack.client()
+    chosen = lab.get_experiment(experiment_id)
     config = evaluator_pb2.ExperimentConfig(
         name="storms ±0", question_set_id=chosen.config.question_set_id, strategies=chosen.config.strategies,
         retrieval=common_pb2.RetrievalOptions(top_k=chosen.config.retrieval.top_k), retrieval_only=True,
     )
-    *_, last = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=120)
+    *_, last = lab.run_experiment(config)
     assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
     page.get_by_role("tab", name="Compare").click()
     choose(page, "compare-select", re.compile(r"^storms ±1 "))
@@ -493,10 +486,8 @@ def test_freshness_windows_and_a_sweep_from_dry_run_to_restore(page, ui_stack):
 
     bulletin = upload(ui_stack, "bulletin.md", "# Harbour bulletin\n\nThe north pier is closed for repairs.\n",
                       collection="news")
-    chunker = clients.chunker(ui_stack.addresses["chunker"])
-    request = chunker_pb2.ProcessDocumentRequest(document_id=bulletin, strategies=[common_pb2.StrategySpec(name="fixed_size")])
-    *_, last = chunker.ProcessDocument(request, timeout=60)
-    assert [o.strategy for o in last.result.strategies_completed] == ["fixed_size"]
+    result = ui_stack.client().process(bulletin, [common_pb2.StrategySpec(name="fixed_size")])
+    assert [o.strategy for o in result.strategies_completed] == ["fixed_size"]
 
     page.get_by_role("tab", name="Freshness").click()
     windows = page.locator("#windows-table")
@@ -543,8 +534,7 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     page.locator("#bulk-button").click()
     done = page.locator("#process-status .cl-bulk[data-state=done]")
     expect(done).to_be_visible(timeout=120 * SECONDS)
-    ingest = clients.ingest(ui_stack.addresses["ingest"])
-    documents = ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(page_size=1000), timeout=30).documents
+    documents = ui_stack.client().list_documents()
     assert int(done.get_attribute("data-total")) == int(done.get_attribute("data-done")) == len(documents) >= 1
     expect(done.locator("li[data-outcome=ok]")).to_have_count(len(documents))
     expect(done).to_contain_text("through embedded queue")

@@ -71,9 +71,15 @@ class Calls:
 
     def _stream(self, service: str, method: str, request: Message, long: bool = True) -> Iterator[Any]:
         """A server stream's events as they come; a failure midway is raised
-        after the events that came before it. Nothing is called until read."""
+        after the events that came before it. Nothing is called until read,
+        and closing the iterator early (or dropping it) cancels the call."""
         with self._calling(service):
-            yield from getattr(self._stub(service), method)(request, timeout=self._deadline(long))
+            call = getattr(self._stub(service), method)(request, timeout=self._deadline(long))
+            try:
+                yield from call
+            finally:
+                if isinstance(call, grpc.Call):
+                    call.cancel()
 
     def _every_page(self, service: str, method: str, request: Message, field: str) -> list:
         """Every item of a List RPC (AIP-158), page after page, in the service's order."""

@@ -8,7 +8,6 @@ knobs exist; a new strategy needs no UI change.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import gradio as gr
@@ -63,15 +62,10 @@ def bulk_load(gateway: Gateway, specs: list) -> Iterator[tuple[float, str, str]]
     if not documents:
         raise GatewayError("There is no document to load yet: upload some first.")
     names = {d.document_id: d.name for d in documents}
-    load = gateway.submit_bulk_load(list(names), specs)
-    deadline = time.monotonic() + gateway.settings.long_rpc_timeout_s
-    while True:
+    submitted = gateway.submit_bulk_load(list(names), specs)
+    for load in gateway.follow_bulk_load(submitted.bulk_load_id, interval_s=BULK_POLL_S):
         yield len(load.results) / max(load.jobs_total, 1), f"{len(load.results)}/{load.jobs_total} documents", \
             formatting.bulk_load_html(load, names)
-        if len(load.results) >= load.jobs_total or time.monotonic() > deadline:
-            return
-        time.sleep(BULK_POLL_S)
-        load = gateway.get_bulk_load(load.bulk_load_id)
 
 
 def strategy_section(

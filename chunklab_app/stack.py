@@ -1,8 +1,9 @@
 """Starts the whole stack: the four services and the UI, each its own process.
 
-`make up` runs `python -m chunklab.stack`: services on loopback, a sample
+`make up` runs `python -m chunklab_app.stack`: services on loopback, a sample
 document uploaded and processed, the UI's URL printed; Ctrl-C stops it all.
-Tests use `Stack` with port 0 so that every server picks a free port.
+Tests use `Stack` with port 0 so that every server picks a free port, and
+`Stack.client()` to call it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from chunklab import clients, tokens
+from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings
+from chunklab.v1 import common_pb2
 
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
@@ -114,6 +117,10 @@ class Stack:
                 process.kill()
         self.processes.clear()
 
+    def client(self, settings: Settings | None = None) -> ChunkLab:
+        """A client of this stack's services (other settings: `settings`, else the environment)."""
+        return ChunkLab.at(self.addresses, settings)
+
     def __enter__(self) -> Stack:
         return self.start()
 
@@ -137,46 +144,18 @@ def wait_serving(address: str, timeout: float) -> None:
         time.sleep(0.1)
 
 
-def seed_sample(stack: Stack, settings: Settings) -> str:
+def seed_sample(client: ChunkLab) -> str:
     """Uploads the sample document, processes it with fixed_size and imports
-    its question set (each once)."""
-    from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
-
-    ingest = clients.ingest(stack.addresses["ingest"])
-    data = SAMPLE.read_bytes()
-    response = ingest.CreateDocument(
-        iter([
-            ingest_pb2.CreateDocumentRequest(
-                header=ingest_pb2.UploadHeader(name=SAMPLE.name, size_bytes=len(data), language="en")
-            ),
-            ingest_pb2.CreateDocumentRequest(data=data),
-        ]),
-        timeout=settings.rpc_timeout_s,
-    )
+    its question set (each once); returns the document's id."""
+    response = client.upload_document(SAMPLE, language="en")
     document = response.document
     if not response.already_existed:
-        chunker = clients.chunker(stack.addresses["chunker"])
-        request = chunker_pb2.ProcessDocumentRequest(
-            document_id=document.document_id, strategies=[common_pb2.StrategySpec(name="fixed_size")]
-        )
-        for event in chunker.ProcessDocument(request, timeout=settings.long_rpc_timeout_s):
-            if event.HasField("result") and event.result.strategies_failed:
-                raise RuntimeError(f"processing the sample failed: {event.result.strategies_failed}")
-    evaluator = clients.evaluator(stack.addresses["evaluator"])
-    sets = evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=1000), timeout=settings.rpc_timeout_s)
-    if not any(q.name == SAMPLE_QUESTIONS.stem for q in sets.question_sets):
-        header = evaluator_pb2.ImportHeader(
-            name=SAMPLE_QUESTIONS.stem,
-            format=evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
-            document_ids={SAMPLE.stem: document.document_id},
-        )
-        evaluator.ImportQuestionSet(
-            iter([
-                evaluator_pb2.ImportQuestionSetRequest(header=header),
-                evaluator_pb2.ImportQuestionSetRequest(data=SAMPLE_QUESTIONS.read_bytes()),
-            ]),
-            timeout=settings.rpc_timeout_s,
-        )
+        result = client.process(document.document_id, [common_pb2.StrategySpec(name="fixed_size")])
+        if result.strategies_failed:
+            raise RuntimeError(f"processing the sample failed: {result.strategies_failed}")
+    if not any(q.name == SAMPLE_QUESTIONS.stem for q in client.list_question_sets()):
+        client.import_question_set(SAMPLE_QUESTIONS, name=SAMPLE_QUESTIONS.stem,
+                                   document_ids={SAMPLE.stem: document.document_id})
     return document.document_id
 
 
@@ -208,7 +187,7 @@ def main() -> None:
         for name in SERVICES:
             print(f"  {name:<10} grpc://{stack.addresses[name]}", flush=True)
         if not args.no_sample:
-            seed_sample(stack, settings)
+            seed_sample(stack.client(settings))
             print(
                 f"  sample     {SAMPLE.name} processed with fixed_size; question set {SAMPLE_QUESTIONS.stem} imported",
                 flush=True,

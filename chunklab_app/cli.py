@@ -1,16 +1,17 @@
 """The command line: run a whole experiment headless and write its report,
 or bulk-load documents through the message broker.
 
-    python -m chunklab.cli experiment --corpus a.md b.md --questions q.csv \
+    python -m chunklab_app.cli experiment --corpus a.md b.md --questions q.csv \
         --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --report report.html
-    python -m chunklab.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
+    python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
 
-It is a gRPC client only: it talks to a running stack (addresses from the
-CHUNKLAB_*_ADDRESS settings), or starts one with --start and stops it after.
+It is a client only, through chunklab.client: it talks to a running stack
+(addresses from the CHUNKLAB_*_ADDRESS settings), or starts one with --start
+and stops it after.
 Progress goes to stderr, the summary table to stdout (or JSON with --json).
 Exit codes: 0 done, 1 the experiment failed or was interrupted (or a
-loaded document or strategy failed, or is not finished), 2 bad usage, 3 a
-service refused or could not be reached.
+loaded document or strategy failed, or is not finished), 2 bad usage (or a
+file that cannot be read), 3 a service refused or could not be reached.
 """
 
 from __future__ import annotations
@@ -19,79 +20,25 @@ import argparse
 import json
 import os
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 from google.protobuf import json_format
 
-from chunklab import clients, knobs
+from chunklab import knobs
+from chunklab.client import ChunkLab, ClientError
 from chunklab.settings import Settings
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
+from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
-UPLOAD_PIECE = 1024 * 1024
 VIEWS = {
     "both": evaluator_pb2.REPORT_VIEW_BOTH,
     "managerial": evaluator_pb2.REPORT_VIEW_MANAGERIAL,
     "technical": evaluator_pb2.REPORT_VIEW_TECHNICAL,
 }
-STATES = {
-    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
-    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
-    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
-    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
-    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
-}
 
 
 class UsageError(Exception):
     """A command line that cannot work; the message says why."""
-
-
-class Progress:
-    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
-
-    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
-        self._stream = stream
-        self._width = width
-        self._tty = stream.isatty()
-        self._last_line = 0.0
-        self._last_done = -1
-
-    def update(self, done: int, total: int, message: str) -> None:
-        total = max(total, 1)
-        filled = int(self._width * min(done, total) / total)
-        bar = "#" * filled + "." * (self._width - filled)
-        line = f"[{bar}] {done}/{total} {message}"
-        if self._tty:
-            columns = 120
-            self._stream.write("\r" + line[:columns].ljust(columns))
-            self._stream.flush()
-        elif done != self._last_done and (time.monotonic() - self._last_line > 2 or done == total):
-            self._last_line, self._last_done = time.monotonic(), done
-            self._stream.write(line[:200] + "\n")
-            self._stream.flush()
-
-    def message(self, text: str) -> None:
-        self._stream.write(("\r\n" if self._tty else "") + text + "\n")
-        self._stream.flush()
-
-    def close(self) -> None:
-        if self._tty:
-            self._stream.write("\n")
-            self._stream.flush()
-
-
-def _rpc(call, *args, what: str, **kwargs):
-    try:
-        return call(*args, **kwargs)
-    except grpc.RpcError as exc:
-        raise ServiceFailure(f"{what}: {exc.code().name}: {exc.details()}") from None
-
-
-class ServiceFailure(Exception):
-    """A service refused a call or could not be reached."""
 
 
 # -- building the request ----------------------------------------------------
@@ -149,87 +96,8 @@ def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> ev
 
 # -- talking to the stack ----------------------------------------------------
 
-def upload(ingest, path: Path, collection: str, timeout: float) -> documents_pb2.Document:
-    data = path.read_bytes()
-
-    def messages() -> Iterator[ingest_pb2.CreateDocumentRequest]:
-        yield ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(
-            name=path.name, collection=collection, size_bytes=len(data)))
-        for start in range(0, len(data), UPLOAD_PIECE):
-            yield ingest_pb2.CreateDocumentRequest(data=data[start : start + UPLOAD_PIECE])
-
-    return _rpc(ingest.CreateDocument, messages(), timeout=timeout, what=f"uploading {path}").document
-
-
-def import_questions(evaluator, path: Path, mapping: dict[str, str], timeout: float) -> evaluator_pb2.QuestionSet:
-    data = path.read_bytes()
-
-    def messages() -> Iterator[evaluator_pb2.ImportQuestionSetRequest]:
-        yield evaluator_pb2.ImportQuestionSetRequest(header=evaluator_pb2.ImportHeader(
-            name=path.name, document_ids=mapping))
-        for start in range(0, len(data), UPLOAD_PIECE):
-            yield evaluator_pb2.ImportQuestionSetRequest(data=data[start : start + UPLOAD_PIECE])
-
-    return _rpc(evaluator.ImportQuestionSet, messages(), timeout=timeout, what=f"importing {path}")
-
-
-def follow(events, progress: Progress) -> tuple[evaluator_pb2.ExperimentEstimate | None, evaluator_pb2.Experiment | None]:
-    estimate = experiment = None
-    try:
-        for event in events:
-            kind = event.WhichOneof("event")
-            if kind == "estimate":
-                estimate = event.estimate
-            elif kind == "progress":
-                p = event.progress
-                progress.update(p.questions_done, p.questions_total, p.message)
-            elif kind == "experiment":
-                experiment = event.experiment
-    except grpc.RpcError as exc:
-        raise ServiceFailure(f"running the experiment: {exc.code().name}: {exc.details()}") from None
-    finally:
-        progress.close()
-    return estimate, experiment
-
-
-def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
-    rows = []
-    for run in experiment.runs:
-        m, j = run.mean_metrics, run.mean_judge
-        row = {"run": run.run_key, "questions": run.questions_done, "error": run.error}
-        if m.questions_labelled:
-            row.update(recall=m.recall, precision=m.precision, iou=m.iou, hit_rate=m.hit_rate, mrr=m.mrr,
-                       recall_hits=m.recall_hits, precision_hits=m.precision_hits, iou_hits=m.iou_hits)
-        row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
-                   llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
-        for measure in ("context_relevance", "answer_similarity", "faithfulness", "hallucination"):
-            score = getattr(j, measure)
-            row[measure] = score.value if score.measured else None
-        rows.append(row)
-    return rows
-
-
-def print_table(experiment: evaluator_pb2.Experiment, out=sys.stdout) -> None:
-    rows = summary_rows(experiment)
-    print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
-          + (f" ({experiment.error})" if experiment.error else ""), file=out)
-    header = f"{'run':<48} {'recall':>8} {'precision':>9} {'IoU':>7} {'hit':>6} {'MRR':>6} {'tokens/q':>9}"
-    print(header, file=out)
-    for row in rows:
-        if row["error"]:
-            print(f"{row['run']:<48} not measured: {row['error']}", file=out)
-            continue
-        if "recall" in row:
-            cells = (f"{100 * row['recall']:7.1f}% {100 * row['precision']:8.2f}% {100 * row['iou']:6.2f}% "
-                     f"{100 * row['hit_rate']:5.1f}% {row['mrr']:6.3f}")
-        else:
-            cells = f"{'-':>8} {'-':>9} {'-':>7} {'-':>6} {'-':>6}"
-        print(f"{row['run']:<48} {cells} {row['tokens_per_question']:>9,}", file=out)
-
-
-def write_report(evaluator, experiment_id: str, path: Path, view: str, timeout: float) -> Path:
-    report = _rpc(evaluator.GetReport, evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=VIEWS[view]),
-                  timeout=timeout, what="writing the report")
+def write_report(client: ChunkLab, experiment_id: str, path: Path, view: str) -> Path:
+    report = client.get_report(experiment_id, VIEWS[view])
     if path.is_dir():
         path = path / report.file_name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,14 +107,9 @@ def write_report(evaluator, experiment_id: str, path: Path, view: str, timeout: 
 
 # -- commands ----------------------------------------------------------------
 
-def cmd_experiment(args, settings: Settings, addresses: dict[str, str]) -> int:
+def cmd_experiment(args, client: ChunkLab) -> int:
     progress = Progress()
-    ingest = clients.ingest(addresses["ingest"])
-    chunker = clients.chunker(addresses["chunker"])
-    evaluator = clients.evaluator(addresses["evaluator"])
-    infos = list(_rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
-                      what="listing strategies").strategies)
-    grids = strategy_grids(args.strategy, args.grid or [], infos)
+    grids = strategy_grids(args.strategy, args.grid or [], client.list_strategies())
     mapping = {}
     for item in args.map or []:
         key, sep, value = item.partition("=")
@@ -255,13 +118,13 @@ def cmd_experiment(args, settings: Settings, addresses: dict[str, str]) -> int:
         mapping[key] = value
     document_ids = []
     for corpus in args.corpus or []:
-        document = upload(ingest, Path(corpus), args.collection, settings.rpc_timeout_s)
+        document = client.upload_document(corpus, collection=args.collection).document
         document_ids.append(document.document_id)
         progress.message(f"uploaded {corpus} as {document.document_id}")
     if args.question_set:
         question_set_id = args.question_set
     else:
-        question_set = import_questions(evaluator, Path(args.questions), mapping, settings.long_rpc_timeout_s)
+        question_set = client.import_question_set(args.questions, document_ids=mapping)
         question_set_id = question_set.question_set_id
         progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
     config = evaluator_pb2.ExperimentConfig(
@@ -278,52 +141,44 @@ def cmd_experiment(args, settings: Settings, addresses: dict[str, str]) -> int:
         config.retrieval.window = args.window
     if args.only_uploaded:
         config.retrieval.filter.document_ids.extend(document_ids)
-    events = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config, dry_run=args.dry_run),
-                                     timeout=settings.long_rpc_timeout_s)
-    return finish(evaluator, events, args, settings, progress)
+    return finish(client, client.run_experiment(config, dry_run=args.dry_run), args, progress)
 
 
-def cmd_resume(args, settings: Settings, addresses: dict[str, str]) -> int:
-    evaluator = clients.evaluator(addresses["evaluator"])
-    keys = evaluator_pb2.ExperimentConfig(
-        answer_model=endpoint(None, None, args.api_key_env), judge_model=endpoint(None, None, args.api_key_env))
-    events = evaluator.RunExperiment(
-        evaluator_pb2.RunExperimentRequest(resume_experiment_id=args.experiment_id, config=keys),
-        timeout=settings.long_rpc_timeout_s)
+def cmd_resume(args, client: ChunkLab) -> int:
+    key = os.environ.get(args.api_key_env, "") if args.api_key_env else ""
     args.dry_run = False
-    return finish(evaluator, events, args, settings, Progress())
+    return finish(client, client.resume_experiment(args.experiment_id, key, key), args, Progress())
 
 
-def finish(evaluator, events, args, settings: Settings, progress: Progress) -> int:
-    estimate, experiment = follow(events, progress)
+def finish(client: ChunkLab, events, args, progress: Progress) -> int:
+    outcome = follow(events, progress)
     if args.dry_run:
+        estimate = outcome.estimate
         shown = json_format.MessageToDict(estimate, preserving_proto_field_name=True) if estimate else {}
         print(json.dumps({"dry_run": True, "estimate": shown}, indent=2))
         return 0
+    experiment = outcome.experiment
     if experiment is None:
-        raise ServiceFailure("the evaluator ended the stream without the experiment")
+        raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
                           "error": experiment.error, "runs": summary_rows(experiment)}, indent=2))
     else:
         print_table(experiment)
     if args.report:
-        path = write_report(evaluator, experiment.experiment_id, Path(args.report), args.view, settings.rpc_timeout_s)
+        path = write_report(client, experiment.experiment_id, Path(args.report), args.view)
         print(f"report written to {path}", file=sys.stderr)
     return 0 if experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
 
 
-def cmd_report(args, settings: Settings, addresses: dict[str, str]) -> int:
-    evaluator = clients.evaluator(addresses["evaluator"])
-    path = write_report(evaluator, args.experiment_id, Path(args.out), args.view, settings.rpc_timeout_s)
+def cmd_report(args, client: ChunkLab) -> int:
+    path = write_report(client, args.experiment_id, Path(args.out), args.view)
     print(f"report written to {path}", file=sys.stderr)
     return 0
 
 
-def cmd_compare(args, settings: Settings, addresses: dict[str, str]) -> int:
-    evaluator = clients.evaluator(addresses["evaluator"])
-    reply = _rpc(evaluator.CompareExperiments, evaluator_pb2.CompareExperimentsRequest(experiment_ids=args.experiment_ids),
-                 timeout=settings.rpc_timeout_s, what="comparing")
+def cmd_compare(args, client: ChunkLab) -> int:
+    reply = client.compare_experiments(args.experiment_ids)
     for warning in reply.warnings:
         print(f"warning: {warning}")
     for d in reply.differences:
@@ -332,59 +187,44 @@ def cmd_compare(args, settings: Settings, addresses: dict[str, str]) -> int:
     return 0
 
 
-def cmd_load(args, settings: Settings, addresses: dict[str, str]) -> int:
+def cmd_load(args, client: ChunkLab) -> int:
     progress = Progress()
-    ingest = clients.ingest(addresses["ingest"])
-    chunker = clients.chunker(addresses["chunker"])
-    infos = list(_rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
-                      what="listing strategies").strategies)
-    specs = strategy_specs(args.strategy, args.knob or [], infos)
+    specs = strategy_specs(args.strategy, args.knob or [], client.list_strategies())
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
     names = {}
     for i, name in enumerate(args.files, start=1):
-        document = upload(ingest, Path(name), args.collection, settings.rpc_timeout_s)
+        document = client.upload_document(name, collection=args.collection).document
         names[document.document_id] = Path(name).name
         progress.update(i, len(args.files), f"uploaded {name}")
     progress.close()
-    request = chunker_pb2.SubmitBulkLoadRequest(document_ids=list(names), strategies=specs,
-                                                embedding_model=args.embedding_model or "")
-    load = _rpc(chunker.SubmitBulkLoad, request, timeout=settings.rpc_timeout_s, what="queueing the bulk load")
+    load = client.submit_bulk_load(list(names), specs, embedding_model=args.embedding_model or "")
     print(f"bulk load {load.bulk_load_id}: {load.jobs_total} documents queued on {load.broker}", file=sys.stderr)
     if args.no_wait:
         print(load.bulk_load_id)
         return 0
-    return follow_load(chunker, load.bulk_load_id, settings, args, names)
+    return follow_load(client, load.bulk_load_id, args, names)
 
 
-def cmd_load_status(args, settings: Settings, addresses: dict[str, str]) -> int:
-    chunker = clients.chunker(addresses["chunker"])
+def cmd_load_status(args, client: ChunkLab) -> int:
     args.timeout = args.timeout if args.wait else 0.0
-    return follow_load(chunker, args.bulk_load_id, settings, args, {})
+    return follow_load(client, args.bulk_load_id, args, {})
 
 
-def cmd_load_cancel(args, settings: Settings, addresses: dict[str, str]) -> int:
-    chunker = clients.chunker(addresses["chunker"])
-    load = _rpc(chunker.CancelBulkLoad, chunker_pb2.CancelBulkLoadRequest(bulk_load_id=args.bulk_load_id),
-                timeout=settings.rpc_timeout_s, what="cancelling the bulk load")
+def cmd_load_cancel(args, client: ChunkLab) -> int:
+    load = client.cancel_bulk_load(args.bulk_load_id)
     print(f"bulk load {load.bulk_load_id} cancelled: {len(load.results)} of {load.jobs_total} documents had "
           "finished; those not started will not run, those running finish", file=sys.stderr)
     return 0
 
 
-def follow_load(chunker, bulk_load_id: str, settings: Settings, args, names: dict[str, str]) -> int:
-    """Polls the bulk load until every job has finished (or the timeout), then
+def follow_load(client: ChunkLab, bulk_load_id: str, args, names: dict[str, str]) -> int:
+    """Follows the bulk load until every job has finished (or the timeout), then
     prints one line per document. 0: every strategy of every document done."""
     progress = Progress()
-    deadline = time.monotonic() + (settings.long_rpc_timeout_s if args.timeout is None else args.timeout)
-    request = chunker_pb2.GetBulkLoadRequest(bulk_load_id=bulk_load_id)
-    while True:
-        load = _rpc(chunker.GetBulkLoad, request, timeout=settings.rpc_timeout_s, what="following the bulk load")
+    for load in client.follow_bulk_load(bulk_load_id, timeout=args.timeout):
         progress.update(len(load.results), load.jobs_total, "documents done")
-        if len(load.results) >= load.jobs_total or time.monotonic() >= deadline:
-            break
-        time.sleep(0.5)
     progress.close()
     rows = [load_row(result, names) for result in load.results]
     if args.json:
@@ -418,12 +258,10 @@ def load_row(result: chunker_pb2.BulkLoadJobResult, names: dict[str, str]) -> di
     }
 
 
-def cmd_strategies(args, settings: Settings, addresses: dict[str, str]) -> int:
-    chunker = clients.chunker(addresses["chunker"])
-    for info in _rpc(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), timeout=settings.rpc_timeout_s,
-                     what="listing strategies").strategies:
-        knobs = ", ".join(k.name for k in info.knobs)
-        print(f"{info.name:<28} {'(needs an LLM) ' if info.requires_llm else ''}{info.description} [{knobs}]")
+def cmd_strategies(args, client: ChunkLab) -> int:
+    for info in client.list_strategies():
+        knob_names = ", ".join(k.name for k in info.knobs)
+        print(f"{info.name:<28} {'(needs an LLM) ' if info.requires_llm else ''}{info.description} [{knob_names}]")
     return 0
 
 
@@ -512,21 +350,21 @@ def main(argv: list[str] | None = None) -> int:
     stack = None
     try:
         if args.start:
-            from chunklab.stack import Stack
+            from chunklab_app.stack import Stack
 
             data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir
             print(f"starting ChunkLab in {data_dir.resolve()} ...", file=sys.stderr)
             stack = Stack(data_dir=data_dir.resolve()).start()
-            addresses = dict(stack.addresses)
+            client = stack.client(settings)
         else:
-            addresses = {name: getattr(settings, f"{name}_address") for name in ("ingest", "chunker", "evaluator")}
-        return args.handler(args, settings, addresses)
+            client = ChunkLab(settings)
+        return args.handler(args, client)
     except UsageError as exc:
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
-    except ServiceFailure as exc:
-        print(f"chunklab: {exc}", file=sys.stderr)
-        return 3
+    except ClientError as exc:
+        print(f"chunklab: {exc.message}", file=sys.stderr)
+        return 3 if exc.service else 2  # no service: refused before any call (a file that cannot be read)
     except KeyboardInterrupt:
         print("\nchunklab: stopped following; a running experiment or bulk load goes on in the services "
               "(chunklab load-cancel <id> cancels a load)", file=sys.stderr)

@@ -1,0 +1,96 @@
+"""What the command line prints: a progress bar on stderr, and an
+experiment's summary as rows (for --json) or as a table."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+
+from chunklab.client import ExperimentOutcome, experiment_outcome
+from chunklab.v1 import evaluator_pb2
+
+STATES = {
+    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
+    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
+    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
+    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
+    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
+}
+
+
+class Progress:
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
+        self._stream = stream
+        self._width = width
+        self._tty = stream.isatty()
+        self._last_line = 0.0
+        self._last_done = -1
+
+    def update(self, done: int, total: int, message: str) -> None:
+        total = max(total, 1)
+        filled = int(self._width * min(done, total) / total)
+        bar = "#" * filled + "." * (self._width - filled)
+        line = f"[{bar}] {done}/{total} {message}"
+        if self._tty:
+            columns = 120
+            self._stream.write("\r" + line[:columns].ljust(columns))
+            self._stream.flush()
+        elif done != self._last_done and (time.monotonic() - self._last_line > 2 or done == total):
+            self._last_line, self._last_done = time.monotonic(), done
+            self._stream.write(line[:200] + "\n")
+            self._stream.flush()
+
+    def message(self, text: str) -> None:
+        self._stream.write(("\r\n" if self._tty else "") + text + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._tty:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+def follow(events: Iterable[evaluator_pb2.ExperimentEvent], progress: Progress) -> ExperimentOutcome:
+    """A RunExperiment stream followed to its end, its progress drawn as a bar."""
+    try:
+        return experiment_outcome(events, lambda p: progress.update(p.questions_done, p.questions_total, p.message))
+    finally:
+        progress.close()
+
+
+def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
+    rows = []
+    for run in experiment.runs:
+        m, j = run.mean_metrics, run.mean_judge
+        row = {"run": run.run_key, "questions": run.questions_done, "error": run.error}
+        if m.questions_labelled:
+            row.update(recall=m.recall, precision=m.precision, iou=m.iou, hit_rate=m.hit_rate, mrr=m.mrr,
+                       recall_hits=m.recall_hits, precision_hits=m.precision_hits, iou_hits=m.iou_hits)
+        row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
+                   llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
+        for measure in ("context_relevance", "answer_similarity", "faithfulness", "hallucination"):
+            score = getattr(j, measure)
+            row[measure] = score.value if score.measured else None
+        rows.append(row)
+    return rows
+
+
+def print_table(experiment: evaluator_pb2.Experiment, out=sys.stdout) -> None:
+    rows = summary_rows(experiment)
+    print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
+          + (f" ({experiment.error})" if experiment.error else ""), file=out)
+    header = f"{'run':<48} {'recall':>8} {'precision':>9} {'IoU':>7} {'hit':>6} {'MRR':>6} {'tokens/q':>9}"
+    print(header, file=out)
+    for row in rows:
+        if row["error"]:
+            print(f"{row['run']:<48} not measured: {row['error']}", file=out)
+            continue
+        if "recall" in row:
+            cells = (f"{100 * row['recall']:7.1f}% {100 * row['precision']:8.2f}% {100 * row['iou']:6.2f}% "
+                     f"{100 * row['hit_rate']:5.1f}% {row['mrr']:6.3f}")
+        else:
+            cells = f"{'-':>8} {'-':>9} {'-':>7} {'-':>6} {'-':>6}"
+        print(f"{row['run']:<48} {cells} {row['tokens_per_question']:>9,}", file=out)
