@@ -229,7 +229,7 @@ def test_the_image_install_carries_every_file_the_packages_hold(tmp_path):
     assert result.returncode == 0, result.stderr
     (wheel,) = wheels.glob("chunklab-*.whl")
     in_wheel = set(zipfile.ZipFile(wheel).namelist())
-    packages = ("chunklab", "services", "frontend")
+    packages = ("chunklab", "chunklab_app", "services", "frontend")
     in_source = {
         path.relative_to(context).as_posix()
         for package in packages
