@@ -185,6 +185,25 @@ class Gateway:
                     return sets
                 request.page_token = page.next_page_token
 
+    def _set_key(self, document_id: str, strategy: str, config_id: str) -> retriever_pb2.IndexedSetKey:
+        return retriever_pb2.IndexedSetKey(embedding_model=self.settings.embedding_model, document_id=document_id,
+                                           strategy=strategy, config_id=config_id)
+
+    def activate_indexed_set(self, document_id: str, strategy: str, config_id: str) -> retriever_pb2.IndexedSet:
+        with self._calling("retriever"):
+            return self._stub("retriever").ActivateIndexedSet(retriever_pb2.ActivateIndexedSetRequest(
+                key=self._set_key(document_id, strategy, config_id)), timeout=self.settings.rpc_timeout_s)
+
+    def pin_indexed_set(self, document_id: str, strategy: str, config_id: str, pinned: bool) -> retriever_pb2.IndexedSet:
+        with self._calling("retriever"):
+            return self._stub("retriever").PinIndexedSet(retriever_pb2.PinIndexedSetRequest(
+                key=self._set_key(document_id, strategy, config_id), pinned=pinned), timeout=self.settings.rpc_timeout_s)
+
+    def delete_indexed_set(self, document_id: str, strategy: str, config_id: str) -> int:
+        with self._calling("retriever"):
+            return self._stub("retriever").DeleteIndexedSet(retriever_pb2.DeleteIndexedSetRequest(
+                key=self._set_key(document_id, strategy, config_id)), timeout=self.settings.rpc_timeout_s).chunks_deleted
+
     def retrieval_limits(self) -> common_pb2.RetrievalLimits:
         with self._calling("retriever"):
             return self._stub("retriever").GetRetrievalLimits(
@@ -395,6 +414,12 @@ class Gateway:
         request = evaluator_pb2.CompareExperimentsRequest(experiment_ids=experiment_ids)
         with self._calling("evaluator"):
             return self._stub("evaluator").CompareExperiments(request, timeout=self.settings.rpc_timeout_s)
+
+    def list_metrics(self) -> list[evaluator_pb2.MetricInfo]:
+        """The evaluator's metric catalogue: unit and which direction is better, per metric."""
+        with self._calling("evaluator"):
+            return list(self._stub("evaluator").ListMetrics(
+                evaluator_pb2.ListMetricsRequest(), timeout=self.settings.rpc_timeout_s).metrics)
 
     def get_report(self, experiment_id: str, view: int) -> evaluator_pb2.Report:
         request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
