@@ -42,10 +42,6 @@ class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
 
 
-class Unimplemented(ServiceError):
-    code = grpc.StatusCode.UNIMPLEMENTED
-
-
 def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     """Maps a failed call to a peer into the error this service reports.
 

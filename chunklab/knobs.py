@@ -196,7 +196,7 @@ def find(strategy: str, knobs: Sequence[Knob], name: str) -> Knob:
     for knob in knobs:
         if knob.name == name:
             return knob
-    raise KnobError(f"{strategy} has no knob {name}; its knobs are {', '.join(k.name for k in knobs) or 'none'}")
+    raise KnobError(f"{strategy} has no knob {name!r}; its knobs are {', '.join(k.name for k in knobs) or 'none'}")
 
 
 @dataclass(frozen=True)

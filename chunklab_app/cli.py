@@ -78,12 +78,14 @@ def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.S
 
 def strategy_specs(names: list[str], settings: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
     """--strategy names (or "all") and --knob strategy.knob=value into StrategySpecs."""
+    for setting in settings:
+        name, _, values = setting.partition("=")
+        if "," in values:
+            raise UsageError(f"--knob {name}: give one value (a load runs one configuration)")
     specs = []
     for grid in strategy_grids(names, settings, infos, option="--knob"):
         spec = common_pb2.StrategySpec(name=grid.strategy)
         for knob in grid.grid:
-            if len(knob.values) != 1:
-                raise UsageError(f"--knob {grid.strategy}.{knob.knob}: give one value (a load runs one configuration)")
             spec.knobs[knob.knob].CopyFrom(knob.values[0])
         specs.append(spec)
     return specs

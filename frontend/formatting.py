@@ -57,17 +57,28 @@ def message_html(text: str, kind: str = "info") -> str:
 
 
 
+def set_knobs(indexed) -> str:
+    """An index set's knob values as they read in a form."""
+    return ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(indexed.spec.knobs.items())) or "defaults"
+
+
 def indexed_sets_html(sets: list, embedding_model: str) -> str:
-    """How the selected document is indexed, one row per strategy (IndexedSet messages);
-    what the Query page and experiments will find for it."""
+    """Every index set of the selected document (IndexedSet messages, ListIndexedSets'
+    order): per strategy its configurations side by side, the active one (what a
+    query without a configuration searches) marked, pinned ones too."""
     rows = [
-        {"strategy": s.strategy,
-         "knobs": ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(s.spec.knobs.items())) or "defaults",
-         "config_id": s.config_id, "points": s.points, "indexed": when(s.indexed_at)}
+        {"strategy": s.strategy, "knobs": set_knobs(s), "config_id": s.config_id, "points": s.points,
+         "indexed": when(s.indexed_at), "active": s.active, "pinned": s.pinned, "used": when(s.last_used_at)}
         for s in sets
     ]
     return render("frontend", "indexed_sets.html.j2", sets=rows, embedding_model=embedding_model,
                   text=f"Not indexed with {embedding_model} yet: process it below.", kind="info")
+
+
+def set_choices(sets: list) -> list[tuple[str, str]]:
+    """The index-set dropdown: "strategy · knobs · config id (active)", valued "strategy/config_id"."""
+    return [(f"{s.strategy} · {set_knobs(s)} · {s.config_id}" + (" (active)" if s.active else "")
+             + (" (pinned)" if s.pinned else ""), f"{s.strategy}/{s.config_id}") for s in sets]
 
 
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:

@@ -12,7 +12,7 @@ from chunklab.client import ChunkLab
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 from frontend import formatting, knobs, retrieval_html
 from frontend.answer_html import answer_request
-from frontend.pages.query import default_strategy
+from frontend.pages.query import ACTIVE_SETS, configuration_choices, default_strategy
 from tests.test_client import settings
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
@@ -307,3 +307,37 @@ def test_the_indexed_sets_show_knobs_and_escape_what_they_show():
     html = formatting.indexed_sets_html([indexed], "all-MiniLM-L6-v2")
     assert "chunk_size=32" in html and "&lt;b&gt;c1&lt;/b&gt;" in html and "<b>c1" not in html
     assert "Not indexed with m yet" in formatting.indexed_sets_html([], "m")
+
+
+def test_two_configurations_of_one_strategy_show_side_by_side_with_the_active_one_marked():
+    def indexed(config_id: str, size: int, active: bool, pinned: bool = False) -> retriever_pb2.IndexedSet:
+        return retriever_pb2.IndexedSet(
+            strategy="fixed_size", config_id=config_id, points=size // 8, active=active, pinned=pinned,
+            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}))
+
+    sets = [indexed("c512", 512, True), indexed("c256", 256, False, pinned=True)]
+    root = ET.fromstring(formatting.indexed_sets_html(sets, "all-MiniLM-L6-v2"))
+    rows = root.findall(".//tr[@data-config-id]")
+    assert [(r.get("data-config-id"), r.get("data-active")) for r in rows] == [("c512", "true"), ("c256", "false")]
+    assert formatting.set_choices(sets) == [
+        ("fixed_size · chunk_size=512 · c512 (active)", "fixed_size/c512"),
+        ("fixed_size · chunk_size=256 · c256 (pinned)", "fixed_size/c256"),
+    ]
+
+
+def test_the_query_page_offers_each_configuration_of_a_strategy_and_the_active_sets():
+
+    def indexed(document_id: str, config_id: str, size: int, active: bool, seconds: int) -> retriever_pb2.IndexedSet:
+        found = retriever_pb2.IndexedSet(
+            document_id=document_id, strategy="fixed_size", config_id=config_id, active=active,
+            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}))
+        found.indexed_at.seconds = seconds
+        return found
+
+    sets = [indexed("d1", "c256", 256, False, 100), indexed("d1", "c512", 512, True, 200),
+            indexed("d2", "c256", 256, True, 300)]
+    assert configuration_choices(sets) == [
+        (ACTIVE_SETS, ""),
+        ("c256 · chunk_size=256 · 2 documents, active in 1", "c256"),
+        ("c512 · chunk_size=512 · 1 document, active in 1", "c512"),
+    ]

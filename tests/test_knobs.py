@@ -104,7 +104,7 @@ def test_the_cli_form_strategy_knob_equals_values():
     assert str(raised.value) == "--knob 'fixed_size.chunk_size=4096': fixed_size.chunk_size must be at most 2048, got 4096"
     with pytest.raises(UsageError) as raised:
         strategy_grids(["fixed_size"], ["fixed_size.size=1"], infos)
-    assert str(raised.value) == "--grid 'fixed_size.size=1': fixed_size has no knob size; its knobs are chunk_size, chunk_overlap"
+    assert str(raised.value) == "--grid 'fixed_size.size=1': fixed_size has no knob 'size'; its knobs are chunk_size, chunk_overlap"
 
 
 # -- the rules between knobs: declared once, checked before sending and on arrival ------
@@ -164,7 +164,7 @@ def test_resolve_fills_defaults_and_refuses_unknown_knobs():
     assert knobs.resolve("fixed_size", FIXED, {"chunk_size": common_pb2.KnobValue(double_value=256.0)}) == {
         "chunk_size": 256, "chunk_overlap": 64}
     assert message(lambda: knobs.resolve("fixed_size", FIXED, {"window": 3})) == (
-        "fixed_size has no knob window; its knobs are chunk_size, chunk_overlap")
+        "fixed_size has no knob 'window'; its knobs are chunk_size, chunk_overlap")
 
 
 def test_declarations_survive_the_knob_spec_round_trip():

@@ -461,9 +461,9 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(page.locator("#compare-result details[data-metric=iou] tr[data-run-key]")).to_have_count(1)
     # The plot draws the headline metric first; another one is a pick away.
     plot = page.locator("#compare-plot")
-    expect(page.locator("#compare-plot-metric input")).to_have_value("iou")
+    expect(page.locator("#compare-plot-metric input")).to_have_value("IoU")  # the catalogue's label
     expect(plot.locator("svg.marks")).to_be_visible()
-    expect(plot).to_contain_text("iou: difference from the baseline (95% CI)")
+    expect(plot).to_contain_text("IoU: difference from the baseline (95% CI)")
     choose(page, "compare-plot-metric", "recall")
     expect(plot).to_contain_text("recall: difference from the baseline (95% CI)")
 
@@ -546,3 +546,46 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     newest = page.locator("#bulk-loads tr[data-bulk-load]").first
     expect(newest).to_have_attribute("data-state", "done")
     expect(newest).to_contain_text(f"{len(documents)} / {len(documents)}")
+
+
+def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(page, ui_stack):
+    """ADR 0038: fixed_size 64/0 and 128/16 on one document are both indexed; the
+    Documents page lists both with the active one marked, and the Query page
+    searches either by picking its configuration."""
+    from playwright.sync_api import expect
+
+    document_id = upload(ui_stack, "two-configs.md", DOCUMENT.replace("Lighthouse keeping", "Two configurations"))
+    chunker = clients.chunker(ui_stack.addresses["chunker"])
+    for size, overlap in ((64, 0), (128, 16)):
+        spec = common_pb2.StrategySpec(name="fixed_size", knobs={
+            "chunk_size": common_pb2.KnobValue(int_value=size), "chunk_overlap": common_pb2.KnobValue(int_value=overlap)})
+        *_, last = chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(
+            document_id=document_id, strategies=[spec]), timeout=120)
+        assert last.result.strategies_completed
+
+    page.locator("#documents-refresh").click()  # uploaded through gRPC after the page loaded
+    choose(page, "document-select", re.compile(r"^two-configs\.md "))
+    rows = page.locator("#indexed-sets tr[data-strategy=fixed_size]")
+    expect(rows).to_have_count(2)
+    assert [r.get_attribute("data-active") for r in rows.all()] == ["true", "false"]  # newest, active, first
+    expect(rows.first.locator("td").nth(1)).to_have_text("chunk_overlap=16, chunk_size=128")
+
+    page.get_by_role("tab", name="Query").click()
+    expect(page.locator("#query-strategy input")).to_have_value("fixed_size")
+    choose(page, "query-documents", re.compile(r"^two-configs\.md "))
+    page.locator("#query-text textarea").fill(QUESTION)
+    page.locator("#query-top-k input").fill("3")
+
+    def ask_with(configuration: str | re.Pattern) -> list[int]:
+        choose(page, "query-configuration", configuration)
+        page.locator("#ask-button").click()
+        page.locator("#answer .cl-answer[data-state=done]").wait_for()
+        hits = page.locator("#flat-list li[data-label=hit] .cl-tokens")
+        return [int(t.split()[0]) for t in hits.all_text_contents()]
+
+    small = ask_with(re.compile(r"chunk_overlap=0, chunk_size=64 · 1 document$"))
+    assert small and max(small) <= 64
+    large = ask_with(re.compile(r"chunk_overlap=16, chunk_size=128 · 1 document, active in 1$"))
+    assert large and max(large) > 64 and max(large) <= 128
+    active = ask_with("active set of each document")
+    assert active == large  # the last configuration processed is the active one

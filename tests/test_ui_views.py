@@ -11,7 +11,9 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
+from chunklab.metric_format import MetricFormat
 from services.chunker.strategies import REGISTRY
+from services.evaluator import metric_catalog
 from frontend import (
     answer_html,
     boundaries,
@@ -342,8 +344,12 @@ def comparison(warnings=("neighbour expansion differs (a: ±1/1, b: ±0/0); <why
                                                     differences=diffs)
 
 
+# What the page reads from EvaluatorService.ListMetrics.
+METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
+
+
 def test_compare_puts_warnings_first_badges_on_every_column_and_cis_per_metric():
-    html = compare_html.compare_html(comparison())
+    html = compare_html.compare_html(comparison(), METRICS)
     root = parse(html)
     compare = root.find("div")
     assert compare[0].get("class") == "cl-warnings" and compare[0].get("role") == "alert"
@@ -365,23 +371,35 @@ def test_compare_puts_warnings_first_badges_on_every_column_and_cis_per_metric()
 def test_compare_without_warnings_or_differences_says_so():
     response = comparison(warnings=())
     del response.differences[:]
-    root = parse(compare_html.compare_html(response))
+    root = parse(compare_html.compare_html(response, METRICS))
     assert "no warnings" in text_of(root.find(".//div[@class='cl-warnings cl-warnings-none']"))
     assert "No differences to show" in text_of(root)
 
 
 def test_the_plot_frame_holds_each_runs_interval_in_the_units_of_the_tables():
-    frame = compare_html.differences_frame(comparison())
+    frame = compare_html.differences_frame(comparison(), METRICS)
     assert list(frame.columns) == ["metric", "run", "point", "difference from the baseline"]
     rows = [tuple(r) for r in frame.itertuples(index=False)]
     assert [r[:3] for r in rows[:3]] == [("iou", "b: r1", "95% CI low"), ("iou", "b: r1", "difference"),
                                         ("iou", "b: r1", "95% CI high")]
     assert [r[3] for r in rows] == pytest.approx([1.0, 5.0, 9.0, -2.0, 1.0, 4.0, -60, -40, -20])
     assert [r[0] for r in rows[3::3]] == ["recall", "tokens_sent"]
-    assert compare_html.plot_unit("iou") == "percentage points" and compare_html.plot_unit("mrr") == "score"
+    assert METRICS.axis_unit("iou") == "percentage points" and METRICS.axis_unit("mrr") == "score"
     empty = comparison()
     del empty.differences[:]
-    assert compare_html.differences_frame(empty).empty
+    assert compare_html.differences_frame(empty, METRICS).empty
+
+
+def test_every_page_formats_and_judges_a_metric_as_the_catalogue_says():
+    """One owner (ADR 0039): MRR reads 0.756 wherever it is shown, fractions as
+    percentages, and fewer tokens or hallucinations are the better direction."""
+    assert (METRICS.value("mrr", 0.756), METRICS.value("recall", 0.777), METRICS.value("tokens_sent", 1234)) == (
+        "0.756", "77.7%", "1,234")
+    assert (METRICS.difference("iou", 0.002), METRICS.difference("mrr", -0.01)) == ("+0.2 pts", "-0.010")
+    assert METRICS.verdict("hallucination", -0.2, -0.1) == "lower (better)"
+    assert METRICS.verdict("faithfulness", -0.2, -0.1) == "lower (worse)"
+    assert METRICS.verdict("iou", -0.01, 0.02) == "no clear difference"
+    assert METRICS.order[:3] == ["iou", "recall", "precision"] and METRICS.label("iou_hits") == "IoU (hits only)"
 
 
 # -- reports -------------------------------------------------------------------

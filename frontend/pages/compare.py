@@ -11,21 +11,23 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
+from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
 from frontend.gateway import Gateway
 from frontend.pages.common import shown_as_error, user_error
 
 
-def metric_plot(frame: pd.DataFrame | None, metric: str | None):
+def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):
     """The plot's update for one metric: its runs' intervals, with zero in view."""
     if frame is None or frame.empty or not metric:
         return gr.update(value=None, visible=False)
+    metrics = metrics or MetricFormat([])
     shown = frame[frame[PLOT_COLUMNS[0]] == metric]
     return gr.update(
         value=shown, visible=True, y_lim=compare_html.plot_limits(shown),
-        title=f"{metric}: difference from the baseline (95% CI)",
-        y_title=f"difference ({compare_html.plot_unit(metric)})",
+        title=f"{metrics.label(metric)}: difference from the baseline (95% CI)",
+        y_title=f"difference ({metrics.axis_unit(metric)})",
     )
 
 
@@ -41,6 +43,7 @@ def build(gateway: Gateway) -> gr.Blocks:
             compare_button = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-button")
         result = gr.HTML(elem_id="compare-result")
         differences = gr.State(None)
+        catalogue = gr.State(None)  # the evaluator's metric catalogue, as MetricFormat
         plot_metric = gr.Dropdown(label="Plot the differences of", choices=[], visible=False,
                                   elem_id="compare-plot-metric")
         plot = gr.ScatterPlot(
@@ -60,15 +63,17 @@ def build(gateway: Gateway) -> gr.Blocks:
                 raise user_error("Choose at least two experiments to compare.")
             with shown_as_error():
                 response = gateway.compare_experiments(experiment_ids)
-            frame = compare_html.differences_frame(response)
-            metrics = list(compare_html.by_metric(response))
-            first = metrics[0] if metrics else None
-            return (compare_html.compare_html(response), frame,
-                    gr.update(choices=metrics, value=first, visible=bool(metrics)), metric_plot(frame, first))
+                metrics = MetricFormat(gateway.list_metrics())
+            frame = compare_html.differences_frame(response, metrics)
+            names = list(compare_html.by_metric(response, metrics))
+            first = names[0] if names else None
+            return (compare_html.compare_html(response, metrics), frame, metrics,
+                    gr.update(choices=[(metrics.label(n), n) for n in names], value=first, visible=bool(names)),
+                    metric_plot(frame, first, metrics))
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        compare_button.click(compare, inputs=chosen, outputs=[result, differences, plot_metric, plot])
-        plot_metric.input(metric_plot, inputs=[differences, plot_metric], outputs=plot)
+        compare_button.click(compare, inputs=chosen, outputs=[result, differences, catalogue, plot_metric, plot])
+        plot_metric.input(metric_plot, inputs=[differences, plot_metric, catalogue], outputs=plot)
     return page

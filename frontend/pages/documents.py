@@ -52,14 +52,46 @@ def build(gateway: Gateway) -> gr.Blocks:
         delete_status = gr.HTML(elem_id="delete-status")
 
         indexed = gr.HTML(elem_id="indexed-sets")
+        with gr.Row(equal_height=True):
+            chosen_set = gr.Dropdown(label="Index set", choices=[], scale=3, elem_id="set-select")
+            activate_button = gr.Button("Make active", scale=0, elem_id="set-activate")
+            pin_button = gr.Button("Pin / unpin", scale=0, elem_id="set-pin")
+            delete_set_button = gr.Button("Delete set", variant="stop", scale=0, elem_id="set-delete")
+        set_status = gr.HTML(elem_id="set-status")
 
-        def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None):
-            """How the selected document is indexed per strategy (one GetIndexedSet each)."""
+        def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None = None,
+                         current: str | None = None):
+            """Every index set of the selected document (ListIndexedSets), and the set dropdown."""
             if not document_id:
-                return ""
+                return "", gr.update(choices=[], value=None)
             with shown_as_error():
-                sets = [gateway.indexed_set(document_id, form.name) for form in strategy_forms or []]
-            return formatting.indexed_sets_html([s for s in sets if s is not None], gateway.settings.embedding_model)
+                sets = gateway.list_indexed_sets(document_id=document_id)
+            choices = formatting.set_choices(sets)
+            values = [value for _, value in choices]
+            return (formatting.indexed_sets_html(sets, gateway.settings.embedding_model),
+                    gr.update(choices=choices, value=current if current in values else None))
+
+        def set_action(action: str):
+            def act(document_id: str | None, chosen: str | None):
+                if not document_id or not chosen:
+                    raise user_error("Select a document and one of its index sets first.")
+                strategy, _, config_id = chosen.partition("/")
+                with shown_as_error():
+                    if action == "activate":
+                        gateway.activate_indexed_set(document_id, strategy, config_id)
+                        return formatting.message_html(
+                            f"{strategy} {config_id} is now the active set: queries without a configuration "
+                            "search it.", "ok")
+                    if action == "pin":
+                        found = gateway.indexed_set(document_id, strategy, config_id=config_id)
+                        pinned = gateway.pin_indexed_set(document_id, strategy, config_id, not found.pinned).pinned
+                        return formatting.message_html(
+                            f"{strategy} {config_id} is {'pinned: retention keeps it' if pinned else 'no longer pinned'}.",
+                            "ok")
+                    deleted = gateway.delete_indexed_set(document_id, strategy, config_id)
+                    return formatting.message_html(f"Deleted the {strategy} set {config_id} ({deleted} chunks).", "ok")
+
+            return act
 
         gr.Markdown("### Process the selected document")
         # Created here (unrendered) so the dynamic strategy section can name it; shown below it.
@@ -72,7 +104,7 @@ def build(gateway: Gateway) -> gr.Blocks:
                 return formatting.bulk_loads_html(gateway.list_bulk_loads())
 
         processing.strategy_section(gateway, forms, selected, process_status,
-                                    then=(show_indexed, [selected, forms], indexed),
+                                    then=(show_indexed, [selected, forms, chosen_set], [indexed, chosen_set]),
                                     then_bulk=(show_bulk_loads, [], bulk_loads))
         process_status.render()
 
@@ -143,6 +175,10 @@ def build(gateway: Gateway) -> gr.Blocks:
             delete, inputs=[selected, delete_confirmed], outputs=[delete_status, wanted], js=CONFIRM_DELETE_JS
         ).success(refresh, inputs=wanted, outputs=[selected, table])
         table.select(pick_row, outputs=selected)
-        selected.change(show_indexed, inputs=[selected, forms], outputs=indexed, show_progress="hidden")
+        selected.change(show_indexed, inputs=[selected, forms, chosen_set], outputs=[indexed, chosen_set],
+                        show_progress="hidden")
+        for button, action in ((activate_button, "activate"), (pin_button, "pin"), (delete_set_button, "delete")):
+            button.click(set_action(action), inputs=[selected, chosen_set], outputs=set_status).success(
+                show_indexed, inputs=[selected, forms, chosen_set], outputs=[indexed, chosen_set])
         forms.change(show_indexed, inputs=[selected, forms], outputs=indexed, show_progress="hidden")
     return page

@@ -7,7 +7,6 @@ in reading order, labelled extractive so nobody mistakes it for an LLM's.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab import sentences
+from chunklab import markdown, sentences
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.llm import ChatClient, ChatResult
 from chunklab.v1 import common_pb2
@@ -135,9 +134,7 @@ def extractive_answer(
     return Answer("".join(parts), True, "extractive", latency_ms=(time.perf_counter() - started) * 1e3)
 
 
-_HEADING = re.compile(r"\s{0,3}#{1,6}\s")
-
-
 def _answers(sentence: str) -> bool:
-    """Whether a sentence can stand in an answer: not a heading, not bare markup."""
-    return not _HEADING.match(sentence) and any(ch.isalnum() for ch in sentence)
+    """Whether a sentence can stand in an answer: not a heading (by the one Markdown
+    scanner's rule), not bare markup."""
+    return markdown.heading_lines(sentence)[:1] != [0] and any(ch.isalnum() for ch in sentence)

@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from google.protobuf import json_format
 
 from chunklab import knobs, retrieval, retrieval_view
+from chunklab.metric_format import MetricFormat
 from chunklab.render import render as render_template
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import plots
+from services.evaluator import metric_catalog, plots
 
 MAX_CHUNK_CHARS = 1200
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -39,7 +40,9 @@ JUDGE_NAMES = {
     "faithfulness": "faithfulness (1-10)",
     "hallucination": "hallucination (share of yes)",
 }
-FRACTION_MEASURES = ("iou", "embedding_answer_similarity")
+# Every metric formatted as the catalogue says (the UI and the CLI read the same one).
+METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
+LABELLED_COLUMNS = ("recall", "precision", "iou", "hit_rate", "mrr", "recall_hits", "iou_hits")
 
 
 def pct(value: float) -> str:
@@ -68,10 +71,6 @@ def headline(runs: Sequence[evaluator_pb2.ExperimentRun]):
     return None
 
 
-def _fmt_metric(metric: str, value: float) -> str:
-    return pct(value) if metric in FRACTION_MEASURES else f"{value:.2f}"
-
-
 def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
     """The verdict's parts: the winner on the headline measure, the runner-up and the token cost;
     or, with winner None, the sentence that says why there is none."""
@@ -85,13 +84,13 @@ def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
             "the runs can only be told apart by what they send to the LLM, below.")}
     metric, title, value = chosen
     best, *rest = sorted(usable, key=value, reverse=True)
-    parts = {"winner": best.run_key, "measure": title, "value": _fmt_metric(metric, value(best)),
+    parts = {"winner": best.run_key, "measure": title, "value": METRICS.value(metric, value(best)),
              "tokens": f"{best.mean_metrics.tokens_sent:,}", "second": "", "recall": ""}
     if rest:
         second = rest[0]
         gap = value(best) - value(second)
-        parts.update(second=second.run_key, second_value=_fmt_metric(metric, value(second)),
-                     gap=f"{100 * gap:.1f} points" if metric in FRACTION_MEASURES else f"{gap:.2f}",
+        parts.update(second=second.run_key, second_value=METRICS.value(metric, value(second)),
+                     gap=METRICS.difference(metric, gap).lstrip("+"),
                      second_tokens=f"{second.mean_metrics.tokens_sent:,}")
     if best.mean_metrics.questions_labelled:
         parts.update(recall=pct(best.mean_metrics.recall), precision=pct(best.mean_metrics.precision))
@@ -108,7 +107,7 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
     similar = any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs)
     head = ["run", "questions"]
     if labelled:
-        head += ["recall", "precision", "IoU", "hit rate", "MRR", "recall (hits only)", "IoU (hits only)"]
+        head += [METRICS.label(name) for name in LABELLED_COLUMNS]
     if similar:
         head.append("answer sim. (emb.)")
     if judged:
@@ -119,10 +118,11 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
         m, j = run.mean_metrics, run.mean_judge
         cells = [_cell(f"{run.questions_done}/{run.questions_total}")]
         if labelled:
-            for value in (m.recall, m.precision, m.iou, m.hit_rate, m.mrr, m.recall_hits, m.iou_hits):
-                cells.append(_cell(pct(value) if m.questions_labelled else "–"))
+            for name in LABELLED_COLUMNS:
+                cells.append(_cell(METRICS.value(name, getattr(m, name)) if m.questions_labelled else "–"))
         if similar:
-            cells.append(_cell(f"{m.embedding_answer_similarity:.3f}" if m.embedding_answer_similarity >= 0 else "–"))
+            similarity = m.embedding_answer_similarity
+            cells.append(_cell(METRICS.value("embedding_answer_similarity", similarity) if similarity >= 0 else "–"))
         if judged:
             for measure in JUDGE_NAMES:
                 score = getattr(j, measure)
@@ -166,7 +166,7 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
             f"Cost against quality: tokens per question vs {title}",
             [(r.run_key, float(r.mean_metrics.tokens_sent), value(r)) for r in usable],
             "tokens sent per question", title, fmt_x=lambda v: f"{v:,.0f}",
-            fmt_y=(pct if metric in FRACTION_MEASURES else (lambda v: f"{v:.1f}")),
+            fmt_y=lambda v, m=metric: METRICS.value(m, v),
         ))
     return figures
 
@@ -256,8 +256,9 @@ def result_view(result: evaluator_pb2.QuestionResult) -> dict:
     facts = [f"{m.chunks_sent} chunks", f"{m.tokens_sent:,} tokens", f"retrieval {m.retrieve_ms:.0f} ms"]
     if m.labelled:
         facts = [f"recall {pct(m.recall)}", f"precision {pct(m.precision)}", f"IoU {pct(m.iou)}",
-                 f"hit {'yes' if m.hit_rate else 'no'}", f"MRR {m.mrr:.2f}",
-                 f"hits only: recall {pct(m.recall_hits)}, IoU {pct(m.iou_hits)}, MRR {m.mrr_hits:.2f}"] + facts
+                 f"hit {'yes' if m.hit_rate else 'no'}", f"MRR {METRICS.value('mrr', m.mrr)}",
+                 f"hits only: recall {pct(m.recall_hits)}, IoU {pct(m.iou_hits)}, "
+                 f"MRR {METRICS.value('mrr_hits', m.mrr_hits)}"] + facts
     if m.embedding_answer_similarity >= 0:
         facts.append(f"answer similarity (embeddings) {m.embedding_answer_similarity:.3f}")
     return {

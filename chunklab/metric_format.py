@@ -1,0 +1,85 @@
+"""How a metric's value reads, from the evaluator's metric catalogue
+(EvaluatorService.ListMetrics): the UI, the CLI and the reports format and judge
+every metric the same way, so MRR is 0.756 everywhere and no page decides on its
+own which direction is better (ADR 0039)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from chunklab.v1 import evaluator_pb2 as pb
+
+# How a difference of each unit is written, and what a plot's axis counts.
+_AXIS = {
+    pb.METRIC_UNIT_PERCENT: "percentage points",
+    pb.METRIC_UNIT_RATIO: "score",
+    pb.METRIC_UNIT_SCORE: "score (1-10)",
+    pb.METRIC_UNIT_MILLISECONDS: "ms",
+    pb.METRIC_UNIT_COUNT: "count",
+    pb.METRIC_UNIT_USD: "USD",
+}
+
+
+# (format, scale) of a value and of a difference, per unit.
+_VALUE = {
+    pb.METRIC_UNIT_PERCENT: ("{:.1f}%", 100.0),
+    pb.METRIC_UNIT_RATIO: ("{:.3f}", 1.0),
+    pb.METRIC_UNIT_SCORE: ("{:.2f}", 1.0),
+    pb.METRIC_UNIT_MILLISECONDS: ("{:,.0f} ms", 1.0),
+    pb.METRIC_UNIT_COUNT: ("{:,.0f}", 1.0),
+    pb.METRIC_UNIT_USD: ("${:,.4f}", 1.0),
+}
+_DIFFERENCE = {
+    pb.METRIC_UNIT_PERCENT: ("{:+.1f} pts", 100.0),
+    pb.METRIC_UNIT_RATIO: ("{:+.3f}", 1.0),
+    pb.METRIC_UNIT_SCORE: ("{:+.2f}", 1.0),
+    pb.METRIC_UNIT_MILLISECONDS: ("{:+,.0f} ms", 1.0),
+    pb.METRIC_UNIT_COUNT: ("{:+,.0f}", 1.0),
+    pb.METRIC_UNIT_USD: ("{:+,.4f} USD", 1.0),
+}
+
+
+class MetricFormat:
+    """The catalogue's metrics in reading order, each formatted by its unit."""
+
+    def __init__(self, infos: Iterable[pb.MetricInfo]) -> None:
+        self._infos = {info.name: info for info in infos}
+        self.order = list(self._infos)
+
+    def info(self, name: str) -> pb.MetricInfo:
+        """The metric's entry; a name the catalogue does not know reads as a plain ratio."""
+        return self._infos.get(name) or pb.MetricInfo(name=name, label=name, unit=pb.METRIC_UNIT_RATIO,
+                                                      higher_is_better=True)
+
+    def label(self, name: str) -> str:
+        return self.info(name).label or name
+
+    def scale(self, name: str) -> float:
+        """Factor from a stored value to the number shown (fractions as percentages)."""
+        return 100.0 if self.info(name).unit == pb.METRIC_UNIT_PERCENT else 1.0
+
+    def axis_unit(self, name: str) -> str:
+        return _AXIS.get(self.info(name).unit, "value")
+
+    def value(self, name: str, value: float) -> str:
+        shown, scale = _VALUE.get(self.info(name).unit, _VALUE[pb.METRIC_UNIT_RATIO])
+        return shown.format(value * scale)
+
+    def difference(self, name: str, value: float) -> str:
+        shown, scale = _DIFFERENCE.get(self.info(name).unit, _DIFFERENCE[pb.METRIC_UNIT_RATIO])
+        return shown.format(value * scale)
+
+    def verdict(self, name: str, ci_low: float, ci_high: float) -> str:
+        """What a 95% interval of a difference says: no clear difference when it
+        holds 0, else higher or lower, and whether that is the better direction."""
+        if ci_low <= 0 <= ci_high:
+            return "no clear difference"
+        higher = ci_low > 0
+        better = higher == self.info(name).higher_is_better
+        return ("higher" if higher else "lower") + (" (better)" if better else " (worse)")
+
+    def ordered(self, names: Iterable[str]) -> list[str]:
+        """The catalogue's order first, unknown names after, by name."""
+        present = set(names)
+        known = [m for m in self.order if m in present]
+        return known + sorted(present - set(known))
