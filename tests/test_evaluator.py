@@ -15,7 +15,7 @@ import grpc
 import pytest
 
 from chunklab import clients, knobs, sentences
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
 from tests.conftest import SHARED_DATA, chroma_general
 from tests.support.fake_openai import FakeOpenAI
@@ -437,11 +437,9 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     documents, _ = chroma
     chatlogs = documents["chatlogs"].document_id
     retriever = clients.retriever(stack.addresses["retriever"])
-    chunker = clients.chunker(stack.addresses["chunker"])
     user_spec = common_pb2.StrategySpec(name="fixed_size", knobs={
         "chunk_size": common_pb2.KnobValue(int_value=200), "chunk_overlap": common_pb2.KnobValue(int_value=20)})
-    list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(document_id=chatlogs, strategies=[user_spec]),
-                                 timeout=300))  # what a user processed: the active set
+    stack.client().process(chatlogs, [user_spec])  # what a user processed: the active set
 
     def active() -> retriever_pb2.IndexedSet:
         return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from chunklab.knobs import to_spec
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app.stack import Stack
 from tests.support.fake_openai import FakeOpenAI
@@ -555,13 +556,10 @@ def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(
     from playwright.sync_api import expect
 
     document_id = upload(ui_stack, "two-configs.md", DOCUMENT.replace("Lighthouse keeping", "Two configurations"))
-    chunker = clients.chunker(ui_stack.addresses["chunker"])
+    lab = ui_stack.client()
     for size, overlap in ((64, 0), (128, 16)):
-        spec = common_pb2.StrategySpec(name="fixed_size", knobs={
-            "chunk_size": common_pb2.KnobValue(int_value=size), "chunk_overlap": common_pb2.KnobValue(int_value=overlap)})
-        *_, last = chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(
-            document_id=document_id, strategies=[spec]), timeout=120)
-        assert last.result.strategies_completed
+        spec = to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": overlap})
+        assert lab.process(document_id, [spec]).strategies_completed
 
     page.locator("#documents-refresh").click()  # uploaded through gRPC after the page loaded
     choose(page, "document-select", re.compile(r"^two-configs\.md "))
