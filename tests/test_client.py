@@ -52,7 +52,7 @@ def test_upload_streams_a_header_then_pieces_of_at_most_one_mib(tmp_path):
     path.write_bytes(data)
     client = ChunkLab(settings())
     fake = client._stubs["ingest"] = FakeIngest()
-    client.upload_document(str(path), collection=" hr ")
+    client.upload_document(str(path), " hr ")  # the collection second, as the Documents page passes it
     header, *pieces = fake.messages
     assert header.WhichOneof("part") == "header"
     assert (header.header.name, header.header.collection, header.header.size_bytes) == ("big.md", "hr", len(data))

@@ -7,7 +7,7 @@ from chunklab.v1 import documents_pb2, ingest_pb2
 
 
 class DocumentCalls(Calls):
-    def upload_document(self, source: Source, name: str = "", collection: str = "", language: str = "",
+    def upload_document(self, source: Source, collection: str = "", name: str = "", language: str = "",
                         piece_bytes: int = UPLOAD_PIECE_BYTES) -> ingest_pb2.CreateDocumentResponse:
         """Streams a file (a path, or bytes named by `name`) to CreateDocument: the
         header with the size, then pieces of at most 1 MiB. The same bytes
