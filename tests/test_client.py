@@ -9,26 +9,8 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.client import UPLOAD_PIECE_BYTES, ChunkLab, ClientError, experiment_outcome
-from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
-
-
-class FakeRpcError(grpc.RpcError):
-    def __init__(self, code: grpc.StatusCode, details: str):
-        self._code, self._details = code, details
-
-    def code(self):
-        return self._code
-
-    def details(self):
-        return self._details
-
-
-def settings() -> Settings:
-    return Settings(
-        ingest_address="127.0.0.1:1", chunker_address="127.0.0.1:2", retriever_address="127.0.0.1:3",
-        evaluator_address="127.0.0.1:4", rpc_timeout_s=7, long_rpc_timeout_s=700,
-    )
+from tests.support.fake_stubs import FakeRpcError, settings
 
 
 class FakeIngest:

@@ -13,7 +13,7 @@ from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retr
 from frontend import formatting, knobs, retrieval_html
 from frontend.answer_html import answer_request
 from frontend.pages.query import ACTIVE_SETS, configuration_choices, default_strategy
-from tests.test_client import settings
+from tests.support.fake_stubs import settings
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
