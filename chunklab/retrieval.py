@@ -26,7 +26,7 @@ LIMITS = common_pb2.RetrievalLimits(
 MAX_FILTER_VALUE_CHARS = 256
 
 _STRATEGY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_CONFIG_ID = re.compile(r"^[0-9a-f]{16}$")
+_CONFIG_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _COLLECTION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
 
@@ -39,10 +39,11 @@ def check_strategy(name: str) -> None:
 
 
 def check_config_id(config_id: str) -> None:
-    """Empty (the active set) or a configuration id as chunklab.knobs.config_id makes it."""
+    """Empty (the active set) or a configuration id: the chunker's are 16 hex digits
+    (chunklab.knobs.config_id); IndexChunks takes up to 64 letters, digits, '.', '_' or '-'."""
     if config_id and not _CONFIG_ID.match(config_id):
         raise InvalidArgument(
-            f"{config_id[:40]!r} is not a configuration id (16 hex digits, as ListIndexedSets shows them)"
+            f"{config_id[:40]!r} is not a configuration id (e.g. 3f2a9c0d1e4b5a67, as ListIndexedSets shows them)"
         )
 
 

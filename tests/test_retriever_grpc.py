@@ -431,6 +431,11 @@ def test_two_configurations_of_one_strategy_are_searched_side_by_side(retriever)
                                                   v.at(0.99))], activation=pb.ACTIVATION_KEEP_CURRENT)
     assert not experiment.active
     assert hits() == ["small 2", "small 3"]  # unchanged by the experiment's set
+    again = index(retriever, "fixed_size", [(chunk("sbs", "fixed_size", i, config=small, content=f"small {i}"),
+                                             v.at(0.5 + 0.1 * i)) for i in range(4)],
+                  activation=pb.ACTIVATION_KEEP_CURRENT)
+    assert (again.active, again.chunks_replaced) == (True, 4)  # the active set, indexed again, stays active
+    assert hits() == ["small 2", "small 3"]
     assert hits(config_id=trial) == ["trial 0"]
 
     pinned = retriever.PinIndexedSet(rpb.PinIndexedSetRequest(key=key, pinned=True), timeout=10)

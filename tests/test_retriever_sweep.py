@@ -64,25 +64,26 @@ def kit(request, tmp_path):
 
 
 def index(service, doc: str, strategy: str, model: str, count: int, collection: str, age_days: float,
-          parents: int = 0) -> None:
+          parents: int = 0, config: str = "cfg", activation: int = pb.ACTIVATION_UNSPECIFIED) -> None:
     dim = PROVIDERS[model].dimension
     rng = np.random.default_rng(abs(hash((doc, strategy, model))) % 2**32)
     items = []
     for i in range(count):
         role = pb.CHUNK_ROLE_CHILD if parents else pb.CHUNK_ROLE_CHUNK
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", i, role), document_id=doc, document_name=f"{doc}.md",
+        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, config, i, role), document_id=doc, document_name=f"{doc}.md",
                          strategy=strategy, chunk_index=i, role=role, content=f"{doc} {strategy} text {i}",
                          collection=collection, language="en", published_at=to_proto(NOW - timedelta(days=age_days)))
         if parents:
-            chunk.parent_id = ids.chunk_id(doc, strategy, "cfg", i % parents, pb.CHUNK_ROLE_PARENT)
+            chunk.parent_id = ids.chunk_id(doc, strategy, config, i % parents, pb.CHUNK_ROLE_PARENT)
         items.append(rpb.IndexedChunk(chunk=chunk, vector=rng.standard_normal(dim).tolist()))
     for p in range(parents):
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, "cfg", p, pb.CHUNK_ROLE_PARENT), document_id=doc,
+        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, config, p, pb.CHUNK_ROLE_PARENT), document_id=doc,
                          strategy=strategy, chunk_index=p, role=pb.CHUNK_ROLE_PARENT, content=f"{doc} parent {p}", collection=collection,
                          published_at=to_proto(NOW - timedelta(days=age_days)))
         items.append(rpb.IndexedChunk(chunk=chunk))
-    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id="cfg", embedding_model=model, dimension=dim,
-                             spec=pb.StrategySpec(name=strategy), expansion=REGISTRY.get(strategy).expansion)
+    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id=config, embedding_model=model, dimension=dim,
+                             spec=pb.StrategySpec(name=strategy), expansion=REGISTRY.get(strategy).expansion,
+                             activation=activation)
     service.index_chunks(header, items)
 
 
@@ -125,13 +126,25 @@ def test_dry_run_lists_what_would_go_and_changes_nothing(kit):
 def test_sweep_archives_and_restore_brings_back_chunks_and_vectors_byte_identical(kit):
     service, sweeper = kit
     fill(service)
+    index(service, "old-news", "fixed_size", "fake-4", 2, "news", 10, config="cfg2",
+          activation=pb.ACTIVATION_KEEP_CURRENT)  # a second configuration beside the active one
+    service.store.set_flags(("fake-4", "old-news", "fixed_size", "cfg2"), pinned=True)
+
+    def flags() -> list[tuple]:
+        return sorted((s["embedding_model"], s["strategy"], s["config_id"], s["active"], s["pinned"], s["points"])
+                      for s in service.store.list_sets(document_id="old-news"))
+
+    sets_before = flags()
+    assert ("fake-4", "fixed_size", "cfg", True, False, 5) in sets_before
+    assert ("fake-4", "fixed_size", "cfg2", False, True, 2) in sets_before
     before = snapshot(service, "old-news")
-    assert len(before) == 14  # two strategies and two embedding models, parents included
+    assert len(before) == 16  # two strategies, two configurations, two embedding models, parents included
     total = count_all(service)
 
     swept = sweeper.sweep(NOW, dry_run=False)
-    assert [d.document_id for d in swept.documents] == ["old-news"] and swept.chunks_archived == 14
-    assert snapshot(service, "old-news") == {} and count_all(service) == total - 14
+    assert [d.document_id for d in swept.documents] == ["old-news"] and swept.chunks_archived == 16
+    assert snapshot(service, "old-news") == {} and count_all(service) == total - 16
+    assert flags() == []  # archived sets are not listed
     assert snapshot(service, "new-news") and snapshot(service, "old-policy")  # in their windows: kept
     assert [d.document_id for d in sweeper.list_archived(0, "").documents] == ["old-news"]
     assert sweeper.archive_stats()[0] == 1
@@ -140,9 +153,10 @@ def test_sweep_archives_and_restore_brings_back_chunks_and_vectors_byte_identica
     assert not sweeper.sweep(NOW, dry_run=False).documents  # nothing left to sweep
 
     restored = sweeper.restore("old-news")
-    assert restored.chunks_restored == 14
+    assert restored.chunks_restored == 16
     assert restored.outside_freshness_window  # still older than the news window
     assert snapshot(service, "old-news") == before
+    assert flags() == sets_before  # every set back, active and pinned as they were
     assert not sweeper.list_archived(0, "").documents
     with pytest.raises(NotFound):
         sweeper.restore("old-news")

@@ -124,8 +124,8 @@ class RetrieverServiceServicer:
         gone and the new ones are all there. The header's activation says
         whether the set becomes the active one of its (document, strategy).
         Errors: INVALID_ARGUMENT (no header, vector of the wrong dimension,
-        duplicate chunk_index, unspecified expansion), RESOURCE_EXHAUSTED (index
-        full).
+        duplicate chunk_index, malformed config_id, unspecified expansion, unknown
+        activation), RESOURCE_EXHAUSTED (index full).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -51,3 +51,20 @@ def document_dropdown_update(gateway: Gateway, keep: str | list[str] | None, doc
     else:
         value = keep if keep in ids else None
     return gr.update(choices=choices, value=value)
+
+
+def retrieval_limit_updates(gateway: Gateway) -> tuple:
+    """Bounds for the top_k, neighbor_prev, neighbor_next, window and recency inputs,
+    read from RetrieverService.GetRetrievalLimits: the retriever's own limits, so the
+    form never offers what a query would refuse (ADR 0039)."""
+    with shown_as_error():
+        limits = gateway.retrieval_limits()
+    # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
+    return (
+        gr.update(minimum=0, maximum=limits.max_top_k, info=f"hits, up to {limits.max_top_k}", interactive=True),
+        gr.update(minimum=0, maximum=limits.max_neighbors, interactive=True),
+        gr.update(minimum=0, maximum=limits.max_neighbors, interactive=True),
+        gr.update(info=f"sentence_window: units each side, 0 to {limits.max_window}; empty = as indexed",
+                  interactive=True),
+        gr.update(minimum=0, maximum=limits.max_recency_lambda, interactive=True),
+    )

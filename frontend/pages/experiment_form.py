@@ -156,14 +156,15 @@ def question_set_section(gateway: Gateway) -> gr.Dropdown:
 def settings_section(question_set: gr.Dropdown) -> RunSettings:
     gr.Markdown("### 2. Retrieval and models")
     with gr.Row():
-        top_k = gr.Number(label="top_k", value=5, precision=0, minimum=1, maximum=100, elem_id="exp-top-k")
-        prev = gr.Number(label="neighbor_prev", value=0, precision=0, minimum=0, maximum=10,
-                         info="fixed_size only", elem_id="exp-neighbor-prev")
-        nxt = gr.Number(label="neighbor_next", value=0, precision=0, minimum=0, maximum=10,
-                        info="fixed_size only", elem_id="exp-neighbor-next")
+        # Bounds come from the retriever (GetRetrievalLimits) when the page loads.
+        top_k = gr.Number(label="top_k", value=5, precision=0, elem_id="exp-top-k")
+        prev = gr.Number(label="neighbor_prev", value=0, precision=0,
+                         info="strategies that expand by neighbours (fixed_size)", elem_id="exp-neighbor-prev")
+        nxt = gr.Number(label="neighbor_next", value=0, precision=0,
+                        info="strategies that expand by neighbours (fixed_size)", elem_id="exp-neighbor-next")
         window = gr.Textbox(label="window", placeholder="as indexed", max_lines=1,
                             info="sentence_window: units each side", elem_id="exp-window")
-        recency = gr.Number(label="recency λ", value=0, minimum=0, maximum=100, step=0.01, elem_id="exp-recency")
+        recency = gr.Number(label="recency λ", value=0, step=0.01, elem_id="exp-recency")
     with gr.Row():
         embedding = gr.Dropdown(label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
                                 elem_id="exp-embedding-model")

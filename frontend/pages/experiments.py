@@ -16,7 +16,7 @@ from frontend import experiments_html, knobs
 from frontend.formatting import message_html
 from frontend.gateway import Gateway, GatewayError
 from frontend.pages import experiment_form
-from frontend.pages.common import document_dropdown_update, shown_as_error, user_error
+from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
 
 
 def build(gateway: Gateway) -> gr.Blocks:
@@ -122,8 +122,7 @@ def build(gateway: Gateway) -> gr.Blocks:
                 experiments = gateway.list_experiments()
             name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
             message = message_html(
-                f"Cancelling {name}: it stops before its next question and puts back the documents it "
-                "re-processed. Resume continues it.", "ok",
+                f"Cancelling {name}: it stops before its next question; Resume continues it.", "ok",
             )
             return message, experiments_html.experiments_table_html(experiments)
 
@@ -136,6 +135,9 @@ def build(gateway: Gateway) -> gr.Blocks:
             lambda current: experiment_form.question_set_update(gateway, current),
             inputs=question_set, outputs=question_set, show_progress="hidden",
         )
+        page.load(lambda: retrieval_limit_updates(gateway), outputs=[
+            settings.top_k, settings.neighbor_prev, settings.neighbor_next, settings.window, settings.recency,
+        ], show_progress="hidden")
         refresh.click(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
 
         def current_documents(selection: list[str] | None):

@@ -16,7 +16,7 @@ from chunklab.knobs import label
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
 from frontend.gateway import Gateway, GatewayError
-from frontend.pages.common import document_dropdown_update, shown_as_error, user_error
+from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
 
 
 def default_strategy(names: list[str], current: str | None) -> str | None:
@@ -75,14 +75,15 @@ def build(gateway: Gateway) -> gr.Blocks:
             )
             refresh_button = gr.Button("↻", scale=0, min_width=40, elem_id="query-refresh")
         with gr.Row():
-            top_k = gr.Number(label="top_k", value=5, precision=0, minimum=1, maximum=100, elem_id="query-top-k")
+            # Bounds come from the retriever (GetRetrievalLimits) when the page loads.
+            top_k = gr.Number(label="top_k", value=5, precision=0, elem_id="query-top-k")
             neighbor_prev = gr.Number(
-                label="neighbor_prev", value=0, precision=0, minimum=0, maximum=10,
-                info="fixed_size only", elem_id="query-neighbor-prev",
+                label="neighbor_prev", value=0, precision=0, info="strategies that expand by neighbours (fixed_size)",
+                elem_id="query-neighbor-prev",
             )
             neighbor_next = gr.Number(
-                label="neighbor_next", value=0, precision=0, minimum=0, maximum=10,
-                info="fixed_size only", elem_id="query-neighbor-next",
+                label="neighbor_next", value=0, precision=0, info="strategies that expand by neighbours (fixed_size)",
+                elem_id="query-neighbor-next",
             )
             # A Textbox, not a Number: empty ("as indexed") differs from 0, and gr.Number shows 0 for empty.
             window = gr.Textbox(
@@ -90,8 +91,8 @@ def build(gateway: Gateway) -> gr.Blocks:
                 info="sentence_window only: units each side", elem_id="query-window",
             )
             recency = gr.Number(
-                label="recency λ per day", value=0, minimum=0, maximum=100, step=0.01,
-                info="score × exp(−λ·age); 0 = off", elem_id="query-recency",
+                label="recency λ per day", value=0, step=0.01, info="score × exp(−λ·age); 0 = off",
+                elem_id="query-recency",
             )
             hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", value=False, elem_id="query-hybrid")
         with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
@@ -223,6 +224,8 @@ def build(gateway: Gateway) -> gr.Blocks:
         option_outputs = [strategy, documents, collections, languages, embedding, status]
         option_inputs = [strategy, documents, collections, languages, embedding]
         page.load(options, inputs=option_inputs, outputs=option_outputs)
+        page.load(lambda: retrieval_limit_updates(gateway),
+                  outputs=[top_k, neighbor_prev, neighbor_next, window, recency], show_progress="hidden")
         refresh_button.click(options, inputs=option_inputs, outputs=option_outputs)
         configuration_inputs = [strategy, configuration, embedding]
         strategy.change(configurations, inputs=configuration_inputs, outputs=configuration)

@@ -144,14 +144,19 @@ class RetrieverService:
             raise InvalidArgument("the index header needs the vectors' dimension")
         if header.expansion not in common_pb2.ExpansionKind.values() or not header.expansion:
             raise InvalidArgument("the index header needs the strategy's expansion kind (StrategyInfo.expansion)")
-        key = (header.embedding_model, header.document_id, header.strategy, header.config_id)
+        if header.activation not in common_pb2.Activation.values():
+            raise InvalidArgument(f"the index header's activation {header.activation} is not an Activation")
+        retrieval.check_config_id(header.config_id)
+        make_active = header.activation != common_pb2.ACTIVATION_KEEP_CURRENT
+        points, size = self._points(header, chunks, make_active)  # outside the lock: the costly part
+        index = self.registry.get(header.embedding_model, header.dimension, create=True)
+        first = chunks[0].chunk if chunks else common_pb2.Chunk()
         with self.document_lock(header.document_id):
-            current = self.store.indexed_set(key[:3] + ("",))
-            make_active = header.activation != common_pb2.ACTIVATION_KEEP_CURRENT
+            current = self.store.indexed_set((header.embedding_model, header.document_id, header.strategy, ""))
             active = make_active or (current is not None and current["config_id"] == header.config_id)
-            points, size = self._points(header, chunks, active)
-            index = self.registry.get(header.embedding_model, header.dimension, create=True)
-            first = chunks[0].chunk if chunks else common_pb2.Chunk()
+            if active and not make_active:  # the active set indexed again by an experiment stays active
+                for point in points:
+                    point.payload[SET_STATE_FIELD] = ACTIVE
             replaced = index.replace(header.document_id, header.strategy, header.config_id, points, make_active)
             self.store.record_set(
                 embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
