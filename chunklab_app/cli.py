@@ -26,6 +26,7 @@ from google.protobuf import json_format
 
 from chunklab import knobs
 from chunklab.client import ChunkLab, ClientError
+from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
@@ -166,7 +167,7 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
                           "error": experiment.error, "runs": summary_rows(experiment)}, indent=2))
     else:
-        print_table(experiment)
+        print_table(experiment, MetricFormat(client.list_metrics()))
     if args.report:
         path = write_report(client, experiment.experiment_id, Path(args.report), args.view)
         print(f"report written to {path}", file=sys.stderr)

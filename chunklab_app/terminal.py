@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable
 
 from chunklab.client import ExperimentOutcome, experiment_outcome
+from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 
 STATES = {
@@ -78,19 +79,22 @@ def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
     return rows
 
 
-def print_table(experiment: evaluator_pb2.Experiment, out=sys.stdout) -> None:
+# The table's measures, labelled and formatted as the evaluator's catalogue says.
+TABLE_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr")
+
+
+def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out=sys.stdout) -> None:
     rows = summary_rows(experiment)
     print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
           + (f" ({experiment.error})" if experiment.error else ""), file=out)
-    header = f"{'run':<48} {'recall':>8} {'precision':>9} {'IoU':>7} {'hit':>6} {'MRR':>6} {'tokens/q':>9}"
-    print(header, file=out)
+    labels = [metrics.label(name) for name in TABLE_METRICS]
+    widths = [max(8, len(label)) for label in labels]
+    print(f"{'run':<48} " + " ".join(f"{label:>{w}}" for label, w in zip(labels, widths))
+          + f" {metrics.label('tokens_sent'):>12}", file=out)
     for row in rows:
         if row["error"]:
             print(f"{row['run']:<48} not measured: {row['error']}", file=out)
             continue
-        if "recall" in row:
-            cells = (f"{100 * row['recall']:7.1f}% {100 * row['precision']:8.2f}% {100 * row['iou']:6.2f}% "
-                     f"{100 * row['hit_rate']:5.1f}% {row['mrr']:6.3f}")
-        else:
-            cells = f"{'-':>8} {'-':>9} {'-':>7} {'-':>6} {'-':>6}"
-        print(f"{row['run']:<48} {cells} {row['tokens_per_question']:>9,}", file=out)
+        cells = " ".join(f"{metrics.value(name, row[name]) if name in row else '-':>{w}}"
+                         for name, w in zip(TABLE_METRICS, widths))
+        print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)

@@ -1,6 +1,6 @@
 """Composes the pages into one Gradio app and serves it.
 
-Thin on purpose: each page builds its own gr.Blocks from a Gateway; this
+Thin on purpose: each page builds its own gr.Blocks from a ChunkLab; this
 module only places them in tabs, picks the port and tells the stack launcher
 where the UI listens (`chunklab ui listening on http://HOST:PORT`).
 """
@@ -12,8 +12,8 @@ import socket
 
 import gradio as gr
 
+from chunklab.client import ChunkLab
 from chunklab.settings import load_settings
-from frontend.gateway import Gateway
 from frontend.pages import compare, documents, experiments, freshness, health, query, reports
 from frontend.style import CSS
 
@@ -28,7 +28,7 @@ PAGES = (
 )
 
 
-def build_app(gateway: Gateway) -> gr.Blocks:
+def build_app(gateway: ChunkLab) -> gr.Blocks:
     # Each page is built inside its tab: a Blocks created inside another one
     # renders itself there at once (so no .render()), and, what matters more,
     # its gr.render blocks are numbered in the app's own list. A page built
@@ -84,7 +84,7 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
 
 def main() -> None:
     settings = load_settings()
-    app = build_app(Gateway(settings))
+    app = build_app(ChunkLab(settings))
     try:
         port = launch(app, settings.ui_host, settings.ui_port)
     except OSError as exc:

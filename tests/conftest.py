@@ -100,6 +100,7 @@ KIND_BY_MODULE = {
     "test_settings": "e2e",  # Settings in process; `python -m services.ingest` refusing a bad setting
     "test_stack_sample": "e2e",
     "test_strategies": "unit",
+    "test_terminal": "unit",
     "test_ui_browser": "browser",
     "test_ui_views": "unit",
 }

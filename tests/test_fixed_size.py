@@ -81,7 +81,7 @@ def test_defaults_are_the_spec_defaults():
     [
         ({"chunk_size": 7}, "at least 8"),
         ({"chunk_size": 10, "chunk_overlap": 10}, "smaller than chunk_size"),
-        ({"window": 3}, "no knob window"),
+        ({"window": 3}, "no knob 'window'"),
     ],
 )
 def test_bad_knobs_are_refused_with_a_reason(knobs, message):

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab
 from frontend import boundaries, knobs
-from frontend.gateway import Gateway
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
 from frontend.pages.processing import knob_input
 
 
-def viewer_section(gateway: Gateway, forms: gr.State, selected: gr.Dropdown) -> gr.Dropdown:
+def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) -> gr.Dropdown:
     """Draws the viewer; returns its strategy dropdown, whose choices the page fills on load."""
     gr.Markdown(
         "### Chunk boundaries\nSee where a strategy cuts the selected document: chunks alternate in colour, "

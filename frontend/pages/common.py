@@ -8,8 +8,8 @@ from contextlib import contextmanager
 import gradio as gr
 import pandas as pd
 
+from chunklab.client import ChunkLab, ClientError
 from frontend import formatting
-from frontend.gateway import Gateway, GatewayError
 
 # Long enough to read a service's sentence, short enough not to pile up.
 ERROR_SECONDS = 20
@@ -30,10 +30,10 @@ def user_error(message: str) -> gr.Error:
 
 @contextmanager
 def shown_as_error() -> Iterator[None]:
-    """Re-raises a GatewayError as gr.Error: Gradio shows its message in the page, no traceback."""
+    """Re-raises a ClientError as gr.Error: Gradio shows its message in the page, no traceback."""
     try:
         yield
-    except GatewayError as exc:
+    except ClientError as exc:
         raise user_error(exc.message) from None
 
 
@@ -41,7 +41,7 @@ def documents_table(documents) -> pd.DataFrame:
     return pd.DataFrame(formatting.documents_rows(documents), columns=formatting.DOCUMENT_COLUMNS)
 
 
-def document_dropdown_update(gateway: Gateway, keep: str | list[str] | None, documents=None):
+def document_dropdown_update(gateway: ChunkLab, keep: str | list[str] | None, documents=None):
     """New choices for a document dropdown, keeping the selection where it still exists."""
     documents = gateway.list_documents() if documents is None else documents
     choices = formatting.document_choices(documents)
@@ -53,7 +53,7 @@ def document_dropdown_update(gateway: Gateway, keep: str | list[str] | None, doc
     return gr.update(choices=choices, value=value)
 
 
-def retrieval_limit_updates(gateway: Gateway) -> tuple:
+def retrieval_limit_updates(gateway: ChunkLab) -> tuple:
     """Bounds for the top_k, neighbor_prev, neighbor_next, window and recency inputs,
     read from RetrieverService.GetRetrievalLimits: the retriever's own limits, so the
     form never offers what a query would refuse (ADR 0039)."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
+from chunklab.client import ChunkLab
 from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
-from frontend.gateway import Gateway
 from frontend.pages.common import shown_as_error, user_error
 
 
@@ -31,7 +31,7 @@ def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricF
     )
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         gr.Markdown(
             "Choose two or more experiments; the first one's first run is the baseline. "

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.gateway import Gateway, GatewayError
 from frontend.pages import boundaries, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
@@ -20,7 +20,7 @@ UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx"]
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         forms = gr.State([])
         # The document to select once the list has been refreshed after an action.
@@ -119,7 +119,7 @@ def build(gateway: Gateway) -> gr.Blocks:
             try:
                 strategy_forms = knobs.strategy_forms(gateway.list_strategies())
                 message = ""
-            except GatewayError as exc:
+            except ClientError as exc:
                 strategy_forms, message = [], formatting.message_html(exc.message, "error")
             names = [form.name for form in strategy_forms]
             viewer = current_viewer if current_viewer in names else (knobs.BASELINE if knobs.BASELINE in names else None)

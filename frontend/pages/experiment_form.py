@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from chunklab.client import ChunkLab
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.gateway import Gateway
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
@@ -88,7 +88,7 @@ def question_set_choices(sets) -> list[tuple[str, str]]:
     return [(f"{s.name} · {s.question_count} questions · {s.question_set_id[:8]}", s.question_set_id) for s in sets]
 
 
-def question_set_update(gateway: Gateway, current: str | None):
+def question_set_update(gateway: ChunkLab, current: str | None):
     """The stored sets as choices, keeping `current` where it still exists, else the newest set."""
     with shown_as_error():
         sets = gateway.list_question_sets()
@@ -97,7 +97,7 @@ def question_set_update(gateway: Gateway, current: str | None):
     return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
 
 
-def question_set_section(gateway: Gateway) -> gr.Dropdown:
+def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
     """Pick a stored set or import a JSONL/CSV file; returns the set dropdown."""
     gr.Markdown("### 1. Question set")
     with gr.Row(equal_height=True):
@@ -199,7 +199,7 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
 
 
 def grid_section(
-    gateway: Gateway, forms: gr.State, settings: RunSettings, status: gr.HTML, created: gr.State
+    gateway: ChunkLab, forms: gr.State, settings: RunSettings, status: gr.HTML, created: gr.State
 ) -> None:
     """Per strategy a tick box and one 'values to try' field per knob, then Dry run and Run.
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import evaluator_pb2
 from frontend import experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.gateway import Gateway, GatewayError
 from frontend.pages import experiment_form
 from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         forms = gr.State([])
         created = gr.State("")
@@ -55,7 +55,7 @@ def build(gateway: Gateway) -> gr.Blocks:
                 strategy_forms = knobs.strategy_forms(list(catalog.strategies), include_query_time=True)
                 models = gr.update(choices=list(catalog.embedding_models), value=current_model or None)
                 message = ""
-            except GatewayError as exc:
+            except ClientError as exc:
                 strategy_forms, models, message = [], gr.update(), message_html(exc.message, "error")
             with shown_as_error():
                 documents = document_dropdown_update(gateway, current_documents or [])

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab
 from frontend import experiment_config, freshness_html
 from frontend.formatting import message_html
-from frontend.gateway import Gateway
 from frontend.pages.common import shown_as_error, user_error
 
 CONFIRM_SWEEP_JS = "(asOf, _) => [asOf, confirm('Archive every document outside its freshness window now?')]"
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         gr.Markdown("### Freshness windows\nQueries never return content older than its collection's window.")
         windows = gr.HTML(elem_id="windows-table")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab, ClientError
 from frontend.formatting import catalog_html, health_html, index_stats_html, message_html
-from frontend.gateway import Gateway, GatewayError
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         refresh_button = gr.Button("Check again", scale=0, elem_id="health-refresh")
         table = gr.HTML(elem_id="health-table")
@@ -21,7 +21,7 @@ def build(gateway: Gateway) -> gr.Blocks:
             for call, draw in ((gateway.strategy_catalog, catalog_html), (gateway.index_stats, index_stats_html)):
                 try:
                     parts.append(draw(call()))
-                except GatewayError as exc:
+                except ClientError as exc:
                     parts.append(message_html(exc.message, "error"))
             return health_html(gateway.service_health()), "".join(parts)
 

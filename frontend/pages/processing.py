@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import gradio as gr
 
+from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.gateway import Gateway, GatewayError
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
 
 # How often a bulk load's progress is asked for.
@@ -45,7 +45,7 @@ def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.C
     return gr.Textbox(value=field.default or "", **common)
 
 
-def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[float, str, str]]:
+def process(gateway: ChunkLab, document_id: str, specs: list) -> Iterator[tuple[float, str, str]]:
     """Runs ProcessDocument and yields (fraction done, progress line, status HTML) per event."""
     tracker = formatting.ProcessTracker([spec.name for spec in specs])
     yield 0.0, "starting", tracker.html()
@@ -53,14 +53,14 @@ def process(gateway: Gateway, document_id: str, specs: list) -> Iterator[tuple[f
         tracker.add(event)
         yield tracker.fraction(), tracker.description(), tracker.html()
     if tracker.result is None:
-        raise GatewayError("The chunker ended the processing stream without a result; see its log.")
+        raise ClientError("The chunker ended the processing stream without a result; see its log.")
 
 
-def bulk_load(gateway: Gateway, specs: list) -> Iterator[tuple[float, str, str]]:
+def bulk_load(gateway: ChunkLab, specs: list) -> Iterator[tuple[float, str, str]]:
     """Queues every document as one bulk load and yields (fraction done, line, status HTML) until it is done."""
     documents = gateway.list_documents()
     if not documents:
-        raise GatewayError("There is no document to load yet: upload some first.")
+        raise ClientError("There is no document to load yet: upload some first.")
     names = {d.document_id: d.name for d in documents}
     submitted = gateway.submit_bulk_load(list(names), specs)
     for load in gateway.follow_bulk_load(submitted.bulk_load_id, interval_s=BULK_POLL_S):
@@ -69,7 +69,7 @@ def bulk_load(gateway: Gateway, specs: list) -> Iterator[tuple[float, str, str]]
 
 
 def strategy_section(
-    gateway: Gateway, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
+    gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
     then_bulk: tuple | None = None,
 ) -> None:
     """One group per strategy (tick to use, knobs below), a Process button for the selected

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import label
 
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
-from frontend.gateway import Gateway, GatewayError
 from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
 
 
@@ -55,7 +55,7 @@ def filter_choices(documents) -> tuple[list[str], list[str]]:
     return collections, languages
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         query_id = gr.State("")
         with gr.Row(equal_height=True):
@@ -143,7 +143,7 @@ def build(gateway: Gateway) -> gr.Blocks:
                 models = list(catalog.embedding_models)
                 model_update = gr.update(choices=models, value=current_model or None)
                 message = ""
-            except GatewayError as exc:
+            except ClientError as exc:
                 strategy_update, model_update, message = gr.update(), gr.update(), message_html(exc.message, "error")
             with shown_as_error():
                 listed = gateway.list_documents()
@@ -202,8 +202,8 @@ def build(gateway: Gateway) -> gr.Blocks:
                     else:
                         yield (gr.skip(), answer_html.answer_html(stream), *[gr.skip()] * 7)
                 if stream.result is None:
-                    raise GatewayError("The evaluator ended the answer without its result; see its log.")
-            except GatewayError as exc:
+                    raise ClientError("The evaluator ended the answer without its result; see its log.")
+            except ClientError as exc:
                 # Keep what was written, marked as cut short, and say why.
                 yield (gr.skip(), answer_html.answer_html(stream, error=exc.message), *[gr.skip()] * 7)
                 raise user_error(exc.message) from None

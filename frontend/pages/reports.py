@@ -12,12 +12,12 @@ from pathlib import Path
 
 import gradio as gr
 
+from chunklab.client import ChunkLab
 from frontend import experiments_html, reports_html
-from frontend.gateway import Gateway
 from frontend.pages.common import shown_as_error, user_error
 
 
-def build(gateway: Gateway) -> gr.Blocks:
+def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         with gr.Row(equal_height=True):
             chosen = gr.Dropdown(label="Experiment", choices=[], scale=4, elem_id="report-experiment")

@@ -1,0 +1,28 @@
+"""What the command line prints for an experiment: the table reads its labels and
+formats from the evaluator's metric catalogue, as the UI and the reports do."""
+
+from __future__ import annotations
+
+import io
+
+from chunklab.metric_format import MetricFormat
+from chunklab.v1 import evaluator_pb2
+from chunklab_app.terminal import print_table
+from services.evaluator import metric_catalog
+
+
+def test_the_experiment_table_shows_each_metric_as_the_catalogue_formats_it():
+    run = evaluator_pb2.ExperimentRun(
+        run_key="fixed_size[chunk_size=256]", questions_done=3, questions_total=3,
+        mean_metrics=evaluator_pb2.RetrievalMetrics(recall=0.777, precision=0.0125, iou=0.071, hit_rate=1.0,
+                                                    mrr=0.756, questions_labelled=3, tokens_sent=1234),
+    )
+    failed = evaluator_pb2.ExperimentRun(run_key="contextual_retrieval", error="no LLM endpoint is configured")
+    experiment = evaluator_pb2.Experiment(experiment_id="e-1", state=evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED,
+                                          runs=[run, failed])
+    out = io.StringIO()
+    print_table(experiment, MetricFormat(metric_catalog.list_metrics().metrics), out)
+    head, row, error = out.getvalue().splitlines()[1:]
+    assert head.split() == ["run", "recall", "precision", "IoU", "hit", "rate", "MRR", "tokens", "sent"]
+    assert row.split() == ["fixed_size[chunk_size=256]", "77.7%", "1.2%", "7.1%", "100.0%", "0.756", "1,234"]
+    assert error.split()[1:] == ["not", "measured:", "no", "LLM", "endpoint", "is", "configured"]
