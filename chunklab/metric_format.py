@@ -20,22 +20,14 @@ _AXIS = {
 }
 
 
-# (format, scale) of a value and of a difference, per unit.
-_VALUE = {
-    pb.METRIC_UNIT_PERCENT: ("{:.1f}%", 100.0),
-    pb.METRIC_UNIT_RATIO: ("{:.3f}", 1.0),
-    pb.METRIC_UNIT_SCORE: ("{:.2f}", 1.0),
-    pb.METRIC_UNIT_MILLISECONDS: ("{:,.0f} ms", 1.0),
-    pb.METRIC_UNIT_COUNT: ("{:,.0f}", 1.0),
-    pb.METRIC_UNIT_USD: ("${:,.4f}", 1.0),
-}
-_DIFFERENCE = {
-    pb.METRIC_UNIT_PERCENT: ("{:+.1f} pts", 100.0),
-    pb.METRIC_UNIT_RATIO: ("{:+.3f}", 1.0),
-    pb.METRIC_UNIT_SCORE: ("{:+.2f}", 1.0),
-    pb.METRIC_UNIT_MILLISECONDS: ("{:+,.0f} ms", 1.0),
-    pb.METRIC_UNIT_COUNT: ("{:+,.0f}", 1.0),
-    pb.METRIC_UNIT_USD: ("{:+,.4f} USD", 1.0),
+# Per unit: how a value reads, how a difference reads, and the factor from the stored number.
+_FORMATS = {
+    pb.METRIC_UNIT_PERCENT: ("{:.1f}%", "{:+.1f} pts", 100.0),
+    pb.METRIC_UNIT_RATIO: ("{:.3f}", "{:+.3f}", 1.0),
+    pb.METRIC_UNIT_SCORE: ("{:.2f}", "{:+.2f}", 1.0),
+    pb.METRIC_UNIT_MILLISECONDS: ("{:,.0f} ms", "{:+,.0f} ms", 1.0),
+    pb.METRIC_UNIT_COUNT: ("{:,.0f}", "{:+,.0f}", 1.0),
+    pb.METRIC_UNIT_USD: ("${:,.4f}", "{:+,.4f} USD", 1.0),
 }
 
 
@@ -56,17 +48,20 @@ class MetricFormat:
 
     def scale(self, name: str) -> float:
         """Factor from a stored value to the number shown (fractions as percentages)."""
-        return 100.0 if self.info(name).unit == pb.METRIC_UNIT_PERCENT else 1.0
+        return self._formats(name)[2]
 
     def axis_unit(self, name: str) -> str:
         return _AXIS.get(self.info(name).unit, "value")
 
+    def _formats(self, name: str) -> tuple[str, str, float]:
+        return _FORMATS.get(self.info(name).unit, _FORMATS[pb.METRIC_UNIT_RATIO])
+
     def value(self, name: str, value: float) -> str:
-        shown, scale = _VALUE.get(self.info(name).unit, _VALUE[pb.METRIC_UNIT_RATIO])
+        shown, _, scale = self._formats(name)
         return shown.format(value * scale)
 
     def difference(self, name: str, value: float) -> str:
-        shown, scale = _DIFFERENCE.get(self.info(name).unit, _DIFFERENCE[pb.METRIC_UNIT_RATIO])
+        _, shown, scale = self._formats(name)
         return shown.format(value * scale)
 
     def verdict(self, name: str, ci_low: float, ci_high: float) -> str:
