@@ -12,16 +12,19 @@ from chunklab import retrieval_view
 from chunklab.render import render, render_macro
 from chunklab.v1 import common_pb2, retriever_pb2
 
-NO_CHUNKS = (
-    "No chunks were retrieved. Is a document processed with this strategy (Documents tab), "
-    "and do the filters match it?"
-)
+NO_CHUNKS = "No chunks were retrieved: no chunk of the searched index sets matches the filters."
 
 
-def flat_list_html(response: retriever_pb2.RetrieveResponse) -> str:
-    """`retrieved_chunks` exactly in the service's order: what the LLM will see."""
+def nothing_indexed(strategy: str) -> str:
+    """The fact, when ListIndexedSets has no set of the strategy at all."""
+    return f"Nothing is indexed with {strategy} yet: process a document with it on the Documents tab."
+
+
+def flat_list_html(response: retriever_pb2.RetrieveResponse, empty: str = NO_CHUNKS) -> str:
+    """`retrieved_chunks` exactly in the service's order: what the LLM will see; `empty`
+    says why when there are none."""
     return render_macro("frontend", "retrieval.html.j2", "flat_list",
-                        retrieval_view.flat_view(response.retrieved_chunks), NO_CHUNKS)
+                        retrieval_view.flat_view(response.retrieved_chunks), empty)
 
 
 def expansion_tree_html(response: retriever_pb2.RetrieveResponse) -> str:

@@ -341,3 +341,16 @@ def test_the_query_page_offers_each_configuration_of_a_strategy_and_the_active_s
         ("c256 · chunk_size=256 · 2 documents, active in 1", "c256"),
         ("c512 · chunk_size=512 · 1 document, active in 1", "c512"),
     ]
+
+
+def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
+    from frontend.pages.query import neighbour_note
+    from services.chunker.strategies import REGISTRY
+
+    notes = {name: neighbour_note(REGISTRY.get(name).info()) for name in ("fixed_size", "recursive", "parent_child")}
+    assert notes == {
+        "fixed_size": "chunks added before and after each hit",
+        "recursive": "no effect: recursive returns its hits only",
+        "parent_child": "no effect: parent_child returns each hit's parent",
+    }
+    assert "process a document with it" in retrieval_html.nothing_indexed("semantic_parent_child")

@@ -13,6 +13,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import label
+from chunklab.v1 import common_pb2
 
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
@@ -46,6 +47,20 @@ def configuration_choices(sets) -> list[tuple[str, str]]:
         where = f"{len(group)} document{'s' if len(group) != 1 else ''}" + (f", active in {active}" if active else "")
         choices.append((f"{group[0].config_id} · {knob_text or 'defaults'} · {where}", group[0].config_id))
     return choices
+
+
+EXPANSION_NOTES = {
+    common_pb2.EXPANSION_KIND_NEIGHBORS: "chunks added before and after each hit",
+    common_pb2.EXPANSION_KIND_WINDOW: "no effect: {strategy} adds its sentence window (the window box)",
+    common_pb2.EXPANSION_KIND_PARENT: "no effect: {strategy} returns each hit's parent",
+    common_pb2.EXPANSION_KIND_NONE: "no effect: {strategy} returns its hits only",
+}
+
+
+def neighbour_note(info) -> str:
+    """What the neighbour inputs do for a strategy, from the expansion kind it declares."""
+    note = EXPANSION_NOTES.get(info.expansion, EXPANSION_NOTES[common_pb2.EXPANSION_KIND_NONE])
+    return note.format(strategy=info.name)
 
 
 def filter_choices(documents) -> tuple[list[str], list[str]]:
@@ -129,10 +144,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         summary = gr.HTML(elem_id="retrieve-summary")
         with gr.Row():
             with gr.Column():
-                gr.Markdown("#### retrieved_chunks: what the LLM sees, in document order")
+                gr.Markdown("#### What the LLM sees: the retrieved chunks, in document order")
                 flat = gr.HTML(elem_id="flat-list")
             with gr.Column():
-                gr.Markdown("#### expansion_tree: hits in score order with what each pulled in")
+                gr.Markdown("#### The expansion tree: hits in score order, with what each pulled in")
                 tree = gr.HTML(elem_id="expansion-tree")
 
         def options(current_strategy, current_documents, current_collections, current_languages, current_model):
@@ -156,13 +171,17 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
 
         def configurations(strategy_name, current, model_name):
-            """The strategy's index sets, keeping the chosen one while it is there."""
+            """The strategy's index sets, keeping the chosen one while it is there, and what
+            the neighbour inputs do for it."""
             if not strategy_name:
-                return gr.update(choices=[(ACTIVE_SETS, "")], value="")
+                return gr.update(choices=[(ACTIVE_SETS, "")], value=""), gr.update(), gr.update()
             with shown_as_error():
                 choices = configuration_choices(gateway.list_indexed_sets(strategy_name, embedding_model=model_name or ""))
+                infos = {info.name: info for info in gateway.list_strategies()}
             values = [value for _, value in choices]
-            return gr.update(choices=choices, value=current if current in values else "")
+            note = neighbour_note(infos[strategy_name]) if strategy_name in infos else ""
+            return (gr.update(choices=choices, value=current if current in values else ""),
+                    gr.update(info=note), gr.update(info=note))
 
         def ask(question_text, strategy_name, config_id, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
                 collection_names, language_codes, model_name, base_url, chat_model, api_key):
@@ -193,10 +212,14 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     stream.add(event)
                     if event.WhichOneof("event") == "context":
                         context = stream.context
+                        empty = retrieval_html.NO_CHUNKS
+                        if not context.retrieved_chunks and not gateway.list_indexed_sets(
+                                strategy_name, embedding_model=model_name or ""):
+                            empty = retrieval_html.nothing_indexed(strategy_name)
                         yield (
                             gr.skip(), answer_html.answer_html(stream), context.query_id, gr.skip(),
                             retrieval_html.context_summary_html(context.retrieved_chunks, strategy_name, model_name),
-                            retrieval_html.flat_list_html(context), retrieval_html.expansion_tree_html(context),
+                            retrieval_html.flat_list_html(context, empty), retrieval_html.expansion_tree_html(context),
                             gr.skip(), gr.skip(),
                         )
                     else:
@@ -228,9 +251,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                   outputs=[top_k, neighbor_prev, neighbor_next, window, recency], show_progress="hidden")
         refresh_button.click(options, inputs=option_inputs, outputs=option_outputs)
         configuration_inputs = [strategy, configuration, embedding]
-        strategy.change(configurations, inputs=configuration_inputs, outputs=configuration)
-        embedding.change(configurations, inputs=configuration_inputs, outputs=configuration)
-        configuration.focus(configurations, inputs=configuration_inputs, outputs=configuration, show_progress="hidden")
+        configuration_outputs = [configuration, neighbor_prev, neighbor_next]
+        strategy.change(configurations, inputs=configuration_inputs, outputs=configuration_outputs)
+        embedding.change(configurations, inputs=configuration_inputs, outputs=configuration_outputs)
+        configuration.focus(configurations, inputs=configuration_inputs, outputs=configuration_outputs,
+                            show_progress="hidden")
 
         def current_documents(selection: list[str] | None):
             with shown_as_error():
