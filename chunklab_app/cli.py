@@ -99,10 +99,18 @@ def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> ev
 
 # -- talking to the stack ----------------------------------------------------
 
-def write_report(client: ChunkLab, experiment_id: str, path: Path, view: str) -> Path:
+def report_path(target: str, file_name: str) -> Path:
+    """Where --report writes: into a folder when the target is one, ends with a slash or has
+    no .html ending (made if missing, named as the evaluator names the report), else the file."""
+    path = Path(target)
+    if path.is_dir() or target.endswith(("/", "\\")) or path.suffix.lower() not in (".html", ".htm"):
+        return path / file_name
+    return path
+
+
+def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -> Path:
     report = client.get_report(experiment_id, VIEWS[view])
-    if path.is_dir():
-        path = path / report.file_name
+    path = report_path(target, report.file_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(report.html, encoding="utf-8")
     return path
@@ -169,13 +177,13 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     else:
         print_table(experiment, MetricFormat(client.list_metrics()))
     if args.report:
-        path = write_report(client, experiment.experiment_id, Path(args.report), args.view)
+        path = write_report(client, experiment.experiment_id, args.report, args.view)
         print(f"report written to {path}", file=sys.stderr)
     return 0 if experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
 
 
 def cmd_report(args, client: ChunkLab) -> int:
-    path = write_report(client, args.experiment_id, Path(args.out), args.view)
+    path = write_report(client, args.experiment_id, args.out, args.view)
     print(f"report written to {path}", file=sys.stderr)
     return 0
 
@@ -297,7 +305,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--only-uploaded", action="store_true", help="search only the documents given with --corpus")
     run.add_argument("--dry-run", action="store_true", help="validate and estimate; nothing runs")
     run.add_argument("--name")
-    run.add_argument("--report", help="where to write the HTML report (a file, or a folder)")
+    run.add_argument("--report", help="where to write the HTML report: a .html file, or a folder (made if missing)")
     run.add_argument("--view", choices=VIEWS, default="both")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.set_defaults(handler=cmd_experiment)
