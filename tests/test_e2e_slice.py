@@ -18,6 +18,7 @@ from chunklab.v1 import (
     ingest_pb2,
     retriever_pb2,
 )
+from tests.conftest import chroma_general
 from tests.support.status import status_of
 
 pytestmark = pytest.mark.e2e
@@ -181,15 +182,44 @@ def test_a_question_asked_again_is_not_embedded_again(stack, topics):
     assert "mainsail" in first.retrieved_chunks[0].chunk.content
 
 
-def test_reprocessing_replaces_the_chunks_instead_of_adding_to_them(stack, topics):
+def test_processing_another_configuration_makes_it_active_and_keeps_the_first_beside_it(stack, topics):
+    first = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=100)
     process(stack, topics.document_id, fixed_size(chunk_size=20))
     response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=100)
     text = FIXTURE.read_text(encoding="utf-8")
-    assert len(response.retrieved_chunks) == len(expected_windows(text, 20))
+    assert len(response.retrieved_chunks) == len(expected_windows(text, 20))  # the new set, not both
     assert {e.chunk.token_count <= 20 for e in response.retrieved_chunks} == {True}
-    process(stack, topics.document_id, fixed_size())  # back to the module's configuration
+    process(stack, topics.document_id, fixed_size())  # back to the module's configuration: indexed already
     response = retrieve(stack, "volcano eruption magma lava", topics.document_id, top_k=100)
     assert indexes(response.retrieved_chunks) == list(range(8))
+    assert [e.chunk.chunk_id for e in response.retrieved_chunks] == [e.chunk.chunk_id for e in first.retrieved_chunks]
+    sets = stack.client().list_indexed_sets("fixed_size", document_id=topics.document_id)
+    assert sorted((s.points, s.active) for s in sets) == [(8, True), (len(expected_windows(text, 20)), False)]
+
+
+def test_two_configurations_of_fixed_size_answer_side_by_side_by_config_id(stack):
+    """Issue 12's first "done when": 256/0 and 512/64 on one real document, each
+    searched by its config_id with its own chunk sizes; the last processed is active."""
+    path = chroma_general() / "corpora" / "state_of_the_union.md"
+    document = upload(stack, "sotu-two-configs.md", path.read_bytes()).document
+    config_ids = {}
+    for size, overlap in ((256, 0), (512, 64)):
+        result = process(stack, document.document_id, fixed_size(size, overlap))[-1].result
+        (outcome,) = result.strategies_completed
+        config_ids[size] = outcome.config_id
+    question = "What did the president say about inflation?"
+
+    def sizes(config_id: str = "") -> list[int]:
+        response = stack.client().retrieve(question, common_pb2.RetrievalOptions(
+            strategy="fixed_size", config_id=config_id, top_k=5,
+            filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])))
+        assert {e.chunk.config_id for e in response.retrieved_chunks} == {config_id or config_ids[512]}
+        return [e.chunk.token_count for e in response.retrieved_chunks]
+
+    small, large = sizes(config_ids[256]), sizes(config_ids[512])
+    assert len(small) == len(large) == 5
+    assert max(small) <= 256 < max(large) <= 512
+    assert sizes() == large  # no config_id: the active set, the last one processed
 
 
 def test_deleting_a_document_removes_its_chunks_from_the_index(stack):
