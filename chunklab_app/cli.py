@@ -24,7 +24,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from chunklab import knobs
+from chunklab import knobs, retrieval
 from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings
@@ -291,10 +291,15 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--collection", default="", help="collection for uploaded documents")
     run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
-    run.add_argument("--top-k", type=int, default=5)
-    run.add_argument("--neighbor-prev", type=int, default=0)
-    run.add_argument("--neighbor-next", type=int, default=0)
-    run.add_argument("--window", type=int, help="sentence_window: sentences each side of a hit")
+    # The bounds are RetrievalOptions' own (chunklab.retrieval, what the retriever enforces).
+    limits = retrieval.LIMITS
+    run.add_argument("--top-k", type=int, default=limits.default_top_k, help=f"hits per question, 1 to {limits.max_top_k}")
+    run.add_argument("--neighbor-prev", type=int, default=0,
+                     help=f"chunks before each hit (strategies that expand by neighbours), 0 to {limits.max_neighbors}")
+    run.add_argument("--neighbor-next", type=int, default=0,
+                     help=f"chunks after each hit (strategies that expand by neighbours), 0 to {limits.max_neighbors}")
+    run.add_argument("--window", type=int,
+                     help=f"sentence_window: sentences each side of a hit, 0 to {limits.max_window} (default: as indexed)")
     run.add_argument("--embedding-model", help="default: the stack's configured model")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')

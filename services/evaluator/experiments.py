@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from chunklab import retrieval, tokens
-from chunklab.knobs import python_value
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
+from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
