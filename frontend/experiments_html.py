@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import retrieval, retrieval_view
+from chunklab.metric_format import MetricFormat
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
 from frontend.formatting import when
@@ -27,10 +28,6 @@ STATES = {
     evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
 }
 JUDGE_MEASURES = ("context_relevance", "answer_similarity", "faithfulness", "hallucination")
-
-
-def pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
 
 
 def state_name(experiment: evaluator_pb2.Experiment) -> str:
@@ -87,8 +84,10 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
 
 @dataclass
 class ExperimentTracker:
-    """Follows a RunExperiment stream: the estimate, the latest progress and the final experiment."""
+    """Follows a RunExperiment stream: the estimate, the latest progress and the final experiment
+    (its run means formatted as the evaluator's metric catalogue says)."""
 
+    metrics: MetricFormat
     estimate: evaluator_pb2.ExperimentEstimate | None = None
     progress: evaluator_pb2.ExperimentProgress | None = None
     experiment: evaluator_pb2.Experiment | None = None
@@ -118,37 +117,38 @@ class ExperimentTracker:
 
     def html(self) -> str:
         if self.experiment is not None and self.experiment.state != evaluator_pb2.EXPERIMENT_STATE_PENDING:
-            return experiment_summary_html(self.experiment)
+            return experiment_summary_html(self.experiment, self.metrics)
         p = self.progress
         line = "starting…" if p is None else f"{p.questions_done} of {p.questions_total} questions · {p.message}"
         return render("frontend", "experiment_progress.html.j2", line=line)
 
 
-def _metric_cells(run: evaluator_pb2.ExperimentRun) -> list[str]:
+# The run table's measures, in the catalogue's words and formats.
+RUN_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr", "iou_hits")
+
+
+def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat) -> list[str]:
     m = run.mean_metrics
-    cells = [pct(v) if m.questions_labelled else "–" for v in (m.recall, m.precision, m.iou, m.hit_rate)]
-    cells.append(f"{m.mrr:.3f}" if m.questions_labelled else "–")
-    cells.append(pct(m.iou_hits) if m.questions_labelled else "–")
+    cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in RUN_METRICS]
     for measure in JUDGE_MEASURES:
         score = getattr(run.mean_judge, measure)
-        cells.append(f"{score.value:.2f}" if score.measured else "not measured")
-    cells += [f"{m.chunks_sent}", f"{m.tokens_sent:,}", f"{run.usage.llm_calls}", f"${run.usage.estimated_cost_usd:.4f}"]
+        cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
+    cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent), f"{run.usage.llm_calls}",
+              f"${run.usage.estimated_cost_usd:.4f}"]
     return cells
 
 
-RUN_COLUMNS = (
-    "run", "questions", "recall", "precision", "IoU", "hit rate", "MRR", "IoU (hits only)",
-    "context relevance", "answer similarity", "faithfulness", "hallucination",
-    "chunks / q", "tokens / q", "LLM calls", "cost",
-)
+def run_columns(metrics: MetricFormat) -> list[str]:
+    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *JUDGE_MEASURES)),
+            "chunks / q", "tokens / q", "LLM calls", "cost"]
 
 
-def _run_row(run: evaluator_pb2.ExperimentRun) -> dict:
+def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat) -> dict:
     return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
-            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run)}
+            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run, metrics)}
 
 
-def experiment_summary_html(experiment: evaluator_pb2.Experiment) -> str:
+def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> str:
     """The experiment's header (state, badges, provenance) and its run means."""
     p = experiment.provenance
     facts = [
@@ -162,7 +162,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment) -> str:
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
         state=state_name(experiment), title=title(experiment), neighbours=retrieval.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
-        columns=RUN_COLUMNS, runs=[_run_row(run) for run in experiment.runs],
+        columns=run_columns(metrics), runs=[_run_row(run, metrics) for run in experiment.runs],
     )
 
 
@@ -185,25 +185,24 @@ def _score_row(name: str, score: evaluator_pb2.Score) -> dict:
     return {"measure": name, "name": name.replace("_", " "), "value": value, "reason": score.reason}
 
 
-def _measures(m: evaluator_pb2.RetrievalMetrics) -> list[str]:
+def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[str]:
+    def shown(name: str) -> str:
+        return f"{metrics.label(name)} {metrics.value(name, getattr(m, name))}"
+
     measures = []
     if m.labelled:
-        measures += [
-            f"recall {pct(m.recall)} (hits only {pct(m.recall_hits)})",
-            f"precision {pct(m.precision)} (hits only {pct(m.precision_hits)})",
-            f"IoU {pct(m.iou)} (hits only {pct(m.iou_hits)})",
-            f"hit rate {pct(m.hit_rate)}", f"MRR {m.mrr:.3f}",
-        ]
+        measures += [f"{shown(name)} ({shown(name + '_hits')})" for name in ("recall", "precision", "iou")]
+        measures += [shown("hit_rate"), f"{shown('mrr')} ({shown('mrr_hits')})"]
     else:
         measures.append("no reference excerpts: recall, precision and IoU are not measured")
     if m.embedding_answer_similarity >= 0:
-        measures.append(f"answer similarity (embeddings) {m.embedding_answer_similarity:.3f}")
+        measures.append(shown("embedding_answer_similarity"))
     measures.append(f"{m.chunks_sent} chunks, {m.tokens_sent} tokens sent")
     measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
     return measures
 
 
-def question_detail_html(result: evaluator_pb2.QuestionResult) -> str:
+def question_detail_html(result: evaluator_pb2.QuestionResult, metrics: MetricFormat) -> str:
     """One question of one run: its answer, measures, judge reasons and the context it was given."""
     judge = None
     if result.judge.judge_model or any(getattr(result.judge, x).measured for x in JUDGE_MEASURES):
@@ -212,7 +211,7 @@ def question_detail_html(result: evaluator_pb2.QuestionResult) -> str:
     return render(
         "frontend", "question_detail.html.j2", question_id=result.question_id, run_key=result.run_key,
         question=result.question, error=result.error, answer=result.answer, extractive=result.extractive,
-        measures=_measures(result.metrics), judge=judge,
+        measures=_measures(result.metrics, metrics), judge=judge,
         nodes=retrieval_view.tree_view(result.expansion_tree), chunks=retrieval_view.flat_view(result.retrieved_chunks),
         no_chunks=NO_CHUNKS,
     )

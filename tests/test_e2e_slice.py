@@ -201,7 +201,8 @@ def test_two_configurations_of_fixed_size_answer_side_by_side_by_config_id(stack
     """Issue 12's first "done when": 256/0 and 512/64 on one real document, each
     searched by its config_id with its own chunk sizes; the last processed is active."""
     path = chroma_general() / "corpora" / "state_of_the_union.md"
-    document = upload(stack, "sotu-two-configs.md", path.read_bytes()).document
+    # Bytes of its own: the same bytes would be the chroma corpus' upload again (one stack serves every module).
+    document = upload(stack, "sotu-two-configs.md", b"# Two configurations\n\n" + path.read_bytes()).document
     config_ids = {}
     for size, overlap in ((256, 0), (512, 64)):
         result = process(stack, document.document_id, fixed_size(size, overlap))[-1].result

@@ -10,10 +10,8 @@ from datetime import datetime, timezone
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
 from chunklab.metric_format import MetricFormat
-from services.chunker.strategies import REGISTRY
-from services.evaluator import metric_catalog
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
 from frontend import (
     answer_html,
     boundaries,
@@ -24,6 +22,11 @@ from frontend import (
     knobs,
     reports_html,
 )
+from services.chunker.strategies import REGISTRY
+from services.evaluator import metric_catalog
+
+# What the pages read from EvaluatorService.ListMetrics.
+METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
 
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
@@ -231,7 +234,7 @@ def test_a_dry_run_estimate_lists_the_figures_notes_and_planned_runs():
 
 
 def test_the_tracker_follows_progress_then_shows_the_finished_experiment():
-    tracker = experiments_html.ExperimentTracker()
+    tracker = experiments_html.ExperimentTracker(METRICS)
     tracker.add(evaluator_pb2.ExperimentEvent(estimate=evaluator_pb2.ExperimentEstimate(questions=4)))
     tracker.add(evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
         questions_done=1, questions_total=4, message="fixed_size: why?")))
@@ -257,7 +260,7 @@ def test_a_question_detail_shows_answer_judge_reasons_and_the_tree():
             judge_model="j", faithfulness=evaluator_pb2.Score(measured=True, value=8, reason="quotes <the> text"),
             hallucination=evaluator_pb2.Score(measured=True, value=0, reason="none")),
     )
-    html = experiments_html.question_detail_html(result)
+    html = experiments_html.question_detail_html(result, METRICS)
     root = parse(html)
     assert root.find(".//h4").text == "Why <fog>?"
     assert root.find(".//div[@class='cl-answer']").get("data-extractive") == "true"
@@ -342,10 +345,6 @@ def comparison(warnings=("neighbour expansion differs (a: ±1/1, b: ±0/0); <why
     ]
     return evaluator_pb2.CompareExperimentsResponse(experiments=[first, second], warnings=list(warnings),
                                                     differences=diffs)
-
-
-# What the page reads from EvaluatorService.ListMetrics.
-METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
 
 
 def test_compare_puts_warnings_first_badges_on_every_column_and_cis_per_metric():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from chunklab.client import ChunkLab
+from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, experiments_html, knobs
 from frontend.formatting import message_html
@@ -68,11 +69,12 @@ class RunSettings:
         )
 
 
-def follow_experiment(events: Iterator[evaluator_pb2.ExperimentEvent], progress):
+def follow_experiment(gateway: ChunkLab, events: Iterator[evaluator_pb2.ExperimentEvent], progress):
     """Shows a RunExperiment stream (a new run or a resumed one) as it goes: yields
     (status HTML, gr.skip()) per event, and last (status HTML, the experiment id).
     The gateway's streams call nothing until read, so their errors surface here."""
-    tracker = experiments_html.ExperimentTracker()
+    with shown_as_error():
+        tracker = experiments_html.ExperimentTracker(MetricFormat(gateway.list_metrics()))
     yield tracker.html(), gr.skip()
     with shown_as_error():
         for event in events:
@@ -244,8 +246,8 @@ def grid_section(
 
         def dry_run(values: dict):
             config = config_from(values)
-            tracker = experiments_html.ExperimentTracker()
             with shown_as_error():
+                tracker = experiments_html.ExperimentTracker(MetricFormat(gateway.list_metrics()))
                 for event in gateway.run_experiment(config, dry_run=True):
                     tracker.add(event)
             if tracker.estimate is None:
@@ -254,7 +256,7 @@ def grid_section(
 
         def run(values: dict, progress=gr.Progress()):
             config = config_from(values)
-            yield from follow_experiment(gateway.run_experiment(config), progress)
+            yield from follow_experiment(gateway, gateway.run_experiment(config), progress)
 
         inputs = settings.components() | {c for _, use, fields in chosen for c in (use, *fields)}
         # Keyed (ADR 0032): drawn again, the handlers keep their ids, so a page that still shows the

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
+from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiments_html, knobs
 from frontend.formatting import message_html
@@ -75,9 +76,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 return "", gr.update(choices=[], value=None)
             with shown_as_error():
                 experiment = gateway.get_experiment(experiment_id, without_results=True)
+                metrics = MetricFormat(gateway.list_metrics())
             keys = [run.run_key for run in experiment.runs]
             return (
-                experiments_html.experiment_summary_html(experiment),
+                experiments_html.experiment_summary_html(experiment, metrics),
                 gr.update(choices=keys, value=keys[0] if keys else None),
             )
 
@@ -98,7 +100,9 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             result = next((r for r in experiment.results if r.question_id == question_id), None)
             if result is None:
                 raise user_error("That question is not in this run's results; pick the run again.")
-            return experiments_html.question_detail_html(result)
+            with shown_as_error():
+                metrics = MetricFormat(gateway.list_metrics())
+            return experiments_html.question_detail_html(result, metrics)
 
         def do_resume(experiment_id: str | None, answer_key: str, judge_key: str, progress=gr.Progress()):
             """Continues the chosen experiment after a restart interrupted it (the evaluator
@@ -106,7 +110,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             if not experiment_id:
                 raise user_error("Choose the interrupted experiment to resume first.")
             yield from experiment_form.follow_experiment(
-                gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""), progress
+                gateway, gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""), progress
             )
 
         resume.click(
