@@ -104,14 +104,3 @@ def top_k(options: common_pb2.RetrievalOptions) -> int:
     """The options' top_k, with 0 meaning the default."""
     return options.top_k or LIMITS.default_top_k
 
-
-def neighbours_badge(experiment) -> dict:
-    """The `±P/N` neighbours badge of an experiment (evaluator_pb2.Experiment), as
-    the UI and the reports show it: muted when no run expands by neighbours, so
-    the knobs had no effect."""
-    options = experiment.config.retrieval
-    used = any(run.expansion == common_pb2.EXPANSION_KIND_NEIGHBORS for run in experiment.runs)
-    tip = f"neighbor_prev {options.neighbor_prev} / neighbor_next {options.neighbor_next}"
-    if not used:
-        tip += " (no run expands by neighbours: the knobs had no effect)"
-    return {"prev": options.neighbor_prev, "next": options.neighbor_next, "muted": not used, "tip": tip}

@@ -137,3 +137,15 @@ def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None) -> N
 def tree_view(tree: common_pb2.ExpansionTree, max_chars: int | None = None) -> list[NodeView]:
     """`expansion_tree`: the hits in the service's (score) order, each with its expansion."""
     return [node_view(node, max_chars) for node in tree.hits]
+
+
+def neighbours_badge(experiment) -> dict:
+    """The `±P/N` neighbours badge of an experiment (evaluator_pb2.Experiment), as
+    the UI and the reports show it: muted when no run expands by neighbours, so
+    the knobs had no effect."""
+    options = experiment.config.retrieval
+    used = any(run.expansion == common_pb2.EXPANSION_KIND_NEIGHBORS for run in experiment.runs)
+    tip = f"neighbor_prev {options.neighbor_prev} / neighbor_next {options.neighbor_next}"
+    if not used:
+        tip += " (no run expands by neighbours: the knobs had no effect)"
+    return {"prev": options.neighbor_prev, "next": options.neighbor_next, "muted": not used, "tip": tip}

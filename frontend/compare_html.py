@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from chunklab import retrieval
+from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
@@ -39,7 +39,7 @@ def by_metric(response: evaluator_pb2.CompareExperimentsResponse,
 
 
 def _column(e: evaluator_pb2.Experiment) -> dict:
-    return {"experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval.neighbours_badge(e),
+    return {"experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval_view.neighbours_badge(e),
             "embedding_model": embedding_model(e), "state": state_name(e), "top_k": e.config.retrieval.top_k,
             "questions": f"{e.questions_done}/{e.questions_total}", "question_set_hash": e.question_set_hash,
             "run_keys": [r.run_key for r in e.runs]}

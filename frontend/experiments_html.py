@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import retrieval, retrieval_view
+from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
@@ -36,7 +36,7 @@ def state_name(experiment: evaluator_pb2.Experiment) -> str:
 
 def neighbours_badge(experiment: evaluator_pb2.Experiment) -> str:
     """`±P/N`, with the knob names in its tooltip; muted when no run expands by neighbours."""
-    return render_macro("frontend", "badges.html.j2", "neighbours_badge", retrieval.neighbours_badge(experiment))
+    return render_macro("frontend", "badges.html.j2", "neighbours_badge", retrieval_view.neighbours_badge(experiment))
 
 
 def embedding_model(experiment: evaluator_pb2.Experiment) -> str:
@@ -60,7 +60,7 @@ def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> s
     rows = [
         {"experiment_id": e.experiment_id, "state": state_name(e), "title": title(e),
          "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)), "runs": len(e.runs),
-         "neighbours": retrieval.neighbours_badge(e), "embedding_model": embedding_model(e), "top_k": e.config.retrieval.top_k,
+         "neighbours": retrieval_view.neighbours_badge(e), "embedding_model": embedding_model(e), "top_k": e.config.retrieval.top_k,
          "questions": f"{e.questions_done}/{e.questions_total}", "created": when(e.created_at)}
         for e in experiments
     ]
@@ -160,7 +160,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
     ]
     return render(
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
-        state=state_name(experiment), title=title(experiment), neighbours=retrieval.neighbours_badge(experiment),
+        state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
         columns=run_columns(metrics), runs=[_run_row(run, metrics) for run in experiment.runs],
     )

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from google.protobuf import json_format
 
-from chunklab import knobs, retrieval, retrieval_view
+from chunklab import knobs, retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render as render_template
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -300,7 +300,7 @@ def render(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.Que
         "services.evaluator", "report.html.j2", csp=CSP, name=experiment.config.name,
         strategies=", ".join(dict.fromkeys(g.strategy for g in experiment.config.strategies)),
         question_set=question_set.name, question_count=question_set.question_count,
-        neighbours=retrieval.neighbours_badge(experiment), embedding_model=experiment.provenance.embedding_model,
+        neighbours=retrieval_view.neighbours_badge(experiment), embedding_model=experiment.provenance.embedding_model,
         top_k=experiment.config.retrieval.top_k, state=STATE.get(experiment.state, "?"),
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,

@@ -197,12 +197,10 @@ def index_name(model: str, dimension: int) -> str:
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}__{dimension}"
 
 
-def set_condition(document_id: str, strategy: str, config_id: str | None = None) -> Condition:
-    """The points of one set (or, without config_id, of every set of a document's strategy)."""
-    must = [c.match("document_id", document_id), c.match("strategy", strategy)]
-    if config_id is not None:
-        must.append(c.match("config_id", config_id))
-    return c.All(must=tuple(must))
+def set_condition(document_id: str, strategy: str, config_id: str) -> Condition:
+    """The points of one index set."""
+    return c.All(must=(c.match("document_id", document_id), c.match("strategy", strategy),
+                       c.match("config_id", config_id)))
 
 
 def other_sets(document_id: str, strategy: str, config_id: str) -> Condition:

@@ -89,14 +89,10 @@ class IndexSets:
 
     def activate(self, request: retriever_pb2.ActivateIndexedSetRequest) -> retriever_pb2.IndexedSet:
         key = check_key(request.key)
-        model, document_id, strategy, config_id = key
-        with self.service.document_lock(document_id):
-            if self.service.store.indexed_set(key) is None:
-                raise _missing(key)
-            index = self._index(model, key)
-            index.activate(document_id, strategy, config_id)
-            found = self.service.store.set_flags(key, active=True)
-        return to_message(found)
+        with self.service.document_lock(key[1]):
+            found = self._found(key)
+            self._index(found).activate(*key[1:])
+            return to_message(self.service.store.set_flags(key, active=True))
 
     def pin(self, request: retriever_pb2.PinIndexedSetRequest) -> retriever_pb2.IndexedSet:
         key = check_key(request.key)
@@ -108,23 +104,26 @@ class IndexSets:
     def delete(self, request: retriever_pb2.DeleteIndexedSetRequest) -> retriever_pb2.DeleteIndexedSetResponse:
         key = check_key(request.key)
         with self.service.document_lock(key[1]):
-            if self.service.store.indexed_set(key) is None:
-                raise _missing(key)
-            deleted = self._delete(key)
+            deleted = self._delete(key, self._found(key))
         return retriever_pb2.DeleteIndexedSetResponse(chunks_deleted=deleted)
 
-    def _index(self, model: str, key: SetKey):
+    def _found(self, key: SetKey) -> dict:
         found = self.service.store.indexed_set(key)
-        index = self.service.registry.get(model, found["dimension"]) if found else None
-        if index is None:
+        if found is None:
             raise _missing(key)
+        return found
+
+    def _index(self, found: dict):
+        """The vector index that holds a set (its model and dimension's)."""
+        index = self.service.registry.get(found["embedding_model"], found["dimension"])
+        if index is None:
+            raise NotFound(f"the vector index of {found['embedding_model']} is gone; process the document again")
         return index
 
-    def _delete(self, key: SetKey) -> int:
+    def _delete(self, key: SetKey, found: dict) -> int:
         """Deletes a set's points and record (the caller holds its document's lock)."""
         model, document_id, strategy, config_id = key
-        index = self._index(model, key)
-        deleted = index.delete_set(document_id, strategy, config_id)
+        deleted = self._index(found).delete_set(document_id, strategy, config_id)
         self.service.store.delete_set(key)
         self.service.forget_config(model, strategy, config_id)
         return deleted
@@ -148,11 +147,10 @@ class IndexSets:
                 current = self.service.store.indexed_set(key)
                 if current is None or current["active"] or current["pinned"]:
                     continue  # activated, pinned or deleted meanwhile
-                self._delete(key)
+                self._delete(key, current)
             held -= found["bytes"]
             dropped.append(key)
-        if dropped:
-            self.service.registry_maintain()
+        if dropped:  # the periodic task vacuums the indexes next
             log.info("retention dropped %d index sets", len(dropped))
         return dropped
 
