@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # Seconds a long call (processing a whole document) may take.
     long_rpc_timeout_s: float = Field(3600.0, gt=0)
     grpc_workers: int = Field(8, ge=1, le=256)
+    # Bytes of a report in one GetReport data message: at most the contract's 1 MiB (tests
+    # make it small to see a report arrive in several pieces).
+    report_piece_bytes: int = Field(1024 * 1024, ge=1024, le=1024 * 1024)
 
     # An OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM ...) for the
     # contextual strategies, answers and judges. Empty base URL: none

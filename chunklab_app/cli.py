@@ -99,21 +99,10 @@ def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> ev
 
 # -- talking to the stack ----------------------------------------------------
 
-def report_path(target: str, file_name: str) -> Path:
-    """Where --report writes: into a folder when the target is one, ends with a slash or has
-    no .html ending (made if missing, named as the evaluator names the report), else the file."""
-    path = Path(target)
-    if path.is_dir() or target.endswith(("/", "\\")) or path.suffix.lower() not in (".html", ".htm"):
-        return path / file_name
-    return path
-
-
 def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -> Path:
-    report = client.get_report(experiment_id, VIEWS[view])
-    path = report_path(target, report.file_name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.html, encoding="utf-8")
-    return path
+    """--report and `report --out`: a .html file, or a folder (made if missing) that gets the
+    evaluator's file name; written as it streams, at any size."""
+    return client.write_report(experiment_id, target, VIEWS[view]).path
 
 
 # -- commands ----------------------------------------------------------------

@@ -78,7 +78,7 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return self._service.compare(request)
 
     def GetReport(self, request, context):
-        return self._service.report(request)
+        yield from self._service.report(request)
 
     def SubmitFeedback(self, request, context):
         return self._service.submit_feedback(request)
@@ -113,7 +113,7 @@ def build_service(settings: Settings) -> EvaluatorService:
         code_version=code_version(),
         judge_attempts=settings.llm_max_retries + 1,
     )
-    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000))
+    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000), settings.report_piece_bytes)
 
 
 def main() -> None:

@@ -86,13 +86,14 @@ class ExperimentWorker:
 
 
 class EvaluatorService:
-    def __init__(self, deps: RunnerDeps, max_upload_bytes: int) -> None:
+    def __init__(self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int) -> None:
         self._deps = deps
         self._repo = deps.repository
         self._peers = deps.peers
         self._worker = ExperimentWorker()
         self._runner = ExperimentRunner(deps, self._worker.cancelled)
         self._max_upload = max_upload_bytes
+        self._report_piece = report_piece_bytes
 
     # -- start-up and shutdown ----------------------------------------------
 
@@ -315,7 +316,9 @@ class EvaluatorService:
             differences=compare.differences(experiments, results, samples),
         )
 
-    def report(self, request: evaluator_pb2.GetReportRequest) -> evaluator_pb2.Report:
+    def report(self, request: evaluator_pb2.GetReportRequest) -> Iterator[evaluator_pb2.ReportPiece]:
+        """GetReport's stream: the header, then the file in pieces, rendered as they are sent.
+        Nothing is sent before the experiment is found finished, so a refusal is the stream's status."""
         experiment = self._repo.experiment(request.experiment_id)
         if experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
             raise FailedPrecondition(
@@ -325,10 +328,12 @@ class EvaluatorService:
         results = self._repo.results(experiment.experiment_id)
         ExperimentRunner.summarize(experiment, results)
         question_set = self._repo.get_question_set(experiment.config.question_set_id)
-        return evaluator_pb2.Report(
+        yield evaluator_pb2.ReportPiece(header=evaluator_pb2.Report(
             experiment_id=experiment.experiment_id, file_name=report.file_name(experiment),
-            html=report.render(experiment, question_set, results, request.view),
-        )
+            content_type=report.CONTENT_TYPE, view=report.shown_view(request.view),
+        ))
+        for data in report.pieces(experiment, question_set, results, request.view, self._report_piece):
+            yield evaluator_pb2.ReportPiece(data=data)
 
     # -- feedback -----------------------------------------------------------
 
