@@ -1,8 +1,9 @@
 """Composes the pages into one Gradio app and serves it.
 
 Thin on purpose: each page builds its own gr.Blocks from a ChunkLab; this
-module only places them in tabs, picks the port and tells the stack launcher
-where the UI listens (`chunklab ui listening on http://HOST:PORT`).
+module only places them in tabs, adds the route the Reports page's frame loads
+reports from, picks the port and tells the stack launcher where the UI listens
+(`chunklab ui listening on http://HOST:PORT`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.settings import load_settings
 from frontend.pages import compare, documents, experiments, freshness, health, query, reports
+from frontend.report_files import FILES
 from frontend.style import CSS
 
 PAGES = (
@@ -73,6 +75,8 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
                 enable_monitoring=False,
                 footer_links=[],
                 css=CSS,
+                # The Reports page's frame loads reports from here, at any size.
+                app_kwargs={"routes": FILES.routes()},
             )
         except OSError:
             if port or attempt == attempts:

@@ -19,10 +19,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 
 
+# The stack's evaluator sends reports in pieces this small, so that every report a test
+# fetches comes in several (the default is the contract's 1 MiB).
+REPORT_PIECE_BYTES = 16 * 1024
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory) -> Stack:
     """Four services, each its own process, bound to port 0 on loopback."""
-    running = Stack(data_dir=tmp_path_factory.mktemp("stack")).start()
+    running = Stack(data_dir=tmp_path_factory.mktemp("stack"),
+                    extra_env={"CHUNKLAB_REPORT_PIECE_BYTES": str(REPORT_PIECE_BYTES)}).start()
     yield running
     running.stop()
 
