@@ -96,7 +96,7 @@ def test_the_report_holds_both_views_escaped_and_without_script():
     assert page.tags.count("svg") == 3  # recall/precision/IoU, tokens, cost against quality
     text = "".join(page.text)
     # Every outside text reads back as itself: the name (title, heading and the configuration's JSON),
-    # the question, its reference, the answer, and the hit in the tree and in the flat list.
+    # the question, its reference, the answer, and the hit: its preview in the tree, its text under Chunk texts.
     assert text.count(EVIL) == 8
     assert 'id="managerial"' in html and 'id="technical"' in html and 'href="#technical"' in html
 

@@ -2,8 +2,11 @@
 
 Managerial: which run wins on the headline measure, by how much, at what
 token cost, in plots. Technical: configuration, provenance and every
-question with its retrieved context, expansion tree, answer and judge
-reasons. The functions here read the messages into plain view data; the
+question (collapsed) with each run's expansion tree, context, answer and
+judge reasons; the results link to their chunks, whose texts are shown once
+at the end, since the same chunk comes back for many questions (ADR 0043).
+The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
+stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/templates/, the chunks through the shared
 chunklab/templates/retrieval.html.j2) lay it out and escape every piece of
 text from outside (documents, questions, answers, judge reasons, names). The
