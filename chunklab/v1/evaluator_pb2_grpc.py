@@ -216,8 +216,8 @@ class EvaluatorServiceServicer:
         report_piece_bytes setting). The file is written as it is sent, so its
         size is known only at the end: it is complete when the stream ends OK; a
         stream that fails midway ends with its status, and what came is no file.
-        Errors (before the header): NOT_FOUND, FAILED_PRECONDITION (experiment
-        not finished).
+        Errors: NOT_FOUND, FAILED_PRECONDITION (experiment not finished), both
+        before the header.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
