@@ -90,6 +90,7 @@ KIND_BY_MODULE = {
     "test_metrics": "unit",
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
