@@ -506,6 +506,49 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert {r.config_id for r in first.runs} <= {s.config_id for s in sets}
 
 
+def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_question_results(stack):
+    """ADR 0044: the same clause in two contracts embeds to the same vectors; which
+    copy ranks first follows the documented rule, not the order the store holds
+    them in, for dense and hybrid retrieval alike."""
+    clause = ("Either party may terminate this agreement by giving ninety days written notice to the other party. "
+              "Termination does not release either party from obligations that accrued before the notice. ") * 3
+    texts = {name: clause + f"\n\n{name} schedule: the {tail} apply to this contract only.\n"
+             for name, tail in (("Alder", "delivery dates in annex one"), ("Birch", "prices in annex two"))}
+    documents = {name: upload(stack, f"{name.lower()}-contract-ties.md", text.encode()) for name, text in texts.items()}
+    alder = documents["Alder"].document_id
+    start = full_text(stack, alder).index("Termination does not release")
+    excerpt = "Termination does not release either party from obligations that accrued before the notice."
+    questions = [
+        evaluator_pb2.Question(text=text, references=[evaluator_pb2.Reference(
+            document_id=alder, start_char=start, end_char=start + len(excerpt), content=excerpt)])
+        for text in ("How much notice ends the agreement?", "Does termination release accrued obligations?",
+                     "What happens to obligations after notice?")
+    ]
+    question_set = evaluator(stack).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+        name="duplicated clauses", questions=questions), timeout=60)
+    doc_ids = [d.document_id for d in documents.values()]
+    retriever = clients.retriever(stack.addresses["retriever"])
+
+    def results(hybrid: bool) -> list[tuple]:
+        experiment = finished(run(stack, evaluator_pb2.ExperimentConfig(
+            name=f"ties {'hybrid' if hybrid else 'dense'}", question_set_id=question_set.question_set_id,
+            strategies=[fixed(24, 0)], retrieval_only=True,
+            retrieval=common_pb2.RetrievalOptions(top_k=2, hybrid=hybrid,
+                                                  filter=common_pb2.RetrievalFilter(document_ids=doc_ids)))))
+        found = get(stack, experiment.experiment_id).results
+        return sorted((r.question, [(c.chunk.document_id, c.chunk.chunk_index, round(c.score, 6)) for c in r.retrieved_chunks],
+                       r.metrics.recall, r.metrics.precision, r.metrics.iou) for r in found)
+
+    first = {hybrid: results(hybrid) for hybrid in (False, True)}
+    tied = [hits for _, hits, *_ in first[False] if len({score for *_, score in hits}) == 1]
+    assert tied and all({doc for doc, *_ in hits} == set(doc_ids) for hits in tied)  # both copies, tied
+    for document_id in reversed(doc_ids):  # each document's set indexed again: the store's order changes
+        retriever.DeleteIndexedSet(retriever_pb2.DeleteIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+            embedding_model="all-MiniLM-L6-v2", document_id=document_id, strategy="fixed_size",
+            config_id=fixed_config({"chunk_size": 24, "chunk_overlap": 0}))), timeout=30)
+        assert {hybrid: results(hybrid) for hybrid in (False, True)} == first
+
+
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):
     stub = evaluator(stack)
     cases = [
