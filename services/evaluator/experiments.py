@@ -26,7 +26,7 @@ from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing
+from services.evaluator import answers, judge, models, pricing, validation
 from services.evaluator.grid import Cell, expand
 from services.evaluator.metrics import cosine
 from services.evaluator.peers import retrieve_request
@@ -82,6 +82,7 @@ def _check_config(config: evaluator_pb2.ExperimentConfig) -> None:
         raise InvalidArgument("name the question set to run (question_set_id)")
     retrieval.check_options(config.retrieval, needs_strategy=False)
     config.retrieval.top_k = retrieval.top_k(config.retrieval)
+    validation.check(config.validation)
 
 
 def referenced_documents(question_set: evaluator_pb2.QuestionSet) -> list[str]:
@@ -324,7 +325,7 @@ class ExperimentRunner:
                     experiment.questions_done += 1
                     repo.save_experiment(experiment)
                     progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
-                self.summarize(experiment, repo.results(experiment.experiment_id))
+                self.summarize(experiment, repo.results(experiment.experiment_id), validated=False)
                 repo.save_experiment(experiment)
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
@@ -485,8 +486,10 @@ class ExperimentRunner:
     # -- summaries --------------------------------------------------------
 
     @staticmethod
-    def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> None:
-        """Fills each run's means, usage and count from the finished questions."""
+    def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
+                  validated: bool = True) -> None:
+        """Fills each run's means, usage and count from the finished questions,
+        and (when `validated`) the winner's validation (validation.py)."""
         by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}
         for result in results:
             by_run.setdefault(result.run_key, []).append(result)
@@ -503,6 +506,8 @@ class ExperimentRunner:
                 usage.llm_calls += r.usage.llm_calls
                 usage.estimated_cost_usd += r.usage.estimated_cost_usd
             run.usage.CopyFrom(usage)
+        if validated:
+            experiment.validation.CopyFrom(validation.validate(experiment, results))
 
 
 def mean_judge(items: Sequence[evaluator_pb2.JudgeScores]) -> evaluator_pb2.JudgeScores:

@@ -23,7 +23,7 @@ from chunklab import knobs, retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render as render_template
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog, plots
+from services.evaluator import metric_catalog, plots, validation
 
 MAX_CHUNK_CHARS = 1200
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -56,24 +56,28 @@ def file_name(experiment: evaluator_pb2.Experiment) -> str:
 
 # -- the managerial view ---------------------------------------------------
 
+HEADLINE_TITLES = {
+    "iou": "IoU of the context with the references", "answer_similarity": "judged answer similarity",
+    "embedding_answer_similarity": "answer similarity by embeddings", "context_relevance": "judged context relevance",
+}
+
+
 def headline(runs: Sequence[evaluator_pb2.ExperimentRun]):
-    """(metric, title, value of a run) the verdict is about: IoU when there are references, else a
-    judge or embedding measure; None when no run has any quality measure."""
-    if any(r.mean_metrics.questions_labelled for r in runs):
-        return "iou", "IoU of the context with the references", lambda r: r.mean_metrics.iou
-    if any(r.mean_judge.answer_similarity.measured for r in runs):
-        return "answer_similarity", "judged answer similarity", lambda r: r.mean_judge.answer_similarity.value
-    if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs):
-        return ("embedding_answer_similarity", "answer similarity by embeddings",
-                lambda r: r.mean_metrics.embedding_answer_similarity)
-    if any(r.mean_judge.context_relevance.measured for r in runs):
-        return "context_relevance", "judged context relevance", lambda r: r.mean_judge.context_relevance.value
-    return None
+    """(metric, title, value of a run) the verdict is about (validation.headline_metric);
+    None when no run has any quality measure."""
+    metric = validation.headline_metric(runs)
+    if metric is None:
+        return None
+    if metric in ("iou", "embedding_answer_similarity"):
+        return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_metrics, metric)
+    return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_judge, metric).value
 
 
-def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
-    """The verdict's parts: the winner on the headline measure, the runner-up and the token cost;
-    or, with winner None, the sentence that says why there is none."""
+def verdict(runs: Sequence[evaluator_pb2.ExperimentRun],
+            validated: evaluator_pb2.WinnerValidation | None = None) -> dict:
+    """The verdict's parts: the winner (the validated one when there is one, else the
+    best on the headline measure), the runner-up and the token cost; or, with winner
+    None, the sentence that says why there is none."""
     usable = [r for r in runs if r.questions_done and not r.error]
     if not usable:
         return {"winner": None, "text": "No run finished any question, so there is no winner to name."}
@@ -83,18 +87,63 @@ def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
             "No quality measure is available (no reference excerpts, no expected answers, no judge): "
             "the runs can only be told apart by what they send to the LLM, below.")}
     metric, title, value = chosen
-    best, *rest = sorted(usable, key=value, reverse=True)
+    ranked = sorted(usable, key=value, reverse=True)
+    if validated is not None and validated.winner_run_key and validated.metric == metric:
+        ranked.sort(key=lambda r: r.run_key != validated.winner_run_key)  # stable: the others stay in order
+    best, *rest = ranked
     parts = {"winner": best.run_key, "measure": title, "value": METRICS.value(metric, value(best)),
              "tokens": f"{best.mean_metrics.tokens_sent:,}", "second": "", "recall": ""}
     if rest:
         second = rest[0]
         gap = value(best) - value(second)
         parts.update(second=second.run_key, second_value=METRICS.value(metric, value(second)),
-                     gap=METRICS.difference(metric, gap).lstrip("+"),
-                     second_tokens=f"{second.mean_metrics.tokens_sent:,}")
+                     gap=METRICS.difference(metric, gap), second_tokens=f"{second.mean_metrics.tokens_sent:,}")
+        parts["behind"] = gap < 0  # the validated winner need not lead on every question
+        parts["gap"] = parts["gap"].lstrip("+-")
     if best.mean_metrics.questions_labelled:
         parts.update(recall=pct(best.mean_metrics.recall), precision=pct(best.mean_metrics.precision))
     return parts
+
+
+def _interval(name: str, score: evaluator_pb2.ValidatedScore) -> str:
+    return f"{METRICS.value(name, score.ci_low)} to {METRICS.value(name, score.ci_high)}"
+
+
+def validation_view(found: evaluator_pb2.WinnerValidation) -> dict | None:
+    """How far the winner holds up on questions it was not chosen on (validation.py):
+    one sentence, and its measures where chosen, where confirmed and over every question."""
+    if not found.metric and not found.unavailable:
+        return None
+    if found.unavailable:
+        return {"text": f"The winner could not be checked on held-out questions: {found.unavailable}.", "rows": []}
+    label = METRICS.label(found.metric)
+    total = found.selection_questions + (found.confirmation_questions if found.mode == evaluator_pb2.VALIDATION_MODE_HOLDOUT else 0)
+    head = found.scores[0]
+    if found.mode == evaluator_pb2.VALIDATION_MODE_NONE:
+        text = (f"{found.winner_run_key} was chosen and scored on the same {found.selection_questions} questions, "
+                "which flatters it: run the experiment with holdout or k-fold validation to see how it holds up "
+                "on questions it was not chosen on.")
+    elif found.mode == evaluator_pb2.VALIDATION_MODE_HOLDOUT:
+        text = (f"{found.winner_run_key} was chosen on {found.selection_questions} of the {total} questions "
+                f"(seed {found.seed}) and scores {label} {METRICS.value(found.metric, head.confirmation_mean)} "
+                f"(95% interval {_interval(found.metric, head)}) on the other {found.confirmation_questions}, "
+                f"against {METRICS.value(found.metric, head.selection_mean)} on the questions that chose it.")
+    else:
+        folds = len(found.fold_winners)
+        text = (f"In {folds}-fold validation (seed {found.seed}), {found.winner_run_key} was chosen in "
+                f"{list(found.fold_winners).count(found.winner_run_key)} of {folds} folds. Choosing the best "
+                f"configuration this way scores {label} {METRICS.value(found.metric, head.confirmation_mean)} "
+                f"(95% interval {_interval(found.metric, head)}) on questions it was not chosen on, against "
+                f"{METRICS.value(found.metric, head.selection_mean)} on the questions that chose it.")
+    if found.all_questions_winner_run_key and found.all_questions_winner_run_key != found.winner_run_key:
+        text += (f" On every question at once {found.all_questions_winner_run_key} looks best: part of such a "
+                 "lead is luck on the questions it is measured on.")
+    confirmed = found.mode != evaluator_pb2.VALIDATION_MODE_NONE
+    rows = [{"metric": METRICS.label(s.metric), "selection": METRICS.value(s.metric, s.selection_mean),
+             "confirmation": (f"{METRICS.value(s.metric, s.confirmation_mean)} ({_interval(s.metric, s)})"
+                              if confirmed else "not confirmed"),
+             "all": METRICS.value(s.metric, s.all_mean)} for s in found.scores]
+    return {"text": text, "rows": rows}
 
 
 def _cell(text: str, tip: str | None = None) -> dict:
@@ -195,8 +244,8 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
     judged = any(getattr(r.mean_judge, m).measured for r in runs for m in JUDGE_NAMES) or bool(
         judge_model and not judge_model.startswith("none"))
     head, rows = summary_table(runs, judged)
-    return {"verdict": verdict(runs), "notes": _notes(experiment, judged), "head": head, "rows": rows,
-            "plots": plot_figures(runs)}
+    return {"verdict": verdict(runs, experiment.validation), "validation": validation_view(experiment.validation),
+            "notes": _notes(experiment, judged), "head": head, "rows": rows, "plots": plot_figures(runs)}
 
 
 # -- the technical view ----------------------------------------------------
