@@ -68,6 +68,7 @@ KIND_BY_MODULE = {
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
+    "test_cli_options": "unit",
     "test_client": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
     "test_contracts": "contract",

@@ -493,6 +493,12 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert [small.index_reused, second.runs[0].index_reused].count(False) == 1  # 64/0 processed once, then reused
     assert second.runs[0].config_id == small.config_id == small.retrieval.config_id
     assert all(r.questions_done == 3 and not r.error for r in first.runs)
+    # Processing is told by the document's file name, with its place among the run's documents.
+    told = [(e.progress.run_key, e.progress.document_name, e.progress.documents_done, e.progress.documents_total,
+             e.progress.message) for e in first_events if e.HasField("progress") and e.progress.document_name]
+    key = "fixed_size[chunk_size=96,chunk_overlap=0]"
+    assert (key, "chatlogs.md", 0, 1, f"processing chatlogs.md with {key} (1/1)") in told
+    assert chatlogs not in " ".join(message for *_, message in told)  # names, never ids
     assert {r.retrieval.config_id for r in first.runs} == {r.config_id for r in first.runs} and len(runs) == 3
 
     after = active()

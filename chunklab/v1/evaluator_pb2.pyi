@@ -554,18 +554,24 @@ class ExperimentEstimate(_message.Message):
     def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
-    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key")
+    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_DONE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     questions_done: int
     questions_total: int
     message: str
     run_key: str
-    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ...) -> None: ...
+    document_name: str
+    documents_done: int
+    documents_total: int
+    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ..., document_name: _Optional[str] = ..., documents_done: _Optional[int] = ..., documents_total: _Optional[int] = ...) -> None: ...
 
 class ExperimentEvent(_message.Message):
     __slots__ = ("progress", "estimate", "experiment")
