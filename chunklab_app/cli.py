@@ -103,6 +103,10 @@ def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> ev
     return evaluator_pb2.ModelEndpoint(base_url=base_url or "", model=model or "", api_key=key)
 
 
+VALIDATION_MODES = {"holdout": evaluator_pb2.VALIDATION_MODE_HOLDOUT, "k-fold": evaluator_pb2.VALIDATION_MODE_K_FOLD,
+                    "none": evaluator_pb2.VALIDATION_MODE_NONE}
+
+
 # -- talking to the stack ----------------------------------------------------
 
 def report_path(target: str, file_name: str) -> Path:
@@ -150,6 +154,9 @@ def cmd_experiment(args, client: ChunkLab) -> int:
         retrieval=options, retrieval_only=args.retrieval_only,
         answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
         judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
+        validation=evaluator_pb2.Validation(
+            mode=VALIDATION_MODES[args.validation], seed=args.validation_seed, selection_share=args.selection_share,
+            folds=args.folds, metric=args.validation_metric),
     )
     if args.only_uploaded:
         config.retrieval.filter.document_ids.extend(document_ids)
@@ -174,7 +181,9 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
-                          "error": experiment.error, "runs": summary_rows(experiment)}, indent=2))
+                          "error": experiment.error, "runs": summary_rows(experiment),
+                          "validation": json_format.MessageToDict(experiment.validation,
+                                                                  preserving_proto_field_name=True)}, indent=2))
     else:
         print_table(experiment, MetricFormat(client.list_metrics()))
     if args.report:
@@ -293,6 +302,15 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
     retrieval_cli.add_flags(run, experiment=True)
+    check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
+    check.add_argument("--validation", choices=VALIDATION_MODES, default="holdout",
+                       help="holdout: a seeded share chooses, the rest confirms (default); k-fold: each fold "
+                            "confirms the others' choice; none: chosen and scored on every question")
+    check.add_argument("--validation-seed", type=int, default=0, help="the same seed splits the same way")
+    check.add_argument("--selection-share", type=float, default=0.0,
+                       help="holdout: the share of questions that chooses (default 0.5)")
+    check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
+    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: the headline, IoU)")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")

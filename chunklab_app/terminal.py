@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
+from chunklab.winner_view import winner_view
 
 STATES = {
     evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
@@ -111,3 +112,11 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
         cells = " ".join(f"{metrics.value(name, row[name]) if name in row else '-':>{w}}"
                          for name, w in zip(TABLE_METRICS, widths))
         print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)
+    winner = winner_view(experiment.validation, metrics)
+    if winner is not None:
+        print(f"\n{winner['text']}", file=out)
+        if winner["rows"]:
+            print(f"{'measure of the winner':<28} {'where chosen':>14} {'where confirmed (95% interval)':>36} "
+                  f"{'every question':>16}", file=out)
+        for row in winner["rows"]:
+            print(f"{row['metric']:<28} {row['selection']:>14} {row['confirmation']:>36} {row['all']:>16}", file=out)

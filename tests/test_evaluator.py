@@ -512,6 +512,43 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert {r.config_id for r in first.runs} <= {s.config_id for s in sets}
 
 
+def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the_other_half(stack, chroma, chroma_run):
+    """ADR 0046: chroma-general's 276 questions, two configurations; a seeded half chooses,
+    the other half confirms, and the report, Compare and GetExperiment say the same."""
+    _, question_set = chroma
+    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=250)]),
+        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=v) for v in (125, 0)]),
+    ])
+    experiment = get(stack, finished(run(stack, evaluator_pb2.ExperimentConfig(
+        name="chroma 250/125 against 250/0, held out", question_set_id=question_set.question_set_id,
+        strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
+        validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3)))).experiment_id)
+    found = experiment.validation
+    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("iou", 138, 138)
+    chosen_on = set(found.selection_question_ids)
+    iou = {(r.run_key, r.question_id): r.metrics.iou for r in experiment.results}
+    runs = [r.run_key for r in experiment.runs]
+    questions = {r.question_id for r in experiment.results}
+
+    def mean(run_key: str, ids) -> float:
+        return sum(iou[(run_key, q)] for q in ids) / len(ids)
+
+    assert found.winner_run_key == max(runs, key=lambda k: mean(k, chosen_on))
+    head = found.scores[0]
+    assert head.selection_mean == pytest.approx(mean(found.winner_run_key, chosen_on))
+    assert head.confirmation_mean == pytest.approx(mean(found.winner_run_key, questions - chosen_on))
+    assert head.ci_low < head.confirmation_mean < head.ci_high
+    recall = next(s for s in found.scores if s.metric == "recall")
+    assert 0 < recall.confirmation_mean <= 1 and recall.ci_low <= recall.confirmation_mean <= recall.ci_high
+    html = stack.client().get_report(experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL).html
+    assert f"{found.winner_run_key} was chosen on 138 of the 276 questions (seed 3)" in html
+    assert "where it was confirmed (95% interval)" in html
+    compared = stack.client().compare_experiments([chroma_run[1].experiment_id, experiment.experiment_id])
+    assert compared.experiments[1].validation == found
+    assert compared.experiments[0].validation.unavailable.startswith("fewer than two runs")
+
+
 def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_question_results(stack):
     """ADR 0044: the same clause in two contracts embeds to the same vectors; which
     copy ranks first follows the documented rule, not the order the store holds

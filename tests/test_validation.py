@@ -9,6 +9,7 @@ import pytest
 
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.winner_view import winner_view
 from services.evaluator import report, validation
 from services.evaluator.experiments import ExperimentRunner
 
@@ -64,7 +65,7 @@ def test_the_default_is_a_seeded_half_and_none_says_it_is_optimistic():
     none, _ = experiment(lucky_and_steady(), mode=pb.VALIDATION_MODE_NONE)
     assert none.validation.winner_run_key == "steady"  # 0.5 against 0.475 over every question
     assert none.validation.confirmation_questions == 0
-    assert "which flatters it" in report.validation_view(none.validation)["text"]
+    assert "which flatters it" in winner_view(none.validation, report.METRICS)["text"]
 
 
 def test_k_fold_scores_each_fold_with_the_run_the_other_folds_chose():
@@ -81,7 +82,7 @@ def test_k_fold_scores_each_fold_with_the_run_the_other_folds_chose():
     if len(set(found.fold_winners)) == 1:
         assert head.confirmation_mean == pytest.approx(float(np.mean(values[found.winner_run_key])))
     assert found.confirmation_questions == 30
-    text = report.validation_view(found)["text"]
+    text = winner_view(found, report.METRICS)["text"]
     assert text.startswith(f"In 3-fold validation (seed 4), {found.winner_run_key} was chosen in")
 
 
@@ -93,7 +94,7 @@ def test_among_equally_good_configurations_the_winner_holds_up_worse_than_it_was
     head = found.scores[0]
     assert head.selection_mean > head.confirmation_mean
     assert head.selection_mean > max(float(np.mean(v)) for v in values.values())  # the best of 20 draws is lucky
-    view = report.validation_view(found)
+    view = winner_view(found, report.METRICS)
     assert view["rows"][0]["metric"] == "IoU" and "interval" in view["text"]
 
 
@@ -102,7 +103,7 @@ def test_validation_without_enough_runs_or_questions_says_why():
     assert one.validation.unavailable.startswith("fewer than two runs")
     few, _ = experiment({"a": [0.3] * 3, "b": [0.2] * 3})
     assert few.validation.unavailable == "3 questions have IoU for every run; holdout validation needs at least 4"
-    assert report.validation_view(few.validation)["text"].startswith("The winner could not be checked")
+    assert winner_view(few.validation, report.METRICS)["text"].startswith("The winner could not be checked")
 
 
 @pytest.mark.parametrize("setting, message", [

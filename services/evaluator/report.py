@@ -21,6 +21,7 @@ from google.protobuf import json_format
 
 from chunklab import knobs, retrieval_view
 from chunklab.metric_format import MetricFormat
+from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import metric_catalog, plots, validation
@@ -103,47 +104,6 @@ def verdict(runs: Sequence[evaluator_pb2.ExperimentRun],
     if best.mean_metrics.questions_labelled:
         parts.update(recall=pct(best.mean_metrics.recall), precision=pct(best.mean_metrics.precision))
     return parts
-
-
-def _interval(name: str, score: evaluator_pb2.ValidatedScore) -> str:
-    return f"{METRICS.value(name, score.ci_low)} to {METRICS.value(name, score.ci_high)}"
-
-
-def validation_view(found: evaluator_pb2.WinnerValidation) -> dict | None:
-    """How far the winner holds up on questions it was not chosen on (validation.py):
-    one sentence, and its measures where chosen, where confirmed and over every question."""
-    if not found.metric and not found.unavailable:
-        return None
-    if found.unavailable:
-        return {"text": f"The winner could not be checked on held-out questions: {found.unavailable}.", "rows": []}
-    label = METRICS.label(found.metric)
-    total = found.selection_questions + (found.confirmation_questions if found.mode == evaluator_pb2.VALIDATION_MODE_HOLDOUT else 0)
-    head = found.scores[0]
-    if found.mode == evaluator_pb2.VALIDATION_MODE_NONE:
-        text = (f"{found.winner_run_key} was chosen and scored on the same {found.selection_questions} questions, "
-                "which flatters it: run the experiment with holdout or k-fold validation to see how it holds up "
-                "on questions it was not chosen on.")
-    elif found.mode == evaluator_pb2.VALIDATION_MODE_HOLDOUT:
-        text = (f"{found.winner_run_key} was chosen on {found.selection_questions} of the {total} questions "
-                f"(seed {found.seed}) and scores {label} {METRICS.value(found.metric, head.confirmation_mean)} "
-                f"(95% interval {_interval(found.metric, head)}) on the other {found.confirmation_questions}, "
-                f"against {METRICS.value(found.metric, head.selection_mean)} on the questions that chose it.")
-    else:
-        folds = len(found.fold_winners)
-        text = (f"In {folds}-fold validation (seed {found.seed}), {found.winner_run_key} was chosen in "
-                f"{list(found.fold_winners).count(found.winner_run_key)} of {folds} folds. Choosing the best "
-                f"configuration this way scores {label} {METRICS.value(found.metric, head.confirmation_mean)} "
-                f"(95% interval {_interval(found.metric, head)}) on questions it was not chosen on, against "
-                f"{METRICS.value(found.metric, head.selection_mean)} on the questions that chose it.")
-    if found.all_questions_winner_run_key and found.all_questions_winner_run_key != found.winner_run_key:
-        text += (f" On every question at once {found.all_questions_winner_run_key} looks best: part of such a "
-                 "lead is luck on the questions it is measured on.")
-    confirmed = found.mode != evaluator_pb2.VALIDATION_MODE_NONE
-    rows = [{"metric": METRICS.label(s.metric), "selection": METRICS.value(s.metric, s.selection_mean),
-             "confirmation": (f"{METRICS.value(s.metric, s.confirmation_mean)} ({_interval(s.metric, s)})"
-                              if confirmed else "not confirmed"),
-             "all": METRICS.value(s.metric, s.all_mean)} for s in found.scores]
-    return {"text": text, "rows": rows}
 
 
 def _cell(text: str, tip: str | None = None) -> dict:
@@ -244,7 +204,7 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
     judged = any(getattr(r.mean_judge, m).measured for r in runs for m in JUDGE_NAMES) or bool(
         judge_model and not judge_model.startswith("none"))
     head, rows = summary_table(runs, judged)
-    return {"verdict": verdict(runs, experiment.validation), "validation": validation_view(experiment.validation),
+    return {"verdict": verdict(runs, experiment.validation), "validation": winner_view(experiment.validation, METRICS),
             "notes": _notes(experiment, judged), "head": head, "rows": rows, "plots": plot_figures(runs)}
 
 
