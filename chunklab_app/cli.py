@@ -107,6 +107,13 @@ VALIDATION_MODES = {"holdout": evaluator_pb2.VALIDATION_MODE_HOLDOUT, "k-fold": 
                     "none": evaluator_pb2.VALIDATION_MODE_NONE}
 
 
+def validation_of(args) -> evaluator_pb2.Validation:
+    """The --validation flags as the contract's Validation (the evaluator checks their ranges)."""
+    return evaluator_pb2.Validation(mode=VALIDATION_MODES[args.validation], seed=args.validation_seed,
+                                    selection_share=args.selection_share, folds=args.folds,
+                                    metric=args.validation_metric)
+
+
 # -- talking to the stack ----------------------------------------------------
 
 def report_path(target: str, file_name: str) -> Path:
@@ -154,9 +161,7 @@ def cmd_experiment(args, client: ChunkLab) -> int:
         retrieval=options, retrieval_only=args.retrieval_only,
         answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
         judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
-        validation=evaluator_pb2.Validation(
-            mode=VALIDATION_MODES[args.validation], seed=args.validation_seed, selection_share=args.selection_share,
-            folds=args.folds, metric=args.validation_metric),
+        validation=validation_of(args),
     )
     if args.only_uploaded:
         config.retrieval.filter.document_ids.extend(document_ids)

@@ -147,3 +147,16 @@ def test_each_document_processed_is_a_line_naming_it():
         f"0/4 processing minutes.docx with {run_key} (2/2)",
         f"4/4 {run_key}: who approved it?",
     ]
+
+
+def test_the_experiment_command_sends_the_validation_it_is_given():
+    from chunklab_app import cli
+
+    args = cli.parser().parse_args(["experiment", "--question-set", "qs", "--strategy", "fixed_size",
+                                    "--validation", "k-fold", "--folds", "4", "--validation-seed", "9",
+                                    "--validation-metric", "recall"])
+    validation = cli.validation_of(args)
+    assert (validation.mode, validation.folds, validation.seed, validation.metric) == (
+        evaluator_pb2.VALIDATION_MODE_K_FOLD, 4, 9, "recall")
+    default = cli.validation_of(cli.parser().parse_args(["experiment", "--question-set", "qs", "--strategy", "x"]))
+    assert (default.mode, default.selection_share) == (evaluator_pb2.VALIDATION_MODE_HOLDOUT, 0.0)

@@ -325,3 +325,15 @@ def test_stable_top_orders_ties_by_point_and_looks_past_a_tie_at_the_cut():
     # Scores equal to the sixth decimal are ties too (two stores may differ in the last bits).
     near = [({**ranking[1][0], "chunk_index": 2}, 0.7000000001), ({**ranking[1][0], "chunk_index": 1}, 0.7)]
     assert [p["chunk_index"] for p, _ in stable_top(lambda n: near[:n], 2)] == [1, 2]
+
+
+def test_tied_points_come_back_in_the_documented_order_from_either_store(index):
+    from services.retriever.ranking import stable_top
+
+    same = vector(1)
+    tied = [IndexPoint(p.point_id, p.payload, same, p.sparse) for p in
+            [point(doc, "fixed_size", i) for doc in ("z-doc", "a-doc", "m-doc") for i in (3, 1)]]
+    for doc in ("z-doc", "a-doc", "m-doc"):  # arrival order: z first
+        index.replace(doc, "fixed_size", "cfg", [p for p in tied if p.payload["document_id"] == doc], True)
+    found = stable_top(lambda n: index.search(same, None, n, exact=True), 3)
+    assert labels(found) == ["a-doc/fixed_size/chunk/1", "a-doc/fixed_size/chunk/3", "m-doc/fixed_size/chunk/1"]

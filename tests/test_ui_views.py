@@ -510,3 +510,15 @@ def test_the_experiment_and_compare_pages_name_the_winner_and_how_it_held_up():
     held_out(response.experiments[1])
     cells = parse(compare_html.compare_html(response, METRICS)).findall(".//td[@class='cl-winner']")
     assert text_of(cells[0]) == "–" and text_of(cells[1]).startswith("r1 was chosen on 10 of the 20 questions")
+
+
+def test_the_experiment_form_sends_the_chosen_validation_and_its_seed():
+    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size")
+    choice = next(k for k, v in experiment_config.VALIDATIONS.items() if v == evaluator_pb2.VALIDATION_MODE_K_FOLD)
+    config = experiment_config.experiment_config(name="", question_set_id="qs", grids=[grid],
+                                                 validation=experiment_config.validation(choice, 12))
+    assert (config.validation.mode, config.validation.seed) == (evaluator_pb2.VALIDATION_MODE_K_FOLD, 12)
+    assert experiment_config.validation(next(iter(experiment_config.VALIDATIONS)), None).mode == (
+        evaluator_pb2.VALIDATION_MODE_HOLDOUT)
+    with pytest.raises(ValueError, match="Choose how the winner is checked"):
+        experiment_config.validation("best of three", 0)
