@@ -1,4 +1,4 @@
-"""The size of an experiment's report at the 20-run scale (ADR 0043).
+"""The size of an experiment's report at the 20-run scale (ADR 0047).
 
 Builds a finished 20-run experiment in memory, as the evaluator stores it,
 without any service: the chroma-general corpora and questions (a seeded

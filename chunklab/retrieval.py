@@ -1,16 +1,23 @@
-"""RetrievalOptions: its limits and its checks, in one place (ADR 0039).
+"""RetrievalOptions: its limits, its settings and its checks, in one place (ADR 0039, ADR 0045).
 
 The retriever refuses a Retrieve whose options break these; the evaluator
 checks an experiment's options with the same function before anything runs
 (so an experiment never starts and then fails on every question); clients
 read the limits from RetrieverService.GetRetrievalLimits to build their
-inputs. Changing a limit is one edit here.
+inputs. SETTINGS names every field a person sets, with what it does and its
+bounds: the command line builds its flags from it and clients fill
+RetrievalOptions through `options`. Changing a limit is one edit here, and a
+new field of the contract is one row of SETTINGS.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from google.protobuf.descriptor import FieldDescriptor
 
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2
@@ -54,53 +61,149 @@ def check_collection(name: str) -> None:
         )
 
 
-def check_filter(flt: common_pb2.RetrievalFilter) -> None:
-    for field, pattern, example in (
-        ("document_ids", None, ""),
-        ("collections", _COLLECTION, "e.g. news"),
-        ("languages", _LANGUAGE, "e.g. en or pt-BR"),
-    ):
-        values = list(getattr(flt, field))
+def _filter_values(pattern: re.Pattern | None, example: str) -> Callable[[str, list[str]], None]:
+    """The check of one filter list: how many values, none empty or too long, each well formed."""
+    def check(path: str, values: list[str]) -> None:
         if len(values) > LIMITS.max_filter_values:
-            raise InvalidArgument(f"filter.{field} has {len(values)} values; at most {LIMITS.max_filter_values}")
+            raise InvalidArgument(f"{path} has {len(values)} values; at most {LIMITS.max_filter_values}")
         for value in values:
             if not value.strip():
-                raise InvalidArgument(f"filter.{field} holds an empty value; leave the list empty for all")
+                raise InvalidArgument(f"{path} holds an empty value; leave the list empty for all")
             if len(value) > MAX_FILTER_VALUE_CHARS:
                 raise InvalidArgument(
-                    f"filter.{field} value {value[:40]!r}... is longer than {MAX_FILTER_VALUE_CHARS} characters"
+                    f"{path} value {value[:40]!r}... is longer than {MAX_FILTER_VALUE_CHARS} characters"
                 )
             if pattern is not None and not pattern.match(value):
-                raise InvalidArgument(f"filter.{field} value {value!r} is malformed ({example})")
+                raise InvalidArgument(f"{path} value {value!r} is malformed ({example})")
+    return check
+
+
+_KINDS = {FieldDescriptor.CPPTYPE_INT32: int, FieldDescriptor.CPPTYPE_DOUBLE: float,
+          FieldDescriptor.CPPTYPE_BOOL: bool, FieldDescriptor.CPPTYPE_STRING: str}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One field of RetrievalOptions as a person sets it: its path in the message, what it
+    does, its bounds and its check. Its type, and whether unset differs from 0, are the
+    contract's own (read from the message's descriptor)."""
+
+    path: str  # e.g. "top_k", "filter.collections"
+    help: str
+    low: float | None = None
+    high: float | None = None
+    unit: str = ""  # after the bounds in messages, e.g. "sentences"
+    zero_is_default: bool = False  # 0 means "the default" (top_k), outside the bounds
+    names_a_set: bool = False  # strategy and config_id: a query names them, an experiment's grids do
+    validate: Callable | None = None  # (value) for text, (path, values) for lists
+
+    @property
+    def descriptor(self) -> FieldDescriptor:
+        message = common_pb2.RetrievalOptions.DESCRIPTOR
+        *parents, name = self.path.split(".")
+        for parent in parents:
+            message = message.fields_by_name[parent].message_type
+        return message.fields_by_name[name]
+
+    @property
+    def kind(self) -> type:
+        """int, float, bool, str, or list (of strings)."""
+        field = self.descriptor
+        return list if field.is_repeated else _KINDS[field.cpp_type]
+
+    @property
+    def optional(self) -> bool:
+        """Unset differs from 0 (proto3 `optional`, e.g. window: as indexed)."""
+        return self.descriptor.has_presence
+
+    def bounds(self, joined_by: str = "to") -> str:
+        """"1 to 100", "0 to 20 sentences"; empty for unbounded settings."""
+        if self.high is None:
+            return ""
+        return f"{self.low:g} {joined_by} {self.high:g}" + (f" {self.unit}" if self.unit else "")
+
+    def check(self, value) -> None:
+        """Raises InvalidArgument, in the contract's words, for a value out of bounds or malformed."""
+        if self.high is not None:
+            if self.zero_is_default and value == 0:
+                return
+            if not math.isfinite(value) or not self.low <= value <= self.high:
+                raise InvalidArgument(f"{self.path} must be between {self.bounds('and')}, got {value}")
+        elif self.validate is not None:
+            if self.kind is list:
+                self.validate(self.path, list(value))
+            else:
+                self.validate(value)
+
+    def get(self, options: common_pb2.RetrievalOptions):
+        """The setting's value in options (None when an optional field is unset)."""
+        *parents, name = self.path.split(".")
+        for parent in parents:
+            options = getattr(options, parent)
+        if self.optional and not options.HasField(name):
+            return None
+        return getattr(options, name)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("strategy", "the strategy to search, e.g. fixed_size", names_a_set=True, validate=check_strategy),
+    Setting("config_id", "which index set of the strategy (a configuration id, as ListIndexedSets shows "
+            "it); empty: each document's active set", names_a_set=True, validate=check_config_id),
+    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, LIMITS.max_top_k,
+            zero_is_default=True),
+    Setting("neighbor_prev", "chunks before each hit (strategies that expand by neighbours)", 0, LIMITS.max_neighbors),
+    Setting("neighbor_next", "chunks after each hit (strategies that expand by neighbours)", 0, LIMITS.max_neighbors),
+    Setting("window", "sentence_window: sentences each side of a hit (default: as indexed)", 0, LIMITS.max_window,
+            unit="sentences"),
+    Setting("filter.document_ids", "search only these documents (ids); empty: every document",
+            validate=_filter_values(None, "")),
+    Setting("filter.collections", "search only these collections; empty: every collection",
+            validate=_filter_values(_COLLECTION, "e.g. news")),
+    Setting("filter.languages", "search only documents in these languages; empty: every language",
+            validate=_filter_values(_LANGUAGE, "e.g. en or pt-BR")),
+    Setting("embedding_model", "the embedding model to search with (default: the stack's configured model)"),
+    Setting("hybrid", "fuse a lexical (BM25) ranking with the dense one"),
+    Setting("recency_lambda", "recency decay λ per day: score × exp(−λ·age in days); 0: none", 0,
+            LIMITS.max_recency_lambda, unit="per day"),
+)
+BY_PATH = {setting.path: setting for setting in SETTINGS}
+
+
+def options(values: Mapping[str, object]) -> common_pb2.RetrievalOptions:
+    """RetrievalOptions from {setting path: value}, e.g. {"top_k": 5, "filter.languages": ["en"]};
+    None leaves a field unset (window: as indexed). A path that names no setting is a
+    programming error (KeyError)."""
+    out = common_pb2.RetrievalOptions()
+    for path, value in values.items():
+        setting = BY_PATH[path]
+        if value is None or (setting.kind is list and not value):  # an empty list: no filter, nothing set
+            continue
+        *parents, name = path.split(".")
+        target = out
+        for parent in parents:
+            target = getattr(target, parent)
+        if setting.kind is list:
+            getattr(target, name).extend(value)
+        else:
+            setattr(target, name, value)
+    return out
 
 
 def check_options(options: common_pb2.RetrievalOptions, *, needs_strategy: bool = True) -> None:
-    """Every bound of RetrievalOptions. `needs_strategy` is False for an
-    experiment's shared options, where the grids name the strategies."""
-    if needs_strategy:
-        check_strategy(options.strategy)
-        check_config_id(options.config_id)
-    elif options.strategy or options.config_id:
+    """Every bound of RetrievalOptions, as SETTINGS states them. `needs_strategy` is False
+    for an experiment's shared options, where the grids name the strategies."""
+    if not needs_strategy and (options.strategy or options.config_id):
         raise InvalidArgument(
             "an experiment's retrieval options name no strategy or config_id: its grids name the strategies"
         )
-    if not 0 <= options.top_k <= LIMITS.max_top_k:
-        raise InvalidArgument(f"top_k must be between 1 and {LIMITS.max_top_k}, got {options.top_k}")
-    for name in ("neighbor_prev", "neighbor_next"):
-        value = getattr(options, name)
-        if not 0 <= value <= LIMITS.max_neighbors:
-            raise InvalidArgument(f"{name} must be between 0 and {LIMITS.max_neighbors}, got {value}")
-    if options.HasField("window") and not 0 <= options.window <= LIMITS.max_window:
-        raise InvalidArgument(f"window must be between 0 and {LIMITS.max_window} sentences, got {options.window}")
-    lam = options.recency_lambda
-    if not math.isfinite(lam) or not 0 <= lam <= LIMITS.max_recency_lambda:
-        raise InvalidArgument(
-            f"recency_lambda must be between 0 and {LIMITS.max_recency_lambda:g} per day, got {lam}"
-        )
-    check_filter(options.filter)
+    for setting in SETTINGS:
+        if setting.names_a_set and not needs_strategy:
+            continue
+        value = setting.get(options)
+        if value is not None:
+            setting.check(value)
 
 
 def top_k(options: common_pb2.RetrievalOptions) -> int:
     """The options' top_k, with 0 meaning the default."""
     return options.top_k or LIMITS.default_top_k
-

@@ -1,9 +1,13 @@
 """The command line: run a whole experiment headless and write its report,
-or bulk-load documents through the message broker.
+ask one question, or bulk-load documents through the message broker.
 
     python -m chunklab_app.cli experiment --corpus a.md b.md --questions q.csv \
-        --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --report report.html
+        --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --hybrid --report report.html
+    python -m chunklab_app.cli query "Who approved it?" --strategy fixed_size --neighbor-next 1
     python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
+
+Every RetrievalOptions field is a flag of `experiment` and `query`
+(chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
 
 It is a client only, through chunklab.client: it talks to a running stack
 (addresses from the CHUNKLAB_*_ADDRESS settings), or starts one with --start
@@ -24,11 +28,13 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from chunklab import knobs, retrieval
+from chunklab import knobs
 from chunklab.client import ChunkLab, ClientError
+from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
+from chunklab_app import retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 VIEWS = {
@@ -97,6 +103,17 @@ def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> ev
     return evaluator_pb2.ModelEndpoint(base_url=base_url or "", model=model or "", api_key=key)
 
 
+VALIDATION_MODES = {"holdout": evaluator_pb2.VALIDATION_MODE_HOLDOUT, "k-fold": evaluator_pb2.VALIDATION_MODE_K_FOLD,
+                    "none": evaluator_pb2.VALIDATION_MODE_NONE}
+
+
+def validation_of(args) -> evaluator_pb2.Validation:
+    """The --validation flags as the contract's Validation (the evaluator checks their ranges)."""
+    return evaluator_pb2.Validation(mode=VALIDATION_MODES[args.validation], seed=args.validation_seed,
+                                    selection_share=args.selection_share, folds=args.folds,
+                                    metric=args.validation_metric)
+
+
 # -- talking to the stack ----------------------------------------------------
 
 def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -> Path:
@@ -109,6 +126,7 @@ def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -
 
 def cmd_experiment(args, client: ChunkLab) -> int:
     progress = Progress()
+    options = retrieval_cli.options(args, experiment=True)
     grids = strategy_grids(args.strategy, args.grid or [], client.list_strategies())
     mapping = {}
     for item in args.map or []:
@@ -129,16 +147,11 @@ def cmd_experiment(args, client: ChunkLab) -> int:
         progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
     config = evaluator_pb2.ExperimentConfig(
         name=args.name or "", question_set_id=question_set_id, strategies=grids,
-        retrieval=common_pb2.RetrievalOptions(
-            top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next,
-            embedding_model=args.embedding_model or "",
-        ),
-        retrieval_only=args.retrieval_only,
+        retrieval=options, retrieval_only=args.retrieval_only,
         answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
         judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
+        validation=validation_of(args),
     )
-    if args.window is not None:
-        config.retrieval.window = args.window
     if args.only_uploaded:
         config.retrieval.filter.document_ids.extend(document_ids)
     return finish(client, client.run_experiment(config, dry_run=args.dry_run), args, progress)
@@ -162,7 +175,9 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
-                          "error": experiment.error, "runs": summary_rows(experiment)}, indent=2))
+                          "error": experiment.error, "runs": summary_rows(experiment),
+                          "validation": json_format.MessageToDict(experiment.validation,
+                                                                  preserving_proto_field_name=True)}, indent=2))
     else:
         print_table(experiment, MetricFormat(client.list_metrics()))
     if args.report:
@@ -280,29 +295,32 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--collection", default="", help="collection for uploaded documents")
     run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
-    # The bounds are RetrievalOptions' own (chunklab.retrieval, what the retriever enforces).
-    limits = retrieval.LIMITS
-    run.add_argument("--top-k", type=int, default=limits.default_top_k, help=f"hits per question, 1 to {limits.max_top_k}")
-    run.add_argument("--neighbor-prev", type=int, default=0,
-                     help=f"chunks before each hit (strategies that expand by neighbours), 0 to {limits.max_neighbors}")
-    run.add_argument("--neighbor-next", type=int, default=0,
-                     help=f"chunks after each hit (strategies that expand by neighbours), 0 to {limits.max_neighbors}")
-    run.add_argument("--window", type=int,
-                     help=f"sentence_window: sentences each side of a hit, 0 to {limits.max_window} (default: as indexed)")
-    run.add_argument("--embedding-model", help="default: the stack's configured model")
+    retrieval_cli.add_flags(run, experiment=True)
+    check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
+    check.add_argument("--validation", choices=VALIDATION_MODES, default="holdout",
+                       help="holdout: a seeded share chooses, the rest confirms (default); k-fold: each fold "
+                            "confirms the others' choice; none: chosen and scored on every question")
+    check.add_argument("--validation-seed", type=int, default=0, help="the same seed splits the same way")
+    check.add_argument("--selection-share", type=float, default=0.0,
+                       help="holdout: the share of questions that chooses (default 0.5)")
+    check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
+    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: the headline, IoU)")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")
     run.add_argument("--judge-model", help='a chat model, or "none"')
     run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     run.add_argument("--retrieval-only", action="store_true", help="retrieval measures only: no answers, no judges")
-    run.add_argument("--only-uploaded", action="store_true", help="search only the documents given with --corpus")
+    run.add_argument("--only-uploaded", action="store_true",
+                     help="search only the documents given with --corpus (besides any --filter-document-ids)")
     run.add_argument("--dry-run", action="store_true", help="validate and estimate; nothing runs")
     run.add_argument("--name")
     run.add_argument("--report", help="where to write the HTML report: a .html file, or a folder (made if missing)")
     run.add_argument("--view", choices=VIEWS, default="both")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.set_defaults(handler=cmd_experiment)
+
+    retrieval_cli.add_query_command(commands)
 
     resume = commands.add_parser("resume", help="continue an interrupted experiment")
     resume.add_argument("experiment_id")
@@ -364,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             client = ChunkLab(settings)
         return args.handler(args, client)
-    except UsageError as exc:
+    except (UsageError, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
     except ClientError as exc:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
+from chunklab.winner_view import winner_view
 
 STATES = {
     evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
@@ -21,7 +22,9 @@ STATES = {
 
 
 class Progress:
-    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+    """A one-line progress bar on stderr. When stderr is not a terminal, plain lines: one
+    for each new step (e.g. a document being processed), else one when `done` moves, at
+    most every 2 s, and at the end."""
 
     def __init__(self, stream=sys.stderr, width: int = 30) -> None:
         self._stream = stream
@@ -30,7 +33,7 @@ class Progress:
         self._last_line = 0.0
         self._last_done = -1
 
-    def update(self, done: int, total: int, message: str) -> None:
+    def update(self, done: int, total: int, message: str, new_step: bool = False) -> None:
         total = max(total, 1)
         filled = int(self._width * min(done, total) / total)
         bar = "#" * filled + "." * (self._width - filled)
@@ -39,7 +42,7 @@ class Progress:
             columns = 120
             self._stream.write("\r" + line[:columns].ljust(columns))
             self._stream.flush()
-        elif done != self._last_done and (time.monotonic() - self._last_line > 2 or done == total):
+        elif new_step or (done != self._last_done and (time.monotonic() - self._last_line > 2 or done == total)):
             self._last_line, self._last_done = time.monotonic(), done
             self._stream.write(line[:200] + "\n")
             self._stream.flush()
@@ -55,9 +58,20 @@ class Progress:
 
 
 def follow(events: Iterable[evaluator_pb2.ExperimentEvent], progress: Progress) -> ExperimentOutcome:
-    """A RunExperiment stream followed to its end, its progress drawn as a bar."""
+    """A RunExperiment stream followed to its end, its progress drawn as a bar over the
+    questions; each document a run starts processing is a step of its own (a line of its
+    own in a log), named by its file name."""
+    processing = ("", "", -1)
+
+    def show(p: evaluator_pb2.ExperimentProgress) -> None:
+        nonlocal processing
+        step = (p.run_key, p.document_name, p.documents_done)
+        new_step = bool(p.document_name) and step != processing
+        processing = step
+        progress.update(p.questions_done, p.questions_total, p.message, new_step=new_step)
+
     try:
-        return experiment_outcome(events, lambda p: progress.update(p.questions_done, p.questions_total, p.message))
+        return experiment_outcome(events, show)
     finally:
         progress.close()
 
@@ -98,3 +112,11 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
         cells = " ".join(f"{metrics.value(name, row[name]) if name in row else '-':>{w}}"
                          for name, w in zip(TABLE_METRICS, widths))
         print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)
+    winner = winner_view(experiment.validation, metrics)
+    if winner is not None:
+        print(f"\n{winner['text']}", file=out)
+        if winner["rows"]:
+            print(f"{'measure of the winner':<28} {'where chosen':>14} {'where confirmed (95% interval)':>36} "
+                  f"{'every question':>16}", file=out)
+        for row in winner["rows"]:
+            print(f"{row['metric']:<28} {row['selection']:>14} {row['confirmation']:>36} {row['all']:>16}", file=out)

@@ -12,6 +12,7 @@ from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
+from chunklab.winner_view import winner_view
 from frontend.experiments_html import embedding_model, state_name, title
 
 OPEN_METRICS = 3
@@ -38,8 +39,9 @@ def by_metric(response: evaluator_pb2.CompareExperimentsResponse,
     return {m: grouped[m] for m in metrics.ordered(grouped)}
 
 
-def _column(e: evaluator_pb2.Experiment) -> dict:
-    return {"experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval_view.neighbours_badge(e),
+def _column(e: evaluator_pb2.Experiment, metrics: MetricFormat) -> dict:
+    winner = winner_view(e.validation, metrics)
+    return {"winner": winner["text"] if winner else "", "experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval_view.neighbours_badge(e),
             "embedding_model": embedding_model(e), "state": state_name(e), "top_k": e.config.retrieval.top_k,
             "questions": f"{e.questions_done}/{e.questions_total}", "question_set_hash": e.question_set_hash,
             "run_keys": [r.run_key for r in e.runs]}
@@ -69,7 +71,7 @@ def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: Me
         first = response.differences[0]
         baseline = _run_label(names, first.baseline_experiment_id, first.baseline_run_key)
     return render("frontend", "compare.html.j2", warnings=list(response.warnings),
-                  experiments=[_column(e) for e in response.experiments], metrics=shown, baseline=baseline)
+                  experiments=[_column(e, metrics) for e in response.experiments], metrics=shown, baseline=baseline)
 
 
 def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat) -> pd.DataFrame:

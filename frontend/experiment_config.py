@@ -66,6 +66,21 @@ def optional_whole(text: str | float | None, what: str) -> int | None:
     return int(number)
 
 
+# The Experiments form's choices of winner validation (ADR 0046), the default first.
+VALIDATIONS = {
+    "half chooses, half confirms (holdout)": evaluator_pb2.VALIDATION_MODE_HOLDOUT,
+    "5 folds, each confirms the others' choice (k-fold)": evaluator_pb2.VALIDATION_MODE_K_FOLD,
+    "chosen and scored on every question (optimistic)": evaluator_pb2.VALIDATION_MODE_NONE,
+}
+
+
+def validation(choice: str | None, seed) -> evaluator_pb2.Validation:
+    """The form's validation choice and seed; ValueError for a choice the form does not offer."""
+    if choice not in VALIDATIONS:
+        raise ValueError(f"Choose how the winner is checked: {', '.join(VALIDATIONS)}.")
+    return evaluator_pb2.Validation(mode=VALIDATIONS[choice], seed=whole(seed, 0))
+
+
 def experiment_config(
     *,
     name: str,
@@ -82,6 +97,7 @@ def experiment_config(
     answer_model: evaluator_pb2.ModelEndpoint | None = None,
     judge_model: evaluator_pb2.ModelEndpoint | None = None,
     document_ids: list[str] | None = None,
+    validation: evaluator_pb2.Validation | None = None,
 ) -> evaluator_pb2.ExperimentConfig:
     """The config RunExperiment takes; raises ValueError for what the form can tell is missing."""
     if not question_set_id:
@@ -102,6 +118,7 @@ def experiment_config(
             filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
         ),
         retrieval_only=retrieval_only,
+        validation=validation,
     )
     if window is not None:
         config.retrieval.window = window

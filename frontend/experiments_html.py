@@ -17,6 +17,7 @@ from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
+from chunklab.winner_view import winner_view
 from frontend.formatting import when
 from frontend.retrieval_html import NO_CHUNKS
 
@@ -163,6 +164,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
         state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
         columns=run_columns(metrics), runs=[_run_row(run, metrics) for run in experiment.runs],
+        winner=winner_view(experiment.validation, metrics),
     )
 
 

@@ -74,6 +74,7 @@ KIND_BY_MODULE = {
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
+    "test_cli_options": "unit",
     "test_client": "unit",
     "test_client_reports": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
@@ -97,7 +98,9 @@ KIND_BY_MODULE = {
     "test_metrics": "unit",
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_parent_child_levels": "unit",
     "test_report": "unit",
+    "test_validation": "unit",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)

@@ -1,10 +1,11 @@
 """The command line runs a whole experiment against the running stack, as a
 person would type it: upload, import, run with progress, print the summary,
-write the report."""
+write the report; it sends every retrieval option, and asks single questions."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -100,3 +101,35 @@ def test_a_dry_run_prints_the_estimate_and_bad_usage_says_why(stack, files):
     assert wrong.returncode == 2 and "unknown strategy magic" in wrong.stderr
     listed = cli(stack, "strategies")
     assert listed.returncode == 0 and "fixed_size" in listed.stdout
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def test_a_hybrid_experiment_sends_every_option_and_names_the_documents_it_processes(stack, files):
+    corpus, questions = files
+    run_key = "fixed_size[chunk_size=24,chunk_overlap=0]"  # a configuration no other test processes
+    done = cli(stack, "experiment", "--corpus", str(corpus), "--questions", str(questions),
+               "--strategy", "fixed_size", "--grid", "fixed_size.chunk_size=24", "--grid", "fixed_size.chunk_overlap=0",
+               "--hybrid", "--recency-lambda", "0.01", "--top-k", "2", "--neighbor-next", "1",
+               "--filter-languages", "en", "--retrieval-only", "--only-uploaded", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert [(r["run"], r["questions"]) for r in summary["runs"]] == [(run_key, 2)]
+    experiment = stack.client().get_experiment(summary["experiment_id"], without_results=True)
+    (run,) = experiment.runs
+    options = run.retrieval
+    assert options.hybrid and experiment.config.retrieval.hybrid
+    assert (options.recency_lambda, options.top_k, options.neighbor_next, list(options.filter.languages)) == (
+        0.01, 2, 1, ["en"])
+    (processing,) = [line for line in done.stderr.splitlines() if "processing" in line]
+    assert processing.endswith(f"0/2 processing cli-notes.md with {run_key} (1/1)") and not UUID.search(processing)
+
+    (document_id,) = options.filter.document_ids
+    asked = cli(stack, "query", "When does the keeper log the weather?", "--strategy", "fixed_size",
+                "--config-id", run.config_id, "--filter-document-ids", document_id, "--hybrid", "--top-k", "1")
+    assert asked.returncode == 0, asked.stderr
+    (hit,) = asked.stdout.splitlines()
+    assert hit.startswith("hit") and " cli-notes.md #0 " in hit and "every morning at six" in hit
+    unnamed = cli(stack, "query", "When?", "--top-k", "1")
+    assert unnamed.returncode == 2 and "chunklab: name a strategy to search, e.g. fixed_size" in unnamed.stderr

@@ -507,6 +507,12 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert [small.index_reused, second.runs[0].index_reused].count(False) == 1  # 64/0 processed once, then reused
     assert second.runs[0].config_id == small.config_id == small.retrieval.config_id
     assert all(r.questions_done == 3 and not r.error for r in first.runs)
+    # Processing is told by the document's file name, with its place among the run's documents.
+    told = [(e.progress.run_key, e.progress.document_name, e.progress.documents_done, e.progress.documents_total,
+             e.progress.message) for e in first_events if e.HasField("progress") and e.progress.document_name]
+    key = "fixed_size[chunk_size=96,chunk_overlap=0]"
+    assert (key, "chatlogs.md", 0, 1, f"processing chatlogs.md with {key} (1/1)") in told
+    assert chatlogs not in " ".join(message for *_, message in told)  # names, never ids
     assert {r.retrieval.config_id for r in first.runs} == {r.config_id for r in first.runs} and len(runs) == 3
 
     after = active()
@@ -518,6 +524,86 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
         document_id=chatlogs, strategy="fixed_size"), timeout=30).sets
     assert [s.config_id for s in sets if s.active] == [user_config]
     assert {r.config_id for r in first.runs} <= {s.config_id for s in sets}
+
+
+def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the_other_half(stack, chroma, chroma_run):
+    """ADR 0046: chroma-general's 276 questions, two configurations; a seeded half chooses,
+    the other half confirms, and the report, Compare and GetExperiment say the same."""
+    _, question_set = chroma
+    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=250)]),
+        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=v) for v in (125, 0)]),
+    ])
+    experiment = get(stack, finished(run(stack, evaluator_pb2.ExperimentConfig(
+        name="chroma 250/125 against 250/0, held out", question_set_id=question_set.question_set_id,
+        strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
+        validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3)))).experiment_id)
+    found = experiment.validation
+    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("iou", 138, 138)
+    chosen_on = set(found.selection_question_ids)
+    iou = {(r.run_key, r.question_id): r.metrics.iou for r in experiment.results}
+    runs = [r.run_key for r in experiment.runs]
+    questions = {r.question_id for r in experiment.results}
+
+    def mean(run_key: str, ids) -> float:
+        return sum(iou[(run_key, q)] for q in ids) / len(ids)
+
+    assert found.winner_run_key == max(runs, key=lambda k: mean(k, chosen_on))
+    head = found.scores[0]
+    assert head.selection_mean == pytest.approx(mean(found.winner_run_key, chosen_on))
+    assert head.confirmation_mean == pytest.approx(mean(found.winner_run_key, questions - chosen_on))
+    assert head.ci_low < head.confirmation_mean < head.ci_high
+    recall = next(s for s in found.scores if s.metric == "recall")
+    assert 0 < recall.confirmation_mean <= 1 and recall.ci_low <= recall.confirmation_mean <= recall.ci_high
+    html = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
+    assert f"{found.winner_run_key} was chosen on 138 of the 276 questions (seed 3)" in html
+    assert "where it was confirmed (95% interval)" in html
+    compared = stack.client().compare_experiments([chroma_run[1].experiment_id, experiment.experiment_id])
+    assert compared.experiments[1].validation == found
+    assert compared.experiments[0].validation.unavailable.startswith("fewer than two runs")
+
+
+def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_question_results(stack):
+    """ADR 0044: the same clause in two contracts embeds to the same vectors; which
+    copy ranks first follows the documented rule, not the order the store holds
+    them in, for dense and hybrid retrieval alike."""
+    clause = ("Either party may terminate this agreement by giving ninety days written notice to the other party. "
+              "Termination does not release either party from obligations that accrued before the notice. ") * 3
+    texts = {name: clause + f"\n\n{name} schedule: the {tail} apply to this contract only.\n"
+             for name, tail in (("Alder", "delivery dates in annex one"), ("Birch", "prices in annex two"))}
+    documents = {name: upload(stack, f"{name.lower()}-contract-ties.md", text.encode()) for name, text in texts.items()}
+    alder = documents["Alder"].document_id
+    start = full_text(stack, alder).index("Termination does not release")
+    excerpt = "Termination does not release either party from obligations that accrued before the notice."
+    questions = [
+        evaluator_pb2.Question(text=text, references=[evaluator_pb2.Reference(
+            document_id=alder, start_char=start, end_char=start + len(excerpt), content=excerpt)])
+        for text in ("How much notice ends the agreement?", "Does termination release accrued obligations?",
+                     "What happens to obligations after notice?")
+    ]
+    question_set = evaluator(stack).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+        name="duplicated clauses", questions=questions), timeout=60)
+    doc_ids = [d.document_id for d in documents.values()]
+    retriever = clients.retriever(stack.addresses["retriever"])
+
+    def results(hybrid: bool) -> list[tuple]:
+        experiment = finished(run(stack, evaluator_pb2.ExperimentConfig(
+            name=f"ties {'hybrid' if hybrid else 'dense'}", question_set_id=question_set.question_set_id,
+            strategies=[fixed(24, 0)], retrieval_only=True,
+            retrieval=common_pb2.RetrievalOptions(top_k=2, hybrid=hybrid,
+                                                  filter=common_pb2.RetrievalFilter(document_ids=doc_ids)))))
+        found = get(stack, experiment.experiment_id).results
+        return sorted((r.question, [(c.chunk.document_id, c.chunk.chunk_index, round(c.score, 6)) for c in r.retrieved_chunks],
+                       r.metrics.recall, r.metrics.precision, r.metrics.iou) for r in found)
+
+    first = {hybrid: results(hybrid) for hybrid in (False, True)}
+    tied = [hits for _, hits, *_ in first[False] if len({score for *_, score in hits}) == 1]
+    assert tied and all({doc for doc, *_ in hits} == set(doc_ids) for hits in tied)  # both copies, tied
+    for document_id in reversed(doc_ids):  # each document's set indexed again: the store's order changes
+        retriever.DeleteIndexedSet(retriever_pb2.DeleteIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
+            embedding_model="all-MiniLM-L6-v2", document_id=document_id, strategy="fixed_size",
+            config_id=fixed_config({"chunk_size": 24, "chunk_overlap": 0}))), timeout=30)
+        assert {hybrid: results(hybrid) for hybrid in (False, True)} == first
 
 
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run, tmp_path):

@@ -460,3 +460,75 @@ def test_the_retrieval_limits_are_published_as_enforced(retriever):
     code, message = code_of(lambda: ask(retriever, "q", "fixed_size", limits.max_top_k + 1))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and str(limits.max_top_k) in message
     assert ask(retriever, "side by side", "fixed_size", 0, "sbs").expansion_tree.hits  # 0: the default top_k
+
+
+# -- rankings that do not depend on the index's layout (ADR 0044) ----------------
+
+def test_tied_passages_rank_by_document_then_chunk_whatever_order_they_were_indexed_in(retriever):
+    # The same passage in two documents embeds to the same vector: exactly tied scores.
+    v = Vectors("the shared clause")
+    same, other = v.at(0.9), v.at(0.5)
+    passage = "Either party may end this agreement with thirty days notice."
+
+    def index_doc(doc: str) -> None:
+        index(retriever, "recursive", [(chunk(doc, "recursive", 0, content="intro", collection="ties"), other),
+                                       (chunk(doc, "recursive", 1, content=passage, collection="ties"), same)])
+
+    def top(**fields) -> list[tuple[str, int]]:
+        request = request_of("the shared clause", strategy="recursive", top_k=1, **fields)
+        request.options.filter.collections.append("ties")
+        hits = retriever.Retrieve(request, timeout=60).expansion_tree.hits
+        return [(n.hit.chunk.document_id, n.hit.chunk.chunk_index) for n in hits]
+
+    index_doc("tie-b")
+    index_doc("tie-a")
+    first = {"dense": top(), "hybrid": top(hybrid=True)}
+    assert first == {"dense": [("tie-a", 1)], "hybrid": [("tie-a", 1)]}  # document id breaks the tie, not arrival
+    # tie-a indexed again (now the later arrival in the store), then tie-b: the same answers.
+    index_doc("tie-a")
+    assert {"dense": top(), "hybrid": top(hybrid=True)} == first
+    index_doc("tie-b")
+    assert {"dense": top(), "hybrid": top(hybrid=True)} == first
+
+
+def test_hybrid_ranking_depends_only_on_the_sets_it_searches(retriever):
+    # In the searched set "beta" is rarer than "alpha"; in the unrelated ones it is everywhere. An
+    # IDF over the whole index would rank the alpha chunks above the beta one.
+    v = Vectors("alpha beta")
+    texts = ["beta in the plan", "alpha notes on the plan", "alpha again in the plan", "the plan itself",
+             "nothing relevant here"]
+    items = [(chunk("scope", "recursive", i, content=t, collection="scoped"), v.at(0.5)) for i, t in enumerate(texts)]
+    index(retriever, "recursive", items)
+
+    def rankings() -> list[list[tuple[str, float]]]:
+        found = []
+        for question in ("alpha beta", "beta", "the plan alpha"):
+            request = request_of(question, strategy="recursive", top_k=5, hybrid=True)
+            request.options.filter.collections.append("scoped")
+            hits = retriever.Retrieve(request, timeout=60).expansion_tree.hits
+            found.append([(n.hit.chunk.content, round(n.hit.score, 9)) for n in hits])
+        return found
+
+    before = rankings()
+    assert before[0][0][0] == "beta in the plan"
+    noise = [f"beta beta report {i}" for i in range(40)]
+    unrelated = [  # another collection, another strategy of the same document, another configuration of it
+        ("noise-doc", "recursive", "cfg", "elsewhere", pb.ACTIVATION_UNSPECIFIED),
+        ("scope", "fixed_size", "cfg", "scoped", pb.ACTIVATION_UNSPECIFIED),
+        ("scope", "recursive", "other", "scoped", pb.ACTIVATION_KEEP_CURRENT),
+    ]
+    for doc, strategy, config, collection, activation in unrelated:
+        index(retriever, strategy, [(chunk(doc, strategy, i, content=t, collection=collection, config=config), v.at(0.4))
+                                    for i, t in enumerate(noise)], doc=doc, activation=activation)
+    assert rankings() == before
+    for doc, strategy, config, _, _ in unrelated:
+        key = rpb.IndexedSetKey(embedding_model=MODEL, document_id=doc, strategy=strategy, config_id=config)
+        retriever.DeleteIndexedSet(rpb.DeleteIndexedSetRequest(key=key), timeout=10)
+    assert rankings() == before
+    # Searching the noise as well is another question: there beta is common and alpha ranks first.
+    request = request_of("alpha beta", strategy="recursive", top_k=5, hybrid=True)
+    request.options.filter.collections.extend(["scoped", "elsewhere"])
+    index(retriever, "recursive", [(chunk("noise-doc", "recursive", i, content=t, collection="elsewhere"), v.at(0.4))
+                                   for i, t in enumerate(noise)], doc="noise-doc")
+    mixed = retriever.Retrieve(request, timeout=60).expansion_tree.hits
+    assert mixed[0].hit.chunk.content.startswith("alpha")

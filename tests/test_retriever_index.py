@@ -4,6 +4,7 @@ set) give the same answers."""
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 import zlib
@@ -18,6 +19,7 @@ from services.retriever.edge_index import EdgeIndex
 from services.retriever.freshness import ExpiryWatch, FreshnessPolicy
 from services.retriever.payloads import IndexPoint, unit_vector
 from services.retriever.server_index import QdrantServerIndex
+from services.retriever.term_stats import TermCounts, weighted_query
 
 DIM = 8
 
@@ -192,14 +194,23 @@ def test_the_window_check_follows_time_writes_and_window_changes(index):
     assert not holds(FreshnessPolicy({"news": 0, "default": 0}), 1000)
 
 
-def test_lexical_ranking_uses_bm25_with_idf(index):
+def test_lexical_ranking_is_bm25_with_the_idf_the_query_carries(index):
     texts = ["the cat sat on the mat", "the dog chased the cat", "error code XJ-9000 in the pump log", "the mat was red"]
     points = [point("t", "fixed_size", i, text=t) for i, t in enumerate(texts)]
     index.replace("t", "fixed_size", "cfg", points, True)
-    found = index.search_lexical(lexical.query_vector("XJ-9000"), c.match("strategy", "fixed_size"), 10)
+    counts = [TermCounts.of(p.sparse for p in points)]
+    found = index.search_lexical(weighted_query(lexical.query_vector("XJ-9000"), counts), c.match("strategy", "fixed_size"), 10)
     assert labels(found) == ["t/fixed_size/chunk/2"]
-    found = index.search_lexical(lexical.query_vector("cat mat"), c.match("strategy", "fixed_size"), 10)
+    query = weighted_query(lexical.query_vector("cat mat"), counts)
+    found = index.search_lexical(query, c.match("strategy", "fixed_size"), 10)
     assert labels(found)[0] == "t/fixed_size/chunk/0"  # both rare-ish words
+    # The score is BM25 over these four chunks and nothing else: idf(cat) = idf(mat) = ln(1 + 2.5/2.5).
+    cat_mat = dict(zip(points[0].sparse.indices, points[0].sparse.values))
+    expected = sum(math.log(2.0) * cat_mat[t] for t in query.indices)
+    assert found[0][1] == pytest.approx(expected, rel=1e-6)
+    # Points elsewhere in the index (another set) change nothing: the store applies no IDF of its own.
+    index.replace("u", "fixed_size", "cfg", [point("u", "fixed_size", i, text="cat " * 3) for i in range(20)], True)
+    assert index.search_lexical(query, c.match("document_id", "t"), 10)[0][1] == found[0][1]
 
 
 @pytest.mark.parametrize("language, texts, question, expected, english_finds_it", [
@@ -260,3 +271,69 @@ def test_both_stores_answer_the_same(tmp_path):
     finally:
         edge.close()
         local.close()
+
+
+def test_a_shard_written_when_the_store_applied_idf_is_rewritten_without_it_on_open(tmp_path):
+    from qdrant_edge import EdgeShard, UpdateOperation
+
+    from services.retriever.edge_index import _point, shard_config
+
+    points = [point("old", "fixed_size", i, text=t) for i, t in enumerate(["pump fault", "pump log", "a fault"])]
+    legacy = EdgeShard.create(str(tmp_path / "shard"), shard_config(DIM, store_idf=True))
+    legacy.update(UpdateOperation.upsert_points([_point(p) for p in points]))
+    legacy.flush()
+    legacy.close()
+    index = EdgeIndex(tmp_path / "shard", DIM)
+    assert '"idf"' not in (tmp_path / "shard" / "edge_config.json").read_text()
+    assert index.count() == 3 and not (tmp_path / "shard.previous").exists()
+    query = lexical.query_vector("fault")
+    found = index.search_lexical(query, None, 10)
+    weights = {p.payload["chunk"]: dict(zip(p.sparse.indices, p.sparse.values))[query.indices[0]]
+               for p in points if query.indices[0] in p.sparse.indices}
+    assert {label: score for label, score in zip(labels(found), (s for _, s in found))} == pytest.approx(weights)
+    assert labels(index.search(points[1].dense, None, 1)) == ["old/fixed_size/chunk/1"]
+    index.close()
+
+
+def test_a_collection_made_when_the_store_applied_idf_stops_applying_it():
+    from qdrant_client import models
+
+    client = QdrantClient(":memory:")
+    client.create_collection("legacy", vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.DOT)},
+                             sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    QdrantServerIndex(client, "legacy", DIM)
+    assert client.get_collection("legacy").config.params.sparse_vectors["bm25"].modifier == models.Modifier.NONE
+
+
+def test_stable_top_orders_ties_by_point_and_looks_past_a_tie_at_the_cut():
+    from services.retriever.ranking import stable_top
+
+    # Twelve points tied at 0.7 behind one at 0.9; the store hands ties back newest first.
+    ranking = [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": 99}, 0.9)]
+    ranking += [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": i}, 0.7)
+                for i in reversed(range(12))]
+    ranking += [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": 50}, 0.1)]
+    asked = []
+
+    def search(n):
+        asked.append(n)
+        return ranking[:n]
+
+    top = stable_top(search, 3)
+    assert [p["chunk_index"] for p, _ in top] == [99, 0, 1]  # not 99, 11, 10
+    assert asked == [11, 44]  # the first 11 all tied at the cut: asked again for more
+    # Scores equal to the sixth decimal are ties too (two stores may differ in the last bits).
+    near = [({**ranking[1][0], "chunk_index": 2}, 0.7000000001), ({**ranking[1][0], "chunk_index": 1}, 0.7)]
+    assert [p["chunk_index"] for p, _ in stable_top(lambda n: near[:n], 2)] == [1, 2]
+
+
+def test_tied_points_come_back_in_the_documented_order_from_either_store(index):
+    from services.retriever.ranking import stable_top
+
+    same = vector(1)
+    tied = [IndexPoint(p.point_id, p.payload, same, p.sparse) for p in
+            [point(doc, "fixed_size", i) for doc in ("z-doc", "a-doc", "m-doc") for i in (3, 1)]]
+    for doc in ("z-doc", "a-doc", "m-doc"):  # arrival order: z first
+        index.replace(doc, "fixed_size", "cfg", [p for p in tied if p.payload["document_id"] == doc], True)
+    found = stable_top(lambda n: index.search(same, None, n, exact=True), 3)
+    assert labels(found) == ["a-doc/fixed_size/chunk/1", "a-doc/fixed_size/chunk/3", "m-doc/fixed_size/chunk/1"]

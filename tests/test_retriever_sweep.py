@@ -363,3 +363,28 @@ def test_retention_drops_unused_inactive_sets_and_keeps_active_and_pinned_ones(k
     assert {p.payload["config_id"] for _, _, idx in service.registry.all() for p in idx.scroll(None)} == {
         "active", "pinned-trial"}
     assert sets.apply_retention(utcnow() + timedelta(days=365)) == []  # active and pinned stay for good
+
+
+def test_sets_recorded_before_they_had_bm25_statistics_get_them_at_the_first_hybrid_query(kit):
+    from sqlalchemy import delete, select
+
+    from services.retriever.store import SetTermsRow
+
+    service, _ = kit
+    fill(service)
+    request = rpb.RetrieveRequest(query="new-news text 2", options=pb.RetrievalOptions(
+        strategy="fixed_size", top_k=5, hybrid=True, embedding_model="fake-4"))
+    request.as_of.CopyFrom(to_proto(NOW))
+
+    def ranking() -> list[tuple[str, float]]:
+        return [(n.hit.chunk.content, n.hit.score) for n in service.retrieve(request).expansion_tree.hits]
+
+    before = ranking()
+    assert {content.split()[0] for content, _ in before} == {"new-news", "old-policy"}  # old-news is past its window
+    with service.store._sessions.begin() as session:  # what a store written by the previous release holds
+        session.execute(delete(SetTermsRow))
+    service._term_counts = type(service._term_counts)()
+    assert ranking() == before
+    with service.store._sessions() as session:
+        healed = {(r.document_id, r.strategy): (r.chunks, r.language) for r in session.scalars(select(SetTermsRow))}
+    assert healed == {(d, "fixed_size"): (n, "en") for d, n in (("old-news", 5), ("new-news", 3), ("old-policy", 3))}

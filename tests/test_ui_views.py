@@ -492,3 +492,37 @@ def test_recent_bulk_loads_read_as_a_table_newest_first():
             "<td>2027-01-15 08:00 UTC</td><td>2 / 5</td><td>1</td><td>running</td></tr>") in html
     assert f'data-bulk-load="{"2" * 32}" data-state="done"' in html and "<td>done (cancelled)</td>" in html
     assert html.index("1" * 32) < html.index("2" * 32)
+
+
+def held_out(experiment_: evaluator_pb2.Experiment) -> evaluator_pb2.Experiment:
+    experiment_.validation.CopyFrom(evaluator_pb2.WinnerValidation(
+        mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=7, metric="iou", selection_questions=10,
+        confirmation_questions=10, winner_run_key="r1", all_questions_winner_run_key="r0",
+        scores=[evaluator_pb2.ValidatedScore(metric="iou", selection_mean=0.3, confirmation_mean=0.22,
+                                             ci_low=0.18, ci_high=0.26, all_mean=0.26)]))
+    return experiment_
+
+
+def test_the_experiment_and_compare_pages_name_the_winner_and_how_it_held_up():
+    html = experiments_html.experiment_summary_html(held_out(experiment()), METRICS)
+    winner = parse(html).find(".//div[@class='cl-winner']")
+    assert text_of(winner.find("p")).startswith(
+        "r1 was chosen on 10 of the 20 questions (seed 7) and scores IoU 22.0% (95% interval 18.0% to 26.0%) "
+        "on the other 10, against 30.0% on the questions that chose it. On every question at once r0 looks best")
+    assert [text_of(td) for td in winner.find(".//tbody/tr")] == ["IoU", "30.0%", "22.0% (18.0% to 26.0%)", "26.0%"]
+    response = comparison()
+    held_out(response.experiments[1])
+    cells = parse(compare_html.compare_html(response, METRICS)).findall(".//td[@class='cl-winner']")
+    assert text_of(cells[0]) == "–" and text_of(cells[1]).startswith("r1 was chosen on 10 of the 20 questions")
+
+
+def test_the_experiment_form_sends_the_chosen_validation_and_its_seed():
+    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size")
+    choice = next(k for k, v in experiment_config.VALIDATIONS.items() if v == evaluator_pb2.VALIDATION_MODE_K_FOLD)
+    config = experiment_config.experiment_config(name="", question_set_id="qs", grids=[grid],
+                                                 validation=experiment_config.validation(choice, 12))
+    assert (config.validation.mode, config.validation.seed) == (evaluator_pb2.VALIDATION_MODE_K_FOLD, 12)
+    assert experiment_config.validation(next(iter(experiment_config.VALIDATIONS)), None).mode == (
+        evaluator_pb2.VALIDATION_MODE_HOLDOUT)
+    with pytest.raises(ValueError, match="Choose how the winner is checked"):
+        experiment_config.validation("best of three", 0)

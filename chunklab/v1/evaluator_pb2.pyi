@@ -26,6 +26,13 @@ class ExperimentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPERIMENT_STATE_FAILED: _ClassVar[ExperimentState]
     EXPERIMENT_STATE_INTERRUPTED: _ClassVar[ExperimentState]
 
+class ValidationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VALIDATION_MODE_UNSPECIFIED: _ClassVar[ValidationMode]
+    VALIDATION_MODE_NONE: _ClassVar[ValidationMode]
+    VALIDATION_MODE_HOLDOUT: _ClassVar[ValidationMode]
+    VALIDATION_MODE_K_FOLD: _ClassVar[ValidationMode]
+
 class ReportView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     REPORT_VIEW_UNSPECIFIED: _ClassVar[ReportView]
@@ -51,6 +58,10 @@ EXPERIMENT_STATE_RUNNING: ExperimentState
 EXPERIMENT_STATE_SUCCEEDED: ExperimentState
 EXPERIMENT_STATE_FAILED: ExperimentState
 EXPERIMENT_STATE_INTERRUPTED: ExperimentState
+VALIDATION_MODE_UNSPECIFIED: ValidationMode
+VALIDATION_MODE_NONE: ValidationMode
+VALIDATION_MODE_HOLDOUT: ValidationMode
+VALIDATION_MODE_K_FOLD: ValidationMode
 REPORT_VIEW_UNSPECIFIED: ReportView
 REPORT_VIEW_BOTH: ReportView
 REPORT_VIEW_MANAGERIAL: ReportView
@@ -380,7 +391,7 @@ class StrategyGrid(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., grid: _Optional[_Iterable[_Union[KnobGrid, _Mapping]]] = ...) -> None: ...
 
 class ExperimentConfig(_message.Message):
-    __slots__ = ("name", "question_set_id", "strategies", "retrieval", "answer_model", "judge_model", "retrieval_only")
+    __slots__ = ("name", "question_set_id", "strategies", "retrieval", "answer_model", "judge_model", "retrieval_only", "validation")
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
@@ -388,6 +399,7 @@ class ExperimentConfig(_message.Message):
     ANSWER_MODEL_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_ONLY_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
     name: str
     question_set_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[StrategyGrid]
@@ -395,7 +407,64 @@ class ExperimentConfig(_message.Message):
     answer_model: ModelEndpoint
     judge_model: ModelEndpoint
     retrieval_only: bool
-    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., retrieval_only: _Optional[bool] = ...) -> None: ...
+    validation: Validation
+    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., retrieval_only: _Optional[bool] = ..., validation: _Optional[_Union[Validation, _Mapping]] = ...) -> None: ...
+
+class Validation(_message.Message):
+    __slots__ = ("mode", "seed", "selection_share", "folds", "metric")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_SHARE_FIELD_NUMBER: _ClassVar[int]
+    FOLDS_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    mode: ValidationMode
+    seed: int
+    selection_share: float
+    folds: int
+    metric: str
+    def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., selection_share: _Optional[float] = ..., folds: _Optional[int] = ..., metric: _Optional[str] = ...) -> None: ...
+
+class ValidatedScore(_message.Message):
+    __slots__ = ("metric", "selection_mean", "confirmation_mean", "ci_low", "ci_high", "all_mean")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_MEAN_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_MEAN_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    ALL_MEAN_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    selection_mean: float
+    confirmation_mean: float
+    ci_low: float
+    ci_high: float
+    all_mean: float
+    def __init__(self, metric: _Optional[str] = ..., selection_mean: _Optional[float] = ..., confirmation_mean: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., all_mean: _Optional[float] = ...) -> None: ...
+
+class WinnerValidation(_message.Message):
+    __slots__ = ("mode", "seed", "metric", "selection_questions", "confirmation_questions", "winner_run_key", "all_questions_winner_run_key", "scores", "fold_winners", "unavailable", "selection_question_ids")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    WINNER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    ALL_QUESTIONS_WINNER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    FOLD_WINNERS_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_QUESTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    mode: ValidationMode
+    seed: int
+    metric: str
+    selection_questions: int
+    confirmation_questions: int
+    winner_run_key: str
+    all_questions_winner_run_key: str
+    scores: _containers.RepeatedCompositeFieldContainer[ValidatedScore]
+    fold_winners: _containers.RepeatedScalarFieldContainer[str]
+    unavailable: str
+    selection_question_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., metric: _Optional[str] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., winner_run_key: _Optional[str] = ..., all_questions_winner_run_key: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[ValidatedScore, _Mapping]]] = ..., fold_winners: _Optional[_Iterable[str]] = ..., unavailable: _Optional[str] = ..., selection_question_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExperimentProvenance(_message.Message):
     __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
@@ -425,7 +494,7 @@ class ExperimentProvenance(_message.Message):
     def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -438,6 +507,7 @@ class Experiment(_message.Message):
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -450,7 +520,8 @@ class Experiment(_message.Message):
     provenance: ExperimentProvenance
     questions_done: int
     questions_total: int
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ...) -> None: ...
+    validation: WinnerValidation
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
     __slots__ = ("config", "dry_run", "resume_experiment_id")
@@ -483,18 +554,24 @@ class ExperimentEstimate(_message.Message):
     def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
-    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key")
+    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_DONE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     questions_done: int
     questions_total: int
     message: str
     run_key: str
-    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ...) -> None: ...
+    document_name: str
+    documents_done: int
+    documents_total: int
+    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ..., document_name: _Optional[str] = ..., documents_done: _Optional[int] = ..., documents_total: _Optional[int] = ...) -> None: ...
 
 class ExperimentEvent(_message.Message):
     __slots__ = ("progress", "estimate", "experiment")

@@ -41,12 +41,13 @@ class RunSettings:
     documents: gr.Dropdown
     answer: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
     judge: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
+    validation: tuple[gr.Dropdown, gr.Number]
 
     def components(self) -> set:
         return {
             self.question_set, self.name, self.top_k, self.neighbor_prev, self.neighbor_next, self.window,
             self.embedding_model, self.hybrid, self.recency, self.retrieval_only, self.documents,
-            *self.answer, *self.judge,
+            *self.answer, *self.judge, *self.validation,
         }
 
     def config(self, values: dict, grids: list[evaluator_pb2.StrategyGrid]) -> evaluator_pb2.ExperimentConfig:
@@ -66,6 +67,7 @@ class RunSettings:
             answer_model=experiment_config.endpoint(*(values[c] for c in self.answer)),
             judge_model=experiment_config.endpoint(*(values[c] for c in self.judge)),
             document_ids=values[self.documents] or [],
+            validation=experiment_config.validation(values[self.validation[0]], values[self.validation[1]]),
         )
 
 
@@ -192,11 +194,16 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
                 gr.Textbox(label="Judge model", elem_id="exp-judge-model"),
                 gr.Textbox(label="Judge API key", type="password", elem_id="exp-judge-api-key"),
             )
+    with gr.Row():
+        mode = gr.Dropdown(label="How the winner is checked", choices=list(experiment_config.VALIDATIONS),
+                           value=next(iter(experiment_config.VALIDATIONS)), elem_id="exp-validation",
+                           info="every run answers every question; this picks which questions choose the winner")
+        seed = gr.Number(label="split seed", value=0, precision=0, elem_id="exp-validation-seed")
     name = gr.Textbox(label="Experiment name (optional)", elem_id="exp-name")
     return RunSettings(
         question_set=question_set, name=name, top_k=top_k, neighbor_prev=prev, neighbor_next=nxt, window=window,
         embedding_model=embedding, hybrid=hybrid, recency=recency, retrieval_only=retrieval_only,
-        documents=documents, answer=answer, judge=judge,
+        documents=documents, answer=answer, judge=judge, validation=(mode, seed),
     )
 
 

@@ -12,6 +12,7 @@ continues.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -25,8 +26,8 @@ from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, U
 from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
-from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
+from services.evaluator import answers, judge, models, pricing, validation
 from services.evaluator.grid import Cell, expand
 from services.evaluator.metrics import cosine
 from services.evaluator.peers import retrieve_request
@@ -61,6 +62,8 @@ class Plan:
     answer: ChatEndpoint | None
     judge: ChatEndpoint | None
     provider: EmbeddingProvider
+    # Each document's record (BASIC view): its name for progress, its hash for provenance.
+    records: dict[str, documents_pb2.Document]
 
 
 @dataclass
@@ -82,6 +85,7 @@ def _check_config(config: evaluator_pb2.ExperimentConfig) -> None:
         raise InvalidArgument("name the question set to run (question_set_id)")
     retrieval.check_options(config.retrieval, needs_strategy=False)
     config.retrieval.top_k = retrieval.top_k(config.retrieval)
+    validation.check(config.validation)
 
 
 def referenced_documents(question_set: evaluator_pb2.QuestionSet) -> list[str]:
@@ -137,6 +141,7 @@ class ExperimentRunner:
                 f"question set {question_set.name!r} has no reference excerpts, so it names no documents; "
                 "list the documents to search in filter.document_ids"
             )
+        records = {document_id: self._deps.peers.get_document(document_id, False) for document_id in documents}
         provider = self._deps.provider_for(options.embedding_model or self._deps.default_embedding_model)
         options.embedding_model = provider.name
         answer = models.resolve(config.answer_model, self._deps.defaults, models.EXTRACTIVE)
@@ -147,7 +152,7 @@ class ExperimentRunner:
         config.judge_model.CopyFrom(models.public(judge_endpoint, models.NO_JUDGE))
         if not config.name:
             config.name = f"{question_set.name}: {', '.join(dict.fromkeys(g.strategy for g in config.strategies))}"
-        return Plan(config, question_set, cells, documents, answer, judge_endpoint, provider)
+        return Plan(config, question_set, cells, documents, answer, judge_endpoint, provider, records)
 
     def with_keys(self, plan: Plan, keys: evaluator_pb2.ExperimentConfig) -> Plan:
         """The plan with API keys supplied again (they are never stored)."""
@@ -240,9 +245,7 @@ class ExperimentRunner:
         return experiment
 
     def provenance(self, plan: Plan) -> evaluator_pb2.ExperimentProvenance:
-        hashes = {}
-        for document_id in plan.documents:
-            hashes[document_id] = self._deps.peers.get_document(document_id, False).content_hash
+        hashes = {document_id: plan.records[document_id].content_hash for document_id in plan.documents}
         return evaluator_pb2.ExperimentProvenance(
             question_set_hash=plan.question_set.content_hash,
             embedding_model=plan.provider.name,
@@ -285,10 +288,11 @@ class ExperimentRunner:
         total = experiment.questions_total
         progressed = len(done)
 
-        def progress(message: str, run_key: str = "") -> None:
+        def progress(message: str, run_key: str = "", **processing) -> None:
+            """processing: document_name, documents_done, documents_total while documents are processed."""
             publish(evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
                 experiment_id=experiment.experiment_id, questions_done=progressed, questions_total=total,
-                message=message, run_key=run_key,
+                message=message, run_key=run_key, **processing,
             )))
 
         progress("resuming: %d of %d questions already done" % (progressed, total) if done else "started")
@@ -306,7 +310,7 @@ class ExperimentRunner:
                     continue
                 self._check_stop(experiment_id)
                 try:
-                    self._ensure_processed(cell, plan, run, lambda m, k=cell.run_key: progress(m, k))
+                    self._ensure_processed(cell, plan, run, functools.partial(progress, run_key=cell.run_key))
                 except Unavailable:
                     raise
                 except ServiceError as exc:
@@ -324,7 +328,7 @@ class ExperimentRunner:
                     experiment.questions_done += 1
                     repo.save_experiment(experiment)
                     progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
-                self.summarize(experiment, repo.results(experiment.experiment_id))
+                self.summarize(experiment, repo.results(experiment.experiment_id), validated=False)
                 repo.save_experiment(experiment)
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
@@ -358,33 +362,39 @@ class ExperimentRunner:
             raise Interrupted(cancelled=True)
 
     def _ensure_processed(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
-                          progress: Callable[[str], None]) -> None:
+                          progress: Callable[..., None]) -> None:
         """Every document has an index set of this cell's configuration and
         embedding model: one already there (the user's, or an earlier
         experiment's) is reused; any other document is processed into a set of
-        its own beside the active one, which stays as it is (ADR 0038)."""
+        its own beside the active one, which stays as it is (ADR 0038). Each
+        document processed is told by name, with how many are done."""
         model = plan.provider.name
         run.chunk_count = 0
         run.processing_seconds = 0.0
         reused = 0
-        for document_id in plan.documents:
+        total = len(plan.documents)
+        for done, document_id in enumerate(plan.documents):
             with self._set_lock((document_id, cell.spec.name, cell.config_id, model)):
                 indexed = self._deps.peers.indexed_set(model, document_id, cell.spec.name, cell.config_id)
                 if indexed is not None:
                     reused += 1
                     run.chunk_count += indexed.points
                     continue
-                self._process(document_id, cell, model, run, progress)
+                name = plan.records[document_id].name
+                told = functools.partial(progress, document_name=name, documents_done=done, documents_total=total)
+                step = f"processing {name} with {cell.run_key} ({done + 1}/{total})"
+                self._process(document_id, name, cell, model, run, step, told)
         run.index_reused = reused == len(plan.documents)
 
     def _set_lock(self, key: tuple[str, str, str, str]) -> threading.Lock:
         with self._sets_lock:
             return self._set_locks.setdefault(key, threading.Lock())
 
-    def _process(self, document_id: str, cell: Cell, model: str, run: evaluator_pb2.ExperimentRun,
-                 progress: Callable[[str], None]) -> None:
-        """Indexes the run's own set of one document (never the active one)."""
-        progress(f"processing {document_id} with {cell.run_key}")
+    def _process(self, document_id: str, name: str, cell: Cell, model: str, run: evaluator_pb2.ExperimentRun,
+                 step: str, progress: Callable[[str], None]) -> None:
+        """Indexes the run's own set of one document (never the active one), telling the
+        step when it starts and then the chunker's progress at most once a second."""
+        progress(step)
         result = None
         last_report = 0.0
         for event in self._deps.peers.process(document_id, cell.spec, model):
@@ -392,12 +402,12 @@ class ExperimentRunner:
                 result = event.result
             elif time.monotonic() - last_report > 1.0:
                 last_report = time.monotonic()
-                progress(f"processing {document_id} with {cell.run_key}: {event.progress.message}")
+                progress(f"{step}: {event.progress.message}")
         if result is None:
             raise Unavailable("the chunker ended processing without a result")
         if result.strategies_failed:
             reason = result.strategies_failed[0].reason
-            raise FailedPrecondition(f"{cell.spec.name} could not process document {document_id}: {reason}")
+            raise FailedPrecondition(f"{cell.spec.name} could not process {name}: {reason}")
         outcome = result.strategies_completed[0]
         run.chunk_count += outcome.chunk_count
         run.processing_seconds += outcome.seconds
@@ -485,8 +495,10 @@ class ExperimentRunner:
     # -- summaries --------------------------------------------------------
 
     @staticmethod
-    def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> None:
-        """Fills each run's means, usage and count from the finished questions."""
+    def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
+                  validated: bool = True) -> None:
+        """Fills each run's means, usage and count from the finished questions,
+        and (when `validated`) the winner's validation (validation.py)."""
         by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}
         for result in results:
             by_run.setdefault(result.run_key, []).append(result)
@@ -503,6 +515,8 @@ class ExperimentRunner:
                 usage.llm_calls += r.usage.llm_calls
                 usage.estimated_cost_usd += r.usage.estimated_cost_usd
             run.usage.CopyFrom(usage)
+        if validated:
+            experiment.validation.CopyFrom(validation.validate(experiment, results))
 
 
 def mean_judge(items: Sequence[evaluator_pb2.JudgeScores]) -> evaluator_pb2.JudgeScores:

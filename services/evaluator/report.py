@@ -4,7 +4,7 @@ Managerial: which run wins on the headline measure, by how much, at what
 token cost, in plots. Technical: configuration, provenance and every
 question (collapsed) with each run's expansion tree, context, answer and
 judge reasons; the results link to their chunks, whose texts are shown once
-at the end, since the same chunk comes back for many questions (ADR 0043).
+at the end, since the same chunk comes back for many questions (ADR 0047).
 The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
 stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/templates/, the chunks through the shared
@@ -24,10 +24,11 @@ from google.protobuf import json_format
 
 from chunklab import knobs, retrieval_view
 from chunklab.metric_format import MetricFormat
+from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
 from chunklab.render import render_pieces
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog, plots, scoring
+from services.evaluator import metric_catalog, plots, scoring, validation
 
 # A chunk's text is shown once, cut at MAX_CHUNK_CHARS, under "Chunk texts"; where a
 # question's result shows the chunk, it shows the text's first PREVIEW_CHARS as a link there.
@@ -65,24 +66,28 @@ def file_name(experiment: evaluator_pb2.Experiment) -> str:
 
 # -- the managerial view ---------------------------------------------------
 
+HEADLINE_TITLES = {
+    "iou": "IoU of the context with the references", "answer_similarity": "judged answer similarity",
+    "embedding_answer_similarity": "answer similarity by embeddings", "context_relevance": "judged context relevance",
+}
+
+
 def headline(runs: Sequence[evaluator_pb2.ExperimentRun]):
-    """(metric, title, value of a run) the verdict is about: IoU when there are references, else a
-    judge or embedding measure; None when no run has any quality measure."""
-    if any(r.mean_metrics.questions_labelled for r in runs):
-        return "iou", "IoU of the context with the references", lambda r: r.mean_metrics.iou
-    if any(r.mean_judge.answer_similarity.measured for r in runs):
-        return "answer_similarity", "judged answer similarity", lambda r: r.mean_judge.answer_similarity.value
-    if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs):
-        return ("embedding_answer_similarity", "answer similarity by embeddings",
-                lambda r: r.mean_metrics.embedding_answer_similarity)
-    if any(r.mean_judge.context_relevance.measured for r in runs):
-        return "context_relevance", "judged context relevance", lambda r: r.mean_judge.context_relevance.value
-    return None
+    """(metric, title, value of a run) the verdict is about (validation.headline_metric);
+    None when no run has any quality measure."""
+    metric = validation.headline_metric(runs)
+    if metric is None:
+        return None
+    if metric in ("iou", "embedding_answer_similarity"):
+        return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_metrics, metric)
+    return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_judge, metric).value
 
 
-def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
-    """The verdict's parts: the winner on the headline measure, the runner-up and the token cost;
-    or, with winner None, the sentence that says why there is none."""
+def verdict(runs: Sequence[evaluator_pb2.ExperimentRun],
+            validated: evaluator_pb2.WinnerValidation | None = None) -> dict:
+    """The verdict's parts: the winner (the validated one when there is one, else the
+    best on the headline measure), the runner-up and the token cost; or, with winner
+    None, the sentence that says why there is none."""
     usable = [r for r in runs if r.questions_done and not r.error]
     if not usable:
         return {"winner": None, "text": "No run finished any question, so there is no winner to name."}
@@ -92,15 +97,19 @@ def verdict(runs: Sequence[evaluator_pb2.ExperimentRun]) -> dict:
             "No quality measure is available (no reference excerpts, no expected answers, no judge): "
             "the runs can only be told apart by what they send to the LLM, below.")}
     metric, title, value = chosen
-    best, *rest = sorted(usable, key=value, reverse=True)
+    ranked = sorted(usable, key=value, reverse=True)
+    if validated is not None and validated.winner_run_key and validated.metric == metric:
+        ranked.sort(key=lambda r: r.run_key != validated.winner_run_key)  # stable: the others stay in order
+    best, *rest = ranked
     parts = {"winner": best.run_key, "measure": title, "value": METRICS.value(metric, value(best)),
              "tokens": f"{best.mean_metrics.tokens_sent:,}", "second": "", "recall": ""}
     if rest:
         second = rest[0]
         gap = value(best) - value(second)
         parts.update(second=second.run_key, second_value=METRICS.value(metric, value(second)),
-                     gap=METRICS.difference(metric, gap).lstrip("+"),
-                     second_tokens=f"{second.mean_metrics.tokens_sent:,}")
+                     gap=METRICS.difference(metric, gap), second_tokens=f"{second.mean_metrics.tokens_sent:,}")
+        parts["behind"] = gap < 0  # the validated winner need not lead on every question
+        parts["gap"] = parts["gap"].lstrip("+-")
     if best.mean_metrics.questions_labelled:
         parts.update(recall=pct(best.mean_metrics.recall), precision=pct(best.mean_metrics.precision))
     return parts
@@ -204,8 +213,8 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
     judged = any(getattr(r.mean_judge, m).measured for r in runs for m in JUDGE_NAMES) or bool(
         judge_model and not judge_model.startswith("none"))
     head, rows = summary_table(runs, judged)
-    return {"verdict": verdict(runs), "notes": _notes(experiment, judged), "head": head, "rows": rows,
-            "plots": plot_figures(runs)}
+    return {"verdict": verdict(runs, experiment.validation), "validation": winner_view(experiment.validation, METRICS),
+            "notes": _notes(experiment, judged), "head": head, "rows": rows, "plots": plot_figures(runs)}
 
 
 # -- the technical view ----------------------------------------------------

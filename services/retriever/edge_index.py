@@ -16,6 +16,7 @@ a (document, strategy) replacement appear all at once to queries.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,8 @@ from services.retriever.payloads import (
     ACTIVE, INACTIVE, INTEGER_FIELDS, KEYWORD_FIELDS, SET_STATE_FIELD, TIME_FIELD, IndexPoint, Sparse,
 )
 
+log = logging.getLogger("chunklab.retriever.edge")
+
 BATCH = 512
 _REPO = Path(__file__).resolve().parents[2]  # where `python -m services.retriever.graph` runs
 # Written into a shard by the process that built its HNSW graph (when, over how many points,
@@ -70,13 +73,16 @@ VACUUM_SHARE = 0.2
 VACUUM_MIN = 1000
 
 
-def shard_config(dimension: int, build_graph: bool = False) -> EdgeConfig:
+def shard_config(dimension: int, build_graph: bool = False, store_idf: bool = False) -> EdgeConfig:
     """The shard's configuration. This process opens shards with HNSW
     building off; the graph builder's process opens its copy with it on
-    (every segment indexed, in one thread, Qdrant's default graph)."""
+    (every segment indexed, in one thread, Qdrant's default graph). The
+    sparse vectors get no IDF from the shard (term_stats.py); `store_idf`
+    opens a shard written before that (`_drop_store_idf`)."""
     return EdgeConfig(
         vectors={DENSE: EdgeVectorParams(size=dimension, distance=Distance.Dot)},
-        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf) if store_idf
+                        else EdgeSparseVectorParams()},
         optimizers=EdgeOptimizersConfig(indexing_threshold=1 if build_graph else 0),
         hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000,
                                     max_indexing_threads=1) if build_graph else None,
@@ -130,16 +136,12 @@ class EdgeIndex(VectorIndex):
         # The generation the HNSW graph covers (None: points were written since it was built, or never built).
         self.graph_generation: int | None = 0 if marker.get("current") else None
         if (path / "edge_config.json").exists():
+            if _holds_store_idf(path):
+                _drop_store_idf(path, dimension)
+                self.graph_generation = None
             self._shard = EdgeShard.load(str(path), shard_config(dimension))
         else:
-            path.mkdir(parents=True, exist_ok=True)
-            self._shard = EdgeShard.create(str(path), shard_config(dimension))
-            for name in KEYWORD_FIELDS:
-                self._shard.update(UpdateOperation.create_field_index(name, PayloadSchemaType.Keyword))
-            for name in INTEGER_FIELDS:
-                self._shard.update(UpdateOperation.create_field_index(name, PayloadSchemaType.Integer))
-            self._shard.update(UpdateOperation.create_field_index(TIME_FIELD, PayloadSchemaType.Float))
-            self._shard.flush()
+            self._shard = _create(path, dimension)
 
     # -- writes -----------------------------------------------------------
 
@@ -334,6 +336,53 @@ class EdgeIndex(VectorIndex):
         with self._lock.write():
             self._shard.flush()
             self._shard.close()
+
+
+def _create(path: Path, dimension: int) -> EdgeShard:
+    path.mkdir(parents=True, exist_ok=True)
+    shard = EdgeShard.create(str(path), shard_config(dimension))
+    for name in KEYWORD_FIELDS:
+        shard.update(UpdateOperation.create_field_index(name, PayloadSchemaType.Keyword))
+    for name in INTEGER_FIELDS:
+        shard.update(UpdateOperation.create_field_index(name, PayloadSchemaType.Integer))
+    shard.update(UpdateOperation.create_field_index(TIME_FIELD, PayloadSchemaType.Float))
+    shard.flush()
+    return shard
+
+
+def _holds_store_idf(path: Path) -> bool:
+    """Whether the shard was written when the store applied IDF itself."""
+    try:
+        config = json.loads((path / "edge_config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (config.get("sparse_vectors", {}).get(SPARSE) or {}).get("modifier") == "idf"
+
+
+def _drop_store_idf(path: Path, dimension: int) -> None:
+    """Copies a shard whose store applied IDF over every point it held into
+    one that applies none (same points, vectors and payloads), and swaps it
+    in: a shard's config cannot change in place. Once, when it is opened;
+    a crash midway leaves the old shard (`_recover_swap`)."""
+    building, previous = _siblings(path)
+    shutil.rmtree(building, ignore_errors=True)
+    old = EdgeShard.load(str(path), shard_config(dimension, store_idf=True))
+    new = _create(building, dimension)
+    offset, copied = None, 0
+    while True:
+        records, offset = old.scroll(ScrollRequest(offset=offset, limit=BATCH, with_payload=True, with_vector=True))
+        if records:
+            new.update(UpdateOperation.upsert_points([Point(r.id, r.vector, r.payload) for r in records]))
+            copied += len(records)
+        if offset is None:
+            break
+    new.flush()
+    new.close()
+    old.close()
+    path.rename(previous)
+    building.rename(path)
+    shutil.rmtree(previous)
+    log.info("rewrote %s without the store's IDF (%d points): BM25 statistics now come from each index set", path.name, copied)
 
 
 class GraphBuildFailed(RuntimeError):

@@ -3,10 +3,11 @@ rank fusion (Cormack et al. 2009, k = 60).
 
 The sparse BM25 vectors are made here, with Qdrant Edge's own Bm25 model
 (term frequencies with k, b and length normalization on the document side,
-one weight per unique term on the query side), and stored beside the dense
-vector of each point; the index applies IDF over the points it holds
-(Modifier.Idf), both in Edge and in a Qdrant server. So the lexical index is
-written in the same upsert as the dense one and can never lag behind it.
+one entry per unique term on the query side), and stored beside the dense
+vector of each point, so the lexical index is written in the same upsert as
+the dense one and can never lag behind it. The stores apply no IDF of their
+own: the query's terms carry the IDF of the sets it searches
+(services/retriever/term_stats.py, ADR 0044).
 
 Fusion happens here rather than in the store so that Edge and a Qdrant
 server give the same fused scores (their built-in RRFs count ranks from

@@ -67,7 +67,7 @@ class QdrantServerIndex(VectorIndex):
             client.create_collection(
                 collection,
                 vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.DOT)},
-                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                sparse_vectors_config={SPARSE: models.SparseVectorParams()},  # no IDF by the store: term_stats.py
             )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # local mode has no payload indexes, and says so
@@ -77,9 +77,14 @@ class QdrantServerIndex(VectorIndex):
                     client.create_payload_index(collection, name, models.PayloadSchemaType.INTEGER)
                 client.create_payload_index(collection, TIME_FIELD, models.PayloadSchemaType.FLOAT)
         else:
-            size = client.get_collection(collection).config.params.vectors[DENSE].size
+            params = client.get_collection(collection).config.params
+            size = params.vectors[DENSE].size
             if size != dimension:
                 raise ValueError(f"collection {collection} holds {size}-dimensional vectors, not {dimension}")
+            sparse = (params.sparse_vectors or {}).get(SPARSE)
+            if sparse is not None and sparse.modifier == models.Modifier.IDF:  # made when the store applied IDF
+                client.update_collection(collection, sparse_vectors_config={
+                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.NONE)})
 
     def _count(self, flt: models.Filter | None) -> int:
         return self._client.count(self.collection, count_filter=flt, exact=True).count

@@ -20,8 +20,9 @@ from chunklab.knobs import dict_to_spec, spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever import conditions as c
-from services.retriever import expansion, lexical
+from services.retriever import expansion, lexical, ranking
 from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
+from services.retriever.index import set_condition
 from services.retriever.payloads import (
     ACTIVE,
     CHUNK_FIELD,
@@ -29,12 +30,14 @@ from services.retriever.payloads import (
     SET_STATE_FIELD,
     TIME_FIELD,
     IndexPoint,
+    Sparse,
     chunk_to_payload,
     payload_to_chunk,
     unit_vector,
 )
 from services.retriever.registry import IndexRegistry
 from services.retriever.store import RetrieverStore, SetInfo
+from services.retriever.term_stats import CountsCache, TermCounts, weighted_query
 from services.retriever.validation import check_retrieve, check_window_days
 
 QUERY_CACHE_SIZE = 4096
@@ -98,6 +101,7 @@ class RetrieverService:
         self._expiry = ExpiryWatch()
         self._document_locks = [threading.Lock() for _ in range(DOCUMENT_LOCKS)]
         self._touched: dict[tuple[str, str, str], float] = {}
+        self._term_counts = CountsCache()
 
     def close(self) -> None:
         self.registry.close()
@@ -164,6 +168,7 @@ class RetrieverService:
                 expansion=header.expansion, document_name=first.document_name, collection=first.collection,
                 published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
                 points=len(points), bytes=size, active=active,
+                terms=TermCounts.of(p.sparse for p in points), language=first.language,
             )
         index.maintain()
         return len(points), replaced, active
@@ -302,17 +307,19 @@ class RetrieverService:
 
         decay = options.recency_lambda > 0
         depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else top_k
+        dense = ranking.stable_top(lambda n: index.search(vector, where, n, request.exact),
+                                   max(depth, HYBRID_DEPTH) if options.hybrid else depth)
         if options.hybrid:
+            terms = self._weighted_terms(index, model, options.strategy, options.config_id, where,
+                                         lexical.query_vector(query, flt.languages), flt.document_ids)
             ranked = lexical.reciprocal_rank_fusion(
-                index.search(vector, where, max(depth, HYBRID_DEPTH), request.exact),
-                index.search_lexical(lexical.query_vector(query, flt.languages), where, max(depth, HYBRID_DEPTH)),
+                dense, ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
             )
         else:
-            ranked = index.search(vector, where, depth, request.exact)
+            ranked = dense
         if decay:
-            ranked = sorted(
-                ((p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked),
-                key=lambda item: -item[1],
+            ranked = ranking.ordered(
+                [(p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked]
             )
         hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         searched = time.perf_counter()
@@ -349,6 +356,36 @@ class RetrieverService:
                 query_embedding_cached=cached,
             ),
         )
+
+    def _weighted_terms(self, index, model: str, strategy: str, config_id: str, where: c.Condition,
+                        query: Sparse, document_ids=()) -> Sparse:
+        """The query's terms weighted by their IDF over the sets `where` selects
+        (term_stats.py): each set is judged by its own fields, which every one
+        of its points shares."""
+        searched = [s for s in self.store.searched_sets(model, strategy, config_id, document_ids)
+                    if s["language"] is None or c.evaluate(where, s)]
+        counts: list[TermCounts] = []
+        for found in searched:
+            key = (model, found["document_id"], strategy, found["config_id"])
+            cached = self._term_counts.get((key, found["indexed_at"]))
+            if cached is None:
+                cached = self.store.term_counts([key]).get(key)
+                if cached is None:  # a set recorded before sets had statistics
+                    cached, found["language"] = self._count_terms(index, key)
+                    if not c.evaluate(where, found):
+                        continue
+                self._term_counts.put((key, found["indexed_at"]), cached)
+            counts.append(cached)
+        return weighted_query(query, counts)
+
+    def _count_terms(self, index, key) -> tuple[TermCounts, str]:
+        """Reads a set's sparse vectors back to record its statistics (once)."""
+        _, document_id, strategy, config_id = key
+        points = list(index.scroll(set_condition(document_id, strategy, config_id), with_vectors=True))
+        counts = TermCounts.of((p.sparse or Sparse((), ())) if p.dense is not None else None for p in points)
+        language = points[0].payload.get("language", "") if points else ""
+        self.store.record_terms(key, counts, language)
+        return counts, language
 
     def _check_config(self, model: str, strategy: str, config_id: str) -> None:
         """NOT_FOUND unless some document has the configuration; marks it used

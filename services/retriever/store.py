@@ -7,7 +7,9 @@ and the freshness windows that operators changed (ADR 0038).
 
 The set records are read on the query path (which expansion a hit's set
 declared, the `window` knob it was indexed with): they are cached here and
-forgotten whenever a document's sets change.
+forgotten whenever a document's sets change. Beside each record, in a table
+of its own, the set's BM25 statistics (services/retriever/term_stats.py),
+written in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String, delete, func, select, update
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, LargeBinary, String, delete, func, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 from chunklab.db import make_sessionmaker
 from chunklab.timeutil import utcnow
+from services.retriever.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
+from services.retriever.term_stats import TermCounts
 
 
 class Base(DeclarativeBase):
@@ -55,6 +59,21 @@ class IndexSetRow(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=False)
     pinned: Mapped[bool] = mapped_column(Boolean, default=False)
     archived: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
+
+
+class SetTermsRow(Base):
+    """A set's BM25 statistics: its searchable chunks, the language they are
+    in, and the sorted term ids with their chunk frequencies (TermCounts)."""
+
+    __tablename__ = "retriever_set_terms"
+
+    embedding_model: Mapped[str] = mapped_column(String(256), primary_key=True)
+    document_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    strategy: Mapped[str] = mapped_column(String(128), primary_key=True)
+    config_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    language: Mapped[str] = mapped_column(String(16), default="")
+    chunks: Mapped[int] = mapped_column(Integer, default=0)
+    counts: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class FreshnessWindowRow(Base):
@@ -111,12 +130,15 @@ class RetrieverStore:
 
     # -- index sets ------------------------------------------------------------
 
-    def record_set(self, **values) -> None:
-        """Writes a set's record. With active=True the other sets of its (model,
+    def record_set(self, *, terms: TermCounts | None = None, language: str = "", **values) -> None:
+        """Writes a set's record, and its BM25 statistics when given (else the
+        ones it has stay). With active=True the other sets of its (model,
         document, strategy) stop being active, in the same transaction."""
         key = tuple(values[k] for k in ("embedding_model", "document_id", "strategy", "config_id"))
         now = utcnow()
         with self._sessions.begin() as session:
+            if terms is not None:
+                self._write_terms(session, key, terms, language)
             row = session.get(IndexSetRow, key)
             if row is None:
                 row = IndexSetRow(embedding_model=key[0], document_id=key[1], strategy=key[2], config_id=key[3])
@@ -128,6 +150,57 @@ class RetrieverStore:
             if values.get("active"):
                 self._deactivate_others(session, key)
         self._forget(key[1])
+
+    @staticmethod
+    def _write_terms(session, key: SetKey, terms: TermCounts, language: str) -> None:
+        row = session.get(SetTermsRow, key)
+        if row is None:
+            row = SetTermsRow(embedding_model=key[0], document_id=key[1], strategy=key[2], config_id=key[3])
+            session.add(row)
+        row.language, row.chunks, row.counts = language, terms.chunks, terms.to_bytes()
+
+    def record_terms(self, key: SetKey, terms: TermCounts, language: str) -> None:
+        """Writes the statistics of a set recorded before sets had them."""
+        with self._sessions.begin() as session:
+            self._write_terms(session, key, terms, language)
+
+    def searched_sets(self, model: str, strategy: str, config_id: str, document_ids=()) -> list[dict]:
+        """The sets a query of one strategy may search (the configuration's, or
+        the active ones when config_id is empty; of these documents when
+        given), each with the fields a
+        query's filter reads (as a point's payload names them), when it was
+        indexed, and `language` None when it has no statistics yet."""
+        query = (
+            select(IndexSetRow.document_id, IndexSetRow.config_id, IndexSetRow.collection, IndexSetRow.published_ts,
+                   IndexSetRow.active, IndexSetRow.indexed_at, SetTermsRow.language)
+            .outerjoin(SetTermsRow, (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
+                       & (SetTermsRow.document_id == IndexSetRow.document_id)
+                       & (SetTermsRow.strategy == IndexSetRow.strategy)
+                       & (SetTermsRow.config_id == IndexSetRow.config_id))
+            .where(IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
+                   IndexSetRow.archived.is_(False))
+            .order_by(IndexSetRow.document_id, IndexSetRow.config_id)
+        )
+        query = query.where(IndexSetRow.config_id == config_id) if config_id else query.where(
+            IndexSetRow.active.is_(True))
+        if document_ids:
+            query = query.where(IndexSetRow.document_id.in_(list(document_ids)))
+        with self._sessions() as session:
+            return [
+                {"document_id": d, "strategy": strategy, "config_id": k, "collection": col, TIME_FIELD: ts,
+                 SET_STATE_FIELD: ACTIVE if active else INACTIVE, "indexed_at": at, "language": language}
+                for d, k, col, ts, active, at, language in session.execute(query)
+            ]
+
+    def term_counts(self, keys: list[SetKey]) -> dict[SetKey, TermCounts]:
+        """The statistics of these sets (those that have them)."""
+        found: dict[SetKey, TermCounts] = {}
+        with self._sessions() as session:
+            for key in keys:
+                row = session.get(SetTermsRow, key)
+                if row is not None:
+                    found[key] = TermCounts.from_bytes(row.chunks, row.counts)
+        return found
 
     @staticmethod
     def _deactivate_others(session, key: SetKey) -> None:
@@ -232,9 +305,10 @@ class RetrieverStore:
 
     def delete_set(self, key: SetKey) -> None:
         with self._sessions.begin() as session:
-            row = session.get(IndexSetRow, key)
-            if row is not None:
-                session.delete(row)
+            for table in (IndexSetRow, SetTermsRow):
+                row = session.get(table, key)
+                if row is not None:
+                    session.delete(row)
         self._forget(key[1])
 
     def set_archived(self, document_id: str, archived: bool) -> None:
@@ -245,7 +319,8 @@ class RetrieverStore:
 
     def delete_document(self, document_id: str) -> None:
         with self._sessions.begin() as session:
-            session.execute(delete(IndexSetRow).where(IndexSetRow.document_id == document_id))
+            for table in (IndexSetRow, SetTermsRow):
+                session.execute(delete(table).where(table.document_id == document_id))
         self._forget(document_id)
 
     def stats(self) -> list[StatsRow]:

@@ -1,4 +1,16 @@
-"""parent_child: structural parents, paragraph children."""
+"""parent_child: structural parents, paragraph children.
+
+The three parent levels read the DocumentTree only, so they mean the same on
+Markdown, DOCX and any later reader, with or without a title (ADR 0043):
+- article: a unit, i.e. a section's own content (its heading line and the
+  blocks before its first subsection), or the content before the first
+  heading: the deepest heading level above the paragraphs;
+- section: a top-level part of the document with everything under it. A
+  title (the tree's only top-level section) is not a level: its
+  subsections are the parts, and its own content is a parent of its own,
+  like the content before the first heading;
+- paragraph: one block.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +19,7 @@ from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.families import Family, capped, family_chunks
 from services.chunker.strategies.spans import NEWLINE, Spans
-from services.chunker.strategies.structure import HEADING, SECTION, has_tree, own_units, paragraph_ranges
+from services.chunker.strategies.structure import HEADING, SECTION, has_tree, own_units, paragraph_ranges, top_sections
 
 LEVELS = ("article", "section", "paragraph")
 
@@ -18,13 +30,15 @@ class ParentChild(Strategy):
     expansion = common_pb2.EXPANSION_KIND_PARENT
     description = (
         "Searches paragraph children and returns their structural parent: the article (deepest heading "
-        "level above the paragraphs), the section above it, or the paragraph itself."
+        "level above the paragraphs), the top-level part it is in (below the title, if any), or the "
+        "paragraph itself."
     )
     knobs = (
         Knob(
             "parent_level", chunker_pb2.KNOB_TYPE_CHOICE, "article",
-            "What a parent is: article = the deepest heading level above the paragraphs, section = the level "
-            "above it, paragraph = one paragraph.", choices=LEVELS,
+            "What a parent is: article = the deepest heading level above the paragraphs, section = a "
+            "top-level part of the document with all its articles (a title, the document's only top-level "
+            "heading, is not a level), paragraph = one paragraph.", choices=LEVELS,
         ),
         Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 256, "Hard maximum tokens per child; longer paragraphs are cut into pieces.", 16, 8192),
         Knob(
@@ -73,10 +87,11 @@ class ParentChild(Strategy):
                 Family(u.start, u.end, u.heading_path, self._children(index, u.block_ranges(headings=False)))
                 for u in units
             ]
-        # section: the section directly above each article's own section; an
-        # article inside a section that already has a parent joins it, so
-        # parents never overlap
-        above = _enclosing_sections(source.tree)
+        # section: a top-level part's own unit comes first and opens its
+        # parent; the units inside the part join it, so parents never
+        # overlap. Units outside every part (before the first heading, the
+        # title's own content) are parents of their own.
+        parts = {s.start_char: s for s in top_sections(source.tree)}
         families: list[Family] = []
         open_until = -1
         for unit in units:
@@ -85,7 +100,7 @@ class ParentChild(Strategy):
                 families[-1].children += children
                 families[-1].end = max(families[-1].end, unit.end)
                 continue
-            owner = above.get(unit.section.start_char, unit.section) if unit.section is not None else None
+            owner = parts.get(unit.section.start_char) if unit.section is not None else None
             if owner is None:
                 families.append(Family(unit.start, unit.end, unit.heading_path, children))
                 open_until = -1
@@ -98,18 +113,3 @@ class ParentChild(Strategy):
 def _has_headings(tree: pb.DocumentTree) -> bool:
     return has_tree(tree) and any(c.kind == SECTION for c in tree.root.children)
 
-
-def _enclosing_sections(tree: pb.DocumentTree) -> dict[int, pb.TreeNode]:
-    """A section's start -> the section directly above it (top-level
-    sections have none). Sections start at distinct heading lines."""
-    above: dict[int, pb.TreeNode] = {}
-
-    def walk(node: pb.TreeNode) -> None:
-        for child in node.children:
-            if child.kind == SECTION:
-                if node.kind == SECTION:
-                    above[child.start_char] = node
-                walk(child)
-
-    walk(tree.root)
-    return above

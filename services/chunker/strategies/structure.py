@@ -56,6 +56,27 @@ def own_units(tree: pb.DocumentTree) -> list[Unit]:
     return units
 
 
+def title_section(tree: pb.DocumentTree) -> pb.TreeNode | None:
+    """The document's title: its only top-level section, whatever its heading
+    level and whatever blocks come before it (ADR 0043). Markdown's lone
+    "# Title", DOCX's Title style (ingest renders it one level above Heading
+    1) and any reader's single top-level heading alike: the rule reads the
+    tree only. Two top-level sections mean no title."""
+    if not has_tree(tree):
+        return None
+    tops = [c for c in tree.root.children if c.kind == SECTION]
+    return tops[0] if len(tops) == 1 else None
+
+
+def top_sections(tree: pb.DocumentTree) -> list[pb.TreeNode]:
+    """The parts the document is divided into first: the sections under its
+    title when it has one (a title divides nothing), else its top-level
+    sections."""
+    title = title_section(tree)
+    body = title if title is not None else tree.root
+    return [c for c in body.children if c.kind == SECTION]
+
+
 def structure_units(tree: pb.DocumentTree) -> list[Unit]:
     """Leaf-section units for the structure strategies: a section holding
     only its heading line is joined to its first subsection, so that no
