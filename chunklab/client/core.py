@@ -51,7 +51,7 @@ class Calls:
 
     def _stub(self, service: str) -> Any:
         if service not in self._stubs:
-            self._stubs[service] = getattr(clients, service)(self.address(service))
+            self._stubs[service] = getattr(clients, service)(self.address(service), self.settings)
         return self._stubs[service]
 
     def _deadline(self, long: bool) -> float:
