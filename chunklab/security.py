@@ -1,4 +1,4 @@
-"""Authentication and TLS for every ChunkLab server and client (ADR 0047).
+"""Authentication and TLS for every ChunkLab server and client (ADR 0048).
 
 One shared token, sent as the standard `authorization: Bearer <token>`
 metadata by every client and checked by a server interceptor on every RPC but

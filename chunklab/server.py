@@ -117,7 +117,7 @@ def serve(
 
     Prints `chunklab <name> listening on <host>:<port>` once it accepts calls,
     with the port the bind returned (so tests can bind port 0). The settings'
-    token and TLS files protect it (ADR 0047).
+    token and TLS files protect it (ADR 0048).
     """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),

@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     # Threads of each chunker that take bulk-load jobs (0: this replica takes none).
     bulk_workers: int = Field(1, ge=0, le=64)
 
-    # Authentication and TLS (ADR 0047), both off by default. A shared token:
+    # Authentication and TLS (ADR 0048), both off by default. A shared token:
     # every RPC but health and reflection must carry `authorization: Bearer
     # <token>`, every client sends it, and the UI asks for it as the password.
     auth_token: str = ""

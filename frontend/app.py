@@ -2,7 +2,7 @@
 
 Thin on purpose: each page builds its own gr.Blocks from a ChunkLab; this
 module only places them in tabs, picks the port, asks for a login when the
-stack has a token (ADR 0047) and tells the stack launcher where the UI
+stack has a token (ADR 0048) and tells the stack launcher where the UI
 listens (`chunklab ui listening on http://HOST:PORT`, https with TLS).
 """
 
@@ -67,7 +67,7 @@ def display_host(host: str) -> str:
 
 def token_login(token: str) -> Callable[[str, str], bool]:
     """Gradio's login check: any user name, the stack's token as the password.
-    The name only labels the session; the token is the one secret (ADR 0047)."""
+    The name only labels the session; the token is the one secret (ADR 0048)."""
     return lambda _user, password: security.token_matches(password, token)
 
 

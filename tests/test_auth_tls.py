@@ -1,5 +1,5 @@
 """The token check and TLS on real gRPC servers in this process, port 0 on
-loopback (ADR 0047): every kind of call is refused without the token or with
+loopback (ADR 0048): every kind of call is refused without the token or with
 a wrong one, in a sentence a person can act on; health and reflection stay
 open; the client library sends the token and trusts the CA it is given."""
 
@@ -204,3 +204,4 @@ def test_binding_beyond_loopback_without_a_token_is_warned_about(host, token, wa
             f"WARNING: chunklab ingest listens on {host}, beyond loopback, without a token: anyone who can "
             "reach it can call it. Set CHUNKLAB_AUTH_TOKEN (and CHUNKLAB_TLS_CERT/KEY) to protect it."
         )
+

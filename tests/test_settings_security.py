@@ -1,4 +1,4 @@
-"""The token and TLS settings (ADR 0047): off by default, checked at start-up
+"""The token and TLS settings (ADR 0048): off by default, checked at start-up
 with a message that names the variable, and read by the launcher from the
 environment it gives its children."""
 

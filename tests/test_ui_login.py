@@ -1,5 +1,5 @@
 """The UI asks for a login when the stack has a token, and serves https with
-the services' certificate when TLS is on (ADR 0047): launched for real on
+the services' certificate when TLS is on (ADR 0048): launched for real on
 loopback, signed in over HTTP as a browser's login form would."""
 
 from __future__ import annotations
