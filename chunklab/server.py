@@ -1,5 +1,6 @@
 """What every ChunkLab gRPC server shares: health, reflection, error mapping,
-message limits and a graceful shutdown on SIGTERM.
+message limits, the token check and TLS (chunklab.security) and a graceful
+shutdown on SIGTERM.
 
 A service's own `server.py` builds its servicer and calls `serve(...)`.
 """
@@ -19,10 +20,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from chunklab import security
 from chunklab.errors import ServiceError
+from chunklab.settings import Settings
 
 log = logging.getLogger("chunklab.server")
 
+# The one message-size limit, set on purpose for every server and every channel
+# (chunklab.clients): above gRPC's 4 MB default receive limit so that a large
+# document's FULL view or an experiment with its results fits in one reply;
+# uploads and imports stream in pieces of 1 MiB.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -101,6 +108,7 @@ def serve(
     register: Callable[[grpc.Server], None],
     service_full_names: list[str],
     *,
+    settings: Settings,
     workers: int = 8,
     grace_s: float = 5.0,
     on_stop: Callable[[], None] | None = None,
@@ -108,11 +116,12 @@ def serve(
     """Runs a server until SIGTERM or SIGINT, then drains and stops it.
 
     Prints `chunklab <name> listening on <host>:<port>` once it accepts calls,
-    with the port the bind returned (so tests can bind port 0).
+    with the port the bind returned (so tests can bind port 0). The settings'
+    token and TLS files protect it (ADR 0048).
     """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-        interceptors=[ErrorMappingInterceptor()],
+        interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
         options=CHANNEL_OPTIONS,
     )
     register(server)
@@ -124,7 +133,9 @@ def serve(
         server,
     )
     host = address.rpartition(":")[0]
-    port = server.add_insecure_port(address)
+    if warning := security.exposure_warning(name, host, settings):
+        log.warning("%s", warning)
+    port = security.add_port(server, address, settings)
     if port == 0:
         sys.exit(f"chunklab {name}: cannot listen on {address} (is the port taken?)")
     server.start()

@@ -70,6 +70,7 @@ KINDS = ("unit", "contract", "integration", "e2e", "browser")
 
 KIND_BY_MODULE = {
     "test_adr_index": "contract",
+    "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
@@ -105,13 +106,16 @@ KIND_BY_MODULE = {
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
     "test_retriever_sweep": "e2e",  # Sweeper in process on both backends; then the retriever as a process
+    "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
-    "test_settings": "e2e",  # Settings in process; `python -m services.ingest` refusing a bad setting
+    "test_settings": "e2e",
+    "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting
     "test_stack_sample": "e2e",
     "test_strategies": "unit",
     "test_terminal": "unit",
     "test_ui_browser": "browser",
+    "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_views": "unit",
 }
 

@@ -62,8 +62,8 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
 
 def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
     """The service, and its bulk loads on the broker the settings name."""
-    ingest = clients.ingest(settings.ingest_address)
-    retriever = clients.retriever(settings.retriever_address)
+    ingest = clients.ingest(settings.ingest_address, settings)
+    retriever = clients.retriever(settings.retriever_address, settings)
 
     def fetch_document(document_id: str, view=documents_pb2.DOCUMENT_VIEW_FULL) -> documents_pb2.Document:
         try:
@@ -130,6 +130,7 @@ def main() -> None:
         settings.chunker_address,
         lambda server: chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(servicer, server),
         [chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"].full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
         on_stop=stop,

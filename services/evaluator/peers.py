@@ -27,9 +27,9 @@ def retrieve_request(query: str, options: common_pb2.RetrievalOptions) -> retrie
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._ingest = clients.ingest(settings.ingest_address)
-        self._chunker = clients.chunker(settings.chunker_address)
-        self._retriever = clients.retriever(settings.retriever_address)
+        self._ingest = clients.ingest(settings.ingest_address, settings)
+        self._chunker = clients.chunker(settings.chunker_address, settings)
+        self._retriever = clients.retriever(settings.retriever_address, settings)
 
     def get_document(self, document_id: str, full: bool = False) -> documents_pb2.Document:
         view = documents_pb2.DOCUMENT_VIEW_FULL if full else documents_pb2.DOCUMENT_VIEW_BASIC

@@ -129,6 +129,7 @@ def main() -> None:
         settings.evaluator_address,
         lambda server: evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(servicer, server),
         [SERVICE.full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
         on_stop=service.stop,
