@@ -91,6 +91,7 @@ KIND_BY_MODULE = {
     "test_import_rule": "contract",
     "test_knobs": "unit",
     "test_ingest": "unit",
+    "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_make_up": "e2e",  # `python -m chunklab_app.stack`; also `make -n bench`
