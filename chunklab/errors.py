@@ -42,6 +42,16 @@ class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
 
 
+class Cancelled(ServiceError):
+    """The call ended (cancelled, past its deadline, or the server stopping)
+    before its work was done: the work stops at its next step (ADR 0047)."""
+
+    code = grpc.StatusCode.CANCELLED
+
+    def __init__(self, message: str = "the call ended before its work was done") -> None:
+        super().__init__(message)
+
+
 def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     """Maps a failed call to a peer into the error this service reports.
 

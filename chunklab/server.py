@@ -1,6 +1,6 @@
 """What every ChunkLab gRPC server shares: health, reflection, error mapping,
 message limits, the token check and TLS (chunklab.security) and a graceful
-shutdown on SIGTERM.
+shutdown on SIGTERM that always ends the process.
 
 A service's own `server.py` builds its servicer and calls `serve(...)`.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -31,6 +32,9 @@ log = logging.getLogger("chunklab.server")
 # document's FULL view or an experiment with its results fits in one reply;
 # uploads and imports stream in pieces of 1 MiB.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# After the grace period for calls, closing (on_stop) gets this long; then the
+# process exits whatever is still running (ADR 0047).
+CLOSE_S = 3.0
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -111,13 +115,19 @@ def serve(
     settings: Settings,
     workers: int = 8,
     grace_s: float = 5.0,
+    on_signal: Callable[[], None] | None = None,
     on_stop: Callable[[], None] | None = None,
 ) -> None:
     """Runs a server until SIGTERM or SIGINT, then drains and stops it.
 
     Prints `chunklab <name> listening on <host>:<port>` once it accepts calls,
     with the port the bind returned (so tests can bind port 0). The settings'
-    token and TLS files protect it (ADR 0048).
+    token and TLS files protect it (ADR 0048). On the signal, `on_signal`
+    tells background work to stop while calls in flight get `grace_s` to
+    finish; calls still running then are cancelled (their handlers see it
+    through the call's context), `on_stop` closes what the service holds, and
+    the process is gone by `grace_s + CLOSE_S` at the latest, even if a
+    handler is stuck in work it cannot be told to stop.
     """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
@@ -142,20 +152,44 @@ def serve(
     for service in ["", *service_full_names]:
         health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
 
-    stopped = threading.Event()
+    signalled = threading.Event()
 
     def _stop(signum: int, _frame: Any) -> None:
-        log.info("%s: signal %s, draining for up to %.1fs", name, signum, grace_s)
+        if signalled.is_set():
+            log.info("%s: signal %s again; already stopping", name, signum)
+            return
+        signalled.set()
+        log.info("%s: signal %s, draining for up to %.1fs, gone within %.1fs", name, signum, grace_s,
+                 grace_s + CLOSE_S)
+        # A daemon thread: it outlives the main thread and the interpreter's
+        # join of the threads still at work, which is where a stuck handler
+        # or pool worker would otherwise keep the process alive.
+        watchdog = threading.Timer(grace_s + CLOSE_S, _give_up, args=(name,))
+        watchdog.daemon = True
+        watchdog.start()
         health_servicer.enter_graceful_shutdown()
-        server.stop(grace_s).wait()
-        stopped.set()
+        if on_signal is not None:
+            on_signal()
+        server.stop(grace_s)
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(f"chunklab {name} listening on {host}:{port}", flush=True)
     log.info("%s listening on %s:%d", name, host, port)
     server.wait_for_termination()
-    stopped.wait(grace_s + 1)
     if on_stop is not None:
         on_stop()
     log.info("%s stopped", name)
+
+
+def _give_up(name: str) -> None:
+    """Exits at once (os._exit: no thread is joined), with the logs flushed.
+    Every record is committed when it is written, so a call that finished
+    stored everything; work still in flight ends as if its caller had gone."""
+    busy = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
+    log.warning("%s: still busy at the shutdown deadline (%s); exiting without waiting", name,
+                ", ".join(busy) or "closing")
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -73,6 +73,7 @@ KIND_BY_MODULE = {
     "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
+    "test_cancellation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
     "test_cli_options": "unit",

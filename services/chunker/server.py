@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-import threading
 
 import grpc
 
-from chunklab import clients, embeddings
+from chunklab import cancellation, clients, embeddings
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
-from chunklab.server import configure_logging, serve
+from chunklab.server import CLOSE_S, configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
 from services.chunker.broker import open_broker
@@ -38,17 +37,15 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
             llm=self._service.describe_llm(),
         )
 
+    # A caller that cancels or goes away stops the work at its next step.
     def ProcessDocument(self, request, context):
-        # A caller that cancels or goes away stops the run at its next step.
-        cancelled = threading.Event()
-        context.add_callback(cancelled.set)
-        yield from self._service.process(request, cancelled)
+        yield from self._service.process(request, cancellation.ended(context))
 
     def PreviewChunks(self, request, context):
-        return self._service.preview(request)
+        return self._service.preview(request, cancellation.ended(context))
 
     def SubmitBulkLoad(self, request, context):
-        return self._bulk.submit(request)
+        return self._bulk.submit(request, cancellation.ended(context))
 
     def GetBulkLoad(self, request, context):
         return self._bulk.get(request.bulk_load_id)
@@ -117,11 +114,14 @@ def main() -> None:
     servicer = ChunkerServicer(service, bulk)
     workers = [Worker(service, bulk.broker).start() for _ in range(settings.bulk_workers)]
 
-    def stop() -> None:
+    def stop_workers() -> None:
+        """At the signal: each worker cuts its job short at its next step and gives it back."""
         for worker in workers:
             worker.stop()
+
+    def close() -> None:
         for worker in workers:
-            worker.join(settings.shutdown_grace_s)
+            worker.join(CLOSE_S / 2)
         bulk.broker.close()
         service.close()
 
@@ -133,5 +133,6 @@ def main() -> None:
         settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
-        on_stop=stop,
+        on_signal=stop_workers,
+        on_stop=close,
     )

@@ -71,10 +71,13 @@ class GrpcPeers:
             document_id=document_id, strategies=[spec], embedding_model=embedding_model,
             activation=common_pb2.ACTIVATION_KEEP_CURRENT,
         )
+        call = self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
         try:
-            yield from self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
+            yield from call
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "chunker") from None
+        finally:
+            call.cancel()  # a no-op once the stream ended; if it is closed early, the chunker stops too
 
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
         try:

@@ -2,7 +2,7 @@
 
 On start-up, experiments that a previous process left running are marked
 interrupted (their finished questions stay); on SIGTERM the running
-experiment stops after its current question and is marked interrupted.
+experiment stops at its next step and is marked interrupted.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab import embeddings
+from chunklab import cancellation, embeddings
 from chunklab.db import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
@@ -60,10 +60,10 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return evaluator_pb2.DeleteQuestionSetResponse()
 
     def Answer(self, request, context):
-        yield from self._service.answer(request)
+        yield from self._service.answer(request, cancellation.ended(context))
 
     def RunExperiment(self, request, context):
-        yield from self._service.run_experiment(request)
+        yield from self._service.run_experiment(request, cancellation.ended(context))
 
     def CancelExperiment(self, request, context):
         return self._service.cancel_experiment(request)
@@ -132,5 +132,6 @@ def main() -> None:
         settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
+        on_signal=service.begin_stop,
         on_stop=service.stop,
     )

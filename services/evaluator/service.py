@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 from chunklab import retrieval
-from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -28,6 +28,8 @@ log = logging.getLogger("chunklab.evaluator")
 CONCURRENT_EXPERIMENTS = 2
 
 MAX_COMMENT = 2000
+# How often a RunExperiment stream with nothing to send looks whether its caller is still there.
+WATCH_S = 1.0
 
 
 class ExperimentWorker:
@@ -114,9 +116,15 @@ class EvaluatorService:
             log.warning("experiment %s was interrupted by a restart", experiment_id)
         return ids
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stops the running experiment after its current question (marked
-        interrupted); queued ones stay pending and are marked at next start."""
+    def begin_stop(self) -> None:
+        """Tells the running experiments to stop at their next step (the next
+        question, or the next event of a document being processed)."""
+        self._runner.stop()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stops the running experiments (marked interrupted), waiting for them at
+        most `timeout`; queued ones stay pending and are marked at next start, as
+        is one that did not stop in time."""
         self._runner.stop()
         self._worker.wait_idle(timeout)
 
@@ -167,7 +175,12 @@ class EvaluatorService:
 
     # -- answers ------------------------------------------------------------
 
-    def answer(self, request: evaluator_pb2.AnswerRequest) -> Iterator[evaluator_pb2.AnswerEvent]:
+    def answer(self, request: evaluator_pb2.AnswerRequest,
+               cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.AnswerEvent]:
+        """The context, the answer as it is written, then the result, stored as a
+        query. Once `cancelled` is set (the call ended) the model stops writing,
+        nothing is stored and Cancelled is raised."""
+        cancelled = cancelled or threading.Event()
         question = request.question.strip()
         if not question:
             raise InvalidArgument("the question is empty: ask something")
@@ -179,6 +192,8 @@ class EvaluatorService:
         settings.top_k = retrieval.top_k(settings)
         endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
         response = self._peers.retrieve(retrieve_request(question, settings))
+        if cancelled.is_set():
+            raise Cancelled("the question was not answered: its call ended during retrieval")
         query_id = str(uuid.uuid4())
         context = evaluator_pb2.AnswerContext(
             query_id=query_id, retrieved_chunks=response.retrieved_chunks, expansion_tree=response.expansion_tree
@@ -191,7 +206,8 @@ class EvaluatorService:
         else:
             answer = None
             try:
-                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks):
+                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks,
+                                                       cancelled):
                     if isinstance(piece, answers.Answer):
                         answer = piece
                     else:
@@ -217,11 +233,17 @@ class EvaluatorService:
 
     # -- experiments --------------------------------------------------------
 
-    def run_experiment(self, request: evaluator_pb2.RunExperimentRequest) -> Iterator[evaluator_pb2.ExperimentEvent]:
+    def run_experiment(self, request: evaluator_pb2.RunExperimentRequest,
+                       cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Plans, estimates and (unless a dry run) queues the experiment, then streams
+        its events. `cancelled` (the call ended) stops the planning; a queued
+        experiment runs on without its caller (ADR 0027: CancelExperiment stops
+        it) and the stream just stops watching it."""
+        cancelled = cancelled or threading.Event()
         if request.resume_experiment_id:
-            experiment, plan = self._resume_plan(request)
+            experiment, plan = self._resume_plan(request, cancelled)
         else:
-            plan = self._runner.plan(request.config)
+            plan = self._runner.plan(request.config, cancelled)
             experiment = None
         estimate = self._runner.estimate(plan)
         yield evaluator_pb2.ExperimentEvent(estimate=estimate)
@@ -248,8 +270,11 @@ class EvaluatorService:
             experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
             questions_done=experiment.questions_done, message="queued",
         ))
-        while True:
-            event = events.get()
+        while not cancelled.is_set():
+            try:
+                event = events.get(timeout=WATCH_S)
+            except queue.Empty:
+                continue
             yield event
             if event.HasField("experiment"):
                 return
@@ -266,7 +291,8 @@ class EvaluatorService:
             )
         return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
 
-    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest) -> tuple[evaluator_pb2.Experiment, Plan]:
+    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest,
+                     cancelled: threading.Event) -> tuple[evaluator_pb2.Experiment, Plan]:
         experiment_id = request.resume_experiment_id
         experiment = self._repo.experiment(experiment_id)
         if experiment_id in self._worker.active:
@@ -276,7 +302,7 @@ class EvaluatorService:
                 f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}; "
                 "only interrupted or failed experiments resume"
             )
-        plan = self._runner.with_keys(self._runner.plan(experiment.config), request.config)
+        plan = self._runner.with_keys(self._runner.plan(experiment.config, cancelled), request.config)
         if plan.question_set.content_hash != experiment.question_set_hash:
             raise FailedPrecondition("the experiment's question set changed since it started; start a new experiment")
         if [c.run_key for c in plan.cells] != [r.run_key for r in experiment.runs]:
