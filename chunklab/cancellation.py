@@ -1,4 +1,4 @@
-"""Work that ends with its caller (ADR 0047).
+"""Work that ends with its caller (ADR 0049).
 
 A handler's work runs in the server's thread while the call may end under it:
 the client cancels, its deadline passes, or the server stops and cancels what

@@ -44,7 +44,7 @@ class Unavailable(ServiceError):
 
 class Cancelled(ServiceError):
     """The call ended (cancelled, past its deadline, or the server stopping)
-    before its work was done: the work stops at its next step (ADR 0047)."""
+    before its work was done: the work stops at its next step (ADR 0049)."""
 
     code = grpc.StatusCode.CANCELLED
 

@@ -33,7 +33,7 @@ log = logging.getLogger("chunklab.server")
 # uploads and imports stream in pieces of 1 MiB.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # After the grace period for calls, closing (on_stop) gets this long; then the
-# process exits whatever is still running (ADR 0047).
+# process exits whatever is still running (ADR 0049).
 CLOSE_S = 3.0
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -186,9 +186,9 @@ def _give_up(name: str) -> None:
     """Exits at once (os._exit: no thread is joined), with the logs flushed.
     Every record is committed when it is written, so a call that finished
     stored everything; work still in flight ends as if its caller had gone."""
-    busy = sorted(t.name for t in threading.enumerate() if t.is_alive() and not t.daemon)
-    log.warning("%s: still busy at the shutdown deadline (%s); exiting without waiting", name,
-                ", ".join(busy) or "closing")
+    busy = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+    log.warning("%s: still busy at the shutdown deadline (threads: %s); exiting without waiting for them",
+                name, ", ".join(busy[:12]) + (" ..." if len(busy) > 12 else ""))
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -112,6 +112,7 @@ KIND_BY_MODULE = {
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
     "test_settings": "e2e",
+    "test_shutdown": "e2e",  # the stack, each service sent SIGTERM mid-work
     "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting
     "test_stack_sample": "e2e",
     "test_strategies": "unit",

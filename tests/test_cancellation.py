@@ -1,4 +1,4 @@
-"""Work ends with its caller (ADR 0047): a call the client cancels mid-work
+"""Work ends with its caller (ADR 0049): a call the client cancels mid-work
 stops its server-side work. The evaluator runs in this process behind a real
 gRPC server, its peers faked; its LLM is the fake OpenAI server, which writes
 its answer one word at a time and says when the reader went away."""
@@ -91,7 +91,7 @@ def evaluator(tmp_path):
         defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=60, max_retries=0),
         default_embedding_model=HashedProvider.name, code_version="test",
     )
-    service = EvaluatorService(deps, max_upload_bytes=1_000_000)
+    service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
     servicer = Watched(service)
     server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
     evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(servicer, server)

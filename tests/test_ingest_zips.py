@@ -1,4 +1,4 @@
-"""DOCX uploads judged by what they unpack to (ADR 0047): a legitimate document
+"""DOCX uploads judged by what they unpack to (ADR 0049): a legitimate document
 that compresses hundreds to one is read; zip bombs (a member that inflates past
 the limit, overlapping entries, lying sizes), billion laughs and external
 entities are refused with a sentence a person can act on, in bounded memory,
