@@ -169,6 +169,20 @@ def test_more_members_than_the_limit_are_refused_before_they_are_listed():
     assert caught.value.message == "'many.docx' holds 32 files; a DOCX with more than 20 is refused"
 
 
+def test_a_directory_too_big_for_its_stated_count_is_refused_before_it_is_listed():
+    members = {"[Content_Types].xml": b"<x/>", "word/document.xml": b"<w/>"}
+    members |= {f"word/media/{i:02d}-" + "n" * 800: b"" for i in range(30)}
+    data = zip_bytes(members)
+    end = data.rfind(b"PK\x05\x06")
+    # The end record claims 2 files; the directory it points to lists 32 with long names (26 kB).
+    understated = patched(data, (end + 8, "<H", 2), (end + 10, "<H", 2))
+    with pytest.raises(ResourceExhausted) as caught:
+        check_docx_archive("long.docx", understated, ZipLimits(max_members=20))
+    assert caught.value.message == (
+        "'long.docx' lists more files than a DOCX may hold: its directory is 26 kB, over 20 kB for 20 files"
+    )
+
+
 def test_an_encrypted_member_is_refused_with_what_to_do(service):
     data = zip_bytes(handbook_members())
     member = "word/document.xml"

@@ -31,6 +31,9 @@ _DOCTYPE = re.compile(rb"<!\s{0,16}(DOCTYPE|ENTITY)", re.IGNORECASE)
 _DOCTYPE_UTF16 = [p.encode(enc) for p in ("<!DOCTYPE", "<!ENTITY") for enc in ("utf-16-le", "utf-16-be")]
 # Bytes kept from the end of one piece so that a declaration cut in two by a piece boundary is still seen.
 _OVERLAP = 64
+# A member's entry in the archive's directory: 46 bytes and its name (Word's are
+# under 100 characters); its extra fields add a few dozen bytes.
+DIRECTORY_BYTES_PER_MEMBER = 1024
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 _CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError,
             RuntimeError, struct.error)
@@ -50,7 +53,7 @@ def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) 
             f"{name!r} is declared as DOCX but is not a DOCX file (a DOCX is a zip archive); "
             "save it from Word as .docx, or upload it with its real extension"
         )
-    _check_member_count(name, _declared_count(name, data), limits)
+    _check_directory(name, data, limits)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
@@ -88,12 +91,12 @@ def _unpack(name: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo, limits
                 if size > limits.max_member_bytes:
                     raise ResourceExhausted(
                         f"{name!r} is refused as a zip bomb: {member.filename} unpacks to more than "
-                        f"{_mb(limits.max_member_bytes)} (the limit for one file inside a DOCX)"
+                        f"{_size(limits.max_member_bytes)} (the limit for one file inside a DOCX)"
                     )
                 if size > budget:
                     raise ResourceExhausted(
                         f"{name!r} is refused as a zip bomb: it unpacks to more than "
-                        f"{_mb(limits.max_total_bytes)} in all (the limit for a DOCX)"
+                        f"{_size(limits.max_total_bytes)} in all (the limit for a DOCX)"
                     )
                 yield piece
     except ResourceExhausted:
@@ -104,16 +107,23 @@ def _unpack(name: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo, limits
         ) from None
 
 
-def _declared_count(name: str, data: bytes) -> int:
-    """The member count the end-of-archive record states, read before zipfile
-    builds a record of every member (a 50 MB upload can name a million)."""
+def _check_directory(name: str, data: bytes, limits: ZipLimits) -> None:
+    """Refuses too many members from the end-of-archive record, before zipfile
+    builds a record of each (a 50 MB upload can list a million): by the count it
+    states and by the directory's size, which bounds the count whatever it states."""
     try:
         end = zipfile._EndRecData(io.BytesIO(data))  # noqa: SLF001 - the stdlib's own reader of that record
     except _CORRUPT:
         end = None
     if not end:
         raise InvalidArgument(f"{name!r} is a corrupt or truncated zip archive (no end record); save it again")
-    return end[zipfile._ECD_ENTRIES_TOTAL]  # noqa: SLF001
+    _check_member_count(name, end[zipfile._ECD_ENTRIES_TOTAL], limits)  # noqa: SLF001
+    directory_bytes = end[zipfile._ECD_SIZE]  # noqa: SLF001
+    if directory_bytes > limits.max_members * DIRECTORY_BYTES_PER_MEMBER:
+        raise ResourceExhausted(
+            f"{name!r} lists more files than a DOCX may hold: its directory is {_size(directory_bytes)}, "
+            f"over {_size(limits.max_members * DIRECTORY_BYTES_PER_MEMBER)} for {limits.max_members} files"
+        )
 
 
 def _check_member_count(name: str, count: int, limits: ZipLimits) -> None:
@@ -163,8 +173,8 @@ def _declares_doctype(content: bytes) -> bool:
     return bool(_DOCTYPE.search(content)) or any(p in content for p in _DOCTYPE_UTF16)
 
 
-def _mb(size: int) -> str:
-    return f"{size / 1e6:g} MB"
+def _size(size: int) -> str:
+    return f"{size / 1e6:g} MB" if size >= 1_000_000 else f"{size / 1e3:.0f} kB"
 
 
 def _reason(exc: Exception) -> str:
