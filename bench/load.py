@@ -91,21 +91,36 @@ class Calls:
         return self.count / (self.ended - self.started) if self.ended > self.started else 0.0
 
     def percentile(self, q: float) -> float:
-        return float(np.percentile(self.latencies_ms, q)) if self.latencies_ms else float("nan")
+        return percentile(self.latencies_ms, q)
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
 
 
 @dataclass
 class Searches(Calls):
     """Retrieve calls; `empty` counts answers without a single chunk, `cached` those whose
-    query embedding came from the retriever's cache."""
+    query embedding came from the retriever's cache; `server_ms` holds the
+    retriever's own timings of each (embed, search, total), which tell the
+    work from the wait."""
 
     empty: int = 0
     cached: int = 0
+    server_ms: dict[str, list[float]] = field(default_factory=lambda: {"embed": [], "search": [], "total": []})
 
     def absorb(self, other: Searches) -> None:
         super().absorb(other)
         self.empty += other.empty
         self.cached += other.cached
+        for part, values in other.server_ms.items():
+            self.server_ms[part] += values
+
+    def record(self, response) -> None:
+        self.empty += not response.retrieved_chunks
+        self.cached += response.timings.query_embedding_cached
+        for part in self.server_ms:
+            self.server_ms[part].append(getattr(response.timings, f"{part}_ms"))
 
 
 @dataclass
@@ -210,8 +225,7 @@ def search(stack: Stack, asked: list[str], client: int, start: threading.Barrier
         query = f"{asked[number % len(asked)]} (ask {client}.{number})"
         response = out.timed(lambda: lab.retrieve(query, OPTIONS))
         if response is not None:
-            out.empty += not response.retrieved_chunks
-            out.cached += response.timings.query_embedding_cached
+            out.record(response)
         number += 1
     out.ended = time.perf_counter()
     return out
@@ -289,6 +303,10 @@ def table(report: LoadReport) -> str:
                      f"{calls.percentile(50):8.1f} {calls.percentile(95):8.1f}")
     lines.append(f"{'under load / alone':<34} {'':7} {'':7} {loaded.per_second / alone.per_second:7.2f}x "
                  f"{loaded.percentile(50) / alone.percentile(50):7.2f}x {loaded.percentile(95) / alone.percentile(95):7.2f}x")
+    lines += ["", f"{'inside the retriever, p50 / p95 ms':<34} {'embed':>15} {'search':>15} {'total':>15}"]
+    for label, calls in (("one client alone", alone), ("under load", loaded)):
+        lines.append(f"{label:<34} " + " ".join(f"{percentile(v, 50):7.1f} /{percentile(v, 95):6.1f}"
+                                                 for v in calls.server_ms.values()))
     lines.append(f"answers without a chunk: {alone.empty + loaded.empty}; "
                  f"query embeddings from the cache: {alone.cached + loaded.cached}")
     lines += ["", f"{'uploads':<34} {'calls':>7} {'errors':>7} {'docs/s':>8} {'p50 s':>8} {'p95 s':>8}"]
@@ -300,10 +318,10 @@ def table(report: LoadReport) -> str:
                  f"from the cache {up.embeddings_cached}; strategies failed {len(up.failures)}")
     errors = report.errors()
     lines += ["", "errors by status code: " + (", ".join(f"{code} {n}" for code, n in errors.most_common()) or "none")]
-    lines += ["", f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak':>8}"]
+    lines += ["", f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak RSS':>9}"]
     for name, before in report.memory_before.items():
         after = report.memory_after[name]
-        lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} {after['VmHWM'] / 1024:8.0f}")
+        lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} {after['VmHWM'] / 1024:9.0f}")
     return "\n".join(lines)
 
 
