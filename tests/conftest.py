@@ -64,6 +64,7 @@ KINDS = ("unit", "contract", "integration", "e2e", "browser")
 
 KIND_BY_MODULE = {
     "test_adr_index": "contract",
+    "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
@@ -82,6 +83,7 @@ KIND_BY_MODULE = {
     "test_frontend_logic": "unit",
     "test_import_rule": "contract",
     "test_knobs": "unit",
+    "test_limits": "unit",
     "test_ingest": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server

@@ -7,7 +7,7 @@ import threading
 
 import grpc
 
-from chunklab import clients, embeddings
+from chunklab import clients, embeddings, limits
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
@@ -26,6 +26,7 @@ log = logging.getLogger("chunklab.chunker")
 INDEX_BATCH = 256
 
 
+@limits.bounded(chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"])
 class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
     def __init__(self, service: ChunkerService, bulk: BulkLoads) -> None:
         self._service = service
