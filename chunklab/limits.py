@@ -45,11 +45,10 @@ STRING_LIMITS: dict[str, int | None] = {
     **dict.fromkeys(("name", "strategy", "embedding_model", "model", "collection", "collections", "language",
                      "languages", "knob", "metric", "document_name", "key"), NAME_CHARS),
     **dict.fromkeys(("description", "comment"), NOTE_CHARS),
-    **dict.fromkeys(("base_url", "api_key", "page_token", "string_value", "run_key", "heading_path", "metadata"),
-                    SETTING_CHARS),
-    # A chunk's text and a reference excerpt are as long as the document allows:
-    # the upload limit bounds them, and the message size bounds a request.
-    "content": None, "enriched_content": None,
+    **dict.fromkeys(("base_url", "api_key", "page_token", "string_value", "run_key", "metadata"), SETTING_CHARS),
+    # A chunk's text, its headings and a reference excerpt are as long as the document
+    # makes them: the upload limit bounds them, and the message size bounds a request.
+    **dict.fromkeys(("content", "enriched_content", "heading_path"), None),
 }
 
 # protobuf's Timestamp range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
