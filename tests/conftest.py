@@ -104,6 +104,7 @@ KIND_BY_MODULE = {
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_fuzz_rpcs": "e2e",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
