@@ -2,7 +2,7 @@
 
 The four servicers are served as every ChunkLab server serves them (the
 error-mapping interceptor, the message limits), each with no service behind
-it: a request the shared checks (chunklab/limits.py, ADR 0047) did not refuse
+it: a request the shared checks (chunklab/limits.py, ADR 0050) did not refuse
 would reach a missing service and come back INTERNAL, which this counts as a
 failure. Side by side:
 

@@ -1,7 +1,9 @@
 """Channels and stubs for calling ChunkLab services.
 
 Every call carries a deadline (callers pass `timeout=`); the channel retries
-only UNAVAILABLE, through gRPC's service config.
+only UNAVAILABLE, through gRPC's service config. Each channel speaks TLS and
+carries the token as its settings say (chunklab.security; default: the
+environment's settings, as the services read them).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import json
 
 import grpc
 
+from chunklab import security
 from chunklab.server import CHANNEL_OPTIONS
+from chunklab.settings import Settings
 from chunklab.v1 import (
     chunker_pb2_grpc,
     evaluator_pb2_grpc,
@@ -38,24 +42,25 @@ _RETRY_CONFIG = json.dumps(
 )
 
 
-def channel(address: str) -> grpc.Channel:
-    return grpc.insecure_channel(
+def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
+    return security.open_channel(
         address,
-        options=[*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1)],
+        settings if settings is not None else Settings(),
+        [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1)],
     )
 
 
-def ingest(address: str) -> ingest_pb2_grpc.IngestServiceStub:
-    return ingest_pb2_grpc.IngestServiceStub(channel(address))
+def ingest(address: str, settings: Settings | None = None) -> ingest_pb2_grpc.IngestServiceStub:
+    return ingest_pb2_grpc.IngestServiceStub(channel(address, settings))
 
 
-def chunker(address: str) -> chunker_pb2_grpc.ChunkerServiceStub:
-    return chunker_pb2_grpc.ChunkerServiceStub(channel(address))
+def chunker(address: str, settings: Settings | None = None) -> chunker_pb2_grpc.ChunkerServiceStub:
+    return chunker_pb2_grpc.ChunkerServiceStub(channel(address, settings))
 
 
-def retriever(address: str) -> retriever_pb2_grpc.RetrieverServiceStub:
-    return retriever_pb2_grpc.RetrieverServiceStub(channel(address))
+def retriever(address: str, settings: Settings | None = None) -> retriever_pb2_grpc.RetrieverServiceStub:
+    return retriever_pb2_grpc.RetrieverServiceStub(channel(address, settings))
 
 
-def evaluator(address: str) -> evaluator_pb2_grpc.EvaluatorServiceStub:
-    return evaluator_pb2_grpc.EvaluatorServiceStub(channel(address))
+def evaluator(address: str, settings: Settings | None = None) -> evaluator_pb2_grpc.EvaluatorServiceStub:
+    return evaluator_pb2_grpc.EvaluatorServiceStub(channel(address, settings))

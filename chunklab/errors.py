@@ -42,11 +42,22 @@ class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
 
 
+class Cancelled(ServiceError):
+    """The call ended (cancelled, past its deadline, or the server stopping)
+    before its work was done: the work stops at its next step (ADR 0049)."""
+
+    code = grpc.StatusCode.CANCELLED
+
+    def __init__(self, message: str = "the call ended before its work was done") -> None:
+        super().__init__(message)
+
+
 def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     """Maps a failed call to a peer into the error this service reports.
 
     A peer's INVALID_ARGUMENT or NOT_FOUND keeps its code; a peer that is down
-    or too slow becomes UNAVAILABLE naming the peer.
+    or too slow becomes UNAVAILABLE naming the peer; a peer that refuses this
+    service's token is a misconfigured stack (FAILED_PRECONDITION).
     """
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
@@ -59,6 +70,9 @@ def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     }
     if code in passthrough:
         return passthrough[code](f"{peer}: {details}")
+    if code == grpc.StatusCode.UNAUTHENTICATED:  # the caller got in; this service's own token did not
+        return FailedPrecondition(f"the {peer} service refused this service's token: give every service of the "
+                                  f"stack the same CHUNKLAB_AUTH_TOKEN ({details})")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): {details}")
     return ServiceError(f"the {peer} service failed ({code.name}): {details}")

@@ -1,4 +1,4 @@
-"""What a request may hold, checked before any work starts, for every service (ADR 0047).
+"""What a request may hold, checked before any work starts, for every service (ADR 0050).
 
 One owner for the limits every service shares: how long a text, a name or an
 id may be, which collection names are allowed, and that enum fields hold a

@@ -8,12 +8,14 @@ whose message says what went wrong and where.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import openai
 
+from chunklab.errors import Cancelled
 from chunklab.limits import excerpt
 
 
@@ -92,11 +94,18 @@ class ChatClient:
             latency_ms=(time.perf_counter() - started) * 1e3,
         )
 
-    def stream(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> Iterator[str | ChatResult]:
-        """Yields pieces of text as they arrive, then one ChatResult with the whole text."""
+    def stream(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
+               cancelled: threading.Event | None = None) -> Iterator[str | ChatResult]:
+        """Yields pieces of text as they arrive, then one ChatResult with the whole text.
+
+        Once `cancelled` is set (the caller went away) the reply is dropped: the
+        connection is closed at the next piece, so the model stops writing, and
+        Cancelled is raised. Closing the generator closes the connection too.
+        """
         started = time.perf_counter()
         pieces: list[str] = []
         prompt_tokens = completion_tokens = 0
+        stream = None
         try:
             stream = self._client.chat.completions.create(
                 model=self.endpoint.model,
@@ -107,6 +116,8 @@ class ChatClient:
                 **({"max_tokens": max_tokens} if max_tokens else {}),
             )
             for event in stream:
+                if cancelled is not None and cancelled.is_set():
+                    raise Cancelled("the answer was dropped: its caller went away")
                 if event.usage is not None:
                     prompt_tokens = event.usage.prompt_tokens or 0
                     completion_tokens = event.usage.completion_tokens or 0
@@ -117,6 +128,9 @@ class ChatClient:
                         yield delta
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
             raise self._fail(exc) from None
+        finally:
+            if stream is not None:
+                stream.close()
         yield ChatResult(
             text="".join(pieces),
             prompt_tokens=prompt_tokens,

@@ -13,6 +13,7 @@ than printing nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 
 import jinja2
@@ -40,6 +41,22 @@ def environment(package: str) -> jinja2.Environment:
 def render(package: str, template: str, /, **context: object) -> str:
     """package's template rendered with context: the HTML, every value escaped."""
     return environment(package).get_template(template).render(**context)
+
+
+def render_pieces(package: str, template: str, piece_bytes: int, /, **context: object) -> Iterator[bytes]:
+    """package's template rendered as render() does, as UTF-8 in pieces of exactly piece_bytes (the
+    last one shorter), made as the template runs: a page of any size is never held whole. A piece may
+    end inside a character; joined, the pieces are render(...).encode()."""
+    if piece_bytes < 1:
+        raise ValueError(f"pieces hold at least one byte, not {piece_bytes}")
+    pending = bytearray()
+    for text in environment(package).get_template(template).generate(**context):
+        pending += text.encode()
+        while len(pending) >= piece_bytes:
+            yield bytes(pending[:piece_bytes])
+            del pending[:piece_bytes]
+    if pending:
+        yield bytes(pending)
 
 
 def render_macro(package: str, template: str, macro: str, /, *args: object, **kwargs: object) -> str:

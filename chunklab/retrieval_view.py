@@ -9,7 +9,7 @@ out, no HTML: the template lays it out and escapes it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chunklab import ids
 from chunklab.v1 import common_pb2
@@ -95,6 +95,12 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) ->
         cut=cut,
         enriched_content=enriched,
     )
+
+
+def text_view(chunk: common_pb2.Chunk, max_chars: int | None = None) -> ChunkView:
+    """A chunk's card on its own, without a retrieval's label, rank or score: for a page that shows
+    each chunk's text once (the report's chunk texts) and points to it from every retrieval."""
+    return replace(chunk_view(common_pb2.RetrievedChunk(chunk=chunk), max_chars), label="text", badge="text")
 
 
 def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None) -> list[ChunkView]:

@@ -1,5 +1,6 @@
 """What every ChunkLab gRPC server shares: health, reflection, error mapping,
-message limits and a graceful shutdown on SIGTERM.
+message limits, the token check and TLS (chunklab.security) and a graceful
+shutdown on SIGTERM that always ends the process.
 
 A service's own `server.py` builds its servicer and calls `serve(...)`.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -20,12 +22,21 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from chunklab import security
 from chunklab.errors import ServiceError
 from chunklab.limits import cut
+from chunklab.settings import Settings
 
 log = logging.getLogger("chunklab.server")
 
+# The one message-size limit, set on purpose for every server and every channel
+# (chunklab.clients): above gRPC's 4 MB default receive limit so that a large
+# document's FULL view or an experiment with its results fits in one reply;
+# uploads and imports stream in pieces of 1 MiB.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# After the grace period for calls, closing (on_stop) gets this long; then the
+# process exits whatever is still running (ADR 0049).
+CLOSE_S = 3.0
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -107,18 +118,26 @@ def serve(
     register: Callable[[grpc.Server], None],
     service_full_names: list[str],
     *,
+    settings: Settings,
     workers: int = 8,
     grace_s: float = 5.0,
+    on_signal: Callable[[], None] | None = None,
     on_stop: Callable[[], None] | None = None,
 ) -> None:
     """Runs a server until SIGTERM or SIGINT, then drains and stops it.
 
     Prints `chunklab <name> listening on <host>:<port>` once it accepts calls,
-    with the port the bind returned (so tests can bind port 0).
+    with the port the bind returned (so tests can bind port 0). The settings'
+    token and TLS files protect it (ADR 0048). On the signal, `on_signal`
+    tells background work to stop while calls in flight get `grace_s` to
+    finish; calls still running then are cancelled (their handlers see it
+    through the call's context), `on_stop` closes what the service holds, and
+    the process is gone by `grace_s + CLOSE_S` at the latest, even if a
+    handler is stuck in work it cannot be told to stop.
     """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-        interceptors=[ErrorMappingInterceptor()],
+        interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
         options=CHANNEL_OPTIONS,
     )
     register(server)
@@ -130,27 +149,53 @@ def serve(
         server,
     )
     host = address.rpartition(":")[0]
-    port = server.add_insecure_port(address)
+    if warning := security.exposure_warning(name, host, settings):
+        log.warning("%s", warning)
+    port = security.add_port(server, address, settings)
     if port == 0:
         sys.exit(f"chunklab {name}: cannot listen on {address} (is the port taken?)")
     server.start()
     for service in ["", *service_full_names]:
         health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
 
-    stopped = threading.Event()
+    signalled = threading.Event()
 
     def _stop(signum: int, _frame: Any) -> None:
-        log.info("%s: signal %s, draining for up to %.1fs", name, signum, grace_s)
+        if signalled.is_set():
+            log.info("%s: signal %s again; already stopping", name, signum)
+            return
+        signalled.set()
+        log.info("%s: signal %s, draining for up to %.1fs, gone within %.1fs", name, signum, grace_s,
+                 grace_s + CLOSE_S)
+        # A daemon thread: it outlives the main thread and the interpreter's
+        # join of the threads still at work, which is where a stuck handler
+        # or pool worker would otherwise keep the process alive.
+        watchdog = threading.Timer(grace_s + CLOSE_S, _give_up, args=(name,))
+        watchdog.daemon = True
+        watchdog.start()
         health_servicer.enter_graceful_shutdown()
-        server.stop(grace_s).wait()
-        stopped.set()
+        if on_signal is not None:
+            on_signal()
+        server.stop(grace_s)
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(f"chunklab {name} listening on {host}:{port}", flush=True)
     log.info("%s listening on %s:%d", name, host, port)
     server.wait_for_termination()
-    stopped.wait(grace_s + 1)
     if on_stop is not None:
         on_stop()
     log.info("%s stopped", name)
+
+
+def _give_up(name: str) -> None:
+    """Exits at once (os._exit: no thread is joined), with the logs flushed.
+    Every record is committed when it is written, so a call that finished
+    stored everything; work still in flight ends as if its caller had gone."""
+    busy = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+    log.warning("%s: still busy at the shutdown deadline (threads: %s); exiting without waiting for them",
+                name, ", ".join(busy[:12]) + (" ..." if len(busy) > 12 else ""))
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -6,11 +6,17 @@ bad value into a message that names the variable and what it accepts.
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic_settings.sources.utils import parse_env_vars
+
+# A token travels as an HTTP/2 header value: printable ASCII, no spaces.
+_TOKEN = re.compile(r"[\x21-\x7e]{16,}")
 
 
 def _check_address(value: str) -> str:
@@ -42,6 +48,9 @@ class Settings(BaseSettings):
     # Seconds a long call (processing a whole document) may take.
     long_rpc_timeout_s: float = Field(3600.0, gt=0)
     grpc_workers: int = Field(8, ge=1, le=256)
+    # Bytes of a report in one GetReport data message: at most the contract's 1 MiB (tests
+    # make it small to see a report arrive in several pieces).
+    report_piece_bytes: int = Field(1024 * 1024, ge=1024, le=1024 * 1024)
 
     # An OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM ...) for the
     # contextual strategies, answers and judges. Empty base URL: none
@@ -90,6 +99,17 @@ class Settings(BaseSettings):
     # Threads of each chunker that take bulk-load jobs (0: this replica takes none).
     bulk_workers: int = Field(1, ge=0, le=64)
 
+    # Authentication and TLS (ADR 0048), both off by default. A shared token:
+    # every RPC but health and reflection must carry `authorization: Bearer
+    # <token>`, every client sends it, and the UI asks for it as the password.
+    auth_token: str = ""
+    # PEM files. tls_cert and tls_key (together) make every server speak TLS;
+    # clients speak TLS when tls_ca or tls_cert is set, trusting tls_ca (empty:
+    # the system's roots). The certificate names the hosts clients dial.
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_ca: str = ""
+
     @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")
     @classmethod
     def _address(cls, value: str) -> str:
@@ -103,6 +123,37 @@ class Settings(BaseSettings):
             raise ValueError(f"expected a redis:// URL (or nothing, for the embedded queue), got {value!r}")
         return value
 
+    @field_validator("auth_token")
+    @classmethod
+    def _token(cls, value: str) -> str:
+        value = value.strip()
+        if value and not _TOKEN.fullmatch(value):
+            raise ValueError(
+                "expected at least 16 printable ASCII characters without spaces, e.g. from "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
+        return value
+
+    @field_validator("tls_cert", "tls_key", "tls_ca")
+    @classmethod
+    def _pem_file(cls, value: str) -> str:
+        value = value.strip()
+        if value and not Path(value).is_file():
+            raise ValueError(f"expected a PEM file, but there is no file at {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _cert_with_key(self) -> Settings:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            given, missing = ("CERT", "KEY") if self.tls_cert else ("KEY", "CERT")
+            raise ValueError(f"CHUNKLAB_TLS_{given} is set but CHUNKLAB_TLS_{missing} is not: TLS needs both")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        """Whether clients dial TLS (a server speaks it when it has tls_cert and tls_key)."""
+        return bool(self.tls_ca or self.tls_cert)
+
     def database_url_for(self, name: str) -> str:
         """The service's database: database_url if set, else SQLite in data_dir."""
         if self.database_url:
@@ -110,15 +161,34 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / f'{name}.sqlite3').resolve()}"
 
 
+def settings_from(environ: Mapping[str, str]) -> Settings:
+    """The settings a process started with this environment reads, e.g. the
+    launcher's view of its children (its own environment plus theirs)."""
+
+    class _Environ(EnvSettingsSource):
+        def _load_env_vars(self):
+            return parse_env_vars(environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+
+    return Settings(**_Environ(Settings)())
+
+
+def invalid_settings(exc: ValidationError) -> str:
+    """What is wrong, one line per variable, for a person to fix."""
+    lines = ["ChunkLab cannot start: a setting is invalid."]
+    for err in exc.errors():
+        if not err["loc"]:  # a rule over several settings names them itself
+            lines.append(f"  {err['msg'].removeprefix('Value error, ')}")
+            continue
+        name = "CHUNKLAB_" + "_".join(str(p) for p in err["loc"]).upper()
+        lines.append(f"  {name}: {err['msg']}")
+    return "\n".join(lines)
+
+
 def load_settings() -> Settings:
     """Reads the environment; exits with a readable message when a value is bad."""
     try:
         settings = Settings()
     except ValidationError as exc:
-        lines = ["ChunkLab cannot start: a setting is invalid."]
-        for err in exc.errors():
-            name = "CHUNKLAB_" + "_".join(str(p) for p in err["loc"]).upper()
-            lines.append(f"  {name}: {err['msg']}")
-        sys.exit("\n".join(lines))
+        sys.exit(invalid_settings(exc))
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return settings

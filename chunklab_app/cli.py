@@ -15,7 +15,8 @@ and stops it after.
 Progress goes to stderr, the summary table to stdout (or JSON with --json).
 Exit codes: 0 done, 1 the experiment failed or was interrupted (or a
 loaded document or strategy failed, or is not finished), 2 bad usage (or a
-file that cannot be read), 3 a service refused or could not be reached.
+file that cannot be read, or a bad setting), 3 a service refused (a missing or wrong
+token, too) or could not be reached.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ import sys
 from pathlib import Path
 
 from google.protobuf import json_format
+from pydantic import ValidationError
 
 from chunklab import knobs
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
-from chunklab.settings import Settings
+from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 from chunklab_app import retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
@@ -116,21 +118,10 @@ def validation_of(args) -> evaluator_pb2.Validation:
 
 # -- talking to the stack ----------------------------------------------------
 
-def report_path(target: str, file_name: str) -> Path:
-    """Where --report writes: into a folder when the target is one, ends with a slash or has
-    no .html ending (made if missing, named as the evaluator names the report), else the file."""
-    path = Path(target)
-    if path.is_dir() or target.endswith(("/", "\\")) or path.suffix.lower() not in (".html", ".htm"):
-        return path / file_name
-    return path
-
-
 def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -> Path:
-    report = client.get_report(experiment_id, VIEWS[view])
-    path = report_path(target, report.file_name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.html, encoding="utf-8")
-    return path
+    """--report and `report --out`: a .html file, or a folder (made if missing) that gets the
+    evaluator's file name; written as it streams, at any size."""
+    return client.write_report(experiment_id, target, VIEWS[view]).path
 
 
 # -- commands ----------------------------------------------------------------
@@ -380,7 +371,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        print(invalid_settings(exc), file=sys.stderr)
+        return 2
     stack = None
     try:
         if args.start:

@@ -24,7 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from chunklab import clients, tokens
 from chunklab.client import ChunkLab
-from chunklab.settings import Settings, load_settings
+from chunklab.settings import Settings, load_settings, settings_from
 from chunklab.v1 import common_pb2
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,6 +56,11 @@ class Stack:
         for name, address in self.addresses.items():
             env[f"CHUNKLAB_{name.upper()}_ADDRESS"] = address
         return env
+
+    def settings(self) -> Settings:
+        """The settings the stack's processes read: its clients dial with the
+        same token and TLS as the services serve with."""
+        return settings_from(self.env())
 
     def _spawn(self, name: str, module: str, env: dict[str, str], ready_marker: str, timeout: float) -> str:
         logs = self.data_dir / "logs"
@@ -95,10 +100,11 @@ class Stack:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         for name in SERVICES:
             self.addresses[name] = f"{self.host}:{self.ports.get(name, 0)}"
+        security = self.settings()
         for name in SERVICES:
             env = self.env()
             self.addresses[name] = self._spawn(name, f"services.{name}", env, "listening on", timeout)
-            wait_serving(self.addresses[name], timeout)
+            wait_serving(self.addresses[name], timeout, security)
         if self.ui:
             env = self.env()
             env["CHUNKLAB_UI_HOST"] = self.host
@@ -118,8 +124,8 @@ class Stack:
         self.processes.clear()
 
     def client(self, settings: Settings | None = None) -> ChunkLab:
-        """A client of this stack's services (other settings: `settings`, else the environment)."""
-        return ChunkLab.at(self.addresses, settings)
+        """A client of this stack's services (other settings: `settings`, else the stack's own)."""
+        return ChunkLab.at(self.addresses, settings if settings is not None else self.settings())
 
     def __enter__(self) -> Stack:
         return self.start()
@@ -128,9 +134,10 @@ class Stack:
         self.stop()
 
 
-def wait_serving(address: str, timeout: float) -> None:
-    """Waits until the server's standard health service says SERVING."""
-    stub = health_pb2_grpc.HealthStub(clients.channel(address))
+def wait_serving(address: str, timeout: float, settings: Settings | None = None) -> None:
+    """Waits until the server's standard health service says SERVING (over
+    TLS when the settings say so; health needs no token)."""
+    stub = health_pb2_grpc.HealthStub(clients.channel(address, settings))
     deadline = time.monotonic() + timeout
     while True:
         try:

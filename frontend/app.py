@@ -1,21 +1,33 @@
 """Composes the pages into one Gradio app and serves it.
 
 Thin on purpose: each page builds its own gr.Blocks from a ChunkLab; this
-module only places them in tabs, picks the port and tells the stack launcher
-where the UI listens (`chunklab ui listening on http://HOST:PORT`).
+module only places them in tabs, adds the route the Reports page's frame loads
+reports from, picks the port, asks for a login when the stack has a token
+(ADR 0048) and tells the stack launcher where the UI listens
+(`chunklab ui listening on http://HOST:PORT`, https with TLS).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
+from chunklab import security
 from chunklab.client import ChunkLab
-from chunklab.settings import load_settings
+from chunklab.settings import Settings, load_settings
 from frontend.pages import compare, documents, experiments, freshness, health, query, reports
+from frontend.report_files import FILES
 from frontend.style import CSS
+
+LOGIN_MESSAGE = ("This ChunkLab stack is protected by a token. Sign in with any user name and the stack's token "
+                 "(CHUNKLAB_AUTH_TOKEN) as the password.")
 
 PAGES = (
     ("Documents", "documents", documents),
@@ -34,7 +46,8 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
     # its gr.render blocks are numbered in the app's own list. A page built
     # apart numbers its renders from 0 and, once placed, a re-render of one
     # page's form would make the browser drop another page's event handlers.
-    with gr.Blocks(title="ChunkLab", analytics_enabled=False) as app:
+    # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
+    with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
         with gr.Tabs():
             for title, tab_id, module in PAGES:
@@ -57,8 +70,49 @@ def display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
-    """Starts the server without blocking; with port 0, retries if another process wins the free port."""
+def token_login(token: str) -> Callable[[str, str], bool]:
+    """Gradio's login check: any user name, the stack's token as the password.
+    The name only labels the session; the token is the one secret (ADR 0048)."""
+    return lambda _user, password: security.token_matches(password, token)
+
+
+def protection(settings: Settings) -> dict[str, Any]:
+    """launch()'s options for the settings' token (a login) and TLS (https with
+    the services' certificate); none when both are off."""
+    options: dict[str, Any] = {}
+    if settings.auth_token:
+        options.update(auth=token_login(settings.auth_token), auth_message=LOGIN_MESSAGE)
+    if settings.tls_cert:
+        # ssl_verify only governs Gradio's request to itself at start, which
+        # would not trust a private CA.
+        options.update(ssl_certfile=settings.tls_cert, ssl_keyfile=settings.tls_key, ssl_verify=False)
+    return options
+
+
+UPLOADS = "ui-uploads"
+
+
+def keep_uploads_in_data_folder(settings: Settings) -> Path:
+    """Where Gradio writes what the browser uploads (and its cache): a folder of the
+    stack's data folder, not the system's temp folder. Gradio reads the place from
+    GRADIO_TEMP_DIR when the app is built and launched, so this comes first."""
+    folder = (settings.data_dir / UPLOADS).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["GRADIO_TEMP_DIR"] = str(folder)
+    return folder
+
+
+def upload_limit(settings: Settings) -> int:
+    """The largest file the UI accepts, in bytes: the stack's upload cap, which
+    ingest applies too (a bigger file gets 413 before it is written)."""
+    return int(settings.max_upload_mb * 1024 * 1024)
+
+
+def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5, settings: Settings | None = None) -> int:
+    """Starts the server without blocking; with port 0, retries if another process wins the free port.
+    The settings' token and TLS files protect it (none given: open, plain HTTP), and their
+    upload cap bounds what the browser may upload."""
+    options = {**protection(settings), "max_file_size": upload_limit(settings)} if settings is not None else {}
     for attempt in range(1, attempts + 1):
         chosen = port or free_port(host)
         try:
@@ -73,6 +127,9 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
                 enable_monitoring=False,
                 footer_links=[],
                 css=CSS,
+                # The Reports page's frame loads reports from here, at any size.
+                app_kwargs={"routes": FILES.routes()},
+                **options,
             )
         except OSError:
             if port or attempt == attempts:
@@ -84,12 +141,16 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5) -> int:
 
 def main() -> None:
     settings = load_settings()
+    keep_uploads_in_data_folder(settings)
     app = build_app(ChunkLab(settings))
+    if warning := security.exposure_warning("ui", settings.ui_host, settings):
+        print(warning, file=sys.stderr, flush=True)
     try:
-        port = launch(app, settings.ui_host, settings.ui_port)
+        port = launch(app, settings.ui_host, settings.ui_port, settings=settings)
     except OSError as exc:
         raise SystemExit(f"chunklab ui: cannot listen on {settings.ui_host}:{settings.ui_port}: {exc}") from None
-    print(f"chunklab ui listening on http://{display_host(settings.ui_host)}:{port}", flush=True)
+    scheme = "https" if settings.tls_cert else "http"
+    print(f"chunklab ui listening on {scheme}://{display_host(settings.ui_host)}:{port}", flush=True)
     # The stack stops its children with SIGTERM: close the server as Ctrl-C would.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     app.block_thread()

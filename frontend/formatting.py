@@ -24,7 +24,8 @@ def when(timestamp) -> str:
     return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _size(size_bytes: int) -> str:
+def size_label(size_bytes: int) -> str:
+    """Bytes as a person reads them: 812 B, 12.3 KiB, 45.6 MiB."""
     if size_bytes < 1024:
         return f"{size_bytes} B"
     if size_bytes < 1024 * 1024:
@@ -39,7 +40,7 @@ def _format(fmt: int) -> str:
 def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
     """Rows for the documents table, columns as in DOCUMENT_COLUMNS (the id last, for selection)."""
     return [
-        [d.name, d.collection, d.language, _format(d.format), _size(d.size_bytes),
+        [d.name, d.collection, d.language, _format(d.format), size_label(d.size_bytes),
          d.character_count, when(d.ingested_at), d.document_id]
         for d in documents
     ]
@@ -209,13 +210,13 @@ def index_stats_html(stats) -> str:
     """The retriever's index: backend, points per model/strategy/collection, and cold storage."""
     rows = [
         {"embedding_model": r.embedding_model, "strategy": r.strategy, "collection": r.collection,
-         "points": r.points, "documents": r.documents, "size": _size(r.bytes)}
+         "points": r.points, "documents": r.documents, "size": size_label(r.bytes)}
         for r in stats.rows
     ]
     return render(
         "frontend", "index_stats.html.j2", backend=stats.backend or "?", total_points=stats.total_points,
-        disk=_size(stats.disk_bytes), archived_documents=stats.archived_documents,
-        archive=_size(stats.archive_bytes), searches=[_search_kind(stats.backend, i) for i in stats.indexes],
+        disk=size_label(stats.disk_bytes), archived_documents=stats.archived_documents,
+        archive=size_label(stats.archive_bytes), searches=[_search_kind(stats.backend, i) for i in stats.indexes],
         rows=rows,
     )
 

@@ -1,10 +1,12 @@
 """Reports from the evaluator, opened in the page and saved for download.
 
-A report is a whole HTML file. It is shown in an iframe whose `srcdoc` holds
-the file and whose empty `sandbox` forbids scripts, forms, popups and same-
+A report is a whole HTML file, written to disk as it streams and loaded by an
+iframe from the UI's own route (frontend.report_files), so that it opens at any
+size. The frame's empty `sandbox` forbids scripts, forms, popups and same-
 origin access: the evaluator already escapes all document text and sets a
-Content Security Policy, and the sandbox means that even a report that slipped
-could run nothing in the UI's origin. No Gradio here.
+Content Security Policy, the route adds a sandboxing one, and the sandbox means
+that even a report that slipped could run nothing in the UI's origin. No Gradio
+here.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from chunklab.client import SavedReport
 from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
+from frontend.formatting import size_label
 
 VIEWS = {
     "managerial": evaluator_pb2.REPORT_VIEW_MANAGERIAL,
@@ -22,9 +26,10 @@ VIEWS = {
 }
 
 
-def report_frame_html(report: evaluator_pb2.Report, view: str) -> str:
-    return render("frontend", "report_frame.html.j2", view=view, file_name=report.file_name,
-                  report_html=report.html)
+def report_frame_html(saved: SavedReport, view: str, url: str) -> str:
+    """The frame that loads the saved report from url, with its name and size above it."""
+    return render("frontend", "report_frame.html.j2", view=view, file_name=saved.path.name, url=url,
+                  size=size_label(saved.size_bytes))
 
 
 def safe_file_name(name: str, view: str) -> str:
@@ -32,11 +37,3 @@ def safe_file_name(name: str, view: str) -> str:
     stem = Path(name or "report").name.removesuffix(".html")
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "report"
     return f"{stem[:80]}-{view}.html"
-
-
-def save_report(report: evaluator_pb2.Report, view: str, directory: Path) -> Path:
-    """Writes the report under directory (a folder per call) for the browser to download."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / safe_file_name(report.file_name, view)
-    path.write_text(report.html, encoding="utf-8")
-    return path

@@ -71,6 +71,7 @@ CSS = """
 .cl-warnings { border-left: 5px solid #dd6b20; background: rgba(221, 107, 32, 0.12); padding: 8px 12px; margin: 8px 0; font-size: 1.05em; }
 .cl-warnings-none { border-left-color: #15803d; background: rgba(21, 128, 61, 0.08); }
 
+.cl-report-head { font-size: 0.9em; margin: 4px 0; }
 .cl-report { width: 100%; height: 80vh; border: 1px solid var(--border-color-primary); border-radius: 8px; background: #fff; }
 .cl-sweep { margin: 6px 0; }
 .cl-scroll { overflow-x: auto; max-width: 100%; }

@@ -19,10 +19,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 
 
+# The stack's evaluator sends reports in pieces this small, so that every report a test
+# fetches comes in several (the default is the contract's 1 MiB).
+REPORT_PIECE_BYTES = 16 * 1024
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory) -> Stack:
     """Four services, each its own process, bound to port 0 on loopback."""
-    running = Stack(data_dir=tmp_path_factory.mktemp("stack")).start()
+    running = Stack(data_dir=tmp_path_factory.mktemp("stack"),
+                    extra_env={"CHUNKLAB_REPORT_PIECE_BYTES": str(REPORT_PIECE_BYTES)}).start()
     yield running
     running.stop()
 
@@ -64,13 +70,16 @@ KINDS = ("unit", "contract", "integration", "e2e", "browser")
 
 KIND_BY_MODULE = {
     "test_adr_index": "contract",
+    "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
     "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
+    "test_cancellation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
     "test_cli_options": "unit",
     "test_client": "unit",
+    "test_client_reports": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
     "test_contracts": "contract",
     "test_e2e_slice": "e2e",
@@ -85,6 +94,7 @@ KIND_BY_MODULE = {
     "test_knobs": "unit",
     "test_limits": "unit",
     "test_ingest": "unit",
+    "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_make_up": "e2e",  # `python -m chunklab_app.stack`; also `make -n bench`
@@ -96,17 +106,22 @@ KIND_BY_MODULE = {
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_fuzz_rpcs": "e2e",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
     "test_retriever_sweep": "e2e",  # Sweeper in process on both backends; then the retriever as a process
+    "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
-    "test_settings": "e2e",  # Settings in process; `python -m services.ingest` refusing a bad setting
+    "test_settings": "e2e",
+    "test_shutdown": "e2e",  # the stack, each service sent SIGTERM mid-work
+    "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting
     "test_stack_sample": "e2e",
     "test_strategies": "unit",
     "test_terminal": "unit",
     "test_ui_browser": "browser",
+    "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_views": "unit",
 }
 

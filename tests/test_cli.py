@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from chunklab import clients
+from chunklab.v1 import evaluator_pb2
 from chunklab_app.stack import REPO
 
 pytestmark = pytest.mark.e2e
@@ -63,6 +65,29 @@ def test_one_command_runs_an_experiment_and_writes_the_report(stack, files, tmp_
     assert report.read_text().startswith("<!DOCTYPE html>")
     again = cli(stack, "report", summary["experiment_id"], "--out", str(tmp_path / "again.html"), "--view", "managerial")
     assert again.returncode == 0 and 'id="managerial"' in (tmp_path / "again.html").read_text()
+
+
+def test_a_20_run_report_is_written_as_it_streams_and_reads_collapsed_per_question(stack, files, tmp_path):
+    corpus, questions = files
+    sizes = ",".join(str(n) for n in range(13, 53, 2))  # 20 configurations, none that another test processes
+    target = tmp_path / "twenty.html"
+    done = cli(stack, "experiment", "--corpus", str(corpus), "--questions", str(questions),
+               "--strategy", "fixed_size", "--grid", f"fixed_size.chunk_size={sizes}", "--grid",
+               "fixed_size.chunk_overlap=0", "--top-k", "2", "--retrieval-only", "--only-uploaded",
+               "--report", str(target), "--view", "technical", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert len(summary["runs"]) == 20 and f"report written to {target}" in done.stderr
+    # The file is the stream's bytes, which came in several pieces (16 KiB each on the test stack).
+    request = evaluator_pb2.GetReportRequest(experiment_id=summary["experiment_id"], view=evaluator_pb2.REPORT_VIEW_TECHNICAL)
+    header, *pieces = clients.evaluator(stack.addresses["evaluator"]).GetReport(request, timeout=60)
+    assert header.header.file_name.startswith("chunklab-") and len(pieces) > 1
+    assert target.read_bytes() == b"".join(p.data for p in pieces)
+    html = target.read_text(encoding="utf-8")
+    # Each of the 2 questions and each of its 20 results opens on a click; the results hold no chunk text.
+    per_question = html[html.index("<h3>Per question</h3>"):html.index('<h3 id="chunk-texts">')]
+    assert per_question.count("<details>") == 2 + 2 * 20 and "<details open" not in html
+    assert '<pre class="cl-content">' not in per_question and len(per_question.encode()) < 2 * 20 * 6_000
 
 
 def test_a_dry_run_prints_the_estimate_and_bad_usage_says_why(stack, files):

@@ -105,9 +105,6 @@ class FakeEvaluator:
         self.calls.append(("RunExperiment", request, timeout))
         yield evaluator_pb2.ExperimentEvent(estimate=evaluator_pb2.ExperimentEstimate(questions=2))
 
-    def GetReport(self, request, timeout):
-        raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION, "experiment e-1 is still running")
-
     def CancelExperiment(self, request, timeout):
         self.calls.append(("CancelExperiment", request, timeout))
         raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION,
@@ -213,12 +210,6 @@ def test_how_a_document_is_indexed_is_asked_with_the_configured_model_and_none_w
     assert client.indexed_set("d-1", "recursive") is None
     assert [c[1].key.embedding_model for c in fake.calls] == [client.settings.embedding_model] * 2
     assert [c[1].key.config_id for c in fake.calls] == ["", ""]  # the active set
-
-
-def test_a_report_that_is_not_ready_says_why():
-    with pytest.raises(ClientError) as caught:
-        client_with(evaluator=FakeEvaluator()).get_report("e-1", evaluator_pb2.REPORT_VIEW_BOTH)
-    assert caught.value.message == "evaluator service: FAILED_PRECONDITION: experiment e-1 is still running"
 
 
 def test_sweeps_pass_the_dry_run_and_as_of_and_archived_lists_follow_pages():

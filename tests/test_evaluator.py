@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import threading
 from html.parser import HTMLParser
 
@@ -17,6 +18,7 @@ import pytest
 from chunklab import clients, knobs, sentences
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
+from tests.conftest import REPORT_PIECE_BYTES as PIECE
 from tests.conftest import SHARED_DATA, chroma_general
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.status import status_of
@@ -66,6 +68,18 @@ def finished(events) -> evaluator_pb2.Experiment:
     experiment = events[-1].experiment
     assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, experiment.error
     return experiment
+
+
+def report_of(stack, experiment_id: str, view: int = evaluator_pb2.REPORT_VIEW_BOTH):
+    """(header, data pieces) of GetReport's stream, read from the stub as it comes."""
+    request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
+    header, *pieces = evaluator(stack).GetReport(request, timeout=60)
+    assert header.WhichOneof("piece") == "header" and all(p.WhichOneof("piece") == "data" for p in pieces)
+    return header.header, [p.data for p in pieces]
+
+
+def report_html(stack, experiment_id: str, view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> str:
+    return b"".join(report_of(stack, experiment_id, view)[1]).decode()
 
 
 def get(stack, experiment_id: str) -> evaluator_pb2.Experiment:
@@ -342,7 +356,7 @@ def test_an_experiment_with_llm_answers_and_judges_records_everything_but_the_ke
     assert provenance.code_version.startswith("chunklab")
     # The key went to the model and nowhere else.
     listed = evaluator(stack).ListExperiments(evaluator_pb2.ListExperimentsRequest(page_size=100), timeout=30)
-    html = evaluator(stack).GetReport(evaluator_pb2.GetReportRequest(experiment_id=experiment.experiment_id), timeout=60).html
+    html = report_html(stack, experiment.experiment_id)
     for blob in (experiment.SerializeToString(), listed.SerializeToString(), html.encode()):
         assert SECRET.encode() not in blob
 
@@ -541,7 +555,7 @@ def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the
     assert head.ci_low < head.confirmation_mean < head.ci_high
     recall = next(s for s in found.scores if s.metric == "recall")
     assert 0 < recall.confirmation_mean <= 1 and recall.ci_low <= recall.confirmation_mean <= recall.ci_high
-    html = stack.client().get_report(experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL).html
+    html = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
     assert f"{found.winner_run_key} was chosen on 138 of the 276 questions (seed 3)" in html
     assert "where it was confirmed (95% interval)" in html
     compared = stack.client().compare_experiments([chroma_run[1].experiment_id, experiment.experiment_id])
@@ -592,7 +606,7 @@ def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_ques
         assert {hybrid: results(hybrid) for hybrid in (False, True)} == first
 
 
-def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run):
+def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run, tmp_path):
     stub = evaluator(stack)
     cases = [
         (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id,
@@ -621,6 +635,8 @@ def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run)
         assert got == code and words in message, message
     got, _ = status_of(lambda: stub.GetReport(evaluator_pb2.GetReportRequest(experiment_id="nope"), timeout=30))
     assert got == grpc.StatusCode.NOT_FOUND
+    got, _ = status_of(lambda: stack.client().write_report("nope", tmp_path))
+    assert got == grpc.StatusCode.NOT_FOUND and list(tmp_path.iterdir()) == []
     got, message = status_of(lambda: stack.client().resume_experiment(chroma_run[1].experiment_id))
     assert got == grpc.StatusCode.FAILED_PRECONDITION and "succeeded" in message
 
@@ -636,9 +652,9 @@ A comment <!-- hidden --> and <body onload=alert(5)> and <div style="background:
 Attribute break-out: " onmouseover="alert(7)" ' onfocus='alert(8)' and &lt;already escaped&gt; text.
 <math><mi xlink:href="javascript:alert(9)">m</mi></math> <object data="javascript:alert(10)"></object>
 """
-OUR_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h5", "p", "nav", "a", "section",
-            "span", "strong", "table", "thead", "tbody", "tr", "th", "td", "figure", "details", "summary", "div", "pre",
-            "ol", "ul", "li", "br",
+OUR_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "h5", "p", "nav", "a",
+            "section", "span", "strong", "table", "thead", "tbody", "tr", "th", "td", "figure", "details", "summary",
+            "div", "pre", "ol", "ul", "li", "br", "q",
             # matplotlib's SVG (HTMLParser lowercases clipPath)
             "svg", "defs", "g", "path", "use", "clippath", "rect", "text"}
 
@@ -671,10 +687,17 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
         retrieval=common_pb2.RetrievalOptions(top_k=3, neighbor_prev=1),
     )
     experiment = finished(run(stack, config))
-    stub = evaluator(stack)
-    report = stub.GetReport(evaluator_pb2.GetReportRequest(experiment_id=experiment.experiment_id), timeout=60)
+    report, pieces = report_of(stack, experiment.experiment_id)
     assert report.file_name.endswith(".html") and "<" not in report.file_name
-    html = report.html
+    assert (report.experiment_id, report.content_type, report.view) == (
+        experiment.experiment_id, "text/html; charset=utf-8", evaluator_pb2.REPORT_VIEW_BOTH)
+    # The stack's evaluator sends 16 KiB pieces (tests/conftest.py): the file comes in several, each full
+    # but the last, and the client writes exactly their bytes.
+    assert len(pieces) > 2 and {len(p) for p in pieces[:-1]} == {PIECE} and 0 < len(pieces[-1]) <= PIECE
+    saved = stack.client().write_report(experiment.experiment_id, tmp_path)
+    assert saved.path == tmp_path / report.file_name and saved.path.read_bytes() == b"".join(pieces)
+    assert saved.pieces == len(pieces)
+    html = b"".join(pieces).decode()
     parser = Elements()
     parser.feed(html)
     tags = [t for t, _ in parser.tags]
@@ -691,14 +714,14 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
     assert "&lt;script&gt;" in html and "onerror=&#34;alert(1)&#34;" in html
     assert "Content-Security-Policy" in html
     # The views can be asked for one at a time.
-    managerial = stub.GetReport(evaluator_pb2.GetReportRequest(
-        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_MANAGERIAL), timeout=60).html
-    technical = stub.GetReport(evaluator_pb2.GetReportRequest(
-        experiment_id=experiment.experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL), timeout=60).html
+    managerial = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
+    technical = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_TECHNICAL)
     assert 'id="managerial"' in managerial and 'id="technical"' not in managerial
     assert 'id="technical"' in technical and "Expansion tree" in technical and "<svg" not in technical
     assert "exact: every candidate scored, never an approximate HNSW graph" in technical
-    (tmp_path / report.file_name).write_text(html)
+    # Every chunk a result links to has its card, with its text, under "Chunk texts".
+    links = set(re.findall(r'href="#(t\d+)"', technical))
+    assert links and links == set(re.findall(r'<div id="(t\d+)" class="cl-chunk cl-text"', technical))
 
 
 def test_an_extractive_answer_reads_as_sentences_not_markup():

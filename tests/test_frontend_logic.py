@@ -354,3 +354,33 @@ def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
         "parent_child": "no effect: parent_child returns each hit's parent",
     }
     assert "process a document with it" in retrieval_html.nothing_indexed("semantic_parent_child")
+
+
+# -- the report store ----------------------------------------------------------
+
+def test_the_report_route_serves_only_the_stores_files_sandboxed_and_keeps_the_newest(tmp_path):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from frontend.report_files import ReportFiles
+
+    files = ReportFiles(tmp_path / "reports", kept=2)
+    token, folder = files.folder()
+    (folder / "r-both.html").write_text("<!DOCTYPE html><p>Stürme</p>", encoding="utf-8")
+    browser = TestClient(Starlette(routes=files.routes()))
+    page = browser.get("/" + files.url(token, "r-both.html"))
+    assert (page.status_code, page.text) == (200, "<!DOCTYPE html><p>Stürme</p>")
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert page.headers["content-security-policy"].startswith("sandbox; default-src 'none'")
+    (tmp_path / "secret.html").write_text("not a report")
+    for url in (files.url(token, "other.html"), files.url("0" * 32, "r-both.html"),
+                f"chunklab-reports/{token}/r-both.txt"):
+        missing = browser.get("/" + url)
+        assert missing.status_code == 404 and "open it again from the Reports page" in missing.text, url
+    for url in (files.url(token, "..%2F..%2Fsecret.html"), "chunklab-reports/../secret.html"):
+        assert browser.get("/" + url).status_code == 404, url
+    # Two more reports: the first one's folder goes, the newest two stay.
+    newer = [files.folder()[0] for _ in range(2)]
+    assert sorted(p.name for p in files.root.iterdir()) == sorted(newer)
+    files.discard(newer[0])
+    assert [p.name for p in files.root.iterdir()] == [newer[1]]

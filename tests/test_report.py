@@ -96,7 +96,7 @@ def test_the_report_holds_both_views_escaped_and_without_script():
     assert page.tags.count("svg") == 3  # recall/precision/IoU, tokens, cost against quality
     text = "".join(page.text)
     # Every outside text reads back as itself: the name (title, heading and the configuration's JSON),
-    # the question, its reference, the answer, and the hit in the tree and in the flat list.
+    # the question, its reference, the answer, and the hit: its preview in the tree, its text under Chunk texts.
     assert text.count(EVIL) == 8
     assert 'id="managerial"' in html and 'id="technical"' in html and 'href="#technical"' in html
 
@@ -117,17 +117,39 @@ def test_the_verdict_names_the_winner_its_margin_and_its_token_cost():
     assert report.verdict([])["winner"] is None
 
 
-def test_the_technical_view_draws_chunks_with_the_uis_tree_cut_for_the_report():
+def test_the_technical_view_draws_the_uis_tree_linked_to_each_chunks_text_cut_for_the_report():
     html = report.render(experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_TECHNICAL)
     assert "<svg" not in html and "exact: every candidate scored, never an approximate HNSW graph" in html
     section = html[html.index('<ol class="cl-tree-hits">'):]
     tree = ET.fromstring(section[:section.index("</ol>") + len("</ol>")])
     node = tree.find("li[@class='cl-node']")
     assert node.get("data-rank") == "1"
-    assert node.find("div[@data-role='hit']").get("data-chunk-index") == "2"
-    (neighbour,) = node.findall(".//ul[@data-role='neighbors_prev']/li")
-    assert neighbour.find("pre").text == "x" * 1200 + "…"
-    assert "text cut for the report" in "".join(neighbour.itertext())
+    hit = node.find("div[@data-role='hit']")
+    assert (hit.get("data-chunk-index"), hit.find("a").text, hit.find("q").text) == ("2", "hit #1", EVIL)
+    assert "".join(hit.itertext()).split(" <script>")[0] == "hit #1 score 0.5000 · storms.md · chunk 2 · 7 tokens · chars 20–29"
+    (neighbour,) = node.findall("div[@data-role='neighbors_prev']/a")
+    assert (neighbour.get("class"), neighbour.get("data-chunk-index"), neighbour.text) == ("cl-neighbor", "1", "chunk 1")
+    assert "".join(node.find("div[@data-role='neighbors_prev']").itertext()) == "↑ 1 preceding (neighbors_prev): chunk 1"
+    # Each link leads to the chunk's card under "Chunk texts", where its text is, cut at 1,200 characters.
+    texts = html[html.index('<h3 id="chunk-texts">'):html.index("</section>")]
+    cards = {c.get("id"): c for c in ET.fromstring(f"<t>{texts}</t>").iter("div") if c.get("id")}
+    assert list(cards) == [neighbour.get("href")[1:], hit.find("a").get("href")[1:]]  # document order
+    cut = cards[neighbour.get("href")[1:]]
+    assert (cut.get("data-chunk-id"), cut.find("pre").text) == ("c1", "x" * 1200 + "…")
+    assert "text cut for the report" in "".join(cut.itertext())
+    start = html.index('<ol class="cl-flat-links">')
+    flat = [(li.get("class"), li.find("a").text, li.find("a").get("href"))
+            for li in ET.fromstring(html[start:html.index("</ol>", start) + len("</ol>")])]
+    assert flat == [("cl-neighbor", "neighbor chunk 1", "#t1"), ("cl-hit", "hit #1", "#t2")]
+
+
+def test_a_report_comes_in_pieces_that_join_into_the_rendered_file():
+    args = (experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_BOTH)
+    whole = report.render(*args).encode()
+    pieces = list(report.pieces(*args, 4096))
+    assert len(pieces) == -(-len(whole) // 4096) > 3
+    assert {len(p) for p in pieces[:-1]} == {4096} and 0 < len(pieces[-1]) <= 4096
+    assert b"".join(pieces) == whole
 
 
 def test_a_chart_is_an_inline_svg_with_its_title_and_no_stylesheet():
@@ -140,3 +162,69 @@ def test_a_chart_is_an_inline_svg_with_its_title_and_no_stylesheet():
     assert not list(svg.iter(f"{SVG}style")) and all(g.get("id") is None for g in svg.iter(f"{SVG}g"))
     points = ET.fromstring(str(plots.scatter("Cost", [("run a", 100.0, 0.5)], "tokens", "IoU")))
     assert "run a" in ["".join(t.itertext()) for t in points.iter(f"{SVG}text")]
+
+
+# -- the 20-run scale -----------------------------------------------------------------------
+
+WORDS = ("tide", "keeper", "lamp", "storm", "harbour", "beacon", "fog", "ledger")
+DOC = " ".join(f"{WORDS[i % 8]}{i}" for i in range(6000))  # 30 chunks of 1,000 characters and more
+
+
+def twenty_runs(questions: int = 12):
+    """20 fixed_size runs (one configuration each, its chunks shifted by a character) of `questions`
+    questions: each result's top 5 hits with ±1 neighbours, 1,000-character chunks, the same hits
+    coming back across questions."""
+    runs, results = [], []
+    for r in range(20):
+        key, config_id = f"fixed_size[chunk_size={250 + r}]", f"cfg-{r}"
+        runs.append(evaluator_pb2.ExperimentRun(run_key=key, config_id=config_id, questions_done=questions,
+                                                questions_total=questions, spec=common_pb2.StrategySpec(name="fixed_size"),
+                                                expansion=common_pb2.EXPANSION_KIND_NEIGHBORS))
+        chunks = [common_pb2.Chunk(chunk_id=f"{config_id}-{i}", chunk_index=i, document_id="d1",
+                                   document_name="keeper-log.md", strategy="fixed_size", config_id=config_id,
+                                   start_char=1000 * i + r, end_char=1000 * i + r + 1000, token_count=250,
+                                   content=DOC[1000 * i + r:1000 * i + r + 1000]) for i in range(30)]
+        for q in range(questions):
+            tree, sent = common_pb2.ExpansionTree(), {}
+            for rank, i in enumerate(sorted({(3 * q + 2 * k) % 28 + 1 for k in range(5)}), 1):
+                hit = common_pb2.RetrievedChunk(chunk=chunks[i], label=common_pb2.CHUNK_LABEL_HIT, rank=rank,
+                                                score=1 - rank / 10)
+                near = [common_pb2.RetrievedChunk(chunk=chunks[j], label=common_pb2.CHUNK_LABEL_NEIGHBOR)
+                        for j in (i - 1, i + 1)]
+                tree.hits.add(hit=hit, neighbors_prev=near[:1], neighbors_next=near[1:])
+                sent.update({j: n for j, n in zip((i - 1, i + 1), near) if j not in sent})
+                sent[i] = hit
+            results.append(evaluator_pb2.QuestionResult(
+                question_id=f"q{q}", run_key=key, expansion_tree=tree, retrieved_chunks=[sent[i] for i in sorted(sent)],
+                metrics=evaluator_pb2.RetrievalMetrics(labelled=True, recall=0.5, iou=0.1, chunks_sent=len(sent),
+                                                       tokens_sent=250 * len(sent), embedding_answer_similarity=-1)))
+    exp = experiment()
+    del exp.runs[:]
+    exp.runs.extend(runs)
+    qs = evaluator_pb2.QuestionSet(question_set_id="qs-1", name="keeper.jsonl", question_count=questions, questions=[
+        evaluator_pb2.Question(question_id=f"q{q}", text=f"When is the lamp lit, {q}?", references=[
+            evaluator_pb2.Reference(document_id="d1", start_char=3000 * q, end_char=3000 * q + 40,
+                                    content=DOC[3000 * q:3000 * q + 40])]) for q in range(questions)])
+    return exp, qs, results
+
+
+def test_a_20_run_report_is_collapsed_per_question_and_holds_each_chunks_text_once():
+    exp, qs, results = twenty_runs()
+    html = report.render(exp, qs, results, evaluator_pb2.REPORT_VIEW_TECHNICAL)
+    per_question = html[html.index("<h3>Per question</h3>"):html.index('<h3 id="chunk-texts">')]
+    texts = html[html.index('<h3 id="chunk-texts">'):]
+    # Every question and every run's result is closed until clicked.
+    assert per_question.count("<details>") == 12 + 12 * 20 and "<details open" not in html
+    assert per_question.count('<li class="cl-node"') == 20 * 12 * 5
+    # The results hold a line per hit and a link per chunk it pulled in, never a chunk's text: at most
+    # 6,000 bytes per run and question (~5,200 here; the texts in full under every hit and neighbour,
+    # and again in the flat list, took ~40,000).
+    assert len(per_question.encode()) <= 6_000 * 20 * 12
+    assert '<pre class="cl-content">' not in per_question
+    first_hit = results[0].expansion_tree.hits[0].hit.chunk
+    assert f"<q>{first_hit.content[:report.PREVIEW_CHARS]}…</q>" in per_question
+    # Each chunk that any result shows has its text once, in one card of about its own size.
+    shown = {item.chunk.chunk_id: item.chunk for r in results for item in r.retrieved_chunks}
+    assert texts.count('<div id="t') == len(shown) == 20 * 30
+    assert all(html.count(c.content) == 1 for c in shown.values())
+    assert len(texts.encode()) <= len(shown) * (1000 + 600)

@@ -24,6 +24,8 @@ def test_defaults_listen_on_loopback_and_keep_data_in_one_folder(monkeypatch):
     [
         ("CHUNKLAB_RETRIEVER_ADDRESS", "localhost", "CHUNKLAB_RETRIEVER_ADDRESS: Value error, expected host:port"),
         ("CHUNKLAB_MAX_UPLOAD_MB", "-3", "CHUNKLAB_MAX_UPLOAD_MB: Input should be greater than 0"),
+        ("CHUNKLAB_TLS_CA", "/nowhere/ca.pem",
+         "CHUNKLAB_TLS_CA: Value error, expected a PEM file, but there is no file at '/nowhere/ca.pem'"),
     ],
 )
 def test_a_service_refuses_to_start_with_a_bad_setting_and_names_it(tmp_path, variable, value, expected):

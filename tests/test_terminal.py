@@ -4,7 +4,6 @@ formats from the evaluator's metric catalogue, as the UI and the reports do."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
@@ -28,13 +27,3 @@ def test_the_experiment_table_shows_each_metric_as_the_catalogue_formats_it():
     assert row.split() == ["fixed_size[chunk_size=256]", "77.7%", "1.2%", "7.1%", "100.0%", "0.756", "1,234"]
     assert error.split()[1:] == ["not", "measured:", "no", "LLM", "endpoint", "is", "configured"]
 
-
-def test_a_report_target_that_is_a_folder_or_has_no_html_ending_is_a_folder(tmp_path):
-    """The README's `--report reports/` writes reports/<name>.html, never a file called reports."""
-    from chunklab_app.cli import report_path
-
-    name = "chunklab-run-e1234567.html"
-    assert report_path("reports/", name) == Path("reports") / name
-    assert report_path("reports", name) == Path("reports") / name
-    assert report_path(str(tmp_path), name) == tmp_path / name
-    assert report_path(str(tmp_path / "mine.html"), name) == tmp_path / "mine.html"

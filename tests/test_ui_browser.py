@@ -433,6 +433,9 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     page.locator("#report-open").click()
     frame_element = page.locator("#report-frame iframe")
     expect(frame_element).to_have_attribute("sandbox", "")
+    # Loaded from the UI's report route, as a page of any size is, not carried in the page itself.
+    assert frame_element.get_attribute("src").startswith("chunklab-reports/")
+    assert frame_element.get_attribute("srcdoc") is None
     report = page.frame_locator("#report-frame iframe")
     expect(report.locator("h1")).to_have_text("storms ±1")
     expect(report.locator("body")).to_contain_text("Technical view")

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from chunklab.client import SavedReport
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
 from frontend import (
@@ -403,14 +404,17 @@ def test_every_page_formats_and_judges_a_metric_as_the_catalogue_says():
 
 # -- reports -------------------------------------------------------------------
 
-def test_a_report_opens_in_a_sandboxed_frame_and_saves_under_a_safe_name(tmp_path):
-    report = evaluator_pb2.Report(file_name="../../etc/x y<>.html", html=f"<html><body>{EVIL}\"'</body></html>")
-    frame = parse(reports_html.report_frame_html(report, "technical")).find("iframe")
-    assert frame.get("sandbox") == ""
-    assert frame.get("srcdoc") == report.html  # escaped in the attribute, the same text once parsed
-    path = reports_html.save_report(report, "technical", tmp_path / "out")
-    assert path.parent == tmp_path / "out" and path.name == "x-y-technical.html"
-    assert path.read_text(encoding="utf-8") == report.html
+def test_a_report_opens_in_a_sandboxed_frame_from_its_file_under_a_safe_name(tmp_path):
+    name = reports_html.safe_file_name("../../etc/x y<>.html", "technical")
+    assert name == "x-y-technical.html"
+    header = evaluator_pb2.Report(file_name="../../etc/x y<>.html")
+    saved = SavedReport(tmp_path / name, header, size_bytes=3_500_000, pieces=4)
+    html = reports_html.report_frame_html(saved, "technical", f"chunklab-reports/{'ab' * 16}/{name}")
+    root = parse(html)
+    frame = root.find("iframe")
+    assert (frame.get("sandbox"), frame.get("data-view"), frame.get("title")) == ("", "technical", name)
+    assert frame.get("src") == f"chunklab-reports/{'ab' * 16}/{name}" and frame.get("srcdoc") is None
+    assert "".join(root.find("div").itertext()) == f"{name} · 3.3 MiB · open in its own tab"
     assert set(reports_html.VIEWS) == {"managerial", "technical", "both"}
 
 

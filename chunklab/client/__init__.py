@@ -7,6 +7,7 @@ all upload, import, page, process and follow streams through `ChunkLab`:
     lab = ChunkLab(Settings())                   # or ChunkLab.at(stack.addresses)
     document = lab.upload_document("notes.md").document
     result = lab.process(document.document_id, [to_spec("fixed_size", {"chunk_size": 256})])
+    saved = lab.write_report(experiment_id, "reports/")   # any size: written as it streams
 
 Every call carries a deadline from the settings; List calls follow every
 page; a failed call raises `ClientError`, whose message a person can read.
@@ -21,11 +22,12 @@ from chunklab.client.documents import DocumentCalls
 from chunklab.client.errors import ClientError
 from chunklab.client.evaluation import EvaluationCalls, ExperimentOutcome, experiment_outcome
 from chunklab.client.health import HealthCalls, ServiceHealth
+from chunklab.client.reports import ReportDownload, SavedReport, report_path
 from chunklab.client.retrieval import RetrievalCalls
 
 __all__ = [
-    "SERVICES", "UPLOAD_PIECE_BYTES", "ChunkLab", "ClientError", "ExperimentOutcome", "ServiceHealth",
-    "experiment_outcome",
+    "SERVICES", "UPLOAD_PIECE_BYTES", "ChunkLab", "ClientError", "ExperimentOutcome", "ReportDownload",
+    "SavedReport", "ServiceHealth", "experiment_outcome", "report_path",
 ]
 
 

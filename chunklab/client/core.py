@@ -30,7 +30,8 @@ class Calls:
 
     Channels open lazily on first use: building a client does no I/O. Every
     call carries `rpc_timeout_s`, or `long_rpc_timeout_s` where the work is
-    long (processing, experiments, answers, imports, sweeps)."""
+    long (processing, experiments, answers, imports, sweeps). Channels carry
+    the settings' token and speak TLS as they say (ADR 0048)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -51,7 +52,7 @@ class Calls:
 
     def _stub(self, service: str) -> Any:
         if service not in self._stubs:
-            self._stubs[service] = getattr(clients, service)(self.address(service))
+            self._stubs[service] = getattr(clients, service)(self.address(service), self.settings)
         return self._stubs[service]
 
     def _deadline(self, long: bool) -> float:

@@ -30,14 +30,17 @@ class ClientError(Exception):
 
     @classmethod
     def from_rpc_error(cls, service: str, address: str, exc: grpc.RpcError) -> ClientError:
-        """A service that cannot be reached (or is too slow) is named with its
-        address; otherwise the service's own sentence is kept, after its status."""
+        """A service that cannot be reached (or is too slow), or that wants a
+        token, is named with its address; otherwise the service's own sentence
+        is kept, after its status."""
         code = exc.code() if hasattr(exc, "code") else None
         details = (exc.details() if hasattr(exc, "details") else "") or "no details given"
         name = code.name if code is not None else "UNKNOWN"
         unreachable = code == grpc.StatusCode.UNAVAILABLE and any(w in details.lower() for w in _TRANSPORT_WORDS)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED or unreachable:
             message = f"The {service} service at {address} is unreachable or too slow ({name}): {details}"
+        elif code == grpc.StatusCode.UNAUTHENTICATED:  # the service's sentence says what to set
+            message = f"The {service} service at {address} refused the call. {details}"
         else:
             message = f"{service} service: {name}: {details}"
         return cls(message, service=service, code=code, details=details)

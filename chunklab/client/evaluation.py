@@ -1,5 +1,6 @@
 """Calls to the evaluator: answers and feedback, question sets, experiments,
-reports and the metrics' catalogue."""
+reports (written to disk as they stream, chunklab.client.reports) and the
+metrics' catalogue."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from chunklab.client.core import UPLOAD_PIECE_BYTES, Calls, Source, client_stream, read_source
+from chunklab.client.reports import ReportDownload, SavedReport, opened, report_path
 from chunklab.v1 import evaluator_pb2
 
 _QUESTION_FORMATS = {
@@ -129,9 +131,19 @@ class EvaluationCalls(Calls):
         request = evaluator_pb2.CompareExperimentsRequest(experiment_ids=experiment_ids)
         return self._call("evaluator", "CompareExperiments", request)
 
-    def get_report(self, experiment_id: str, view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> evaluator_pb2.Report:
+    def open_report(self, experiment_id: str, view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> ReportDownload:
+        """Starts GetReport and reads its header: the download's `report` names the file, its
+        `save(path)` writes the file piece by piece. Use it in a `with` block (or close it).
+        A big report takes a while to render, so the call has the long deadline."""
         request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
-        return self._call("evaluator", "GetReport", request)
+        return opened(self._stream("evaluator", "GetReport", request, long=True))
+
+    def write_report(self, experiment_id: str, target: str | os.PathLike,
+                     view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> SavedReport:
+        """Writes the report to target, a .html file or a folder (made if missing; the file then
+        named as the evaluator names it), piece by piece: at any size, never held whole."""
+        with self.open_report(experiment_id, view) as download:
+            return download.save(report_path(target, download.report.file_name))
 
     def list_metrics(self) -> list[evaluator_pb2.MetricInfo]:
         """Every measure with its unit and whether higher is better, as the evaluator defines them."""

@@ -29,7 +29,7 @@ class HealthCalls(Calls):
             address = self.address(service)
             # A fresh channel each time: a cached one could report a server
             # that has gone away as still connected for a while.
-            with clients.channel(address) as channel:
+            with clients.channel(address, self.settings) as channel:
                 try:
                     reply = health_pb2_grpc.HealthStub(channel).Check(
                         health_pb2.HealthCheckRequest(service=""), timeout=min(self.settings.rpc_timeout_s, 5.0)

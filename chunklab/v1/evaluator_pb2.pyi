@@ -676,14 +676,24 @@ class GetReportRequest(_message.Message):
     def __init__(self, experiment_id: _Optional[str] = ..., view: _Optional[_Union[ReportView, str]] = ...) -> None: ...
 
 class Report(_message.Message):
-    __slots__ = ("experiment_id", "file_name", "html")
+    __slots__ = ("experiment_id", "file_name", "content_type", "view")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     FILE_NAME_FIELD_NUMBER: _ClassVar[int]
-    HTML_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     file_name: str
-    html: str
-    def __init__(self, experiment_id: _Optional[str] = ..., file_name: _Optional[str] = ..., html: _Optional[str] = ...) -> None: ...
+    content_type: str
+    view: ReportView
+    def __init__(self, experiment_id: _Optional[str] = ..., file_name: _Optional[str] = ..., content_type: _Optional[str] = ..., view: _Optional[_Union[ReportView, str]] = ...) -> None: ...
+
+class ReportPiece(_message.Message):
+    __slots__ = ("header", "data")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    header: Report
+    data: bytes
+    def __init__(self, header: _Optional[_Union[Report, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class SubmitFeedbackRequest(_message.Message):
     __slots__ = ("query_id", "thumbs_up", "comment")

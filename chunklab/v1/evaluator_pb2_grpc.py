@@ -89,10 +89,10 @@ class EvaluatorServiceStub:
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.CompareExperimentsRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.CompareExperimentsResponse.FromString,
                 _registered_method=True)
-        self.GetReport = channel.unary_unary(
+        self.GetReport = channel.unary_stream(
                 '/chunklab.v1.EvaluatorService/GetReport',
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.SerializeToString,
-                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.Report.FromString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ReportPiece.FromString,
                 _registered_method=True)
         self.ListMetrics = channel.unary_unary(
                 '/chunklab.v1.EvaluatorService/ListMetrics',
@@ -213,8 +213,14 @@ class EvaluatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetReport(self, request, context):
-        """One self-contained HTML file. Errors: NOT_FOUND, FAILED_PRECONDITION
-        (experiment not finished).
+        """One self-contained HTML file of any size, streamed: the first message is
+        the header (file name, content type, view), then data messages carry the
+        file's bytes in order, each at most 1 MiB (the evaluator's
+        report_piece_bytes setting). The file is written as it is sent, so its
+        size is known only at the end: it is complete when the stream ends OK; a
+        stream that fails midway ends with its status, and what came is no file.
+        Errors: NOT_FOUND, FAILED_PRECONDITION (experiment not finished), both
+        before the header.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -301,10 +307,10 @@ def add_EvaluatorServiceServicer_to_server(servicer, server):
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.CompareExperimentsRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_evaluator__pb2.CompareExperimentsResponse.SerializeToString,
             ),
-            'GetReport': grpc.unary_unary_rpc_method_handler(
+            'GetReport': grpc.unary_stream_rpc_method_handler(
                     servicer.GetReport,
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.FromString,
-                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.Report.SerializeToString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.ReportPiece.SerializeToString,
             ),
             'ListMetrics': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMetrics,
@@ -640,12 +646,12 @@ class EvaluatorService:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
+        return grpc.experimental.unary_stream(
             request,
             target,
             '/chunklab.v1.EvaluatorService/GetReport',
             chunklab_dot_v1_dot_evaluator__pb2.GetReportRequest.SerializeToString,
-            chunklab_dot_v1_dot_evaluator__pb2.Report.FromString,
+            chunklab_dot_v1_dot_evaluator__pb2.ReportPiece.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,20 +1,19 @@
 """Reports: open an experiment's HTML report in the page and download it, in
 the managerial, technical or both views (EvaluatorService.GetReport).
 
-The report is shown in a sandboxed iframe (see reports_html) and written to a
-temporary folder that Gradio serves as a download.
+The report is written to disk as it streams, at any size, into the UI's report
+store (frontend.report_files); a sandboxed iframe loads it from there (see
+reports_html) and Gradio serves the same file as a download.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import gradio as gr
 
-from chunklab.client import ChunkLab
+from chunklab.client import ChunkLab, ClientError
 from frontend import experiments_html, reports_html
 from frontend.pages.common import shown_as_error, user_error
+from frontend.report_files import FILES
 
 
 def build(gateway: ChunkLab) -> gr.Blocks:
@@ -42,11 +41,16 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 raise user_error("Choose an experiment first (run one on the Experiments tab).")
             if view_name not in reports_html.VIEWS:
                 raise user_error("Choose a view: managerial, technical or both.")
+            token, folder = FILES.folder()
             with shown_as_error():
-                report = gateway.get_report(experiment_id, reports_html.VIEWS[view_name])
-            folder = Path(tempfile.mkdtemp(prefix="chunklab-report-"))
-            path = reports_html.save_report(report, view_name, folder)
-            return reports_html.report_frame_html(report, view_name), str(path)
+                try:
+                    with gateway.open_report(experiment_id, reports_html.VIEWS[view_name]) as download:
+                        name = reports_html.safe_file_name(download.report.file_name, view_name)
+                        saved = download.save(folder / name)
+                except ClientError:
+                    FILES.discard(token)
+                    raise
+            return reports_html.report_frame_html(saved, view_name, FILES.url(token, name)), str(saved.path)
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
-from chunklab.errors import InvalidArgument, NotFound, ServiceError, Unavailable
+from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
 from services.chunker.broker import Batch, Broker, Delivery
@@ -51,7 +51,10 @@ class BulkLoads:
         self.broker = broker
         self._document_exists = document_exists
 
-    def submit(self, request: chunker_pb2.SubmitBulkLoadRequest) -> chunker_pb2.BulkLoad:
+    def submit(self, request: chunker_pb2.SubmitBulkLoadRequest,
+               cancelled: threading.Event | None = None) -> chunker_pb2.BulkLoad:
+        """Checks and queues a bulk load; `cancelled` (the call ended) stops the
+        check of its documents, one call to ingest each, before anything is queued."""
         documents = list(request.document_ids)
         if not documents:
             raise InvalidArgument("name at least one document to load (upload them first)")
@@ -70,6 +73,8 @@ class BulkLoads:
             template.llm.CopyFrom(request.llm)
         self._service.check(template)
         for document_id in documents:
+            if cancelled is not None and cancelled.is_set():
+                raise Cancelled("the bulk load was not queued: its call ended while its documents were checked")
             self._document_exists(document_id)
         bulk_load_id = uuid.uuid4().hex
         jobs = []

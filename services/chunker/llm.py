@@ -14,15 +14,12 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
+from chunklab.errors import Cancelled
 from chunklab.llm import ChatClient, ChatEndpoint, ChatResult, LLMError
 from chunklab.v1 import chunker_pb2
 from services.chunker.strategies.base import NoLLM
 
 NO_LLM = "no LLM endpoint is configured (set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL)"
-
-
-class Cancelled(Exception):
-    """The caller went away; the run stops at its next step."""
 
 
 @dataclasses.dataclass

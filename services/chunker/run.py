@@ -18,10 +18,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from chunklab.embeddings import EmbeddingProvider
+from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
 from chunklab.v1 import chunker_pb2
 from services.chunker.cache import EmbeddingCache
-from services.chunker.llm import Cancelled, LLMPool, Usage
+from services.chunker.llm import LLMPool, Usage
 from services.chunker.strategies.base import ChunkingContext
 
 T = TypeVar("T")

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-import threading
 
 import grpc
 
-from chunklab import clients, embeddings, limits
+from chunklab import cancellation, clients, embeddings, limits
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
-from chunklab.server import configure_logging, serve
+from chunklab.server import CLOSE_S, configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
 from services.chunker.broker import open_broker
@@ -39,17 +38,15 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
             llm=self._service.describe_llm(),
         )
 
+    # A caller that cancels or goes away stops the work at its next step.
     def ProcessDocument(self, request, context):
-        # A caller that cancels or goes away stops the run at its next step.
-        cancelled = threading.Event()
-        context.add_callback(cancelled.set)
-        yield from self._service.process(request, cancelled)
+        yield from self._service.process(request, cancellation.ended(context))
 
     def PreviewChunks(self, request, context):
-        return self._service.preview(request)
+        return self._service.preview(request, cancellation.ended(context))
 
     def SubmitBulkLoad(self, request, context):
-        return self._bulk.submit(request)
+        return self._bulk.submit(request, cancellation.ended(context))
 
     def GetBulkLoad(self, request, context):
         return self._bulk.get(request.bulk_load_id)
@@ -63,8 +60,8 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
 
 def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
     """The service, and its bulk loads on the broker the settings name."""
-    ingest = clients.ingest(settings.ingest_address)
-    retriever = clients.retriever(settings.retriever_address)
+    ingest = clients.ingest(settings.ingest_address, settings)
+    retriever = clients.retriever(settings.retriever_address, settings)
 
     def fetch_document(document_id: str, view=documents_pb2.DOCUMENT_VIEW_FULL) -> documents_pb2.Document:
         try:
@@ -118,11 +115,14 @@ def main() -> None:
     servicer = ChunkerServicer(service, bulk)
     workers = [Worker(service, bulk.broker).start() for _ in range(settings.bulk_workers)]
 
-    def stop() -> None:
+    def stop_workers() -> None:
+        """At the signal: each worker cuts its job short at its next step and gives it back."""
         for worker in workers:
             worker.stop()
+
+    def close() -> None:
         for worker in workers:
-            worker.join(settings.shutdown_grace_s)
+            worker.join(CLOSE_S / 2)
         bulk.broker.close()
         service.close()
 
@@ -131,7 +131,9 @@ def main() -> None:
         settings.chunker_address,
         lambda server: chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(servicer, server),
         [chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"].full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
-        on_stop=stop,
+        on_signal=stop_workers,
+        on_stop=close,
     )

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 
 from chunklab import knobs
 from chunklab.embeddings import EmbeddingProvider
-from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatEndpoint, LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from services.chunker.cache import EmbeddingCache
-from services.chunker.llm import NO_LLM, Cancelled, LLMPool
+from services.chunker.llm import NO_LLM, LLMPool
 from services.chunker.run import Progress, StrategyRun, progress_event, run_in_thread
 from services.chunker.strategies import REGISTRY, SourceDocument, Strategy
 from services.chunker.strategies.base import NoLLM
@@ -79,14 +79,17 @@ class ChunkerService:
 
     # -- preview -----------------------------------------------------------
 
-    def preview(self, request: chunker_pb2.PreviewChunksRequest) -> chunker_pb2.PreviewChunksResponse:
+    def preview(self, request: chunker_pb2.PreviewChunksRequest,
+                cancelled: threading.Event | None = None) -> chunker_pb2.PreviewChunksResponse:
+        """One strategy's chunks of a stored document, nothing indexed; `cancelled`
+        (the call ended) stops a long LLM or embedding phase at its next step."""
+        cancelled = cancelled or threading.Event()
         (strategy,) = build_strategies([request.strategy])
         provider = self._provider_for(request.embedding_model or self._default_model)
         endpoint = self._llm.resolve(request.llm if request.HasField("llm") else None)
         if strategy.requires_llm and not endpoint.configured:
             raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {NO_LLM}")
         source = SourceDocument(self._fetch_document(request.document_id))
-        cancelled = threading.Event()
         run = StrategyRun(provider, self._cache, self._llm, endpoint, Progress(strategy.name, lambda _: None, cancelled), cancelled)
         try:
             chunks = strategy.chunk(source, run.context(lambda fraction, message: None))

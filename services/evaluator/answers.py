@@ -57,10 +57,12 @@ class Answer:
 
 
 def stream_llm_answer(
-    client: ChatClient, question: str, retrieved: Sequence[common_pb2.RetrievedChunk]
+    client: ChatClient, question: str, retrieved: Sequence[common_pb2.RetrievedChunk],
+    cancelled: threading.Event | None = None,
 ) -> Iterator[str | Answer]:
-    """Yields the answer's pieces as the model writes them, then the Answer."""
-    for piece in client.stream(answer_messages(question, retrieved)):
+    """Yields the answer's pieces as the model writes them, then the Answer;
+    raises Cancelled (and the model stops writing) once `cancelled` is set."""
+    for piece in client.stream(answer_messages(question, retrieved), cancelled=cancelled):
         if isinstance(piece, ChatResult):
             yield Answer(
                 text=piece.text, extractive=False, model=client.endpoint.model,

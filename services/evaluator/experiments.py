@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from chunklab import retrieval, tokens
 from chunklab.embeddings import EmbeddingProvider
-from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError, Unavailable
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
@@ -125,8 +125,9 @@ class ExperimentRunner:
 
     # -- planning ---------------------------------------------------------
 
-    def plan(self, config: evaluator_pb2.ExperimentConfig) -> Plan:
-        """Validates a config (nothing is processed, retrieved or asked)."""
+    def plan(self, config: evaluator_pb2.ExperimentConfig, cancelled: threading.Event | None = None) -> Plan:
+        """Validates a config (nothing is processed, retrieved or asked); `cancelled`
+        (the call ended) stops it between the documents it looks up."""
         config = _copy(config)
         _check_config(config)
         question_set = self._deps.repository.get_question_set(config.question_set_id)
@@ -141,7 +142,11 @@ class ExperimentRunner:
                 f"question set {question_set.name!r} has no reference excerpts, so it names no documents; "
                 "list the documents to search in filter.document_ids"
             )
-        records = {document_id: self._deps.peers.get_document(document_id, False) for document_id in documents}
+        records = {}
+        for document_id in documents:
+            if cancelled is not None and cancelled.is_set():
+                raise Cancelled("the experiment was not planned: its call ended while its documents were looked up")
+            records[document_id] = self._deps.peers.get_document(document_id, False)
         provider = self._deps.provider_for(options.embedding_model or self._deps.default_embedding_model)
         options.embedding_model = provider.name
         answer = models.resolve(config.answer_model, self._deps.defaults, models.EXTRACTIVE)
@@ -310,7 +315,8 @@ class ExperimentRunner:
                     continue
                 self._check_stop(experiment_id)
                 try:
-                    self._ensure_processed(cell, plan, run, functools.partial(progress, run_key=cell.run_key))
+                    self._ensure_processed(cell, plan, run, functools.partial(progress, run_key=cell.run_key),
+                                           functools.partial(self._check_stop, experiment_id))
                 except Unavailable:
                     raise
                 except ServiceError as exc:
@@ -362,7 +368,7 @@ class ExperimentRunner:
             raise Interrupted(cancelled=True)
 
     def _ensure_processed(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
-                          progress: Callable[..., None]) -> None:
+                          progress: Callable[..., None], check_stop: Callable[[], None]) -> None:
         """Every document has an index set of this cell's configuration and
         embedding model: one already there (the user's, or an earlier
         experiment's) is reused; any other document is processed into a set of
@@ -383,7 +389,7 @@ class ExperimentRunner:
                 name = plan.records[document_id].name
                 told = functools.partial(progress, document_name=name, documents_done=done, documents_total=total)
                 step = f"processing {name} with {cell.run_key} ({done + 1}/{total})"
-                self._process(document_id, name, cell, model, run, step, told)
+                self._process(document_id, name, cell, model, run, step, told, check_stop)
         run.index_reused = reused == len(plan.documents)
 
     def _set_lock(self, key: tuple[str, str, str, str]) -> threading.Lock:
@@ -391,18 +397,25 @@ class ExperimentRunner:
             return self._set_locks.setdefault(key, threading.Lock())
 
     def _process(self, document_id: str, name: str, cell: Cell, model: str, run: evaluator_pb2.ExperimentRun,
-                 step: str, progress: Callable[[str], None]) -> None:
+                 step: str, progress: Callable[[str], None], check_stop: Callable[[], None]) -> None:
         """Indexes the run's own set of one document (never the active one), telling the
-        step when it starts and then the chunker's progress at most once a second."""
+        step when it starts and then the chunker's progress at most once a second.
+        A stop or cancel seen between the chunker's events ends the call, and with
+        it the chunker's work."""
         progress(step)
         result = None
         last_report = 0.0
-        for event in self._deps.peers.process(document_id, cell.spec, model):
-            if event.HasField("result"):
-                result = event.result
-            elif time.monotonic() - last_report > 1.0:
-                last_report = time.monotonic()
-                progress(f"{step}: {event.progress.message}")
+        events = self._deps.peers.process(document_id, cell.spec, model)
+        try:
+            for event in events:
+                check_stop()
+                if event.HasField("result"):
+                    result = event.result
+                elif time.monotonic() - last_report > 1.0:
+                    last_report = time.monotonic()
+                    progress(f"{step}: {event.progress.message}")
+        finally:
+            getattr(events, "close", lambda: None)()  # a generator's close ends the call it streams
         if result is None:
             raise Unavailable("the chunker ended processing without a result")
         if result.strategies_failed:
@@ -479,10 +492,12 @@ class ExperimentRunner:
             return answers.extractive_answer(plan.provider, question.text, retrieved, self._deps.sentence_cache)
         try:
             final = None
-            for piece in answers.stream_llm_answer(client, question.text, retrieved):
+            for piece in answers.stream_llm_answer(client, question.text, retrieved, self._stopping):
                 if isinstance(piece, answers.Answer):
                     final = piece
             return final
+        except Cancelled:
+            raise Interrupted() from None
         except LLMError as exc:
             result.error = f"the answer model failed: {exc}"
             result.usage.llm_calls += 1

@@ -27,9 +27,9 @@ def retrieve_request(query: str, options: common_pb2.RetrievalOptions) -> retrie
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._ingest = clients.ingest(settings.ingest_address)
-        self._chunker = clients.chunker(settings.chunker_address)
-        self._retriever = clients.retriever(settings.retriever_address)
+        self._ingest = clients.ingest(settings.ingest_address, settings)
+        self._chunker = clients.chunker(settings.chunker_address, settings)
+        self._retriever = clients.retriever(settings.retriever_address, settings)
 
     def get_document(self, document_id: str, full: bool = False) -> documents_pb2.Document:
         view = documents_pb2.DOCUMENT_VIEW_FULL if full else documents_pb2.DOCUMENT_VIEW_BASIC
@@ -71,10 +71,13 @@ class GrpcPeers:
             document_id=document_id, strategies=[spec], embedding_model=embedding_model,
             activation=common_pb2.ACTIVATION_KEEP_CURRENT,
         )
+        call = self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
         try:
-            yield from self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
+            yield from call
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "chunker") from None
+        finally:
+            call.cancel()  # a no-op once the stream ended; if it is closed early, the chunker stops too
 
     def retrieve(self, request: retriever_pb2.RetrieveRequest) -> retriever_pb2.RetrieveResponse:
         try:

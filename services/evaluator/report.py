@@ -2,8 +2,11 @@
 
 Managerial: which run wins on the headline measure, by how much, at what
 token cost, in plots. Technical: configuration, provenance and every
-question with its retrieved context, expansion tree, answer and judge
-reasons. The functions here read the messages into plain view data; the
+question (collapsed) with each run's expansion tree, context, answer and
+judge reasons; the results link to their chunks, whose texts are shown once
+at the end, since the same chunk comes back for many questions (ADR 0047).
+The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
+stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/templates/, the chunks through the shared
 chunklab/templates/retrieval.html.j2) lay it out and escape every piece of
 text from outside (documents, questions, answers, judge reasons, names). The
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from google.protobuf import json_format
 
@@ -23,10 +26,16 @@ from chunklab import knobs, retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
+from chunklab.render import render_pieces
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog, plots, validation
+from services.evaluator import metric_catalog, plots, scoring, validation
 
+# A chunk's text is shown once, cut at MAX_CHUNK_CHARS, under "Chunk texts"; where a
+# question's result shows the chunk, it shows the text's first PREVIEW_CHARS as a link there.
 MAX_CHUNK_CHARS = 1200
+PREVIEW_CHARS = 80
+CONTENT_TYPE = "text/html; charset=utf-8"
+PACKAGE, TEMPLATE = "services.evaluator", "report.html.j2"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 STATE = {
     evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
@@ -273,8 +282,8 @@ def result_view(result: evaluator_pb2.QuestionResult) -> dict:
     return {
         "run_key": result.run_key, "facts": facts, "error": result.error, "answer": result.answer,
         "extractive": result.extractive, "judge": _judge(result.judge) if result.HasField("judge") else None,
-        "nodes": retrieval_view.tree_view(result.expansion_tree, MAX_CHUNK_CHARS),
-        "chunks": retrieval_view.flat_view(result.retrieved_chunks, MAX_CHUNK_CHARS),
+        "nodes": retrieval_view.tree_view(result.expansion_tree, PREVIEW_CHARS),
+        "chunks": retrieval_view.flat_view(result.retrieved_chunks, PREVIEW_CHARS),
     }
 
 
@@ -293,20 +302,55 @@ def question_views(question_set: evaluator_pb2.QuestionSet,
     ]
 
 
+def chunk_texts(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> list[dict]:
+    """Every chunk that any result shows (hits, what they pulled in, what the LLM read), each once:
+    grouped by configuration in the runs' order, in document order within one. The same chunk
+    comes back for many questions, so its text is kept here and the results link to it."""
+    runs_of: dict[tuple[str, str], list[str]] = {}
+    for run in experiment.runs:
+        runs_of.setdefault((run.spec.name, run.config_id), []).append(run.run_key)
+    found: dict[tuple[str, str], dict[str, common_pb2.Chunk]] = {key: {} for key in runs_of}
+    for result in results:
+        shown = [item.chunk for item in result.retrieved_chunks]
+        shown += [chunk for node in result.expansion_tree.hits for chunk in scoring.node_chunks(node)]
+        for chunk in shown:
+            found.setdefault((chunk.strategy, chunk.config_id), {}).setdefault(chunk.chunk_id, chunk)
+    groups = []
+    for (strategy, config_id), chunks in found.items():
+        if not chunks:
+            continue
+        ordered = sorted(chunks.values(), key=lambda c: (c.document_name or c.document_id, c.start_char, c.role,
+                                                         c.chunk_index))
+        runs = ", ".join(runs_of.get((strategy, config_id), []))
+        caption = " · ".join(part for part in (strategy, config_id and f"config {config_id}", runs) if part)
+        groups.append({"caption": caption or "chunks",
+                       "chunks": [retrieval_view.text_view(c, MAX_CHUNK_CHARS) for c in ordered]})
+    return groups
+
+
 def technical(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
               results: Sequence[evaluator_pb2.QuestionResult]) -> dict:
+    texts = chunk_texts(experiment, results)
+    # Where each chunk's text is: short ids, as every result links to its chunks.
+    links = {c.chunk_id: f"t{n}" for n, c in enumerate((c for g in texts for c in g["chunks"]), 1)}
     return {"config": config_rows(experiment), "runs": [run_row(run) for run in experiment.runs],
-            "config_json": _json(experiment.config), "questions": question_views(question_set, results)}
+            "config_json": _json(experiment.config), "questions": question_views(question_set, results),
+            "texts": texts, "links": links, "max_chars": MAX_CHUNK_CHARS}
 
 
-def render(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
-           results: Sequence[evaluator_pb2.QuestionResult], view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> str:
-    """The report as one HTML file: the managerial view, the technical view, or both."""
-    both = view in (evaluator_pb2.REPORT_VIEW_BOTH, evaluator_pb2.REPORT_VIEW_UNSPECIFIED)
-    show_managerial = both or view == evaluator_pb2.REPORT_VIEW_MANAGERIAL
-    show_technical = both or view == evaluator_pb2.REPORT_VIEW_TECHNICAL
-    return render_template(
-        "services.evaluator", "report.html.j2", csp=CSP, name=experiment.config.name,
+def shown_view(view: int) -> int:
+    """The view a request gets: UNSPECIFIED reads as BOTH."""
+    return evaluator_pb2.REPORT_VIEW_BOTH if view == evaluator_pb2.REPORT_VIEW_UNSPECIFIED else view
+
+
+def page(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
+         results: Sequence[evaluator_pb2.QuestionResult], view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> dict:
+    """What the report's template is given: the header's facts and the views asked for."""
+    view = shown_view(view)
+    show_managerial = view in (evaluator_pb2.REPORT_VIEW_BOTH, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
+    show_technical = view in (evaluator_pb2.REPORT_VIEW_BOTH, evaluator_pb2.REPORT_VIEW_TECHNICAL)
+    return dict(
+        csp=CSP, name=experiment.config.name,
         strategies=", ".join(dict.fromkeys(g.strategy for g in experiment.config.strategies)),
         question_set=question_set.name, question_count=question_set.question_count,
         neighbours=retrieval_view.neighbours_badge(experiment), embedding_model=experiment.provenance.embedding_model,
@@ -315,3 +359,15 @@ def render(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.Que
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results) if show_technical else None,
     )
+
+
+def render(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
+           results: Sequence[evaluator_pb2.QuestionResult], view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> str:
+    """The report as one HTML file: the managerial view, the technical view, or both."""
+    return render_template(PACKAGE, TEMPLATE, **page(experiment, question_set, results, view))
+
+
+def pieces(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
+           results: Sequence[evaluator_pb2.QuestionResult], view: int, piece_bytes: int) -> Iterator[bytes]:
+    """render()'s file as UTF-8 in pieces of piece_bytes, written as they are sent (GetReport)."""
+    return render_pieces(PACKAGE, TEMPLATE, piece_bytes, **page(experiment, question_set, results, view))

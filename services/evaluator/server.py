@@ -2,7 +2,7 @@
 
 On start-up, experiments that a previous process left running are marked
 interrupted (their finished questions stay); on SIGTERM the running
-experiment stops after its current question and is marked interrupted.
+experiment stops at its next step and is marked interrupted.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab import embeddings, limits
+from chunklab import cancellation, embeddings, limits
 from chunklab.db import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
@@ -63,10 +63,10 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return evaluator_pb2.DeleteQuestionSetResponse()
 
     def Answer(self, request, context):
-        yield from self._service.answer(request)
+        yield from self._service.answer(request, cancellation.ended(context))
 
     def RunExperiment(self, request, context):
-        yield from self._service.run_experiment(request)
+        yield from self._service.run_experiment(request, cancellation.ended(context))
 
     def CancelExperiment(self, request, context):
         return self._service.cancel_experiment(request)
@@ -81,7 +81,7 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return self._service.compare(request)
 
     def GetReport(self, request, context):
-        return self._service.report(request)
+        yield from self._service.report(request)
 
     def SubmitFeedback(self, request, context):
         return self._service.submit_feedback(request)
@@ -116,7 +116,7 @@ def build_service(settings: Settings) -> EvaluatorService:
         code_version=code_version(),
         judge_attempts=settings.llm_max_retries + 1,
     )
-    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000))
+    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000), settings.report_piece_bytes)
 
 
 def main() -> None:
@@ -132,7 +132,9 @@ def main() -> None:
         settings.evaluator_address,
         lambda server: evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(servicer, server),
         [SERVICE.full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
+        on_signal=service.begin_stop,
         on_stop=service.stop,
     )

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 from chunklab import limits, retrieval
-from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -26,6 +26,9 @@ log = logging.getLogger("chunklab.evaluator")
 # Experiments that run at once; more wait their turn. Each run searches its own
 # index sets (ADR 0038), so they do not disturb each other or the active sets.
 CONCURRENT_EXPERIMENTS = 2
+
+# How often a RunExperiment stream with nothing to send looks whether its caller is still there.
+WATCH_S = 1.0
 
 
 class ExperimentWorker:
@@ -84,13 +87,14 @@ class ExperimentWorker:
 
 
 class EvaluatorService:
-    def __init__(self, deps: RunnerDeps, max_upload_bytes: int) -> None:
+    def __init__(self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int) -> None:
         self._deps = deps
         self._repo = deps.repository
         self._peers = deps.peers
         self._worker = ExperimentWorker()
         self._runner = ExperimentRunner(deps, self._worker.cancelled)
         self._max_upload = max_upload_bytes
+        self._report_piece = report_piece_bytes
 
     # -- start-up and shutdown ----------------------------------------------
 
@@ -111,9 +115,15 @@ class EvaluatorService:
             log.warning("experiment %s was interrupted by a restart", experiment_id)
         return ids
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stops the running experiment after its current question (marked
-        interrupted); queued ones stay pending and are marked at next start."""
+    def begin_stop(self) -> None:
+        """Tells the running experiments to stop at their next step (the next
+        question, or the next event of a document being processed)."""
+        self._runner.stop()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stops the running experiments (marked interrupted), waiting for them at
+        most `timeout`; queued ones stay pending and are marked at next start, as
+        is one that did not stop in time."""
         self._runner.stop()
         self._worker.wait_idle(timeout)
 
@@ -167,7 +177,12 @@ class EvaluatorService:
 
     # -- answers ------------------------------------------------------------
 
-    def answer(self, request: evaluator_pb2.AnswerRequest) -> Iterator[evaluator_pb2.AnswerEvent]:
+    def answer(self, request: evaluator_pb2.AnswerRequest,
+               cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.AnswerEvent]:
+        """The context, the answer as it is written, then the result, stored as a
+        query. Once `cancelled` is set (the call ended) the model stops writing,
+        nothing is stored and Cancelled is raised."""
+        cancelled = cancelled or threading.Event()
         question = request.question.strip()
         if not question:
             raise InvalidArgument("the question is empty: ask something")
@@ -180,6 +195,8 @@ class EvaluatorService:
         settings.top_k = retrieval.top_k(settings)
         endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
         response = self._peers.retrieve(retrieve_request(question, settings))
+        if cancelled.is_set():
+            raise Cancelled("the question was not answered: its call ended during retrieval")
         query_id = str(uuid.uuid4())
         context = evaluator_pb2.AnswerContext(
             query_id=query_id, retrieved_chunks=response.retrieved_chunks, expansion_tree=response.expansion_tree
@@ -192,7 +209,8 @@ class EvaluatorService:
         else:
             answer = None
             try:
-                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks):
+                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks,
+                                                       cancelled):
                     if isinstance(piece, answers.Answer):
                         answer = piece
                     else:
@@ -218,11 +236,17 @@ class EvaluatorService:
 
     # -- experiments --------------------------------------------------------
 
-    def run_experiment(self, request: evaluator_pb2.RunExperimentRequest) -> Iterator[evaluator_pb2.ExperimentEvent]:
+    def run_experiment(self, request: evaluator_pb2.RunExperimentRequest,
+                       cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Plans, estimates and (unless a dry run) queues the experiment, then streams
+        its events. `cancelled` (the call ended) stops the planning; a queued
+        experiment runs on without its caller (ADR 0027: CancelExperiment stops
+        it) and the stream just stops watching it."""
+        cancelled = cancelled or threading.Event()
         if request.resume_experiment_id:
-            experiment, plan = self._resume_plan(request)
+            experiment, plan = self._resume_plan(request, cancelled)
         else:
-            plan = self._runner.plan(request.config)
+            plan = self._runner.plan(request.config, cancelled)
             experiment = None
         estimate = self._runner.estimate(plan)
         yield evaluator_pb2.ExperimentEvent(estimate=estimate)
@@ -249,8 +273,11 @@ class EvaluatorService:
             experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
             questions_done=experiment.questions_done, message="queued",
         ))
-        while True:
-            event = events.get()
+        while not cancelled.is_set():
+            try:
+                event = events.get(timeout=WATCH_S)
+            except queue.Empty:
+                continue
             yield event
             if event.HasField("experiment"):
                 return
@@ -267,7 +294,8 @@ class EvaluatorService:
             )
         return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
 
-    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest) -> tuple[evaluator_pb2.Experiment, Plan]:
+    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest,
+                     cancelled: threading.Event) -> tuple[evaluator_pb2.Experiment, Plan]:
         experiment_id = request.resume_experiment_id
         experiment = self._repo.experiment(experiment_id)
         if experiment_id in self._worker.active:
@@ -277,7 +305,7 @@ class EvaluatorService:
                 f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}; "
                 "only interrupted or failed experiments resume"
             )
-        plan = self._runner.with_keys(self._runner.plan(experiment.config), request.config)
+        plan = self._runner.with_keys(self._runner.plan(experiment.config, cancelled), request.config)
         if plan.question_set.content_hash != experiment.question_set_hash:
             raise FailedPrecondition("the experiment's question set changed since it started; start a new experiment")
         if [c.run_key for c in plan.cells] != [r.run_key for r in experiment.runs]:
@@ -317,7 +345,9 @@ class EvaluatorService:
             differences=compare.differences(experiments, results, samples),
         )
 
-    def report(self, request: evaluator_pb2.GetReportRequest) -> evaluator_pb2.Report:
+    def report(self, request: evaluator_pb2.GetReportRequest) -> Iterator[evaluator_pb2.ReportPiece]:
+        """GetReport's stream: the header, then the file in pieces, rendered as they are sent.
+        Nothing is sent before the experiment is found finished, so a refusal is the stream's status."""
         experiment = self._repo.experiment(request.experiment_id)
         if experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
             raise FailedPrecondition(
@@ -327,10 +357,12 @@ class EvaluatorService:
         results = self._repo.results(experiment.experiment_id)
         ExperimentRunner.summarize(experiment, results)
         question_set = self._repo.get_question_set(experiment.config.question_set_id)
-        return evaluator_pb2.Report(
+        yield evaluator_pb2.ReportPiece(header=evaluator_pb2.Report(
             experiment_id=experiment.experiment_id, file_name=report.file_name(experiment),
-            html=report.render(experiment, question_set, results, request.view),
-        )
+            content_type=report.CONTENT_TYPE, view=report.shown_view(request.view),
+        ))
+        for data in report.pieces(experiment, question_set, results, request.view, self._report_piece):
+            yield evaluator_pb2.ReportPiece(data=data)
 
     # -- feedback -----------------------------------------------------------
 

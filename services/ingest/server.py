@@ -60,7 +60,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
 
 def build_service(settings: Settings) -> IngestService:
-    retriever = clients.retriever(settings.retriever_address)
+    retriever = clients.retriever(settings.retriever_address, settings)
 
     def delete_chunks(document_id: str) -> int:
         try:
@@ -90,6 +90,7 @@ def main() -> None:
         settings.ingest_address,
         lambda server: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, server),
         [ingest_pb2.DESCRIPTOR.services_by_name["IngestService"].full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
     )

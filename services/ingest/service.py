@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
+from docx.exceptions import PythonDocxError
+from docx.opc.exceptions import OpcError
 from lxml import etree
 
 from sqlalchemy import func, select
@@ -53,6 +55,12 @@ def resolve_format(name: str, declared: int) -> int:
     return _EXTENSIONS[suffix]
 
 
+# What python-docx raises on a package that is a safe zip but not a well-formed
+# Word document (parts missing, relationships pointing nowhere, odd XML).
+_UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
+                    zipfile.BadZipFile, OpcError, PythonDocxError)
+
+
 @dataclass
 class Parsed:
     text: str
@@ -85,8 +93,11 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         check_docx_archive(name, data)
         try:
             content = read_docx(data)
-        except (KeyError, ValueError, etree.XMLSyntaxError, zipfile.BadZipFile) as exc:
-            raise InvalidArgument(f"{name!r} is not a readable Word document ({type(exc).__name__}: {exc})") from None
+        except _UNREADABLE_DOCX as exc:
+            raise InvalidArgument(
+                f"{name!r} is not a readable Word document ({type(exc).__name__}: {str(exc)[:200]}); "
+                "open it in Word and save it again as .docx"
+            ) from None
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)

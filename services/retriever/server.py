@@ -135,6 +135,7 @@ def main() -> None:
         settings.retriever_address,
         lambda server: retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(servicer, server),
         [retriever_pb2.DESCRIPTOR.services_by_name["RetrieverService"].full_name],
+        settings=settings,
         workers=settings.grpc_workers,
         grace_s=settings.shutdown_grace_s,
         on_stop=stop,

@@ -8,6 +8,11 @@ openai client against good, failing, slow and garbage replies.
         server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty"
         server.script = ["garbage", "good"]  # per-call behaviours, consumed first
         server.responder = lambda messages, model: "a reply"
+        server.word_delay_s = 0.2          # a streamed reply writes one word at a time, this far apart
+
+Each call is recorded in `server.calls`; a streamed one also says how many
+words it sent (`words_sent`) and whether it `finished` or was `cut` by the
+client closing the connection.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class FakeOpenAI:
         self.script: deque[str] | list[str] = deque()
         self.responder: Callable[[list[dict], str], str] = default_responder
         self.delay_s = 5.0
+        self.word_delay_s = 0.0
         self.dimension = dimension
         self.calls: list[dict] = []
         self._lock = threading.Lock()
@@ -62,17 +68,19 @@ class FakeOpenAI:
                     self._json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                record: dict = {}
                 try:
-                    self._post()
+                    self._post(record)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
+                    record["cut"] = True  # the client gave up (a timeout or a cancelled caller)
 
-            def _post(self) -> None:
+            def _post(self, record: dict) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 behaviour = fake._next_behaviour()
+                record.update(path=self.path, body=body, behaviour=behaviour)
                 with fake._lock:
-                    fake.calls.append({"path": self.path, "body": body, "behaviour": behaviour})
+                    fake.calls.append(record)
                 if behaviour == "error":
                     return self._json(500, {"error": {"message": "the model crashed", "type": "server_error"}})
                 if behaviour == "rate_limit":
@@ -84,7 +92,7 @@ class FakeOpenAI:
                 if self.path.endswith("/embeddings"):
                     return self._embeddings(body, behaviour)
                 if self.path.endswith("/chat/completions"):
-                    return self._chat(body, behaviour)
+                    return self._chat(body, behaviour, record)
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
             def _embeddings(self, body: dict, behaviour: str) -> None:
@@ -97,7 +105,7 @@ class FakeOpenAI:
                 self._json(200, {"object": "list", "data": data, "model": body.get("model", ""),
                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
-            def _chat(self, body: dict, behaviour: str) -> None:
+            def _chat(self, body: dict, behaviour: str, record: dict) -> None:
                 messages, model = body.get("messages", []), body.get("model", "")
                 text = "" if behaviour == "empty" else fake.responder(messages, model)
                 prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
@@ -113,15 +121,21 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 words = text.split(" ")
+                record["words_sent"] = 0
                 for i, word in enumerate(words):
+                    if i and fake.word_delay_s:
+                        time.sleep(fake.word_delay_s)
                     piece = word if i == 0 else " " + word
                     chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
                              "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    record["words_sent"] = i + 1
                 final = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
                          "choices": [], "usage": usage}
                 self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+                record["finished"] = True
 
             def _json(self, status: int, payload: dict) -> None:
                 self._raw(status, json.dumps(payload).encode(), "application/json")
