@@ -45,6 +45,9 @@ class RandomProvider:
     def __init__(self) -> None:
         self.rng = np.random.default_rng(3)
 
+    def known_dimension(self) -> int:
+        return DIM
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.rng.standard_normal(DIM).astype(np.float32)
 

@@ -27,12 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from chunklab.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, ServiceError, Unavailable
+from chunklab.limits import excerpt
 
 log = logging.getLogger("chunklab.embeddings")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 E5_MODEL = "multilingual-e5-small"
 OPENAI_PREFIX = "openai:"
+# The most dimensions a vector may have (the largest hosted models give 3,072 or 4,096).
+MAX_DIMENSION = 16_384
 
 
 class EmbeddingProvider(ABC):
@@ -252,11 +255,11 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
                 f"{where} refused the API key (HTTP {exc.status_code}); check CHUNKLAB_EMBEDDING_API_KEY"
             )
         if isinstance(exc, openai.NotFoundError):
-            return FailedPrecondition(f"{where} does not serve model {self.model!r} (HTTP 404): {_short(exc.message)}")
+            return FailedPrecondition(f"{where} does not serve model {self.model!r} (HTTP 404): {excerpt(exc.message, 200)}")
         if isinstance(exc, openai.APIStatusError):
             kind = InvalidArgument if exc.status_code in (400, 413, 422) else Unavailable
-            return kind(f"{where} answered HTTP {exc.status_code}: {_short(exc.message)}")
-        return FailedPrecondition(f"{where} gave an unusable reply ({type(exc).__name__}: {_short(str(exc))})")
+            return kind(f"{where} answered HTTP {exc.status_code}: {excerpt(exc.message, 200)}")
+        return FailedPrecondition(f"{where} gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
 
     def _create(self, inputs: list[str], role: str):
         import openai
@@ -324,11 +327,6 @@ def _batches(texts: list[str]):
         chars += len(text)
     if batch:
         yield batch
-
-
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _openai_provider(name: str, endpoint: EmbeddingEndpoint) -> EmbeddingProvider:
@@ -403,9 +401,20 @@ def get_provider(name: str = "") -> EmbeddingProvider:
                 provider = _FACTORIES[name]()
             else:
                 hint = f"; or {OPENAI_PREFIX}<model> for an OpenAI-compatible endpoint"
-                raise InvalidArgument(f"unknown embedding model {name!r}; available: {', '.join(sorted(_FACTORIES))}{hint}")
+                raise InvalidArgument(
+                    f"unknown embedding model {excerpt(name)!r}; available: {', '.join(sorted(_FACTORIES))}{hint}")
             _PROVIDERS[name] = provider
         return provider
+
+
+def check_dimension(provider: EmbeddingProvider, dimension: int) -> None:
+    """Refuses vectors that cannot be the model's: the dimension its model gives (when
+    known without embedding anything), else at least 1 and at most MAX_DIMENSION."""
+    expected = provider.known_dimension()
+    if expected is not None and dimension != expected:
+        raise InvalidArgument(f"{provider.name} gives {expected}-dimensional vectors, not {dimension}")
+    if not 0 < dimension <= MAX_DIMENSION:
+        raise InvalidArgument(f"a vector's dimension must be between 1 and {MAX_DIMENSION:,}, got {dimension}")
 
 
 def warm_up_in_background(name: str = "") -> threading.Thread:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chunklab.errors import InvalidArgument
+from chunklab.limits import quoted
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 
 INT = chunker_pb2.KNOB_TYPE_INT
@@ -97,18 +98,18 @@ class Knob:
             if isinstance(raw, float) and raw.is_integer():
                 raw = int(raw)
             if not isinstance(raw, int) or isinstance(raw, bool):
-                raise KnobError(f"{where} takes a whole number, got {raw!r}")
+                raise KnobError(f"{where} takes a whole number, got {quoted(raw)}")
         elif self.type == DOUBLE:
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-                raise KnobError(f"{where} takes a number, got {raw!r}")
+                raise KnobError(f"{where} takes a number, got {quoted(raw)}")
             raw = float(raw)
         elif self.type == BOOL:
             if not isinstance(raw, bool):
-                raise KnobError(f"{where} takes true or false, got {raw!r}")
+                raise KnobError(f"{where} takes true or false, got {quoted(raw)}")
         elif self.choices and raw not in self.choices:
-            raise KnobError(f"{where} must be one of {', '.join(self.choices)}, got {raw!r}")
+            raise KnobError(f"{where} must be one of {', '.join(self.choices)}, got {quoted(raw)}")
         elif not isinstance(raw, str):
-            raise KnobError(f"{where} takes text, got {raw!r}")
+            raise KnobError(f"{where} takes text, got {quoted(raw)}")
         if self.type not in (INT, DOUBLE):
             return raw
         if self.min_value is not None and raw < self.min_value:
@@ -196,7 +197,7 @@ def find(strategy: str, knobs: Sequence[Knob], name: str) -> Knob:
     for knob in knobs:
         if knob.name == name:
             return knob
-    raise KnobError(f"{strategy} has no knob {name!r}; its knobs are {', '.join(k.name for k in knobs) or 'none'}")
+    raise KnobError(f"{strategy} has no knob {quoted(name)}; its knobs are {', '.join(k.name for k in knobs) or 'none'}")
 
 
 @dataclass(frozen=True)

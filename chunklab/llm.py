@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import openai
 
 from chunklab.errors import Cancelled
+from chunklab.limits import excerpt
 
 
 class LLMError(Exception):
@@ -68,8 +69,8 @@ class ChatClient:
         if isinstance(exc, openai.RateLimitError):
             return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
         if isinstance(exc, openai.APIStatusError):
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}: {_short(exc.message)}")
-        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {_short(str(exc))})")
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}: {excerpt(exc.message, 200)}")
+        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> ChatResult:
         started = time.perf_counter()
@@ -136,7 +137,3 @@ class ChatClient:
             completion_tokens=completion_tokens,
             latency_ms=(time.perf_counter() - started) * 1e3,
         )
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

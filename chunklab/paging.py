@@ -4,12 +4,16 @@ a cap, and opaque page tokens that a service can read back."""
 from __future__ import annotations
 
 import base64
+import re
 
 from chunklab.errors import InvalidArgument
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 _PREFIX = "p1:"
+# Offsets of more rows than any table holds: far below SQLite's 2^63, with room for a page on top.
+MAX_OFFSET = 10**15
+_DIGITS = re.compile(r"[0-9]{1,16}")
 
 
 def check_page_size(page_size: int) -> int:
@@ -40,7 +44,10 @@ def decode_token(token: str) -> str:
 
 
 def decode_offset(token: str) -> int:
+    """The row offset a token stands for: ASCII digits, at most MAX_OFFSET, which no
+    offset a service gave out reaches and every database integer holds (a forged
+    token with a 30-digit offset is refused, not passed to SQLite)."""
     value = decode_token(token)
-    if value and not value.isdigit():
+    if value and not (_DIGITS.fullmatch(value) and int(value) <= MAX_OFFSET):
         raise InvalidArgument("page_token is not one this service gave out; pass next_page_token unchanged")
     return int(value or 0)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from google.protobuf.descriptor import FieldDescriptor
 
 from chunklab.errors import InvalidArgument
+from chunklab.limits import COLLECTION_NAME, NAME_CHARS, excerpt
 from chunklab.v1 import common_pb2
 
 LIMITS = common_pb2.RetrievalLimits(
@@ -30,11 +31,10 @@ LIMITS = common_pb2.RetrievalLimits(
     max_recency_lambda=100.0,
     max_filter_values=1000,
 )
-MAX_FILTER_VALUE_CHARS = 256
+MAX_FILTER_VALUE_CHARS = NAME_CHARS
 
 _STRATEGY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _CONFIG_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_COLLECTION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
 
 
@@ -42,7 +42,7 @@ def check_strategy(name: str) -> None:
     if not name:
         raise InvalidArgument("name a strategy to search, e.g. fixed_size")
     if not _STRATEGY.match(name):
-        raise InvalidArgument(f"{name!r} is not a strategy name (lower_snake_case, e.g. fixed_size)")
+        raise InvalidArgument(f"{excerpt(name)!r} is not a strategy name (lower_snake_case, e.g. fixed_size)")
 
 
 def check_config_id(config_id: str) -> None:
@@ -50,14 +50,7 @@ def check_config_id(config_id: str) -> None:
     (chunklab.knobs.config_id); IndexChunks takes up to 64 letters, digits, '.', '_' or '-'."""
     if config_id and not _CONFIG_ID.match(config_id):
         raise InvalidArgument(
-            f"{config_id[:40]!r} is not a configuration id (e.g. 3f2a9c0d1e4b5a67, as ListIndexedSets shows them)"
-        )
-
-
-def check_collection(name: str) -> None:
-    if not _COLLECTION.match(name or ""):
-        raise InvalidArgument(
-            f"{name!r} is not a collection name: use letters, digits, '.', '_' or '-' (up to 128)"
+            f"{excerpt(config_id)!r} is not a configuration id (e.g. 3f2a9c0d1e4b5a67, as ListIndexedSets shows them)"
         )
 
 
@@ -71,10 +64,10 @@ def _filter_values(pattern: re.Pattern | None, example: str) -> Callable[[str, l
                 raise InvalidArgument(f"{path} holds an empty value; leave the list empty for all")
             if len(value) > MAX_FILTER_VALUE_CHARS:
                 raise InvalidArgument(
-                    f"{path} value {value[:40]!r}... is longer than {MAX_FILTER_VALUE_CHARS} characters"
+                    f"{path} value {excerpt(value, 40)!r} is longer than {MAX_FILTER_VALUE_CHARS} characters"
                 )
             if pattern is not None and not pattern.match(value):
-                raise InvalidArgument(f"{path} value {value!r} is malformed ({example})")
+                raise InvalidArgument(f"{path} value {excerpt(value)!r} is malformed ({example})")
     return check
 
 
@@ -158,7 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("filter.document_ids", "search only these documents (ids); empty: every document",
             validate=_filter_values(None, "")),
     Setting("filter.collections", "search only these collections; empty: every collection",
-            validate=_filter_values(_COLLECTION, "e.g. news")),
+            validate=_filter_values(COLLECTION_NAME, "e.g. news")),
     Setting("filter.languages", "search only documents in these languages; empty: every language",
             validate=_filter_values(_LANGUAGE, "e.g. en or pt-BR")),
     Setting("embedding_model", "the embedding model to search with (default: the stack's configured model)"),

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -23,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 
 from chunklab import security
 from chunklab.errors import ServiceError
+from chunklab.limits import cut
 from chunklab.settings import Settings
 
 log = logging.getLogger("chunklab.server")
@@ -42,11 +44,15 @@ CHANNEL_OPTIONS = [
 
 
 def _abort_for(exc: Exception, context: grpc.ServicerContext, method: str) -> None:
-    """Aborts the call with the status that exc stands for (never UNKNOWN)."""
+    """Aborts the call with the status that exc stands for (never UNKNOWN), its message
+    cut to a size that always reaches the client. An unexpected error's text stays in
+    the log under an incident id; the client is told the id, never the text."""
     if isinstance(exc, ServiceError):
-        context.abort(exc.code, exc.message)
-    log.exception("unhandled error in %s", method)
-    context.abort(grpc.StatusCode.INTERNAL, f"internal error in {method}: {type(exc).__name__}: {exc}")
+        context.abort(exc.code, cut(exc.message))
+    incident = uuid.uuid4().hex[:12]
+    log.exception("internal error in %s (incident %s)", method, incident)
+    context.abort(grpc.StatusCode.INTERNAL,
+                  f"internal error in {method} (incident {incident}); the service log has the details")
 
 
 def _already_aborted(context: grpc.ServicerContext) -> bool:

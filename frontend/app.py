@@ -9,10 +9,12 @@ reports from, picks the port, asks for a login when the stack has a token
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -44,7 +46,8 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
     # its gr.render blocks are numbered in the app's own list. A page built
     # apart numbers its renders from 0 and, once placed, a re-render of one
     # page's form would make the browser drop another page's event handlers.
-    with gr.Blocks(title="ChunkLab", analytics_enabled=False) as app:
+    # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
+    with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
         with gr.Tabs():
             for title, tab_id, module in PAGES:
@@ -86,10 +89,30 @@ def protection(settings: Settings) -> dict[str, Any]:
     return options
 
 
+UPLOADS = "ui-uploads"
+
+
+def keep_uploads_in_data_folder(settings: Settings) -> Path:
+    """Where Gradio writes what the browser uploads (and its cache): a folder of the
+    stack's data folder, not the system's temp folder. Gradio reads the place from
+    GRADIO_TEMP_DIR when the app is built and launched, so this comes first."""
+    folder = (settings.data_dir / UPLOADS).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["GRADIO_TEMP_DIR"] = str(folder)
+    return folder
+
+
+def upload_limit(settings: Settings) -> int:
+    """The largest file the UI accepts, in bytes: the stack's upload cap, which
+    ingest applies too (a bigger file gets 413 before it is written)."""
+    return int(settings.max_upload_mb * 1024 * 1024)
+
+
 def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5, settings: Settings | None = None) -> int:
     """Starts the server without blocking; with port 0, retries if another process wins the free port.
-    The settings' token and TLS files protect it (none given: open, plain HTTP)."""
-    options = protection(settings) if settings is not None else {}
+    The settings' token and TLS files protect it (none given: open, plain HTTP), and their
+    upload cap bounds what the browser may upload."""
+    options = {**protection(settings), "max_file_size": upload_limit(settings)} if settings is not None else {}
     for attempt in range(1, attempts + 1):
         chosen = port or free_port(host)
         try:
@@ -118,6 +141,7 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5, settings: Se
 
 def main() -> None:
     settings = load_settings()
+    keep_uploads_in_data_folder(settings)
     app = build_app(ChunkLab(settings))
     if warning := security.exposure_warning("ui", settings.ui_host, settings):
         print(warning, file=sys.stderr, flush=True)

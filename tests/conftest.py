@@ -71,6 +71,7 @@ KINDS = ("unit", "contract", "integration", "e2e", "browser")
 KIND_BY_MODULE = {
     "test_adr_index": "contract",
     "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
+    "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
     "test_cancellation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
@@ -91,6 +92,7 @@ KIND_BY_MODULE = {
     "test_frontend_logic": "unit",
     "test_import_rule": "contract",
     "test_knobs": "unit",
+    "test_limits": "unit",
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",
@@ -105,6 +107,7 @@ KIND_BY_MODULE = {
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_fuzz_rpcs": "e2e",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)

@@ -36,6 +36,9 @@ class FakeProvider:
     def __init__(self, name: str, dimension: int) -> None:
         self.name, self.dimension = name, dimension
 
+    def known_dimension(self) -> int:
+        return self.dimension
+
     def embed_query(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dimension, dtype=np.float32)
         vector[0] = 1.0

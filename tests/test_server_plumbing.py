@@ -3,6 +3,8 @@ graceful stop on SIGTERM."""
 
 from __future__ import annotations
 
+import logging
+import re
 import signal
 import subprocess
 import sys
@@ -53,6 +55,9 @@ class Exploding(chunker_pb2_grpc.ChunkerServiceServicer):
         yield chunker_pb2.ProcessDocumentEvent()
         raise RuntimeError("mid-stream bug")
 
+    def GetBulkLoad(self, request, context):
+        raise NotFound("no bulk load " + "b" * 100_000)  # longer than gRPC's 16 KiB trailers
+
 
 @pytest.fixture
 def exploding():
@@ -64,11 +69,25 @@ def exploding():
     server.stop(0)
 
 
-def test_an_escaped_exception_is_internal_and_says_where_never_unknown(exploding):
+INCIDENT = re.compile(r"internal error in (\S+) \(incident ([0-9a-f]{12})\); the service log has the details")
+
+
+def incident_of(details: str, method: str, caplog) -> logging.LogRecord:
+    """The log record an INTERNAL message's incident id names; the message itself
+    says where, never what (no exception text reaches the client)."""
+    match = INCIDENT.fullmatch(details)
+    assert match and match.group(1) == f"/chunklab.v1.ChunkerService/{method}", details
+    (record,) = [r for r in caplog.records if match.group(2) in r.getMessage()]
+    return record
+
+
+def test_an_escaped_exception_is_internal_and_names_an_incident_never_its_text(exploding, caplog):
     with pytest.raises(grpc.RpcError) as err:
         exploding.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5)
     assert err.value.code() == grpc.StatusCode.INTERNAL
-    assert "ListStrategies" in err.value.details() and "KeyError" in err.value.details()
+    assert "KeyError" not in err.value.details() and "a bug" not in err.value.details()
+    record = incident_of(err.value.details(), "ListStrategies", caplog)
+    assert record.exc_info[0] is KeyError and record.exc_info[1].args == ("a bug",)
 
 
 def test_a_domain_error_keeps_its_status_and_message(exploding):
@@ -78,12 +97,20 @@ def test_a_domain_error_keeps_its_status_and_message(exploding):
     assert err.value.details() == "no document 'x'"
 
 
-def test_an_error_in_the_middle_of_a_stream_is_mapped_too(exploding):
+def test_an_error_in_the_middle_of_a_stream_is_mapped_too(exploding, caplog):
     stream = exploding.ProcessDocument(chunker_pb2.ProcessDocumentRequest(), timeout=5)
     assert next(stream) == chunker_pb2.ProcessDocumentEvent()
     with pytest.raises(grpc.RpcError) as err:
         next(stream)
-    assert err.value.code() == grpc.StatusCode.INTERNAL and "mid-stream bug" in err.value.details()
+    assert err.value.code() == grpc.StatusCode.INTERNAL and "mid-stream bug" not in err.value.details()
+    assert str(incident_of(err.value.details(), "ProcessDocument", caplog).exc_info[1]) == "mid-stream bug"
+
+
+def test_a_domain_error_too_long_for_a_status_is_cut_and_still_arrives(exploding):
+    with pytest.raises(grpc.RpcError) as err:
+        exploding.GetBulkLoad(chunker_pb2.GetBulkLoadRequest(bulk_load_id="b"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert err.value.details() == "no bulk load " + "b" * 3986 + "…" and len(err.value.details()) == 4000
 
 
 def test_sigterm_stops_a_service_gracefully(tmp_path):

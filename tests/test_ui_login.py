@@ -69,3 +69,39 @@ def test_the_ui_over_https_wants_a_login_and_takes_the_token_as_password(ui):
     cookie = next(part for part in set_cookie.split(";") if part.startswith("access-token"))
     status, _, _ = request(f"{base}/gradio_api/login_check", context, cookie=cookie)
     assert status == 200
+
+
+def test_uploads_are_capped_and_kept_in_the_data_folder(tmp_path, monkeypatch):
+    import uuid
+
+    from frontend.app import keep_uploads_in_data_folder
+
+    monkeypatch.delenv("GRADIO_TEMP_DIR", raising=False)
+    settings = base_settings().model_copy(update={"data_dir": tmp_path / "data", "max_upload_mb": 0.01})
+    folder = keep_uploads_in_data_folder(settings)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(folder))  # undone after the test, like the line above
+    assert folder == (tmp_path / "data" / "ui-uploads").resolve()
+    with gr.Blocks() as app:
+        gr.File(label="a document")
+    port = launch(app, "127.0.0.1", 0, settings=settings)
+    try:
+        def upload(data: bytes) -> tuple[int, str]:
+            boundary = uuid.uuid4().hex
+            body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"notes.md\"\r\n"
+                    f"Content-Type: text/markdown\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/gradio_api/upload", data=body,
+                                         headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as response:
+                    return response.status, response.read().decode()
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode()
+
+        status, body = upload(b"# small\n" * 100)  # 800 bytes: under the 10 kB cap
+        assert status == 200
+        (stored,) = json.loads(body)
+        assert stored.startswith(str(folder)) and open(stored, "rb").read() == b"# small\n" * 100
+        status, body = upload(b"x" * 20_000)
+        assert status == 413 and not [p for p in folder.rglob("*") if p.is_file() and p.stat().st_size >= 20_000]
+    finally:
+        app.close()

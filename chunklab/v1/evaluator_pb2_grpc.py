@@ -154,7 +154,9 @@ class EvaluatorServiceServicer:
     def Answer(self, request, context):
         """Retrieves and answers one question, streaming the answer as it is
         written. With no chat endpoint configured the answer is extractive and
-        says so. Errors: INVALID_ARGUMENT, UNAVAILABLE (retriever or LLM).
+        says so. Errors: INVALID_ARGUMENT (empty question, a strategy the
+        chunker does not have, options outside RetrievalLimits), UNAVAILABLE
+        (retriever, chunker or LLM).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -169,7 +171,8 @@ class EvaluatorServiceServicer:
         so experiments run side by side (a few at once; more wait their turn).
         With resume_experiment_id set, continues a stored experiment that a
         restart interrupted, keeping its finished questions.
-        Errors: INVALID_ARGUMENT (unknown strategy, bad grid), NOT_FOUND
+        Errors: INVALID_ARGUMENT (unknown strategy, bad grid, more than 200
+        runs: counted from the grids' shape before anything else), NOT_FOUND
         (question set, experiment to resume), FAILED_PRECONDITION (the
         experiment to resume is not interrupted), UNAVAILABLE (a peer service).
         """

@@ -68,7 +68,8 @@ class IngestServiceServicer:
         Errors: INVALID_ARGUMENT (no header or name, unknown format, content
         that does not match its declared format, binary data or an unreadable
         encoding sent as text, a corrupt zip, a zip that is not a DOCX, XML with
-        a DOCTYPE or entities, no text at all, a bad language code),
+        a DOCTYPE or entities, no text at all, a bad language code, a collection
+        name the retriever would refuse),
         RESOURCE_EXHAUSTED (over CHUNKLAB_MAX_UPLOAD_MB, declared or sent; a zip
         bomb: too many members, too large unpacked, or too high a ratio).
         """

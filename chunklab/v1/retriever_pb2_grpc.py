@@ -123,9 +123,11 @@ class RetrieverServiceServicer:
         queries until the stream ends well; then the old chunks of the set are
         gone and the new ones are all there. The header's activation says
         whether the set becomes the active one of its (document, strategy).
-        Errors: INVALID_ARGUMENT (no header, vector of the wrong dimension,
-        duplicate chunk_index, malformed config_id, unspecified expansion, unknown
-        activation), RESOURCE_EXHAUSTED (index full).
+        Errors: INVALID_ARGUMENT (no header, an embedding model no service
+        embeds with, a dimension the model does not give, vector of the wrong
+        dimension, duplicate chunk_index, malformed config_id, unspecified
+        expansion, unknown activation), RESOURCE_EXHAUSTED (index full). A set
+        without chunks makes no vector index.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -6,7 +6,7 @@ import logging
 
 import grpc
 
-from chunklab import cancellation, clients, embeddings
+from chunklab import cancellation, clients, embeddings, limits
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
@@ -25,6 +25,7 @@ log = logging.getLogger("chunklab.chunker")
 INDEX_BATCH = 256
 
 
+@limits.bounded(chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"])
 class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
     def __init__(self, service: ChunkerService, bulk: BulkLoads) -> None:
         self._service = service

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
+from chunklab.limits import quoted
 from chunklab.v1 import documents_pb2, evaluator_pb2
 
 # Column / key names accepted for each field (the first is the canonical one).
@@ -55,13 +56,13 @@ def _int_or_none(value, line: int, what: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {value!r}")
+        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {quoted(value)}")
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {value!r}") from None
+        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {quoted(value)}") from None
     if number != float(value):
-        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {value!r}")
+        raise InvalidArgument(f"line {line}: {what} must be a whole number, got {quoted(value)}")
     return number
 
 
@@ -232,13 +233,13 @@ class DocumentResolver:
             candidates = by_id or by_name
             if not candidates:
                 raise FailedPrecondition(
-                    f"{where}: no uploaded document is called {key!r}; upload it first, or map "
-                    f"{key!r} to a document id in the import header's document_ids"
+                    f"{where}: no uploaded document is called {quoted(key)}; upload it first, or map "
+                    f"{quoted(key)} to a document id in the import header's document_ids"
                 )
             if len(candidates) > 1:
                 names = ", ".join(f"{d.name} ({d.document_id}, collection {d.collection})" for d in candidates)
                 raise FailedPrecondition(
-                    f"{where}: {key!r} matches several documents: {names}; map it to one in document_ids"
+                    f"{where}: {quoted(key)} matches several documents: {names}; map it to one in document_ids"
                 )
             found = candidates[0].document_id
         self._ids[key] = found
@@ -266,7 +267,7 @@ def resolve(raw: RawReference, resolver: DocumentResolver, where: str) -> evalua
         start = text.find(raw.content)
         if start < 0:
             raise InvalidArgument(
-                f"{where}: the excerpt {raw.content[:60]!r} does not occur in {raw.document!r}; "
+                f"{where}: the excerpt {quoted(raw.content, 60)} does not occur in {quoted(raw.document)}; "
                 "check it against the uploaded text or give start and end offsets"
             )
         end = start + len(raw.content)
@@ -276,13 +277,13 @@ def resolve(raw: RawReference, resolver: DocumentResolver, where: str) -> evalua
         start, end = raw.start, raw.end
         if not 0 <= start < end <= len(text):
             raise InvalidArgument(
-                f"{where}: reference range {start}..{end} is outside {raw.document!r} "
+                f"{where}: reference range {start}..{end} is outside {quoted(raw.document)} "
                 f"(0..{len(text)} characters) or empty"
             )
         if raw.content and text[start:end] != raw.content:
             raise InvalidArgument(
-                f"{where}: text[{start}:{end}] of {raw.document!r} is {text[start:end][:60]!r}, "
-                f"not the reference's content {raw.content[:60]!r}; the offsets or the document differ"
+                f"{where}: text[{start}:{end}] of {quoted(raw.document)} is {quoted(text[start:end], 60)}, "
+                f"not the reference's content {quoted(raw.content, 60)}; the offsets or the document differ"
             )
     return evaluator_pb2.Reference(document_id=document_id, start_char=start, end_char=end, content=text[start:end])
 

@@ -11,14 +11,14 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab import cancellation, embeddings
+from chunklab import cancellation, embeddings, limits
 from chunklab.db import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator import metric_catalog
+from services.evaluator import grid, metric_catalog
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
@@ -29,6 +29,9 @@ from services.evaluator.store import Base
 SERVICE = evaluator_pb2.DESCRIPTOR.services_by_name["EvaluatorService"]
 
 
+# An experiment's runs are counted from its grids' shape before its request is even
+# walked: a grid of a million cells is refused at once, whatever its size on the wire.
+@limits.bounded(SERVICE, first={"RunExperiment": lambda request: grid.check_size(request.config.strategies)})
 class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
     def __init__(self, service: EvaluatorService) -> None:
         self._service = service

@@ -11,12 +11,12 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from chunklab import retrieval
+from chunklab import limits, retrieval
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, compare, models, pricing, question_sets, report
+from services.evaluator import answers, compare, grid, models, pricing, question_sets, report
 from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
 from services.evaluator.peers import retrieve_request
 from services.evaluator.store import FeedbackRow, QueryRow
@@ -27,7 +27,6 @@ log = logging.getLogger("chunklab.evaluator")
 # index sets (ADR 0038), so they do not disturb each other or the active sets.
 CONCURRENT_EXPERIMENTS = 2
 
-MAX_COMMENT = 2000
 # How often a RunExperiment stream with nothing to send looks whether its caller is still there.
 WATCH_S = 1.0
 
@@ -136,6 +135,9 @@ class EvaluatorService:
             raise InvalidArgument("name the question set")
         if not raw:
             raise InvalidArgument("a question set needs at least one question")
+        for item in raw:  # a file's questions are bounded as a request's are: each is searched and embedded
+            limits.check_string(item.text, "text", f"{item.where}: the question")
+            limits.check_string(item.expected_answer, "expected_answer", f"{item.where}: the expected answer")
         resolver = question_sets.DocumentResolver(mapping, self._peers.get_document, self._peers.list_documents)
         questions = []
         for item in raw:
@@ -187,6 +189,7 @@ class EvaluatorService:
         settings = common_pb2.RetrievalOptions()
         settings.CopyFrom(request.retrieval)
         retrieval.check_options(settings)
+        grid.strategy_info(settings.strategy, self._peers.list_strategies())  # not an empty answer for a typo
         provider = self._deps.provider_for(settings.embedding_model or self._deps.default_embedding_model)
         settings.embedding_model = provider.name
         settings.top_k = retrieval.top_k(settings)
@@ -366,8 +369,6 @@ class EvaluatorService:
     def submit_feedback(self, request: evaluator_pb2.SubmitFeedbackRequest) -> evaluator_pb2.Feedback:
         if not request.query_id:
             raise InvalidArgument("query_id is empty: rate the query_id an Answer returned")
-        if len(request.comment) > MAX_COMMENT:
-            raise InvalidArgument(f"the comment is over {MAX_COMMENT} characters")
         query = self._repo.query(request.query_id)
         now = utcnow()
         row = FeedbackRow(

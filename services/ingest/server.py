@@ -6,7 +6,7 @@ import threading
 
 import grpc
 
-from chunklab import clients
+from chunklab import clients, limits
 from chunklab.errors import InvalidArgument, from_rpc_error
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
@@ -18,6 +18,7 @@ from services.ingest.store import Base
 from chunklab.db import make_sessionmaker
 
 
+@limits.bounded(ingest_pb2.DESCRIPTOR.services_by_name["IngestService"])
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     def __init__(self, service: IngestService) -> None:
         self._service = service

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
+from chunklab import limits
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
 from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
@@ -139,6 +140,11 @@ class IngestService:
         if not name:
             raise InvalidArgument("the upload header needs a file name, e.g. handbook.md")
         fmt = resolve_format(name, declared_format)
+        collection = collection.strip() or "default"
+        limits.check_collection(collection)  # the retriever's own rule: it filters and sweeps by collection
+        language = language.strip().lower()
+        if language and not _LANGUAGE_CODE.match(language):
+            raise InvalidArgument(f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect")
         self._check_size(name, declared_size)
         buffer = bytearray()
         for piece in pieces:
@@ -147,10 +153,6 @@ class IngestService:
         data = bytes(buffer)
         if not data:
             raise InvalidArgument(f"{name!r} is empty: there is nothing to ingest")
-        collection = collection.strip() or "default"
-        language = language.strip().lower()
-        if language and not _LANGUAGE_CODE.match(language):
-            raise InvalidArgument(f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect")
         content_hash = hashlib.sha256(data).hexdigest()
 
         with self._sessions() as session:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from chunklab import embeddings, retrieval
+from chunklab import embeddings, limits, retrieval
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
@@ -21,6 +21,7 @@ from services.retriever.sweeper import Sweeper
 log = logging.getLogger("chunklab.retriever")
 
 
+@limits.bounded(retriever_pb2.DESCRIPTOR.services_by_name["RetrieverService"])
 class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
     def __init__(self, service: RetrieverService, sweeper: Sweeper) -> None:
         self._service = service

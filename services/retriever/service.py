@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from chunklab import ids, retrieval
-from chunklab.embeddings import EmbeddingProvider
+from chunklab import ids, limits, retrieval
+from chunklab.embeddings import EmbeddingProvider, check_dimension
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.knobs import dict_to_spec, spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow
@@ -124,7 +124,7 @@ class RetrieverService:
     def update_window(self, window: retriever_pb2.FreshnessWindow) -> retriever_pb2.FreshnessWindow:
         if not window.collection:
             raise InvalidArgument("name the collection whose freshness window to set, e.g. news")
-        retrieval.check_collection(window.collection)
+        limits.check_collection(window.collection)
         check_window_days(window.max_age_days)
         self.store.put_freshness_window(window.collection, window.max_age_days)
         with self._policy_lock:
@@ -146,6 +146,9 @@ class RetrieverService:
                 raise InvalidArgument(f"the index header needs {field}")
         if header.dimension <= 0:
             raise InvalidArgument("the index header needs the vectors' dimension")
+        # A model no service embeds with, or a dimension it does not give, would make an
+        # index that no query can ever search.
+        check_dimension(self._provider_for(header.embedding_model), header.dimension)
         if header.expansion not in common_pb2.ExpansionKind.values() or not header.expansion:
             raise InvalidArgument("the index header needs the strategy's expansion kind (StrategyInfo.expansion)")
         if header.activation not in common_pb2.Activation.values():
@@ -153,7 +156,8 @@ class RetrieverService:
         retrieval.check_config_id(header.config_id)
         make_active = header.activation != common_pb2.ACTIVATION_KEEP_CURRENT
         points, size = self._points(header, chunks, make_active)  # outside the lock: the costly part
-        index = self.registry.get(header.embedding_model, header.dimension, create=True)
+        # No index is made for a set without points: nothing would ever be in it.
+        index = self.registry.get(header.embedding_model, header.dimension, create=bool(points))
         first = chunks[0].chunk if chunks else common_pb2.Chunk()
         with self.document_lock(header.document_id):
             current = self.store.indexed_set((header.embedding_model, header.document_id, header.strategy, ""))
@@ -161,7 +165,8 @@ class RetrieverService:
             if active and not make_active:  # the active set indexed again by an experiment stays active
                 for point in points:
                     point.payload[SET_STATE_FIELD] = ACTIVE
-            replaced = index.replace(header.document_id, header.strategy, header.config_id, points, make_active)
+            replaced = 0 if index is None else index.replace(
+                header.document_id, header.strategy, header.config_id, points, make_active)
             self.store.record_set(
                 embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
                 config_id=header.config_id, dimension=header.dimension, spec=spec_to_dict(header.spec),
@@ -170,7 +175,8 @@ class RetrieverService:
                 points=len(points), bytes=size, active=active,
                 terms=TermCounts.of(p.sparse for p in points), language=first.language,
             )
-        index.maintain()
+        if index is not None:
+            index.maintain()
         return len(points), replaced, active
 
     @staticmethod
