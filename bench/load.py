@@ -160,6 +160,9 @@ class LoadReport:
     uploads: Uploads
     memory_before: dict[str, dict[str, int]]
     memory_after: dict[str, dict[str, int]]
+    # Every service's RSS in kB, read every `memory_every` seconds of the load (if asked).
+    memory_samples: list[dict[str, int]] = field(default_factory=list)
+    memory_every: float = 0.0
 
     def errors(self) -> Counter[str]:
         """Every failure of the run by status code."""
@@ -209,6 +212,12 @@ def rss(stack: Stack) -> dict[str, dict[str, int]]:
                     fields[key] = int(value.split()[0])
         memory[name] = fields
     return memory
+
+
+def sample_memory(stack: Stack, every: float, done: threading.Event, samples: list[dict[str, int]]) -> None:
+    """Every service's RSS every `every` seconds until `done` (does memory climb, or level off?)."""
+    while not done.wait(every):
+        samples.append({name: fields["VmRSS"] for name, fields in rss(stack).items()})
 
 
 def search(stack: Stack, asked: list[str], client: int, start: threading.Barrier | None, seconds: float) -> Searches:
@@ -267,14 +276,19 @@ def upload_and_process(stack: Stack, words: list[str], uploader: int, run: str, 
 
 
 def run_load(stack: Stack, clients: int, uploaders: int, seconds: float, alone_seconds: float,
-             upload_words: int = 600, data: Path = DATA) -> LoadReport:
+             upload_words: int = 600, data: Path = DATA, memory_every: float = 0.0) -> LoadReport:
     """The baseline (one client alone), then the clients and the uploaders side by
-    side; memory read before the baseline and after the load."""
+    side; memory read before the baseline and after the load (and every
+    `memory_every` seconds of it, if more than 0)."""
     asked, words = questions(data), corpus_words(data)
     run = f"{time.time_ns():x}"
     memory_before = rss(stack)
     alone = search(stack, asked, 0, None, alone_seconds)
     start = threading.Barrier(clients + uploaders)
+    samples: list[dict[str, int]] = []
+    done = threading.Event()
+    if memory_every > 0:
+        threading.Thread(target=sample_memory, args=(stack, memory_every, done, samples), daemon=True).start()
     with ThreadPoolExecutor(clients + uploaders) as pool:
         searching = [pool.submit(search, stack, asked, 1 + c, start, seconds) for c in range(clients)]
         uploading = [pool.submit(upload_and_process, stack, words, u, run, start, seconds, upload_words)
@@ -284,13 +298,15 @@ def run_load(stack: Stack, clients: int, uploaders: int, seconds: float, alone_s
             under_load.absorb(future.result())
         for future in uploading:
             uploads.absorb(future.result())
+    done.set()
     memory_after = rss(stack)
     lab = stack.client()
     for document_id in uploads.uploaded:
         indexed = lab.indexed_set(document_id, STRATEGY)
         if indexed is not None:
             uploads.indexed[document_id] = indexed.points
-    return LoadReport(clients, uploaders, seconds, alone, under_load, uploads, memory_before, memory_after)
+    return LoadReport(clients, uploaders, seconds, alone, under_load, uploads, memory_before, memory_after,
+                      samples, memory_every)
 
 
 def table(report: LoadReport) -> str:
@@ -322,6 +338,10 @@ def table(report: LoadReport) -> str:
     for name, before in report.memory_before.items():
         after = report.memory_after[name]
         lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} {after['VmHWM'] / 1024:9.0f}")
+    if report.memory_samples:
+        lines += ["", f"RSS (MB) every {report.memory_every:.0f} s of the load:"]
+        lines += [f"{name:<12} " + " ".join(f"{s[name] / 1024:.0f}" for s in report.memory_samples)
+                  for name in report.memory_before]
     return "\n".join(lines)
 
 
@@ -332,6 +352,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the clients and uploaders run")
     parser.add_argument("--alone-seconds", type=float, default=10.0, help="how long the baseline client runs")
     parser.add_argument("--upload-words", type=int, default=600, help="words per uploaded document")
+    parser.add_argument("--memory-every", type=float, default=0.0, metavar="SECONDS",
+                        help="also print every service's RSS this often during the load (0: before and after only)")
     args = parser.parse_args()
     if args.clients < 1 or args.uploaders < 0 or args.seconds <= 0 or args.alone_seconds <= 0:
         parser.error("--clients needs 1 or more, --uploaders 0 or more, --seconds and --alone-seconds more than 0")
@@ -342,7 +364,8 @@ def main() -> None:
         chunks = seed(stack.client())
         print(f"seeded {', '.join(f'{n} ({c} chunks)' for n, c in chunks.items())} in "
               f"{time.perf_counter() - started:.0f}s", flush=True)
-        report = run_load(stack, args.clients, args.uploaders, args.seconds, args.alone_seconds, args.upload_words)
+        report = run_load(stack, args.clients, args.uploaders, args.seconds, args.alone_seconds, args.upload_words,
+                          memory_every=args.memory_every)
     print("\n" + table(report))
     if report.errors() or report.uploads.failures or len(report.uploads.indexed) < len(report.uploads.uploaded):
         raise SystemExit("the load run had errors or documents left unprocessed (see above)")
