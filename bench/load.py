@@ -13,10 +13,13 @@ baseline and the load do the same work per request). Every uploaded document
 carries a mark of its own every 40 words, so neither the ingest's dedup nor
 the chunker's embedding cache makes it free. Prints errors by status code
 (none expected), Retrieve throughput, p50/p95 under load against the client
-alone, uploads processed (each checked in the retriever's index sets), and the
-RSS of each service process from /proc before and after.
+alone (with the retriever's own timings, to tell the work from the wait),
+uploads processed (each checked in the retriever's index sets), and the RSS of
+each service process from /proc before and after (and every --memory-every
+seconds of the load). The defaults are the full run (about 100 s with start-up);
+docs/reliability.md holds its figures.
 
-    .venv/bin/python bench/load.py [--clients 32] [--uploaders 8] [--seconds 60]
+    .venv/bin/python bench/load.py [--clients 32] [--uploaders 8] [--seconds 60] [--memory-every 0]
 
 tests/test_load.py runs the same code for a few seconds with a few clients.
 """
@@ -201,14 +204,15 @@ def marked_document(words: list[str], mark: str, number: int, size: int) -> byte
 
 
 def rss(stack: Stack) -> dict[str, dict[str, int]]:
-    """Each service process's resident memory now and at its peak, in kB, from /proc/<pid>/status."""
+    """Each service process's resident memory now (VmRSS; RssAnon is its heap, the
+    rest maps files such as the index's) and at its peak (VmHWM), in kB, from /proc/<pid>/status."""
     memory = {}
     for name, process in stack.processes.items():
         fields = {}
         with open(f"/proc/{process.pid}/status", encoding="ascii") as status:
             for line in status:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "RssAnon"):
                     fields[key] = int(value.split()[0])
         memory[name] = fields
     return memory
@@ -245,10 +249,10 @@ def upload_and_process(stack: Stack, words: list[str], uploader: int, run: str, 
     """One uploader's documents, each uploaded and then processed with fixed_size,
     until `seconds` have passed (the document under way is finished)."""
     lab = stack.client()
-    out = Uploads()
-    out.process.timed(lab.list_strategies)  # opens the chunker's channel before the clock starts
-    out.process.latencies_ms.clear()
+    warm_up = Calls()  # opens the chunker's channel before the clock starts; a failure counts
+    warm_up.timed(lab.list_strategies)
     start.wait()
+    out = Uploads(process=Calls(errors=warm_up.errors))
     began = time.perf_counter()
     number = 0
     while time.perf_counter() < began + seconds:
@@ -325,19 +329,22 @@ def table(report: LoadReport) -> str:
                                                  for v in calls.server_ms.values()))
     lines.append(f"answers without a chunk: {alone.empty + loaded.empty}; "
                  f"query embeddings from the cache: {alone.cached + loaded.cached}")
-    lines += ["", f"{'uploads':<34} {'calls':>7} {'errors':>7} {'docs/s':>8} {'p50 s':>8} {'p95 s':>8}"]
-    for label, calls in (("upload (CreateDocument)", up.upload), ("process (ProcessDocument)", up.process)):
-        lines.append(f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.2f} "
-                     f"{calls.percentile(50) / 1e3:8.2f} {calls.percentile(95) / 1e3:8.2f}")
-    lines.append(f"documents uploaded {len(up.uploaded)} (already stored: {up.already_existed}), "
-                 f"processed {len(up.processed)}, in the index {len(up.indexed)}; chunks embedded {up.embedded}, "
-                 f"from the cache {up.embeddings_cached}; strategies failed {len(up.failures)}")
+    if report.uploaders:  # none with --uploaders 0
+        lines += ["", f"{'uploads':<34} {'calls':>7} {'errors':>7} {'docs/s':>8} {'p50 s':>8} {'p95 s':>8}"]
+        for label, calls in (("upload (CreateDocument)", up.upload), ("process (ProcessDocument)", up.process)):
+            lines.append(f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.2f} "
+                         f"{calls.percentile(50) / 1e3:8.2f} {calls.percentile(95) / 1e3:8.2f}")
+        lines.append(f"documents uploaded {len(up.uploaded)} (already stored: {up.already_existed}), "
+                     f"processed {len(up.processed)}, in the index {len(up.indexed)}; chunks embedded {up.embedded}, "
+                     f"from the cache {up.embeddings_cached}; strategies failed {len(up.failures)}")
     errors = report.errors()
     lines += ["", "errors by status code: " + (", ".join(f"{code} {n}" for code, n in errors.most_common()) or "none")]
-    lines += ["", f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak RSS':>9}"]
+    lines += ["", f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak RSS':>9} "
+                  f"{'heap before':>12} {'heap after':>11}"]
     for name, before in report.memory_before.items():
         after = report.memory_after[name]
-        lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} {after['VmHWM'] / 1024:9.0f}")
+        lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} "
+                     f"{after['VmHWM'] / 1024:9.0f} {before['RssAnon'] / 1024:12.0f} {after['RssAnon'] / 1024:11.0f}")
     if report.memory_samples:
         lines += ["", f"RSS (MB) every {report.memory_every:.0f} s of the load:"]
         lines += [f"{name:<12} " + " ".join(f"{s[name] / 1024:.0f}" for s in report.memory_samples)
