@@ -101,10 +101,14 @@ class ChatClient:
         Once `cancelled` is set (the caller went away) the reply is dropped: the
         connection is closed at the next piece, so the model stops writing, and
         Cancelled is raised. Closing the generator closes the connection too.
+        A stream that ends before the model said why it stopped (no
+        finish_reason: the connection was cut, or what came back was no chat
+        completion stream) is an LLMError, never a short answer.
         """
         started = time.perf_counter()
         pieces: list[str] = []
         prompt_tokens = completion_tokens = 0
+        finished = False
         stream = None
         try:
             stream = self._client.chat.completions.create(
@@ -126,11 +130,17 @@ class ChatClient:
                     if delta:
                         pieces.append(delta)
                         yield delta
+                    finished = finished or bool(choice.finish_reason)
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
             raise self._fail(exc) from None
         finally:
             if stream is not None:
                 stream.close()
+        if not finished:
+            written = sum(len(p) for p in pieces)
+            raise LLMError(f"the LLM ({self.endpoint.describe()}) stopped before the end of its reply: the stream "
+                           f"ended after {written} characters without saying it was finished (the connection was "
+                           "cut, or the endpoint does not stream chat completions)")
         yield ChatResult(
             text="".join(pieces),
             prompt_tokens=prompt_tokens,
