@@ -69,7 +69,10 @@ class ChatClient:
         if isinstance(exc, openai.RateLimitError):
             return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
         if isinstance(exc, openai.APIStatusError):
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}: {excerpt(exc.message, 200)}")
+            # The openai client's message starts "Error code: 500 - ": the status is said once.
+            detail = exc.message.removeprefix(f"Error code: {exc.status_code}").removeprefix(" - ")
+            said = f": {excerpt(detail, 200)}" if detail else ""
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}")
         return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> ChatResult:

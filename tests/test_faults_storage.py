@@ -206,7 +206,8 @@ def test_the_embedding_cache_skips_a_locked_disk_once_and_keeps_using_it(tmp_pat
 
 def test_a_full_disk_under_the_archive_fails_the_sweep_and_deletes_nothing(stack):
     lab = stack.client()
-    text = note(7, date="2020-03-04") + b"".join(f"Line {i}: the ferry log for day {i}.\n\n".encode() for i in range(60))
+    log = "".join(f"Line {i}: the ferry log for day {i}.\n\n" for i in range(60))
+    text = note(7, date="2020-03-04") + log.encode()  # its archive is well over 4 kB
     document = upload(lab, text, "full-disk.md", "news")
     (outcome,) = lab.process(document.document_id, [FIXED_16]).strategies_completed
     before, total = lab.indexed_set(document.document_id, "fixed_size", EMBEDDING_MODEL), lab.index_stats().total_points
