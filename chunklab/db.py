@@ -12,6 +12,7 @@ from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
 from chunklab.errors import Unavailable
 from chunklab.settings import DB_BUSY_TIMEOUT_S
+
 # SQLite's primary result codes for "another connection holds the lock".
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -23,6 +24,7 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def busy_error(name: str, busy_timeout_s: float) -> Unavailable:
+    """What a caller is told when the database stayed locked: retryable, nothing saved."""
     return Unavailable(
         f"the database {name} stayed locked by another writer for over {busy_timeout_s:g}s "
         "(CHUNKLAB_DB_BUSY_TIMEOUT_S), so this change was not saved; try again"
@@ -52,7 +54,8 @@ def make_engine(url: str, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Engine:
     return engine
 
 
-def make_sessionmaker(url: str, base: type[DeclarativeBase], busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
+def make_sessionmaker(url: str, base: type[DeclarativeBase],
+                      busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
     engine = make_engine(url, busy_timeout_s)
     base.metadata.create_all(engine)
     return sessionmaker(engine, expire_on_commit=False)

@@ -21,17 +21,16 @@ import pytest
 
 from chunklab import clients
 from chunklab.client import ClientError
-from chunklab.knobs import to_spec
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
 from services.evaluator import judge
 from tests.support.fake_openai import FakeOpenAI, default_responder
-from tests.support.faults import EMBEDDING_MODEL, WAIT_S, fake_model_stack, held_open, locked, wait_for
+from tests.support.faults import (
+    EMBEDDING_MODEL, FIXED_16, FIXED_24, WAIT_S, fake_model_stack, fixed_size_sets, held_open, locked, upload, wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
 SLOW_S = 600  # a reply this slow never comes while the test runs
-FIXED_16 = to_spec("fixed_size", {"chunk_size": 16, "chunk_overlap": 0})
-FIXED_24 = to_spec("fixed_size", {"chunk_size": 24, "chunk_overlap": 0})
 CONTEXTUAL = common_pb2.StrategySpec(name="contextual_retrieval")
 
 
@@ -65,10 +64,6 @@ def stack(tmp_path_factory, models):
     yield running
     llm.behaviour = "good"
     running.stop()
-
-
-def upload(lab, data: bytes, name: str, collection: str) -> documents_pb2.Document:
-    return lab.upload_document(data, name=name, collection=collection, language="en").document
 
 
 def test_ingest_killed_mid_upload_keeps_every_acknowledged_document_whole(stack):
@@ -151,16 +146,11 @@ def test_chunker_killed_mid_processing_and_mid_bulk_load_keeps_what_was_indexed_
     assert lab.indexed_set(loaded.document_id, "contextual_retrieval", EMBEDDING_MODEL).points == done.chunk_count
 
 
-def _sets(lab, document_id: str) -> list[tuple[str, bool, int]]:
-    return sorted((s.config_id, s.active, s.points)
-                  for s in lab.list_indexed_sets("fixed_size", document_id, EMBEDDING_MODEL))
-
-
 def test_retriever_killed_between_the_points_and_the_record_of_a_set_shows_neither(stack):
     lab = stack.client()
     document = upload(lab, note(3), "indexed.md", "kill-retriever")
     lab.process(document.document_id, [FIXED_16])
-    before, total = _sets(lab, document.document_id), lab.index_stats().total_points
+    before, total = fixed_size_sets(lab, document.document_id), lab.index_stats().total_points
     (active_config, _, points), = before
     with futures.ThreadPoolExecutor(1) as pool, locked(stack.data_dir / "retriever.sqlite3"):
         # The new set's points are written; its record waits for the lock.
@@ -171,14 +161,14 @@ def test_retriever_killed_between_the_points_and_the_record_of_a_set_shows_neith
     assert failed.strategy == "fixed_size" and "retriever" in failed.reason and "UNAVAILABLE" in failed.reason
 
     stack.restart("retriever")
-    assert _sets(lab, document.document_id) == before
+    assert fixed_size_sets(lab, document.document_id) == before
     assert lab.index_stats().total_points == total  # the unrecorded points are gone
     hits = lab.retrieve("When does the harbour open?", common_pb2.RetrievalOptions(
         strategy="fixed_size", embedding_model=EMBEDDING_MODEL, top_k=10,
         filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]))).retrieved_chunks
     assert hits and {h.chunk.config_id for h in hits} == {active_config}
     (outcome,) = lab.process(document.document_id, [FIXED_24]).strategies_completed
-    after = _sets(lab, document.document_id)
+    after = fixed_size_sets(lab, document.document_id)
     assert after == sorted([(active_config, False, points), (outcome.config_id, True, outcome.chunk_count)])
 
 

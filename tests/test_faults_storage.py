@@ -21,7 +21,6 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab.knobs import to_spec
 from chunklab.v1 import (
     chunker_pb2, chunker_pb2_grpc, common_pb2, evaluator_pb2, evaluator_pb2_grpc, ingest_pb2, ingest_pb2_grpc,
     retriever_pb2, retriever_pb2_grpc,
@@ -29,12 +28,12 @@ from chunklab.v1 import (
 from services.chunker.cache import EmbeddingCache
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider
-from tests.support.faults import EMBEDDING_MODEL, WAIT_S, fake_model_stack, locked
+from tests.support.faults import (
+    EMBEDDING_MODEL, FIXED_16, FIXED_24, WAIT_S, fake_model_stack, fixed_size_sets, locked, upload,
+)
 
 pytestmark = pytest.mark.e2e
 
-FIXED_16 = to_spec("fixed_size", {"chunk_size": 16, "chunk_overlap": 0})
-FIXED_24 = to_spec("fixed_size", {"chunk_size": 24, "chunk_overlap": 0})
 HOLD_S = 0.3  # a lock held this long is waited for (the busy timeout is 1 s)
 
 
@@ -70,10 +69,6 @@ def unretried(stub_class, address: str):
     return stub_class(grpc.insecure_channel(address))
 
 
-def upload(lab, data: bytes, name: str, collection: str):
-    return lab.upload_document(data, name=name, collection=collection, language="en").document
-
-
 def test_ingest_waits_for_a_short_lock_and_refuses_a_long_one_storing_nothing(stack):
     lab = stack.client()
     database = stack.data_dir / "ingest.sqlite3"
@@ -99,18 +94,13 @@ def test_ingest_waits_for_a_short_lock_and_refuses_a_long_one_storing_nothing(st
     assert not ingest.CreateDocument(request(), timeout=WAIT_S).already_existed
 
 
-def _sets(lab, document_id: str) -> list[tuple[str, bool, int]]:
-    return sorted((s.config_id, s.active, s.points)
-                  for s in lab.list_indexed_sets("fixed_size", document_id, EMBEDDING_MODEL))
-
-
 def test_retriever_under_a_long_lock_indexes_no_half_set_and_archives_nothing(stack):
     lab = stack.client()
     document = upload(lab, note(3), "indexed.md", "locked-retriever")
     expired = upload(lab, note(4, date="2020-02-03"), "old-news.md", "news")
     for document_id in (document.document_id, expired.document_id):
         lab.process(document_id, [FIXED_16])
-    before, total = _sets(lab, document.document_id), lab.index_stats().total_points
+    before, total = fixed_size_sets(lab, document.document_id), lab.index_stats().total_points
     (active_config, _, _), = before
     retriever = unretried(retriever_pb2_grpc.RetrieverServiceStub, stack.addresses["retriever"])
     with locked(stack.data_dir / "retriever.sqlite3"):
@@ -122,7 +112,7 @@ def test_retriever_under_a_long_lock_indexes_no_half_set_and_archives_nothing(st
                             f"{locked_message('retriever.sqlite3')}"
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
     assert refused.value.details() == locked_message("retriever.sqlite3")
-    assert _sets(lab, document.document_id) == before and lab.index_stats().total_points == total
+    assert fixed_size_sets(lab, document.document_id) == before and lab.index_stats().total_points == total
     assert lab.index_stats().archived_documents == 0 and lab.indexed_set(expired.document_id, "fixed_size",
                                                                          EMBEDDING_MODEL) is not None
     hits = lab.retrieve("When does the ferry leave?", common_pb2.RetrievalOptions(

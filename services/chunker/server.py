@@ -103,7 +103,8 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
         busy_timeout_s=settings.db_busy_timeout_s,
     )
     service = ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
-    return service, BulkLoads(service, open_broker(settings.broker_url, settings.data_dir, settings.db_busy_timeout_s), document_exists)
+    broker = open_broker(settings.broker_url, settings.data_dir, settings.db_busy_timeout_s)
+    return service, BulkLoads(service, broker, document_exists)
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ wrote and says so in an error a person can act on.
 from __future__ import annotations
 
 import base64
-import errno
 import gzip
 import hashlib
 import json
@@ -24,9 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from chunklab.errors import FailedPrecondition, ResourceExhausted, ServiceError
 from services.retriever.index import StoredPoint
-from services.retriever.journal import fsync_folder
+from services.retriever.journal import fsync_folder, write_failed
 from services.retriever.payloads import IndexPoint, Sparse
 
 
@@ -95,17 +93,9 @@ class ColdStorage:
             fsync_folder(self.folder)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
-            raise self._write_failed(header["document_id"], exc) from None
+            raise write_failed(f"the archive of document {header['document_id']}", self.folder, exc,
+                               "none of its chunks was deleted from the index", "sweep again") from None
         return path
-
-    def _write_failed(self, document_id: str, exc: OSError) -> ServiceError:
-        reason = f"{exc.strerror or exc} ({errno.errorcode.get(exc.errno, 'OSError')})"
-        kept = "none of its chunks was deleted from the index"
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            return ResourceExhausted(f"the archive of document {document_id} could not be written to {self.folder}: "
-                                     f"{reason}; {kept}: free space there and sweep again")
-        return FailedPrecondition(f"the archive of document {document_id} could not be written to {self.folder}: "
-                                  f"{reason}; {kept}: let the retriever write there and sweep again")
 
     def read(self, document_id: str) -> tuple[dict, list[dict]] | None:
         path = self.path_for(document_id)

@@ -13,6 +13,7 @@ serves (RetrieverService.settle, Sweeper.settle).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -20,6 +21,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from chunklab.errors import FailedPrecondition, ResourceExhausted, ServiceError
 
 log = logging.getLogger("chunklab.retriever.journal")
 
@@ -48,12 +51,17 @@ class Journal:
             return Note(None, kind, fields, started_at)
         path = self.folder / f"{kind}-{uuid.uuid4().hex}.json"
         temporary = path.with_name(f".{path.name}.tmp")
-        with open(temporary, "w", encoding="utf-8") as out:
-            json.dump({"kind": kind, "started_at": started_at, **fields}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-        fsync_folder(self.folder)
+        try:
+            with open(temporary, "w", encoding="utf-8") as out:
+                json.dump({"kind": kind, "started_at": started_at, **fields}, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+            fsync_folder(self.folder)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            raise write_failed("the retriever's write journal", self.folder, exc, "nothing was written",
+                               "try again") from None
         return Note(path, kind, fields, started_at)
 
     def end(self, note: Note) -> None:
@@ -80,6 +88,17 @@ class Journal:
             data.pop("kind", None)
             notes.append(Note(path, kind, data, started_at))
         return sorted(notes, key=lambda n: n.started_at)
+
+
+def write_failed(what: str, folder: Path, exc: OSError, kept: str, retry: str) -> ServiceError:
+    """A write under `folder` that the file system refused, as a person can act on
+    it: RESOURCE_EXHAUSTED when the disk (or a quota, or a size limit) is full,
+    FAILED_PRECONDITION otherwise (a folder it may not write, a read-only disk)."""
+    reason = f"{exc.strerror or exc} ({errno.errorcode.get(exc.errno, 'OSError')})"
+    said = f"{what} could not be written to {folder}: {reason}; {kept}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return ResourceExhausted(f"{said}: free space there and {retry}")
+    return FailedPrecondition(f"{said}: let the retriever write there and {retry}")
 
 
 def fsync_folder(folder: Path) -> None:

@@ -11,11 +11,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from chunklab.knobs import to_spec
+from chunklab.v1 import documents_pb2
 from chunklab_app.stack import Stack
 from tests.support.fake_openai import FakeOpenAI
 
 WAIT_S = 60.0  # how long a test waits for a service to react: generous, never a measured time
 EMBEDDING_MODEL = "openai:fake"
+FIXED_16 = to_spec("fixed_size", {"chunk_size": 16, "chunk_overlap": 0})
+FIXED_24 = to_spec("fixed_size", {"chunk_size": 24, "chunk_overlap": 0})
 
 
 @contextmanager
@@ -48,6 +52,16 @@ def wait_for(condition, what: str, timeout_s: float = WAIT_S) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(0.05)
+
+
+def upload(lab, data: bytes, name: str, collection: str) -> documents_pb2.Document:
+    return lab.upload_document(data, name=name, collection=collection, language="en").document
+
+
+def fixed_size_sets(lab, document_id: str) -> list[tuple[str, bool, int]]:
+    """The document's fixed_size index sets as (config_id, active, points)."""
+    return sorted((s.config_id, s.active, s.points)
+                  for s in lab.list_indexed_sets("fixed_size", document_id, EMBEDDING_MODEL))
 
 
 def fake_model_stack(data_dir: Path, embedder: FakeOpenAI, llm: FakeOpenAI | None = None, **env: str) -> Stack:
