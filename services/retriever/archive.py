@@ -18,13 +18,12 @@ import base64
 import gzip
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from services.retriever.index import StoredPoint
-from services.retriever.journal import fsync_folder, write_failed
+from services.retriever.journal import durable_file, fsync_folder
 from services.retriever.payloads import IndexPoint, Sparse
 
 
@@ -80,21 +79,12 @@ class ColdStorage:
     def write(self, header: dict, records: list[dict]) -> Path:
         """Writes a document's archive durably, whole or not at all."""
         path = self.path_for(header["document_id"])
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with open(temporary, "wb") as raw:
-                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-                    out.write((json.dumps({"header": header}) + "\n").encode())
-                    for record in records:
-                        out.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
-                raw.flush()
-                os.fsync(raw.fileno())
-            os.replace(temporary, path)
-            fsync_folder(self.folder)
-        except OSError as exc:
-            temporary.unlink(missing_ok=True)
-            raise write_failed(f"the archive of document {header['document_id']}", self.folder, exc,
-                               "none of its chunks was deleted from the index", "sweep again") from None
+        with durable_file(path, f"the archive of document {header['document_id']}",
+                          "none of its chunks was deleted from the index", "sweep again") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+                out.write((json.dumps({"header": header}) + "\n").encode())
+                for record in records:
+                    out.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
         return path
 
     def read(self, document_id: str) -> tuple[dict, list[dict]] | None:

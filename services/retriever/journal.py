@@ -19,8 +19,11 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from chunklab.errors import FailedPrecondition, ResourceExhausted, ServiceError
 
@@ -50,18 +53,8 @@ class Journal:
         if self.folder is None:
             return Note(None, kind, fields, started_at)
         path = self.folder / f"{kind}-{uuid.uuid4().hex}.json"
-        temporary = path.with_name(f".{path.name}.tmp")
-        try:
-            with open(temporary, "w", encoding="utf-8") as out:
-                json.dump({"kind": kind, "started_at": started_at, **fields}, out)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, path)
-            fsync_folder(self.folder)
-        except OSError as exc:
-            temporary.unlink(missing_ok=True)
-            raise write_failed("the retriever's write journal", self.folder, exc, "nothing was written",
-                               "try again") from None
+        with durable_file(path, "the retriever's write journal", "nothing was written", "try again") as out:
+            out.write(json.dumps({"kind": kind, "started_at": started_at, **fields}).encode())
         return Note(path, kind, fields, started_at)
 
     def end(self, note: Note) -> None:
@@ -88,6 +81,24 @@ class Journal:
             data.pop("kind", None)
             notes.append(Note(path, kind, data, started_at))
         return sorted(notes, key=lambda n: n.started_at)
+
+
+@contextmanager
+def durable_file(path: Path, what: str, kept: str, retry: str) -> Iterator[BinaryIO]:
+    """Writes the file at `path` whole or not at all: under a temporary name,
+    fsync'd, renamed into place, the folder fsync'd. A write the file system
+    refuses leaves no file and raises `write_failed` (what, kept, retry: its words)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as raw:
+            yield raw
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temporary, path)
+        fsync_folder(path.parent)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise write_failed(what, path.parent, exc, kept, retry) from None
 
 
 def write_failed(what: str, folder: Path, exc: OSError, kept: str, retry: str) -> ServiceError:
