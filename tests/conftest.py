@@ -100,6 +100,7 @@ KIND_BY_MODULE = {
     "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
+    "test_load": "e2e",  # bench/load.py in short: a stack of its own under clients and uploaders
     "test_make_up": "e2e",  # `python -m chunklab_app.stack`; also `make -n bench`
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
