@@ -1,28 +1,61 @@
 """SQLAlchemy engines the way every service wants them: SQLite with WAL and
-foreign keys switched on per connection."""
+foreign keys switched on per connection, and a write that waits for another
+writer's lock at most `busy_timeout_s` before it fails as UNAVAILABLE."""
 
 from __future__ import annotations
+
+import sqlite3
+from pathlib import PurePath
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
+from chunklab.errors import Unavailable
+from chunklab.settings import DB_BUSY_TIMEOUT_S
 
-def make_engine(url: str) -> Engine:
+# SQLite's primary result codes for "another connection holds the lock".
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether a sqlite3 error means the file stayed locked by another writer."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and code is not None and code & 0xFF in _BUSY_CODES
+
+
+def busy_error(name: str, busy_timeout_s: float) -> Unavailable:
+    """What a caller is told when the database stayed locked: retryable, nothing saved."""
+    return Unavailable(
+        f"the database {name} stayed locked by another writer for over {busy_timeout_s:g}s "
+        "(CHUNKLAB_DB_BUSY_TIMEOUT_S), so this change was not saved; try again"
+    )
+
+
+def make_engine(url: str, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Engine:
     engine = create_engine(url, future=True)
     if engine.dialect.name == "sqlite":
+        name = PurePath(engine.url.database or "memory").name
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=10000")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
             cursor.close()
+
+        @event.listens_for(engine, "handle_error")
+        def _locked_is_unavailable(context):
+            # Raised in place of SQLAlchemy's OperationalError, after its clean-up
+            # (the transaction is rolled back by the session that ran it).
+            if is_busy(context.original_exception):
+                raise busy_error(name, busy_timeout_s) from None
 
     return engine
 
 
-def make_sessionmaker(url: str, base: type[DeclarativeBase]) -> sessionmaker:
-    engine = make_engine(url)
+def make_sessionmaker(url: str, base: type[DeclarativeBase],
+                      busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
+    engine = make_engine(url, busy_timeout_s)
     base.metadata.create_all(engine)
     return sessionmaker(engine, expire_on_commit=False)

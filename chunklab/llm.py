@@ -69,7 +69,10 @@ class ChatClient:
         if isinstance(exc, openai.RateLimitError):
             return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
         if isinstance(exc, openai.APIStatusError):
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}: {excerpt(exc.message, 200)}")
+            # The openai client's message starts "Error code: 500 - ": the status is said once.
+            detail = exc.message.removeprefix(f"Error code: {exc.status_code}").removeprefix(" - ")
+            said = f": {excerpt(detail, 200)}" if detail else ""
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}")
         return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> ChatResult:
@@ -101,10 +104,14 @@ class ChatClient:
         Once `cancelled` is set (the caller went away) the reply is dropped: the
         connection is closed at the next piece, so the model stops writing, and
         Cancelled is raised. Closing the generator closes the connection too.
+        A stream that ends before the model said why it stopped (no
+        finish_reason: the connection was cut, or what came back was no chat
+        completion stream) is an LLMError, never a short answer.
         """
         started = time.perf_counter()
         pieces: list[str] = []
         prompt_tokens = completion_tokens = 0
+        finished = False
         stream = None
         try:
             stream = self._client.chat.completions.create(
@@ -126,11 +133,17 @@ class ChatClient:
                     if delta:
                         pieces.append(delta)
                         yield delta
+                    finished = finished or bool(choice.finish_reason)
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
             raise self._fail(exc) from None
         finally:
             if stream is not None:
                 stream.close()
+        if not finished:
+            written = sum(len(p) for p in pieces)
+            raise LLMError(f"the LLM ({self.endpoint.describe()}) stopped before the end of its reply: the stream "
+                           f"ended after {written} characters without saying it was finished (the connection was "
+                           "cut, or the endpoint does not stream chat completions)")
         yield ChatResult(
             text="".join(pieces),
             prompt_tokens=prompt_tokens,

@@ -15,6 +15,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
+# Seconds a SQLite write waits for another writer's lock (chunklab.db).
+DB_BUSY_TIMEOUT_S = 10.0
 # A token travels as an HTTP/2 header value: printable ASCII, no spaces.
 _TOKEN = re.compile(r"[\x21-\x7e]{16,}")
 
@@ -41,6 +43,9 @@ class Settings(BaseSettings):
     ui_port: int = Field(7860, ge=0, le=65535)
 
     database_url: str = Field("", description="SQLAlchemy URL; empty means SQLite in data_dir.")
+    # Seconds a write to a SQLite file waits while another connection holds it
+    # locked; past it the call fails UNAVAILABLE (retryable) and writes nothing.
+    db_busy_timeout_s: float = Field(DB_BUSY_TIMEOUT_S, gt=0, le=600)
     embedding_model: str = "all-MiniLM-L6-v2"
     max_upload_mb: float = Field(50.0, gt=0)
     # Seconds a client waits for a peer before giving up (per call).

@@ -123,6 +123,19 @@ class Stack:
                 process.kill()
         self.processes.clear()
 
+    def kill(self, name: str) -> None:
+        """Ends one service at once with SIGKILL (nothing flushed, nothing closed), as a crash would."""
+        process = self.processes[name]
+        process.kill()
+        process.wait(timeout=30)
+
+    def restart(self, name: str, timeout: float = 120.0) -> str:
+        """Starts one service again, on its address and data folder (its peers
+        keep dialling that address); returns the address."""
+        self.addresses[name] = self._spawn(name, f"services.{name}", self.env(), "listening on", timeout)
+        wait_serving(self.addresses[name], timeout, self.settings())
+        return self.addresses[name]
+
     def client(self, settings: Settings | None = None) -> ChunkLab:
         """A client of this stack's services (other settings: `settings`, else the stack's own)."""
         return ChunkLab.at(self.addresses, settings if settings is not None else self.settings())

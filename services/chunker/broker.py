@@ -17,11 +17,16 @@ seconds and renews the lease while it works (`renew`); a job whose lease
 runs out (its worker died) is delivered again, to any worker, with its
 delivery count. A worker that stops gives its job back (`release`): it is
 delivered again at once, uncounted. `ack` ends a job. Processing a document again
-replaces its chunks, so a second delivery does no harm.
+replaces its chunks, so a second delivery does no harm. The embedded queue
+also hands out at once, counted, a job whose worker's process on this
+machine is gone (killed): a chunker started again goes on with it without
+waiting for the lease (consumer names say `host:pid:`, `local_consumer`).
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -29,10 +34,32 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from chunklab.db import busy_error, is_busy
 from chunklab.errors import Unavailable
+from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # Bulk loads and their results are kept this long after they are submitted.
 KEEP_S = 7 * 24 * 3600.0
+
+
+def local_consumer(tag: str) -> str:
+    """A consumer name that says which process of which machine it is."""
+    return f"{socket.gethostname()}:{os.getpid()}:{tag}"
+
+
+def _gone(consumer: str | None) -> bool:
+    """Whether the consumer is a process of this machine that no longer runs."""
+    host, _, rest = (consumer or "").partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it runs, as another user
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -276,10 +303,11 @@ class EmbeddedBroker(Broker):
 
     POLL_S = 0.2
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.describe = f"embedded queue ({path})"
         self._path = path
+        self._busy_timeout_s = busy_timeout_s
         self._local = threading.local()
         self._connection().executescript(
             """
@@ -305,14 +333,15 @@ class EmbeddedBroker(Broker):
         """This thread's connection, in autocommit mode (transactions are explicit)."""
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self._path, timeout=30, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None,
+                                 check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
         return db
 
     def _db(self) -> _Transaction:
-        return _Transaction(self._connection(), self.describe)
+        return _Transaction(self._connection(), self.describe, self._busy_timeout_s)
 
     def submit(self, batch_id: str, payloads: list[bytes]) -> None:
         with self._db() as db:
@@ -347,7 +376,7 @@ class EmbeddedBroker(Broker):
                 row = db.execute(
                     "SELECT id, payload, deliveries FROM jobs WHERE leased_until < ? "
                     "ORDER BY leased_until > 0 DESC, id LIMIT 1", (now,)
-                ).fetchone()
+                ).fetchone() or self._orphaned(db, now)
                 if row is not None:
                     db.execute("UPDATE jobs SET deliveries = deliveries + 1, leased_until = ?, consumer = ? "
                                "WHERE id = ?", (now + lease_s, consumer, row[0]))
@@ -355,6 +384,15 @@ class EmbeddedBroker(Broker):
             if time.monotonic() >= until:
                 return None
             time.sleep(min(self.POLL_S, max(0.0, until - time.monotonic())))
+
+    @staticmethod
+    def _orphaned(db: sqlite3.Connection, now: float) -> tuple | None:
+        """A leased job whose worker's process is gone (see `_gone`)."""
+        for job_id, payload, deliveries, consumer in db.execute(
+                "SELECT id, payload, deliveries, consumer FROM jobs WHERE leased_until >= ? ORDER BY id", (now,)):
+            if _gone(consumer):
+                return job_id, payload, deliveries
+        return None
 
     def renew(self, delivery: Delivery, consumer: str, lease_s: float) -> None:
         with self._db() as db:
@@ -394,28 +432,34 @@ class _Transaction:
     """`with` an IMMEDIATE transaction on a connection in autocommit mode; a
     failing database (locked too long, disk full) becomes UNAVAILABLE."""
 
-    def __init__(self, db: sqlite3.Connection, describe: str) -> None:
+    def __init__(self, db: sqlite3.Connection, describe: str, busy_timeout_s: float) -> None:
         self._db = db
         self._describe = describe
+        self._busy_timeout_s = busy_timeout_s
+
+    def _failed(self, exc: sqlite3.Error) -> Unavailable:
+        if is_busy(exc):
+            return busy_error(f"of the message broker ({self._describe})", self._busy_timeout_s)
+        return Unavailable(f"the message broker ({self._describe}) failed: {exc}")
 
     def __enter__(self) -> sqlite3.Connection:
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise Unavailable(f"the message broker ({self._describe}) failed: {exc}") from None
+            raise self._failed(exc) from None
         return self._db
 
     def __exit__(self, kind, value, traceback) -> None:
         try:
             self._db.execute("COMMIT" if kind is None else "ROLLBACK")
         except sqlite3.Error as exc:
-            raise Unavailable(f"the message broker ({self._describe}) failed: {exc}") from None
+            raise self._failed(exc) from None
         if kind is not None and issubclass(kind, sqlite3.Error):
-            raise Unavailable(f"the message broker ({self._describe}) failed: {value}") from None
+            raise self._failed(value) from None
 
 
-def open_broker(url: str, data_dir: Path) -> Broker:
+def open_broker(url: str, data_dir: Path, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Broker:
     """Redis for a redis:// URL (checked by the settings); the embedded queue for none."""
     if url:
         return RedisBroker(url)
-    return EmbeddedBroker(data_dir / "broker" / "queue.sqlite3")
+    return EmbeddedBroker(data_dir / "broker" / "queue.sqlite3", busy_timeout_s)

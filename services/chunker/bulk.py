@@ -10,8 +10,6 @@ Knows nothing of gRPC.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import uuid
 from collections import Counter
@@ -23,7 +21,7 @@ from google.protobuf.message import DecodeError
 from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
-from services.chunker.broker import Batch, Broker, Delivery
+from services.chunker.broker import Batch, Broker, Delivery, local_consumer
 from services.chunker.service import ChunkerService
 
 log = logging.getLogger("chunklab.chunker.bulk")
@@ -133,7 +131,7 @@ class Worker:
 
     def __init__(self, service: ChunkerService, broker: Broker, name: str | None = None,
                  lease_s: float = LEASE_S, max_deliveries: int = MAX_DELIVERIES) -> None:
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.name = name or local_consumer(uuid.uuid4().hex[:6])
         self._service = service
         self._broker = broker
         self._lease_s = lease_s

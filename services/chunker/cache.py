@@ -31,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab.db import is_busy
 from chunklab.embeddings import EmbeddingProvider
+from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 log = logging.getLogger("chunklab.chunker.cache")
 
@@ -64,11 +66,12 @@ class _Disk:
     """The SQLite store: a table per model namespace, (key BLOB, vector BLOB,
     used INTEGER: microseconds since the epoch of the last write or read)."""
 
-    def __init__(self, path: Path, max_bytes: int = 0) -> None:
+    def __init__(self, path: Path, max_bytes: int = 0, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
         self.path = path
         self.max_bytes = max_bytes
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
+                                   timeout=busy_timeout_s)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS models (namespace TEXT PRIMARY KEY, tbl TEXT NOT NULL)")
@@ -167,8 +170,9 @@ def _now_us() -> int:
 
 class EmbeddingCache:
     def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS, max_bytes: int = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        """max_bytes: the most vector data kept on disk (0: no limit)."""
+                 clock: Callable[[], float] = time.monotonic, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+        """max_bytes: the most vector data kept on disk (0: no limit); busy_timeout_s:
+        how long a read or write waits for another writer's lock before it skips the disk."""
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
         # When each vector in memory last had its disk row marked used.
         self._marked: dict[bytes, float] = {}
@@ -177,13 +181,13 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         self._disk: _Disk | None = None
         if path is not None:
-            self._disk = self._open(path, max_bytes)
+            self._disk = self._open(path, max_bytes, busy_timeout_s)
 
     @staticmethod
-    def _open(path: Path, max_bytes: int) -> _Disk | None:
+    def _open(path: Path, max_bytes: int, busy_timeout_s: float) -> _Disk | None:
         for attempt in range(2):
             try:
-                return _Disk(path, max_bytes)
+                return _Disk(path, max_bytes, busy_timeout_s)
             except sqlite3.DatabaseError as exc:
                 if attempt:
                     log.warning("embedding cache %s unusable (%s); caching in memory only", path, exc)
@@ -217,13 +221,13 @@ class EmbeddingCache:
                     self._disk.touch(namespace, stale)
                     self._marked.update(dict.fromkeys(stale, now))
                 except sqlite3.Error as exc:
-                    self._drop_disk(exc)
+                    self._disk_failed(exc)
             missing = [k for k in keys if k not in found]
             if missing and self._disk is not None:
                 try:
                     stored = self._disk.get(namespace, missing)
                 except sqlite3.Error as exc:
-                    self._drop_disk(exc)
+                    self._disk_failed(exc)
                     stored = {}
                 for key, blob in stored.items():
                     vector = np.frombuffer(blob, dtype=np.float32)
@@ -242,7 +246,7 @@ class EmbeddingCache:
                 try:
                     self._disk.put(namespace, [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
                 except sqlite3.Error as exc:
-                    self._drop_disk(exc)
+                    self._disk_failed(exc)
 
     def _remember(self, key: bytes, vector: np.ndarray, marked: float) -> None:
         """Keeps a vector in memory; its disk row was marked used at `marked`."""
@@ -252,7 +256,12 @@ class EmbeddingCache:
         while len(self._memory) > self._memory_items:
             self._marked.pop(self._memory.popitem(last=False)[0], None)
 
-    def _drop_disk(self, exc: Exception) -> None:
+    def _disk_failed(self, exc: Exception) -> None:
+        """A lock another writer held too long skips this one lookup or store;
+        any other failure leaves the disk tier for the rest of the process."""
+        if is_busy(exc):
+            log.warning("embedding cache on disk is locked by another writer (%s); this read or write skipped it", exc)
+            return
         log.warning("embedding cache on disk failed (%s); caching in memory only", exc)
         try:
             self._disk.close()

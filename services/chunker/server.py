@@ -99,10 +99,12 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
         settings.llm_max_concurrency,
     )
     cache = EmbeddingCache(
-        settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6)
+        settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6),
+        busy_timeout_s=settings.db_busy_timeout_s,
     )
     service = ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
-    return service, BulkLoads(service, open_broker(settings.broker_url, settings.data_dir), document_exists)
+    broker = open_broker(settings.broker_url, settings.data_dir, settings.db_busy_timeout_s)
+    return service, BulkLoads(service, broker, document_exists)
 
 
 def main() -> None:

@@ -108,7 +108,8 @@ def code_version() -> str:
 
 def build_service(settings: Settings) -> EvaluatorService:
     deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(settings.database_url_for("evaluator"), Base)),
+        repository=Repository(
+            make_sessionmaker(settings.database_url_for("evaluator"), Base, settings.db_busy_timeout_s)),
         peers=GrpcPeers(settings),
         provider_for=get_provider,
         defaults=ModelDefaults.from_settings(settings),

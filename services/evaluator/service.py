@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 from chunklab import limits, retrieval
-from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Unavailable
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -265,7 +265,13 @@ class EvaluatorService:
         events: queue.Queue = queue.Queue()
 
         def job() -> None:
-            final = self._runner.run(experiment, plan, events.put)
+            try:
+                final = self._runner.run(experiment, plan, events.put)
+            except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
+                experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
+                experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
+                                    f"stored ({exc.message}); resume it with resume_experiment_id")
+                final = experiment
             events.put(evaluator_pb2.ExperimentEvent(experiment=final))
 
         self._worker.submit(experiment.experiment_id, job)
@@ -300,7 +306,9 @@ class EvaluatorService:
         experiment = self._repo.experiment(experiment_id)
         if experiment_id in self._worker.active:
             raise FailedPrecondition(f"experiment {experiment_id} is running now; there is nothing to resume")
-        if experiment.state not in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED):
+        # Stored as pending or running, yet not on the worker: a run whose end could not be stored.
+        if experiment.state not in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED,
+                                    evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
             raise FailedPrecondition(
                 f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}; "
                 "only interrupted or failed experiments resume"

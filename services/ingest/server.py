@@ -73,7 +73,7 @@ def build_service(settings: Settings) -> IngestService:
         return response.chunks_deleted
 
     return IngestService(
-        make_sessionmaker(settings.database_url_for("ingest"), Base),
+        make_sessionmaker(settings.database_url_for("ingest"), Base, settings.db_busy_timeout_s),
         int(settings.max_upload_mb * 1_000_000),
         delete_chunks,
     )

@@ -7,7 +7,9 @@ further line is one point exactly as the index held it: id, payload, the
 dense vector and the BM25 weights as little-endian float32 in base64, so a
 restore writes back the same bytes. A file is written to a temporary name,
 fsync'd and renamed into place before any point is deleted: a sweep that
-stops half-way leaves the points in the index, never half an archive.
+stops half-way leaves the points in the index, never half an archive. A
+write that fails (a full disk, a folder it may not write) removes what it
+wrote and says so in an error a person can act on.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ import base64
 import gzip
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from services.retriever.index import StoredPoint
+from services.retriever.journal import durable_file, fsync_folder
 from services.retriever.payloads import IndexPoint, Sparse
 
 
@@ -69,18 +71,20 @@ class ColdStorage:
     def exists(self, document_id: str) -> bool:
         return self.path_for(document_id).exists()
 
+    def temporaries(self, document_id: str) -> list[Path]:
+        """Archives of the document being written, or left half-written by a killed process."""
+        path = self.path_for(document_id)
+        return list(self.folder.glob(f".{path.name}.*.tmp"))
+
     def write(self, header: dict, records: list[dict]) -> Path:
+        """Writes a document's archive durably, whole or not at all."""
         path = self.path_for(header["document_id"])
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as raw:
+        with durable_file(path, f"the archive of document {header['document_id']}",
+                          "none of its chunks was deleted from the index", "sweep again") as raw:
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
                 out.write((json.dumps({"header": header}) + "\n").encode())
                 for record in records:
                     out.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(temporary, path)
-        _fsync_folder(self.folder)
         return path
 
     def read(self, document_id: str) -> tuple[dict, list[dict]] | None:
@@ -103,13 +107,5 @@ class ColdStorage:
         if not path.exists():
             return False
         path.unlink()
-        _fsync_folder(self.folder)
+        fsync_folder(self.folder)
         return True
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

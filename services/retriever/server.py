@@ -12,6 +12,7 @@ from chunklab.settings import Settings, load_settings
 from chunklab.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.archive import ColdStorage
 from services.retriever.graph import GraphKeeper
+from services.retriever.journal import Journal
 from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.sets import IndexSets, Retention
@@ -85,9 +86,10 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
 
 def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
     """The service and its sweeper as the settings say: Qdrant Edge under
-    <data_dir>/retriever/edge unless a Qdrant server URL is set."""
+    <data_dir>/retriever/edge unless a Qdrant server URL is set; the writes a
+    killed process left unfinished settled (services/retriever/journal.py)."""
     root = settings.data_dir / "retriever"
-    store = RetrieverStore(settings.database_url_for("retriever"))
+    store = RetrieverStore(settings.database_url_for("retriever"), settings.db_busy_timeout_s)
     client = None
     if settings.qdrant_url:
         from qdrant_client import QdrantClient
@@ -95,9 +97,14 @@ def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
         client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key or None,
                               timeout=int(settings.rpc_timeout_s))
     registry = IndexRegistry(root / "edge", store, client)
-    service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows)
+    service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows,
+                               journal=Journal(root / "journal"))
     retention = Retention(settings.set_retention_days, int(settings.set_budget_mb * 1024**2))
-    return service, Sweeper(service, ColdStorage(root / "archive"), IndexSets(service, retention))
+    sweeper = Sweeper(service, ColdStorage(root / "archive"), IndexSets(service, retention))
+    # Writes a killed process left half-done are undone or finished before anything is served.
+    service.settle()
+    sweeper.settle()
+    return service, sweeper
 
 
 def one_thread_per_query_encode() -> None:

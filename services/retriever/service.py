@@ -5,6 +5,7 @@ The sweeper and cold storage live in services/retriever/sweeper.py.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -23,6 +24,7 @@ from services.retriever import conditions as c
 from services.retriever import expansion, lexical, ranking
 from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
 from services.retriever.index import set_condition
+from services.retriever.journal import Journal, Note
 from services.retriever.payloads import (
     ACTIVE,
     CHUNK_FIELD,
@@ -39,6 +41,8 @@ from services.retriever.registry import IndexRegistry
 from services.retriever.store import RetrieverStore, SetInfo
 from services.retriever.term_stats import CountsCache, TermCounts, weighted_query
 from services.retriever.validation import check_retrieve, check_window_days
+
+log = logging.getLogger("chunklab.retriever")
 
 QUERY_CACHE_SIZE = 4096
 # sentence_window's `window` knob when a document's spec does not say.
@@ -88,9 +92,11 @@ class RetrieverService:
         provider_for: Callable[[str], EmbeddingProvider],
         default_windows: dict[str, int],
         clock: Callable[[], datetime] = utcnow,
+        journal: Journal | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
+        self.journal = journal or Journal(None)
         self._default_model = default_model
         self._provider_for = provider_for
         self._default_windows = dict(default_windows)
@@ -165,16 +171,24 @@ class RetrieverService:
             if active and not make_active:  # the active set indexed again by an experiment stays active
                 for point in points:
                     point.payload[SET_STATE_FIELD] = ACTIVE
-            replaced = 0 if index is None else index.replace(
-                header.document_id, header.strategy, header.config_id, points, make_active)
-            self.store.record_set(
-                embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
-                config_id=header.config_id, dimension=header.dimension, spec=spec_to_dict(header.spec),
-                expansion=header.expansion, document_name=first.document_name, collection=first.collection,
-                published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
-                points=len(points), bytes=size, active=active,
-                terms=TermCounts.of(p.sparse for p in points), language=first.language,
-            )
+            note = self.journal.begin("index", embedding_model=header.embedding_model, dimension=header.dimension,
+                                      document_id=header.document_id, strategy=header.strategy,
+                                      config_id=header.config_id)
+            try:
+                replaced = 0 if index is None else index.replace(
+                    header.document_id, header.strategy, header.config_id, points, make_active)
+                self.store.record_set(
+                    embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
+                    config_id=header.config_id, dimension=header.dimension, spec=spec_to_dict(header.spec),
+                    expansion=header.expansion, document_name=first.document_name, collection=first.collection,
+                    published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
+                    points=len(points), bytes=size, active=active,
+                    terms=TermCounts.of(p.sparse for p in points), language=first.language,
+                )
+            except Exception:
+                self._settle_after_failure(note)
+                raise
+            self.journal.end(note)
         if index is not None:
             index.maintain()
         return len(points), replaced, active
@@ -229,6 +243,43 @@ class RetrieverService:
             size += len(payload[CHUNK_FIELD]) + 160
             points.append(IndexPoint(chunk.chunk_id, payload, dense, sparse))
         return points, size
+
+    def settle(self) -> int:
+        """Settles the index writes a previous process did not finish (at start-up); returns how many."""
+        notes = self.journal.pending("index")
+        for note in notes:
+            with self.document_lock(note.fields["document_id"]):
+                self._settle_index(note)
+            log.warning("settled an index write a stopped process left unfinished: %s", note.fields)
+        return len(notes)
+
+    def _settle_after_failure(self, note: Note) -> None:
+        """Undoes what a failed index write left (the caller holds the document's
+        lock); what cannot be undone now (its store failing too) is settled at the next start."""
+        try:
+            self._settle_index(note)
+        except Exception as exc:  # noqa: BLE001 - the write's own failure is the one to report
+            log.warning("an index write of %s failed and could not be undone yet (%s); the next start settles it",
+                        note.fields, exc)
+
+    def _settle_index(self, note: Note) -> None:
+        """A set whose record does not match its points (the record not written,
+        or its points replaced only in part) loses both; then the document's
+        active set in the index is the one its records name."""
+        fields = note.fields
+        model, document_id, strategy = fields["embedding_model"], fields["document_id"], fields["strategy"]
+        index = self.registry.get(model, fields["dimension"])
+        if index is not None:
+            key = (model, document_id, strategy, fields["config_id"])
+            recorded = self.store.indexed_set(key)
+            if recorded is None or index.count(set_condition(*key[1:])) != recorded["points"]:
+                index.delete_set(*key[1:])
+                if recorded is not None:
+                    self.store.delete_set(key)
+            active = self.store.indexed_set((model, document_id, strategy, ""))
+            if active is not None:
+                index.activate(document_id, strategy, active["config_id"])
+        self.journal.end(note)
 
     def delete_document(self, document_id: str, archived_chunks: Callable[[str], int] | None = None) -> int:
         if not document_id:

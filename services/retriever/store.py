@@ -22,6 +22,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, LargeBinary, Str
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 from chunklab.db import make_sessionmaker
+from chunklab.settings import DB_BUSY_TIMEOUT_S
 from chunklab.timeutil import utcnow
 from services.retriever.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
 from services.retriever.term_stats import TermCounts
@@ -111,8 +112,8 @@ class StatsRow:
 
 
 class RetrieverStore:
-    def __init__(self, url: str) -> None:
-        self._sessions: sessionmaker = make_sessionmaker(url, Base)
+    def __init__(self, url: str, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+        self._sessions: sessionmaker = make_sessionmaker(url, Base, busy_timeout_s)
         self._info_cache: dict[SetKey, SetInfo | None] = {}
         self._cache_lock = threading.Lock()
 

@@ -3,7 +3,9 @@
 A sweep finds the documents whose chunks are outside their collection's
 freshness window as of a time, writes each whole document (every strategy,
 every embedding model: payloads and vectors) to one archive file, and only
-then deletes its points: tombstoned, nothing lost, nothing half-written.
+then marks its records archived and deletes its points: tombstoned, nothing
+lost, nothing half-written (a note in the write journal covers the steps, so
+a killed sweep is undone or finished at the next start, `settle`).
 A dry run lists what would go and changes nothing. A restore writes the
 archived points back as they were and removes the archive.
 """
@@ -14,7 +16,7 @@ import logging
 import threading
 from datetime import datetime, timezone
 
-from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
+from chunklab.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
 from chunklab.paging import check_page_size, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import retriever_pb2
@@ -74,7 +76,13 @@ class Sweeper:
             for document_id in sorted(documents):
                 header = documents[document_id]
                 if not dry_run:
-                    header["chunks"] = self._archive(header, as_of)
+                    try:
+                        header["chunks"] = self._archive(header, as_of)
+                    except ServiceError as exc:
+                        if not response.documents:
+                            raise
+                        raise type(exc)(f"{exc.message} (the {len(response.documents)} document(s) before it "
+                                        "were archived and removed from the index)") from None
                 response.documents.append(_swept(header))
                 response.chunks_archived += header["chunks"]
             if documents and not dry_run:
@@ -83,7 +91,9 @@ class Sweeper:
 
     def _archive(self, header: dict, as_of: datetime) -> int:
         """Reads, writes and deletes a document's points under its lock: what is
-        deleted is exactly what the archive holds."""
+        deleted is exactly what the archive holds. The archive is durable and
+        the records say archived before a point is deleted; a failure before
+        that takes the archive back."""
         document_id = header["document_id"]
         with self.service.document_lock(document_id):
             records = []
@@ -92,11 +102,43 @@ class Sweeper:
                 records += [point_record(name, p) for p in index.scroll(c.match("document_id", document_id), True)]
             header = {**header, "chunks": len(records), "archived_at": as_of.timestamp(),
                       "sets": self.service.store.sets_of(document_id)}
-            self.storage.write(header, records)  # durable before anything is deleted
+            journal = self.service.journal
+            note = journal.begin("archive", document_id=document_id)
+            try:
+                self.storage.write(header, records)
+            except Exception:
+                journal.end(note)
+                raise
+            try:
+                self.service.store.set_archived(document_id, True)
+            except Exception:
+                self.storage.delete(document_id)  # should this fail too, the note stays for the next start
+                journal.end(note)
+                raise
             for _, _, index in indexes:
                 index.delete_document(document_id)
-            self.service.store.set_archived(document_id, True)
+            journal.end(note)
         return len(records)
+
+    def settle(self) -> int:
+        """Settles the sweeps of documents a previous process did not finish (at
+        start-up): an archive whose records say archived is finished (the
+        points go), any other is taken back (the points stay). Returns how many."""
+        notes = self.service.journal.pending("archive")
+        for note in notes:
+            document_id = note.fields["document_id"]
+            with self.service.document_lock(document_id):
+                for stray in self.storage.temporaries(document_id):
+                    stray.unlink(missing_ok=True)
+                sets = self.service.store.sets_of(document_id)
+                if self.storage.exists(document_id) and (not sets or any(s["archived"] for s in sets)):
+                    for _, _, index in self.service.registry.all():
+                        index.delete_document(document_id)
+                else:
+                    self.storage.delete(document_id)
+                self.service.journal.end(note)
+            log.warning("settled the sweep of document %s that a stopped process left unfinished", document_id)
+        return len(notes)
 
     # -- archive ---------------------------------------------------------------
 

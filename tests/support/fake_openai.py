@@ -5,14 +5,17 @@ can be told to misbehave, so that tests exercise the real HTTP path of the
 openai client against good, failing, slow and garbage replies.
 
     with FakeOpenAI() as server:           # server.base_url -> http://127.0.0.1:PORT/v1
-        server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty"
+        server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty", "truncated"
         server.script = ["garbage", "good"]  # per-call behaviours, consumed first
         server.responder = lambda messages, model: "a reply"
         server.word_delay_s = 0.2          # a streamed reply writes one word at a time, this far apart
 
 Each call is recorded in `server.calls`; a streamed one also says how many
 words it sent (`words_sent`) and whether it `finished` or was `cut` by the
-client closing the connection.
+client closing the connection. A streamed reply ends as OpenAI's do: a last
+chunk with `finish_reason` "stop", one with the usage, then `[DONE]`;
+"truncated" sends the first half of the words (or of a plain reply's bytes)
+and closes the connection.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty")
+BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated")
 
 
 def default_responder(messages: list[dict], model: str) -> str:
@@ -115,12 +118,18 @@ class FakeOpenAI:
                     choices = [] if behaviour == "empty" else [
                         {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                     ]
-                    return self._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                                            "model": model, "choices": choices, "usage": usage})
+                    reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                             "model": model, "choices": choices, "usage": usage}
+                    if behaviour == "truncated":  # half the body it announces, then the connection closes
+                        data = json.dumps(reply).encode()
+                        return self._raw(200, data, "application/json", send=data[: len(data) // 2])
+                    return self._json(200, reply)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 words = text.split(" ")
+                if behaviour == "truncated":
+                    words = words[: max(1, len(words) // 2)]
                 record["words_sent"] = 0
                 for i, word in enumerate(words):
                     if i and fake.word_delay_s:
@@ -131,21 +140,25 @@ class FakeOpenAI:
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                     record["words_sent"] = i + 1
+                if behaviour == "truncated":
+                    return  # the connection closes mid-reply
+                stop = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
                 final = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
                          "choices": [], "usage": usage}
-                self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.write(f"data: {json.dumps(stop)}\n\ndata: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
                 record["finished"] = True
 
             def _json(self, status: int, payload: dict) -> None:
                 self._raw(status, json.dumps(payload).encode(), "application/json")
 
-            def _raw(self, status: int, data: bytes, content_type: str) -> None:
+            def _raw(self, status: int, data: bytes, content_type: str, send: bytes | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(data if send is None else send)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
