@@ -96,6 +96,7 @@ KIND_BY_MODULE = {
     "test_import_rule": "contract",
     "test_knobs": "unit",
     "test_limits": "unit",
+    "test_pages": "unit",
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",

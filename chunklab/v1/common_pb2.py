@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hunklab/v1/common.proto\x12\x0b\x63hunklab.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x04\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x15\n\rdocument_name\x18\x03 \x01(\t\x12\x10\n\x08strategy\x18\x04 \x01(\t\x12\x11\n\tconfig_id\x18\x05 \x01(\t\x12\x13\n\x0b\x63hunk_index\x18\x06 \x01(\x05\x12\x0f\n\x07\x63ontent\x18\x07 \x01(\t\x12\x13\n\x0btoken_count\x18\x08 \x01(\x05\x12\x17\n\x0f\x63haracter_count\x18\t \x01(\x05\x12\x12\n\nstart_char\x18\n \x01(\x05\x12\x10\n\x08\x65nd_char\x18\x0b \x01(\x05\x12\x14\n\x0cheading_path\x18\x0c \x03(\t\x12\x16\n\tparent_id\x18\r \x01(\tH\x00\x88\x01\x01\x12\x1d\n\x10\x65nriched_content\x18\x0e \x01(\tH\x01\x88\x01\x01\x12\x10\n\x08language\x18\x0f \x01(\t\x12\x12\n\ncollection\x18\x10 \x01(\t\x12\x30\n\x0cpublished_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bingested_at\x18\x12 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nindexed_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0f\x65mbedding_model\x18\x14 \x01(\t\x12$\n\x04role\x18\x16 \x01(\x0e\x32\x16.chunklab.v1.ChunkRoleB\x0c\n\n_parent_idB\x13\n\x11_enriched_contentJ\x04\x08\x15\x10\x16\"n\n\tKnobValue\x12\x13\n\tint_value\x18\x01 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x02 \x01(\x01H\x00\x12\x16\n\x0cstring_value\x18\x03 \x01(\tH\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x42\x06\n\x04kind\"\x97\x01\n\x0cStrategySpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x33\n\x05knobs\x18\x02 \x03(\x0b\x32$.chunklab.v1.StrategySpec.KnobsEntry\x1a\x44\n\nKnobsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.chunklab.v1.KnobValue:\x02\x38\x01\"O\n\x0fRetrievalFilter\x12\x14\n\x0c\x64ocument_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ollections\x18\x02 \x03(\t\x12\x11\n\tlanguages\x18\x03 \x03(\t\"\x83\x02\n\x10RetrievalOptions\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\x05\x12\x15\n\rneighbor_prev\x18\x04 \x01(\x05\x12\x15\n\rneighbor_next\x18\x05 \x01(\x05\x12\x13\n\x06window\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12,\n\x06\x66ilter\x18\x07 \x01(\x0b\x32\x1c.chunklab.v1.RetrievalFilter\x12\x17\n\x0f\x65mbedding_model\x18\x08 \x01(\t\x12\x0e\n\x06hybrid\x18\t \x01(\x08\x12\x16\n\x0erecency_lambda\x18\n \x01(\x01\x42\t\n\x07_window\"\x9d\x01\n\x0fRetrievalLimits\x12\x11\n\tmax_top_k\x18\x01 \x01(\x05\x12\x15\n\rdefault_top_k\x18\x02 \x01(\x05\x12\x15\n\rmax_neighbors\x18\x03 \x01(\x05\x12\x12\n\nmax_window\x18\x04 \x01(\x05\x12\x1a\n\x12max_recency_lambda\x18\x05 \x01(\x01\x12\x19\n\x11max_filter_values\x18\x06 \x01(\x05\"\x87\x01\n\x0eRetrievedChunk\x12!\n\x05\x63hunk\x18\x01 \x01(\x0b\x32\x12.chunklab.v1.Chunk\x12&\n\x05label\x18\x02 \x01(\x0e\x32\x17.chunklab.v1.ChunkLabel\x12\x12\n\x05score\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x42\x08\n\x06_score\"\x8d\x02\n\rExpansionNode\x12(\n\x03hit\x18\x01 \x01(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x33\n\x0eneighbors_prev\x18\x02 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x33\n\x0eneighbors_next\x18\x03 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12+\n\x06window\x18\x04 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x30\n\x06parent\x18\x05 \x01(\x0b\x32\x1b.chunklab.v1.RetrievedChunkH\x00\x88\x01\x01\x42\t\n\x07_parent\"9\n\rExpansionTree\x12(\n\x04hits\x18\x01 \x03(\x0b\x32\x1a.chunklab.v1.ExpansionNode\"\x87\x01\n\nTokenUsage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\x03\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\x03\x12\x18\n\x10\x65mbedding_tokens\x18\x03 \x01(\x03\x12\x11\n\tllm_calls\x18\x04 \x01(\x05\x12\x1a\n\x12\x65stimated_cost_usd\x18\x05 \x01(\x01*\x83\x01\n\tChunkRole\x12\x1a\n\x16\x43HUNK_ROLE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43HUNK_ROLE_CHUNK\x10\x01\x12\x17\n\x13\x43HUNK_ROLE_SENTENCE\x10\x02\x12\x14\n\x10\x43HUNK_ROLE_CHILD\x10\x03\x12\x15\n\x11\x43HUNK_ROLE_PARENT\x10\x04*\x9c\x01\n\rExpansionKind\x12\x1e\n\x1a\x45XPANSION_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45XPANSION_KIND_NONE\x10\x01\x12\x1c\n\x18\x45XPANSION_KIND_NEIGHBORS\x10\x02\x12\x19\n\x15\x45XPANSION_KIND_WINDOW\x10\x03\x12\x19\n\x15\x45XPANSION_KIND_PARENT\x10\x04*a\n\nActivation\x12\x1a\n\x16\x41\x43TIVATION_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41\x43TIVATION_MAKE_ACTIVE\x10\x01\x12\x1b\n\x17\x41\x43TIVATION_KEEP_CURRENT\x10\x02*\x88\x01\n\nChunkLabel\x12\x1b\n\x17\x43HUNK_LABEL_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43HUNK_LABEL_HIT\x10\x01\x12\x18\n\x14\x43HUNK_LABEL_NEIGHBOR\x10\x02\x12\x16\n\x12\x43HUNK_LABEL_WINDOW\x10\x03\x12\x16\n\x12\x43HUNK_LABEL_PARENT\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hunklab/v1/common.proto\x12\x0b\x63hunklab.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf9\x04\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x15\n\rdocument_name\x18\x03 \x01(\t\x12\x10\n\x08strategy\x18\x04 \x01(\t\x12\x11\n\tconfig_id\x18\x05 \x01(\t\x12\x13\n\x0b\x63hunk_index\x18\x06 \x01(\x05\x12\x0f\n\x07\x63ontent\x18\x07 \x01(\t\x12\x13\n\x0btoken_count\x18\x08 \x01(\x05\x12\x17\n\x0f\x63haracter_count\x18\t \x01(\x05\x12\x12\n\nstart_char\x18\n \x01(\x05\x12\x10\n\x08\x65nd_char\x18\x0b \x01(\x05\x12\x14\n\x0cheading_path\x18\x0c \x03(\t\x12\x16\n\tparent_id\x18\r \x01(\tH\x00\x88\x01\x01\x12\x1d\n\x10\x65nriched_content\x18\x0e \x01(\tH\x01\x88\x01\x01\x12\x10\n\x08language\x18\x0f \x01(\t\x12\x12\n\ncollection\x18\x10 \x01(\t\x12\x30\n\x0cpublished_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bingested_at\x18\x12 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nindexed_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0f\x65mbedding_model\x18\x14 \x01(\t\x12$\n\x04role\x18\x16 \x01(\x0e\x32\x16.chunklab.v1.ChunkRole\x12\x12\n\nfirst_page\x18\x17 \x01(\x05\x12\x11\n\tlast_page\x18\x18 \x01(\x05\x42\x0c\n\n_parent_idB\x13\n\x11_enriched_contentJ\x04\x08\x15\x10\x16\"n\n\tKnobValue\x12\x13\n\tint_value\x18\x01 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x02 \x01(\x01H\x00\x12\x16\n\x0cstring_value\x18\x03 \x01(\tH\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x42\x06\n\x04kind\"\x97\x01\n\x0cStrategySpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x33\n\x05knobs\x18\x02 \x03(\x0b\x32$.chunklab.v1.StrategySpec.KnobsEntry\x1a\x44\n\nKnobsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.chunklab.v1.KnobValue:\x02\x38\x01\"O\n\x0fRetrievalFilter\x12\x14\n\x0c\x64ocument_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ollections\x18\x02 \x03(\t\x12\x11\n\tlanguages\x18\x03 \x03(\t\"\x83\x02\n\x10RetrievalOptions\x12\x10\n\x08strategy\x18\x01 \x01(\t\x12\x11\n\tconfig_id\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\x05\x12\x15\n\rneighbor_prev\x18\x04 \x01(\x05\x12\x15\n\rneighbor_next\x18\x05 \x01(\x05\x12\x13\n\x06window\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12,\n\x06\x66ilter\x18\x07 \x01(\x0b\x32\x1c.chunklab.v1.RetrievalFilter\x12\x17\n\x0f\x65mbedding_model\x18\x08 \x01(\t\x12\x0e\n\x06hybrid\x18\t \x01(\x08\x12\x16\n\x0erecency_lambda\x18\n \x01(\x01\x42\t\n\x07_window\"\x9d\x01\n\x0fRetrievalLimits\x12\x11\n\tmax_top_k\x18\x01 \x01(\x05\x12\x15\n\rdefault_top_k\x18\x02 \x01(\x05\x12\x15\n\rmax_neighbors\x18\x03 \x01(\x05\x12\x12\n\nmax_window\x18\x04 \x01(\x05\x12\x1a\n\x12max_recency_lambda\x18\x05 \x01(\x01\x12\x19\n\x11max_filter_values\x18\x06 \x01(\x05\"\x87\x01\n\x0eRetrievedChunk\x12!\n\x05\x63hunk\x18\x01 \x01(\x0b\x32\x12.chunklab.v1.Chunk\x12&\n\x05label\x18\x02 \x01(\x0e\x32\x17.chunklab.v1.ChunkLabel\x12\x12\n\x05score\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04rank\x18\x04 \x01(\x05\x42\x08\n\x06_score\"\x8d\x02\n\rExpansionNode\x12(\n\x03hit\x18\x01 \x01(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x33\n\x0eneighbors_prev\x18\x02 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x33\n\x0eneighbors_next\x18\x03 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12+\n\x06window\x18\x04 \x03(\x0b\x32\x1b.chunklab.v1.RetrievedChunk\x12\x30\n\x06parent\x18\x05 \x01(\x0b\x32\x1b.chunklab.v1.RetrievedChunkH\x00\x88\x01\x01\x42\t\n\x07_parent\"9\n\rExpansionTree\x12(\n\x04hits\x18\x01 \x03(\x0b\x32\x1a.chunklab.v1.ExpansionNode\"\x87\x01\n\nTokenUsage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\x03\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\x03\x12\x18\n\x10\x65mbedding_tokens\x18\x03 \x01(\x03\x12\x11\n\tllm_calls\x18\x04 \x01(\x05\x12\x1a\n\x12\x65stimated_cost_usd\x18\x05 \x01(\x01*\x83\x01\n\tChunkRole\x12\x1a\n\x16\x43HUNK_ROLE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43HUNK_ROLE_CHUNK\x10\x01\x12\x17\n\x13\x43HUNK_ROLE_SENTENCE\x10\x02\x12\x14\n\x10\x43HUNK_ROLE_CHILD\x10\x03\x12\x15\n\x11\x43HUNK_ROLE_PARENT\x10\x04*\x9c\x01\n\rExpansionKind\x12\x1e\n\x1a\x45XPANSION_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45XPANSION_KIND_NONE\x10\x01\x12\x1c\n\x18\x45XPANSION_KIND_NEIGHBORS\x10\x02\x12\x19\n\x15\x45XPANSION_KIND_WINDOW\x10\x03\x12\x19\n\x15\x45XPANSION_KIND_PARENT\x10\x04*a\n\nActivation\x12\x1a\n\x16\x41\x43TIVATION_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41\x43TIVATION_MAKE_ACTIVE\x10\x01\x12\x1b\n\x17\x41\x43TIVATION_KEEP_CURRENT\x10\x02*\x88\x01\n\nChunkLabel\x12\x1b\n\x17\x43HUNK_LABEL_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43HUNK_LABEL_HIT\x10\x01\x12\x18\n\x14\x43HUNK_LABEL_NEIGHBOR\x10\x02\x12\x16\n\x12\x43HUNK_LABEL_WINDOW\x10\x03\x12\x16\n\x12\x43HUNK_LABEL_PARENT\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,34 +34,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_STRATEGYSPEC_KNOBSENTRY']._loaded_options = None
   _globals['_STRATEGYSPEC_KNOBSENTRY']._serialized_options = b'8\001'
-  _globals['_CHUNKROLE']._serialized_start=2048
-  _globals['_CHUNKROLE']._serialized_end=2179
-  _globals['_EXPANSIONKIND']._serialized_start=2182
-  _globals['_EXPANSIONKIND']._serialized_end=2338
-  _globals['_ACTIVATION']._serialized_start=2340
-  _globals['_ACTIVATION']._serialized_end=2437
-  _globals['_CHUNKLABEL']._serialized_start=2440
-  _globals['_CHUNKLABEL']._serialized_end=2576
+  _globals['_CHUNKROLE']._serialized_start=2087
+  _globals['_CHUNKROLE']._serialized_end=2218
+  _globals['_EXPANSIONKIND']._serialized_start=2221
+  _globals['_EXPANSIONKIND']._serialized_end=2377
+  _globals['_ACTIVATION']._serialized_start=2379
+  _globals['_ACTIVATION']._serialized_end=2476
+  _globals['_CHUNKLABEL']._serialized_start=2479
+  _globals['_CHUNKLABEL']._serialized_end=2615
   _globals['_CHUNK']._serialized_start=75
-  _globals['_CHUNK']._serialized_end=669
-  _globals['_KNOBVALUE']._serialized_start=671
-  _globals['_KNOBVALUE']._serialized_end=781
-  _globals['_STRATEGYSPEC']._serialized_start=784
-  _globals['_STRATEGYSPEC']._serialized_end=935
-  _globals['_STRATEGYSPEC_KNOBSENTRY']._serialized_start=867
-  _globals['_STRATEGYSPEC_KNOBSENTRY']._serialized_end=935
-  _globals['_RETRIEVALFILTER']._serialized_start=937
-  _globals['_RETRIEVALFILTER']._serialized_end=1016
-  _globals['_RETRIEVALOPTIONS']._serialized_start=1019
-  _globals['_RETRIEVALOPTIONS']._serialized_end=1278
-  _globals['_RETRIEVALLIMITS']._serialized_start=1281
-  _globals['_RETRIEVALLIMITS']._serialized_end=1438
-  _globals['_RETRIEVEDCHUNK']._serialized_start=1441
-  _globals['_RETRIEVEDCHUNK']._serialized_end=1576
-  _globals['_EXPANSIONNODE']._serialized_start=1579
-  _globals['_EXPANSIONNODE']._serialized_end=1848
-  _globals['_EXPANSIONTREE']._serialized_start=1850
-  _globals['_EXPANSIONTREE']._serialized_end=1907
-  _globals['_TOKENUSAGE']._serialized_start=1910
-  _globals['_TOKENUSAGE']._serialized_end=2045
+  _globals['_CHUNK']._serialized_end=708
+  _globals['_KNOBVALUE']._serialized_start=710
+  _globals['_KNOBVALUE']._serialized_end=820
+  _globals['_STRATEGYSPEC']._serialized_start=823
+  _globals['_STRATEGYSPEC']._serialized_end=974
+  _globals['_STRATEGYSPEC_KNOBSENTRY']._serialized_start=906
+  _globals['_STRATEGYSPEC_KNOBSENTRY']._serialized_end=974
+  _globals['_RETRIEVALFILTER']._serialized_start=976
+  _globals['_RETRIEVALFILTER']._serialized_end=1055
+  _globals['_RETRIEVALOPTIONS']._serialized_start=1058
+  _globals['_RETRIEVALOPTIONS']._serialized_end=1317
+  _globals['_RETRIEVALLIMITS']._serialized_start=1320
+  _globals['_RETRIEVALLIMITS']._serialized_end=1477
+  _globals['_RETRIEVEDCHUNK']._serialized_start=1480
+  _globals['_RETRIEVEDCHUNK']._serialized_end=1615
+  _globals['_EXPANSIONNODE']._serialized_start=1618
+  _globals['_EXPANSIONNODE']._serialized_end=1887
+  _globals['_EXPANSIONTREE']._serialized_start=1889
+  _globals['_EXPANSIONTREE']._serialized_end=1946
+  _globals['_TOKENUSAGE']._serialized_start=1949
+  _globals['_TOKENUSAGE']._serialized_end=2084
 # @@protoc_insertion_point(module_scope)

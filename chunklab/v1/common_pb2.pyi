@@ -59,7 +59,7 @@ CHUNK_LABEL_WINDOW: ChunkLabel
 CHUNK_LABEL_PARENT: ChunkLabel
 
 class Chunk(_message.Message):
-    __slots__ = ("chunk_id", "document_id", "document_name", "strategy", "config_id", "chunk_index", "content", "token_count", "character_count", "start_char", "end_char", "heading_path", "parent_id", "enriched_content", "language", "collection", "published_at", "ingested_at", "indexed_at", "embedding_model", "role")
+    __slots__ = ("chunk_id", "document_id", "document_name", "strategy", "config_id", "chunk_index", "content", "token_count", "character_count", "start_char", "end_char", "heading_path", "parent_id", "enriched_content", "language", "collection", "published_at", "ingested_at", "indexed_at", "embedding_model", "role", "first_page", "last_page")
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +81,8 @@ class Chunk(_message.Message):
     INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_PAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_PAGE_FIELD_NUMBER: _ClassVar[int]
     chunk_id: str
     document_id: str
     document_name: str
@@ -102,7 +104,9 @@ class Chunk(_message.Message):
     indexed_at: _timestamp_pb2.Timestamp
     embedding_model: str
     role: ChunkRole
-    def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., character_count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., parent_id: _Optional[str] = ..., enriched_content: _Optional[str] = ..., language: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding_model: _Optional[str] = ..., role: _Optional[_Union[ChunkRole, str]] = ...) -> None: ...
+    first_page: int
+    last_page: int
+    def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., character_count: _Optional[int] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., parent_id: _Optional[str] = ..., enriched_content: _Optional[str] = ..., language: _Optional[str] = ..., collection: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedding_model: _Optional[str] = ..., role: _Optional[_Union[ChunkRole, str]] = ..., first_page: _Optional[int] = ..., last_page: _Optional[int] = ...) -> None: ...
 
 class KnobValue(_message.Message):
     __slots__ = ("int_value", "double_value", "string_value", "bool_value")

@@ -16,6 +16,8 @@ class DocumentFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DOCUMENT_FORMAT_MARKDOWN: _ClassVar[DocumentFormat]
     DOCUMENT_FORMAT_TEXT: _ClassVar[DocumentFormat]
     DOCUMENT_FORMAT_DOCX: _ClassVar[DocumentFormat]
+    DOCUMENT_FORMAT_PDF: _ClassVar[DocumentFormat]
+    DOCUMENT_FORMAT_HTML: _ClassVar[DocumentFormat]
 
 class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -38,6 +40,8 @@ DOCUMENT_FORMAT_UNSPECIFIED: DocumentFormat
 DOCUMENT_FORMAT_MARKDOWN: DocumentFormat
 DOCUMENT_FORMAT_TEXT: DocumentFormat
 DOCUMENT_FORMAT_DOCX: DocumentFormat
+DOCUMENT_FORMAT_PDF: DocumentFormat
+DOCUMENT_FORMAT_HTML: DocumentFormat
 NODE_KIND_UNSPECIFIED: NodeKind
 NODE_KIND_DOCUMENT: NodeKind
 NODE_KIND_SECTION: NodeKind
@@ -52,7 +56,7 @@ DOCUMENT_VIEW_BASIC: DocumentView
 DOCUMENT_VIEW_FULL: DocumentView
 
 class TreeNode(_message.Message):
-    __slots__ = ("kind", "level", "title", "heading_path", "start_char", "end_char", "children")
+    __slots__ = ("kind", "level", "title", "heading_path", "start_char", "end_char", "children", "first_page", "last_page")
     KIND_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -60,6 +64,8 @@ class TreeNode(_message.Message):
     START_CHAR_FIELD_NUMBER: _ClassVar[int]
     END_CHAR_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    FIRST_PAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_PAGE_FIELD_NUMBER: _ClassVar[int]
     kind: NodeKind
     level: int
     title: str
@@ -67,13 +73,17 @@ class TreeNode(_message.Message):
     start_char: int
     end_char: int
     children: _containers.RepeatedCompositeFieldContainer[TreeNode]
-    def __init__(self, kind: _Optional[_Union[NodeKind, str]] = ..., level: _Optional[int] = ..., title: _Optional[str] = ..., heading_path: _Optional[_Iterable[str]] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., children: _Optional[_Iterable[_Union[TreeNode, _Mapping]]] = ...) -> None: ...
+    first_page: int
+    last_page: int
+    def __init__(self, kind: _Optional[_Union[NodeKind, str]] = ..., level: _Optional[int] = ..., title: _Optional[str] = ..., heading_path: _Optional[_Iterable[str]] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., children: _Optional[_Iterable[_Union[TreeNode, _Mapping]]] = ..., first_page: _Optional[int] = ..., last_page: _Optional[int] = ...) -> None: ...
 
 class DocumentTree(_message.Message):
-    __slots__ = ("root",)
+    __slots__ = ("root", "page_starts")
     ROOT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_STARTS_FIELD_NUMBER: _ClassVar[int]
     root: TreeNode
-    def __init__(self, root: _Optional[_Union[TreeNode, _Mapping]] = ...) -> None: ...
+    page_starts: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, root: _Optional[_Union[TreeNode, _Mapping]] = ..., page_starts: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Document(_message.Message):
     __slots__ = ("document_id", "name", "format", "collection", "language", "published_at", "ingested_at", "size_bytes", "content_hash", "character_count", "metadata", "text", "tree")

@@ -92,7 +92,7 @@ class ChunkerService:
         source = SourceDocument(self._fetch_document(request.document_id))
         run = StrategyRun(provider, self._cache, self._llm, endpoint, Progress(strategy.name, lambda _: None, cancelled), cancelled)
         try:
-            chunks = strategy.chunk(source, run.context(lambda fraction, message: None))
+            chunks = strategy.chunks_of(source, run.context(lambda fraction, message: None))
         except NoLLM as exc:
             raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {exc}") from None
         except LLMError as exc:
@@ -178,7 +178,7 @@ class ChunkerService:
         run = StrategyRun(provider, self._cache, self._llm, endpoint, progress, cancelled)
         heavy = strategy.requires_llm or strategy.requires_embeddings_to_chunk
         chunked = HEAVY_CHUNKING if heavy else LIGHT_CHUNKING
-        chunks = strategy.chunk(source, run.context(progress.span(0.0, chunked)))
+        chunks = strategy.chunks_of(source, run.context(progress.span(0.0, chunked)))
         if not chunks:
             raise InvalidArgument(f"{strategy.name} made no chunks of this document (is it empty?)")
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from chunklab import ids, tokens
+from chunklab import ids, pages, tokens
 from chunklab import knobs as knob_codec
 from chunklab.errors import InvalidArgument
 from chunklab.knobs import Knob
@@ -138,6 +138,16 @@ class Strategy(ABC):
     @abstractmethod
     def chunk(self, source: SourceDocument, context: ChunkingContext) -> list[common_pb2.Chunk]:
         """The document's chunks in order, chunk_index from 0 per role."""
+
+    def chunks_of(self, source: SourceDocument, context: ChunkingContext) -> list[common_pb2.Chunk]:
+        """`chunk`, with each chunk's pages stamped from the document's page
+        map (paged formats only), so no strategy has to know about pages."""
+        chunks = self.chunk(source, context)
+        starts = source.tree.page_starts
+        if starts:
+            for chunk in chunks:
+                chunk.first_page, chunk.last_page = pages.page_span(starts, chunk.start_char, chunk.end_char)
+        return chunks
 
     def make_chunk(
         self, source: SourceDocument, index: int, start: int, end: int, token_count: int | None = None,
