@@ -96,6 +96,71 @@ def text_blocks(text: str) -> list[Block]:
     return blocks
 
 
+def _cell_text(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown_table(rows: list[list[str]]) -> list[str]:
+    """A table's rows as Markdown table lines (the first row is the header);
+    empty rows dropped, short rows padded, `|` in a cell escaped."""
+    rows = [[_cell_text(c) for c in r] for r in rows]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return lines
+
+
+class BlockWriter:
+    """Appends rendered blocks (the canonical text of DOCX and PDF) and records
+    their ranges; each method returns where its block starts."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.blocks: list[Block] = []
+
+    def _append(self, text: str, separator: str) -> tuple[int, int]:
+        if self.parts:
+            self.parts.append(separator)
+            self.length += len(separator)
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        return start, self.length
+
+    def heading(self, level: int, title: str) -> int:
+        start, end = self._append("#" * min(level, 6) + " " + title, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_HEADING, start, end, level, title))
+        return start
+
+    def paragraph(self, text: str) -> int:
+        start, end = self._append(text, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
+        return start
+
+    def list_item(self, text: str, marker: str, continues: bool) -> int:
+        start, end = self._append(f"{marker} {text}", "\n" if continues else "\n\n")
+        if continues:
+            block = self.blocks[-1]
+            block.end = end
+            block.items.append((start, end))
+        else:
+            self.blocks.append(Block(pb.NODE_KIND_LIST, start, end, items=[(start, end)]))
+        return start
+
+    def table(self, lines: list[str]) -> int:
+        start, end = self._append("\n".join(lines), "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_TABLE, start, end))
+        return start
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
 def build_tree(text: str, blocks: list[Block]) -> pb.DocumentTree:
     """Nests blocks under their headings: a section runs to the next heading
     of the same or a higher level."""

@@ -1,0 +1,314 @@
+"""PDF into canonical text and a DocumentTree (ADR 0052).
+
+The canonical text follows DOCX's rules (ADR 0007): a Markdown rendering,
+headings as `#` lines, paragraphs re-flowed into one line each, list items
+as `- ` / `1. ` lines, ruled tables as Markdown tables, blocks separated by
+a blank line. Headings come from the outline (bookmarks) when the PDF has
+one, otherwise from font size and weight. Running headers, footers and page
+numbers are left out (services.ingest.pdf_layout). Every node carries the
+pages its range touches and the tree the offset where each page begins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from chunklab.pages import page_span
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.parsing import BlockWriter, build_tree, markdown_table
+from services.ingest.pdf_layout import Line, Page, TableBox, read_pages, reading_order, remove_furniture
+
+_INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
+_PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
+_BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
+_NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_TERMINAL = (".", "!", "?", ":", ";")
+# A heading is a short line: a longer one in a large or bold font is emphasis.
+_HEADING_MAX_CHARS = 120
+_HEADING_MAX_WORDS = 16
+
+
+@dataclass
+class PdfContent:
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str] = field(default_factory=dict)
+    created: datetime | None = None
+    pages: int = 0
+    images: int = 0
+
+
+@dataclass
+class _Heading:
+    level: int
+    title: str
+    page: int
+
+
+def pdf_date(value: str) -> datetime | None:
+    """A PDF date string ("D:20240131120000+01'00'") as an aware datetime."""
+    match = _PDF_DATE.match(value.strip())
+    if not match:
+        return None
+    year, month, day, hour, minute, second, sign, tz_hours, tz_minutes = match.groups()
+    offset = timedelta(hours=int(tz_hours or 0), minutes=int(tz_minutes or 0))
+    zone = timezone(-offset if sign == "-" else offset) if sign in ("+", "-") else timezone.utc
+    try:
+        return datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+                        int(second or 0), tzinfo=zone)
+    except ValueError:
+        return None
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
+    """(level from 1, title, page from 1, top of the destination or -1) per bookmark."""
+    entries = []
+    for bookmark in document.get_toc(max_depth=6):
+        title = " ".join((bookmark.get_title() or "").split())
+        dest = bookmark.get_dest()
+        index = dest.get_index() if dest is not None else None
+        if not title or index is None or index >= len(pages):
+            continue
+        mode, view = dest.get_view()
+        top = pages[index].height - view[1] if mode == pdfium_c.PDFDEST_VIEW_XYZ and len(view) >= 2 else -1.0
+        entries.append((bookmark.level + 1, title, index + 1, top))
+    return entries
+
+
+def _outline_headings(items: list[Line | TableBox], outline) -> dict[int, _Heading | None]:
+    """Which lines the bookmarks name: the first line at or below the
+    destination on its page whose text (joined with the lines after it, for
+    a wrapped title) is the bookmark's title. A bookmark whose title is not
+    on its page still opens a section there, before the page's first line."""
+    found: dict[int, _Heading | None] = {}
+    by_page: dict[int, list[int]] = {}
+    for i, item in enumerate(items):
+        if isinstance(item, Line):
+            by_page.setdefault(item.page, []).append(i)
+    for level, title, page, top in outline:
+        want = _normal(title)
+        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found]
+        below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
+        match = None
+        for i in below + [c for c in candidates if c not in below]:
+            joined, j = _normal(items[i].text), i
+            while want.startswith(joined) and joined != want and j + 1 < len(items) and isinstance(items[j + 1], Line):
+                j += 1
+                joined = f"{joined} {_normal(items[j].text)}"
+            if joined == want:
+                match = (i, j)
+                break
+        if match is None:
+            at = next((i for i in below), candidates[0] if candidates else None)
+            if at is not None:
+                found.setdefault(-id(items[at]), _Heading(level, title, page))  # a section opened before the line
+            continue
+        found[id(items[match[0]])] = _Heading(level, title, page)
+        for k in range(match[0] + 1, match[1] + 1):
+            found[id(items[k])] = None  # the rest of a wrapped title
+    return found
+
+
+def _font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
+    """Headings by font: lines larger than the body text, or bold where the
+    body is not, and short; levels by size rank, bold before regular."""
+    lines = [it for it in items if isinstance(it, Line)]
+    weights: Counter[tuple[float, bool]] = Counter()
+    for line in lines:
+        weights[(line.size, line.bold)] += len(line.text)
+    if not weights:
+        return {}
+    body_size, body_bold = weights.most_common(1)[0][0]
+
+    def is_heading(line: Line) -> bool:
+        if len(line.text) > _HEADING_MAX_CHARS or len(line.text.split()) > _HEADING_MAX_WORDS:
+            return False
+        return line.size >= body_size + 1 or (line.bold and not body_bold and line.size >= body_size - 0.5)
+
+    styles = sorted({(ln.size, ln.bold) for ln in lines if is_heading(ln)}, key=lambda s: (-s[0], not s[1]))
+    rank = {style: min(6, i + 1) for i, style in enumerate(styles)}
+    found: dict[int, _Heading | None] = {}
+    previous: Line | None = None
+    for item in items:
+        if not isinstance(item, Line) or not is_heading(item):
+            previous = None
+            continue
+        wrapped = (previous is not None and previous.page == item.page and (previous.size, previous.bold) == (item.size, item.bold)
+                   and 0 < item.bottom - previous.bottom <= item.size * 1.6)
+        if wrapped:
+            head = next(h for h in reversed(found.values()) if h is not None)
+            head.title = f"{head.title} {item.text}"
+            found[id(item)] = None
+        else:
+            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text, item.page)
+        previous = item
+    return found
+
+
+class _Joiner:
+    """Joins a paragraph's lines into one: a word hyphenated across a line
+    break is rejoined ("exam-" + "ple"), unless the document itself spells the
+    pair with a hyphen and never without, or the continuation is not lower
+    case ("COVID-" + "19", "Franco-" + "German")."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.hyphenated: set[str] = set()
+        self.words: set[str] = set()
+        for line in lines:
+            for word in _WORD.findall(line.text.lower()):
+                (self.hyphenated if "-" in word else self.words).add(word)
+
+    def join(self, text: str, more: str) -> tuple[str, int]:
+        """(joined text, offset where `more` begins in it)."""
+        if len(text) > 1 and text.endswith("-") and text[-2].isalpha():
+            head = _WORD.findall(text[:-1])[-1].split("-")[-1].lower()
+            tail_words = _WORD.findall(more)
+            tail = tail_words[0].split("-")[0] if tail_words and more.startswith(tail_words[0]) else ""
+            if tail and tail[0].islower():
+                joined = head + tail.lower()
+                if f"{head}-{tail.lower()}" in self.hyphenated and joined not in self.words:
+                    return text + more, len(text)
+                return text[:-1] + more, len(text) - 1
+            return text + more, len(text)
+        if text.endswith(("\u2014", "/")):
+            return text + more, len(text)
+        return f"{text} {more}", len(text) + 1
+
+
+class _Renderer:
+    """Writes the reading-ordered items as blocks and notes where each page starts."""
+
+    def __init__(self, items: list[Line | TableBox], headings: dict[int, _Heading | None]) -> None:
+        self.items, self.headings = items, headings
+        self.writer = BlockWriter()
+        self.page_first: dict[int, int] = {}
+        self.joiner = _Joiner([it for it in items if isinstance(it, Line)])
+        # Line pitch over font size, the commonest in the document: a larger
+        # gap between lines ends a paragraph.
+        pitches = Counter(
+            round((b.bottom - a.bottom) / a.size, 2) for a, b in zip(items, items[1:])
+            if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size
+            and b.bottom > a.bottom
+        )
+        self.pitch_ratio = pitches.most_common(1)[0][0] if pitches else 1.2
+        self.list_format, self.counter = "", 0
+
+    def _mark(self, page: int, offset: int) -> None:
+        self.page_first.setdefault(page, offset)
+
+    def _continues(self, previous: Line, line: Line) -> bool:
+        """Whether `line` goes on the paragraph that `previous` ends."""
+        if abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text):
+            return False
+        if line.page != previous.page or line.bottom <= previous.bottom:  # a new page or column
+            return not previous.text.endswith(_TERMINAL)
+        return line.bottom - previous.bottom <= line.size * self.pitch_ratio * 1.25 + 0.5
+
+    def _flush(self, run: list[Line]) -> None:
+        if not run:
+            return
+        text, offsets = run[0].text, [0]
+        for line in run[1:]:
+            text, at = self.joiner.join(text, line.text)
+            offsets.append(at)
+        marker = ""
+        bullet, numbered = _BULLET.match(text), _NUMBERED.match(text)
+        if bullet or numbered:
+            fmt = "bullet" if bullet else "number"
+            continues = fmt == self.list_format
+            self.counter = self.counter + 1 if continues else 1
+            marker = f"{self.counter}." if numbered else "-"
+            cut = (bullet or numbered).end()
+            text, offsets = text[cut:], [max(0, o - cut) for o in offsets]
+            start = self.writer.list_item(text, marker, continues) + len(marker) + 1
+            self.list_format = fmt
+        else:
+            start = self.writer.paragraph(text)
+            self.list_format = ""
+        for line, offset in zip(run, offsets):
+            self._mark(line.page, start + offset)
+
+    def render(self) -> BlockWriter:
+        run: list[Line] = []
+        for item in self.items:
+            opened = self.headings.get(-id(item))
+            if opened is not None:
+                self._flush(run)
+                run = []
+                self._heading(opened)
+            if isinstance(item, TableBox):
+                self._flush(run)
+                run = []
+                lines = markdown_table(item.rows)
+                if lines:
+                    self._mark(item.page, self.writer.table(lines))
+                    self.list_format = ""
+                continue
+            if id(item) in self.headings:
+                self._flush(run)
+                run = []
+                heading = self.headings[id(item)]
+                if heading is not None:
+                    self._heading(heading)
+                continue
+            if run and not self._continues(run[-1], item):
+                self._flush(run)
+                run = []
+            run.append(item)
+        self._flush(run)
+        return self.writer
+
+    def _heading(self, heading: _Heading) -> None:
+        self._mark(heading.page, self.writer.heading(heading.level, heading.title))
+        self.list_format = ""
+
+
+def _page_starts(page_first: dict[int, int], pages: int, length: int) -> list[int]:
+    """Offset where each page begins; a page without text begins where the next one does."""
+    starts, following = [0] * pages, length
+    for number in range(pages, 0, -1):
+        following = page_first.get(number, following)
+        starts[number - 1] = following
+    if starts:
+        starts[0] = 0
+    return starts
+
+
+def _stamp_pages(node: pb.TreeNode, page_starts: list[int]) -> None:
+    node.first_page, node.last_page = page_span(page_starts, node.start_char, node.end_char)
+    for child in node.children:
+        _stamp_pages(child, page_starts)
+
+
+def read_pdf(data: bytes) -> PdfContent:
+    document = pdfium.PdfDocument(data)
+    try:
+        pages = read_pages(document, data)
+        outline = _outline(document, pages)
+        info = document.get_metadata_dict(skip_empty=True)
+    finally:
+        document.close()
+    remove_furniture(pages)
+    items = [item for page in pages for item in reading_order(page)]
+    headings = _outline_headings(items, outline) if outline else _font_headings(items)
+    renderer = _Renderer(items, headings)
+    writer = renderer.render()
+    text = writer.text()
+    tree = build_tree(text, writer.blocks)
+    tree.page_starts.extend(_page_starts(renderer.page_first, len(pages), len(text)))
+    _stamp_pages(tree.root, list(tree.page_starts))
+    metadata = {name.lower(): " ".join(info[name].split()) for name in _INFO_FIELDS if info.get(name, "").strip()}
+    metadata["page_count"] = str(len(pages))
+    created = pdf_date(info.get("CreationDate", ""))
+    return PdfContent(text, tree, metadata, created, len(pages), sum(p.images for p in pages))
