@@ -97,6 +97,7 @@ KIND_BY_MODULE = {
     "test_knobs": "unit",
     "test_limits": "unit",
     "test_pages": "unit",
+    "test_pdf_reader": "unit",  # generated PDFs read in process
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",

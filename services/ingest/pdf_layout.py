@@ -28,12 +28,19 @@ _FURNITURE_LINES = 2
 _FURNITURE_SHARE = 0.5
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\uffff]")
+# PDFium joins a line that ends in a hyphen to the next one, marking the
+# place with U+FFFE; the reader decides whether the hyphen stays.
+LINE_HYPHEN = "\ufffe"
 
 
 @dataclass
 class Line:
-    """One line of text as PDFium broke it, with the font of its first character."""
+    """One line of text as PDFium broke it, with the font of its first character.
+
+    `top` is the ascent above the first character's baseline, `bottom` the
+    last character's baseline: they differ by more than a line where PDFium
+    joined hyphenated lines (LINE_HYPHEN)."""
 
     text: str
     page: int  # from 1
@@ -63,6 +70,7 @@ class Page:
     lines: list[Line] = field(default_factory=list)
     tables: list[TableBox] = field(default_factory=list)
     images: int = 0
+    tables_skipped: str = ""  # why the table finder could not read this page
 
 
 def _clean(text: str) -> str:
@@ -112,10 +120,10 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
         x0 = left.value
         pdfium_c.FPDFText_GetCharBox(raw, last, left, right, bottom, top)
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
+        first_baseline = height - origin_y.value
+        pdfium_c.FPDFText_GetCharOrigin(raw, last, origin_x, origin_y)
         size, bold = fonts.of(raw, first)
-        baseline = height - origin_y.value
-        # top is the ascent above the baseline, bottom the baseline itself.
-        lines.append(Line(cleaned, number, x0, right.value, baseline - size, baseline, size, bold))
+        lines.append(Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold))
     textpage.close()
     return lines
 
@@ -140,6 +148,33 @@ def _inside(line: Line, table: TableBox) -> bool:
     return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 1 and line.x1 <= table.x1 + 1
 
 
+def _find_tables(ruled: list[Page], data: bytes) -> None:
+    """pdfplumber's tables on the ruled pages. pdfminer, under it, is stricter
+    than PDFium: where it cannot parse a page, that page keeps its lines as
+    text and notes why (Page.tables_skipped)."""
+    import pdfplumber  # only for documents that draw rules: slow to import and to parse
+    from pdfminer.pdfexceptions import PDFException
+    from pdfminer.psexceptions import PSException
+    from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
+
+    unreadable = (PDFException, PSException, MalformedPDFException, PdfminerException, ValueError, KeyError,
+                  TypeError, IndexError, AttributeError)
+    try:
+        plumber = pdfplumber.open(io.BytesIO(data))
+    except unreadable as exc:
+        for page in ruled:
+            page.tables_skipped = f"{type(exc).__name__}: {str(exc)[:100]}"
+        return
+    with plumber:
+        for page in ruled:
+            try:
+                page.tables = _tables(plumber.pages[page.number - 1], page.number)
+            except unreadable as exc:
+                page.tables_skipped = f"{type(exc).__name__}: {str(exc)[:100]}"
+                continue
+            page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
+
+
 def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     """Every page's lines and ruled tables; lines inside a table are the table's."""
     fonts = _Fonts()
@@ -157,12 +192,7 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
         pages.append(page)
         pdf_page.close()
     if ruled:
-        import pdfplumber  # only for documents that draw rules: it is slow to import and to parse
-
-        with pdfplumber.open(io.BytesIO(data)) as plumber:
-            for page in ruled:
-                page.tables = _tables(plumber.pages[page.number - 1], page.number)
-                page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
+        _find_tables(ruled, data)
     return pages
 
 

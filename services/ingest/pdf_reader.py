@@ -22,7 +22,7 @@ import pypdfium2.raw as pdfium_c
 from chunklab.pages import page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.parsing import BlockWriter, build_tree, markdown_table
-from services.ingest.pdf_layout import Line, Page, TableBox, read_pages, reading_order, remove_furniture
+from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
@@ -67,8 +67,13 @@ def pdf_date(value: str) -> datetime | None:
         return None
 
 
+def _gap(previous: Line, line: Line) -> float:
+    """Baseline to baseline, from the last of `previous` to the first of `line`."""
+    return line.top + line.size - previous.bottom
+
+
 def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
+    return " ".join(text.replace(LINE_HYPHEN, "-").lower().split())
 
 
 def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
@@ -145,13 +150,13 @@ def _font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
             previous = None
             continue
         wrapped = (previous is not None and previous.page == item.page and (previous.size, previous.bold) == (item.size, item.bold)
-                   and 0 < item.bottom - previous.bottom <= item.size * 1.6)
+                   and 0 < _gap(previous, item) <= item.size * 1.6)
         if wrapped:
             head = next(h for h in reversed(found.values()) if h is not None)
-            head.title = f"{head.title} {item.text}"
+            head.title = f"{head.title} {item.text.replace(LINE_HYPHEN, '-')}"
             found[id(item)] = None
         else:
-            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text, item.page)
+            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text.replace(LINE_HYPHEN, "-"), item.page)
         previous = item
     return found
 
@@ -197,9 +202,9 @@ class _Renderer:
         # Line pitch over font size, the commonest in the document: a larger
         # gap between lines ends a paragraph.
         pitches = Counter(
-            round((b.bottom - a.bottom) / a.size, 2) for a, b in zip(items, items[1:])
+            round(_gap(a, b) / a.size, 2) for a, b in zip(items, items[1:])
             if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size
-            and b.bottom > a.bottom
+            and _gap(a, b) > 0
         )
         self.pitch_ratio = pitches.most_common(1)[0][0] if pitches else 1.2
         self.list_format, self.counter = "", 0
@@ -211,17 +216,23 @@ class _Renderer:
         """Whether `line` goes on the paragraph that `previous` ends."""
         if abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text):
             return False
-        if line.page != previous.page or line.bottom <= previous.bottom:  # a new page or column
+        if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
             return not previous.text.endswith(_TERMINAL)
-        return line.bottom - previous.bottom <= line.size * self.pitch_ratio * 1.25 + 0.5
+        return _gap(previous, line) <= line.size * self.pitch_ratio * 1.25 + 0.5
 
     def _flush(self, run: list[Line]) -> None:
         if not run:
             return
-        text, offsets = run[0].text, [0]
-        for line in run[1:]:
-            text, at = self.joiner.join(text, line.text)
+        text, offsets = "", []
+        for line in run:
+            pieces = line.text.split(LINE_HYPHEN)
+            if text:
+                text, at = self.joiner.join(text, pieces[0])
+            else:
+                text, at = pieces[0], 0
             offsets.append(at)
+            for piece in pieces[1:]:
+                text = self.joiner.join(text + "-", piece)[0]
         marker = ""
         bullet, numbered = _BULLET.match(text), _NUMBERED.match(text)
         if bullet or numbered:
@@ -310,5 +321,8 @@ def read_pdf(data: bytes) -> PdfContent:
     _stamp_pages(tree.root, list(tree.page_starts))
     metadata = {name.lower(): " ".join(info[name].split()) for name in _INFO_FIELDS if info.get(name, "").strip()}
     metadata["page_count"] = str(len(pages))
+    skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
+    if skipped:
+        metadata["tables_not_read"] = "; ".join(skipped)[:500]
     created = pdf_date(info.get("CreationDate", ""))
     return PdfContent(text, tree, metadata, created, len(pages), sum(p.images for p in pages))

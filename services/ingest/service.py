@@ -17,6 +17,7 @@ from pathlib import PurePath
 from docx.exceptions import PythonDocxError
 from docx.opc.exceptions import OpcError
 from lxml import etree
+from pypdfium2 import PdfiumError
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +32,7 @@ from services.ingest import parsing
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.language import detect as detect_language
+from services.ingest.pdf_reader import read_pdf
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
 
@@ -40,6 +42,7 @@ _EXTENSIONS = {
     ".txt": pb.DOCUMENT_FORMAT_TEXT,
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
+    ".pdf": pb.DOCUMENT_FORMAT_PDF,
 }
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
@@ -50,7 +53,7 @@ def resolve_format(name: str, declared: int) -> int:
     suffix = PurePath(name).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InvalidArgument(
-            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt or .docx, or declare the format"
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx or .pdf, or declare the format"
         )
     return _EXTENSIONS[suffix]
 
@@ -59,6 +62,11 @@ def resolve_format(name: str, declared: int) -> int:
 # Word document (parts missing, relationships pointing nowhere, odd XML).
 _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
+
+
+# What PDFium raises on a file it cannot open (a damaged cross-reference
+# table, a truncated file), and what a broken outline or font can raise.
+_UNREADABLE_PDF = (PdfiumError, KeyError, ValueError, TypeError, IndexError, AttributeError)
 
 
 @dataclass
@@ -101,11 +109,32 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
+    if fmt == pb.DOCUMENT_FORMAT_PDF:
+        return _parse_pdf(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
+
+
+def _parse_pdf(name: str, data: bytes) -> Parsed:
+    # LEAD: call pdf_safety.check_pdf(name, data) here, before the reader (issue 15 item 3).
+    try:
+        content = read_pdf(data)
+    except _UNREADABLE_PDF as exc:
+        raise InvalidArgument(
+            f"{name!r} is not a readable PDF ({type(exc).__name__}: {str(exc)[:200]}); "
+            "open it in a PDF viewer and save or print it again as PDF"
+        ) from None
+    if not content.text.strip():
+        held = (f"{content.images} image(s) and no text, so it looks scanned" if content.images
+                else "no text, only drawings, so it looks scanned or its text was turned into outlines")
+        raise InvalidArgument(
+            f"{name!r} has no text layer: its {content.pages} page(s) hold {held}; "
+            "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
+        )
+    return Parsed(content.text, content.tree, content.metadata, content.created)
 
 
 class IngestService:

@@ -3,7 +3,8 @@ should find in them (headings with their levels and pages).
 
 `book` is a handbook of any length: a title, chapters that open a page,
 sections, body paragraphs, a running header and a "Page n" footer; with
-or without an outline (bookmarks), its fonts are the same either way.
+or without an outline (bookmarks), its fonts are the same either way
+(`without_outline` copies the pages of one that has an outline).
 """
 
 from __future__ import annotations
@@ -81,12 +82,32 @@ def paragraph(pdf: _Book, text: str) -> None:
     pdf.ln(3)
 
 
+def wrapped_paragraph(pdf: _Book, text: str, widths: dict[str, float]) -> None:
+    """`paragraph`, wrapped here one cell per line: fpdf2's own wrapping
+    measures a line once per character (13 s for 100 pages)."""
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    space = pdf.get_string_width(" ")
+    line: list[str] = []
+    width = 0.0
+    for word in text.split():
+        if word not in widths:
+            widths[word] = pdf.get_string_width(word)
+        if line and width + space + widths[word] > pdf.epw:
+            pdf.cell(0, 5, " ".join(line), new_x="LMARGIN", new_y="NEXT")
+            line, width = [], 0.0
+        width += (space if line else 0) + widths[word]
+        line.append(word)
+    pdf.cell(0, 5, " ".join(line), new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+
+
 def book(pages: int = 100, outline: bool = True, seed: int = 1) -> Generated:
     """A handbook of `pages` pages: chapter k opens a page every ~10 pages,
     sections of about four paragraphs under it."""
     rng = random.Random(seed)
     pdf = new_pdf()
     out = Generated(b"")
+    widths: dict[str, float] = {}
     pdf.add_page()
     heading(pdf, out, 1, "Employee Handbook", TITLE_SIZE, outline)
     chapter = 0
@@ -99,7 +120,7 @@ def book(pages: int = 100, outline: bool = True, seed: int = 1) -> Generated:
             heading(pdf, out, 3, f"{chapter}.{section} {rng.choice(WORDS).capitalize()} and "
                     f"{rng.choice(WORDS)}", SECTION_SIZE, outline)
             for _ in range(rng.randint(3, 5)):
-                paragraph(pdf, " ".join(sentence(rng) for _ in range(rng.randint(3, 6))))
+                wrapped_paragraph(pdf, " ".join(sentence(rng) for _ in range(rng.randint(3, 6))), widths)
                 if pdf.page_no() >= pages:
                     break
             if pdf.page_no() >= pages:
@@ -109,3 +130,81 @@ def book(pages: int = 100, outline: bool = True, seed: int = 1) -> Generated:
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
     return out
+
+
+LEFT_COLUMN = ("The left column opens the page and is read first by anyone who reads the page, "
+               "so its words come before the right column's in the canonical text.")
+RIGHT_COLUMN = ("The right column follows it, although this generator draws it first, so the order "
+                "of the content stream is the wrong order to read in.")
+TABLE_ROWS = [["Leave type", "Days", "Paid"], ["Annual", "25", "yes"], ["Parental", "90", "yes"],
+              ["Unpaid", "30", "no"]]
+
+
+def layout_sample() -> Generated:
+    """Four pages without an outline: hyphenation across line breaks, two
+    columns drawn right column first, a ruled table, a bullet list; a running
+    header and page numbers on every page but the first."""
+    pdf = new_pdf("Layout sample", "Layout Team")
+    out = Generated(b"")
+    pdf.add_page()
+    heading(pdf, out, 1, "Layout sample", TITLE_SIZE, False)
+    paragraph(pdf, "Every reader needs an exam-\nple of a word hyphenated at a line break, and a well-\n"
+                   "known pair that this page also writes as well-known on one line. The COVID-\n"
+                   "19 rules stay as they are, and so does this sentence.")
+    paragraph(pdf, "A second paragraph starts after a gap and ends here.")
+    pdf.add_page()
+    heading(pdf, out, 2, "Two columns", CHAPTER_SIZE, False)
+    top = pdf.get_y()
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    for x, text in ((110, RIGHT_COLUMN), (20, LEFT_COLUMN)):
+        pdf.set_xy(x, top)
+        pdf.multi_cell(80, 5, text)
+    pdf.set_y(top + 60)
+    pdf.add_page()
+    heading(pdf, out, 2, "A table", CHAPTER_SIZE, False)
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    with pdf.table(col_widths=(60, 30, 30), text_align="LEFT", first_row_as_headings=False) as table:
+        for cells in TABLE_ROWS:
+            row = table.row()
+            for cell in cells:
+                row.cell(cell)
+    pdf.ln(4)
+    paragraph(pdf, "The table ends above this paragraph.")
+    pdf.add_page()
+    heading(pdf, out, 2, "A list", CHAPTER_SIZE, False)
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    for item in ("- First item, long enough that it wraps onto a second line of the list in this "
+                 "generated page of the sample", "- Second item"):
+        pdf.multi_cell(0, 5, item, new_x="LMARGIN", new_y="NEXT")
+    out.pages = pdf.page_no()
+    out.data = bytes(pdf.output())
+    return out
+
+
+def without_outline(data: bytes) -> bytes:
+    """The same pages in a new PDF: no outline and no document information.
+    (Copying the pages is instant; fpdf2 takes seconds to lay out 100 pages.)"""
+    import io
+
+    import pypdfium2 as pdfium
+
+    source, copy = pdfium.PdfDocument(data), pdfium.PdfDocument.new()
+    copy.import_pages(source)
+    out = io.BytesIO()
+    copy.save(out)
+    return out.getvalue()
+
+
+def image_only(vector: bool = False) -> bytes:
+    """Two pages with no text: a scanned-looking image, or vector drawing."""
+    from PIL import Image
+
+    pdf = FPDF()
+    for _ in range(2):
+        pdf.add_page()
+        if vector:
+            pdf.rect(20, 20, 100, 60)
+            pdf.line(20, 100, 180, 200)
+        else:
+            pdf.image(Image.new("RGB", (120, 160), "gray"), x=20, y=20, w=120)
+    return bytes(pdf.output())
