@@ -125,7 +125,7 @@ def _outline_headings(items: list[Line | TableBox], outline) -> dict[int, _Headi
     return found
 
 
-def _font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
+def font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
     """Headings by font: lines larger than the body text, or bold where the
     body is not, and short; levels by size rank, bold before regular."""
     lines = [it for it in items if isinstance(it, Line)]
@@ -312,7 +312,7 @@ def read_pdf(data: bytes) -> PdfContent:
         document.close()
     remove_furniture(pages)
     items = [item for page in pages for item in reading_order(page)]
-    headings = _outline_headings(items, outline) if outline else _font_headings(items)
+    headings = _outline_headings(items, outline) if outline else font_headings(items)
     renderer = _Renderer(items, headings)
     writer = renderer.render()
     text = writer.text()
