@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import timezone
 
 import docx
 from docx.enum.style import WD_STYLE_TYPE
@@ -20,19 +19,10 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import BlockWriter, build_tree, markdown_table
+from services.ingest.parsing import BlockWriter, Rendered, build_tree, markdown_table
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
-
-
-@dataclass
-class DocxContent:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str] = field(default_factory=dict)
-    created: datetime | None = None
 
 
 def _outline_level(element) -> int | None:
@@ -154,7 +144,7 @@ def _entries(document) -> list[tuple[str, object, str]]:
     return entries
 
 
-def read_docx(data: bytes) -> DocxContent:
+def read_docx(data: bytes) -> Rendered:
     document = docx.Document(io.BytesIO(data))
     entries = _entries(document)
     # Title is level 1 when the document has one; otherwise Heading 1 is.
@@ -183,4 +173,4 @@ def read_docx(data: bytes) -> DocxContent:
     created = props.created
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=timezone.utc)
-    return DocxContent(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)
+    return Rendered(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chunklab import markdown
 from chunklab.v1 import documents_pb2 as pb
@@ -94,6 +95,17 @@ def text_blocks(text: str) -> list[Block]:
         else:
             run.append(line)
     return blocks
+
+
+@dataclass
+class Rendered:
+    """What a reader of a binary format (DOCX, PDF) returns: its canonical
+    Markdown rendering, the tree over it, metadata and the creation date."""
+
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str] = field(default_factory=dict)
+    created: datetime | None = None
 
 
 def _cell_text(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import pypdfium2 as pdfium
@@ -21,7 +21,7 @@ import pypdfium2.raw as pdfium_c
 
 from chunklab.pages import page_span
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import BlockWriter, build_tree, markdown_table
+from services.ingest.parsing import BlockWriter, Rendered, build_tree, markdown_table
 from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
@@ -36,11 +36,10 @@ _HEADING_MAX_WORDS = 16
 
 
 @dataclass
-class PdfContent:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str] = field(default_factory=dict)
-    created: datetime | None = None
+class PdfContent(Rendered):
+    """A rendering with the page and image counts that the refusal of a PDF
+    without text names."""
+
     pages: int = 0
     images: int = 0
 

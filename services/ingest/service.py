@@ -95,17 +95,22 @@ def front_matter_date(text: str) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+def _read(reader, name: str, data: bytes, unreadable: tuple, what: str, advice: str):
+    """`reader(data)`, with what its library raises on a damaged file made a refusal."""
+    try:
+        return reader(data)
+    except unreadable as exc:
+        raise InvalidArgument(
+            f"{name!r} is not a readable {what} ({type(exc).__name__}: {str(exc)[:200]}); {advice}"
+        ) from None
+
+
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     """The canonical text, tree and metadata of an upload, or a refusal."""
     if fmt == pb.DOCUMENT_FORMAT_DOCX:
         check_docx_archive(name, data)
-        try:
-            content = read_docx(data)
-        except _UNREADABLE_DOCX as exc:
-            raise InvalidArgument(
-                f"{name!r} is not a readable Word document ({type(exc).__name__}: {str(exc)[:200]}); "
-                "open it in Word and save it again as .docx"
-            ) from None
+        content = _read(read_docx, name, data, _UNREADABLE_DOCX, "Word document",
+                        "open it in Word and save it again as .docx")
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
@@ -120,13 +125,8 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
 
 def _parse_pdf(name: str, data: bytes) -> Parsed:
     # LEAD: call pdf_safety.check_pdf(name, data) here, before the reader (issue 15 item 3).
-    try:
-        content = read_pdf(data)
-    except _UNREADABLE_PDF as exc:
-        raise InvalidArgument(
-            f"{name!r} is not a readable PDF ({type(exc).__name__}: {str(exc)[:200]}); "
-            "open it in a PDF viewer and save or print it again as PDF"
-        ) from None
+    content = _read(read_pdf, name, data, _UNREADABLE_PDF, "PDF",
+                    "open it in a PDF viewer and save or print it again as PDF")
     if not content.text.strip():
         held = (f"{content.images} image(s) and no text, so it looks scanned" if content.images
                 else "no text, only drawings, so it looks scanned or its text was turned into outlines")
