@@ -175,6 +175,29 @@ def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layo
                 assert (chunk.first_page, chunk.last_page) == (first, last) and first >= 1
 
 
+def test_bookmarks_name_their_lines_even_in_body_type_and_open_sections_where_no_line_matches():
+    generated = pdfs.outline_sample()
+    content = read_pdf(generated.data)
+    assert headings(content.tree) == generated.headings
+    assert content.text == (
+        "# Overview of the leave policy for every employee\n\nThe overview says what the policy covers.\n\n"
+        "# Appendix: figures\n\nFigures follow without a printed title.")
+    assert list(content.tree.page_starts) == [0, content.text.index("# Appendix")]
+    check_offsets(content.text, content.tree)
+
+
+def test_a_page_the_table_finder_cannot_parse_keeps_its_text_and_says_so(layout):
+    generated, _ = layout
+    # PDFium rebuilds a missing cross-reference table; pdfminer does not.
+    content = read_pdf(generated.data[:generated.data.rfind(b"xref")])
+    assert content.metadata["tables_not_read"] == "p. 3 (PdfminerException: No /Root object! - Is this really a PDF?)"
+    assert not [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_TABLE]
+    after = content.text.split("## A table\n\n")[1]
+    assert after.startswith("Leave type Days Paid\n\nAnnual 25 yes\n\nParental 90 yes\n\nUnpaid 30 no\n\n"
+                            "The table ends above this paragraph.")
+    check_offsets(content.text, content.tree)
+
+
 def test_a_pdf_with_no_text_layer_is_refused_as_scanned_needing_ocr():
     with pytest.raises(InvalidArgument) as scanned:
         parse_upload("scan.pdf", pb.DOCUMENT_FORMAT_PDF, pdfs.image_only())

@@ -36,7 +36,8 @@ LINE_HYPHEN = "\ufffe"
 
 @dataclass
 class Line:
-    """One line of text as PDFium broke it, with the font of its first character.
+    """One line of text as PDFium broke it, with the size of its first
+    character's font; bold when its first and last characters are.
 
     `top` is the ascent above the first character's baseline, `bottom` the
     last character's baseline: they differ by more than a line where PDFium
@@ -123,6 +124,7 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
         first_baseline = height - origin_y.value
         pdfium_c.FPDFText_GetCharOrigin(raw, last, origin_x, origin_y)
         size, bold = fonts.of(raw, first)
+        bold = bold and fonts.of(raw, last)[1]  # a bold lead-in does not make a bold line
         lines.append(Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold))
     textpage.close()
     return lines
@@ -159,20 +161,18 @@ def _find_tables(ruled: list[Page], data: bytes) -> None:
 
     unreadable = (PDFException, PSException, MalformedPDFException, PdfminerException, ValueError, KeyError,
                   TypeError, IndexError, AttributeError)
+    done: set[int] = set()
     try:
-        plumber = pdfplumber.open(io.BytesIO(data))
+        with pdfplumber.open(io.BytesIO(data)) as plumber:  # it parses pages lazily, also on close
+            for page in ruled:
+                page.tables = _tables(plumber.pages[page.number - 1], page.number)
+                done.add(page.number)
     except unreadable as exc:
         for page in ruled:
-            page.tables_skipped = f"{type(exc).__name__}: {str(exc)[:100]}"
-        return
-    with plumber:
-        for page in ruled:
-            try:
-                page.tables = _tables(plumber.pages[page.number - 1], page.number)
-            except unreadable as exc:
+            if page.number not in done:
                 page.tables_skipped = f"{type(exc).__name__}: {str(exc)[:100]}"
-                continue
-            page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
+    for page in ruled:
+        page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
 
 
 def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:

@@ -181,6 +181,27 @@ def layout_sample() -> Generated:
     return out
 
 
+def outline_sample() -> Generated:
+    """Two pages with an outline: a bookmark whose title is printed (wrapped
+    over two lines, in body type), and one whose title is on no page."""
+    pdf = new_pdf("Outline sample", "Outline Team")
+    pdf.furniture = False
+    out = Generated(b"")
+    pdf.add_page()
+    pdf.start_section("Overview of the leave policy for every employee", level=0)
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    pdf.multi_cell(60, 5, "Overview of the leave policy for every employee", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    paragraph(pdf, "The overview says what the policy covers.")
+    pdf.add_page()
+    pdf.start_section("Appendix: figures", level=0)
+    paragraph(pdf, "Figures follow without a printed title.")
+    out.headings = [(1, "Overview of the leave policy for every employee", 1), (1, "Appendix: figures", 2)]
+    out.pages = pdf.page_no()
+    out.data = bytes(pdf.output())
+    return out
+
+
 def without_outline(data: bytes) -> bytes:
     """The same pages in a new PDF: no outline and no document information.
     (Copying the pages is instant; fpdf2 takes seconds to lay out 100 pages.)"""
