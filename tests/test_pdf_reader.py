@@ -186,6 +186,16 @@ def test_bookmarks_name_their_lines_even_in_body_type_and_open_sections_where_no
     check_offsets(content.text, content.tree)
 
 
+def test_bold_lines_at_the_body_size_are_headings_but_a_bold_lead_in_is_not():
+    generated = pdfs.bold_headings_sample()
+    content = read_pdf(generated.data)
+    assert headings(content.tree) == generated.headings
+    assert content.text.split("\n\n") == [
+        "# 1 Scope", "Section 1 applies to every document that the team keeps in the archive.",
+        "# 2 Terms and definitions", "Section 2 applies to every document that the team keeps in the archive.",
+        "Note: a bold lead-in opens this paragraph, which is not a heading."]
+
+
 def test_a_page_the_table_finder_cannot_parse_keeps_its_text_and_says_so(layout):
     generated, _ = layout
     # PDFium rebuilds a missing cross-reference table; pdfminer does not.

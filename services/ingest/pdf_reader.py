@@ -205,7 +205,9 @@ class _Renderer:
             if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size
             and _gap(a, b) > 0
         )
-        self.pitch_ratio = pitches.most_common(1)[0][0] if pitches else 1.2
+        # Where most paragraphs are one line, the commonest pitch is the gap
+        # between paragraphs: no leading is above 1.5 times the size.
+        self.pitch_ratio = min(1.5, pitches.most_common(1)[0][0]) if pitches else 1.2
         self.list_format, self.counter = "", 0
 
     def _mark(self, page: int, offset: int) -> None:

@@ -202,6 +202,27 @@ def outline_sample() -> Generated:
     return out
 
 
+def bold_headings_sample() -> Generated:
+    """One page without an outline whose headings are bold at the body's
+    size, and a paragraph that opens with a bold lead-in."""
+    pdf = new_pdf("Bold sample", "Bold Team")
+    pdf.furniture = False
+    out = Generated(b"")
+    pdf.add_page()
+    for number, title in ((1, "Scope"), (2, "Terms and definitions")):
+        pdf.set_font("Helvetica", "B", BODY_SIZE)
+        pdf.cell(0, 5, f"{number} {title}", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(2)
+        out.headings.append((1, f"{number} {title}", 1))
+        paragraph(pdf, f"Section {number} applies to every document that the team keeps in the archive.")
+    pdf.set_font("Helvetica", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, "**Note:** a bold lead-in opens this paragraph, which is not a heading.",
+                   markdown=True, new_x="LMARGIN", new_y="NEXT")
+    out.pages = pdf.page_no()
+    out.data = bytes(pdf.output())
+    return out
+
+
 def without_outline(data: bytes) -> bytes:
     """The same pages in a new PDF: no outline and no document information.
     (Copying the pages is instant; fpdf2 takes seconds to lay out 100 pages.)"""
