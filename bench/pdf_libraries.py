@@ -100,7 +100,7 @@ LIBRARIES = {"pypdfium2": pypdfium2_lines, "pdfplumber": pdfplumber_lines, "pypd
 
 
 def recall(lines: list[Line], expected: list[tuple[int, str, int]]) -> tuple[float, float]:
-    found = Counter((h.level, h.title) for h in font_headings(lines).values() if h is not None)
+    found = Counter((h.level, h.title) for h in font_headings(lines).at.values() if h is not None)
     want = Counter((level, title) for level, title, _ in expected)
     hits = sum((found & want).values())
     return hits / max(1, sum(want.values())), hits / max(1, sum(found.values()))

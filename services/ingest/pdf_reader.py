@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import pypdfium2 as pdfium
@@ -49,6 +49,16 @@ class _Heading:
     level: int
     title: str
     page: int
+
+
+@dataclass
+class Headings:
+    """The headings found, by the id() of the line that carries them (None for
+    the further lines of a wrapped title), and the sections that bookmarks
+    open before a line without naming any."""
+
+    at: dict[int, _Heading | None] = field(default_factory=dict)
+    before: dict[int, list[_Heading]] = field(default_factory=dict)
 
 
 def pdf_date(value: str) -> datetime | None:
@@ -90,41 +100,43 @@ def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int,
     return entries
 
 
-def _outline_headings(items: list[Line | TableBox], outline) -> dict[int, _Heading | None]:
+def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
     """Which lines the bookmarks name: the first line at or below the
-    destination on its page whose text (joined with the lines after it, for
-    a wrapped title) is the bookmark's title. A bookmark whose title is not
-    on its page still opens a section there, before the page's first line."""
-    found: dict[int, _Heading | None] = {}
+    destination on its page whose text (joined with the lines after it on
+    that page, for a wrapped title) is the bookmark's title. A bookmark whose
+    title is not on its page still opens a section there, before the first
+    line at or below its destination (or the next page's first line)."""
+    found = Headings()
     by_page: dict[int, list[int]] = {}
     for i, item in enumerate(items):
         if isinstance(item, Line):
             by_page.setdefault(item.page, []).append(i)
     for level, title, page, top in outline:
-        want = _normal(title)
-        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found]
+        heading, want = _Heading(level, title, page), _normal(title)
+        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found.at]
         below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
         match = None
-        for i in below + [c for c in candidates if c not in below]:
+        for i in below + sorted(set(candidates) - set(below)):
             joined, j = _normal(items[i].text), i
-            while want.startswith(joined) and joined != want and j + 1 < len(items) and isinstance(items[j + 1], Line):
+            while (want.startswith(joined) and joined != want and j + 1 < len(items)
+                   and isinstance(items[j + 1], Line) and items[j + 1].page == page):
                 j += 1
                 joined = f"{joined} {_normal(items[j].text)}"
             if joined == want:
                 match = (i, j)
                 break
-        if match is None:
-            at = next((i for i in below), candidates[0] if candidates else None)
+        if match is not None:
+            found.at[id(items[match[0]])] = heading
+            for k in range(match[0] + 1, match[1] + 1):
+                found.at[id(items[k])] = None
+        else:  # on a page without text, the section opens at the next line there is
+            at = (below or candidates or [next((i for i, it in enumerate(items) if it.page > page), None)])[0]
             if at is not None:
-                found.setdefault(-id(items[at]), _Heading(level, title, page))  # a section opened before the line
-            continue
-        found[id(items[match[0]])] = _Heading(level, title, page)
-        for k in range(match[0] + 1, match[1] + 1):
-            found[id(items[k])] = None  # the rest of a wrapped title
+                found.before.setdefault(id(items[at]), []).append(heading)
     return found
 
 
-def font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
+def font_headings(items: list[Line | TableBox]) -> Headings:
     """Headings by font: lines larger than the body text, or bold where the
     body is not, and short; levels by size rank, bold before regular."""
     lines = [it for it in items if isinstance(it, Line)]
@@ -132,7 +144,7 @@ def font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
     for line in lines:
         weights[(line.size, line.bold)] += len(line.text)
     if not weights:
-        return {}
+        return Headings()
     body_size, body_bold = weights.most_common(1)[0][0]
 
     def is_heading(line: Line) -> bool:
@@ -157,7 +169,7 @@ def font_headings(items: list[Line | TableBox]) -> dict[int, _Heading | None]:
         else:
             found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text.replace(LINE_HYPHEN, "-"), item.page)
         previous = item
-    return found
+    return Headings(at=found)
 
 
 class _Joiner:
@@ -193,7 +205,7 @@ class _Joiner:
 class _Renderer:
     """Writes the reading-ordered items as blocks and notes where each page starts."""
 
-    def __init__(self, items: list[Line | TableBox], headings: dict[int, _Heading | None]) -> None:
+    def __init__(self, items: list[Line | TableBox], headings: Headings) -> None:
         self.items, self.headings = items, headings
         self.writer = BlockWriter()
         self.page_first: dict[int, int] = {}
@@ -254,11 +266,12 @@ class _Renderer:
     def render(self) -> BlockWriter:
         run: list[Line] = []
         for item in self.items:
-            opened = self.headings.get(-id(item))
-            if opened is not None:
+            opened = self.headings.before.get(id(item), [])
+            if opened:
                 self._flush(run)
                 run = []
-                self._heading(opened)
+                for heading in opened:
+                    self._heading(heading)
             if isinstance(item, TableBox):
                 self._flush(run)
                 run = []
@@ -267,10 +280,10 @@ class _Renderer:
                     self._mark(item.page, self.writer.table(lines))
                     self.list_format = ""
                 continue
-            if id(item) in self.headings:
+            if id(item) in self.headings.at:
                 self._flush(run)
                 run = []
-                heading = self.headings[id(item)]
+                heading = self.headings.at[id(item)]
                 if heading is not None:
                     self._heading(heading)
                 continue
