@@ -34,7 +34,7 @@ def without_outline(with_outline):
 @pytest.fixture(scope="module")
 def layout():
     generated = pdfs.layout_sample()
-    return generated, read_pdf(generated.data)
+    return generated, read_pdf("layout.pdf", generated.data)
 
 
 def nodes(node: pb.TreeNode):
@@ -158,7 +158,7 @@ def test_the_layout_sample_reads_as_its_markdown_with_pages_and_no_furniture(lay
 
 def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layout):
     # Ten pages rather than 100: hybrid_semantic_recursive takes 15 s on 100.
-    for content in (layout[1], read_pdf(pdfs.book(10, outline=False).data)):
+    for content in (layout[1], read_pdf("book.pdf", pdfs.book(10, outline=False).data)):
         source = SourceDocument(pb.Document(
             document_id="doc-1", name="handbook.pdf", text=content.text, language="en", collection="default",
             format=pb.DOCUMENT_FORMAT_PDF, tree=content.tree,
@@ -177,7 +177,7 @@ def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layo
 
 def test_bookmarks_name_their_lines_even_in_body_type_and_open_sections_where_no_line_matches():
     generated = pdfs.outline_sample()
-    content = read_pdf(generated.data)
+    content = read_pdf("sample.pdf", generated.data)
     assert headings(content.tree) == generated.headings
     assert content.text == (
         "# Overview of the leave policy for every employee\n\nThe overview says what the policy covers.\n\n"
@@ -188,7 +188,7 @@ def test_bookmarks_name_their_lines_even_in_body_type_and_open_sections_where_no
 
 def test_bold_lines_at_the_body_size_are_headings_but_a_bold_lead_in_is_not():
     generated = pdfs.bold_headings_sample()
-    content = read_pdf(generated.data)
+    content = read_pdf("sample.pdf", generated.data)
     assert headings(content.tree) == generated.headings
     assert content.text.split("\n\n") == [
         "# 1 Scope", "Section 1 applies to every document that the team keeps in the archive.",
@@ -199,7 +199,7 @@ def test_bold_lines_at_the_body_size_are_headings_but_a_bold_lead_in_is_not():
 def test_a_page_the_table_finder_cannot_parse_keeps_its_text_and_says_so(layout):
     generated, _ = layout
     # PDFium rebuilds a missing cross-reference table; pdfminer does not.
-    content = read_pdf(generated.data[:generated.data.rfind(b"xref")])
+    content = read_pdf("layout.pdf", generated.data[:generated.data.rfind(b"xref")])
     assert content.metadata["tables_not_read"] == "p. 3 (PdfminerException: No /Root object! - Is this really a PDF?)"
     assert not [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_TABLE]
     after = content.text.split("## A table\n\n")[1]

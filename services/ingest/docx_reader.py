@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import re
-from datetime import timezone
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import docx
 from docx.enum.style import WD_STYLE_TYPE
@@ -19,10 +20,19 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from services.ingest.parsing import BlockWriter, Rendered, build_tree, markdown_table
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.parsing import Writer, build_tree, markdown_table
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
+
+
+@dataclass
+class DocxContent:
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str] = field(default_factory=dict)
+    created: datetime | None = None
 
 
 def _outline_level(element) -> int | None:
@@ -144,13 +154,13 @@ def _entries(document) -> list[tuple[str, object, str]]:
     return entries
 
 
-def read_docx(data: bytes) -> Rendered:
+def read_docx(data: bytes) -> DocxContent:
     document = docx.Document(io.BytesIO(data))
     entries = _entries(document)
     # Title is level 1 when the document has one; otherwise Heading 1 is.
     has_title = any(kind == "heading" and payload[0] == 1 for kind, payload, _ in entries)
     shift = 0 if has_title else 1
-    writer = BlockWriter()
+    writer = Writer()
     previous_format = ""
     counter = 0
     for kind, payload, fmt in entries:
@@ -173,4 +183,4 @@ def read_docx(data: bytes) -> Rendered:
     created = props.created
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=timezone.utc)
-    return Rendered(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)
+    return DocxContent(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)

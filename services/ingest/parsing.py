@@ -36,6 +36,17 @@ _NODE_KINDS = {
 
 
 @dataclass
+class Parsed:
+    """An upload's canonical text, tree and what the document says of itself."""
+
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str]
+    published_at: datetime | None
+    language: str = ""  # what the document declares (an HTML page's lang), "" to detect
+
+
+@dataclass
 class Line:
     text: str  # without its line ending
     start: int
@@ -97,25 +108,10 @@ def text_blocks(text: str) -> list[Block]:
     return blocks
 
 
-@dataclass
-class Rendered:
-    """What a reader of a binary format (DOCX, PDF) returns: its canonical
-    Markdown rendering, the tree over it, metadata and the creation date."""
-
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str] = field(default_factory=dict)
-    created: datetime | None = None
-
-
-def _cell_text(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def markdown_table(rows: list[list[str]]) -> list[str]:
-    """A table's rows as Markdown table lines (the first row is the header);
-    empty rows dropped, short rows padded, `|` in a cell escaped."""
-    rows = [[_cell_text(c) for c in r] for r in rows]
+    """Rows of cell texts as Markdown table lines, the first row the header:
+    cell whitespace collapsed, `|` escaped, empty rows dropped, short rows padded."""
+    rows = [[" ".join(cell.split()).replace("|", "\\|") for cell in row] for row in rows]
     rows = [r for r in rows if any(r)]
     if not rows:
         return []
@@ -126,9 +122,10 @@ def markdown_table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
-class BlockWriter:
-    """Appends rendered blocks (the canonical text of DOCX and PDF) and records
-    their ranges; each method returns where its block starts."""
+class Writer:
+    """Renders blocks as Markdown, a blank line between blocks, and records
+    each block's range: the canonical text of a format that is not text
+    itself (DOCX, HTML) and the blocks of its tree, built together."""
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -144,17 +141,15 @@ class BlockWriter:
         self.length += len(text)
         return start, self.length
 
-    def heading(self, level: int, title: str) -> int:
+    def heading(self, level: int, title: str) -> None:
         start, end = self._append("#" * min(level, 6) + " " + title, "\n\n")
         self.blocks.append(Block(pb.NODE_KIND_HEADING, start, end, level, title))
-        return start
 
-    def paragraph(self, text: str) -> int:
+    def paragraph(self, text: str) -> None:
         start, end = self._append(text, "\n\n")
         self.blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
-        return start
 
-    def list_item(self, text: str, marker: str, continues: bool) -> int:
+    def list_item(self, text: str, marker: str, continues: bool) -> None:
         start, end = self._append(f"{marker} {text}", "\n" if continues else "\n\n")
         if continues:
             block = self.blocks[-1]
@@ -162,12 +157,17 @@ class BlockWriter:
             block.items.append((start, end))
         else:
             self.blocks.append(Block(pb.NODE_KIND_LIST, start, end, items=[(start, end)]))
-        return start
 
-    def table(self, lines: list[str]) -> int:
+    def table(self, lines: list[str]) -> None:
         start, end = self._append("\n".join(lines), "\n\n")
         self.blocks.append(Block(pb.NODE_KIND_TABLE, start, end))
-        return start
+
+    def code(self, code: str, language: str = "") -> None:
+        """A fenced block, its fence longer than any run of backticks inside."""
+        longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+        fence = "`" * max(3, longest + 1)
+        start, end = self._append(f"{fence}{language}\n{code}\n{fence}", "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_CODE, start, end))
 
     def text(self) -> str:
         return "".join(self.parts)

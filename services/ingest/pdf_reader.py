@@ -19,9 +19,10 @@ from datetime import datetime, timedelta, timezone
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from chunklab.errors import InvalidArgument
 from chunklab.pages import page_span
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import BlockWriter, Rendered, build_tree, markdown_table
+from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
 from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
@@ -33,15 +34,6 @@ _TERMINAL = (".", "!", "?", ":", ";")
 # A heading is a short line: a longer one in a large or bold font is emphasis.
 _HEADING_MAX_CHARS = 120
 _HEADING_MAX_WORDS = 16
-
-
-@dataclass
-class PdfContent(Rendered):
-    """A rendering with the page and image counts that the refusal of a PDF
-    without text names."""
-
-    pages: int = 0
-    images: int = 0
 
 
 @dataclass
@@ -207,7 +199,7 @@ class _Renderer:
 
     def __init__(self, items: list[Line | TableBox], headings: Headings) -> None:
         self.items, self.headings = items, headings
-        self.writer = BlockWriter()
+        self.writer = Writer()
         self.page_first: dict[int, int] = {}
         self.joiner = _Joiner([it for it in items if isinstance(it, Line)])
         # Line pitch over font size, the commonest in the document: a larger
@@ -255,15 +247,17 @@ class _Renderer:
             marker = f"{self.counter}." if numbered else "-"
             cut = (bullet or numbered).end()
             text, offsets = text[cut:], [max(0, o - cut) for o in offsets]
-            start = self.writer.list_item(text, marker, continues) + len(marker) + 1
+            self.writer.list_item(text, marker, continues)
+            start = self.writer.blocks[-1].items[-1][0] + len(marker) + 1
             self.list_format = fmt
         else:
-            start = self.writer.paragraph(text)
+            self.writer.paragraph(text)
+            start = self.writer.blocks[-1].start
             self.list_format = ""
         for line, offset in zip(run, offsets):
             self._mark(line.page, start + offset)
 
-    def render(self) -> BlockWriter:
+    def render(self) -> Writer:
         run: list[Line] = []
         for item in self.items:
             opened = self.headings.before.get(id(item), [])
@@ -277,7 +271,8 @@ class _Renderer:
                 run = []
                 lines = markdown_table(item.rows)
                 if lines:
-                    self._mark(item.page, self.writer.table(lines))
+                    self.writer.table(lines)
+                    self._mark(item.page, self.writer.blocks[-1].start)
                     self.list_format = ""
                 continue
             if id(item) in self.headings.at:
@@ -295,7 +290,8 @@ class _Renderer:
         return self.writer
 
     def _heading(self, heading: _Heading) -> None:
-        self._mark(heading.page, self.writer.heading(heading.level, heading.title))
+        self.writer.heading(heading.level, heading.title)
+        self._mark(heading.page, self.writer.blocks[-1].start)
         self.list_format = ""
 
 
@@ -316,16 +312,37 @@ def _stamp_pages(node: pb.TreeNode, page_starts: list[int]) -> None:
         _stamp_pages(child, page_starts)
 
 
-def read_pdf(data: bytes) -> PdfContent:
-    document = pdfium.PdfDocument(data)
+# What PDFium raises on a file it cannot open (a damaged cross-reference
+# table, a truncated file), and what a broken outline or font can raise.
+_UNREADABLE = (pdfium.PdfiumError, KeyError, ValueError, TypeError, IndexError, AttributeError)
+
+
+def read_pdf(name: str, data: bytes) -> Parsed:
+    """The PDF's canonical text, tree (pages on every node) and metadata, or
+    a refusal: unreadable, or no text on any page (scanned: needs OCR)."""
     try:
-        pages = read_pages(document, data)
-        outline = _outline(document, pages)
-        info = document.get_metadata_dict(skip_empty=True)
-    finally:
-        document.close()
+        document = pdfium.PdfDocument(data)
+        try:
+            pages = read_pages(document, data)
+            outline = _outline(document, pages)
+            info = document.get_metadata_dict(skip_empty=True)
+        finally:
+            document.close()
+    except _UNREADABLE as exc:
+        raise InvalidArgument(
+            f"{name!r} is not a readable PDF ({type(exc).__name__}: {str(exc)[:200]}); "
+            "open it in a PDF viewer and save or print it again as PDF"
+        ) from None
     remove_furniture(pages)
     items = [item for page in pages for item in reading_order(page)]
+    if not items:
+        images = sum(p.images for p in pages)
+        held = (f"{images} image(s) and no text, so it looks scanned" if images
+                else "no text, only drawings, so it looks scanned or its text was turned into outlines")
+        raise InvalidArgument(
+            f"{name!r} has no text layer: its {len(pages)} page(s) hold {held}; "
+            "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
+        )
     headings = _outline_headings(items, outline) if outline else font_headings(items)
     renderer = _Renderer(items, headings)
     writer = renderer.render()
@@ -333,10 +350,9 @@ def read_pdf(data: bytes) -> PdfContent:
     tree = build_tree(text, writer.blocks)
     tree.page_starts.extend(_page_starts(renderer.page_first, len(pages), len(text)))
     _stamp_pages(tree.root, list(tree.page_starts))
-    metadata = {name.lower(): " ".join(info[name].split()) for name in _INFO_FIELDS if info.get(name, "").strip()}
+    metadata = {key.lower(): " ".join(info[key].split()) for key in _INFO_FIELDS if info.get(key, "").strip()}
     metadata["page_count"] = str(len(pages))
     skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
     if skipped:
         metadata["tables_not_read"] = "; ".join(skipped)[:500]
-    created = pdf_date(info.get("CreationDate", ""))
-    return PdfContent(text, tree, metadata, created, len(pages), sum(p.images for p in pages))
+    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")))

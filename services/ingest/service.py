@@ -10,14 +10,12 @@ import re
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
 from docx.exceptions import PythonDocxError
 from docx.opc.exceptions import OpcError
 from lxml import etree
-from pypdfium2 import PdfiumError
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -29,6 +27,7 @@ from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
+from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.language import detect as detect_language
@@ -64,19 +63,6 @@ _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
 
 
-# What PDFium raises on a file it cannot open (a damaged cross-reference
-# table, a truncated file), and what a broken outline or font can raise.
-_UNREADABLE_PDF = (PdfiumError, KeyError, ValueError, TypeError, IndexError, AttributeError)
-
-
-@dataclass
-class Parsed:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str]
-    published_at: datetime | None
-
-
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
 
 
@@ -95,46 +81,27 @@ def front_matter_date(text: str) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-def _read(reader, name: str, data: bytes, unreadable: tuple, what: str, advice: str):
-    """`reader(data)`, with what its library raises on a damaged file made a refusal."""
-    try:
-        return reader(data)
-    except unreadable as exc:
-        raise InvalidArgument(
-            f"{name!r} is not a readable {what} ({type(exc).__name__}: {str(exc)[:200]}); {advice}"
-        ) from None
-
-
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     """The canonical text, tree and metadata of an upload, or a refusal."""
     if fmt == pb.DOCUMENT_FORMAT_DOCX:
         check_docx_archive(name, data)
-        content = _read(read_docx, name, data, _UNREADABLE_DOCX, "Word document",
-                        "open it in Word and save it again as .docx")
+        try:
+            content = read_docx(data)
+        except _UNREADABLE_DOCX as exc:
+            raise InvalidArgument(
+                f"{name!r} is not a readable Word document ({type(exc).__name__}: {str(exc)[:200]}); "
+                "open it in Word and save it again as .docx"
+            ) from None
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
     if fmt == pb.DOCUMENT_FORMAT_PDF:
-        return _parse_pdf(name, data)
+        return read_pdf(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
-
-
-def _parse_pdf(name: str, data: bytes) -> Parsed:
-    # LEAD: call pdf_safety.check_pdf(name, data) here, before the reader (issue 15 item 3).
-    content = _read(read_pdf, name, data, _UNREADABLE_PDF, "PDF",
-                    "open it in a PDF viewer and save or print it again as PDF")
-    if not content.text.strip():
-        held = (f"{content.images} image(s) and no text, so it looks scanned" if content.images
-                else "no text, only drawings, so it looks scanned or its text was turned into outlines")
-        raise InvalidArgument(
-            f"{name!r} has no text layer: its {content.pages} page(s) hold {held}; "
-            "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
-        )
-    return Parsed(content.text, content.tree, content.metadata, content.created)
 
 
 class IngestService:
