@@ -106,6 +106,7 @@ KIND_BY_MODULE = {
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",
+    "test_rank_metrics": "unit",
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
     "test_parent_child_levels": "unit",
