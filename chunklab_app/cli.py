@@ -176,8 +176,9 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     if experiment is None:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
+        runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
-                          "error": experiment.error, "runs": summary_rows(experiment),
+                          "error": experiment.error, "runs": runs,
                           "validation": json_format.MessageToDict(experiment.validation,
                                                                   preserving_proto_field_name=True)}, indent=2))
     else:

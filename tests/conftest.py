@@ -107,6 +107,7 @@ KIND_BY_MODULE = {
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",
     "test_rank_metrics": "unit",
+    "test_rank_metrics_experiment": "integration",  # the evaluator behind gRPC in process, its retriever faked
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
     "test_parent_child_levels": "unit",
