@@ -10,26 +10,15 @@ from __future__ import annotations
 import io
 import math
 import re
-from concurrent import futures
 
-import grpc
 import pytest
 
-from chunklab import clients
-from chunklab.db import make_sessionmaker
 from chunklab.metric_format import MetricFormat
-from chunklab.server import ErrorMappingInterceptor
-from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, evaluator_pb2_grpc, retriever_pb2
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
 from chunklab_app.terminal import print_table, summary_rows
 from frontend import compare_html, experiments_html
 from services.chunker.strategies import REGISTRY
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
-from services.evaluator.server import EvaluatorServicer
-from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
-from tests.support.providers import HashedProvider
+from tests.support.evaluator_server import serve_evaluator
 from tests.test_rank_metrics import CASES
 
 DEADLINE_S = 60.0
@@ -90,19 +79,8 @@ class RankedPeers:
 
 @pytest.fixture(scope="module")
 def evaluator(tmp_path_factory):
-    deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(f"sqlite:///{tmp_path_factory.mktemp('rank') / 'e.sqlite3'}", Base)),
-        peers=RankedPeers(), provider_for=lambda name: HashedProvider(),
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=DEADLINE_S, max_retries=0),
-        default_embedding_model=HashedProvider.name, code_version="test",
-    )
-    server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
-    evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(
-        EvaluatorServicer(EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield clients.evaluator(f"127.0.0.1:{port}")
-    server.stop(None)
+    with serve_evaluator(RankedPeers(), tmp_path_factory.mktemp("rank") / "evaluator.sqlite3", DEADLINE_S) as stub:
+        yield stub
 
 
 @pytest.fixture(scope="module")
