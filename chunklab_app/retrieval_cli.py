@@ -100,6 +100,7 @@ def cmd_query(args, client: ChunkLab) -> int:
         score = f"{item.score:.3f}" if item.HasField("score") else ""
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
+        size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
         print(f"{retrieval_view.label_name(item.label):<9} {score:>6} {chunk.document_name} #{chunk.chunk_index} "
-              f"({chunk.token_count} tokens{', ' + page if page else ''}): {text[:100]}{'…' if len(text) > 100 else ''}")
+              f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}")
     return 0

@@ -100,7 +100,8 @@ def set_choices(sets: list) -> list[tuple[str, str]]:
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
     pages = f", {page_count(d)} pages" if page_count(d) else ""
-    where = f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{pages}, id {d.document_id}"
+    where = (f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{pages}, "
+             f"id {d.document_id}")
     if response.already_existed:
         return message_html(f"{d.name} was already uploaded ({where}); nothing changed.", "info")
     return message_html(f"Uploaded {d.name} ({where}).", "ok")
