@@ -97,6 +97,7 @@ KIND_BY_MODULE = {
     "test_knobs": "unit",
     "test_limits": "unit",
     "test_pages": "unit",
+    "test_page_labels": "unit",  # pages through the retriever in process and into every view
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_ingest_grpc": "e2e",
