@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
+from itertools import islice
 from dataclasses import dataclass
 
 from pypdf import PdfReader
@@ -50,6 +51,7 @@ _OBJECT_STREAM = re.compile(rb"/Type\s*/ObjStm\b")
 _XREF_STREAM = re.compile(rb"/Type\s*/XRef\b")
 _COUNT_IN_STREAM = re.compile(rb"/N\s+(\d+)")
 _SIZE = re.compile(rb"/Size\s+(\d+)")
+_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z0-9])")
 # What pypdf raises on a file it cannot make sense of, beside its own errors.
 _UNREADABLE = (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
                OSError, EOFError, ArithmeticError)
@@ -74,6 +76,9 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
     endobjs = data.count(b"endobj")
     body_objects = max(endobjs, data.count(b"obj") - endobjs)
     _check_object_count(name, body_objects, limits)
+    # Pages written out in the body are counted before pypdf reads the cross-reference table of each.
+    if sum(1 for _ in islice(_PAGE.finditer(data), limits.max_pages + 1)) > limits.max_pages:
+        raise _too_many_pages(name, limits)
     declared = _check_streams(name, data, body_objects, limits)
     for trailer in _TRAILER.finditer(data):
         window = data[trailer.end():trailer.end() + _EDGE_BYTES * 4]
@@ -247,10 +252,13 @@ def _check_pages(name: str, reader: PdfReader, limits: PdfLimits) -> None:
             continue
         pages += 1
         if pages > limits.max_pages:
-            raise ResourceExhausted(
-                f"{name!r} holds more than {limits.max_pages:,} pages (its page tree declares {declared_text}); "
-                f"a PDF with more than {limits.max_pages:,} pages is refused: split it into smaller PDFs"
-            )
+            raise _too_many_pages(name, limits, f" (its page tree declares {declared_text})")
     if pages == 0:
         raise InvalidArgument(f"{name!r} has no pages: there is nothing to read in it")
 
+
+def _too_many_pages(name: str, limits: PdfLimits, declared: str = "") -> ResourceExhausted:
+    return ResourceExhausted(
+        f"{name!r} holds more than {limits.max_pages:,} pages{declared}; a PDF with more than "
+        f"{limits.max_pages:,} pages is refused: split it into smaller PDFs"
+    )
