@@ -196,6 +196,14 @@ def test_a_pdf_that_opens_without_a_password_but_is_encrypted_is_refused(algorit
     )
 
 
+def test_a_pdf_encrypted_for_certificates_is_refused():
+    data = encrypted("open-sesame", "RC4-128").replace(b"/Filter /Standard", b"/Filter /Adobe.PubSec")
+    assert refused(InvalidArgument, data, name="signed.pdf") == (
+        "'signed.pdf' is encrypted in a way that cannot be opened here (only Standard PDF encryption handler "
+        "is available); save a copy without security and upload that"
+    )
+
+
 # -- page and object counts -------------------------------------------------------
 
 
@@ -334,7 +342,8 @@ def test_the_decoders_give_back_what_was_encoded_across_piece_boundaries():
     original = bytes(range(256)) * 40 + b"abc" * 30_000 + bytes(5000)
     lzw = LzwCodec().encode(original)
     assert b"".join(pdf_filters.lzw(lzw[i:i + 999] for i in range(0, len(lzw), 999))) == original
-    assert b"".join(pdf_filters.run_length([bytes([2]) + b"ab", b"c" + bytes([253]) + b"z" + bytes([128])])) == b"abczzzz"
+    runs = [bytes([2]) + b"ab", b"c" + bytes([253]) + b"z" + bytes([128])]  # 3 literal bytes, "z" 4 times, the end
+    assert b"".join(pdf_filters.run_length(runs)) == b"abczzzz"
     assert b"".join(pdf_filters.ascii_hex([b"61 6", b"2 63 7>"])) == b"abcp"
     a85 = base64.a85encode(original[:999]) + b"~>"
     assert b"".join(pdf_filters.ascii85([a85[:501], a85[501:-1], a85[-1:]])) == original[:999]

@@ -52,6 +52,7 @@ _XREF_STREAM = re.compile(rb"/Type\s*/XRef\b")
 _COUNT_IN_STREAM = re.compile(rb"/N\s+(\d+)")
 _SIZE = re.compile(rb"/Size\s+(\d+)")
 _PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z0-9])")
+_ENCRYPT = re.compile(rb"/Encrypt\s*(?:\d+\s+\d+\s+R|<<)")
 # What pypdf raises on a file it cannot make sense of, beside its own errors.
 _UNREADABLE = (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
                OSError, EOFError, ArithmeticError)
@@ -69,7 +70,7 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
     """Raises InvalidArgument or ResourceExhausted; returns when the PDF is safe to parse.
 
     Returns the pypdf reader it opened, so that a reader built on pypdf need
-    not parse the file a second time (opening costs about 40 µs an object)."""
+    not parse the file a second time (opening costs about 30 µs an object)."""
     _check_edges(name, data)
     # Every object starts with `N G obj` and should end with `endobj`: counted
     # at C speed, and adding `endobj`s hides no object (the larger count holds).
@@ -95,13 +96,26 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
             _refuse_encrypted(name, reader)
         _check_pages(name, reader, limits)
         return reader
-    except LimitReachedError as exc:
-        raise ResourceExhausted(f"{name!r} is refused: it passes a limit of the PDF parser ({str(exc)[:200]})") from None
-    except _UNREADABLE as exc:
+    except NotImplementedError as exc:
+        if not _ENCRYPT.search(data):
+            raise _damaged(name, exc) from None
         raise InvalidArgument(
-            f"{name!r} is a damaged PDF that cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
-            "open it in a PDF viewer and save or export it again as PDF"
+            f"{name!r} is encrypted in a way that cannot be opened here ({str(exc)[:200]}); "
+            "save a copy without security and upload that"
         ) from None
+    except LimitReachedError as exc:
+        raise ResourceExhausted(
+            f"{name!r} is refused: it passes a limit of the PDF parser ({str(exc)[:200]}); split it into smaller PDFs"
+        ) from None
+    except _UNREADABLE as exc:
+        raise _damaged(name, exc) from None
+
+
+def _damaged(name: str, exc: Exception) -> InvalidArgument:
+    return InvalidArgument(
+        f"{name!r} is a damaged PDF that cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
+        "open it in a PDF viewer and save or export it again as PDF"
+    )
 
 
 def _check_edges(name: str, data: bytes) -> None:
@@ -216,7 +230,8 @@ def _check_pages(name: str, reader: PdfReader, limits: PdfLimits) -> None:
     node = tree.get_object() if tree is not None else None
     if not isinstance(node, DictionaryObject):
         raise InvalidArgument(
-            f"{name!r} is a damaged PDF: it has no page tree; open it in a PDF viewer and save or export it again as PDF"
+            f"{name!r} is a damaged PDF: it has no page tree; "
+            "open it in a PDF viewer and save or export it again as PDF"
         )
     declared = node.get("/Count")
     if isinstance(declared, int) and declared > limits.max_pages:
