@@ -23,8 +23,8 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 
 from pypdf import PdfReader
 from pypdf.errors import LimitReachedError, PyPdfError
@@ -33,7 +33,7 @@ from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
 from chunklab.errors import InvalidArgument, ResourceExhausted
 from services.ingest.decoding import looks_like
 from services.ingest.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container
-from services.ingest.pdf_filters import DECODERS, inflate
+from services.ingest.pdf_filters import DECODERS
 
 _PDF = Container(kind="PDF", bomb="a decompression bomb", verb="inflates", unit="stream inside a PDF")
 # Readers accept the header within the first kB and the end marker within the last.
