@@ -1,4 +1,4 @@
-"""Which PDF library the ingest reader stands on (ADR 0053): pypdfium2,
+"""Which PDF library the ingest reader stands on (ADR 0054): pypdfium2,
 pdfplumber and pypdf side by side on generated PDFs.
 
 For each library: the time to get every line of a handbook with its font

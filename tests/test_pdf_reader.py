@@ -218,9 +218,10 @@ def test_a_pdf_with_no_text_layer_is_refused_as_scanned_needing_ocr():
         parse_upload("plan.pdf", pb.DOCUMENT_FORMAT_PDF, pdfs.image_only(vector=True))
 
 
-def test_a_file_that_is_not_a_pdf_is_refused_with_what_to_do():
+def test_what_pdfium_cannot_open_is_refused_with_what_to_do():
+    # parse_upload's safety check (pdf_safety) refuses this first; the reader stands on its own too.
     with pytest.raises(InvalidArgument, match=r"'broken.pdf' is not a readable PDF \(PdfiumError: .*\); open it"):
-        parse_upload("broken.pdf", pb.DOCUMENT_FORMAT_PDF, b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
+        read_pdf("broken.pdf", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
 
 
 def test_pdf_names_resolve_to_the_pdf_format_and_pdf_dates_parse():

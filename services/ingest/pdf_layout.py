@@ -1,5 +1,5 @@
 """The layout of a PDF's pages: text lines with their font, ruled tables,
-page furniture and reading order (ADR 0053).
+page furniture and reading order (ADR 0054).
 
 pypdfium2 (PDFium) gives the characters, with PDFium's own line breaks, in
 content-stream order; one font look-up per line keeps it fast. Tables come

@@ -1,4 +1,4 @@
-"""PDF into canonical text and a DocumentTree (ADR 0053).
+"""PDF into canonical text and a DocumentTree (ADR 0054).
 
 The canonical text follows DOCX's rules (ADR 0007): a Markdown rendering,
 headings as `#` lines, paragraphs re-flowed into one line each, list items

@@ -32,6 +32,7 @@ from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.language import detect as detect_language
 from services.ingest.pdf_reader import read_pdf
+from services.ingest.pdf_safety import check_pdf
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
 
@@ -83,6 +84,8 @@ def front_matter_date(text: str) -> datetime | None:
 
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     """The canonical text, tree and metadata of an upload, or a refusal."""
+    if fmt == pb.DOCUMENT_FORMAT_PDF:
+        return _parse_pdf(name, data)
     if fmt == pb.DOCUMENT_FORMAT_DOCX:
         check_docx_archive(name, data)
         try:
@@ -95,13 +98,17 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
-    if fmt == pb.DOCUMENT_FORMAT_PDF:
-        return read_pdf(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
+
+
+def _parse_pdf(name: str, data: bytes) -> Parsed:
+    """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
+    check_pdf(name, data)
+    return read_pdf(name, data)
 
 
 class IngestService:
