@@ -5,8 +5,9 @@ Runs the ingest service's own logic (parse, tree, language, SQLite store) in
 process, side by side for both formats, and prints MB/s; then times the
 target case, a 100-page DOCX of about 50,000 words, against its 1 s budget.
 PDF rows (generated handbooks, tests/support/pdfs.py) give MB/s and pages/s
-of the whole ingest beside PDFium's own text extraction of the same pages,
-so the cost of the layout analysis and the tree shows.
+of the whole ingest (safety check, reader, language, store), of the reader
+alone, and of PDFium's own text extraction of the same pages, so the cost
+of the layout analysis and the tree shows.
 
     .venv/bin/python bench/ingest_throughput.py [--sizes 1,10,50] [--pdf-pages 20,100]
 """
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunklab.db import make_sessionmaker  # noqa: E402
 from chunklab.v1 import documents_pb2 as pb  # noqa: E402
+from services.ingest.pdf_reader import read_pdf  # noqa: E402
 from services.ingest.service import IngestService  # noqa: E402
 from services.ingest.store import Base  # noqa: E402
 from tests.support import pdfs  # noqa: E402
@@ -140,16 +142,27 @@ def pdfium_text_seconds(data: bytes, repeats: int) -> list[float]:
     return seconds
 
 
+def reader_seconds(data: bytes, repeats: int) -> list[float]:
+    """The PDF reader alone: layout, canonical text and tree, no safety check or store."""
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        read_pdf("bench.pdf", data)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 def pdf_rows(page_counts: list[int]) -> None:
-    print(f"\n{'pages':>6} | {'MB':>5} | {'ingest MB/s':>11} | {'pages/s':>8} | {'PDFium pages/s':>14} | "
-          f"{'ingest / PDFium':>15}")
-    print("-" * 75)
+    print(f"\n{'pages':>6} | {'MB':>5} | {'ingest MB/s':>11} | {'ingest pages/s':>14} | {'reader pages/s':>14} | "
+          f"{'PDFium pages/s':>14} | {'reader / PDFium':>15}")
+    print("-" * 98)
     for count in page_counts:
         data = pdfs.book(count, outline=True).data
         ingest_s = statistics.median(time_ingest(data, "bench.pdf", 3))
+        reader_s = statistics.median(reader_seconds(data, 3))
         direct_s = statistics.median(pdfium_text_seconds(data, 3))
-        print(f"{count:>6} | {len(data) / 1e6:>5.2f} | {len(data) / 1e6 / ingest_s:>11.2f} | {count / ingest_s:>8.1f} | "
-              f"{count / direct_s:>14.1f} | {ingest_s / direct_s:>14.1f}x")
+        print(f"{count:>6} | {len(data) / 1e6:>5.2f} | {len(data) / 1e6 / ingest_s:>11.2f} | {count / ingest_s:>14.1f} | "
+              f"{count / reader_s:>14.1f} | {count / direct_s:>14.1f} | {reader_s / direct_s:>14.1f}x")
 
 
 def main() -> None:
