@@ -144,10 +144,12 @@ def test_the_layout_sample_reads_as_its_markdown_with_pages_and_no_furniture(lay
     generated, content = layout
     assert headings(content.tree) == generated.headings == [
         (1, "Layout sample", 1), (2, "Two columns", 2), (2, "A table", 3), (2, "A list", 4)]
-    (items,) = [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST]
-    assert [content.text[i.start_char:i.end_char] for i in items.children] == [
+    bullets, numbered = [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST]
+    assert [content.text[i.start_char:i.end_char] for i in bullets.children] == [
         "- First item, long enough that it wraps onto a second line of the list in this generated page of "
         "the sample", "- Second item"]
+    assert [content.text[i.start_char:i.end_char] for i in numbered.children] == [
+        "3. Third, numbered as the page numbers it", "4. Fourth"]
     assert pdfs.HEADER not in content.text and "Page 2" not in content.text
     starts = list(content.tree.page_starts)
     assert [content.text[s:].split("\n")[0] for s in starts] == [

@@ -212,7 +212,7 @@ class _Renderer:
         # Where most paragraphs are one line, the commonest pitch is the gap
         # between paragraphs: no leading is above 1.5 times the size.
         self.pitch_ratio = min(1.5, pitches.most_common(1)[0][0]) if pitches else 1.2
-        self.list_format, self.counter = "", 0
+        self.list_format = ""
 
     def _mark(self, page: int, offset: int) -> None:
         self.page_first.setdefault(page, offset)
@@ -238,17 +238,14 @@ class _Renderer:
             offsets.append(at)
             for piece in pieces[1:]:
                 text = self.joiner.join(text + "-", piece)[0]
-        marker = ""
         bullet, numbered = _BULLET.match(text), _NUMBERED.match(text)
         if bullet or numbered:
-            fmt = "bullet" if bullet else "number"
-            continues = fmt == self.list_format
-            self.counter = self.counter + 1 if continues else 1
-            marker = f"{self.counter}." if numbered else "-"
+            # The item's own number stays; any bullet becomes "-".
+            fmt, marker = ("number", f"{numbered.group(1)}.") if numbered else ("bullet", "-")
             cut = (bullet or numbered).end()
-            text, offsets = text[cut:], [max(0, o - cut) for o in offsets]
-            self.writer.list_item(text, marker, continues)
-            start = self.writer.blocks[-1].items[-1][0] + len(marker) + 1
+            self.writer.list_item(text[cut:], marker, fmt == self.list_format)
+            start = self.writer.blocks[-1].items[-1][0]
+            offsets = [0] + [o - cut + len(marker) + 1 for o in offsets[1:]]
             self.list_format = fmt
         else:
             self.writer.paragraph(text)

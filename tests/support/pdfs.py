@@ -174,7 +174,8 @@ def layout_sample() -> Generated:
     heading(pdf, out, 2, "A list", CHAPTER_SIZE, False)
     pdf.set_font("Helvetica", "", BODY_SIZE)
     for item in ("- First item, long enough that it wraps onto a second line of the list in this "
-                 "generated page of the sample", "- Second item"):
+                 "generated page of the sample", "- Second item", "3. Third, numbered as the page numbers it",
+                 "4. Fourth"):
         pdf.multi_cell(0, 5, item, new_x="LMARGIN", new_y="NEXT")
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
