@@ -177,13 +177,14 @@ def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layo
                 assert (chunk.first_page, chunk.last_page) == (first, last) and first >= 1
 
 
-def test_bookmarks_name_their_lines_even_in_body_type_and_open_sections_where_no_line_matches():
+def test_bookmarks_name_their_lines_in_body_type_and_without_numbers_and_open_sections_where_none_matches():
     generated = pdfs.outline_sample()
     content = read_pdf("sample.pdf", generated.data)
     assert headings(content.tree) == generated.headings
     assert content.text == (
         "# Overview of the leave policy for every employee\n\nThe overview says what the policy covers.\n\n"
-        "# Appendix: figures\n\nFigures follow without a printed title.")
+        "# Appendix: figures\n\nFigures follow without a printed title.\n\n## A.1 Definitions\n\n"
+        "The bookmark leaves out the number that the page prints.")
     assert list(content.tree.page_starts) == [0, content.text.index("# Appendix")]
     check_offsets(content.text, content.tree)
 

@@ -31,6 +31,9 @@ _BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _TERMINAL = (".", "!", "?", ":", ";")
+_SECTION_NUMBER = re.compile(r"^(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*[.)]?\s+")
+# A table-of-contents line: dot leaders, then a page number.
+_LEADERS = re.compile(r"(?:\.\s?){4,}\s*\d+$")
 # A heading is a short line: a longer one in a large or bold font is emphasis.
 _HEADING_MAX_CHARS = 120
 _HEADING_MAX_WORDS = 16
@@ -77,6 +80,12 @@ def _normal(text: str) -> str:
     return " ".join(text.replace(LINE_HYPHEN, "-").lower().split())
 
 
+def _bare(text: str) -> str:
+    """Normalized, without a leading section number ("2.1 ", "A. ", "iv) "):
+    a bookmark often leaves out the number its heading prints, or the reverse."""
+    return _SECTION_NUMBER.sub("", _normal(text), count=1)
+
+
 def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
     """(level from 1, title, page from 1, top of the destination or -1) per bookmark."""
     entries = []
@@ -95,7 +104,8 @@ def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int,
 def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
     """Which lines the bookmarks name: the first line at or below the
     destination on its page whose text (joined with the lines after it on
-    that page, for a wrapped title) is the bookmark's title. A bookmark whose
+    that page, for a wrapped title) is the bookmark's title, section numbers
+    aside; the heading keeps the printed title. A bookmark whose
     title is not on its page still opens a section there, before the first
     line at or below its destination (or the next page's first line)."""
     found = Headings()
@@ -104,20 +114,22 @@ def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
         if isinstance(item, Line):
             by_page.setdefault(item.page, []).append(i)
     for level, title, page, top in outline:
-        heading, want = _Heading(level, title, page), _normal(title)
+        heading, want = _Heading(level, title, page), _bare(title)
         candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found.at]
         below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
         match = None
         for i in below + sorted(set(candidates) - set(below)):
-            joined, j = _normal(items[i].text), i
-            while (want.startswith(joined) and joined != want and j + 1 < len(items)
+            printed, j = items[i].text, i
+            while (want.startswith(_bare(printed)) and _bare(printed) != want and j + 1 < len(items)
                    and isinstance(items[j + 1], Line) and items[j + 1].page == page):
                 j += 1
-                joined = f"{joined} {_normal(items[j].text)}"
-            if joined == want:
+                printed = f"{printed} {items[j].text}"
+            if _bare(printed) == want:
                 match = (i, j)
                 break
         if match is not None:
+            # The title as printed, with its number, and the outline's level.
+            heading.title = " ".join(printed.replace(LINE_HYPHEN, "-").split())
             found.at[id(items[match[0]])] = heading
             for k in range(match[0] + 1, match[1] + 1):
                 found.at[id(items[k])] = None
@@ -219,7 +231,8 @@ class _Renderer:
 
     def _continues(self, previous: Line, line: Line) -> bool:
         """Whether `line` goes on the paragraph that `previous` ends."""
-        if abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text):
+        if (abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text)
+                or _LEADERS.search(previous.text)):
             return False
         if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
             return not previous.text.endswith(_TERMINAL)

@@ -184,7 +184,8 @@ def layout_sample() -> Generated:
 
 def outline_sample() -> Generated:
     """Two pages with an outline: a bookmark whose title is printed (wrapped
-    over two lines, in body type), and one whose title is on no page."""
+    over two lines, in body type), one whose title is on no page, and one
+    that leaves out the section number its heading prints."""
     pdf = new_pdf("Outline sample", "Outline Team")
     pdf.furniture = False
     out = Generated(b"")
@@ -197,7 +198,12 @@ def outline_sample() -> Generated:
     pdf.add_page()
     pdf.start_section("Appendix: figures", level=0)
     paragraph(pdf, "Figures follow without a printed title.")
-    out.headings = [(1, "Overview of the leave policy for every employee", 1), (1, "Appendix: figures", 2)]
+    pdf.start_section("Definitions", level=1)
+    pdf.set_font("Helvetica", "B", SECTION_SIZE)
+    pdf.cell(0, 6, "A.1 Definitions", new_x="LMARGIN", new_y="NEXT")
+    paragraph(pdf, "The bookmark leaves out the number that the page prints.")
+    out.headings = [(1, "Overview of the leave policy for every employee", 1), (1, "Appendix: figures", 2),
+                    (2, "A.1 Definitions", 2)]
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
     return out
