@@ -26,9 +26,9 @@ import pypdfium2.raw as pdfium_c
 _GRID_RULES = 3
 _RULE_WIDTH = 2.0  # points: a path this thin is a rule
 # Running headers and footers: among the first or last lines of a page, the
-# ones that recur (digits aside) on at least this share of the pages.
+# ones that recur (digits aside, at one height) on this many pages or more.
 _FURNITURE_LINES = 2
-_FURNITURE_SHARE = 0.5
+_FURNITURE_PAGES = 3
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\uffff]")
@@ -205,26 +205,33 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     return pages
 
 
-def _furniture_key(text: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+def _furniture_key(line: Line) -> tuple[str, int]:
+    """A line's text with its digits as `#`, and its height on the page to 5 pt."""
+    return re.sub(r"\d+", "#", " ".join(line.text.lower().split())), int(line.top // 5)
 
 
 def remove_furniture(pages: list[Page]) -> None:
-    """Drops running headers, footers and page numbers: lines among a page's
-    first or last few that recur, digits aside, on most pages, and bare page
+    """Drops running headers, footers and page numbers. Among each page's
+    first and last few lines: those at the same height and no larger than the
+    body text whose text, digits aside, recurs on three pages or more (a
+    header that names its chapter recurs within the chapter); bare page
     numbers there on any page."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            sizes[line.size] += len(line.text)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
     edges: list[list[Line]] = []
-    counts: Counter[str] = Counter()
+    counts: Counter[tuple[str, int]] = Counter()
     for page in pages:
         ordered = sorted(page.lines, key=lambda ln: ln.top)
         edge = ordered[:_FURNITURE_LINES] + ordered[-_FURNITURE_LINES:] if len(ordered) > 1 else ordered
+        edge = [ln for ln in edge if ln.size <= body + 0.5]
         edges.append(edge)
-        counts.update({_furniture_key(ln.text) for ln in edge})
-    least = max(3, _FURNITURE_SHARE * len(pages))
+        counts.update({_furniture_key(ln) for ln in edge})
     for page, edge in zip(pages, edges):
         furniture = {
-            id(ln) for ln in edge
-            if _PAGE_NUMBER.match(ln.text) or (len(pages) >= 3 and counts[_furniture_key(ln.text)] >= least)
+            id(ln) for ln in edge if _PAGE_NUMBER.match(ln.text) or counts[_furniture_key(ln)] >= _FURNITURE_PAGES
         }
         page.lines = [ln for ln in page.lines if id(ln) not in furniture]
 
