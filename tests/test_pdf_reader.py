@@ -96,10 +96,10 @@ def test_every_page_starts_where_its_first_line_is_and_furniture_is_gone(case, r
 def test_title_author_page_count_and_creation_date_come_from_the_document_information(
         with_outline, without_outline):
     parsed = with_outline[1]
-    assert parsed.metadata == {"title": "Employee Handbook", "author": "People Team", "page_count": "100"}
+    assert parsed.metadata == {"title": "Employee Handbook", "author": "People Team", "pages": "100"}
     assert parsed.published_at == pdfs.CREATED
     # PDFium's copy names itself as creator and producer.
-    assert without_outline[1].metadata == {"creator": "PDFium", "producer": "PDFium", "page_count": "100"}
+    assert without_outline[1].metadata == {"creator": "PDFium", "producer": "PDFium", "pages": "100"}
 
 
 def test_paragraphs_are_re_flowed_into_one_line_each(without_outline):
@@ -154,7 +154,7 @@ def test_the_layout_sample_reads_as_its_markdown_with_pages_and_no_furniture(lay
     starts = list(content.tree.page_starts)
     assert [content.text[s:].split("\n")[0] for s in starts] == [
         "# Layout sample", "## Two columns", "## A table", "## A list"]
-    assert content.metadata == {"title": "Layout sample", "author": "Layout Team", "page_count": "4"}
+    assert content.metadata == {"title": "Layout sample", "author": "Layout Team", "pages": "4"}
     check_offsets(content.text, content.tree)
 
 

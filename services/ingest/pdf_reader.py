@@ -20,7 +20,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from chunklab.errors import InvalidArgument
-from chunklab.pages import page_span
+from chunklab.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
 from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
@@ -361,7 +361,7 @@ def read_pdf(name: str, data: bytes) -> Parsed:
     tree.page_starts.extend(_page_starts(renderer.page_first, len(pages), len(text)))
     _stamp_pages(tree.root, list(tree.page_starts))
     metadata = {key.lower(): " ".join(info[key].split()) for key in _INFO_FIELDS if info.get(key, "").strip()}
-    metadata["page_count"] = str(len(pages))
+    metadata[PAGE_COUNT_KEY] = str(len(pages))
     skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
     if skipped:
         metadata["tables_not_read"] = "; ".join(skipped)[:500]
