@@ -98,6 +98,8 @@ def cmd_query(args, client: ChunkLab) -> int:
     for item in response.retrieved_chunks:
         chunk = item.chunk
         score = f"{item.score:.3f}" if item.HasField("score") else ""
+        if item.HasField("rerank_score"):
+            score += f" rerank {item.rerank_score:.3f}"
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
         size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
