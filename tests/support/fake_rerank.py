@@ -14,22 +14,16 @@ Each call is recorded in `server.calls` (path, body, authorization header).
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.local_server import LocalServer, QuietHandler
 
 
-class FakeRerank:
+class FakeRerank(LocalServer):
     def __init__(self) -> None:
         self.score: Callable[[str, str], float] = lambda query, text: float(len(set(query.split()) & set(text.split())))
         self.behaviour = "good"
         self.calls: list[dict] = []
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def root(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def cohere_url(self) -> str:
@@ -42,10 +36,7 @@ class FakeRerank:
     def start(self) -> FakeRerank:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 fake.calls.append({"path": self.path, "body": body, "authorization": self.headers.get("Authorization")})
@@ -65,24 +56,6 @@ class FakeRerank:
                 self._send(200, json.dumps(results if tei else {"id": "fake", "results": results}).encode())
 
             def _send(self, status: int, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._raw(status, data, "application/json")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def __enter__(self) -> FakeRerank:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return self._listen(Handler)
