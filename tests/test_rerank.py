@@ -17,6 +17,7 @@ from chunklab.llm import ChatEndpoint
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app.cli import parser
+from frontend.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.experiments import ExperimentRunner
 from services.retriever.registry import IndexRegistry
@@ -142,6 +143,10 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
         assert response.reranker == f"rerank-test at {rerank_server.cohere_url}"
     texts = sent["body"]["texts" if tei else "documents"]
     assert texts == [CONTENTS[i] for i, _ in baseline[:4]]
+    # The Query page's tree shows both scores on each hit's card.
+    shown = re.findall(r'score ([\d.]+)</span> · <span class="cl-rerank-score">rerank ([\d.]+)</span>',
+                       expansion_tree_html(response))
+    assert shown == [(f"{scores[i]:.4f}", f"{priority(CONTENTS[i]):.4f}") for i in wanted]
 
 
 def test_the_default_depth_is_twenty_or_top_k(service, servers, baseline):
