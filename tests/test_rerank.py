@@ -217,6 +217,15 @@ def test_the_chat_llm_reorders_the_candidates(service, servers, baseline):
     assert f"[4] {CONTENTS[baseline[4][0]]}" in prompt and "[5]" not in prompt
 
 
+def test_candidates_the_reranker_ties_keep_their_retrieval_order(service, servers, baseline):
+    _, llm = servers
+    llm.responder = lambda messages, model: '{"scores": [5, 5, 5, 9, 5, 5]}'
+    response = ask(service, 4, pb.RerankOptions(kind=pb.RERANKER_KIND_LLM, depth=6))
+    retrieval_order = [i for i, _ in baseline]
+    assert hit_indexes(response) == [retrieval_order[3], *retrieval_order[:3]]
+    assert [n.hit.rerank_score for n in response.expansion_tree.hits] == [9.0, 5.0, 5.0, 5.0]
+
+
 def test_an_llm_reply_without_scores_fails_the_query_unavailable(service, servers):
     _, llm = servers
     llm.responder = lambda messages, model: "I would rather not rank these."

@@ -5,7 +5,7 @@ Four kinds (RerankerKind): a sentence-transformers CrossEncoder loaded from a
 folder on this machine (never downloaded), an HTTP rerank endpoint in the
 Cohere/Jina shape, TEI's /rerank, and the chat LLM asked to score every
 candidate in one reply. Each gives one score per passage, in the passages'
-order; `reorder` sorts by it with the rule every ranking follows (ranking.py).
+order; `reorder` sorts by it, ties kept in the retrieval order (ranking.py's).
 
 A reranker that cannot be had from the settings and the options (nothing
 configured, a folder that is not there) is FAILED_PRECONDITION, before any
@@ -73,11 +73,11 @@ class RerankConfig:
         )
 
 
-def reorder(candidates: list[tuple[dict, float]], scores: list[float], top_k: int) -> list[int]:
-    """Which candidates are kept, best first: the first top_k by rerank score, ties
-    by the point's key (ranking.rank_key), as every ranking is ordered."""
-    order = sorted(range(len(candidates)), key=lambda i: ranking.rank_key((candidates[i][0], scores[i])))
-    return order[:top_k]
+def reorder(scores: list[float], top_k: int) -> list[int]:
+    """Which candidates are kept, best first: the first top_k by rerank score, compared
+    at ranking.SCORE_DIGITS decimals; tied ones keep their retrieval order (itself
+    ranking.py's documented order), so an LLM's 0-10 ties fall back to the search."""
+    return sorted(range(len(scores)), key=lambda i: (-round(scores[i], ranking.SCORE_DIGITS), i))[:top_k]
 
 
 def rerank(reranker: Reranker, query: str, candidates: list[tuple[dict, float]],
@@ -90,7 +90,7 @@ def rerank(reranker: Reranker, query: str, candidates: list[tuple[dict, float]],
     chunks = [payload_to_chunk(payload) for payload, _ in candidates]
     scores = reranker.scores(query, [c.enriched_content if c.HasField("enriched_content") else c.content
                                      for c in chunks])
-    kept = reorder(candidates, scores, top_k)
+    kept = reorder(scores, top_k)
     return [(chunks[i], candidates[i][1]) for i in kept], {chunks[i].chunk_id: scores[i] for i in kept}
 
 
