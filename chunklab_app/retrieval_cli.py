@@ -41,6 +41,8 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
         if setting.names_a_set and experiment:
             continue
         text = setting.help + (f"; {setting.bounds()}" if setting.high is not None else "")
+        if setting.choices is not None:
+            text += f"; one of {', '.join(setting.choices)}"
         if setting.kind is bool:
             group.add_argument(flag(setting), dest=dest(setting), action="store_true", help=text)
         elif setting.kind is list:
