@@ -149,6 +149,18 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
     assert shown == [(f"{scores[i]:.4f}", f"{priority(CONTENTS[i]):.4f}") for i in wanted]
 
 
+def test_tei_is_sent_at_most_its_batch_size_at_a_time(service, servers, baseline, monkeypatch):
+    from services.retriever import rerank
+
+    rerank_server, _ = servers
+    monkeypatch.setattr(rerank, "TEI_BATCH", 3)
+    before = len(rerank_server.calls)
+    response = ask(service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_TEI, depth=7, base_url=rerank_server.tei_url))
+    assert [call["body"]["texts"] for call in rerank_server.calls[before:]] == [
+        [CONTENTS[i] for i, _ in baseline[start:min(start + 3, 7)]] for start in (0, 3, 6)]
+    assert hit_indexes(response) == expected_hits(baseline, 7, 3)
+
+
 def test_the_default_depth_is_twenty_or_top_k(service, servers, baseline):
     rerank_server, _ = servers
     response = ask(service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP))

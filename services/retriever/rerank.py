@@ -40,6 +40,8 @@ from services.retriever.payloads import payload_to_chunk
 # by tokens themselves; this bounds the request (the LLM's prompt: LLM_PASSAGE_CHARS).
 PASSAGE_CHARS = 8_000
 LLM_PASSAGE_CHARS = 1_500
+# Texts in one request to TEI (its default --max-client-batch-size).
+TEI_BATCH = 32
 # Cross-encoders kept loaded, the least recently used dropped first.
 LOADED_CROSS_ENCODERS = 2
 NOT_RERANKED = "the query was not reranked: try again, or search without reranking"
@@ -188,10 +190,18 @@ class HttpReranker:
 
     def scores(self, query: str, passages: list[str]) -> list[float]:
         texts = [p[:PASSAGE_CHARS] for p in passages]
-        if self.tei:
-            body = {"query": query, "texts": texts, "truncate": True}
-        else:
-            body = {"query": query, "documents": texts, "top_n": len(texts), **({"model": self.model} if self.model else {})}
+        if not self.tei:
+            return self._post({"query": query, "documents": texts, "top_n": len(texts),
+                               **({"model": self.model} if self.model else {})}, len(texts))
+        # TEI refuses more texts than its --max-client-batch-size (32 by default) in one
+        # request; its scores are per pair, so batches are scored alike.
+        scores: list[float] = []
+        for start in range(0, len(texts), TEI_BATCH):
+            batch = texts[start:start + TEI_BATCH]
+            scores += self._post({"query": query, "texts": batch, "truncate": True}, len(batch))
+        return scores
+
+    def _post(self, body: dict, count: int) -> list[float]:
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         where = f"the reranker at {self.url}"
         try:
@@ -205,8 +215,7 @@ class HttpReranker:
         try:
             data = reply.json()
             items = data["results"] if isinstance(data, dict) else data
-            found = [(item["index"], item.get("relevance_score", item.get("score"))) for item in items]
-            return in_order(found, len(texts))
+            return in_order([(item["index"], item.get("relevance_score", item.get("score"))) for item in items], count)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise Unavailable(f"{where} gave an unusable reply ({excerpt(exc, 120)}): {excerpt(reply.text, 120)}; "
                               f"{NOT_RERANKED}") from None
