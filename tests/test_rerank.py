@@ -192,6 +192,42 @@ def test_a_failing_endpoint_fails_the_query_unavailable(service, servers, baseli
     assert caught.value.message.endswith("the query was not reranked: try again, or search without reranking")
 
 
+def test_over_grpc_a_failing_reranker_is_unavailable_in_its_own_words(service, servers):
+    """Through the retriever's servicer and error mapping, on a channel without retries."""
+    from concurrent import futures
+
+    import grpc
+
+    from chunklab.server import ErrorMappingInterceptor
+    from chunklab.v1 import retriever_pb2_grpc
+    from services.retriever.server import RetrieverServicer
+
+    rerank_server, _ = servers
+    server = grpc.server(futures.ThreadPoolExecutor(2), interceptors=[ErrorMappingInterceptor()])
+    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(service, None), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    rerank_server.behaviour = "error"
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = retriever_pb2_grpc.RetrieverServiceStub(channel)
+            request = rpb.RetrieveRequest(query=QUERY, options=pb.RetrievalOptions(
+                strategy="fixed_size", top_k=2, rerank=pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP)))
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Retrieve(request, timeout=10)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert caught.value.details() == (
+                f'the reranker at {rerank_server.cohere_url} answered HTTP 500: {{"error": "model not loaded"}}; '
+                "the query was not reranked: try again, or search without reranking")
+            request.options.rerank.depth = 1
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Retrieve(request, timeout=10)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        rerank_server.behaviour = "good"
+        server.stop(None)
+
+
 def test_an_endpoint_that_is_down_fails_the_query_unavailable(service):
     import socket
 
