@@ -117,6 +117,7 @@ KIND_BY_MODULE = {
     "test_report": "unit",
     "test_validation": "unit",
     "test_fuzz_rpcs": "e2e",
+    "test_rerank": "integration",  # test servers in both HTTP shapes, the fake OpenAI server, a tiny cross-encoder
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
