@@ -73,7 +73,7 @@ def test_bigger_pieces_are_grouped_as_wholes():
 
 
 def test_children_are_the_pieces_and_their_parents_the_clusters():
-    chunks = chunked("cluster_parent_child", PETS, child_max_tokens=5, parent_max_tokens=200)
+    chunks = chunked("cluster_parent_child", PETS, child_max_tokens=5, parent_max_tokens=200, context_pieces=0)
     assert families(chunks) == [
         ("Cats purr. Cats nap.", ["Cats purr.", "Cats nap."]),
         ("Ships sail. Ships dock.", ["Ships sail.", "Ships dock."]),
@@ -82,6 +82,18 @@ def test_children_are_the_pieces_and_their_parents_the_clusters():
     children = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_CHILD]
     assert [c.chunk_index for c in children] == [0, 1, 2, 3, 4]
     assert REGISTRY.get("cluster_parent_child").expansion == common_pb2.EXPANSION_KIND_PARENT
+    assert not any(c.HasField("enriched_content") for c in chunks)
+
+
+def test_a_child_is_embedded_with_the_pieces_beside_it():
+    chunks = chunked("cluster_parent_child", PETS, child_max_tokens=5, parent_max_tokens=200, context_pieces=1)
+    children = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_CHILD]
+    assert [c.content for c in children] == ["Cats purr.", "Cats nap.", "Ships sail.", "Ships dock.", "Cats hunt."]
+    assert [c.enriched_content for c in children] == [
+        "Cats purr. Cats nap.", "Cats purr. Cats nap. Ships sail.", "Cats nap. Ships sail. Ships dock.",
+        "Ships sail. Ships dock. Cats hunt.", "Ships dock. Cats hunt.",
+    ]
+    assert not any(c.HasField("enriched_content") for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT)
 
 
 def test_headings_start_a_piece_and_chunks_carry_their_heading_path():
@@ -97,12 +109,12 @@ def test_piece_size_above_the_maximum_is_refused():
             name="cluster_semantic", knobs={"piece_tokens": knob(300), "max_tokens": knob(200)}))
 
 
-def test_defaults_are_the_chroma_reports_sizes():
+def test_defaults_are_the_chroma_reports_sizes_and_the_measured_best():
     infos = {info.name: info for info in REGISTRY.infos()}
     defaults = {n: {k.name: k.default_value.int_value for k in infos[n].knobs}
                 for n in ("cluster_semantic", "cluster_parent_child")}
     assert defaults == {"cluster_semantic": {"piece_tokens": 50, "max_tokens": 200},
-                        "cluster_parent_child": {"child_max_tokens": 50, "parent_max_tokens": 200}}
+                        "cluster_parent_child": {"child_max_tokens": 50, "parent_max_tokens": 350, "context_pieces": 1}}
     assert all(infos[n].requires_embeddings_to_chunk for n in defaults)
 
 

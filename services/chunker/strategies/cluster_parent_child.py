@@ -1,5 +1,5 @@
-"""cluster_parent_child: small pieces are searched, their similarity clusters
-are what the LLM sees (ADR 0052)."""
+"""cluster_parent_child: small pieces are searched (each embedded with the
+pieces beside it), their similarity clusters are what the LLM sees (ADR 0052)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,21 @@ class ClusterParentChild(Strategy):
     name = "cluster_parent_child"
     expansion = common_pb2.EXPANSION_KIND_PARENT
     description = (
-        "Small pieces are the searchable children; their parents are the groups cluster_semantic would make "
-        "of them, so a hit brings back the passage that belongs with it, and hits in one passage bring it once."
+        "Small pieces are the searchable children, each embedded with the pieces beside it; their parents are "
+        "the groups cluster_semantic would make of them, so a hit brings back the passage it belongs to, once."
     )
     requires_embeddings_to_chunk = True
     knobs = (
         Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 50, "Maximum tokens per child piece (the separator cascade cuts the text into pieces this big).", 4, 2048),
-        Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 200, "Hard maximum tokens per parent (a group of whole children).", 16, 8192),
+        Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 350, "Hard maximum tokens per parent (a group of whole children).", 16, 8192),
+        Knob("context_pieces", chunker_pb2.KNOB_TYPE_INT, 1, "Pieces on each side embedded with a child (its enriched text); 0 embeds the piece alone.", 0, 5),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
-        """Children embed sharply (one point each); a child's parent is its
+        """A child's vector stands for the piece and context_pieces pieces on
+        each side (its enriched_content; its content stays the piece), so
+        neighbouring children rank together and a question finds the
+        passage rather than one sentence of it. A child's parent is its
         cluster: the consecutive pieces around it that are more alike than
         the document's average, at most parent_max_tokens."""
         index, pieces, groups = clustered(
@@ -33,4 +37,12 @@ class ClusterParentChild(Strategy):
         )
         paths = HeadingPaths(source.tree)
         families = [Family(start, end, paths.at(start), pieces[a:b]) for start, end, _, a, b in groups]
-        return family_chunks(self, source, index, families)
+        chunks = family_chunks(self, source, index, families)
+        reach = self.values["context_pieces"]
+        if reach:
+            text, last = source.text, len(pieces) - 1
+            for chunk in chunks:
+                if chunk.role == common_pb2.CHUNK_ROLE_CHILD:  # children are the pieces, in order
+                    k = chunk.chunk_index
+                    chunk.enriched_content = text[pieces[max(k - reach, 0)][0] : pieces[min(k + reach, last)][1]]
+        return chunks
