@@ -1,5 +1,5 @@
 """cluster_semantic and cluster_parent_child: pieces grouped by dynamic
-programming (ADR 0052), on hand-built texts with an embedder whose
+programming (ADR 0055), on hand-built texts with an embedder whose
 similarities are known, and the DP against brute force."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """cluster_parent_child: small pieces are searched (each embedded with the
-pieces beside it), their similarity clusters are what the LLM sees (ADR 0052)."""
+pieces beside it), their similarity clusters are what the LLM sees (ADR 0055)."""
 
 from __future__ import annotations
 

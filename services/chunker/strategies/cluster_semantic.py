@@ -1,5 +1,5 @@
 """cluster_semantic: small pieces grouped to maximise within-chunk similarity
-(the Chroma chunking report's IoU leader, ClusterSemanticChunker; ADR 0052)."""
+(the Chroma chunking report's IoU leader, ClusterSemanticChunker; ADR 0055)."""
 
 from __future__ import annotations
 

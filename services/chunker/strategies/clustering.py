@@ -1,5 +1,5 @@
 """Consecutive pieces grouped by dynamic programming: the engine under the
-cluster strategies (Chroma's ClusterSemanticChunker, ADR 0052).
+cluster strategies (Chroma's ClusterSemanticChunker, ADR 0055).
 
 A group's reward is the sum, over its pairs of pieces, of their cosine
 similarity minus the document's mean pairwise similarity: a pair more alike
