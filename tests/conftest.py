@@ -78,6 +78,7 @@ KIND_BY_MODULE = {
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
     "test_cli_options": "unit",
+    "test_cluster_semantic": "unit",
     "test_client": "unit",
     "test_client_reports": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
