@@ -16,7 +16,7 @@ from frontend import formatting, knobs
 from frontend.pages import boundaries, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
-UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx"]
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".html", ".htm", ".xhtml"]
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
 
@@ -29,7 +29,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         gr.Markdown("### Upload a document")
         with gr.Row():
             upload_file = gr.File(
-                label="Markdown, plain-text or DOCX file", file_types=UPLOAD_TYPES, elem_id="upload-file"
+                label="Markdown, plain-text, DOCX or HTML file", file_types=UPLOAD_TYPES, elem_id="upload-file"
             )
             with gr.Column():
                 collection = gr.Textbox(label="Collection (optional)", placeholder="default", elem_id="upload-collection")

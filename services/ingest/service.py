@@ -30,6 +30,7 @@ from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
+from services.ingest.html_reader import read_html
 from services.ingest.language import detect as detect_language
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
@@ -40,6 +41,9 @@ _EXTENSIONS = {
     ".txt": pb.DOCUMENT_FORMAT_TEXT,
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
+    ".html": pb.DOCUMENT_FORMAT_HTML,
+    ".htm": pb.DOCUMENT_FORMAT_HTML,
+    ".xhtml": pb.DOCUMENT_FORMAT_HTML,
 }
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
@@ -50,7 +54,7 @@ def resolve_format(name: str, declared: int) -> int:
     suffix = PurePath(name).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InvalidArgument(
-            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt or .docx, or declare the format"
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx, .html, .htm or .xhtml, or declare the format"
         )
     return _EXTENSIONS[suffix]
 
@@ -67,6 +71,7 @@ class Parsed:
     tree: pb.DocumentTree
     metadata: dict[str, str]
     published_at: datetime | None
+    language: str = ""  # what the document declares (an HTML page's lang), "" to detect
 
 
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
@@ -101,6 +106,9 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
+    if fmt == pb.DOCUMENT_FORMAT_HTML:
+        content = read_html(name, data)
+        return Parsed(content.text, content.tree, content.metadata, content.published, content.language)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
@@ -171,7 +179,7 @@ class IngestService:
             name=name,
             format=fmt,
             collection=collection,
-            language=language or detect_language(parsed.text),
+            language=language or parsed.language or detect_language(parsed.text),
             published_at=published_at or parsed.published_at or now,
             ingested_at=now,
             size_bytes=len(data),
