@@ -56,7 +56,8 @@ _INLINE = {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del",
            "rp"}
 _PARAGRAPHS = {"p", "dt", "dd", "figcaption", "caption", "summary", "legend", "address"}
 _CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
-_WHITESPACE = re.compile(r"\s+")
+# A line break from <br> while inline text is gathered (no parsed text holds NUL).
+_BREAK = "\x00"
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 
@@ -105,8 +106,10 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Html
 
 def _parse(name: str, source: str, limits: HtmlLimits):
     """The parsed page; elements are counted while parsing when the page could exceed the limit."""
-    # Each element has a start tag or is implied: html, head, body, or a paragraph around loose text.
-    if 2 * source.count("<") + 3 <= limits.max_elements:
+    # Each element has a start tag or is implied (html, head, body, a paragraph around loose text),
+    # so a page with few enough start tags cannot pass the limit and is parsed at once.
+    start_tags = source.count("<") - source.count("</")
+    if 2 * start_tags + 3 <= limits.max_elements:
         parser = lxml.html.HTMLParser(huge_tree=False)
         try:
             root = lxml.html.document_fromstring(source, parser=parser)
@@ -198,19 +201,19 @@ def _drop_boilerplate(content) -> Counter:
 
 def _inline(element, skip: frozenset[str] = frozenset()) -> list[str]:
     """element's text pieces, `<br>` as a line break, children tagged in skip left out."""
-    parts = [_WHITESPACE.sub(" ", element.text or "")]
+    parts = [element.text or ""]
     for child in element:
         if child.tag == "br":
-            parts.append("\n")
+            parts.append(_BREAK)
         elif child.tag not in skip:
             parts += _inline(child, skip)
-        parts.append(_WHITESPACE.sub(" ", child.tail or ""))
+        parts.append(child.tail or "")
     return parts
 
 
 def _lines(pieces: list[str]) -> list[str]:
-    """Joined inline pieces as trimmed, non-empty lines, inner runs of spaces collapsed."""
-    return [line for line in (re.sub(" +", " ", line).strip() for line in "".join(pieces).split("\n")) if line]
+    """Joined inline pieces as non-empty lines, each run of whitespace one space, none at the ends."""
+    return [line for line in (" ".join(piece.split()) for piece in "".join(pieces).split(_BREAK)) if line]
 
 
 def _text(element, skip: frozenset[str] = frozenset()) -> str:
@@ -234,17 +237,17 @@ class _Walker:
             self.writer.paragraph("\n".join(prefix + line for line in lines))
 
     def container(self, element) -> None:
-        self.pending.append(_WHITESPACE.sub(" ", element.text or ""))
+        self.pending.append(element.text or "")
         for child in element:
             tag = child.tag
             if tag == "br":
-                self.pending.append("\n")
+                self.pending.append(_BREAK)
             elif tag in _INLINE:
                 self.pending += _inline(child)
             else:
                 self.flush()
                 self.block(child, tag)
-            self.pending.append(_WHITESPACE.sub(" ", child.tail or ""))
+            self.pending.append(child.tail or "")
 
     def block(self, element, tag: str) -> None:
         if tag in _HEADINGS:
