@@ -200,6 +200,14 @@ def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
     assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four"]
 
 
+def test_blocks_inside_inline_elements_and_list_items_keep_their_breaks():
+    content = read_html("p.html", page(
+        "<a href='/post'><h3>Card title</h3><p>Teaser</p></a><p>Plain <a href='/x'>link</a> here</p>"
+        "<ul><li><p>One</p><p>Two</p></li><li>Three</li></ul><table><tr><td><p>a</p><p>b</p></td></tr></table>"
+    ))
+    assert content.text == "### Card title\n\nTeaser\n\nPlain link here\n\n- One\n  Two\n- Three\n\n| a b |\n|---|"
+
+
 def test_code_keeps_its_spaces_and_a_fence_longer_than_the_backticks_inside():
     content = read_html("e.html", page("<pre>  indented\n\tx = '```'\n\n</pre><p>after</p>"))
     assert content.text == "````\n  indented\n\tx = '```'\n````\n\nafter"
@@ -271,6 +279,8 @@ def refused(data: bytes, error, *phrases, limits=HtmlLimits()):
 def test_a_hundred_thousand_deep_nesting_is_refused_as_resource_exhausted():
     deep = page("<div>" * 100_000 + "x" + "</div>" * 100_000)
     refused(deep, ResourceExhausted, "'page.html' nests elements more than 256 deep (line 1")
+    # A page big enough to be counted while it is parsed is held to the same depth.
+    refused(deep, ResourceExhausted, "more than 256 deep (at element 258)", limits=HtmlLimits(1000))
 
 
 def test_nesting_just_inside_the_depth_limit_is_read():

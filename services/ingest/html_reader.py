@@ -42,7 +42,7 @@ PIECE_CHARS = 1 << 16
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _DROPPED_TAGS = {"script", "style", "noscript", "template", "iframe", "object", "embed", "applet", "svg", "math",
                  "canvas", "video", "audio", "map", "form", "button", "input", "select", "textarea", "nav",
-                 "aside", "dialog", "menu"}
+                 "aside", "dialog", "menu", "head"}
 _DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "alertdialog",
                   "menu", "menubar", "toolbar"}
 # A page-level header or footer is a banner or content-info landmark: one that is
@@ -55,6 +55,10 @@ _INLINE = {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del",
            "time", "tt", "u", "var", "wbr", "br", "acronym", "nobr", "output", "meter", "progress", "ruby", "rt",
            "rp"}
 _PARAGRAPHS = {"p", "dt", "dd", "figcaption", "caption", "summary", "legend", "address"}
+# Elements that break a line when they sit inside inline text (a list item's paragraphs,
+# a link around a heading): the rest render as blocks of their own.
+_BLOCKS = {*_HEADINGS, *_PARAGRAPHS, "div", "ul", "ol", "li", "pre", "table", "tr", "blockquote", "section",
+           "article", "header", "footer", "main", "figure", "dl", "hr", "details"}
 _CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
 # A line break from <br> while inline text is gathered (no parsed text holds NUL).
 _BREAK = "\x00"
@@ -117,31 +121,37 @@ def _parse(name: str, source: str, limits: HtmlLimits):
             raise InvalidArgument(f"{name!r} holds no HTML elements that a parser can read") from None
         _check_errors(name, parser.error_log)
         return root
-    parser = etree.HTMLPullParser(events=("start",), huge_tree=False)
+    # Fed in pieces, libxml2 logs no error: it reports the element past its depth, then stops.
+    parser = etree.HTMLPullParser(events=("start", "end"), huge_tree=False)
     parser.set_element_class_lookup(lxml.html.HtmlElementClassLookup())
-    elements = 0
+    elements = depth = 0
     for start in range(0, len(source), PIECE_CHARS):
         parser.feed(source[start:start + PIECE_CHARS])
-        elements += sum(1 for _ in parser.read_events())
+        for event, _ in parser.read_events():
+            if event == "end":
+                depth -= 1
+                continue
+            elements, depth = elements + 1, depth + 1
+            if depth > MAX_DEPTH:
+                raise ResourceExhausted(_too_deep(name, f"at element {elements:,}"))
         if elements > limits.max_elements:
             raise ResourceExhausted(
                 f"{name!r} holds more than {limits.max_elements:,} HTML elements, the limit for one page; "
                 "split it into several pages, or save only its article"
             )
-    root = parser.close()
-    _check_errors(name, parser.error_log)
-    return root
+    return parser.close()
+
+
+def _too_deep(name: str, where: str) -> str:
+    return (f"{name!r} nests elements more than {MAX_DEPTH} deep ({where}), past which the rest of the page "
+            "would be lost; no real page nests so deep: save the page again from a browser, or its article alone")
 
 
 def _check_errors(name: str, log) -> None:
     for entry in log:
         if entry.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in entry.message:
             if "depth" in entry.message:
-                raise ResourceExhausted(
-                    f"{name!r} nests elements more than {MAX_DEPTH} deep (line {entry.line}, column "
-                    f"{entry.column}), past which the rest of the page would be lost; no real page nests so "
-                    "deep: save the page again from a browser, or its article alone"
-                )
+                raise ResourceExhausted(_too_deep(name, f"line {entry.line}, column {entry.column}"))
             raise ResourceExhausted(
                 f"{name!r} is past a limit of the HTML parser at line {entry.line} ({entry.message.strip()}): "
                 "most likely one run of text or one attribute over 10 MB; split that part of the page"
@@ -205,6 +215,8 @@ def _inline(element, skip: frozenset[str] = frozenset()) -> list[str]:
     for child in element:
         if child.tag == "br":
             parts.append(_BREAK)
+        elif child.tag in _BLOCKS and child.tag not in skip:
+            parts += [_BREAK, *_inline(child, skip), _BREAK]
         elif child.tag not in skip:
             parts += _inline(child, skip)
         parts.append(child.tail or "")
@@ -242,7 +254,7 @@ class _Walker:
             tag = child.tag
             if tag == "br":
                 self.pending.append(_BREAK)
-            elif tag in _INLINE:
+            elif tag in _INLINE and not any(e.tag in _BLOCKS for e in child.iterdescendants()):
                 self.pending += _inline(child)
             else:
                 self.flush()
