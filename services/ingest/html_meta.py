@@ -142,7 +142,9 @@ def _json_ld_dates(source: str):
 
 
 def parse_date(value: str | None) -> datetime | None:
-    """ISO 8601 (a date alone is midnight UTC) or an RFC 2822 date; a date without a zone is UTC."""
+    """ISO 8601 (a date alone is midnight UTC) or an RFC 2822 date, in UTC; a date without a zone is UTC.
+
+    In UTC because the store keeps a datetime's wall time and drops its zone."""
     value = (value or "").strip()
     if not value:
         return None
@@ -153,4 +155,4 @@ def parse_date(value: str | None) -> datetime | None:
             parsed = parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc) if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
