@@ -133,8 +133,8 @@ def test_title_language_date_and_what_was_removed_are_read_from_the_page(saved):
     }
     assert saved.language == "en"
     # article:published_time comes before the article's <time> and the JSON-LD date.
-    assert saved.published == datetime(2024, 3, 5, 8, 30, tzinfo=timezone.utc)
-    assert saved.published.utcoffset() == timedelta(0)  # the store keeps wall time, so dates go in as UTC
+    assert saved.published_at == datetime(2024, 3, 5, 8, 30, tzinfo=timezone.utc)
+    assert saved.published_at.utcoffset() == timedelta(0)  # the store keeps wall time, so dates go in as UTC
 
 
 @pytest.mark.parametrize("strategy", sorted(info.name for info in REGISTRY.infos()))
@@ -263,7 +263,7 @@ def test_the_language_is_the_primary_subtag_of_what_the_page_declares(head, html
     ("", "<aside><time datetime='2018-01-01'>old</time></aside>", None),
 ])
 def test_the_publication_date_is_the_first_declared_source_that_parses(head, body, expected):
-    assert read_html("m.html", page(f"<p>Text.</p>{body}", head=head)).published == expected
+    assert read_html("m.html", page(f"<p>Text.</p>{body}", head=head)).published_at == expected
 
 
 # -- refusals -------------------------------------------------------------------

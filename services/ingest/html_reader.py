@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 
 import lxml.html
 from lxml import etree
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from chunklab.v1 import documents_pb2 as pb
 from services.ingest import html_meta
-from services.ingest.parsing import Writer, build_tree, markdown_table
+from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
 
 # libxml2's own depth limit without XML_PARSE_HUGE; deeper markup stops the parse.
 MAX_DEPTH = 256
@@ -70,17 +68,9 @@ class HtmlLimits:
     max_elements: int = 500_000
 
 
-@dataclass
-class HtmlContent:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str] = field(default_factory=dict)
-    published: datetime | None = None
-    language: str = ""  # the primary subtag the page declares, "" when it declares none
-
-
-def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> HtmlContent:
-    """The page's content as canonical text and tree, or InvalidArgument / ResourceExhausted."""
+def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Parsed:
+    """The page's content as canonical text and tree, its declared date and language (the primary
+    subtag, "" when it declares none); or InvalidArgument / ResourceExhausted."""
     source, encoding = html_meta.decode_html(name, data)
     root = _parse(name, _XML_DECLARATION.sub("", source, count=1), limits)
     title = _text(root.find(".//title")) if root.find(".//title") is not None else ""
@@ -105,7 +95,7 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Html
         ("title", title), ("lang", declared), ("description", _meta(root, "description")),
         ("author", _meta(root, "author")), ("boilerplate_removed", _counted(removed)),
     ) if value})
-    return HtmlContent(text, build_tree(text, writer.blocks), metadata, published, language)
+    return Parsed(text, build_tree(text, writer.blocks), metadata, published, language)
 
 
 def _parse(name: str, source: str, limits: HtmlLimits):

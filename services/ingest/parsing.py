@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chunklab import markdown
 from chunklab.v1 import documents_pb2 as pb
@@ -32,6 +33,17 @@ _NODE_KINDS = {
     markdown.Kind.FENCED_CODE: pb.NODE_KIND_CODE,
     markdown.Kind.INDENTED_CODE: pb.NODE_KIND_CODE,
 }
+
+
+@dataclass
+class Parsed:
+    """An upload's canonical text, tree and what the document says of itself."""
+
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str]
+    published_at: datetime | None
+    language: str = ""  # what the document declares (an HTML page's lang), "" to detect
 
 
 @dataclass

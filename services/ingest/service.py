@@ -10,7 +10,6 @@ import re
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
@@ -28,6 +27,7 @@ from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
+from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.html_reader import read_html
@@ -65,15 +65,6 @@ _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
 
 
-@dataclass
-class Parsed:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str]
-    published_at: datetime | None
-    language: str = ""  # what the document declares (an HTML page's lang), "" to detect
-
-
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
 
 
@@ -107,8 +98,7 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
     if fmt == pb.DOCUMENT_FORMAT_HTML:
-        content = read_html(name, data)
-        return Parsed(content.text, content.tree, content.metadata, content.published, content.language)
+        return read_html(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
