@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, ResourceExhausted
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies import REGISTRY, SourceDocument
 from services.ingest.html_reader import HtmlLimits, read_html
-from services.ingest.service import resolve_format
+from services.ingest.service import IngestService, resolve_format
+from services.ingest.store import Base
 from tests.test_ingest import create, deleted, service  # noqa: F401 - the fixtures
 from tests.test_strategies import run
 
@@ -128,7 +130,7 @@ def test_lists_table_and_code_are_nodes_whose_ranges_slice_exactly(saved):
 
 def test_title_language_date_and_what_was_removed_are_read_from_the_page(saved):
     assert saved.metadata == {
-        "encoding": "utf-8", "content": "main", "title": "Leave policy – Acme Intranet", "lang": "en-GB",
+        "encoding": "utf-8", "content_element": "main", "title": "Leave policy – Acme Intranet", "lang": "en-GB",
         "description": "How annual leave works at Acme.", "author": "People Team", "boilerplate_removed": "hidden 1",
     }
     assert saved.language == "en"
@@ -168,7 +170,7 @@ def test_without_main_the_body_loses_page_level_header_footer_landmarks_hidden_a
     assert content.text == (
         "# Opening hours\n\n## Opening & closing\n\nLoose text in a section.\n\nA real paragraph.\n\nSection footnote."
     )
-    assert content.metadata["content"] == "body"
+    assert content.metadata["content_element"] == "body"
     assert content.metadata["boilerplate_removed"] == "cookie banner 1, footer 1, header 1, hidden 2, role=navigation 1"
     check_offsets(content)
 
@@ -183,7 +185,7 @@ def test_the_title_is_the_level_one_heading_only_when_the_content_has_no_h1():
 
 def test_the_only_article_is_the_content_when_there_is_no_main():
     content = read_html("c.html", page("<div>Teaser elsewhere</div><article><h1>Post</h1><p>Text.</p></article>"))
-    assert (content.text, content.metadata["content"]) == ("# Post\n\nText.", "article")
+    assert (content.text, content.metadata["content_element"]) == ("# Post\n\nText.", "article")
 
 
 # -- blocks -------------------------------------------------------------------
@@ -336,6 +338,13 @@ def test_an_uploaded_page_is_stored_with_its_declared_language_and_date(service)
     assert (existed, document.format, document.language) == (False, pb.DOCUMENT_FORMAT_HTML, "en")
     stored = service.get(document.document_id, pb.DOCUMENT_VIEW_FULL)  # read back from the store
     assert stored.published_at.ToJsonString() == "2024-03-05T08:30:00Z"
-    assert (stored.text, stored.metadata["content"]) == (SAVED_PAGE_TEXT, "main")
+    assert (stored.text, stored.metadata["content_element"]) == (SAVED_PAGE_TEXT, "main")
     declared, _ = create(service, "leave.htm", SAVED_PAGE.replace(b"Leave   policy", b"Leave rules"), language="fr")
     assert declared.language == "fr"
+
+
+def test_a_page_over_the_upload_limit_is_refused_and_nothing_is_stored(tmp_path):
+    small = IngestService(make_sessionmaker(f"sqlite:///{tmp_path / 'small.sqlite3'}", Base), 100_000, lambda _id: 0)
+    with pytest.raises(ResourceExhausted, match=r"'big\.html' is [0-9.]+ MB, over the upload limit of 0\.1 MB \(CHUNKLAB_MAX_UPLOAD_MB\)"):
+        create(small, "big.html", page("<p>words</p>" * 25_000))
+    assert small.list(10, "", "", "")[2] == 0

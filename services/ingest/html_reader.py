@@ -90,7 +90,7 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
         raise InvalidArgument(_no_text(name, where, removed, title))
     writer = walker.writer
     text = writer.text()
-    metadata = {"encoding": encoding, "content": where}
+    metadata = {"encoding": encoding, "content_element": where}
     metadata.update({key: value for key, value in (
         ("title", title), ("lang", declared), ("description", _meta(root, "description")),
         ("author", _meta(root, "author")), ("boilerplate_removed", _counted(removed)),
