@@ -282,8 +282,9 @@ def refused(data: bytes, error, *phrases, limits=HtmlLimits()):
 def test_a_hundred_thousand_deep_nesting_is_refused_as_resource_exhausted():
     deep = page("<div>" * 100_000 + "x" + "</div>" * 100_000)
     refused(deep, ResourceExhausted, "'page.html' nests elements more than 256 deep (line 1")
-    # A page big enough to be counted while it is parsed is held to the same depth.
-    refused(deep, ResourceExhausted, "more than 256 deep (at element 258)", limits=HtmlLimits(1000))
+    # A page that must be counted first (its 303 tags might make 609 elements) is held to the same depth.
+    counted = page("<div>" * 300 + "x" + "</div>" * 300)
+    refused(counted, ResourceExhausted, "'page.html' nests elements more than 256 deep (line 1", limits=HtmlLimits(600))
 
 
 def test_nesting_just_inside_the_depth_limit_is_read():
@@ -295,13 +296,15 @@ def test_a_page_over_the_element_limit_is_refused_while_it_is_parsed():
     many = page("<p>x</p>" * 3000)
     message = refused(many, ResourceExhausted, "holds more than 1,000 HTML elements", limits=HtmlLimits(1000))
     assert message.endswith("split it into several pages, or save only its article")
-    # 600 paragraphs may pass 1,000 elements by their tags alone, so they are counted while parsing, and pass.
+    # 600 paragraphs may pass 1,000 elements by their tags alone, so they are counted first, and pass.
     counted = read_html("o.html", page("<p>x</p>" * 600), HtmlLimits(1000))
     assert counted.text == read_html("o.html", page("<p>x</p>" * 600)).text == "\n\n".join(["x"] * 600)
 
 
-def test_a_text_run_past_the_parser_limit_is_refused():
-    refused(page("<p>" + "word " * 2_200_000 + "</p>"), ResourceExhausted, "over 10 MB")
+def test_a_text_run_past_the_parser_limit_is_refused_whether_or_not_the_page_is_counted_first():
+    long_run = page("<p>x</p>" * 600 + "<p>" + "word " * 2_200_000 + "</p><p>after</p>")
+    refused(long_run, ResourceExhausted, "at line 1", "most likely one run of text or one attribute over 10 MB")
+    refused(long_run, ResourceExhausted, "over 10 MB", limits=HtmlLimits(1000))
 
 
 def test_a_page_whose_text_a_script_builds_says_what_was_found():

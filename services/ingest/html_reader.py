@@ -14,10 +14,10 @@ scripts, styles, forms, embedded objects, `<nav>`, `<aside>`, page-level
 `<header>`/`<footer>`, ARIA landmarks of the same kind, hidden elements and
 cookie or consent banners.
 
-Bounded before any Python walks the tree: libxml2 refuses nesting deeper
+Bounded before any Python walks the tree: libxml2 stops at nesting deeper
 than 256 elements (the rest of the page would be lost, so the page is
-refused), and a page with more elements than the limit is refused while it
-is parsed, so memory stays bounded by the limit.
+refused), and a page that could hold more elements than the limit is first
+counted by a parser that builds nothing, so no tree past the limit is built.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     subtag, "" when it declares none); or InvalidArgument / ResourceExhausted."""
     source, encoding = html_meta.decode_html(name, data)
     root = _parse(name, _XML_DECLARATION.sub("", source, count=1), limits)
-    title = _text(root.find(".//title")) if root.find(".//title") is not None else ""
+    title = _text(root.find("head/title")) if root.find("head/title") is not None else ""
     language, declared = html_meta.declared_language(root)
     json_ld = html_meta.json_ld(root)
     content, where = _content_root(root)
@@ -99,53 +99,65 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
 
 
 def _parse(name: str, source: str, limits: HtmlLimits):
-    """The parsed page; elements are counted while parsing when the page could exceed the limit."""
+    """The parsed page, refused past libxml2's limits or the element limit before its tree is built."""
     # Each element has a start tag or is implied (html, head, body, a paragraph around loose text),
-    # so a page with few enough start tags cannot pass the limit and is parsed at once.
+    # so a page with few enough start tags cannot pass the limit and needs no count.
     start_tags = source.count("<") - source.count("</")
-    if 2 * start_tags + 3 <= limits.max_elements:
-        parser = lxml.html.HTMLParser(huge_tree=False)
-        try:
-            root = lxml.html.document_fromstring(source, parser=parser)
-        except etree.ParserError:
-            raise InvalidArgument(f"{name!r} holds no HTML elements that a parser can read") from None
-        _check_errors(name, parser.error_log)
-        return root
-    # Fed in pieces, libxml2 logs no error: it reports the element past its depth, then stops.
-    parser = etree.HTMLPullParser(events=("start", "end"), huge_tree=False)
-    parser.set_element_class_lookup(lxml.html.HtmlElementClassLookup())
-    elements = depth = 0
-    for start in range(0, len(source), PIECE_CHARS):
-        parser.feed(source[start:start + PIECE_CHARS])
-        for event, _ in parser.read_events():
-            if event == "end":
-                depth -= 1
-                continue
-            elements, depth = elements + 1, depth + 1
-            if depth > MAX_DEPTH:
-                raise ResourceExhausted(_too_deep(name, f"at element {elements:,}"))
-        if elements > limits.max_elements:
-            raise ResourceExhausted(
-                f"{name!r} holds more than {limits.max_elements:,} HTML elements, the limit for one page; "
-                "split it into several pages, or save only its article"
-            )
-    return parser.close()
-
-
-def _too_deep(name: str, where: str) -> str:
-    return (f"{name!r} nests elements more than {MAX_DEPTH} deep ({where}), past which the rest of the page "
-            "would be lost; no real page nests so deep: save the page again from a browser, or its article alone")
-
-
-def _check_errors(name: str, log) -> None:
-    for entry in log:
+    if 2 * start_tags + 3 > limits.max_elements:
+        _check_element_count(name, source, limits)
+    parser = lxml.html.HTMLParser(huge_tree=False)
+    try:
+        root = lxml.html.document_fromstring(source, parser=parser)
+    except etree.ParserError:
+        raise InvalidArgument(f"{name!r} holds no HTML elements that a parser can read") from None
+    for entry in parser.error_log:
         if entry.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in entry.message:
             if "depth" in entry.message:
-                raise ResourceExhausted(_too_deep(name, f"line {entry.line}, column {entry.column}"))
+                raise ResourceExhausted(
+                    f"{name!r} nests elements more than {MAX_DEPTH} deep (line {entry.line}, column "
+                    f"{entry.column}), past which the rest of the page would be lost; no real page nests so "
+                    "deep: save the page again from a browser, or its article alone"
+                )
             raise ResourceExhausted(
                 f"{name!r} is past a limit of the HTML parser at line {entry.line} ({entry.message.strip()}): "
                 "most likely one run of text or one attribute over 10 MB; split that part of the page"
             )
+    return root
+
+
+class _TooManyElements(Exception):
+    pass
+
+
+class _ElementCounter:
+    """A parser target: builds nothing, counts elements, stops the parse past the limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.elements = limit, 0
+
+    def start(self, tag, attributes) -> None:
+        self.elements += 1
+        if self.elements > self.limit:
+            raise _TooManyElements
+
+    def close(self) -> int:
+        return self.elements
+
+
+def _check_element_count(name: str, source: str, limits: HtmlLimits) -> None:
+    """Counts the page's elements in pieces, memory flat, refusing it once past the limit."""
+    parser = etree.HTMLParser(target=_ElementCounter(limits.max_elements), huge_tree=False)
+    try:
+        for start in range(0, len(source), PIECE_CHARS):
+            parser.feed(source[start:start + PIECE_CHARS])
+        parser.close()
+    except _TooManyElements:
+        raise ResourceExhausted(
+            f"{name!r} holds more than {limits.max_elements:,} HTML elements, the limit for one page; "
+            "split it into several pages, or save only its article"
+        ) from None
+    except etree.ParserError:
+        pass  # nothing to count: the parse proper says what is wrong
 
 
 def _content_root(root):
