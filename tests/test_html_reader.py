@@ -1,4 +1,4 @@
-"""HTML into the DocumentTree (ADR 0052): a saved web page loses its
+"""HTML into the DocumentTree (ADR 0054): a saved web page loses its
 boilerplate and keeps its sections, lists, table and code, every node's range
 exact in the Markdown rendering; charset, language and date read from the
 page; hostile pages refused with a sentence a person can act on."""
@@ -332,7 +332,7 @@ def test_bytes_that_are_not_html_are_refused_with_what_they_are(data, phrase):
 
 def test_html_extensions_resolve_and_the_unknown_extension_message_names_them():
     assert {resolve_format(f"page{ext}", 0) for ext in (".html", ".htm", ".XHTML")} == {pb.DOCUMENT_FORMAT_HTML}
-    with pytest.raises(InvalidArgument, match=r"\.docx, \.html, \.htm or \.xhtml"):
+    with pytest.raises(InvalidArgument, match=r"\.docx, \.pdf, \.html, \.htm or \.xhtml"):
         resolve_format("slides.pptx", 0)
 
 

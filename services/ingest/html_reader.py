@@ -9,7 +9,7 @@ break) and entities are decoded by the parser. `<title>` is metadata, and the
 document's level-1 heading when the content has no h1 of its own.
 
 The content is `<main>` when the page has one, else its only `<article>`,
-else `<body>`; inside it, boilerplate is dropped by a fixed rule (ADR 0052):
+else `<body>`; inside it, boilerplate is dropped by a fixed rule (ADR 0054):
 scripts, styles, forms, embedded objects, `<nav>`, `<aside>`, page-level
 `<header>`/`<footer>`, ARIA landmarks of the same kind, hidden elements and
 cookie or consent banners.
