@@ -172,6 +172,8 @@ def test_without_main_the_body_loses_page_level_header_footer_landmarks_hidden_a
     )
     assert content.metadata["content_element"] == "body"
     assert content.metadata["boilerplate_removed"] == "cookie banner 1, footer 1, header 1, hidden 2, role=navigation 1"
+    sections = [list(n.heading_path) for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_SECTION]
+    assert sections == [["Opening hours"], ["Opening hours", "Opening & closing"]]  # the title is the page's section
     check_offsets(content)
 
 
