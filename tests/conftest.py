@@ -103,6 +103,7 @@ KIND_BY_MODULE = {
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_pdf_safety": "unit",
+    "test_html_reader": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_load": "e2e",  # bench/load.py in short: a stack of its own under clients and uploaders

@@ -17,7 +17,7 @@ from frontend.pages import boundaries, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
-UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm"]
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
 UPLOAD_LABEL = "Markdown, plain-text, DOCX, PDF or HTML file"
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
