@@ -64,6 +64,14 @@ class MetricFormat:
         _, shown, scale = self._formats(name)
         return shown.format(value * scale)
 
+    def interval(self, name: str, ci_low: float, ci_high: float) -> str:
+        """A difference's 95% interval, e.g. "[+3.1 pts, +7.8 pts]"."""
+        return f"[{self.difference(name, ci_low)}, {self.difference(name, ci_high)}]"
+
+    def mean_interval(self, name: str, mean: float, ci_low: float, ci_high: float) -> str:
+        """A mean with its 95% interval, e.g. "97.7% [95.1%, 99.2%]"."""
+        return f"{self.value(name, mean)} [{self.value(name, ci_low)}, {self.value(name, ci_high)}]"
+
     def verdict(self, name: str, ci_low: float, ci_high: float) -> str:
         """What a 95% interval of a difference says: no clear difference when it
         holds 0, else higher or lower, and whether that is the better direction."""
@@ -100,6 +108,11 @@ class MetricFormat:
         present = set(names)
         known = [m for m in self.order if m in present]
         return known + sorted(present - set(known))
+
+
+def times(ratio: float) -> str:
+    """How many times another's amount, e.g. "4.1×"."""
+    return f"{ratio:.1f}×"
 
 
 def measured(metrics: pb.RetrievalMetrics, name: str) -> float | None:

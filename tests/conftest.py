@@ -115,6 +115,7 @@ KIND_BY_MODULE = {
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_verdict": "unit",
     "test_fuzz_rpcs": "e2e",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process

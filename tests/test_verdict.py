@@ -1,0 +1,125 @@
+"""The managerial verdict (ADR 0054) on hand-built experiments: a winner is named
+only when the 95% interval of its lead over the runner-up holds no tie, with what it
+costs on tokens sent and IoU; otherwise "no clear winner" with the Pareto sets. The
+same sentence in the report, the Experiments page and the CLI."""
+
+from __future__ import annotations
+
+import io
+from xml.etree import ElementTree
+
+import pytest
+
+from chunklab.verdict_view import pareto_front, verdict_view
+from chunklab.v1 import evaluator_pb2 as pb
+from services.evaluator import report
+from services.evaluator.experiments import ExperimentRunner
+
+METRICS = report.METRICS
+
+
+def experiment(runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
+    """Runs with per-question recall, IoU and tokens sent, summarised as the evaluator does."""
+    results = [
+        pb.QuestionResult(question_id=f"q{i}", question=f"question {i}", run_key=run, metrics=pb.RetrievalMetrics(
+            labelled=True, recall=recall, iou=values["iou"][i], tokens_sent=int(values["tokens"][i]),
+            embedding_answer_similarity=-1))
+        for run, values in runs.items() for i, recall in enumerate(values["recall"])
+    ]
+    built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(name="hand-built"),
+                          state=pb.EXPERIMENT_STATE_SUCCEEDED,
+                          runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs])
+    ExperimentRunner.summarize(built, results)
+    return built, results
+
+
+@pytest.fixture(scope="module")
+def clear_lead():
+    # parent_child leads on every question by 5 or 10 points: every resample of the
+    # differences has a mean between +5 and +10 points, so the interval holds no tie.
+    return experiment({
+        "parent_child": {"recall": [1.0, 1.0, 0.9, 1.0], "iou": [0.017] * 4, "tokens": [2050] * 4},
+        "semantic_parent_child": {"recall": [0.9, 0.95, 0.85, 0.9], "iou": [0.071] * 4, "tokens": [500] * 4},
+        "semantic": {"recall": [0.7] * 4, "iou": [0.08] * 4, "tokens": [300] * 4},
+    })[0]
+
+
+@pytest.fixture(scope="module")
+def tie():
+    # a leads b on three questions and trails on one: a quarter of the resamples or so
+    # hold one or no lead, so the interval reaches below zero.
+    return experiment({
+        "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
+        "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
+        "c": {"recall": [0.5] * 4, "iou": [0.09] * 4, "tokens": [800] * 4},
+    })[0]
+
+
+CLEAR = ("parent_child has the highest recall (97.5%, +7.5 pts [+5.0 pts, +10.0 pts] over semantic_parent_child) "
+         "but sends 4.1× the tokens and has IoU 1.7% against 7.1%.")
+CLEAR_FRONT = ("The best trade-offs (Pareto front) of recall against tokens sent: parent_child, semantic_parent_child, "
+               "semantic; against IoU: parent_child, semantic_parent_child, semantic.")
+TIE = ("No clear winner on recall: a (87.5%) leads b (82.5%) by +5.0 pts [-5.0 pts, +10.0 pts] over 4 questions, "
+       "and that 95% interval holds a tie.")
+TIE_FRONT = "The best trade-offs (Pareto front) of recall against tokens sent: a, b; against IoU: a, c."
+
+
+def test_a_lead_whose_interval_holds_no_tie_names_the_winner_and_its_costs(clear_lead):
+    found = clear_lead.verdict
+    assert (found.metric, found.winner_run_key, found.runner_up_run_key) == ("recall", "parent_child",
+                                                                             "semantic_parent_child")
+    assert (round(found.difference, 6), found.shared_questions) == (0.075, 4)
+    assert (round(found.ci_low, 6), round(found.ci_high, 6)) == (0.05, 0.1)
+    view = verdict_view(found, METRICS)
+    assert (view["text"], view["pareto"]) == (CLEAR, CLEAR_FRONT)
+    assert view["columns"] == ["recall", "IoU", "precision", "hit rate", "MRR", "tokens sent"]
+    first = view["rows"][0]
+    assert (first["run_key"], first["winner"], first["cells"][0]) == ("parent_child", True, "97.5% [92.5%, 100.0%]")  # 3+ of 4 draws at 0.9: 5% of resamples
+    assert first["cells"][1] == "1.7% [1.7%, 1.7%]" and first["cells"][5] == "2,050 [2,050, 2,050]"
+
+
+def test_a_lead_whose_interval_holds_a_tie_names_no_winner_but_the_pareto_sets(tie):
+    view = verdict_view(tie.verdict, METRICS)
+    assert (view["text"], view["pareto"]) == (TIE, TIE_FRONT)
+    assert [(r["run_key"], r["winner"], r["front"]) for r in view["rows"]] == [
+        ("a", False, True), ("b", False, True), ("c", False, True)]
+
+
+def test_wins_and_losses_per_question_for_every_pair(tie):
+    pairs = [(p.run_key, p.other_run_key, p.wins, p.losses, p.ties) for p in tie.verdict.pairs]
+    assert pairs == [("a", "b", 3, 1, 0), ("a", "c", 4, 0, 0), ("b", "c", 4, 0, 0)]
+
+
+def test_one_run_and_no_run_say_so():
+    alone, _ = experiment({"only": {"recall": [0.5] * 4, "iou": [0.1] * 4, "tokens": [10] * 4}})
+    assert verdict_view(alone.verdict, METRICS)["text"] == (
+        "only is the only run that answered questions (recall 50.0%): there is nothing to compare it with.")
+    empty = pb.Experiment(runs=[pb.ExperimentRun(run_key="x")])
+    ExperimentRunner.summarize(empty, [])
+    assert verdict_view(empty.verdict, METRICS)["text"] == (
+        "There is no winner to name: no run finished any question, so there is no winner to name.")
+    unlabelled = pb.Experiment(runs=[pb.ExperimentRun(run_key="x"), pb.ExperimentRun(run_key="y")])
+    ExperimentRunner.summarize(unlabelled, [pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(
+        embedding_answer_similarity=-1)) for key in ("x", "y")])
+    assert verdict_view(unlabelled.verdict, METRICS)["text"] == (
+        "There is no winner to name: no quality measure was taken (no reference excerpts, no expected answers, "
+        "no judge): the runs can only be told apart by what they send to the LLM.")
+
+
+def test_pareto_front_keeps_the_points_nothing_beats_on_both_axes():
+    points = [("a", 0.9, 1000.0), ("b", 0.8, 400.0), ("c", 0.5, 800.0), ("d", 0.8, 400.0)]
+    assert pareto_front(points, higher_a=True, higher_b=False) == ["a", "b", "d"]  # equal points both stay
+    assert pareto_front(points, higher_a=True, higher_b=True) == ["a"]
+
+
+def _text(html: str, start: str) -> str:
+    fragment = html[html.index(start):html.index("</p>", html.index(start)) + 4]
+    return "".join(ElementTree.fromstring(fragment).itertext())
+
+
+def test_the_report_says_the_verdict_with_the_intervals(clear_lead, tie):
+    html = report.render(clear_lead, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    assert _text(html, '<p class="verdict"') == f"{CLEAR} {CLEAR_FRONT}"
+    assert "97.5% [92.5%, 100.0%]" in html
+    html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    assert _text(html, '<p class="verdict"') == f"{TIE} {TIE_FRONT}"
