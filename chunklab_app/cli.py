@@ -201,9 +201,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
     reply = client.compare_experiments(args.experiment_ids)
     for warning in reply.warnings:
         print(f"warning: {warning}")
+    metrics = MetricFormat(client.list_metrics())
     for d in reply.differences:
-        print(f"{d.metric:<28} {d.run_key:<40} vs {d.baseline_run_key:<30} {d.difference:+.4f} "
-              f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] over {d.shared_questions} questions")
+        print(f"{metrics.label(d.metric):<28} {d.run_key:<40} vs {d.baseline_run_key:<30} "
+              f"{metrics.difference(d.metric, d.difference)} {metrics.interval(d.metric, d.ci_low, d.ci_high)} "
+              f"over {d.shared_questions} questions")
     return 0
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab_app import terminal
+from frontend import experiments_html
 from services.evaluator import report
 from services.evaluator.experiments import ExperimentRunner
 
@@ -123,3 +125,27 @@ def test_the_report_says_the_verdict_with_the_intervals(clear_lead, tie):
     assert "97.5% [92.5%, 100.0%]" in html
     html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
     assert _text(html, '<p class="verdict"') == f"{TIE} {TIE_FRONT}"
+
+
+def test_the_experiments_page_and_the_cli_say_the_same_verdict_and_name_the_question_set(clear_lead):
+    question_set = pb.QuestionSet(question_set_id="68366963abcdef", name="chroma-general", question_count=276)
+    html = experiments_html.experiment_summary_html(clear_lead, METRICS, question_set)
+    assert _text(html, '<p class="verdict"') == f"{CLEAR} {CLEAR_FRONT}"
+    assert "question set chroma-general · 276 questions · 68366963" in html
+    out = io.StringIO()
+    terminal.print_table(clear_lead, METRICS, out)
+    assert f"\n{CLEAR} {CLEAR_FRONT}\n" in out.getvalue()
+
+
+def test_the_summary_shows_answer_similarity_as_the_detail_does():
+    built, results = experiment({"a": {"recall": [0.5], "iou": [0.1], "tokens": [10]}})
+    results[0].metrics.embedding_answer_similarity = 0.375
+    ExperimentRunner.summarize(built, results)
+    summary = ElementTree.fromstring(experiments_html.experiment_summary_html(built, METRICS))
+    runs = summary.find(".//table[@class='cl-table cl-runs-table']")
+    heads = ["".join(th.itertext()) for th in runs.iter("th")]
+    cells = ["".join(td.itertext()) for td in runs.iter("td")]
+    column = heads.index("answer similarity (embeddings)")
+    assert cells[column] == "0.375"
+    detail = experiments_html.question_detail_html(results[0], METRICS)
+    assert "answer similarity (embeddings) 0.375" in detail and "MRR 0.000" in detail

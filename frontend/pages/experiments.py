@@ -77,9 +77,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             with shown_as_error():
                 experiment = gateway.get_experiment(experiment_id, without_results=True)
                 metrics = MetricFormat(gateway.list_metrics())
+                question_set = next((s for s in gateway.list_question_sets()
+                                     if s.question_set_id == experiment.config.question_set_id), None)
             keys = [run.run_key for run in experiment.runs]
             return (
-                experiments_html.experiment_summary_html(experiment, metrics),
+                experiments_html.experiment_summary_html(experiment, metrics, question_set),
                 gr.update(choices=keys, value=keys[0] if keys else None),
             )
 
