@@ -14,7 +14,7 @@ from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab_app import terminal
 from frontend import experiments_html
-from services.evaluator import report
+from services.evaluator import compare, report
 from services.evaluator.experiments import ExperimentRunner
 
 METRICS = report.METRICS
@@ -149,3 +149,34 @@ def test_the_summary_shows_answer_similarity_as_the_detail_does():
     assert cells[column] == "0.375"
     detail = experiments_html.question_detail_html(results[0], METRICS)
     assert "answer similarity (embeddings) 0.375" in detail and "MRR 0.000" in detail
+
+
+def _compared():
+    """Three experiments: e1 and e2 ask questions 0-3, e3 asks others entirely."""
+    first, first_results = experiment({
+        "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
+        "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4}})
+    second, second_results = experiment({"c": {"recall": [0.9, 0.9, 0.5, 0.5], "iou": [0.09] * 4, "tokens": [800] * 4}})
+    third = pb.Experiment(experiment_id="e3", config=pb.ExperimentConfig(name="other questions"),
+                          runs=[pb.ExperimentRun(run_key="d", questions_done=1)])
+    third_results = [pb.QuestionResult(question_id="x", question="an unrelated question", run_key="d",
+                                       metrics=pb.RetrievalMetrics(labelled=True, recall=1.0))]
+    for built, name, set_id, digest in ((first, "first", "set-one-0001", "h1"), (second, "second", "set-one-0001", "h1"),
+                                        (third, "other questions", "set-two-0002", "h2")):
+        built.experiment_id, built.config.name, built.config.question_set_id = name, name, set_id
+        built.question_set_hash = digest
+    results = {"first": first_results, "second": second_results, "other questions": third_results}
+    return [first, second, third], results
+
+
+def test_compare_counts_wins_across_experiments_and_says_which_experiment_it_left_out():
+    experiments, results = _compared()
+    pairs = [(p.experiment_id, p.run_key, p.other_experiment_id, p.other_run_key, p.wins, p.losses, p.ties)
+             for p in compare.wins(experiments, results, "recall")]
+    assert pairs == [("first", "a", "first", "b", 3, 1, 0), ("first", "a", "second", "c", 2, 1, 1),
+                     ("first", "b", "second", "c", 2, 1, 1)]  # d shares no question: no pair
+    assert compare.left_out(experiments, results) == [
+        "experiment other questions shares no questions with first and was left out"]
+    assert compare.warnings(experiments, {"set-one-0001": "chroma-general"})[-1] == (
+        "question set differs (first: chroma-general (set-one-), second: chroma-general (set-one-), "
+        "other questions: set-two-); only the questions both sets hold are compared")

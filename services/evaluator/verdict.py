@@ -25,15 +25,6 @@ def interval(values: Iterable[float]) -> tuple[float, float]:
     return compare.bootstrap_ci(np.asarray(list(values), dtype=float), SAMPLES)
 
 
-def wins(mine: dict[str, float], theirs: dict[str, float], higher_is_better: bool) -> tuple[int, int, int]:
-    """(wins, losses, ties) of `mine` against `theirs` on the keys both hold."""
-    shared = [k for k in mine if k in theirs]
-    sign = 1.0 if higher_is_better else -1.0
-    won = sum(1 for k in shared if sign * (mine[k] - theirs[k]) > 0)
-    lost = sum(1 for k in shared if sign * (mine[k] - theirs[k]) < 0)
-    return won, lost, len(shared) - won - lost
-
-
 def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> pb.Verdict:
     """The verdict's numbers for one experiment (after its runs' means are filled in)."""
     usable = [r for r in experiment.runs if r.questions_done and not r.error]
@@ -57,7 +48,7 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     table = validation.MeasureTable(metric, keys, results)
     higher = metric_catalog.BY_NAME[metric].info.higher_is_better
     for a, b in combinations(keys, 2):
-        won, lost, tied = wins(table.values[a], table.values[b], higher)
+        won, lost, tied = compare.count_wins(table.values[a], table.values[b], higher)
         found.pairs.add(metric=metric, run_key=a, other_run_key=b, wins=won, losses=lost, ties=tied,
                         experiment_id=experiment.experiment_id, other_experiment_id=experiment.experiment_id)
     if not table.questions:
