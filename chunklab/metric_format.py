@@ -51,7 +51,12 @@ class MetricFormat:
         return self._formats(name)[2]
 
     def axis_unit(self, name: str) -> str:
+        """What a plot of differences counts ("percentage points" for a percentage)."""
         return _AXIS.get(self.info(name).unit, "value")
+
+    def value_unit(self, name: str) -> str:
+        """What a plot of values counts ("%" for a percentage)."""
+        return "%" if self.info(name).unit == pb.METRIC_UNIT_PERCENT else self.axis_unit(name)
 
     def _formats(self, name: str) -> tuple[str, str, float]:
         return _FORMATS.get(self.info(name).unit, _FORMATS[pb.METRIC_UNIT_RATIO])

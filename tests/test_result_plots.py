@@ -76,3 +76,19 @@ def test_wins_and_losses_per_pair_in_one_experiment_and_across_two(three):
     assert list(tradeoff["run"]) == ["three: a", "three: b", "three: c", "other: d"]
     assert list(tradeoff["Pareto front"]) == ["on the Pareto front", "on the Pareto front", "beaten on both",
                                               "on the Pareto front"]
+
+
+def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
+    from frontend.pages import result_plots as section
+
+    tradeoff, metric, means, intervals, wins, shown = section.updates([three[0]], list(three[0].verdict.pairs), METRICS)
+    pd.testing.assert_frame_equal(tradeoff["value"], result_plots.tradeoff_frame([three[0]], METRICS))
+    assert (tradeoff["title"], tradeoff["y_title"]) == ("recall against tokens sent", "recall (%)")
+    assert metric["choices"][:2] == [("recall", "recall"), ("IoU", "iou")] and metric["value"] == "recall"
+    assert means["title"] == "recall: mean per run (95% interval in the tooltip)"
+    assert list(intervals["value"]["recall"]) == ["87.5% [82.5%, 90.0%]", "82.5% [80.0%, 87.5%]", "50.0% [50.0%, 50.0%]"]
+    pd.testing.assert_frame_equal(wins["value"], result_plots.wins_frame([three[0]], three[0].verdict.pairs))
+    bars, table = section.means_updates(shown, "tokens_sent")
+    assert bars["y_title"] == "tokens sent (count)" and list(table["value"]["tokens sent"])[1] == "400 [400, 400]"
+    hidden = section.updates([], [], METRICS)
+    assert [u.get("visible") for u in hidden[:5]] == [False] * 5
