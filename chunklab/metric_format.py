@@ -115,6 +115,11 @@ class MetricFormat:
         return known + sorted(present - set(known))
 
 
+def usd(amount: float) -> str:
+    """A cost in US dollars, e.g. "$0.0123": estimates, runs and answers alike."""
+    return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
+
+
 def times(ratio: float) -> str:
     """How many times another's amount, e.g. "4.1×"."""
     return f"{ratio:.1f}×"

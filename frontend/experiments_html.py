@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, usd
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
 from chunklab.verdict_view import verdict_view
@@ -83,7 +83,7 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("LLM calls", f"{estimate.llm_calls:,}"),
         ("prompt tokens", f"{estimate.prompt_tokens:,}"),
         ("completion tokens", f"{estimate.completion_tokens:,}"),
-        ("estimated cost", f"${estimate.estimated_cost_usd:.4f}"),
+        ("estimated cost", usd(estimate.estimated_cost_usd)),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
     return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
@@ -155,7 +155,7 @@ def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranke
         score = getattr(run.mean_judge, measure)
         cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
     cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent), f"{run.usage.llm_calls}",
-              f"${run.usage.estimated_cost_usd:.4f}"]
+              usd(run.usage.estimated_cost_usd)]
     return cells
 
 

@@ -116,6 +116,7 @@ KIND_BY_MODULE = {
     "test_report": "unit",
     "test_validation": "unit",
     "test_verdict": "unit",
+    "test_numbers_one_way": "unit",
     "test_result_plots": "unit",
     "test_fuzz_rpcs": "e2e",
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from google.protobuf import json_format
 
 from chunklab import knobs, retrieval_view
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, usd
 from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
@@ -105,7 +105,7 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
                 shown = METRICS.value(measure, score.value) if score.measured else "not measured"
                 cells.append(_cell(shown, score.reason))
         cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent)), _cell(str(run.usage.llm_calls)),
-                  _cell(f"${run.usage.estimated_cost_usd:.4f}")]
+                  _cell(usd(run.usage.estimated_cost_usd))]
         rows.append({"run_key": run.run_key, "error": run.error, "cells": cells})
     return head, rows
 
