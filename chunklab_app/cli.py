@@ -311,7 +311,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--selection-share", type=float, default=0.0,
                        help="holdout: the share of questions that chooses (default 0.5)")
     check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
-    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: the headline, IoU)")
+    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: recall with references, ADR 0054)")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")

@@ -13,7 +13,7 @@ import pytest
 from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab_app import terminal
-from frontend import experiments_html
+from frontend import compare_html, experiments_html
 from services.evaluator import compare, report
 from services.evaluator.experiments import ExperimentRunner
 
@@ -180,3 +180,19 @@ def test_compare_counts_wins_across_experiments_and_says_which_experiment_it_lef
     assert compare.warnings(experiments, {"set-one-0001": "chroma-general"})[-1] == (
         "question set differs (first: chroma-general (set-one-), second: chroma-general (set-one-), "
         "other questions: set-two-); only the questions both sets hold are compared")
+
+
+def test_the_compare_page_shows_each_experiments_verdict_and_names_its_question_set(clear_lead):
+    experiment = pb.Experiment()
+    experiment.CopyFrom(clear_lead)
+    experiment.config.question_set_id = "68366963abcdef"
+    response = pb.CompareExperimentsResponse(experiments=[experiment], warnings=[
+        "experiment other shares no questions with hand-built and was left out"])
+    question_set = pb.QuestionSet(question_set_id="68366963abcdef", name="chroma-general", question_count=276)
+    root = ElementTree.fromstring(compare_html.compare_html(response, METRICS, [question_set]))
+    rows = {"".join(tr.find("th").itertext()): ["".join(td.itertext()) for td in tr.findall("td")]
+            for tr in root.findall(".//table[@class='cl-table cl-compare-columns']/tbody/tr")}
+    assert rows["question set"] == ["chroma-general · 276 questions · 68366963"]
+    assert rows["verdict (a winner only where the 95% interval excludes a tie)"] == [CLEAR]
+    assert "experiment other shares no questions with hand-built and was left out" in "".join(
+        root.find(".//div[@role='alert']").itertext())

@@ -66,10 +66,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             with shown_as_error():
                 response = gateway.compare_experiments(experiment_ids)
                 metrics = MetricFormat(gateway.list_metrics())
+                question_sets = gateway.list_question_sets()
             frame = compare_html.differences_frame(response, metrics)
             names = list(compare_html.by_metric(response, metrics))
             first = names[0] if names else None
-            return (compare_html.compare_html(response, metrics), frame, metrics,
+            return (compare_html.compare_html(response, metrics, question_sets), frame, metrics,
                     gr.update(choices=[(metrics.label(n), n) for n in names], value=first, visible=bool(names)),
                     metric_plot(frame, first, metrics),
                     *result_plots.updates(list(response.experiments), list(response.wins), metrics))
