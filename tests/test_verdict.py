@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 
 from chunklab.verdict_view import pareto_front, verdict_view
@@ -196,3 +197,11 @@ def test_the_compare_page_shows_each_experiments_verdict_and_names_its_question_
     assert rows["verdict (a winner only where the 95% interval excludes a tie)"] == [CLEAR]
     assert "experiment other shares no questions with hand-built and was left out" in "".join(
         root.find(".//div[@role='alert']").itertext())
+
+
+def test_many_runs_intervals_at_once_equal_each_run_bootstrapped_alone():
+    rng = np.random.default_rng(3)
+    columns = [rng.uniform(0, 1, 30), rng.uniform(0, 1, 30), rng.uniform(0, 1, 12), np.array([])]
+    together = compare.bootstrap_cis(columns, 2000)
+    alone = [compare.bootstrap_ci(c, 2000) for c in columns]
+    assert np.allclose(together, alone, rtol=1e-12, atol=0) and together[3] == (0.0, 0.0)

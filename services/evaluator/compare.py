@@ -32,6 +32,25 @@ def bootstrap_ci(differences: np.ndarray, samples: int, seed: int = SEED) -> tup
     return float(low), float(high)
 
 
+def bootstrap_cis(columns: Sequence[np.ndarray], samples: int, seed: int = SEED) -> list[tuple[float, float]]:
+    """bootstrap_ci of each column (the same resamples, so the same intervals up to rounding),
+    drawn once per column length and applied to all columns of that length at once as how
+    often each question was drawn: fast when many runs answered the same questions."""
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(columns)
+    by_length: dict[int, list[int]] = {}
+    for index, column in enumerate(columns):
+        if len(column):
+            by_length.setdefault(len(column), []).append(index)
+    for n, indices in by_length.items():
+        picks = np.random.default_rng(seed).integers(0, n, size=(samples, n))
+        drawn = np.bincount((picks + n * np.arange(samples)[:, None]).ravel(), minlength=samples * n)
+        means = drawn.reshape(samples, n) @ np.stack([columns[i] for i in indices], axis=1) / n
+        lows, highs = np.percentile(means, [2.5, 97.5], axis=0)
+        for i, low, high in zip(indices, lows, highs):
+            out[i] = (float(low), float(high))
+    return out
+
+
 def _question_key(result: evaluator_pb2.QuestionResult) -> str:
     # Question text, so that two question sets holding the same question pair up.
     return " ".join(result.question.split()).lower()

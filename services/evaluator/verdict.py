@@ -39,12 +39,11 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     found = pb.Verdict(metric=metric)
     for name in dict.fromkeys((metric, *SHOWN)):
         table = validation.MeasureTable(name, keys, results)
-        for key in keys:
-            values = table.values[key]
-            if values:
-                low, high = interval(values.values())
-                found.means.add(run_key=key, metric=name, mean=float(np.mean(list(values.values()))),
-                                ci_low=low, ci_high=high, questions=len(values))
+        measured = [(key, np.asarray(list(table.values[key].values()), dtype=float))
+                    for key in keys if table.values[key]]
+        for (key, values), (low, high) in zip(measured, compare.bootstrap_cis([v for _, v in measured], SAMPLES)):
+            found.means.add(run_key=key, metric=name, mean=float(values.mean()), ci_low=low, ci_high=high,
+                            questions=len(values))
     table = validation.MeasureTable(metric, keys, results)
     higher = metric_catalog.BY_NAME[metric].info.higher_is_better
     for a, b in combinations(keys, 2):
