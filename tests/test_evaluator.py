@@ -459,6 +459,10 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert by_metric["tokens_sent"].difference > 0  # neighbours add context
     assert by_metric["recall_hits"].difference == 0  # the hits are the same
     assert by_metric["recall"].difference >= 0
+    # Per-question wins and losses on recall (ADR 0054), over the three questions both answered.
+    assert [(w.metric, w.experiment_id, w.other_experiment_id, w.wins + w.losses + w.ties) for w in reply.wins] == [
+        ("recall", first.experiment_id, second.experiment_id, 3)]
+    assert not any("was left out" in w for w in reply.warnings)
     code, _ = status_of(lambda: evaluator(stack).CompareExperiments(
         evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
