@@ -100,7 +100,7 @@ def test_one_run_and_no_run_say_so():
     empty = pb.Experiment(runs=[pb.ExperimentRun(run_key="x")])
     ExperimentRunner.summarize(empty, [])
     assert verdict_view(empty.verdict, METRICS)["text"] == (
-        "There is no winner to name: no run finished any question, so there is no winner to name.")
+        "There is no winner to name: no run finished any question.")
     unlabelled = pb.Experiment(runs=[pb.ExperimentRun(run_key="x"), pb.ExperimentRun(run_key="y")])
     ExperimentRunner.summarize(unlabelled, [pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(
         embedding_answer_similarity=-1)) for key in ("x", "y")])

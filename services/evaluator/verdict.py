@@ -30,7 +30,7 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     usable = [r for r in experiment.runs if r.questions_done and not r.error]
     metric = experiment.config.validation.metric or validation.headline_metric(usable) or ""
     if not usable:
-        return pb.Verdict(metric=metric, unavailable="no run finished any question, so there is no winner to name")
+        return pb.Verdict(metric=metric, unavailable="no run finished any question")
     if not metric:
         return pb.Verdict(unavailable=(
             "no quality measure was taken (no reference excerpts, no expected answers, no judge): the runs can "
