@@ -201,9 +201,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
     reply = client.compare_experiments(args.experiment_ids)
     for warning in reply.warnings:
         print(f"warning: {warning}")
+    metrics = MetricFormat(client.list_metrics())
     for d in reply.differences:
-        print(f"{d.metric:<28} {d.run_key:<40} vs {d.baseline_run_key:<30} {d.difference:+.4f} "
-              f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] over {d.shared_questions} questions")
+        print(f"{metrics.label(d.metric):<28} {d.run_key:<40} vs {d.baseline_run_key:<30} "
+              f"{metrics.difference(d.metric, d.difference)} {metrics.interval(d.metric, d.ci_low, d.ci_high)} "
+              f"over {d.shared_questions} questions")
     return 0
 
 
@@ -309,7 +311,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--selection-share", type=float, default=0.0,
                        help="holdout: the share of questions that chooses (default 0.5)")
     check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
-    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: the headline, IoU)")
+    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: recall with references, ADR 0054)")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")

@@ -118,6 +118,9 @@ KIND_BY_MODULE = {
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_verdict": "unit",
+    "test_numbers_one_way": "unit",
+    "test_result_plots": "unit",
     "test_fuzz_rpcs": "e2e",
     "test_rerank": "integration",  # test servers in both HTTP shapes, the fake OpenAI server, a tiny cross-encoder
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process

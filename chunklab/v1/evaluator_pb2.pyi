@@ -480,6 +480,66 @@ class WinnerValidation(_message.Message):
     selection_question_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., metric: _Optional[str] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., winner_run_key: _Optional[str] = ..., all_questions_winner_run_key: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[ValidatedScore, _Mapping]]] = ..., fold_winners: _Optional[_Iterable[str]] = ..., unavailable: _Optional[str] = ..., selection_question_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class MeanInterval(_message.Message):
+    __slots__ = ("run_key", "metric", "mean", "ci_low", "ci_high", "questions")
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    run_key: str
+    metric: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    questions: int
+    def __init__(self, run_key: _Optional[str] = ..., metric: _Optional[str] = ..., mean: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., questions: _Optional[int] = ...) -> None: ...
+
+class PairwiseWins(_message.Message):
+    __slots__ = ("metric", "run_key", "other_run_key", "wins", "losses", "ties", "experiment_id", "other_experiment_id")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    OTHER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    LOSSES_FIELD_NUMBER: _ClassVar[int]
+    TIES_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OTHER_EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    run_key: str
+    other_run_key: str
+    wins: int
+    losses: int
+    ties: int
+    experiment_id: str
+    other_experiment_id: str
+    def __init__(self, metric: _Optional[str] = ..., run_key: _Optional[str] = ..., other_run_key: _Optional[str] = ..., wins: _Optional[int] = ..., losses: _Optional[int] = ..., ties: _Optional[int] = ..., experiment_id: _Optional[str] = ..., other_experiment_id: _Optional[str] = ...) -> None: ...
+
+class Verdict(_message.Message):
+    __slots__ = ("metric", "winner_run_key", "runner_up_run_key", "difference", "ci_low", "ci_high", "shared_questions", "means", "pairs", "unavailable")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    WINNER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    RUNNER_UP_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    SHARED_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    MEANS_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    winner_run_key: str
+    runner_up_run_key: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    shared_questions: int
+    means: _containers.RepeatedCompositeFieldContainer[MeanInterval]
+    pairs: _containers.RepeatedCompositeFieldContainer[PairwiseWins]
+    unavailable: str
+    def __init__(self, metric: _Optional[str] = ..., winner_run_key: _Optional[str] = ..., runner_up_run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., pairs: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ..., unavailable: _Optional[str] = ...) -> None: ...
+
 class ExperimentProvenance(_message.Message):
     __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
     class DocumentHashesEntry(_message.Message):
@@ -508,7 +568,7 @@ class ExperimentProvenance(_message.Message):
     def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -522,6 +582,7 @@ class Experiment(_message.Message):
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -535,7 +596,8 @@ class Experiment(_message.Message):
     questions_done: int
     questions_total: int
     validation: WinnerValidation
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ...) -> None: ...
+    verdict: Verdict
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
     __slots__ = ("config", "dry_run", "resume_experiment_id")
@@ -672,14 +734,16 @@ class MetricDifference(_message.Message):
     def __init__(self, metric: _Optional[str] = ..., baseline_run_key: _Optional[str] = ..., run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., baseline_experiment_id: _Optional[str] = ..., experiment_id: _Optional[str] = ..., baseline_mean: _Optional[float] = ..., mean: _Optional[float] = ...) -> None: ...
 
 class CompareExperimentsResponse(_message.Message):
-    __slots__ = ("experiments", "warnings", "differences")
+    __slots__ = ("experiments", "warnings", "differences", "wins")
     EXPERIMENTS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     DIFFERENCES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
     experiments: _containers.RepeatedCompositeFieldContainer[Experiment]
     warnings: _containers.RepeatedScalarFieldContainer[str]
     differences: _containers.RepeatedCompositeFieldContainer[MetricDifference]
-    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., differences: _Optional[_Iterable[_Union[MetricDifference, _Mapping]]] = ...) -> None: ...
+    wins: _containers.RepeatedCompositeFieldContainer[PairwiseWins]
+    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., differences: _Optional[_Iterable[_Union[MetricDifference, _Mapping]]] = ..., wins: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ...) -> None: ...
 
 class GetReportRequest(_message.Message):
     __slots__ = ("experiment_id", "view")

@@ -16,7 +16,7 @@ from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Serv
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, compare, grid, models, pricing, question_sets, report
+from services.evaluator import answers, compare, grid, models, pricing, question_sets, report, validation
 from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
 from services.evaluator.peers import retrieve_request
 from services.evaluator.store import FeedbackRow, QueryRow
@@ -348,10 +348,23 @@ class EvaluatorService:
             results[experiment_id] = self._repo.results(experiment_id)
             ExperimentRunner.summarize(experiment, results[experiment_id])
             experiments.append(experiment)
+        deciding = validation.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
         return evaluator_pb2.CompareExperimentsResponse(
-            experiments=experiments, warnings=compare.warnings(experiments),
+            experiments=experiments,
+            warnings=compare.warnings(experiments, self._set_names(experiments)) + compare.left_out(experiments, results),
             differences=compare.differences(experiments, results, samples),
+            wins=compare.wins(experiments, results, deciding),
         )
+
+    def _set_names(self, experiments: list[evaluator_pb2.Experiment]) -> dict[str, str]:
+        """Question-set id -> name, for the sets still stored (a warning names them as the UI does)."""
+        names = {}
+        for set_id in {e.config.question_set_id for e in experiments}:
+            try:
+                names[set_id] = self._repo.get_question_set(set_id, with_questions=False).name
+            except ServiceError:
+                continue
+        return names
 
     def report(self, request: evaluator_pb2.GetReportRequest) -> Iterator[evaluator_pb2.ReportPiece]:
         """GetReport's stream: the header, then the file in pieces, rendered as they are sent.
