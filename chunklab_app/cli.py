@@ -5,6 +5,7 @@ ask one question, or bulk-load documents through the message broker.
         --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --hybrid --report report.html
     python -m chunklab_app.cli query "Who approved it?" --strategy fixed_size --neighbor-next 1
     python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
+    python -m chunklab_app.cli questions generate notes.md --count 20 --seed 7 --out questions.jsonl
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
 (chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
@@ -36,7 +37,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app import retrieval_cli
+from chunklab_app import questions_cli, retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 VIEWS = {
@@ -130,12 +131,7 @@ def cmd_experiment(args, client: ChunkLab) -> int:
     progress = Progress()
     options = retrieval_cli.options(args, experiment=True)
     grids = strategy_grids(args.strategy, args.grid or [], client.list_strategies())
-    mapping = {}
-    for item in args.map or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"--map {item!r}: write corpus_id=document_id")
-        mapping[key] = value
+    mapping = questions_cli.mapping(args.map)
     document_ids = []
     for corpus in args.corpus or []:
         document = client.upload_document(corpus, collection=args.collection).document
@@ -323,6 +319,7 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_experiment)
 
     retrieval_cli.add_query_command(commands)
+    questions_cli.add_questions_command(commands)
 
     resume = commands.add_parser("resume", help="continue an interrupted experiment")
     resume.add_argument("experiment_id")
