@@ -108,6 +108,7 @@ KIND_BY_MODULE = {
     "test_metrics": "unit",
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",

@@ -249,6 +249,13 @@ class Generator:
         try:
             self._repo.save_generation(generation)
             yield from self._run(generation, endpoint, provider, names, texts, passages, done, cancelled)
+        except BaseException as exc:  # the call ended (GeneratorExit, Cancelled) or a peer failed: resumable
+            if generation.state == G.GENERATION_STATE_RUNNING:
+                generation.state = G.GENERATION_STATE_INTERRUPTED
+                said = getattr(exc, "message", "") or "its call ended"
+                generation.error = f"interrupted ({said}); finished passages are kept, resume it"
+                self._repo.save_generation(generation)
+            raise
         finally:
             with self._lock:
                 self._active.discard(generation.generation_id)
@@ -264,9 +271,6 @@ class Generator:
             if passage.number in finished:
                 continue
             if cancelled.is_set():
-                generation.state = G.GENERATION_STATE_INTERRUPTED
-                generation.error = "interrupted: its call ended; finished passages are kept, resume it"
-                self._repo.save_generation(generation)
                 raise Cancelled(f"generation {generation.generation_id} stopped with its call after "
                                 f"{generation.asked} of {len(passages)} passages; resume_generation_id continues it")
             text = texts[passage.document_id]
