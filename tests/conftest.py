@@ -87,6 +87,7 @@ KIND_BY_MODULE = {
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
+    "test_excerpts": "unit",
     "test_expansion": "unit",
     "test_faults_kill": "e2e",  # each service of a stack killed with SIGKILL mid-work and started again
     "test_faults_llm": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server misbehaving
