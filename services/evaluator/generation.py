@@ -72,14 +72,15 @@ def allocate(lengths: list[int], count: int) -> list[int]:
 
 def sample_passages(texts: list[tuple[str, str]], count: int, seed: int) -> list[Passage]:
     """`count` passages over the documents (id, text): each document cut into as many
-    equal strata as it gets questions, one passage starting at a seeded place in each."""
+    equal strata as it gets questions, one passage of up to PASSAGE_CHARS at a
+    seeded place in each (the whole stratum when it is shorter)."""
     passages: list[Passage] = []
     for (document_id, text), n in zip(texts, allocate([len(t) for _, t in texts], count)):
         rng = random.Random(f"{seed}/{document_id}")
-        size = min(PASSAGE_CHARS, len(text))
         for i in range(n):
             lo, hi = i * len(text) // n, (i + 1) * len(text) // n
-            start = min(lo + rng.randrange(max(1, hi - lo - size + 1)), len(text) - size)
+            size = min(PASSAGE_CHARS, hi - lo)  # passages never overlap: short strata are asked whole
+            start = lo + rng.randrange(hi - lo - size + 1)
             start, end = excerpts.snap(text, start, start + size)
             passages.append(Passage(len(passages) + 1, document_id, start, end))
     return passages
