@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from concurrent import futures
 
 import grpc
@@ -33,10 +32,10 @@ from services.evaluator.store import Base
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider
 from tests.support.status import status_of
+from tests.test_cancellation import wait_for
 
 G = evaluator_pb2
 DEADLINE_S = 60.0
-WAIT_S = 30.0
 
 RIVER = "The river Alder flows past Harwick on its way to the sea."
 FERRY = "The ferry to Olsen Island departs every two hours from the north pier."
@@ -212,13 +211,6 @@ def good_replies(messages, model) -> str:
     """A question on the passage it is given, the whole passage its excerpt."""
     passage = messages[-1]["content"].split('"""')[1].strip()
     return reply(f"What does the text say after {' '.join(passage.split()[:2])}?", "", passage)
-
-
-def wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_a_generation_whose_call_ends_keeps_what_is_done_and_resumes_the_rest(evaluator, fake):

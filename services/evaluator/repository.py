@@ -83,7 +83,14 @@ class Repository:
         return message
 
     @staticmethod
-    def _refuse_if_used(session, row: QuestionSetRow, change: str) -> None:
+    def _changeable(session, set_id: str, change: str) -> QuestionSetRow:
+        """The set's row, to change or delete: refused while an experiment uses the set
+        (`change` says what to do instead)."""
+        if not set_id:
+            raise InvalidArgument("question_set_id is empty")
+        row = session.get(QuestionSetRow, set_id)
+        if row is None:
+            raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
         users = session.scalars(
             select(ExperimentRow.experiment_id).where(ExperimentRow.question_set_id == row.question_set_id).limit(5)
         ).all()
@@ -92,19 +99,15 @@ class Repository:
                 f"question set {row.name!r} is used by experiment(s) {', '.join(users)}; {change} "
                 "so that they remain reproducible"
             )
+        return row
 
     def change_questions(self, set_id: str, change: Callable[[list[evaluator_pb2.Question]], list[evaluator_pb2.Question]],
                          hash_of: Callable[[list[evaluator_pb2.Question]], str]) -> evaluator_pb2.QuestionSet:
         """Rewrites a set's questions in one transaction: `change` gets them in order and
         returns the new list; a question keeps its id (and place), one without an id is
         added at the end with its own. Refused while an experiment uses the set."""
-        if not set_id:
-            raise InvalidArgument("question_set_id is empty")
         with self._sessions.begin() as session:
-            row = session.get(QuestionSetRow, set_id)
-            if row is None:
-                raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
-            self._refuse_if_used(session, row, "copy it (export and import) to change it: it stays as it is")
+            row = self._changeable(session, set_id, "copy it (export and import) to change it: it stays as it is")
             rows = {q.question_id: q for q in session.scalars(
                 select(QuestionRow).where(QuestionRow.question_set_id == set_id))}
             current = [evaluator_pb2.Question.FromString(r.message)
@@ -156,13 +159,8 @@ class Repository:
             return [self._set_message(session, r) for r in rows], next_token(offset, size, len(rows), total)
 
     def delete_question_set(self, set_id: str) -> None:
-        if not set_id:
-            raise InvalidArgument("question_set_id is empty")
         with self._sessions.begin() as session:
-            row = session.get(QuestionSetRow, set_id)
-            if row is None:
-                raise NotFound(f"no question set {set_id}")
-            self._refuse_if_used(session, row, "it stays")
+            row = self._changeable(session, set_id, "it stays")
             session.execute(delete(QuestionRow).where(QuestionRow.question_set_id == set_id))
             session.execute(delete(QuestionSetProvenanceRow).where(QuestionSetProvenanceRow.question_set_id == set_id))
             session.delete(row)
@@ -187,17 +185,25 @@ class Repository:
 
     def generation(self, generation_id: str) -> evaluator_pb2.Generation:
         """The stored generation without its outcomes."""
-        if not generation_id:
-            raise InvalidArgument("generation_id is empty")
-        with self._sessions() as session:
-            row = session.get(GenerationRow, generation_id)
-            if row is None:
-                raise NotFound(f"no generation {generation_id}; GenerateQuestionSet's first progress names its id")
-            return evaluator_pb2.Generation.FromString(row.message)
+        return self._stored(GenerationRow, generation_id, "generation",
+                            "GenerateQuestionSet's first progress names its id", evaluator_pb2.Generation)
 
     def generation_ids_in_state(self, state: int) -> list[str]:
+        return self._ids_in_state(GenerationRow.generation_id, GenerationRow.state, state)
+
+    def _stored(self, table, key: str, what: str, hint: str, message_type):
+        """The message stored in `table`'s row `key`; INVALID_ARGUMENT when empty, NOT_FOUND when absent."""
+        if not key:
+            raise InvalidArgument(f"{what}_id is empty")
         with self._sessions() as session:
-            return list(session.scalars(select(GenerationRow.generation_id).where(GenerationRow.state == state)))
+            row = session.get(table, key)
+            if row is None:
+                raise NotFound(f"no {what} {key}; {hint}")
+            return message_type.FromString(row.message)
+
+    def _ids_in_state(self, column, state_column, state: int) -> list[str]:
+        with self._sessions() as session:
+            return list(session.scalars(select(column).where(state_column == state)))
 
     def save_outcome(self, generation_id: str, outcome: evaluator_pb2.PassageOutcome) -> None:
         with self._sessions.begin() as session:
@@ -234,13 +240,8 @@ class Repository:
 
     def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
         """The stored experiment without its per-question results."""
-        if not experiment_id:
-            raise InvalidArgument("experiment_id is empty")
-        with self._sessions() as session:
-            row = session.get(ExperimentRow, experiment_id)
-            if row is None:
-                raise NotFound(f"no experiment {experiment_id}; ListExperiments shows the stored ones")
-            return evaluator_pb2.Experiment.FromString(row.message)
+        return self._stored(ExperimentRow, experiment_id, "experiment", "ListExperiments shows the stored ones",
+                            evaluator_pb2.Experiment)
 
     def list_experiments(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.Experiment], str]:
         size, offset = page_bounds(page_size, page_token)
@@ -255,8 +256,7 @@ class Repository:
             )
 
     def experiment_ids_in_state(self, state: int) -> list[str]:
-        with self._sessions() as session:
-            return list(session.scalars(select(ExperimentRow.experiment_id).where(ExperimentRow.state == state)))
+        return self._ids_in_state(ExperimentRow.experiment_id, ExperimentRow.state, state)
 
     def save_result(self, experiment_id: str, position: int, result: evaluator_pb2.QuestionResult) -> None:
         with self._sessions.begin() as session:
