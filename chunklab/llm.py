@@ -21,11 +21,14 @@ from chunklab.limits import excerpt
 
 class LLMError(Exception):
     """The endpoint could not give a usable reply; `status_code` is the HTTP
-    status when the endpoint answered with one (None otherwise)."""
+    status when the endpoint answered with one (None otherwise); `unusable`
+    when it answered 200 with what is no chat completion (the openai client
+    retries transient failures, never these: a caller may ask again)."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
+    def __init__(self, message: str, status_code: int | None = None, unusable: bool = False) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.unusable = unusable
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class ChatClient:
             detail = exc.message.removeprefix(f"Error code: {exc.status_code}").removeprefix(" - ")
             said = f": {excerpt(detail, 200)}" if detail else ""
             return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}", exc.status_code)
-        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
+        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})",
+                        unusable=True)
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
                  response_format: dict | None = None) -> ChatResult:

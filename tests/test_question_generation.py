@@ -36,6 +36,7 @@ from tests.test_cancellation import wait_for
 
 G = evaluator_pb2
 DEADLINE_S = 60.0
+TIMEOUT_S = 1.5  # the generator's timeout per call (the fake answers at once unless told to be slow)
 
 RIVER = "The river Alder flows past Harwick on its way to the sea."
 FERRY = "The ferry to Olsen Island departs every two hours from the north pier."
@@ -73,7 +74,7 @@ def evaluator(tmp_path):
     deps = RunnerDeps(
         repository=Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base)),
         peers=Peers(), provider_for=lambda name: HashedProvider(),
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=10, max_retries=1),
+        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=TIMEOUT_S, max_retries=1),
         default_embedding_model=HashedProvider.name, code_version="test", judge_attempts=2,
     )
     service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
@@ -379,3 +380,31 @@ def test_questions_are_added_changed_and_removed_with_their_excerpts_located(eva
     assert status_of(lambda: stub.DeleteQuestion(G.DeleteQuestionRequest(
         question_set_id=created.question_set_id, question_id=second.question_id), timeout=DEADLINE_S)) == (
         grpc.StatusCode.INVALID_ARGUMENT, "that is the set's last question: delete the set instead")
+
+
+def test_an_endpoint_that_refuses_the_schema_is_asked_with_a_plainer_format(evaluator, fake):
+    stub, _ = evaluator
+    fake.script = ["bad_request", "bad_request", "good"]
+    scripted(fake, [reply("Which river flows past Harwick?", "The Alder", RIVER)])
+    generation = generate(stub, fake, 1)[-1].generation
+    assert (generation.kept, generation.outcomes[0].attempts) == (1, 1)
+    assert [c["body"].get("response_format", {}).get("type") for c in fake.calls] == [
+        "json_schema", "json_object", None]
+
+
+@pytest.mark.parametrize("behaviour, calls, problem", [
+    ("slow", 2, f"did not answer within {TIMEOUT_S:g}s"),
+    ("garbage", 2, "no usable reply after 2 attempts (the LLM (fake at {url}) gave an unusable reply "
+                   "(JSONDecodeError: Expecting value: line 1 column 1 (char 0)))"),
+])
+def test_a_model_that_times_out_or_sends_garbage_is_a_counted_failure_and_no_empty_set(
+        evaluator, fake, behaviour, calls, problem):
+    stub, _ = evaluator
+    fake.behaviour = behaviour
+    fake.delay_s = 2 * TIMEOUT_S
+    events = generate(stub, fake, 1)
+    generation = events[-1].generation
+    assert (generation.asked, generation.kept, generation.failed) == (1, 0, 1)
+    assert problem.format(url=fake.base_url) in generation.outcomes[0].problem and len(fake.calls) == calls
+    assert generation.state == G.GENERATION_STATE_FAILED and generation.question_set_id == ""
+    assert generation.error == "none of the 1 questions asked was kept (see each passage's outcome); no set was stored"

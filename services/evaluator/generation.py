@@ -128,6 +128,9 @@ class _Run:
                     self.formats.pop(0)
                     calls -= 1
                     continue
+                if exc.unusable:  # a 200 that is no chat completion: asked again
+                    problem = str(exc)
+                    continue
                 return None, calls, str(exc)  # 429, 5xx and timeouts were retried by the client already
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
