@@ -88,3 +88,8 @@ def test_unusable_replies_say_what_is_wrong(text, problem):
     with pytest.raises(UnusableReply, match=problem.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
                        .replace("]", r"\]")):
         parse_reply(text)
+
+
+def test_a_question_longer_than_a_question_may_be_is_unusable():
+    with pytest.raises(UnusableReply, match="a question of 8,001 characters, over the 8,000 a question may have"):
+        parse_reply('{"question": "%s", "excerpts": ["a"]}' % ("x" * 8001))

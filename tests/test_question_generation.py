@@ -408,3 +408,19 @@ def test_a_model_that_times_out_or_sends_garbage_is_a_counted_failure_and_no_emp
     assert problem.format(url=fake.base_url) in generation.outcomes[0].problem and len(fake.calls) == calls
     assert generation.state == G.GENERATION_STATE_FAILED and generation.question_set_id == ""
     assert generation.error == "none of the 1 questions asked was kept (see each passage's outcome); no set was stored"
+
+
+def test_a_generation_a_restart_left_running_is_marked_interrupted(evaluator, fake, tmp_path):
+    stub, peers = evaluator
+    fake.responder = good_replies
+    generation = generate(stub, fake, 2)[-1].generation
+    repository = Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base))
+    generation.state = G.GENERATION_STATE_RUNNING  # as a process killed mid-generation left it
+    repository.save_generation(generation)
+    deps = RunnerDeps(repository=repository, peers=peers, provider_for=lambda name: HashedProvider(),
+                      defaults=ModelDefaults("", "", "", TIMEOUT_S, 1), default_embedding_model=HashedProvider.name,
+                      code_version="test")
+    EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20).recover()
+    stored = repository.generation(generation.generation_id)
+    assert stored.state == G.GENERATION_STATE_INTERRUPTED
+    assert stored.error == "interrupted: the evaluator restarted; finished passages are kept, resume it"

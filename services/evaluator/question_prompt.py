@@ -16,6 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from chunklab.limits import TEXT_CHARS
+
 PROMPT_NAME = "questions-v1"
 
 # The longest excerpt a generated question may keep: a reference, not a section.
@@ -134,6 +136,8 @@ def parse_reply(text: str) -> Draft:
     question = _first(data, _QUESTION_KEYS)
     if not isinstance(question, str) or not question.strip():
         raise UnusableReply(f"no question in it (keys {sorted(data)})")
+    if len(question) > TEXT_CHARS:
+        raise UnusableReply(f"a question of {len(question):,} characters, over the {TEXT_CHARS:,} a question may have")
     answer = _first(data, _ANSWER_KEYS)
     return Draft(question.strip(), answer.strip() if isinstance(answer, str) else "",
                  _excerpts(_first(data, _EXCERPT_KEYS)))

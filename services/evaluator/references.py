@@ -83,12 +83,13 @@ def resolve(raw: RawReference, resolver: DocumentResolver, where: str
             return None, _problem(Kind.EXCERPT_PROBLEM_KIND_EMPTY, raw, document_id, None,
                                   f"{where}: a reference needs a character range or its excerpt text")
         found = locate(text, raw.content)
-        if found.exact:
+        if found is not None and found.exact:
             return stored(found.start, found.end), None
-        kind = Kind.EXCERPT_PROBLEM_KIND_SNAPPED if found.located else Kind.EXCERPT_PROBLEM_KIND_NOT_FOUND
+        located = found is not None and found.located
+        kind = Kind.EXCERPT_PROBLEM_KIND_SNAPPED if located else Kind.EXCERPT_PROBLEM_KIND_NOT_FOUND
         problem = _problem(kind, raw, document_id, found,
                            f"{where}: the excerpt {quoted(raw.content, 60)} does not occur in {name}{_closest(found)}")
-        return (stored(found.start, found.end) if found.located else None), problem
+        return (stored(found.start, found.end) if located else None), problem
     if raw.start is None or raw.end is None or not 0 <= raw.start < raw.end <= len(text):
         found = locate(text, raw.content) if raw.content.strip() else None
         message = (f"{where}: a reference range needs both start and end" if raw.start is None or raw.end is None
