@@ -111,6 +111,7 @@ KIND_BY_MODULE = {
     "test_paging": "unit",
     "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
+    "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
