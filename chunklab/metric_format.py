@@ -73,8 +73,43 @@ class MetricFormat:
         better = higher == self.info(name).higher_is_better
         return ("higher" if higher else "lower") + (" (better)" if better else " (worse)")
 
+    def group(self, group: str) -> list[str]:
+        """The names of one group ("labelled", "rank", "judge", "efficiency"), in reading order."""
+        return [name for name in self.order if self._infos[name].group == group]
+
+    def measured_in(self, group: str, means: Iterable[pb.RetrievalMetrics]) -> list[str]:
+        """The group's measures that at least one of these means has: a table's columns."""
+        means = list(means)
+        return [name for name in self.group(group) if any(measured(m, name) is not None for m in means)]
+
+    def facts(self, group: str, metrics: pb.RetrievalMetrics) -> list[str]:
+        """"label value" of each of the group's measures that were taken, e.g. "recall@1 50.0%"."""
+        return [f"{self.label(name)} {self.value(name, value)}" for name in self.group(group)
+                if (value := measured(metrics, name)) is not None]
+
+    def cell(self, name: str, metrics: pb.RetrievalMetrics) -> str:
+        """A retrieval measure as a table shows it: "–" without references, "not
+        measured" when it was not taken (recall@10 of a top-5 run, ADR 0052)."""
+        if not _labelled(metrics):
+            return "–"
+        value = measured(metrics, name)
+        return "not measured" if value is None else self.value(name, value)
+
     def ordered(self, names: Iterable[str]) -> list[str]:
         """The catalogue's order first, unknown names after, by name."""
         present = set(names)
         known = [m for m in self.order if m in present]
         return known + sorted(present - set(known))
+
+
+def measured(metrics: pb.RetrievalMetrics, name: str) -> float | None:
+    """A labelled measure of one question or of a run's means; None without references,
+    or when a measure that can be left unset (the rank measures) was not taken."""
+    field = pb.RetrievalMetrics.DESCRIPTOR.fields_by_name[name]
+    if not _labelled(metrics) or (field.has_presence and not metrics.HasField(name)):
+        return None
+    return getattr(metrics, name)
+
+
+def _labelled(metrics: pb.RetrievalMetrics) -> bool:
+    return metrics.labelled or metrics.questions_labelled > 0

@@ -40,6 +40,8 @@ from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 from chunklab_app import questions_cli, retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
+# Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
+UPLOADABLE = "Markdown, text, DOCX, PDF or HTML files"
 VIEWS = {
     "both": evaluator_pb2.REPORT_VIEW_BOTH,
     "managerial": evaluator_pb2.REPORT_VIEW_MANAGERIAL,
@@ -172,8 +174,9 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     if experiment is None:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
+        runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
         print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
-                          "error": experiment.error, "runs": summary_rows(experiment),
+                          "error": experiment.error, "runs": runs,
                           "validation": json_format.MessageToDict(experiment.validation,
                                                                   preserving_proto_field_name=True)}, indent=2))
     else:
@@ -285,7 +288,7 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("experiment", help="upload, import, run an experiment and write its report")
-    run.add_argument("--corpus", nargs="*", help="documents to upload first (already uploaded ones are reused)")
+    run.add_argument("--corpus", nargs="*", help=f"documents to upload first ({UPLOADABLE}; already uploaded ones are reused)")
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("--questions", help="a question set file (.jsonl or .csv) to import")
     source.add_argument("--question-set", help="the id of a question set already imported")
@@ -340,7 +343,7 @@ def parser() -> argparse.ArgumentParser:
     cmp_.set_defaults(handler=cmd_compare)
 
     load = commands.add_parser("load", help="upload documents and chunk them through the message broker (a bulk load)")
-    load.add_argument("files", nargs="+", help="documents to upload (already uploaded ones are reused)")
+    load.add_argument("files", nargs="+", help=f"documents to upload ({UPLOADABLE}; already uploaded ones are reused)")
     load.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     load.add_argument("--knob", action="append", help="strategy.knob=value (repeatable)")
     load.add_argument("--collection", default="", help="collection for the uploaded documents")

@@ -14,7 +14,7 @@ import argparse
 
 from google.protobuf import json_format
 
-from chunklab import retrieval, retrieval_view
+from chunklab import pages, retrieval, retrieval_view
 from chunklab.client import ChunkLab
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2
@@ -99,6 +99,8 @@ def cmd_query(args, client: ChunkLab) -> int:
         chunk = item.chunk
         score = f"{item.score:.3f}" if item.HasField("score") else ""
         text = " ".join(chunk.content.split())
+        page = pages.page_label(chunk.first_page, chunk.last_page)
+        size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
         print(f"{retrieval_view.label_name(item.label):<9} {score:>6} {chunk.document_name} #{chunk.chunk_index} "
-              f"({chunk.token_count} tokens): {text[:100]}{'…' if len(text) > 100 else ''}")
+              f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}")
     return 0

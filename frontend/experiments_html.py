@@ -128,9 +128,10 @@ class ExperimentTracker:
 RUN_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr", "iou_hits")
 
 
-def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat) -> list[str]:
+def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str]) -> list[str]:
     m = run.mean_metrics
     cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in RUN_METRICS]
+    cells += [metrics.cell(name, m) for name in ranked]
     for measure in JUDGE_MEASURES:
         score = getattr(run.mean_judge, measure)
         cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
@@ -139,19 +140,21 @@ def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat) -> li
     return cells
 
 
-def run_columns(metrics: MetricFormat) -> list[str]:
-    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *JUDGE_MEASURES)),
+def run_columns(metrics: MetricFormat, ranked: Sequence[str] = ()) -> list[str]:
+    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *ranked, *JUDGE_MEASURES)),
             "chunks / q", "tokens / q", "LLM calls", "cost"]
 
 
-def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat) -> dict:
+def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str]) -> dict:
     return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
-            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run, metrics)}
+            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run, metrics, ranked)}
 
 
 def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> str:
-    """The experiment's header (state, badges, provenance) and its run means."""
+    """The experiment's header (state, badges, provenance) and its run means; the rank
+    measures that some run has (recall@10 needs a top_k of 10)."""
     p = experiment.provenance
+    ranked = metrics.measured_in("rank", (run.mean_metrics for run in experiment.runs))
     facts = [
         f"{experiment.questions_done}/{experiment.questions_total} questions",
         f"top_k {experiment.config.retrieval.top_k}",
@@ -163,7 +166,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
         state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
-        columns=run_columns(metrics), runs=[_run_row(run, metrics) for run in experiment.runs],
+        columns=run_columns(metrics, ranked), runs=[_run_row(run, metrics, ranked) for run in experiment.runs],
         winner=winner_view(experiment.validation, metrics),
     )
 
@@ -195,6 +198,12 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
     if m.labelled:
         measures += [f"{shown(name)} ({shown(name + '_hits')})" for name in ("recall", "precision", "iou")]
         measures += [shown("hit_rate"), f"{shown('mrr')} ({shown('mrr_hits')})"]
+        ranked = metrics.measured_in("rank", [m])
+        if ranked:  # none at all: a result stored before the rank measures existed
+            measures.append(", ".join(metrics.facts("rank", m)))
+            unmeasured = [metrics.label(name) for name in metrics.group("rank") if name not in ranked]
+            if unmeasured:
+                measures.append(f"not measured (deeper than the run's top_k): {', '.join(unmeasured)}")
     else:
         measures.append("no reference excerpts: recall, precision and IoU are not measured")
     if m.embedding_answer_similarity >= 0:

@@ -98,8 +98,10 @@ KIND_BY_MODULE = {
     "test_knobs": "unit",
     "test_limits": "unit",
     "test_pages": "unit",
+    "test_page_labels": "unit",  # pages through the retriever in process and into every view
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
+    "test_pdf_safety": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_load": "e2e",  # bench/load.py in short: a stack of its own under clients and uploaders
@@ -107,6 +109,8 @@ KIND_BY_MODULE = {
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",
+    "test_rank_metrics": "unit",
+    "test_rank_metrics_experiment": "integration",  # the evaluator behind gRPC in process, its retriever faked
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
     "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server

@@ -213,6 +213,22 @@ def independent_measures(chunks, references) -> dict[str, float]:
     }
 
 
+def independent_rank_measures(chunks, references) -> dict[str, float]:
+    """recall@1/3/5 and AP at top_k 5 (ADR 0052), excerpt by excerpt: an excerpt is found at
+    the rank of the first chunk sharing a character with it; a chunk that finds one is relevant."""
+    excerpts = list(dict.fromkeys(references))
+    first = {}
+    for rank, (d, s, e) in enumerate(chunks, start=1):
+        for x in excerpts:
+            if x not in first and d == x[0] and min(e, x[2]) > max(s, x[1]):
+                first[x] = rank
+    relevant_ranks = sorted(set(first.values()))
+    judged = len(relevant_ranks) + len(excerpts) - len(first)  # relevant chunks and excerpts never found
+    expected = {f"recall_at_{k}": sum(r <= k for r in first.values()) / len(excerpts) for k in (1, 3, 5)}
+    expected["map"] = sum((i + 1) / r for i, r in enumerate(relevant_ranks)) / judged
+    return expected
+
+
 def test_labelled_measures_on_chroma_general_equal_an_independent_computation(stack, chroma, chroma_run):
     _, question_set = chroma
     events, experiment = chroma_run
@@ -225,7 +241,8 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
         evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30).questions}
     retriever = clients.retriever(stack.addresses["retriever"])
     document_ids = sorted({r.document_id for q in questions.values() for r in q.references})
-    totals = {"recall": 0.0, "precision": 0.0, "iou": 0.0, "hit_rate": 0.0, "mrr": 0.0}
+    totals = dict.fromkeys(("recall", "precision", "iou", "hit_rate", "mrr", "recall_at_1", "recall_at_3",
+                            "recall_at_5", "map"), 0.0)
     assert len(experiment.results) == 276
     for result in experiment.results:
         question = questions[result.question_id]
@@ -243,10 +260,14 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
         expected["mrr"] = 1.0 / min(ranks) if ranks else 0.0
         measured = {k: getattr(result.metrics, k) for k in expected}
         assert measured == pytest.approx(expected, abs=1e-12), question.text
+        by_rank = [chunk for _, chunk in sorted(zip((c.rank for c in response.retrieved_chunks), chunks))]
+        ranked = independent_rank_measures(by_rank, refs)
+        assert {k: getattr(result.metrics, k) for k in ranked} == pytest.approx(ranked, abs=1e-12), question.text
+        assert not result.metrics.HasField("recall_at_10")  # top_k 5: not measured
         # Without expansion, hits only and the expanded context are the same thing.
         assert result.metrics.recall_hits == pytest.approx(result.metrics.recall)
-        for key in totals:
-            totals[key] += expected[key]
+        for key, value in {**expected, **ranked}.items():
+            totals[key] += value
     means = {k: v / 276 for k, v in totals.items()}
     summary = run_.mean_metrics
     assert {k: getattr(summary, k) for k in means} == pytest.approx(means, abs=1e-9)

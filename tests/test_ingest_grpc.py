@@ -1,5 +1,5 @@
-"""Ingest through gRPC: DOCX upload, early refusal of an oversize upload,
-listing, and concurrent uploads of the same bytes."""
+"""Ingest through gRPC: DOCX upload, early refusal of an oversize upload and
+of a hostile PDF, listing, and concurrent uploads of the same bytes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from chunklab import clients
 from chunklab.client import ClientError
 from chunklab.v1 import documents_pb2, ingest_pb2
+from tests.test_pdf_safety import bomb_pdf, zeros_deflated
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +70,18 @@ def test_a_refused_docx_gets_its_status_through_grpc(stack):
         upload(stack, "cut.docx", handbook_docx()[:2000])
     assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert "corrupt or truncated" in err.value.details
+
+
+def test_a_pdf_bomb_gets_its_status_through_grpc_and_nothing_is_stored(stack):
+    collection = "pdf-bombs"
+    with pytest.raises(ClientError) as err:
+        upload(stack, "bomb.pdf", bomb_pdf(zeros_deflated(1024)), collection=collection)
+    assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert err.value.details == (
+        "'bomb.pdf' is refused as a decompression bomb: the stream of object 4 inflates to more than 100 MB "
+        "(the limit for one stream inside a PDF)"
+    )
+    assert stack.client().list_documents(collection=collection) == []
 
 
 def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):

@@ -320,7 +320,7 @@ def test_a_docx_upload_keeps_its_collection_and_language(page, tmp_path):
     expect(page.locator("#upload-status")).to_contain_text("Uploaded Richtlinie.docx (collection 'hr'")
     row = page.locator("#documents-table tr").filter(has_text="Richtlinie.docx")
     # name, collection, language and format, as the table's first columns say.
-    expect(row).to_contain_text(re.compile(r"^Richtlinie\.docx\s*hr\s*de\s*docx"))
+    expect(row).to_contain_text(re.compile(r"^Richtlinie\.docx\s*hr\s*de\s*DOCX"))
 
 
 def test_the_boundary_viewer_marks_each_chunk_and_frames_parents(page, storms):

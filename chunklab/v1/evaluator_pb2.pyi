@@ -595,7 +595,7 @@ class JudgeScores(_message.Message):
     def __init__(self, context_relevance: _Optional[_Union[Score, _Mapping]] = ..., answer_similarity: _Optional[_Union[Score, _Mapping]] = ..., faithfulness: _Optional[_Union[Score, _Mapping]] = ..., hallucination: _Optional[_Union[Score, _Mapping]] = ..., judge_model: _Optional[str] = ..., prompt_version: _Optional[str] = ...) -> None: ...
 
 class RetrievalMetrics(_message.Message):
-    __slots__ = ("recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits", "recall", "precision", "iou", "hit_rate", "mrr", "embedding_answer_similarity", "chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms", "labelled", "questions", "questions_labelled", "judge_ms")
+    __slots__ = ("recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits", "recall", "precision", "iou", "hit_rate", "mrr", "embedding_answer_similarity", "chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms", "labelled", "questions", "questions_labelled", "judge_ms", "recall_at_1", "recall_at_3", "recall_at_5", "recall_at_10", "ndcg", "ndcg_at_10", "map")
     RECALL_HITS_FIELD_NUMBER: _ClassVar[int]
     PRECISION_HITS_FIELD_NUMBER: _ClassVar[int]
     IOU_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -615,6 +615,13 @@ class RetrievalMetrics(_message.Message):
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_LABELLED_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MS_FIELD_NUMBER: _ClassVar[int]
+    RECALL_AT_1_FIELD_NUMBER: _ClassVar[int]
+    RECALL_AT_3_FIELD_NUMBER: _ClassVar[int]
+    RECALL_AT_5_FIELD_NUMBER: _ClassVar[int]
+    RECALL_AT_10_FIELD_NUMBER: _ClassVar[int]
+    NDCG_FIELD_NUMBER: _ClassVar[int]
+    NDCG_AT_10_FIELD_NUMBER: _ClassVar[int]
+    MAP_FIELD_NUMBER: _ClassVar[int]
     recall_hits: float
     precision_hits: float
     iou_hits: float
@@ -634,7 +641,14 @@ class RetrievalMetrics(_message.Message):
     questions: int
     questions_labelled: int
     judge_ms: float
-    def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ..., labelled: _Optional[bool] = ..., questions: _Optional[int] = ..., questions_labelled: _Optional[int] = ..., judge_ms: _Optional[float] = ...) -> None: ...
+    recall_at_1: float
+    recall_at_3: float
+    recall_at_5: float
+    recall_at_10: float
+    ndcg: float
+    ndcg_at_10: float
+    map: float
+    def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ..., labelled: _Optional[bool] = ..., questions: _Optional[int] = ..., questions_labelled: _Optional[int] = ..., judge_ms: _Optional[float] = ..., recall_at_1: _Optional[float] = ..., recall_at_3: _Optional[float] = ..., recall_at_5: _Optional[float] = ..., recall_at_10: _Optional[float] = ..., ndcg: _Optional[float] = ..., ndcg_at_10: _Optional[float] = ..., map: _Optional[float] = ...) -> None: ...
 
 class QuestionResult(_message.Message):
     __slots__ = ("question_id", "question", "run_key", "retrieved_chunks", "expansion_tree", "answer", "extractive", "metrics", "judge", "usage", "error")

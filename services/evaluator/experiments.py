@@ -430,6 +430,7 @@ class ExperimentRunner:
     def _question(self, cell: Cell, run: evaluator_pb2.ExperimentRun, question: evaluator_pb2.Question, plan: Plan,
                   answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> evaluator_pb2.QuestionResult:
         request = retrieve_request(question.text, run.retrieval)
+        top_k = retrieval.top_k(run.retrieval)
         result = evaluator_pb2.QuestionResult(
             question_id=question.question_id, question=question.text, run_key=cell.run_key
         )
@@ -440,12 +441,12 @@ class ExperimentRunner:
             raise
         except ServiceError as exc:
             result.error = f"retrieval failed: {exc.message}"
-            result.metrics.CopyFrom(retrieval_metrics([], common_pb2.ExpansionTree(), question.references))
+            result.metrics.CopyFrom(retrieval_metrics([], common_pb2.ExpansionTree(), question.references, top_k))
             return result
         retrieve_ms = (time.perf_counter() - started) * 1e3
         result.retrieved_chunks.extend(response.retrieved_chunks)
         result.expansion_tree.CopyFrom(response.expansion_tree)
-        metrics = retrieval_metrics(response.retrieved_chunks, response.expansion_tree, question.references)
+        metrics = retrieval_metrics(response.retrieved_chunks, response.expansion_tree, question.references, top_k)
         metrics.retrieve_ms = retrieve_ms
         result.metrics.CopyFrom(metrics)
         if plan.config.retrieval_only:

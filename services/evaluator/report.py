@@ -120,12 +120,14 @@ def _cell(text: str, tip: str | None = None) -> dict:
 
 
 def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> tuple[list[str], list[dict]]:
-    """The head and one row per run; columns for measures that no run has are left out."""
+    """The head and one row per run; columns for measures that no run has are left out
+    (recall@10 of a top-5 experiment, ADR 0052)."""
     labelled = any(r.mean_metrics.questions_labelled for r in runs)
     similar = any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs)
+    ranked = METRICS.measured_in("rank", (r.mean_metrics for r in runs))
     head = ["run", "questions"]
     if labelled:
-        head += [METRICS.label(name) for name in LABELLED_COLUMNS]
+        head += [METRICS.label(name) for name in (*LABELLED_COLUMNS, *ranked)]
     if similar:
         head.append("answer sim. (emb.)")
     if judged:
@@ -138,6 +140,7 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
         if labelled:
             for name in LABELLED_COLUMNS:
                 cells.append(_cell(METRICS.value(name, getattr(m, name)) if m.questions_labelled else "–"))
+            cells += [_cell(METRICS.cell(name, m)) for name in ranked]
         if similar:
             similarity = m.embedding_answer_similarity
             cells.append(_cell(METRICS.value("embedding_answer_similarity", similarity) if similarity >= 0 else "–"))
@@ -276,7 +279,7 @@ def result_view(result: evaluator_pb2.QuestionResult) -> dict:
         facts = [f"recall {pct(m.recall)}", f"precision {pct(m.precision)}", f"IoU {pct(m.iou)}",
                  f"hit {'yes' if m.hit_rate else 'no'}", f"MRR {METRICS.value('mrr', m.mrr)}",
                  f"hits only: recall {pct(m.recall_hits)}, IoU {pct(m.iou_hits)}, "
-                 f"MRR {METRICS.value('mrr_hits', m.mrr_hits)}"] + facts
+                 f"MRR {METRICS.value('mrr_hits', m.mrr_hits)}", *METRICS.facts("rank", m)] + facts
     if m.embedding_answer_similarity >= 0:
         facts.append(f"answer similarity (embeddings) {m.embedding_answer_similarity:.3f}")
     return {

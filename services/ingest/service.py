@@ -31,6 +31,7 @@ from services.ingest import parsing
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.language import detect as detect_language
+from services.ingest.pdf_safety import check_pdf
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
 
@@ -40,6 +41,7 @@ _EXTENSIONS = {
     ".txt": pb.DOCUMENT_FORMAT_TEXT,
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
+    ".pdf": pb.DOCUMENT_FORMAT_PDF,
 }
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
@@ -50,7 +52,7 @@ def resolve_format(name: str, declared: int) -> int:
     suffix = PurePath(name).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InvalidArgument(
-            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt or .docx, or declare the format"
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx or .pdf, or declare the format"
         )
     return _EXTENSIONS[suffix]
 
@@ -89,6 +91,8 @@ def front_matter_date(text: str) -> datetime | None:
 
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     """The canonical text, tree and metadata of an upload, or a refusal."""
+    if fmt == pb.DOCUMENT_FORMAT_PDF:
+        return _parse_pdf(name, data)
     if fmt == pb.DOCUMENT_FORMAT_DOCX:
         check_docx_archive(name, data)
         try:
@@ -106,6 +110,13 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
+
+
+def _parse_pdf(name: str, data: bytes) -> Parsed:
+    """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
+    check_pdf(name, data)
+    # The PDF reader (issue 15) is called here; until it is merged a sound PDF is refused too.
+    raise InvalidArgument(f"{name!r} is a sound PDF, but this ingest cannot read PDFs yet; upload it as DOCX or text")
 
 
 class IngestService:
