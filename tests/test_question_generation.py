@@ -11,23 +11,20 @@ from __future__ import annotations
 
 import json
 import threading
-from concurrent import futures
 
 import grpc
 import pytest
 
-from chunklab import clients
 from chunklab.db import make_sessionmaker
-from chunklab.server import ErrorMappingInterceptor
-from chunklab.v1 import documents_pb2, evaluator_pb2, evaluator_pb2_grpc
+from chunklab.v1 import documents_pb2, evaluator_pb2
 from services.evaluator import question_prompt
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.generation import DUPLICATE_SIMILARITY
 from services.evaluator.models import ModelDefaults
 from services.evaluator.repository import Repository
-from services.evaluator.server import EvaluatorServicer
 from services.evaluator.service import EvaluatorService
 from services.evaluator.store import Base
+from tests.support.evaluator_server import serve_evaluator
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider
 from tests.support.status import status_of
@@ -70,19 +67,9 @@ class Peers:
 
 @pytest.fixture
 def evaluator(tmp_path):
-    deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base)),
-        peers=Peers(), provider_for=lambda name: HashedProvider(),
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=TIMEOUT_S, max_retries=1),
-        default_embedding_model=HashedProvider.name, code_version="test", judge_attempts=2,
-    )
-    service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
-    server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
-    evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(EvaluatorServicer(service), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield clients.evaluator(f"127.0.0.1:{port}"), deps.peers
-    server.stop(None)
+    peers = Peers()
+    with serve_evaluator(peers, tmp_path / "evaluator.sqlite3", TIMEOUT_S, max_retries=1, judge_attempts=2) as stub:
+        yield stub, peers
 
 
 @pytest.fixture
