@@ -23,6 +23,10 @@ from rapidfuzz import fuzz
 SIMILARITY_THRESHOLD = 0.85
 
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+# Candidate word edges on each side, nearest first, when a fuzzy span is refined
+# (every pair is compared: 12 x 12 ratios of excerpt-sized strings, a millisecond or two).
+_MAX_EDGES = 12
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,25 @@ def _fuzzy(text: str, excerpt: str, lo: int, hi: int) -> Located:
             folded_part, folded_excerpt = part, excerpt
         alignment = fuzz.partial_ratio_alignment(folded_excerpt, folded_part)
         start, end = lo + alignment.dest_start, lo + alignment.dest_end
-    start, end = snap(text, start, end)
+    start, end = _refine(text, excerpt, *snap(text, start, end))
     span = text[start:end]
     return Located(start, end, span, similarity(excerpt, span), False)
+
+
+def _refine(text: str, excerpt: str, start: int, end: int) -> tuple[int, int]:
+    """The most similar span whose edges are word edges near the aligned window's: the
+    window is as long as the excerpt, while a paraphrase may be shorter or longer."""
+    slack = max(20, len(excerpt) // 4)
+    lo, hi = max(0, start - slack), min(len(text), end + slack)
+    words = [m.span() for m in _WORD.finditer(text, lo, hi)]
+    starts = sorted({s for s, _ in words if s == 0 or not text[s - 1].isalnum()}, key=lambda s: abs(s - start))
+    ends = sorted({e for _, e in words if e == len(text) or not text[e].isalnum()}, key=lambda e: abs(e - end))
+    wanted = _SPACE.sub(" ", excerpt).strip()
+    best, best_score = (start, end), similarity(excerpt, text[start:end])
+    for s in starts[:_MAX_EDGES]:
+        for e in ends[:_MAX_EDGES]:
+            if e > s:
+                score = fuzz.ratio(wanted, _SPACE.sub(" ", text[s:e]).strip()) / 100.0
+                if score > best_score:
+                    best, best_score = (s, e), score
+    return best
