@@ -29,6 +29,14 @@ def test_a_paraphrase_snaps_to_whole_words_of_the_text():
     assert found.similarity == pytest.approx(1 - 4 / 64)
 
 
+def test_a_span_is_refined_to_the_word_edges_that_match_best():
+    # The aligned window (41 characters, the excerpt's length) ends in " on"; without it the span
+    # differs by T/t (2) and "has " (4): 6 of 41 + 37.
+    found = locate(TEXT, "the council has approved the ferry budget")
+    assert (found.start, found.end, found.span) == (0, 37, "The council approved the ferry budget")
+    assert found.similarity == pytest.approx(1 - 6 / 78)
+
+
 def test_an_absent_excerpt_gets_its_closest_span_below_the_threshold():
     found = locate(TEXT, "completely unrelated sentence about cats")
     assert not found.located and found.similarity < SIMILARITY_THRESHOLD
