@@ -142,9 +142,12 @@ def cmd_experiment(args, client: ChunkLab) -> int:
     if args.question_set:
         question_set_id = args.question_set
     else:
-        question_set = client.import_question_set(args.questions, document_ids=mapping)
+        check = evaluator_pb2.EXCERPT_CHECK_LENIENT if args.lenient else evaluator_pb2.EXCERPT_CHECK_STRICT
+        question_set = client.import_question_set(args.questions, document_ids=mapping, excerpt_check=check)
         question_set_id = question_set.question_set_id
-        progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
+        left_out = question_set.validation.questions_left_out
+        progress.message(f"imported {question_set.question_count} questions as {question_set_id}"
+                         + (f" ({left_out} left out: `chunklab questions validate` says why)" if left_out else ""))
     config = evaluator_pb2.ExperimentConfig(
         name=args.name or "", question_set_id=question_set_id, strategies=grids,
         retrieval=options, retrieval_only=args.retrieval_only,
@@ -293,6 +296,8 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--questions", help="a question set file (.jsonl or .csv) to import")
     source.add_argument("--question-set", help="the id of a question set already imported")
     run.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
+    run.add_argument("--lenient", action="store_true",
+                     help="import the questions whose excerpts are located, leaving out the others (default: strict)")
     run.add_argument("--collection", default="", help="collection for uploaded documents")
     run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")

@@ -100,3 +100,9 @@ def test_a_broken_file_is_told_what_to_fix_and_a_lenient_import_leaves_it_out(st
     assert imported.returncode == 0, imported.stderr
     summary = json.loads(imported.stdout)
     assert summary["question_count"] == 1 and summary["validation"]["questions_left_out"] == 1
+    run = cli(stack, "experiment", "--questions", str(broken), "--lenient", "--strategy", "fixed_size",
+              "--grid", "fixed_size.chunk_size=32", "--grid", "fixed_size.chunk_overlap=0", "--top-k", "2",
+              "--retrieval-only", "--json")
+    assert run.returncode == 0, run.stderr
+    assert "(1 left out: `chunklab questions validate` says why)" in run.stderr
+    assert [r["questions"] for r in json.loads(run.stdout)["runs"]] == [1]
