@@ -33,6 +33,7 @@ from tests.test_cancellation import wait_for
 G = evaluator_pb2
 DEADLINE_S = 60.0
 TIMEOUT_S = 1.5  # the generator's timeout per call (the fake answers at once unless told to be slow)
+SECRET = "sk-generator-4242"
 
 RIVER = "The river Alder flows past Harwick on its way to the sea."
 FERRY = "The ferry to Olsen Island departs every two hours from the north pier."
@@ -49,12 +50,15 @@ TEXT = "\n\n".join([
 
 
 class Peers:
-    """One uploaded document, harwick.md (d-1), whose text can be changed under a generation."""
+    """The uploaded documents: harwick.md (d-1), whose hash a test changes under a generation,
+    and empty.md (d-empty)."""
 
     def __init__(self) -> None:
         self.hash = "h1"
 
     def get_document(self, document_id, full=False):
+        if document_id == "d-empty":
+            return documents_pb2.Document(document_id=document_id, name="empty.md", text="", content_hash="h0")
         if document_id != "d-1":
             from chunklab.errors import NotFound
 
@@ -97,7 +101,7 @@ def scripted(fake: FakeOpenAI, replies: list[str]) -> None:
 def generate(stub, fake: FakeOpenAI, count: int, **fields) -> list[G.GenerationEvent]:
     request = G.GenerateQuestionSetRequest(
         name="harwick", document_ids=["d-1"], question_count=count, seed=7,
-        generator_model=G.ModelEndpoint(base_url=fake.base_url, model="fake"), **fields)
+        generator_model=G.ModelEndpoint(base_url=fake.base_url, model="fake", api_key=SECRET), **fields)
     return list(stub.GenerateQuestionSet(request, timeout=DEADLINE_S))
 
 
@@ -180,6 +184,8 @@ def test_a_generation_keeps_located_questions_and_counts_every_other_with_its_re
         code_version="test")
     assert stub.GetGeneration(G.GetGenerationRequest(generation_id=generation.generation_id),
                               timeout=DEADLINE_S) == generation
+    assert generation.request.generator_model == G.ModelEndpoint(base_url=fake.base_url, model="fake")
+    assert SECRET not in str(events)
 
 
 def fake_behaviours() -> list[str]:
@@ -238,6 +244,8 @@ def test_a_generation_whose_call_ends_keeps_what_is_done_and_resumes_the_rest(ev
      "name the documents to generate questions from (document_ids)"),
     ({"question_count": 0}, grpc.StatusCode.INVALID_ARGUMENT, "question_count must be between 1 and 500, got 0"),
     ({"document_ids": ["d-9"]}, grpc.StatusCode.NOT_FOUND, "no document d-9"),
+    ({"document_ids": ["d-empty"]}, grpc.StatusCode.INVALID_ARGUMENT,
+     "there is no text to ask questions about in empty.md"),
     ({"generator_model": G.ModelEndpoint()}, grpc.StatusCode.FAILED_PRECONDITION,
      "no chat endpoint to generate with: set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL, or give generator_model"),
 ])

@@ -227,6 +227,8 @@ class Generator:
         texts = {d.document_id: d.text for d in documents}
         names = {d.document_id: d.name for d in documents}
         passages = sample_passages(list(texts.items()), request.question_count, request.seed)
+        if not passages:
+            raise InvalidArgument(f"there is no text to ask questions about in {', '.join(names.values())}")
         finished = {o.passage_number for o in done}
         pending = [p for p in passages if p.number not in finished]
         yield G.GenerationEvent(estimate=self.estimate(endpoint, names, texts, pending, len(finished)))
@@ -245,6 +247,7 @@ class Generator:
                     duplicate_similarity=DUPLICATE_SIMILARITY, code_version=self._deps.code_version))
             generation.provenance.generation_id = generation.generation_id
             generation.request.dry_run = False
+            generation.request.generator_model.api_key = ""  # never stored, never sent back
         generation.state, generation.error = G.GENERATION_STATE_RUNNING, ""
         with self._lock:
             if generation.generation_id in self._active:
