@@ -232,6 +232,7 @@ def test_a_generation_whose_call_ends_keeps_what_is_done_and_resumes_the_rest(ev
     assert len(fake.calls) == 6  # no passage asked twice
     assert generation.asked == 6 == generation.kept + sum(d.count for d in generation.dropped) + generation.failed
     assert generation.state == G.GENERATION_STATE_SUCCEEDED and generation.provenance.seed == 3
+    assert generation.request.name == "generated from harwick.md"
 
     again = G.GenerateQuestionSetRequest(resume_generation_id=generation_id)
     assert status_of(lambda: list(stub.GenerateQuestionSet(again, timeout=DEADLINE_S))) == (

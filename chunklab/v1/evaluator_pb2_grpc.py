@@ -192,8 +192,9 @@ class EvaluatorServiceServicer:
         there: nothing called or stored), then progress, and last the
         generation with every passage's outcome and the stored set. Ends with
         its call: what is done is kept, and resume_generation_id continues it.
-        Errors: INVALID_ARGUMENT (no documents, question_count out of range, no
-        name), NOT_FOUND (a document, the generation to resume),
+        Errors: INVALID_ARGUMENT (no documents, documents without text,
+        question_count out of range), NOT_FOUND (a document, the generation to
+        resume),
         FAILED_PRECONDITION (no chat endpoint configured; the generation to
         resume finished, runs now, or its documents changed), UNAVAILABLE
         (ingest).

@@ -248,6 +248,8 @@ class Generator:
             generation.provenance.generation_id = generation.generation_id
             generation.request.dry_run = False
             generation.request.generator_model.api_key = ""  # never stored, never sent back
+            others = f" and {len(documents) - 1} more" if len(documents) > 1 else ""
+            generation.request.name = request.name.strip() or f"generated from {documents[0].name}{others}"
         generation.state, generation.error = G.GENERATION_STATE_RUNNING, ""
         with self._lock:
             if generation.generation_id in self._active:
@@ -347,8 +349,7 @@ class Generator:
             return
         request = generation.request
         questions = [o.question for o in sorted(kept, key=lambda o: o.passage_number)]
-        name = request.name.strip() or f"generated ({generation.generation_id[:8]})"
-        stored = self._repo.add_question_set(name, request.description, questions,
+        stored = self._repo.add_question_set(request.name, request.description, questions,
                                              question_sets.content_hash(questions), generation.provenance)
         generation.question_set_id = stored.question_set_id
         generation.state = G.GENERATION_STATE_SUCCEEDED
