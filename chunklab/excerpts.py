@@ -1,6 +1,6 @@
 """Locating a reference excerpt in a document's canonical text: the one owner
 of "where does this excerpt occur", for question-set imports and for
-generated questions alike (ADR 0054).
+generated questions alike (ADR 0057).
 
 Exact first (the first occurrence, or the one nearest a hint). Otherwise the
 closest span by fuzzy matching (rapidfuzz's partial_ratio_alignment, which

@@ -1,5 +1,5 @@
 """`chunklab questions generate|validate|import|export`: question sets from the
-command line, through chunklab.client (ADR 0054).
+command line, through chunklab.client (ADR 0057).
 
     chunklab questions generate notes.md --count 20 --seed 7 --model gpt-4o-mini --out notes-questions.jsonl
     chunklab questions validate questions.jsonl --map sotu=<document id>

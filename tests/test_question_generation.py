@@ -1,4 +1,4 @@
-"""Question sets generated from a document (issue 16; ADR 0054).
+"""Question sets generated from a document (issue 16; ADR 0057).
 
 The evaluator runs in this process behind a real gRPC server, its peers
 faked (one uploaded document, its canonical text below); the generator is

@@ -1,5 +1,5 @@
 """Imports whose excerpts are checked, strict or lenient, their dry run
-(ValidateQuestionSet) and the review's edits (issue 16; ADR 0054), against
+(ValidateQuestionSet) and the review's edits (issue 16; ADR 0057), against
 the evaluator in this process behind a real gRPC server, its one document
 faked (tests.test_question_generation)."""
 

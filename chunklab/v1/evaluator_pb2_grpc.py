@@ -145,7 +145,7 @@ class EvaluatorServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def CreateQuestionSet(self, request, context):
-        """Every excerpt is located (chunklab.excerpts, ADR 0054); excerpt_check
+        """Every excerpt is located (chunklab.excerpts, ADR 0057); excerpt_check
         says what a problem does: STRICT (the default) refuses the set, LENIENT
         stores the questions whose excerpts are all located and leaves out the
         others. The reply's validation lists every problem.
@@ -184,7 +184,7 @@ class EvaluatorServiceServicer:
 
     def GenerateQuestionSet(self, request, context):
         """Generates a question set from documents through an OpenAI-compatible
-        chat endpoint (ADR 0054): passages sampled across each document, one
+        chat endpoint (ADR 0057): passages sampled across each document, one
         question per passage with its expected answer and exact excerpts; kept
         when the excerpts are located, dropped (with the reason) when not, when
         a near-duplicate of a kept one, answerable from the question alone or

@@ -1,4 +1,4 @@
-"""Question sets generated from documents (ADR 0054).
+"""Question sets generated from documents (ADR 0057).
 
 Passages are sampled across each document (every part of it, the same ones
 for the same seed); each is asked for one question with its expected answer

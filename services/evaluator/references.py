@@ -1,5 +1,5 @@
 """A question set's references checked against the canonical texts, and the
-validation report that lists every problem with its fix (ADR 0054).
+validation report that lists every problem with its fix (ADR 0057).
 
 Every excerpt is located by chunklab.excerpts. One that is not exactly
 where the set says is a problem carrying the closest span (its range, its

@@ -1,5 +1,5 @@
 """Question sets behind their RPCs: create, import and validate (every excerpt
-located, ADR 0054), and the review's edits (add, change, remove a question).
+located, ADR 0057), and the review's edits (add, change, remove a question).
 Knows nothing of gRPC."""
 
 from __future__ import annotations
