@@ -88,6 +88,7 @@ KIND_BY_MODULE = {
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
+    "test_excerpts": "unit",
     "test_expansion": "unit",
     "test_faults_kill": "e2e",  # each service of a stack killed with SIGKILL mid-work and started again
     "test_faults_llm": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server misbehaving
@@ -115,6 +116,9 @@ KIND_BY_MODULE = {
     "test_rank_metrics_experiment": "integration",  # the evaluator behind gRPC in process, its retriever faked
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
+    "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
+    "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
