@@ -5,6 +5,8 @@ ask one question, or bulk-load documents through the message broker.
         --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --hybrid --report report.html
     python -m chunklab_app.cli query "Who approved it?" --strategy fixed_size --neighbor-next 1
     python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
+    python -m chunklab_app.cli export chunks --document handbook.md --strategy fixed_size --format langchain -o out/
+    python -m chunklab_app.cli export snippet --experiment <id>
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
 (chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
@@ -36,7 +38,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app import retrieval_cli
+from chunklab_app import export_cli, retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
@@ -369,6 +371,8 @@ def parser() -> argparse.ArgumentParser:
 
     strategies = commands.add_parser("strategies", help="list the chunker's strategies")
     strategies.set_defaults(handler=cmd_strategies)
+
+    export_cli.add_export_command(commands)
     return root
 
 
@@ -391,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             client = ChunkLab(settings)
         return args.handler(args, client)
-    except (UsageError, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
+    except (UsageError, export_cli.ExportUsage, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
     except ClientError as exc:
