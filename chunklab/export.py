@@ -355,17 +355,28 @@ def splitter_snippets(spec: common_pb2.StrategySpec, embedding_model: str = "") 
     return {"langchain": "\n".join(langchain) + "\n", "llamaindex": "\n".join(llama) + "\n"}
 
 
+LIBRARIES = ("chunklab", "langchain", "llamaindex")
+_HEADINGS = {"chunklab": "ChunkLab", "langchain": "LangChain (nearest)", "llamaindex": "LlamaIndex (nearest)"}
+
+
+def snippets(spec: common_pb2.StrategySpec, config_id: str = "",
+             retrieval: common_pb2.RetrievalOptions | None = None) -> dict[str, str]:
+    """Each library's code on its own, every one runnable as pasted: ChunkLab's
+    call, then LangChain's and LlamaIndex's nearest settings."""
+    model = retrieval.embedding_model if retrieval is not None else ""
+    return {"chunklab": chunklab_snippet(spec, config_id, retrieval), **splitter_snippets(spec, model)}
+
+
 def snippet(spec: common_pb2.StrategySpec, config_id: str = "", retrieval: common_pb2.RetrievalOptions | None = None,
-            title: str = "") -> str:
-    """The whole paste: ChunkLab's call, then LangChain's and LlamaIndex's nearest settings."""
-    splitters = splitter_snippets(spec, retrieval.embedding_model if retrieval is not None else "")
-    head = f"# {title or knobs.run_key(spec.name, knob_values(spec))}\n"
-    return (head + "\n# -- ChunkLab --------------------------------------------------------------\n"
-            + chunklab_snippet(spec, config_id, retrieval)
-            + "\n# -- LangChain (nearest) ---------------------------------------------------\n"
-            + splitters["langchain"]
-            + "\n# -- LlamaIndex (nearest) --------------------------------------------------\n"
-            + splitters["llamaindex"])
+            title: str = "", libraries: Iterable[str] = LIBRARIES) -> str:
+    """The libraries' snippets under one title, each under its heading (paste one of them)."""
+    code = snippets(spec, config_id, retrieval)
+    parts = [f"# {title or knobs.run_key(spec.name, knob_values(spec))}\n"]
+    for library in libraries:
+        if library not in code:
+            raise ExportError(f"snippets are for {', '.join(LIBRARIES)}, not {library!r}")
+        parts.append(f"\n# -- {_HEADINGS[library]} " + "-" * (72 - len(_HEADINGS[library])) + "\n" + code[library])
+    return "".join(parts)
 
 
 def resolved_spec(info, given: Mapping[str, Any]) -> tuple[common_pb2.StrategySpec, str]:

@@ -40,6 +40,8 @@ def add_export_command(commands) -> None:
     source.add_argument("--strategy", help="a strategy, with --knob values (the others at their defaults)")
     code.add_argument("--run", default="", help="with --experiment: this run instead of the winner")
     code.add_argument("--knob", action="append", default=[], help="knob=value (repeatable)")
+    code.add_argument("--library", action="append", choices=export.LIBRARIES,
+                      help="only this library's code (repeatable; default: all three, to paste one of)")
     code.set_defaults(handler=cmd_export_snippet)
 
 
@@ -69,7 +71,8 @@ def cmd_export_chunks(args, client: ChunkLab) -> int:
     return 0
 
 
-def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = "") -> str:
+def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = "",
+                           libraries=export.LIBRARIES) -> str:
     """The winner's (or run_key's) configuration as code, with the experiment's retrieval settings."""
     experiment = client.get_experiment(experiment_id, without_results=True)
     try:
@@ -77,10 +80,10 @@ def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = 
     except export.ExportError as exc:
         raise ExportUsage(str(exc)) from None
     title = f"{run.run_key}: {'the winner of' if not run_key else 'a run of'} experiment {experiment_id}"
-    return export.snippet(run.spec, run.config_id, run.retrieval, title=title)
+    return export.snippet(run.spec, run.config_id, run.retrieval, title=title, libraries=libraries)
 
 
-def snippet_for_strategy(client: ChunkLab, strategy: str, settings: list[str]) -> str:
+def snippet_for_strategy(client: ChunkLab, strategy: str, settings: list[str], libraries=export.LIBRARIES) -> str:
     """A strategy with knob=value settings (every other knob at its default) as code."""
     infos = {info.name: info for info in client.list_strategies()}
     if strategy not in infos:
@@ -96,14 +99,17 @@ def snippet_for_strategy(client: ChunkLab, strategy: str, settings: list[str]) -
         spec, config_id = export.resolved_spec(infos[strategy], given)
     except knobs.KnobError as exc:
         raise ExportUsage(exc.message) from None
-    return export.snippet(spec, config_id)
+    return export.snippet(spec, config_id, libraries=libraries)
 
 
 def cmd_export_snippet(args, client: ChunkLab) -> int:
+    libraries = args.library or export.LIBRARIES
     if args.experiment:
-        print(snippet_for_experiment(client, args.experiment, args.run), end="")
+        if args.knob:
+            raise ExportUsage("--knob goes with --strategy; an experiment's run has its knobs")
+        print(snippet_for_experiment(client, args.experiment, args.run, libraries), end="")
     else:
         if args.run:
             raise ExportUsage("--run goes with --experiment")
-        print(snippet_for_strategy(client, args.strategy, args.knob), end="")
+        print(snippet_for_strategy(client, args.strategy, args.knob, libraries), end="")
     return 0

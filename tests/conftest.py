@@ -88,6 +88,8 @@ KIND_BY_MODULE = {
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
     "test_expansion": "unit",
+    "test_export": "unit",  # export shapes and snippets; the LangChain splitter snippet run as pasted
+    "test_export_stack": "e2e",  # ListIndexedChunks paged, `chunklab export`, the ChunkLab snippet against the stack
     "test_faults_kill": "e2e",  # each service of a stack killed with SIGKILL mid-work and started again
     "test_faults_llm": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server misbehaving
     "test_faults_storage": "e2e",  # a stack's databases locked by another writer; its archive on a full disk
