@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import gradio as gr
 import pytest
 
 from chunklab import export, knobs, tokens
-from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
 from chunklab_app import export_cli
+from frontend.pages import export as export_page
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 
 TEXT = "# Tides\n\nThe moon pulls the sea.\n\nTwice a day it rises.\n"
@@ -187,3 +189,42 @@ def test_an_experiment_without_a_winner_says_why_and_names_its_runs():
                                  "fixed_size[chunk_size=128], fixed_size[chunk_size=256]")
     chosen = export_cli.snippet_for_experiment(FakeLab(found), "e1", "fixed_size[chunk_size=128]")
     assert chosen.startswith("# fixed_size[chunk_size=128]: a run of experiment e1\n")
+
+
+class FakeSets(FakeLab):
+    """A gateway holding one fixed_size set of the tides document."""
+
+    def __init__(self) -> None:
+        super().__init__(experiment())
+
+    def indexed_set(self, document_id: str, strategy: str, embedding_model: str = "", config_id: str = ""):
+        if config_id not in ("", FIXED_CONFIG):
+            return None
+        return retriever_pb2.IndexedSet(document_id=document_id, strategy=strategy, config_id=FIXED_CONFIG,
+                                        spec=FIXED, document_name="tides.md", embedding_model="all-MiniLM-L6-v2")
+
+    def indexed_chunks(self, document_id: str, strategy: str, config_id: str = "", embedding_model: str = ""):
+        return processed(FIXED)
+
+
+def test_the_export_button_writes_the_chosen_set_as_a_file_to_download():
+    path = export_page.export_chunks(FakeSets(), "doc-1", f"fixed_size/{FIXED_CONFIG}", "llamaindex")
+    assert path.endswith(f"/tides.fixed_size.{FIXED_CONFIG}.llamaindex.jsonl")
+    with open(path, encoding="utf-8") as written:
+        assert written.read() == "".join(export.export_lines(processed(FIXED), FIXED, "llamaindex"))
+    with pytest.raises(gr.Error, match="no fixed_size index set with configuration 00000000deadbeef; process it"):
+        export_page.export_chunks(FakeSets(), "doc-1", "fixed_size/00000000deadbeef", "jsonl")
+    with pytest.raises(gr.Error, match="Select a document and one of its index sets to export."):
+        export_page.export_chunks(FakeSets(), "doc-1", None, "jsonl")
+
+
+def test_the_experiment_detail_shows_the_winners_code_per_library():
+    note, chunklab, langchain, llama = export_page.winner_code(FakeLab(experiment()), "e1")
+    assert "fixed_size[chunk_size=256] won" in note
+    assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 256})" in chunklab
+    assert langchain.startswith("from langchain_text_splitters import TokenTextSplitter\n")
+    assert "TokenTextSplitter(chunk_size=256, chunk_overlap=0, tokenizer=" in llama
+    found = experiment()
+    found.validation.Clear()
+    note, *code = export_page.winner_code(FakeLab(found), "e1")
+    assert "names no winner" in note and code == ["", "", ""]
