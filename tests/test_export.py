@@ -228,3 +228,13 @@ def test_the_experiment_detail_shows_the_winners_code_per_library():
     found.validation.Clear()
     note, *code = export_page.winner_code(FakeLab(found), "e1")
     assert "names no winner" in note and code == ["", "", ""]
+
+
+@pytest.mark.parametrize(("strategy", "values"), [("recursive", {"chunk_size": 24, "chunk_overlap": 4}),
+                                                  ("markdown_structure", {"max_tokens": 24})])
+def test_the_other_langchain_splitter_snippets_run_as_pasted(strategy, values, tmp_path, monkeypatch):
+    pytest.importorskip("langchain_text_splitters")
+    code = export.splitter_snippets(knobs.to_spec(strategy, values))["langchain"]
+    chunks = run_snippet(code, tmp_path, monkeypatch, TEXT * 3)["chunks"]
+    texts = [getattr(chunk, "page_content", chunk) for chunk in chunks]
+    assert texts and all(0 < tokens.count(text) <= 24 for text in texts)  # short lines: none is over the size
