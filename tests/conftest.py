@@ -125,6 +125,7 @@ KIND_BY_MODULE = {
     "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
+    "test_set_chunks": "unit",  # ListIndexedChunks paging on an embedded index
     "test_settings": "e2e",
     "test_shutdown": "e2e",  # the stack, each service sent SIGTERM mid-work
     "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting

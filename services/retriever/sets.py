@@ -102,7 +102,8 @@ class IndexSets:
     def chunks(self, request: retriever_pb2.ListIndexedChunksRequest) -> retriever_pb2.ListIndexedChunksResponse:
         """A page of one set's chunks, by role then chunk_index. The token is the
         (role, chunk_index) the next page starts at; a page reads only the points
-        of its index range, through the chunk_index payload index."""
+        of its index ranges (one per role it reaches), through the chunk_index
+        payload index."""
         key = check_key(request.key, config_required=False)
         size = check_page_size(request.page_size)
         start = _chunk_position(request.page_token)
@@ -117,22 +118,25 @@ class IndexSets:
             return c.All(must=(in_set, c.match("role", ids.role_name(role)), *more))
 
         roles = [r for r in ROLE_ORDER if (start is None or r >= start[0]) and index.exists(of_role(r))]
-        if not roles:
-            return response
-        role, first = start if start is not None and start[0] == roles[0] else (roles[0], 0)
-        window = of_role(role, c.Range("chunk_index", gte=first, lt=first + size))
-        chunks = sorted((payload_to_chunk(p.payload) for p in index.scroll(window)), key=lambda k: k.chunk_index)
+        first = start[1] if start is not None and roles and start[0] == roles[0] else 0
         held = 0
-        for chunk in chunks:
-            if response.chunks and held + chunk.ByteSize() > CHUNK_PAGE_BYTES:
-                response.next_page_token = encode_token(f"{role}.{chunk.chunk_index}")
+        for role in roles:
+            room = size - len(response.chunks)
+            if room == 0:  # the page is full where a role begins
+                response.next_page_token = encode_token(f"{role}.0")
                 return response
-            held += chunk.ByteSize()
-            response.chunks.append(chunk)
-        if index.exists(of_role(role, c.Range("chunk_index", gte=first + size))):
-            response.next_page_token = encode_token(f"{role}.{first + size}")
-        elif len(roles) > 1:
-            response.next_page_token = encode_token(f"{roles[1]}.0")
+            window = of_role(role, c.Range("chunk_index", gte=first, lt=first + room))
+            for chunk in sorted((payload_to_chunk(p.payload) for p in index.scroll(window)),
+                                key=lambda k: k.chunk_index):
+                if response.chunks and held + chunk.ByteSize() > CHUNK_PAGE_BYTES:
+                    response.next_page_token = encode_token(f"{role}.{chunk.chunk_index}")
+                    return response
+                held += chunk.ByteSize()
+                response.chunks.append(chunk)
+            if index.exists(of_role(role, c.Range("chunk_index", gte=first + room))):
+                response.next_page_token = encode_token(f"{role}.{first + room}")
+                return response
+            first = 0
         return response
 
     def activate(self, request: retriever_pb2.ActivateIndexedSetRequest) -> retriever_pb2.IndexedSet:
