@@ -259,7 +259,8 @@ def _recursive(v: Mapping, model: str) -> tuple[list[str], list[str]]:
 def _sentence_window(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     window = v["window"]
     if window < 1:
-        llama = ["# No equivalent: SentenceWindowNodeParser needs window_size of at least 1 (this configuration has 0)."]
+        llama = ["# No equivalent: SentenceWindowNodeParser needs window_size of at least 1 "
+                 "(this configuration has 0)."]
     else:
         llama = [
             "from llama_index.core.node_parser import SentenceWindowNodeParser",
@@ -286,14 +287,16 @@ def _semantic(v: Mapping, model: str) -> tuple[list[str], list[str]]:
         "from langchain_huggingface import HuggingFaceEmbeddings", "", _read_text(),
         caveat, limits,
         f"embeddings = HuggingFaceEmbeddings(model_name={_hugging_face(model)!r})",
-        'splitter = SemanticChunker(embeddings, breakpoint_threshold_type="percentile", breakpoint_threshold_amount=95.0)',
+        'splitter = SemanticChunker(embeddings, breakpoint_threshold_type="percentile",',
+        "                           breakpoint_threshold_amount=95.0)",
         "chunks = splitter.split_text(text)",
     ], [
         "from llama_index.core.node_parser import SemanticSplitterNodeParser",
         "from llama_index.embeddings.huggingface import HuggingFaceEmbedding", *_read_documents(),
         caveat, limits,
         f"embed_model = HuggingFaceEmbedding(model_name={_hugging_face(model)!r})",
-        "parser = SemanticSplitterNodeParser(buffer_size=1, breakpoint_percentile_threshold=95, embed_model=embed_model)",
+        "parser = SemanticSplitterNodeParser(buffer_size=1, breakpoint_percentile_threshold=95,",
+        "                                    embed_model=embed_model)",
         "nodes = parser.get_nodes_from_documents(documents)",
     ])
 

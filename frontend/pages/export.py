@@ -12,7 +12,8 @@ from frontend.formatting import message_html
 from frontend.pages.common import shown_as_error, user_error
 from frontend.report_files import ReportFiles
 
-FORMAT_CHOICES = [("ChunkLab JSONL", "jsonl"), ("LangChain Documents", "langchain"), ("LlamaIndex TextNodes", "llamaindex")]
+FORMAT_CHOICES = [("ChunkLab JSONL", "jsonl"), ("LangChain Documents", "langchain"),
+                  ("LlamaIndex TextNodes", "llamaindex")]
 CODE_TABS = (("ChunkLab", "chunklab"), ("LangChain", "langchain"), ("LlamaIndex", "llamaindex"))
 # Exported files, one folder each, the oldest removed as new ones come (as reports are kept).
 EXPORTS = ReportFiles()
