@@ -1,10 +1,15 @@
-"""Ingest parse-and-store throughput for DOCX and Markdown at 1, 10 and 50 MB.
+"""Ingest parse-and-store throughput for DOCX and Markdown at 1, 10 and 50 MB,
+and for PDF by page count.
 
 Runs the ingest service's own logic (parse, tree, language, SQLite store) in
 process, side by side for both formats, and prints MB/s; then times the
 target case, a 100-page DOCX of about 50,000 words, against its 1 s budget.
+PDF rows (generated handbooks, tests/support/pdfs.py) give MB/s and pages/s
+of the whole ingest (safety check, reader, language, store), of the reader
+alone, and of PDFium's own text extraction of the same pages, so the cost
+of the layout analysis and the tree shows.
 
-    .venv/bin/python bench/ingest_throughput.py [--sizes 1,10,50]
+    .venv/bin/python bench/ingest_throughput.py [--sizes 1,10,50] [--pdf-pages 20,100]
 """
 
 from __future__ import annotations
@@ -21,13 +26,16 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import docx
+import pypdfium2 as pdfium
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunklab.db import make_sessionmaker  # noqa: E402
 from chunklab.v1 import documents_pb2 as pb  # noqa: E402
+from services.ingest.pdf_reader import read_pdf  # noqa: E402
 from services.ingest.service import IngestService  # noqa: E402
 from services.ingest.store import Base  # noqa: E402
+from tests.support import pdfs  # noqa: E402
 
 WORDS = (
     "retrieval chunk document section article paragraph policy employee leave contract payment "
@@ -121,9 +129,46 @@ def time_ingest(data: bytes, name: str, repeats: int) -> list[float]:
     return seconds
 
 
+def pdfium_text_seconds(data: bytes, repeats: int) -> list[float]:
+    """PDFium called directly: every page's text, nothing else."""
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        document = pdfium.PdfDocument(data)
+        for page in document:
+            page.get_textpage().get_text_range()
+        document.close()
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def reader_seconds(data: bytes, repeats: int) -> list[float]:
+    """The PDF reader alone: layout, canonical text and tree, no safety check or store."""
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        read_pdf("bench.pdf", data)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def pdf_rows(page_counts: list[int]) -> None:
+    print(f"\n{'pages':>6} | {'MB':>5} | {'ingest MB/s':>11} | {'ingest pages/s':>14} | {'reader pages/s':>14} | "
+          f"{'PDFium pages/s':>14} | {'reader / PDFium':>15}")
+    print("-" * 98)
+    for count in page_counts:
+        data = pdfs.book(count, outline=True).data
+        ingest_s = statistics.median(time_ingest(data, "bench.pdf", 3))
+        reader_s = statistics.median(reader_seconds(data, 3))
+        direct_s = statistics.median(pdfium_text_seconds(data, 3))
+        print(f"{count:>6} | {len(data) / 1e6:>5.2f} | {len(data) / 1e6 / ingest_s:>11.2f} | {count / ingest_s:>14.1f} | "
+              f"{count / reader_s:>14.1f} | {count / direct_s:>14.1f} | {reader_s / direct_s:>14.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,10,50", help="sizes in MB, comma separated")
+    parser.add_argument("--pdf-pages", default="20,100", help="PDF page counts, comma separated")
     args = parser.parse_args()
     print(f"{'size':>6} | {'DOCX MB/s':>10} | {'Markdown MB/s':>13} | {'Markdown / DOCX':>15}")
     print("-" * 55)
@@ -144,6 +189,7 @@ def main() -> None:
         f"\n100-page DOCX (50,000 words, {len(target) / 1e6:.2f} MB): median {median:.3f}s, best {best:.3f}s "
         f"= {median:.2f}x the 1 s budget ({'met' if median < 1 else 'NOT met'})"
     )
+    pdf_rows([int(p) for p in args.pdf_pages.split(",")])
 
 
 if __name__ == "__main__":

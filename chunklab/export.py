@@ -1,4 +1,4 @@
-"""Taking a configuration home (ADR 0054): an index set's chunks in the shapes
+"""Taking a configuration home (ADR 0058): an index set's chunks in the shapes
 RAG code loads, and a configuration as code to paste.
 
 One owner for both mappings, used by the CLI (`chunklab export`) and the UI:

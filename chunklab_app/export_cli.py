@@ -1,4 +1,4 @@
-"""`chunklab export`: take a configuration home (ADR 0054).
+"""`chunklab export`: take a configuration home (ADR 0058).
 
     chunklab export chunks --document handbook.md --strategy fixed_size --format langchain -o chunks.jsonl
     chunklab export snippet --experiment 7c1e...            # the experiment's winner

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from chunklab import knobs
+from chunklab import knobs, pages
 from chunklab.render import render
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
 
@@ -48,8 +48,8 @@ def format_name(fmt: int) -> str:
 
 
 def page_count(document: documents_pb2.Document) -> str:
-    """The page count a paged format's reader records (metadata "pages"); empty for the others."""
-    return document.metadata.get("pages", "")
+    """The page count a paged format's reader records; empty for the others."""
+    return document.metadata.get(pages.PAGE_COUNT_KEY, "")
 
 
 def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
@@ -99,8 +99,8 @@ def set_choices(sets: list) -> list[tuple[str, str]]:
 
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
-    pages = f", {page_count(d)} pages" if page_count(d) else ""
-    where = (f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{pages}, "
+    page_note = f", {page_count(d)} pages" if page_count(d) else ""
+    where = (f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{page_note}, "
              f"id {d.document_id}")
     if response.already_existed:
         return message_html(f"{d.name} was already uploaded ({where}); nothing changed.", "info")

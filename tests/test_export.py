@@ -1,4 +1,4 @@
-"""Taking a configuration home (chunklab/export.py, ADR 0054): exact export
+"""Taking a configuration home (chunklab/export.py, ADR 0058): exact export
 lines for a small processed document, the LangChain and LlamaIndex shapes as
 their libraries load them, and the splitter snippets run as pasted."""
 

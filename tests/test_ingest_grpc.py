@@ -1,5 +1,5 @@
-"""Ingest through gRPC: DOCX upload, early refusal of an oversize upload and
-of a hostile PDF, listing, and concurrent uploads of the same bytes."""
+"""Ingest through gRPC: DOCX and PDF uploads, early refusal of an oversize
+upload and of a hostile PDF, listing, and concurrent uploads of the same bytes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from chunklab import clients
 from chunklab.client import ClientError
 from chunklab.v1 import documents_pb2, ingest_pb2
+from tests.support import pdfs
 from tests.test_pdf_safety import bomb_pdf, zeros_deflated
 
 pytestmark = pytest.mark.e2e
@@ -53,6 +54,23 @@ def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
     ]
     assert document.metadata["author"] == "Grace Hopper"
     assert (document.collection, document.language) == ("policies", "en")
+
+
+def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
+    response = upload(stack, "layout.pdf", pdfs.layout_sample().data, collection="pdfs")
+    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert document.format == documents_pb2.DOCUMENT_FORMAT_PDF
+    starts = list(document.tree.page_starts)
+    assert [document.text[s:].split("\n")[0] for s in starts] == [
+        "# Layout sample", "## Two columns", "## A table", "## A list"]
+    title = document.tree.root.children[0]
+    assert [(s.title, s.first_page, s.last_page) for s in title.children
+            if s.kind == documents_pb2.NODE_KIND_SECTION] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
+    assert document.metadata["page_count"] == "4" and document.metadata["author"] == "Layout Team"
+    assert document.published_at.ToDatetime().date().isoformat() == pdfs.CREATED.date().isoformat()
 
 
 def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(stack):

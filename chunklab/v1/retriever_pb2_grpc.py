@@ -155,7 +155,11 @@ class RetrieverServiceServicer:
         Errors: INVALID_ARGUMENT (empty query, malformed strategy name or
         config_id, an option outside RetrievalLimits, malformed filter values,
         unknown embedding model), FAILED_PRECONDITION (nothing indexed for the
-        embedding model), NOT_FOUND (no set of the strategy has that config_id).
+        embedding model; a reranker that is not configured, or a cross-encoder
+        folder that is missing or holds no CrossEncoder), NOT_FOUND (no set of
+        the strategy has that config_id), UNAVAILABLE (the reranker failed,
+        timed out or gave an unusable reply: the query is not answered
+        un-reranked, ADR 0055).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -199,7 +203,7 @@ class RetrieverServiceServicer:
     def ListIndexedChunks(self, request, context):
         """One index set's chunks as they are stored (every role: children and
         their parents, sentences), ordered by role (ChunkRole's order), then
-        chunk_index; for exporting a set (ADR 0054). A page holds at most
+        chunk_index; for exporting a set (ADR 0058). A page holds at most
         page_size chunks and stops early once it passes a few MB, so a set of
         large parents never makes a reply too big. An empty config_id names the
         active set. A set indexed again between two pages is read as it is then.

@@ -1,4 +1,4 @@
-"""Taking a configuration home from the UI (ADR 0054): the Documents page's
+"""Taking a configuration home from the UI (ADR 0058): the Documents page's
 Export button for the chosen index set, and the Experiments page's code box
 with the winner's settings. The shapes and the code come from chunklab/export.py."""
 

@@ -10,7 +10,6 @@ import re
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
@@ -28,9 +27,11 @@ from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
+from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
 from services.ingest.language import detect as detect_language
+from services.ingest.pdf_reader import read_pdf
 from services.ingest.pdf_safety import check_pdf
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
@@ -61,14 +62,6 @@ def resolve_format(name: str, declared: int) -> int:
 # Word document (parts missing, relationships pointing nowhere, odd XML).
 _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
-
-
-@dataclass
-class Parsed:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str]
-    published_at: datetime | None
 
 
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
@@ -115,8 +108,7 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
 def _parse_pdf(name: str, data: bytes) -> Parsed:
     """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
     check_pdf(name, data)
-    # The PDF reader (issue 15) is called here; until it is merged a sound PDF is refused too.
-    raise InvalidArgument(f"{name!r} is a sound PDF, but this ingest cannot read PDFs yet; upload it as DOCX or text")
+    return read_pdf(name, data)
 
 
 class IngestService:
