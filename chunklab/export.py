@@ -171,8 +171,22 @@ def write_export(lab, document_id: str, strategy: str, fmt: str, target: str | P
 
 # -- configurations as code --------------------------------------------------------
 
-def _call(name: str, values: Mapping[str, Any]) -> str:
-    return f"{name}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
+def _literal(message, first: Mapping[str, str] | None = None, skip: tuple[str, ...] = ()) -> str:
+    """A common_pb2 message as the Python that builds it: `first` written as
+    given (names, not values), then every set field but `skip`; enums by name."""
+    first = first or {}
+    parts = [f"{name}={code}" for name, code in first.items()]
+    for field, value in message.ListFields():
+        if field.name in skip or field.name in first:
+            continue
+        if field.message_type is not None:
+            code = _literal(value)
+        elif field.enum_type is not None:
+            code = f"common_pb2.{field.enum_type.values_by_number[value].name}"
+        else:
+            code = repr(value)
+        parts.append(f"{field.name}={code}")
+    return f"common_pb2.{message.DESCRIPTOR.name}({', '.join(parts)})"
 
 
 def chunklab_snippet(spec: common_pb2.StrategySpec, config_id: str = "",
@@ -180,19 +194,16 @@ def chunklab_snippet(spec: common_pb2.StrategySpec, config_id: str = "",
     """ChunkLab's client: process a document with the configuration, read its
     chunks back, and search it with the same retrieval settings."""
     values = knob_values(spec)
-    options = {"strategy": spec.name, "config_id": "__CONFIG__"}
-    if retrieval is not None:
-        for field, value in retrieval.ListFields():
-            if field.name not in ("strategy", "config_id", "filter"):
-                options[field.name] = value
-    model = options.get("embedding_model", "")
-    shown = _call("RetrievalOptions", options).replace("'__CONFIG__'", "config_id")
+    retrieval = retrieval if retrieval is not None else common_pb2.RetrievalOptions()
+    model = retrieval.embedding_model
+    # The experiment's documents are not the user's: its filter stays behind.
+    shown = _literal(retrieval, {"strategy": repr(spec.name), "config_id": "config_id"}, skip=("filter",))
     expected = f"  # {config_id}" if config_id else ""
     return "\n".join([
         "from chunklab.client import ChunkLab",
         "from chunklab.knobs import to_spec",
         "from chunklab.settings import Settings",
-        "from chunklab.v1.common_pb2 import RetrievalOptions",
+        "from chunklab.v1 import common_pb2",
         "",
         "lab = ChunkLab(Settings())  # the stack at CHUNKLAB_*_ADDRESS, with CHUNKLAB_API_TOKEN if it has one",
         f"spec = to_spec({spec.name!r}, {values!r})",

@@ -154,8 +154,10 @@ def experiment() -> evaluator_pb2.Experiment:
     runs = [evaluator_pb2.ExperimentRun(
         run_key=f"fixed_size[chunk_size={size}]", config_id=f"cfg{size}",
         spec=knobs.to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0}),
-        retrieval=common_pb2.RetrievalOptions(strategy="fixed_size", config_id=f"cfg{size}", top_k=3, neighbor_next=1,
-                                              filter=common_pb2.RetrievalFilter(document_ids=["d1"])),
+        retrieval=common_pb2.RetrievalOptions(
+            strategy="fixed_size", config_id=f"cfg{size}", top_k=3, neighbor_next=1,
+            filter=common_pb2.RetrievalFilter(document_ids=["d1"]),
+            rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=20)),
     ) for size in (128, 256)]
     return evaluator_pb2.Experiment(experiment_id="e1", runs=runs, validation=evaluator_pb2.WinnerValidation(
         metric="iou", winner_run_key="fixed_size[chunk_size=256]"))
@@ -175,7 +177,16 @@ def test_the_winners_snippet_carries_its_knobs_configuration_and_retrieval_setti
     assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 256})" in code
     assert "config_id = result.strategies_completed[0].config_id  # cfg256" in code
     # The experiment's documents are not the user's: the filter stays behind.
-    assert "options = RetrievalOptions(strategy='fixed_size', config_id=config_id, top_k=3, neighbor_next=1)" in code
+    assert ("options = common_pb2.RetrievalOptions(strategy='fixed_size', config_id=config_id, top_k=3, "
+            "neighbor_next=1, rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, "
+            "depth=20))") in code
+    line = next(line for line in code.splitlines() if line.startswith("options = "))
+    scope = {"common_pb2": common_pb2, "config_id": "cfg256"}
+    exec(line, scope)
+    expected = common_pb2.RetrievalOptions()
+    expected.CopyFrom(experiment().runs[1].retrieval)
+    expected.ClearField("filter")
+    assert scope["options"] == expected
     assert 'TokenTextSplitter(encoding_name="cl100k_base", chunk_size=256, chunk_overlap=0)' in code
 
 
