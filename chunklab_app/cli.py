@@ -6,6 +6,8 @@ ask one question, or bulk-load documents through the message broker.
     python -m chunklab_app.cli query "Who approved it?" --strategy fixed_size --neighbor-next 1
     python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
     python -m chunklab_app.cli questions generate notes.md --count 20 --seed 7 --out questions.jsonl
+    python -m chunklab_app.cli export chunks --document handbook.md --strategy fixed_size --format langchain -o out/
+    python -m chunklab_app.cli export snippet --experiment <id>
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
 (chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
@@ -37,7 +39,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app import questions_cli, retrieval_cli
+from chunklab_app import export_cli, questions_cli, retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
@@ -373,6 +375,8 @@ def parser() -> argparse.ArgumentParser:
 
     strategies = commands.add_parser("strategies", help="list the chunker's strategies")
     strategies.set_defaults(handler=cmd_strategies)
+
+    export_cli.add_export_command(commands)
     return root
 
 
@@ -395,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             client = ChunkLab(settings)
         return args.handler(args, client)
-    except (UsageError, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
+    except (UsageError, export_cli.ExportUsage, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
     except ClientError as exc:

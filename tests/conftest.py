@@ -90,6 +90,8 @@ KIND_BY_MODULE = {
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
     "test_excerpts": "unit",
     "test_expansion": "unit",
+    "test_export": "unit",  # export shapes and snippets; the LangChain splitter snippet run as pasted
+    "test_export_stack": "e2e",  # ListIndexedChunks paged, `chunklab export`, the ChunkLab snippet against the stack
     "test_faults_kill": "e2e",  # each service of a stack killed with SIGKILL mid-work and started again
     "test_faults_llm": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server misbehaving
     "test_faults_storage": "e2e",  # a stack's databases locked by another writer; its archive on a full disk
@@ -134,6 +136,7 @@ KIND_BY_MODULE = {
     "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
+    "test_set_chunks": "unit",  # ListIndexedChunks paging on an embedded index
     "test_settings": "e2e",
     "test_shutdown": "e2e",  # the stack, each service sent SIGTERM mid-work
     "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting

@@ -16,7 +16,7 @@ from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.pages import experiment_form, result_plots
+from frontend.pages import experiment_form, export, result_plots
 from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
 
 
@@ -59,6 +59,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel")
         detail_summary = gr.HTML(elem_id="detail-summary")
         plots = result_plots.section("experiment")
+        export.winner_section(gateway, detail_experiment)
         question_detail = gr.HTML(elem_id="question-detail")
 
         def load(current_model: str | None, current_documents: list[str] | None):
