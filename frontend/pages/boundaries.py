@@ -11,7 +11,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab
 from frontend import boundaries, knobs
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
 from frontend.pages.processing import knob_input
 
 
@@ -46,7 +46,7 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
                 spec = knobs.strategy_spec(form, [values[c] for c in inputs])
             except ValueError as exc:
                 raise user_error(str(exc)) from None
-            with shown_as_error():
+            with told_as_sentence():
                 document = gateway.get_document_text(document_id)
                 response = gateway.preview_chunks(document_id, spec)
             return (

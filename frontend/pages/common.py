@@ -28,13 +28,30 @@ def user_error(message: str) -> gr.Error:
     return gr.Error(message, duration=ERROR_SECONDS, print_exception=False)
 
 
+def told_sentence(exc: ClientError) -> str:
+    """The one sentence a page shows for a failed call: a service's refusal as its own
+    sentence, without the service's name and status code in front (a service out of
+    reach keeps its address, which is what a person must check)."""
+    prefix = f"{exc.service} service: {exc.code.name}: " if exc.code is not None else ""
+    if prefix and exc.message.startswith(prefix):
+        return exc.details[:1].upper() + exc.details[1:].rstrip(".") + "."
+    return exc.message
+
+
+def told_html(exc: ClientError) -> str:
+    """told_sentence as an error line for a page's status or message area."""
+    return formatting.message_html(told_sentence(exc), "error")
+
+
 @contextmanager
-def shown_as_error() -> Iterator[None]:
-    """Re-raises a ClientError as gr.Error: Gradio shows its message in the page, no traceback."""
+def told_as_sentence() -> Iterator[None]:
+    """Re-raises a ClientError as gr.Error carrying told_sentence: Gradio shows it in the
+    page, no traceback. Handlers with a status area catch ClientError and return
+    told_sentence there instead, so no component turns into an "Error" pill."""
     try:
         yield
     except ClientError as exc:
-        raise user_error(exc.message) from None
+        raise user_error(told_sentence(exc)) from None
 
 
 def documents_table(documents) -> pd.DataFrame:
@@ -57,7 +74,7 @@ def retrieval_limit_updates(gateway: ChunkLab) -> tuple:
     """Bounds for the top_k, neighbor_prev, neighbor_next, window and recency inputs,
     read from RetrieverService.GetRetrievalLimits: the retriever's own limits, so the
     form never offers what a query would refuse (ADR 0039)."""
-    with shown_as_error():
+    with told_as_sentence():
         limits = gateway.retrieval_limits()
     # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
     return (

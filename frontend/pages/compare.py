@@ -16,7 +16,7 @@ from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
 from frontend.pages import result_plots
-from frontend.pages.common import shown_as_error, user_error
+from frontend.pages.common import told_as_sentence, user_error
 
 
 def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):
@@ -54,7 +54,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         plots = result_plots.section("compare")
 
         def choices(current: list[str] | None):
-            with shown_as_error():
+            with told_as_sentence():
                 experiments = gateway.list_experiments()
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
@@ -63,7 +63,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         def compare(experiment_ids: list[str] | None):
             if not experiment_ids or len(experiment_ids) < 2:
                 raise user_error("Choose at least two experiments to compare.")
-            with shown_as_error():
+            with told_as_sentence():
                 response = gateway.compare_experiments(experiment_ids)
                 metrics = MetricFormat(gateway.list_metrics())
                 question_sets = gateway.list_question_sets()

@@ -14,7 +14,7 @@ import gradio as gr
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
 from frontend.pages import boundaries, export, processing
-from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
+from frontend.pages.common import document_dropdown_update, documents_table, told_as_sentence, told_html, user_error
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
 UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
@@ -67,7 +67,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             """Every index set of the selected document (ListIndexedSets), and the set dropdown."""
             if not document_id:
                 return "", gr.update(choices=[], value=None)
-            with shown_as_error():
+            with told_as_sentence():
                 sets = gateway.list_indexed_sets(document_id=document_id)
             choices = formatting.set_choices(sets)
             values = [value for _, value in choices]
@@ -79,7 +79,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 if not document_id or not chosen:
                     raise user_error("Select a document and one of its index sets first.")
                 strategy, _, config_id = chosen.partition("/")
-                with shown_as_error():
+                with told_as_sentence():
                     if action == "activate":
                         gateway.activate_indexed_set(document_id, strategy, config_id)
                         return formatting.message_html(
@@ -103,7 +103,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         bulk_loads = gr.HTML(elem_id="bulk-loads", render=False)
 
         def show_bulk_loads():
-            with shown_as_error():
+            with told_as_sentence():
                 return formatting.bulk_loads_html(gateway.list_bulk_loads())
 
         processing.strategy_section(gateway, forms, selected, process_status,
@@ -123,10 +123,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 strategy_forms = knobs.strategy_forms(gateway.list_strategies())
                 message = ""
             except ClientError as exc:
-                strategy_forms, message = [], formatting.message_html(exc.message, "error")
+                strategy_forms, message = [], told_html(exc)
             names = [form.name for form in strategy_forms]
             viewer = current_viewer if current_viewer in names else (knobs.BASELINE if knobs.BASELINE in names else None)
-            with shown_as_error():
+            with told_as_sentence():
                 documents = gateway.list_documents()
             if not current and documents:  # a fresh page starts on the newest document, ready to process or view
                 current = documents[0].document_id
@@ -137,14 +137,14 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
 
         def refresh(current: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 documents = gateway.list_documents()
             return document_dropdown_update(gateway, current, documents), documents_table(documents)
 
         def upload(path: str | None, collection_name: str, language_code: str):
             if not path:
                 raise user_error("Choose a .md, .txt, .docx, .pdf or .html file first.")
-            with shown_as_error():
+            with told_as_sentence():
                 response = gateway.upload_document(path, collection_name or "", language=language_code or "")
             return formatting.upload_message(response), response.document.document_id
 
@@ -153,7 +153,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 raise user_error("Select a document to delete.")
             if not confirmed:
                 return formatting.message_html("Deletion cancelled."), document_id
-            with shown_as_error():
+            with told_as_sentence():
                 labels = {value: label for label, value in formatting.document_choices(gateway.list_documents())}
                 chunks_deleted = gateway.delete_document(document_id)
             name = labels.get(document_id, document_id)

@@ -19,7 +19,7 @@ from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
 
@@ -75,10 +75,10 @@ def follow_experiment(gateway: ChunkLab, events: Iterator[evaluator_pb2.Experime
     """Shows a RunExperiment stream (a new run or a resumed one) as it goes: yields
     (status HTML, gr.skip()) per event, and last (status HTML, the experiment id).
     The gateway's streams call nothing until read, so their errors surface here."""
-    with shown_as_error():
+    with told_as_sentence():
         tracker = experiments_html.ExperimentTracker(MetricFormat(gateway.list_metrics()))
     yield tracker.html(), gr.skip()
-    with shown_as_error():
+    with told_as_sentence():
         for event in events:
             tracker.add(event)
             progress(tracker.fraction(), desc=tracker.description())
@@ -94,7 +94,7 @@ def question_set_choices(sets) -> list[tuple[str, str]]:
 
 def question_set_update(gateway: ChunkLab, current: str | None):
     """The stored sets as choices, keeping `current` where it still exists, else the newest set."""
-    with shown_as_error():
+    with told_as_sentence():
         sets = gateway.list_question_sets()
     options = question_set_choices(sets)
     ids = {value for _, value in options}
@@ -134,7 +134,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
             document_ids = experiment_config.document_mapping(mapping_text)
         except ValueError as exc:
             raise user_error(str(exc)) from None
-        with shown_as_error():
+        with told_as_sentence():
             imported = gateway.import_question_set(path, set_name or "", document_ids)
         message = message_html(
             f"Imported {imported.name}: {imported.question_count} questions (id {imported.question_set_id}).", "ok"
@@ -144,7 +144,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
     def do_delete(current: str | None):
         if not current:
             raise user_error("Choose the question set to delete first.")
-        with shown_as_error():
+        with told_as_sentence():
             names = {s.question_set_id: s.name for s in gateway.list_question_sets()}
             gateway.delete_question_set(current)
         message = message_html(f"Deleted the question set {names.get(current, current)}.", "ok")
@@ -253,7 +253,7 @@ def grid_section(
 
         def dry_run(values: dict):
             config = config_from(values)
-            with shown_as_error():
+            with told_as_sentence():
                 tracker = experiments_html.ExperimentTracker(MetricFormat(gateway.list_metrics()))
                 for event in gateway.run_experiment(config, dry_run=True):
                     tracker.add(event)

@@ -17,14 +17,16 @@ from chunklab.v1 import evaluator_pb2
 from frontend import experiments_html, knobs
 from frontend.formatting import message_html
 from frontend.pages import experiment_form, export, result_plots
-from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
+from frontend.pages.common import (
+    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, user_error,
+)
 
 
 def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
     """The chosen experiment's plots (recall against tokens, means with intervals, wins per pair)."""
     if not experiment_id:
         return result_plots.updates([], [], MetricFormat([]))
-    with shown_as_error():
+    with told_as_sentence():
         experiment = gateway.get_experiment(experiment_id, without_results=True)
         metrics = MetricFormat(gateway.list_metrics())
     return result_plots.updates([experiment], list(experiment.verdict.pairs), metrics)
@@ -69,13 +71,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 models = gr.update(choices=list(catalog.embedding_models), value=current_model or None)
                 message = ""
             except ClientError as exc:
-                strategy_forms, models, message = [], gr.update(), message_html(exc.message, "error")
-            with shown_as_error():
+                strategy_forms, models, message = [], gr.update(), told_html(exc)
+            with told_as_sentence():
                 documents = document_dropdown_update(gateway, current_documents or [])
             return strategy_forms, models, documents, message
 
         def listing(select: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 experiments = gateway.list_experiments()
             choices = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in choices}
@@ -86,7 +88,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         def open_experiment(experiment_id: str | None):
             if not experiment_id:
                 return "", gr.update(choices=[], value=None)
-            with shown_as_error():
+            with told_as_sentence():
                 experiment = gateway.get_experiment(experiment_id, without_results=True)
                 metrics = MetricFormat(gateway.list_metrics())
                 question_set = next((s for s in gateway.list_question_sets()
@@ -100,7 +102,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         def open_run(experiment_id: str | None, run_key: str | None):
             if not experiment_id or not run_key:
                 return b"", gr.update(choices=[], value=None)
-            with shown_as_error():
+            with told_as_sentence():
                 experiment = gateway.get_experiment(experiment_id, run_key=run_key)
             choices = experiments_html.question_choices(experiment.results)
             return experiment.SerializeToString(), gr.update(
@@ -114,7 +116,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             result = next((r for r in experiment.results if r.question_id == question_id), None)
             if result is None:
                 raise user_error("That question is not in this run's results; pick the run again.")
-            with shown_as_error():
+            with told_as_sentence():
                 metrics = MetricFormat(gateway.list_metrics())
             return experiments_html.question_detail_html(result, metrics)
 
@@ -135,7 +137,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         def do_cancel(experiment_id: str | None):
             if not experiment_id:
                 raise user_error("Choose the queued or running experiment to cancel first.")
-            with shown_as_error():
+            with told_as_sentence():
                 gateway.cancel_experiment(experiment_id)
                 experiments = gateway.list_experiments()
             name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
@@ -159,7 +161,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         refresh.click(listing, inputs=detail_experiment, outputs=[table, detail_experiment])
 
         def current_documents(selection: list[str] | None):
-            with shown_as_error():
+            with told_as_sentence():
                 return document_dropdown_update(gateway, selection or [])
 
         # Documents uploaded since this page loaded show up on opening the list.

@@ -9,7 +9,7 @@ import gradio as gr
 from chunklab import export
 from chunklab.client import ChunkLab
 from frontend.formatting import message_html
-from frontend.pages.common import shown_as_error, user_error
+from frontend.pages.common import told_as_sentence, user_error
 from frontend.report_files import ReportFiles
 
 FORMAT_CHOICES = [("ChunkLab JSONL", "jsonl"), ("LangChain Documents", "langchain"),
@@ -25,7 +25,7 @@ def export_chunks(gateway: ChunkLab, document_id: str | None, chosen: str | None
         raise user_error("Select a document and one of its index sets to export.")
     strategy, _, config_id = chosen.partition("/")
     _, folder = EXPORTS.folder()
-    with shown_as_error():
+    with told_as_sentence():
         try:
             path, _ = export.write_export(gateway, document_id, strategy, fmt, folder, config_id=config_id)
         except export.ExportError as exc:
@@ -48,7 +48,7 @@ def winner_code(gateway: ChunkLab, experiment_id: str | None) -> tuple[str, str,
     """(a sentence, the ChunkLab, LangChain and LlamaIndex code) of the experiment's winner."""
     if not experiment_id:
         return "", "", "", ""
-    with shown_as_error():
+    with told_as_sentence():
         experiment = gateway.get_experiment(experiment_id, without_results=True)
     try:
         run = export.winner_run(experiment)

@@ -10,7 +10,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from frontend import experiment_config, freshness_html
 from frontend.formatting import message_html
-from frontend.pages.common import shown_as_error, user_error
+from frontend.pages.common import told_as_sentence, user_error
 
 CONFIRM_SWEEP_JS = "(asOf, _) => [asOf, confirm('Archive every document outside its freshness window now?')]"
 
@@ -42,13 +42,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         restore_status = gr.HTML(elem_id="restore-status")
 
         def list_windows(current: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 listed = gateway.list_freshness_windows()
             names = [w.collection for w in listed]
             return freshness_html.windows_html(listed), gr.update(choices=names, value=current or None)
 
         def show_window(name: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 listed = {w.collection: w.max_age_days for w in gateway.list_freshness_windows()}
             return listed.get(name, gr.skip()) if name else gr.skip()
 
@@ -60,13 +60,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 max_age = experiment_config.whole(value, 0)
             except ValueError as exc:
                 raise user_error(f"The window takes whole days: {exc}") from None
-            with shown_as_error():
+            with told_as_sentence():
                 saved = gateway.update_freshness_window(name, max_age)
             text = f"{saved.collection}: {freshness_html.window_text(saved.max_age_days)}."
             return message_html(text, "ok")
 
         def list_archived(current: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 documents = gateway.list_archived_documents()
             options = freshness_html.archived_choices(documents)
             ids = {value for _, value in options}
@@ -79,7 +79,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 moment = freshness_html.parse_as_of(as_of_text)
             except ValueError as exc:
                 raise user_error(str(exc)) from None
-            with shown_as_error():
+            with told_as_sentence():
                 response = gateway.sweep(dry_run=not for_real, as_of=moment)
             # Sweeping for real needs a fresh dry run each time, and one that found something.
             return freshness_html.sweep_html(response), gr.update(interactive=not for_real and bool(response.documents))
@@ -87,7 +87,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         def do_restore(document_id: str | None):
             if not document_id:
                 raise user_error("Choose an archived document to restore.")
-            with shown_as_error():
+            with told_as_sentence():
                 labels = dict((v, k) for k, v in freshness_html.archived_choices(gateway.list_archived_documents()))
                 response = gateway.restore_document(document_id)
             text, kind = freshness_html.restore_message(labels.get(document_id, document_id), response)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
-from frontend.formatting import catalog_html, health_html, index_stats_html, message_html
+from frontend.formatting import catalog_html, health_html, index_stats_html
+from frontend.pages.common import told_html
 
 
 def build(gateway: ChunkLab) -> gr.Blocks:
@@ -22,7 +23,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 try:
                     parts.append(draw(call()))
                 except ClientError as exc:
-                    parts.append(message_html(exc.message, "error"))
+                    parts.append(told_html(exc))
             return health_html(gateway.service_health()), "".join(parts)
 
         page.load(check, outputs=[table, details])

@@ -14,7 +14,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
 
 # How often a bulk load's progress is asked for.
 BULK_POLL_S = 0.5
@@ -116,14 +116,14 @@ def strategy_section(
             if not document_id:
                 raise user_error("Select a document first (upload one or pick it in the list).")
             specs = chosen_specs(values)
-            with shown_as_error():
+            with told_as_sentence():
                 for fraction, line, html in process(gateway, document_id, specs):
                     progress(fraction, desc=line)
                     yield html
 
         def run_bulk(values: dict, progress=gr.Progress()):
             specs = chosen_specs(values)
-            with shown_as_error():
+            with told_as_sentence():
                 for fraction, line, html in bulk_load(gateway, specs):
                     progress(fraction, desc=line)
                     yield html

@@ -17,7 +17,9 @@ from chunklab.v1 import common_pb2
 
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
-from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
+from frontend.pages.common import (
+    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, user_error,
+)
 
 
 def default_strategy(names: list[str], current: str | None) -> str | None:
@@ -159,8 +161,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 model_update = gr.update(choices=models, value=current_model or None)
                 message = ""
             except ClientError as exc:
-                strategy_update, model_update, message = gr.update(), gr.update(), message_html(exc.message, "error")
-            with shown_as_error():
+                strategy_update, model_update, message = gr.update(), gr.update(), told_html(exc)
+            with told_as_sentence():
                 listed = gateway.list_documents()
             known_collections, known_languages = filter_choices(listed)
             return (
@@ -175,7 +177,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             the neighbour inputs do for it."""
             if not strategy_name:
                 return gr.update(choices=[(ACTIVE_SETS, "")], value=""), gr.update(), gr.update()
-            with shown_as_error():
+            with told_as_sentence():
                 choices = configuration_choices(gateway.list_indexed_sets(strategy_name, embedding_model=model_name or ""))
                 infos = {info.name: info for info in gateway.list_strategies()}
             values = [value for _, value in choices]
@@ -237,7 +239,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             def submit(current_query_id: str, text: str):
                 if not current_query_id:
                     raise user_error("Ask a question first: feedback is about one answer.")
-                with shown_as_error():
+                with told_as_sentence():
                     recorded = gateway.submit_feedback(current_query_id, thumbs, text or "")
                     tally = gateway.summarize_feedback()
                 return answer_html.feedback_html(recorded, tally)
@@ -258,7 +260,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                             show_progress="hidden")
 
         def current_documents(selection: list[str] | None):
-            with shown_as_error():
+            with told_as_sentence():
                 return document_dropdown_update(gateway, selection or [])
 
         # Documents uploaded on the other tab since this page loaded show up on opening the list.

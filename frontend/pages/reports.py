@@ -12,7 +12,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import experiments_html, reports_html
-from frontend.pages.common import shown_as_error, user_error
+from frontend.pages.common import told_as_sentence, user_error
 from frontend.report_files import FILES
 
 
@@ -30,7 +30,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         frame = gr.HTML(elem_id="report-frame")
 
         def choices(current: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 experiments = gateway.list_experiments()
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
@@ -42,7 +42,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             if view_name not in reports_html.VIEWS:
                 raise user_error("Choose a view: managerial, technical or both.")
             token, folder = FILES.folder()
-            with shown_as_error():
+            with told_as_sentence():
                 try:
                     with gateway.open_report(experiment_id, reports_html.VIEWS[view_name]) as download:
                         name = reports_html.safe_file_name(download.report.file_name, view_name)
