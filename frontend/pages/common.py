@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import gradio as gr
@@ -52,6 +53,25 @@ def told_as_sentence() -> Iterator[None]:
         yield
     except ClientError as exc:
         raise user_error(told_sentence(exc)) from None
+
+
+def said_in_place(outputs: int) -> Callable:
+    """For a handler whose first output is its status area: a refusal (the gr.Error of
+    user_error or told_as_sentence) becomes that area's error line and the other
+    outputs stay as they were, so no component turns into an "Error" pill."""
+
+    def wrap(handler: Callable) -> Callable:
+        @functools.wraps(handler)
+        def handled(*args):
+            try:
+                return handler(*args)
+            except gr.Error as exc:
+                line = formatting.message_html(exc.message, "error")
+                return line if outputs == 1 else (line, *[gr.skip()] * (outputs - 1))
+
+        return handled
+
+    return wrap
 
 
 def documents_table(documents) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import gradio as gr
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
 from frontend.pages import boundaries, export, processing
-from frontend.pages.common import document_dropdown_update, documents_table, told_as_sentence, told_html, user_error
+from frontend.pages.common import document_dropdown_update, documents_table, said_in_place, told_as_sentence, told_html, user_error
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
 UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
@@ -75,6 +75,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     gr.update(choices=choices, value=current if current in values else None))
 
         def set_action(action: str):
+            @said_in_place(outputs=1)
             def act(document_id: str | None, chosen: str | None):
                 if not document_id or not chosen:
                     raise user_error("Select a document and one of its index sets first.")
@@ -141,6 +142,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 documents = gateway.list_documents()
             return document_dropdown_update(gateway, current, documents), documents_table(documents)
 
+        @said_in_place(outputs=2)
         def upload(path: str | None, collection_name: str, language_code: str):
             if not path:
                 raise user_error("Choose a .md, .txt, .docx, .pdf or .html file first.")
@@ -148,6 +150,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 response = gateway.upload_document(path, collection_name or "", language=language_code or "")
             return formatting.upload_message(response), response.document.document_id
 
+        @said_in_place(outputs=2)
         def delete(document_id: str | None, confirmed: bool):
             if not document_id:
                 raise user_error("Select a document to delete.")

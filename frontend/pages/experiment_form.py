@@ -9,17 +9,18 @@ tokens and cost without calling or storing anything.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab.client import ChunkLab
+from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, told_html, user_error
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
 
@@ -74,17 +75,24 @@ class RunSettings:
 def follow_experiment(gateway: ChunkLab, events: Iterator[evaluator_pb2.ExperimentEvent], progress):
     """Shows a RunExperiment stream (a new run or a resumed one) as it goes: yields
     (status HTML, gr.skip()) per event, and last (status HTML, the experiment id).
-    The gateway's streams call nothing until read, so their errors surface here."""
-    with told_as_sentence():
+    The gateway's streams call nothing until read, so their errors surface here, and a
+    refusal (say, Resume on a finished experiment) replaces the "Running…" line with its
+    sentence (last (sentence HTML, gr.skip()))."""
+    try:
         tracker = experiments_html.ExperimentTracker(MetricFormat(gateway.list_metrics()))
-    yield tracker.html(), gr.skip()
-    with told_as_sentence():
-        for event in events:
+        events = iter(events)
+        first = next(events, None)  # a refused stream fails here, before any "Running…" line
+        for event in itertools.chain([first] if first is not None else [], events):
             tracker.add(event)
             progress(tracker.fraction(), desc=tracker.description())
             yield tracker.html(), gr.skip()
+    except ClientError as exc:
+        yield told_html(exc), gr.skip()
+        return
     if tracker.experiment is None:
-        raise user_error("The evaluator ended the experiment stream without the experiment; see its log.")
+        yield message_html("The evaluator ended the experiment stream without the experiment; see its log.",
+                           "error"), gr.skip()
+        return
     yield tracker.html(), tracker.experiment.experiment_id
 
 
@@ -127,6 +135,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
     def choices(current: str | None):
         return question_set_update(gateway, current)
 
+    @said_in_place(outputs=2)
     def do_import(path: str | None, set_name: str, mapping_text: str):
         if not path:
             raise user_error("Choose a .jsonl or .csv file of questions first.")
@@ -141,6 +150,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
         )
         return message, choices(imported.question_set_id)
 
+    @said_in_place(outputs=2)
     def do_delete(current: str | None):
         if not current:
             raise user_error("Choose the question set to delete first.")

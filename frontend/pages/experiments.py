@@ -32,6 +32,27 @@ def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
     return result_plots.updates([experiment], list(experiment.verdict.pairs), metrics)
 
 
+# What the evaluator resumes and what it cancels (EvaluatorService's _resume_plan and cancel_experiment).
+RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED)
+CANCELLABLE = (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
+
+
+def action_updates(state: int | None) -> tuple:
+    """Resume and Cancel enabled only where they can act: Resume for an interrupted or
+    failed experiment, Cancel for a queued or running one; both off without one."""
+    return gr.update(interactive=state in RESUMABLE), gr.update(interactive=state in CANCELLABLE)
+
+
+def experiment_actions(gateway: ChunkLab, experiment_id: str | None) -> tuple:
+    """action_updates for the chosen experiment's stored state (both off when it cannot be read)."""
+    if not experiment_id:
+        return action_updates(None)
+    try:
+        return action_updates(gateway.get_experiment(experiment_id, without_results=True).state)
+    except ClientError:
+        return action_updates(None)
+
+
 def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         forms = gr.State([])
@@ -57,8 +78,9 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             detail_experiment = gr.Dropdown(label="Experiment", choices=[], scale=2, elem_id="detail-experiment")
             detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
             detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
-            resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume")
-            cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel")
+            resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume", interactive=False)
+            cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel",
+                               interactive=False)
         detail_summary = gr.HTML(elem_id="detail-summary")
         plots = result_plots.section("experiment")
         export.winner_section(gateway, detail_experiment)
@@ -86,17 +108,21 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
 
         def open_experiment(experiment_id: str | None):
+            """The summary, the run choices, and Resume and Cancel as the experiment's state allows."""
             if not experiment_id:
-                return "", gr.update(choices=[], value=None)
-            with told_as_sentence():
+                return "", gr.update(choices=[], value=None), *action_updates(None)
+            try:
                 experiment = gateway.get_experiment(experiment_id, without_results=True)
                 metrics = MetricFormat(gateway.list_metrics())
                 question_set = next((s for s in gateway.list_question_sets()
                                      if s.question_set_id == experiment.config.question_set_id), None)
+            except ClientError as exc:
+                return told_html(exc), gr.update(choices=[], value=None), *action_updates(None)
             keys = [run.run_key for run in experiment.runs]
             return (
                 experiments_html.experiment_summary_html(experiment, metrics, question_set),
                 gr.update(choices=keys, value=keys[0] if keys else None),
+                *action_updates(experiment.state),
             )
 
         def open_run(experiment_id: str | None, run_key: str | None):
@@ -124,29 +150,39 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             """Continues the chosen experiment after a restart interrupted it (the evaluator
             refuses any other with a reason); the API keys come from section 2."""
             if not experiment_id:
-                raise user_error("Choose the interrupted experiment to resume first.")
+                yield message_html("Choose the interrupted experiment to resume first.", "error"), gr.skip()
+                return
             yield from experiment_form.follow_experiment(
                 gateway, gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""), progress
             )
 
+        def actions(experiment_id: str | None):
+            return experiment_actions(gateway, experiment_id)
+
         resume.click(
+            lambda: action_updates(evaluator_pb2.EXPERIMENT_STATE_RUNNING), outputs=[resume, cancel],
+            show_progress="hidden",
+        ).then(
             do_resume, inputs=[detail_experiment, settings.answer[2], settings.judge[2]],
             outputs=[detail_summary, created], concurrency_limit=None,
-        )
+        ).then(actions, inputs=detail_experiment, outputs=[resume, cancel], show_progress="hidden")
 
         def do_cancel(experiment_id: str | None):
             if not experiment_id:
-                raise user_error("Choose the queued or running experiment to cancel first.")
-            with told_as_sentence():
+                return message_html("Choose the queued or running experiment to cancel first.", "error"), gr.skip()
+            try:
                 gateway.cancel_experiment(experiment_id)
                 experiments = gateway.list_experiments()
+            except ClientError as exc:
+                return told_html(exc), gr.skip()
             name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
             message = message_html(
                 f"Cancelling {name}: it stops before its next question; Resume continues it.", "ok",
             )
             return message, experiments_html.experiments_table_html(experiments)
 
-        cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table])
+        cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table]).then(
+            lambda: gr.update(interactive=False), outputs=cancel, show_progress="hidden")
 
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],
@@ -170,7 +206,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         )
         # A finished run shows up in the list and opens in the detail view.
         created.change(listing, inputs=created, outputs=[table, detail_experiment])
-        detail_experiment.change(open_experiment, inputs=detail_experiment, outputs=[detail_summary, detail_run])
+        detail_experiment.change(open_experiment, inputs=detail_experiment, outputs=[detail_summary, detail_run, resume, cancel])
         detail_experiment.change(lambda experiment_id: show_plots(gateway, experiment_id), inputs=detail_experiment,
                                  outputs=plots.outputs, show_progress="hidden")
         detail_run.change(open_run, inputs=[detail_experiment, detail_run], outputs=[run_results, detail_question])

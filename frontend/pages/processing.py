@@ -14,7 +14,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_html
 
 # How often a bulk load's progress is asked for.
 BULK_POLL_S = 0.5
@@ -68,6 +68,25 @@ def bulk_load(gateway: ChunkLab, specs: list) -> Iterator[tuple[float, str, str]
             formatting.bulk_load_html(load, names)
 
 
+def refused(sentence: str) -> str:
+    """A refusal as the status area's error line (it replaces a stale progress line)."""
+    return formatting.message_html(sentence.rstrip(".") + ".", "error")
+
+
+def followed(steps, progress) -> Iterator[str]:
+    """The status HTML of each step of steps() (a process or bulk_load), reporting its
+    progress; a knob the rules refuse or a failed call ends it with one sentence in the
+    status area instead of a stale progress line and "Error" pills."""
+    try:
+        for fraction, line, html in steps():
+            progress(fraction, desc=line)
+            yield html
+    except ValueError as exc:
+        yield refused(str(exc))
+    except ClientError as exc:
+        yield told_html(exc)
+
+
 def strategy_section(
     gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
     then_bulk: tuple | None = None,
@@ -99,34 +118,26 @@ def strategy_section(
             bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
 
         def chosen_specs(values: dict) -> list:
-            try:
-                specs = [
-                    knobs.strategy_spec(form, [values[c] for c in inputs])
-                    for form, use, inputs in chosen
-                    if values[use]
-                ]
-            except ValueError as exc:
-                raise user_error(str(exc)) from None
+            """The ticked strategies' specs, their knobs checked here by chunklab.knobs'
+            rules (ValueError with the knob's sentence) before any call."""
+            specs = [
+                knobs.strategy_spec(form, [values[c] for c in inputs])
+                for form, use, inputs in chosen
+                if values[use]
+            ]
             if not specs:
-                raise user_error("Tick at least one strategy to process with.")
+                raise ValueError("Tick at least one strategy to process with.")
             return specs
 
         def run(values: dict, progress=gr.Progress()):
             document_id = values[selected]
             if not document_id:
-                raise user_error("Select a document first (upload one or pick it in the list).")
-            specs = chosen_specs(values)
-            with told_as_sentence():
-                for fraction, line, html in process(gateway, document_id, specs):
-                    progress(fraction, desc=line)
-                    yield html
+                yield refused("Select a document first (upload one or pick it in the list).")
+                return
+            yield from followed(lambda: process(gateway, document_id, chosen_specs(values)), progress)
 
         def run_bulk(values: dict, progress=gr.Progress()):
-            specs = chosen_specs(values)
-            with told_as_sentence():
-                for fraction, line, html in bulk_load(gateway, specs):
-                    progress(fraction, desc=line)
-                    yield html
+            yield from followed(lambda: bulk_load(gateway, chosen_specs(values)), progress)
 
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
         all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}

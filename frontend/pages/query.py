@@ -18,7 +18,7 @@ from chunklab.v1 import common_pb2
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
 from frontend.pages.common import (
-    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, user_error,
+    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, told_sentence, user_error,
 )
 
 
@@ -187,10 +187,16 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         def ask(question_text, strategy_name, config_id, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
                 collection_names, language_codes, model_name, base_url, chat_model, api_key):
+            # Refusals and failures are one sentence in the answer area, not "Error" pills over the page.
+            def refused(sentence: str):
+                return (gr.skip(), message_html(sentence, "error"), *[gr.skip()] * 7)
+
             if not (question_text or "").strip():
-                raise user_error("Type a question first.")
+                yield refused("Type a question first.")
+                return
             if not strategy_name:
-                raise user_error("Choose a strategy (none is loaded: see the Health tab).")
+                yield refused("Choose a strategy (none is loaded: see the Health tab).")
+                return
             try:
                 request = answer_html.answer_request(
                     question_text, strategy_name,
@@ -205,7 +211,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     config_id=config_id or "",
                 )
             except ValueError as exc:
-                raise user_error(str(exc)) from None
+                yield refused(str(exc))
+                return
             stream = answer_html.AnswerStream()
             locked = gr.update(interactive=False)
             yield "", answer_html.answer_html(stream), "", "", "", "", "", locked, locked
@@ -230,8 +237,9 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     raise ClientError("The evaluator ended the answer without its result; see its log.")
             except ClientError as exc:
                 # Keep what was written, marked as cut short, and say why.
-                yield (gr.skip(), answer_html.answer_html(stream, error=exc.message), *[gr.skip()] * 7)
-                raise user_error(exc.message) from None
+                yield (gr.skip(), answer_html.answer_html(stream, error=told_sentence(exc)), *[gr.skip()] * 5,
+                       *[gr.update(interactive=False)] * 2)
+                return
             unlocked = gr.update(interactive=True)
             yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
 
