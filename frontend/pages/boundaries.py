@@ -11,7 +11,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab
 from frontend import boundaries, knobs
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, told_as_sentence, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, user_error
 from frontend.pages.processing import knob_input
 
 
@@ -38,6 +38,7 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
             inputs = [knob_input(field, elem_prefix="viewer-") for field in form.fields]
         show = gr.Button("Show chunk boundaries", variant="primary", elem_id="viewer-button", key="viewer-button")
 
+        @said_in_place(outputs=2)
         def preview(values: dict):
             document_id = values[selected]
             if not document_id:

@@ -16,7 +16,7 @@ from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
 from frontend.pages import result_plots
-from frontend.pages.common import told_as_sentence, user_error
+from frontend.pages.common import said_in_place, told_as_sentence, user_error
 
 
 def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):
@@ -41,7 +41,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         with gr.Row(equal_height=True):
             chosen = gr.Dropdown(label="Experiments", choices=[], multiselect=True, scale=4, elem_id="compare-select")
             refresh = gr.Button("↻", scale=0, min_width=40, elem_id="compare-refresh")
-            compare_button = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-button")
+            compare_button = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-button",
+                                       interactive=False)
         result = gr.HTML(elem_id="compare-result")
         differences = gr.State(None)
         catalogue = gr.State(None)  # the evaluator's metric catalogue, as MetricFormat
@@ -60,6 +61,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             ids = {value for _, value in options}
             return gr.update(choices=options, value=[c for c in current or [] if c in ids])
 
+        @said_in_place(outputs=5 + len(plots.outputs))
         def compare(experiment_ids: list[str] | None):
             if not experiment_ids or len(experiment_ids) < 2:
                 raise user_error("Choose at least two experiments to compare.")
@@ -80,5 +82,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         compare_button.click(compare, inputs=chosen,
                              outputs=[result, differences, catalogue, plot_metric, plot, *plots.outputs])
+        # Compare acts on two experiments or more.
+        chosen.change(lambda ids: gr.update(interactive=len(ids or []) >= 2), inputs=chosen, outputs=compare_button,
+                      show_progress="hidden")
         plot_metric.input(metric_plot, inputs=[differences, plot_metric, catalogue], outputs=plot)
     return page

@@ -14,7 +14,9 @@ import gradio as gr
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
 from frontend.pages import boundaries, export, processing
-from frontend.pages.common import document_dropdown_update, documents_table, said_in_place, told_as_sentence, told_html, user_error
+from frontend.pages.common import (
+    document_dropdown_update, documents_table, said_in_place, told_as_sentence, told_html, user_error,
+)
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
 UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]

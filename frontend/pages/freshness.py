@@ -10,7 +10,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from frontend import experiment_config, freshness_html
 from frontend.formatting import message_html
-from frontend.pages.common import told_as_sentence, user_error
+from frontend.pages.common import said_in_place, told_as_sentence, user_error
 
 CONFIRM_SWEEP_JS = "(asOf, _) => [asOf, confirm('Archive every document outside its freshness window now?')]"
 
@@ -52,6 +52,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 listed = {w.collection: w.max_age_days for w in gateway.list_freshness_windows()}
             return listed.get(name, gr.skip()) if name else gr.skip()
 
+        @said_in_place(outputs=1)
         def save_window(name: str | None, value: float | None):
             name = (name or "").strip()
             if not name:
@@ -73,6 +74,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             table = freshness_html.documents_table(documents, "No document is in cold storage.")
             return table, gr.update(choices=options, value=current if current in ids else None)
 
+        @said_in_place(outputs=2)
         def sweep(as_of_text: str, for_real: bool):
             """A dry run, or (for_real) the sweep itself; either way the result shows what goes."""
             try:
@@ -84,6 +86,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             # Sweeping for real needs a fresh dry run each time, and one that found something.
             return freshness_html.sweep_html(response), gr.update(interactive=not for_real and bool(response.documents))
 
+        @said_in_place(outputs=1)
         def do_restore(document_id: str | None):
             if not document_id:
                 raise user_error("Choose an archived document to restore.")

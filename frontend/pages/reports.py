@@ -12,7 +12,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import experiments_html, reports_html
-from frontend.pages.common import told_as_sentence, user_error
+from frontend.pages.common import said_in_place, told_as_sentence, user_error
 from frontend.report_files import FILES
 
 
@@ -25,7 +25,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             view = gr.Radio(
                 choices=list(reports_html.VIEWS), value="managerial", label="View", scale=3, elem_id="report-view"
             )
-            open_button = gr.Button("Open", variant="primary", scale=0, elem_id="report-open")
+            open_button = gr.Button("Open", variant="primary", scale=0, elem_id="report-open", interactive=False)
         download = gr.File(label="Download", interactive=False, elem_id="report-file")
         frame = gr.HTML(elem_id="report-frame")
 
@@ -36,6 +36,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             ids = {value for _, value in options}
             return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
 
+        @said_in_place(outputs=2)
         def open_report(experiment_id: str | None, view_name: str):
             if not experiment_id:
                 raise user_error("Choose an experiment first (run one on the Experiments tab).")
@@ -55,5 +56,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
+        chosen.change(lambda experiment_id: gr.update(interactive=bool(experiment_id)), inputs=chosen,
+                      outputs=open_button, show_progress="hidden")
         open_button.click(open_report, inputs=[chosen, view], outputs=[frame, download])
     return page
