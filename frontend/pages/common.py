@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -34,9 +35,13 @@ def told_sentence(exc: ClientError) -> str:
     sentence, without the service's name and status code in front (a service out of
     reach keeps its address, which is what a person must check)."""
     prefix = f"{exc.service} service: {exc.code.name}: " if exc.code is not None else ""
-    if prefix and exc.message.startswith(prefix):
-        return exc.details[:1].upper() + exc.details[1:].rstrip(".") + "."
-    return exc.message
+    if not (prefix and exc.message.startswith(prefix)):
+        return exc.message
+    sentence = exc.details if exc.details.endswith((".", "!", "?")) else exc.details + "."
+    # A first word starts the sentence in capitals; a knob or field name (fixed_size.chunk_overlap) stays as spelt.
+    if re.match(r"[a-z]+(?![\w.])", sentence):
+        sentence = sentence[0].upper() + sentence[1:]
+    return sentence
 
 
 def told_html(exc: ClientError) -> str:
