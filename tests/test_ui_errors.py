@@ -66,6 +66,14 @@ def test_said_in_place_writes_a_refusal_into_the_status_and_leaves_the_other_out
     assert do_import("") == (error_line("Choose a .jsonl or .csv file of questions first."), gr.skip())
     assert do_import("q.csv") == (error_line("Line 78: no document 'chroma-x'."), gr.skip())
 
+    @said_in_place(outputs=2)
+    def run(config, progress=None):
+        yield formatting.message_html("Running… starting…"), gr.skip()
+        raise user_error("Experiment e1 is succeeded; only interrupted or failed experiments resume.")
+    assert list(run("c")) == [(formatting.message_html("Running… starting…"), gr.skip()),
+                              (error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."),
+                               gr.skip())]
+
     @said_in_place(outputs=1)
     def save(name):
         return formatting.message_html(f"saved {name}", "ok")

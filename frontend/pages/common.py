@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,13 +67,26 @@ def said_in_place(outputs: int) -> Callable:
     outputs stay as they were, so no component turns into an "Error" pill."""
 
     def wrap(handler: Callable) -> Callable:
+        def said(exc: gr.Error):
+            line = formatting.message_html(exc.message, "error")
+            return line if outputs == 1 else (line, *[gr.skip()] * (outputs - 1))
+
+        if inspect.isgeneratorfunction(handler):  # a handler that streams its progress
+            @functools.wraps(handler)
+            def streamed(*args, **kwargs):
+                try:
+                    yield from handler(*args, **kwargs)
+                except gr.Error as exc:
+                    yield said(exc)
+
+            return streamed
+
         @functools.wraps(handler)
-        def handled(*args):
+        def handled(*args, **kwargs):
             try:
-                return handler(*args)
+                return handler(*args, **kwargs)
             except gr.Error as exc:
-                line = formatting.message_html(exc.message, "error")
-                return line if outputs == 1 else (line, *[gr.skip()] * (outputs - 1))
+                return said(exc)
 
         return handled
 

@@ -261,6 +261,7 @@ def grid_section(
             except ValueError as exc:
                 raise user_error(str(exc)) from None
 
+        @said_in_place(outputs=1)
         def dry_run(values: dict):
             config = config_from(values)
             with told_as_sentence():
@@ -271,6 +272,7 @@ def grid_section(
                 raise user_error("The evaluator answered the dry run without an estimate; see its log.")
             return experiments_html.estimate_html(tracker.estimate, tracker.experiment)
 
+        @said_in_place(outputs=2)
         def run(values: dict, progress=gr.Progress()):
             config = config_from(values)
             yield from follow_experiment(gateway, gateway.run_experiment(config), progress)
