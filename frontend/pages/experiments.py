@@ -18,7 +18,7 @@ from frontend import experiments_html, knobs
 from frontend.formatting import message_html
 from frontend.pages import experiment_form, export, result_plots
 from frontend.pages.common import (
-    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, user_error,
+    document_dropdown_update, retrieval_limit_updates, said_in_place, told_as_sentence, told_html, user_error,
 )
 
 
@@ -135,6 +135,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 choices=choices, value=choices[0][1] if choices else None
             )
 
+        @said_in_place(outputs=1)
         def open_question(serialized: bytes, question_id: str | None):
             if not serialized or not question_id:
                 return ""

@@ -18,7 +18,8 @@ from chunklab.v1 import common_pb2
 from frontend import answer_html, experiment_config, knobs, retrieval_html
 from frontend.formatting import message_html
 from frontend.pages.common import (
-    document_dropdown_update, retrieval_limit_updates, told_as_sentence, told_html, told_sentence, user_error,
+    document_dropdown_update, retrieval_limit_updates, said_in_place, told_as_sentence, told_html, told_sentence,
+    user_error,
 )
 
 
@@ -244,6 +245,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
 
         def rate(thumbs: bool):
+            @said_in_place(outputs=1)
             def submit(current_query_id: str, text: str):
                 if not current_query_id:
                     raise user_error("Ask a question first: feedback is about one answer.")
