@@ -78,4 +78,10 @@ CSS = """
 .cl-scroll { overflow-x: auto; max-width: 100%; }
 details.cl-metric { margin: 8px 0; }
 details.cl-metric > summary { cursor: pointer; }
+.cl-columns-row { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(260px, 1fr); gap: 12px; overflow-x: auto; }
+.cl-column { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 8px; min-width: 0; }
+.cl-column-title { margin: 2px 0 4px; font-size: 0.95em; word-break: break-word; }
+.cl-column-facts, .cl-column-measures { font-size: 0.85em; margin: 2px 0; }
+.cl-column-tree > summary { cursor: pointer; font-size: 0.85em; }
+mark.cl-ref { background: #fde68a; color: inherit; border-radius: 2px; }
 """
