@@ -82,8 +82,11 @@ def chosen(values: Sequence[str], choices: Sequence[tuple[str, str]]) -> list[Co
     return picked
 
 
-def check_count(configurations: Sequence[Configuration]) -> None:
+def check_count(configurations: Sequence[Configuration], offered: Sequence[tuple[str, str]]) -> None:
     """Refuses no configuration and more than fit side by side, in words the user acts on."""
+    if not offered:
+        raise ValueError("Nothing is indexed with this embedding model yet: process a document on the Documents "
+                         "tab, then search side by side.")
     if not configurations:
         raise ValueError("Pick at least one configuration to search.")
     if len(configurations) > MAX_COLUMNS:

@@ -189,9 +189,11 @@ def test_the_configurations_offered_are_each_strategys_active_sets_then_its_conf
     assert query_columns.chosen(["semantic/ddd"], choices) == [
         Configuration("semantic", "ddd", "semantic · threshold=1 · ddd · all-MiniLM-L6-v2")]
     with pytest.raises(ValueError, match="^Pick at least one configuration"):
-        query_columns.check_count([])
+        query_columns.check_count([], choices)
+    with pytest.raises(ValueError, match="^Nothing is indexed with this embedding model yet"):
+        query_columns.check_count([], [])
     with pytest.raises(ValueError, match="^7 configurations are picked; at most 6 fit side by side"):
-        query_columns.check_count(CONFIGURATIONS * 2 + CONFIGURATIONS[:1])
+        query_columns.check_count(CONFIGURATIONS * 2 + CONFIGURATIONS[:1], choices)
 
 
 def test_a_question_from_a_set_marks_its_excerpts_only_while_the_box_holds_it():

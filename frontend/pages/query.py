@@ -286,25 +286,28 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 found = [q for q in gateway.get_question_set(set_id).questions if q.question_id == question_id]
             return found[0].text if found else gr.skip()
 
-        def configuration_update(current, model_name):
-            """Every configuration indexed with the model; the picks kept, else every strategy's active sets."""
+        def column_choices(model_name):
             with shown_as_error():
                 sets = gateway.list_indexed_sets(embedding_model=model_name or "")
-            choices = query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
+            return query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
+
+        def configuration_update(current, model_name, first=False):
+            """Every configuration indexed with the model, the picks that still exist kept; on
+            opening the page (first), every processed strategy's active sets unless some are picked."""
+            choices = column_choices(model_name)
             values = {value for _, value in choices}
             kept = [value for value in current or [] if value in values]
-            return gr.update(choices=choices, value=kept or query_columns.default_configurations(choices))
+            return gr.update(choices=choices, value=kept or (query_columns.default_configurations(choices)
+                                                             if first else []))
 
         def side_by_side(question_text_value, picked_values, set_id, question_id, document_ids, k, prev, nxt,
                          window_value, lam, use_hybrid, collection_names, language_codes, model_name):
             if not (question_text_value or "").strip():
                 raise user_error("Type a question first, or pick one from a question set.")
-            with shown_as_error():
-                sets = gateway.list_indexed_sets(embedding_model=model_name or "")
-                choices = query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
             try:
-                picks = query_columns.chosen(picked_values or [], choices)
-                query_columns.check_count(picks)
+                offered = column_choices(model_name)
+                picks = query_columns.chosen(picked_values or [], offered)
+                query_columns.check_count(picks, offered)
                 options = answer_html.retrieval_options(
                     "", **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
                                        language_codes, model_name))
@@ -332,7 +335,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         question_set.input(questions_of, inputs=question_set, outputs=picked, show_progress="hidden")
         picked.input(question_text, inputs=[question_set, picked], outputs=question, show_progress="hidden")
         column_inputs = [column_configurations, embedding]
-        page.load(configuration_update, inputs=column_inputs, outputs=column_configurations, show_progress="hidden")
+        page.load(lambda current, model: configuration_update(current, model, first=True), inputs=column_inputs,
+                  outputs=column_configurations, show_progress="hidden")
         # Strategies processed on the Documents tab since the page loaded show up on opening the list.
         column_configurations.focus(configuration_update, inputs=column_inputs, outputs=column_configurations,
                                     show_progress="hidden")
