@@ -11,6 +11,7 @@ Chromium is Debian's (`make browser`); Playwright never downloads its own.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -603,3 +604,73 @@ def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(
     assert large and max(large) > 64 and max(large) <= 128
     active = ask_with("active set of each document")
     assert active == large  # the last configuration processed is the active one
+
+
+# Where the browser tests leave their screenshots (the closing note lists them).
+SCREENSHOTS = Path(os.environ.get("CHUNKLAB_SCREENSHOTS", Path(__file__).resolve().parent.parent / ".chunklab"
+                                  / "screenshots"))
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+SIDE_QUESTION = "Which fog horns warned ships in storms when the beam was hidden?"
+SIDE_EXCERPT = "warned ships in storms when the beam was hidden"
+
+
+@pytest.fixture(scope="module")
+def side_by_side(ui_stack) -> str:
+    """One document indexed with fixed_size 40/0 and 200/0, and a question set with one
+    question whose excerpt is in it (set up before the page opens)."""
+    document_id = upload(ui_stack, "side-by-side.md", DOCUMENT.replace("Lighthouse keeping", "Side by side"))
+    lab = ui_stack.client()
+    for size in (40, 200):
+        assert lab.process(document_id, [to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0})]
+                           ).strategies_completed
+    line = {"question": SIDE_QUESTION, "references": [{"document": "side-by-side.md", "content": SIDE_EXCERPT}]}
+    lab.import_question_set((json.dumps(line) + "\n").encode(), name="side-questions.jsonl")
+    return document_id
+
+
+def test_one_question_asked_of_two_configurations_side_by_side_marks_its_excerpt(side_by_side, page):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Query").click()
+    choose(page, "query-question-set", re.compile(r"^side-questions\.jsonl · 1 questions"))
+    choose(page, "query-question-pick", re.compile(r"^Which fog horns warned ships"))
+    expect(page.locator("#query-text textarea")).to_have_value(SIDE_QUESTION)
+    choose(page, "query-documents", re.compile(r"^side-by-side\.md "))
+    page.locator("#query-top-k input").fill("2")
+    # The page opens on every strategy's active sets: replace them with the two configurations.
+    page.locator("#query-configurations .remove-all").click()
+    for size in (40, 200):
+        choose(page, "query-configurations", re.compile(rf"^fixed_size · chunk_overlap=0, chunk_size={size} · "))
+    page.locator("#side-by-side-button").click()
+
+    columns = page.locator("#query-columns section.cl-column[data-state=done]")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0).locator("h4")).to_contain_text("chunk_size=40")
+    expect(columns.nth(1).locator("h4")).to_contain_text("chunk_size=200")
+    expect(columns.nth(1).locator(".cl-column-measures")).to_contain_text("recall 100.0%")
+    for index in range(2):
+        column = columns.nth(index)
+        expect(column.locator(".cl-found")).to_have_text("found 1 of 1 excerpt")
+        # What is marked is the excerpt (or, where the small chunks cut it, the part retrieved): the recall.
+        marked = "".join(column.locator(".cl-flat-list mark.cl-ref").all_text_contents())
+        assert marked and marked in SIDE_EXCERPT
+        recall = float(column.locator(".cl-column-measures").get_attribute("data-recall"))
+        assert recall == pytest.approx(len(marked) / len(SIDE_EXCERPT))
+        tokens = [int(t.split()[0]) for t in column.locator(".cl-flat-list li[data-label=hit] .cl-tokens")
+                  .all_text_contents()]
+        assert tokens and max(tokens) <= (40, 200)[index]
+    # The expansion tree is one click away in each column.
+    tree = columns.nth(0).locator("details.cl-column-tree")
+    expect(tree.locator(".cl-tree")).to_be_hidden()
+    tree.locator("summary").click()
+    expect(tree.locator(".cl-node").first).to_be_visible()
+    assert page.evaluate("() => window.__chunklab_xss") is None  # the document's markup stayed text
+    screenshot(page, "query-side-by-side")

@@ -291,14 +291,17 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 sets = gateway.list_indexed_sets(embedding_model=model_name or "")
             return query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
 
-        def configuration_update(current, model_name, first=False):
-            """Every configuration indexed with the model, the picks that still exist kept; on
-            opening the page (first), every processed strategy's active sets unless some are picked."""
+        def configuration_update(current, model_name):
+            """On opening the page: every configuration indexed with the model, the picks that
+            still exist kept, else every processed strategy's active sets."""
             choices = column_choices(model_name)
             values = {value for _, value in choices}
             kept = [value for value in current or [] if value in values]
-            return gr.update(choices=choices, value=kept or (query_columns.default_configurations(choices)
-                                                             if first else []))
+            return gr.update(choices=choices, value=kept or query_columns.default_configurations(choices))
+
+        def fresh_configurations(model_name):
+            """The choices only: the picks stay as the user is making them."""
+            return gr.update(choices=column_choices(model_name))
 
         def side_by_side(question_text_value, picked_values, set_id, question_id, document_ids, k, prev, nxt,
                          window_value, lam, use_hybrid, collection_names, language_codes, model_name):
@@ -335,10 +338,9 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         question_set.input(questions_of, inputs=question_set, outputs=picked, show_progress="hidden")
         picked.input(question_text, inputs=[question_set, picked], outputs=question, show_progress="hidden")
         column_inputs = [column_configurations, embedding]
-        page.load(lambda current, model: configuration_update(current, model, first=True), inputs=column_inputs,
-                  outputs=column_configurations, show_progress="hidden")
+        page.load(configuration_update, inputs=column_inputs, outputs=column_configurations, show_progress="hidden")
         # Strategies processed on the Documents tab since the page loaded show up on opening the list.
-        column_configurations.focus(configuration_update, inputs=column_inputs, outputs=column_configurations,
+        column_configurations.focus(fresh_configurations, inputs=embedding, outputs=column_configurations,
                                     show_progress="hidden")
         embedding.change(configuration_update, inputs=column_inputs, outputs=column_configurations)
         side_by_side_button.click(side_by_side, inputs=[
