@@ -159,6 +159,16 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
     )
 
 
+def usage_facts(usage: common_pb2.TokenUsage) -> list[str]:
+    """What a preview cost, if anything: LLM calls and tokens embedded."""
+    facts = []
+    if usage.llm_calls:
+        facts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
+    if usage.embedding_tokens:
+        facts.append(f"{usage.embedding_tokens} tokens embedded")
+    return facts
+
+
 def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksResponse) -> str:
     """One line: how many chunks of which sizes, and what the preview cost."""
     chunks = list(response.chunks)
@@ -168,10 +178,6 @@ def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksRespo
     if searchable:
         sizes = [c.token_count for c in searchable]
         facts.append(f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}")
-    usage = response.usage
-    if usage.llm_calls:
-        facts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
-    if usage.embedding_tokens:
-        facts.append(f"{usage.embedding_tokens} tokens embedded")
+    facts += usage_facts(response.usage)
     return render("frontend", "preview_summary.html.j2", strategy=strategy, config_id=response.config_id,
                   parents=len(parents), searchable=len(searchable), facts=facts)

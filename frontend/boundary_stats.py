@@ -17,6 +17,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
+from chunklab.render import render
 from chunklab.v1 import common_pb2
 
 # A fragment this small carries too little to be found or to answer from on its own.
@@ -96,3 +99,16 @@ def histogram(sizes: Sequence[int], width: int, bins: int = HISTOGRAM_BINS) -> l
     for size in sizes:
         counts[min(size // width, bins - 1)] += 1
     return [(f"{i * width}–{(i + 1) * width - 1}", n) for i, n in enumerate(counts)]
+
+
+def histogram_frames(chunk_lists: Sequence[Sequence[common_pb2.Chunk]]) -> list[pd.DataFrame]:
+    """One histogram per configuration (columns HISTOGRAM_COLUMNS), all on the same bins."""
+    sizes = [[c.token_count for c in searchable(chunks)] for chunks in chunk_lists]
+    width = bin_width(sizes)
+    return [pd.DataFrame(histogram(s, width), columns=list(HISTOGRAM_COLUMNS)) for s in sizes]
+
+
+def stats_html(columns: Sequence[tuple[str, BoundaryStats, Sequence[str]]]) -> str:
+    """Each configuration's figures side by side: (label, stats, facts such as what a preview cost)."""
+    return render("frontend", "boundary_stats.html.j2", tiny_tokens=TINY_TOKENS,
+                  columns=[{"label": label, "stats": stats, "facts": list(facts)} for label, stats, facts in columns])

@@ -68,6 +68,7 @@ CSS = """
 .cl-sbs-inparent { box-shadow: inset 3px 0 0 #9333ea; }
 .cl-sbs-parent { display: block; font-size: 0.75em; font-weight: 600; color: #9333ea; }
 .cl-sbs-stats { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; font-size: 0.9em; }
+.cl-sbs-label { font-weight: 600; }
 
 .cl-nbadge, .cl-mbadge { display: inline-block; border: 1px solid #2563eb; color: #2563eb; border-radius: 10px; padding: 0 7px; font-size: 0.8em; margin: 0 3px; white-space: nowrap; }
 .cl-nbadge-muted { border-color: #9ca3af; color: #9ca3af; }
