@@ -389,6 +389,7 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
     # the left column is the row under the right column, both cells level.
     box = view.locator(".cl-sbs-scroll")
     assert box.evaluate("e => e.scrollHeight > 3 * e.clientHeight")
+    box.evaluate("e => e.scrollIntoView({block: 'start'})")  # the pointer must be over it, in the window
     area = box.bounding_box()
     left_x, right_x = area["x"] + area["width"] * 0.25, area["x"] + area["width"] * 0.75
     page.mouse.move(left_x, area["y"] + area["height"] / 2)
