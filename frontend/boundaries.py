@@ -7,7 +7,8 @@ chunks overlap (fixed_size's overlap), plain text where no chunk reaches. A
 label at each chunk's start gives its index and token count, and hovering a
 piece names its chunk. Parent-child strategies show each parent as a framed
 block with its children alternating inside it. No Gradio here; all document
-text is escaped.
+text is escaped. Two configurations side by side: frontend.boundary_columns,
+which cuts each side with `segments` too.
 """
 
 from __future__ import annotations
