@@ -59,6 +59,16 @@ CSS = """
 .cl-bpage { display: block; font-size: 0.75em; color: #6b7280; border-top: 1px dashed #9ca3af; margin: 4px 0; white-space: nowrap; }
 .cl-bparent { border: 2px solid #9333ea; border-radius: 8px; padding: 4px 8px; margin: 8px 0; }
 .cl-bparent-head { font-size: 0.8em; font-weight: 600; color: #9333ea; }
+.cl-sbs-scroll { max-height: 75vh; overflow-y: auto; border: 1px solid var(--border-color-primary); border-radius: 6px; }
+.cl-sbs-head, .cl-sbs-row { display: grid; grid-template-columns: 1fr 1fr; column-gap: 12px; }
+.cl-sbs-head { position: sticky; top: 0; z-index: 1; background: var(--background-fill-primary); font-weight: 600; font-size: 0.85em; padding: 4px 6px; border-bottom: 1px solid var(--border-color-primary); }
+.cl-sbs-block { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
+.cl-sbs-cell { white-space: pre-wrap; word-break: break-word; font-size: 0.9em; line-height: 1.6; padding: 0 6px; border-top: 2px solid transparent; }
+.cl-sbs-cut { border-top-color: #374151; }
+.cl-sbs-inparent { box-shadow: inset 3px 0 0 #9333ea; }
+.cl-sbs-parent { display: block; font-size: 0.75em; font-weight: 600; color: #9333ea; }
+.cl-sbs-stats { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; font-size: 0.9em; }
+.cl-sbs-label { font-weight: 600; }
 
 .cl-nbadge, .cl-mbadge { display: inline-block; border: 1px solid #2563eb; color: #2563eb; border-radius: 10px; padding: 0 7px; font-size: 0.8em; margin: 0 3px; white-space: nowrap; }
 .cl-nbadge-muted { border-color: #9ca3af; color: #9ca3af; }
