@@ -62,6 +62,8 @@ class OnnxMiniLMProvider(EmbeddingProvider):
                 tokenizer.enable_truncation(onnx_export.max_seq_length(model_dir))
                 options = onnxruntime.SessionOptions()
                 options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+                # Idle threads sleep rather than spin: the services share a few cores.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
                 self._inputs = [i.name for i in session.get_inputs()]
                 self._tokenizer, self._session = tokenizer, session
