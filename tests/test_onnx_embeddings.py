@@ -15,6 +15,7 @@ import pytest
 from chunklab import embeddings, onnx_export
 from chunklab.errors import FailedPrecondition
 from chunklab.onnx_embeddings import OnnxMiniLMProvider
+from services.chunker.cache import EmbeddingCache
 
 SENTENCES = [
     "The cat sat on the mat.",
@@ -73,6 +74,19 @@ def test_the_backend_is_chosen_by_model_name_and_never_shares_a_cache_namespace(
     assert embeddings.get_provider("all-MiniLM-L6-v2-onnx") is fp32  # one per process
     assert len({torch_provider.cache_namespace, fp32.cache_namespace, int8.cache_namespace}) == 3
     assert fp32.dimension == int8.dimension == 384
+
+
+def test_the_chunkers_cache_never_answers_one_backend_with_anothers_vectors(export_dir, torch_vectors, tmp_path):
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite3")
+    try:
+        assert cache.embed(embeddings.get_provider("all-MiniLM-L6-v2"), SENTENCES[:2]).cached == 0
+        assert cache.embed(embeddings.get_provider("all-MiniLM-L6-v2"), SENTENCES[:2]).cached == 2
+        int8 = cache.embed(embeddings.get_provider("all-MiniLM-L6-v2-onnx-int8"), SENTENCES[:2])
+        assert int8.cached == 0
+        assert np.allclose(int8.vectors, OnnxMiniLMProvider("int8", export_dir).embed_documents(SENTENCES[:2]), atol=1e-6)
+        assert not np.allclose(int8.vectors, torch_vectors[:2], atol=1e-4)
+    finally:
+        cache.close()
 
 
 def test_a_missing_export_is_refused_with_the_command_that_builds_it(tmp_path):
