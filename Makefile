@@ -25,7 +25,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 # The bundled all-MiniLM-L6-v2 exported to ONNX (fp32 and int8), offline, from
-# the packaged weights, into the environment (ADR 0052); a no-op once built.
+# the packaged weights, into the environment (ADR 0061); a no-op once built.
 onnx: $(STAMP)
 	$(PY) -m chunklab.onnx_export
 

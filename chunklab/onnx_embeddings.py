@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 through ONNX Runtime: the packaged model's export, fp32 or int8.
 
-Each variant is its own embedding model name (ADR 0052): its vectors are not
+Each variant is its own embedding model name (ADR 0061): its vectors are not
 bit-identical to torch's, so it never shares cache entries or index sets with
 "all-MiniLM-L6-v2". What stays identical is everything around the network:
 the package's own tokenizer, cut at the model's 256 word pieces, mean pooling

@@ -5,7 +5,7 @@ never from the network, by `make onnx` (part of `make setup`) or by
 
     .venv/bin/python -m chunklab.onnx_export [--dir DIR]
 
-It writes two graphs and a manifest into the folder (ADR 0052):
+It writes two graphs and a manifest into the folder (ADR 0061):
 
 - `model.onnx`: the transformer, mean pooling over the attention mask and
   unit length in one graph, with ONNX Runtime's BERT fusions (attention,
@@ -145,7 +145,7 @@ def export(directory: Path | None = None, model_dir: Path | None = None) -> Path
         optimize_model(str(traced), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN,
                        opt_level=1).save_model_to_file(str(fused))
         # MatMuls only, per channel: quantising the fused attention as well costs
-        # cosine 0.90 to the float vectors instead of 0.99 (measured, ADR 0052).
+        # cosine 0.90 to the float vectors instead of 0.99 (measured, ADR 0061).
         quantize_dynamic(str(fused), str(Path(build) / GRAPHS["int8"]), weight_type=QuantType.QInt8,
                          per_channel=True, op_types_to_quantize=["MatMul"],
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
