@@ -103,7 +103,7 @@ def result(question: evaluator_pb2.Question, run_key: str, chunks: list[common_p
     retrieved = [sent[i] for i in sorted(sent)]
     return evaluator_pb2.QuestionResult(
         question_id=question.question_id, question=question.text, run_key=run_key, retrieved_chunks=retrieved,
-        expansion_tree=tree, metrics=retrieval_metrics(retrieved, tree, question.references))
+        expansion_tree=tree, metrics=retrieval_metrics(retrieved, tree, question.references, TOP_K))
 
 
 def experiment(texts, questions, neighbours: int):

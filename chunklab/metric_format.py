@@ -51,7 +51,12 @@ class MetricFormat:
         return self._formats(name)[2]
 
     def axis_unit(self, name: str) -> str:
+        """What a plot of differences counts ("percentage points" for a percentage)."""
         return _AXIS.get(self.info(name).unit, "value")
+
+    def value_unit(self, name: str) -> str:
+        """What a plot of values counts ("%" for a percentage)."""
+        return "%" if self.info(name).unit == pb.METRIC_UNIT_PERCENT else self.axis_unit(name)
 
     def _formats(self, name: str) -> tuple[str, str, float]:
         return _FORMATS.get(self.info(name).unit, _FORMATS[pb.METRIC_UNIT_RATIO])
@@ -64,6 +69,14 @@ class MetricFormat:
         _, shown, scale = self._formats(name)
         return shown.format(value * scale)
 
+    def interval(self, name: str, ci_low: float, ci_high: float) -> str:
+        """A difference's 95% interval, e.g. "[+3.1 pts, +7.8 pts]"."""
+        return f"[{self.difference(name, ci_low)}, {self.difference(name, ci_high)}]"
+
+    def mean_interval(self, name: str, mean: float, ci_low: float, ci_high: float) -> str:
+        """A mean with its 95% interval, e.g. "97.7% [95.1%, 99.2%]"."""
+        return f"{self.value(name, mean)} [{self.value(name, ci_low)}, {self.value(name, ci_high)}]"
+
     def verdict(self, name: str, ci_low: float, ci_high: float) -> str:
         """What a 95% interval of a difference says: no clear difference when it
         holds 0, else higher or lower, and whether that is the better direction."""
@@ -73,8 +86,53 @@ class MetricFormat:
         better = higher == self.info(name).higher_is_better
         return ("higher" if higher else "lower") + (" (better)" if better else " (worse)")
 
+    def group(self, group: str) -> list[str]:
+        """The names of one group ("labelled", "rank", "judge", "efficiency"), in reading order."""
+        return [name for name in self.order if self._infos[name].group == group]
+
+    def measured_in(self, group: str, means: Iterable[pb.RetrievalMetrics]) -> list[str]:
+        """The group's measures that at least one of these means has: a table's columns."""
+        means = list(means)
+        return [name for name in self.group(group) if any(measured(m, name) is not None for m in means)]
+
+    def facts(self, group: str, metrics: pb.RetrievalMetrics) -> list[str]:
+        """"label value" of each of the group's measures that were taken, e.g. "recall@1 50.0%"."""
+        return [f"{self.label(name)} {self.value(name, value)}" for name in self.group(group)
+                if (value := measured(metrics, name)) is not None]
+
+    def cell(self, name: str, metrics: pb.RetrievalMetrics) -> str:
+        """A retrieval measure as a table shows it: "–" without references, "not
+        measured" when it was not taken (recall@10 of a top-5 run, ADR 0052)."""
+        if not _labelled(metrics):
+            return "–"
+        value = measured(metrics, name)
+        return "not measured" if value is None else self.value(name, value)
+
     def ordered(self, names: Iterable[str]) -> list[str]:
         """The catalogue's order first, unknown names after, by name."""
         present = set(names)
         known = [m for m in self.order if m in present]
         return known + sorted(present - set(known))
+
+
+def usd(amount: float) -> str:
+    """A cost in US dollars, e.g. "$0.0123": estimates, runs and answers alike."""
+    return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
+
+
+def times(ratio: float) -> str:
+    """How many times another's amount, e.g. "4.1×"."""
+    return f"{ratio:.1f}×"
+
+
+def measured(metrics: pb.RetrievalMetrics, name: str) -> float | None:
+    """A labelled measure of one question or of a run's means; None without references,
+    or when a measure that can be left unset (the rank measures) was not taken."""
+    field = pb.RetrievalMetrics.DESCRIPTOR.fields_by_name[name]
+    if not _labelled(metrics) or (field.has_presence and not metrics.HasField(name)):
+        return None
+    return getattr(metrics, name)
+
+
+def _labelled(metrics: pb.RetrievalMetrics) -> bool:
+    return metrics.labelled or metrics.questions_labelled > 0

@@ -33,3 +33,7 @@ def page_label(first: int, last: int = 0) -> str:
     if last <= first:
         return f"p. {first}"
     return f"pp. {first}\u2013{last}"
+
+
+# The metadata key under which a paged format's reader records its page count.
+PAGE_COUNT_KEY = "pages"

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from chunklab import ids
+from chunklab import ids, pages
 from chunklab.v1 import common_pb2
 
 
 @dataclass(frozen=True)
 class ChunkView:
-    """One chunk as a card: its label, score (hits), place in the document and text."""
+    """One chunk as a card: its label, score and rerank score (hits), place in the document (pages: "p. 12",
+    empty for formats without pages) and text."""
 
     chunk_id: str
     chunk_index: int
@@ -29,10 +30,12 @@ class ChunkView:
     token_count: int
     start_char: int
     end_char: int
+    page: str
     headings: list[str]
     content: str
     cut: bool
     enriched_content: str
+    rerank_score: str = ""  # hits of a reranked query (ADR 0055)
 
 
 @dataclass(frozen=True)
@@ -90,10 +93,12 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) ->
         token_count=chunk.token_count,
         start_char=chunk.start_char,
         end_char=chunk.end_char,
+        page=pages.page_label(chunk.first_page, chunk.last_page),
         headings=list(chunk.heading_path),
         content=content,
         cut=cut,
         enriched_content=enriched,
+        rerank_score=f"{item.rerank_score:.4f}" if item.HasField("rerank_score") else "",
     )
 
 

@@ -8,8 +8,9 @@ import time
 from collections.abc import Iterable
 
 from chunklab.client import ExperimentOutcome, experiment_outcome
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, measured
 from chunklab.v1 import evaluator_pb2
+from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 
 STATES = {
@@ -76,7 +77,8 @@ def follow(events: Iterable[evaluator_pb2.ExperimentEvent], progress: Progress) 
         progress.close()
 
 
-def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
+def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> list[dict]:
+    """One row per run; a rank measure that was not taken (recall@10 of a top-5 run) is None."""
     rows = []
     for run in experiment.runs:
         m, j = run.mean_metrics, run.mean_judge
@@ -84,6 +86,7 @@ def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
         if m.questions_labelled:
             row.update(recall=m.recall, precision=m.precision, iou=m.iou, hit_rate=m.hit_rate, mrr=m.mrr,
                        recall_hits=m.recall_hits, precision_hits=m.precision_hits, iou_hits=m.iou_hits)
+            row.update({name: measured(m, name) for name in metrics.group("rank")})
         row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
                    llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
         for measure in ("context_relevance", "answer_similarity", "faithfulness", "hallucination"):
@@ -93,12 +96,25 @@ def summary_rows(experiment: evaluator_pb2.Experiment) -> list[dict]:
     return rows
 
 
+def _print_rank_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out) -> None:
+    """The rank measures some run has, as a table of their own under the first."""
+    ranked = metrics.measured_in("rank", (run.mean_metrics for run in experiment.runs if not run.error))
+    if not ranked:
+        return
+    widths = [max(8, len(metrics.label(name))) for name in ranked]
+    print(f"\n{'run':<48} " + " ".join(f"{metrics.label(n):>{w}}" for n, w in zip(ranked, widths)), file=out)
+    for run in experiment.runs:
+        if not run.error:
+            cells = " ".join(f"{metrics.cell(n, run.mean_metrics):>{w}}" for n, w in zip(ranked, widths))
+            print(f"{run.run_key:<48} {cells}", file=out)
+
+
 # The table's measures, labelled and formatted as the evaluator's catalogue says.
 TABLE_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr")
 
 
 def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out=sys.stdout) -> None:
-    rows = summary_rows(experiment)
+    rows = summary_rows(experiment, metrics)
     print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
           + (f" ({experiment.error})" if experiment.error else ""), file=out)
     labels = [metrics.label(name) for name in TABLE_METRICS]
@@ -112,6 +128,10 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
         cells = " ".join(f"{metrics.value(name, row[name]) if name in row else '-':>{w}}"
                          for name, w in zip(TABLE_METRICS, widths))
         print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)
+    _print_rank_table(experiment, metrics, out)
+    verdict = verdict_view(experiment.verdict, metrics)
+    if verdict is not None:
+        print(f"\n{verdict['text']}" + (f" {verdict['pareto']}" if verdict["pareto"] else ""), file=out)
     winner = winner_view(experiment.validation, metrics)
     if winner is not None:
         print(f"\n{winner['text']}", file=out)

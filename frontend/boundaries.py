@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import ids
+from chunklab import ids, pages
 from chunklab.render import render
 from chunklab.v1 import chunker_pb2, common_pb2
 
@@ -28,12 +28,14 @@ MAX_ENRICHED_SHOWN = 200
 
 @dataclass(frozen=True)
 class Piece:
-    """One run of the text (kind "one", "overlap" or "gap"), or a chunk's start label ("mark")."""
+    """One run of the text (kind "one", "overlap" or "gap"), a chunk's start label ("mark"),
+    or where a page begins ("page")."""
 
     kind: str
     text: str = ""
     index: int = 0
     tokens: int = 0
+    page: str = ""
     chunks: str = ""
     title: str = ""
 
@@ -44,25 +46,33 @@ def _is_parent(chunk: common_pb2.Chunk) -> bool:
 
 def _describe(chunk: common_pb2.Chunk) -> str:
     role = f"{ids.role_name(chunk.role)} "
-    return f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}"
+    page = pages.page_label(chunk.first_page, chunk.last_page)
+    return (f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}"
+            + (f" · {page}" if page else ""))
 
 
 def _mark(chunk: common_pb2.Chunk) -> Piece:
-    return Piece("mark", index=chunk.chunk_index, tokens=chunk.token_count, title=_describe(chunk))
+    return Piece("mark", index=chunk.chunk_index, tokens=chunk.token_count,
+                 page=pages.page_label(chunk.first_page, chunk.last_page), title=_describe(chunk))
 
 
-def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]) -> list[Piece]:
-    """text[start:end] cut at every chunk edge inside it, each piece named by what covers it."""
+def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk],
+             page_starts: Sequence[int] = ()) -> list[Piece]:
+    """text[start:end] cut at every chunk edge inside it, each piece named by what covers it;
+    a page marker ("page") where each page of a paged document begins."""
     spans = sorted(
         ((max(c.start_char, start), min(c.end_char, end), c) for c in chunks),
         key=lambda s: (s[0], s[2].chunk_index),
     )
     spans = [s for s in spans if s[0] < s[1]]
-    cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)})
+    page_of = {offset: number for number, offset in enumerate(page_starts, start=1) if start <= offset < end}
+    cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)} | set(page_of))
     out: list[Piece] = []
     next_span = 0
     active: list[tuple[int, int, common_pb2.Chunk]] = []
     for a, b in zip(cuts, cuts[1:]):
+        if a in page_of:
+            out.append(Piece("page", index=page_of[a], page=pages.page_label(page_of[a])))
         while next_span < len(spans) and spans[next_span][0] <= a:
             out.append(_mark(spans[next_span][2]))
             active.append(spans[next_span])
@@ -84,10 +94,11 @@ def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]
 
 def _parent_view(parent: common_pb2.Chunk, children: int) -> dict:
     return {"chunk_index": parent.chunk_index, "chunk_id": parent.chunk_id, "token_count": parent.token_count,
-            "start_char": parent.start_char, "end_char": parent.end_char, "children": children}
+            "start_char": parent.start_char, "end_char": parent.end_char, "children": children,
+            "page": pages.page_label(parent.first_page, parent.last_page)}
 
 
-def _with_parents(text: str, end: int, parents: list, children: list) -> list[dict]:
+def _with_parents(text: str, end: int, parents: list, children: list, page_starts: Sequence[int]) -> list[dict]:
     """Each parent a framed block, its children alternating inside; text between parents plain."""
     by_parent: dict[str, list[common_pb2.Chunk]] = {}
     for child in children:
@@ -97,19 +108,21 @@ def _with_parents(text: str, end: int, parents: list, children: list) -> list[di
         if parent.start_char >= end:
             break
         if parent.start_char > position:
-            blocks.append({"parent": None, "pieces": [Piece("gap", text[position:parent.start_char])]})
+            blocks.append({"parent": None, "pieces": segments(text, position, parent.start_char, [], page_starts)})
         kids = by_parent.get(parent.chunk_id, [])
         stop = min(parent.end_char, end)
         blocks.append({"parent": _parent_view(parent, len(kids)),
-                       "pieces": segments(text, parent.start_char, stop, kids)})
+                       "pieces": segments(text, parent.start_char, stop, kids, page_starts)})
         position = max(position, stop)
     if position < end:
-        blocks.append({"parent": None, "pieces": [Piece("gap", text[position:end])]})
+        blocks.append({"parent": None, "pieces": segments(text, position, end, [], page_starts)})
     return blocks
 
 
-def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS) -> str:
-    """The whole viewer: the marked text, notes on anything unusual, and enriched texts."""
+def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS,
+                  page_starts: Sequence[int] = ()) -> str:
+    """The whole viewer: the marked text (with page markers for a paged document's
+    `page_starts`), notes on anything unusual, and enriched texts."""
     end = min(len(text), max_chars)
     parents = [c for c in chunks if _is_parent(c)]
     others = [c for c in chunks if not _is_parent(c)]
@@ -126,9 +139,9 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
     if not chunks:
         notes.append("The strategy made no chunks for this document.")
     if parents:
-        blocks = _with_parents(text, end, parents, others)
+        blocks = _with_parents(text, end, parents, others, page_starts)
     else:
-        blocks = [{"parent": None, "pieces": segments(text, 0, end, others)}]
+        blocks = [{"parent": None, "pieces": segments(text, 0, end, others, page_starts)}]
     enriched = [{"chunk_index": c.chunk_index, "content": c.enriched_content}
                 for c in chunks if c.HasField("enriched_content")]
     return render(

@@ -11,11 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from chunklab import knobs
+from chunklab import knobs, pages
 from chunklab.render import render
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
 
-DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "ingested", "document_id"]
+DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested",
+                    "document_id"]
+# How the UI names a document's format; the enum's own name where a format is missing here.
+FORMAT_NAMES = {
+    documents_pb2.DOCUMENT_FORMAT_MARKDOWN: "Markdown", documents_pb2.DOCUMENT_FORMAT_TEXT: "text",
+    documents_pb2.DOCUMENT_FORMAT_DOCX: "DOCX", documents_pb2.DOCUMENT_FORMAT_PDF: "PDF",
+    documents_pb2.DOCUMENT_FORMAT_HTML: "HTML",
+}
 
 
 def when(timestamp) -> str:
@@ -33,15 +40,23 @@ def size_label(size_bytes: int) -> str:
     return f"{size_bytes / 1024 / 1024:.1f} MiB"
 
 
-def _format(fmt: int) -> str:
+def format_name(fmt: int) -> str:
+    """DOCUMENT_FORMAT_PDF -> "PDF", as the Documents page names formats."""
+    if fmt in FORMAT_NAMES:
+        return FORMAT_NAMES[fmt]
     return documents_pb2.DocumentFormat.Name(fmt).removeprefix("DOCUMENT_FORMAT_").lower()
+
+
+def page_count(document: documents_pb2.Document) -> str:
+    """The page count a paged format's reader records; empty for the others."""
+    return document.metadata.get(pages.PAGE_COUNT_KEY, "")
 
 
 def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
     """Rows for the documents table, columns as in DOCUMENT_COLUMNS (the id last, for selection)."""
     return [
-        [d.name, d.collection, d.language, _format(d.format), size_label(d.size_bytes),
-         d.character_count, when(d.ingested_at), d.document_id]
+        [d.name, d.collection, d.language, format_name(d.format), size_label(d.size_bytes),
+         d.character_count, page_count(d), when(d.ingested_at), d.document_id]
         for d in documents
     ]
 
@@ -84,7 +99,9 @@ def set_choices(sets: list) -> list[tuple[str, str]]:
 
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
-    where = f"collection {d.collection!r}, {d.character_count} characters, id {d.document_id}"
+    page_note = f", {page_count(d)} pages" if page_count(d) else ""
+    where = (f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{page_note}, "
+             f"id {d.document_id}")
     if response.already_existed:
         return message_html(f"{d.name} was already uploaded ({where}); nothing changed.", "info")
     return message_html(f"Uploaded {d.name} ({where}).", "ok")

@@ -56,6 +56,7 @@ CSS = """
 .cl-overlap { background: rgba(220, 38, 38, 0.25); text-decoration: underline dotted; }
 .cl-gap { opacity: 0.55; }
 .cl-bmark { font-size: 0.7em; font-weight: 600; color: #fff; background: #374151; border-radius: 3px; padding: 0 3px; margin: 0 2px; vertical-align: super; white-space: nowrap; }
+.cl-bpage { display: block; font-size: 0.75em; color: #6b7280; border-top: 1px dashed #9ca3af; margin: 4px 0; white-space: nowrap; }
 .cl-bparent { border: 2px solid #9333ea; border-radius: 8px; padding: 4px 8px; margin: 8px 0; }
 .cl-bparent-head { font-size: 0.8em; font-weight: 600; color: #9333ea; }
 

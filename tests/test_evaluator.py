@@ -213,6 +213,22 @@ def independent_measures(chunks, references) -> dict[str, float]:
     }
 
 
+def independent_rank_measures(chunks, references) -> dict[str, float]:
+    """recall@1/3/5 and AP at top_k 5 (ADR 0052), excerpt by excerpt: an excerpt is found at
+    the rank of the first chunk sharing a character with it; a chunk that finds one is relevant."""
+    excerpts = list(dict.fromkeys(references))
+    first = {}
+    for rank, (d, s, e) in enumerate(chunks, start=1):
+        for x in excerpts:
+            if x not in first and d == x[0] and min(e, x[2]) > max(s, x[1]):
+                first[x] = rank
+    relevant_ranks = sorted(set(first.values()))
+    judged = len(relevant_ranks) + len(excerpts) - len(first)  # relevant chunks and excerpts never found
+    expected = {f"recall_at_{k}": sum(r <= k for r in first.values()) / len(excerpts) for k in (1, 3, 5)}
+    expected["map"] = sum((i + 1) / r for i, r in enumerate(relevant_ranks)) / judged
+    return expected
+
+
 def test_labelled_measures_on_chroma_general_equal_an_independent_computation(stack, chroma, chroma_run):
     _, question_set = chroma
     events, experiment = chroma_run
@@ -225,7 +241,8 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
         evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30).questions}
     retriever = clients.retriever(stack.addresses["retriever"])
     document_ids = sorted({r.document_id for q in questions.values() for r in q.references})
-    totals = {"recall": 0.0, "precision": 0.0, "iou": 0.0, "hit_rate": 0.0, "mrr": 0.0}
+    totals = dict.fromkeys(("recall", "precision", "iou", "hit_rate", "mrr", "recall_at_1", "recall_at_3",
+                            "recall_at_5", "map"), 0.0)
     assert len(experiment.results) == 276
     for result in experiment.results:
         question = questions[result.question_id]
@@ -243,10 +260,14 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
         expected["mrr"] = 1.0 / min(ranks) if ranks else 0.0
         measured = {k: getattr(result.metrics, k) for k in expected}
         assert measured == pytest.approx(expected, abs=1e-12), question.text
+        by_rank = [chunk for _, chunk in sorted(zip((c.rank for c in response.retrieved_chunks), chunks))]
+        ranked = independent_rank_measures(by_rank, refs)
+        assert {k: getattr(result.metrics, k) for k in ranked} == pytest.approx(ranked, abs=1e-12), question.text
+        assert not result.metrics.HasField("recall_at_10")  # top_k 5: not measured
         # Without expansion, hits only and the expanded context are the same thing.
         assert result.metrics.recall_hits == pytest.approx(result.metrics.recall)
-        for key in totals:
-            totals[key] += expected[key]
+        for key, value in {**expected, **ranked}.items():
+            totals[key] += value
     means = {k: v / 276 for k, v in totals.items()}
     summary = run_.mean_metrics
     assert {k: getattr(summary, k) for k in means} == pytest.approx(means, abs=1e-9)
@@ -438,6 +459,10 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert by_metric["tokens_sent"].difference > 0  # neighbours add context
     assert by_metric["recall_hits"].difference == 0  # the hits are the same
     assert by_metric["recall"].difference >= 0
+    # Per-question wins and losses on recall (ADR 0058), over the three questions both answered.
+    assert [(w.metric, w.experiment_id, w.other_experiment_id, w.wins + w.losses + w.ties) for w in reply.wins] == [
+        ("recall", first.experiment_id, second.experiment_id, 3)]
+    assert not any("was left out" in w for w in reply.warnings)
     code, _ = status_of(lambda: evaluator(stack).CompareExperiments(
         evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
@@ -539,22 +564,22 @@ def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the
         strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
         validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3)))).experiment_id)
     found = experiment.validation
-    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("iou", 138, 138)
+    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("recall", 138, 138)
     chosen_on = set(found.selection_question_ids)
-    iou = {(r.run_key, r.question_id): r.metrics.iou for r in experiment.results}
+    recall_of = {(r.run_key, r.question_id): r.metrics.recall for r in experiment.results}
     runs = [r.run_key for r in experiment.runs]
     questions = {r.question_id for r in experiment.results}
 
     def mean(run_key: str, ids) -> float:
-        return sum(iou[(run_key, q)] for q in ids) / len(ids)
+        return sum(recall_of[(run_key, q)] for q in ids) / len(ids)
 
     assert found.winner_run_key == max(runs, key=lambda k: mean(k, chosen_on))
     head = found.scores[0]
     assert head.selection_mean == pytest.approx(mean(found.winner_run_key, chosen_on))
     assert head.confirmation_mean == pytest.approx(mean(found.winner_run_key, questions - chosen_on))
     assert head.ci_low < head.confirmation_mean < head.ci_high
-    recall = next(s for s in found.scores if s.metric == "recall")
-    assert 0 < recall.confirmation_mean <= 1 and recall.ci_low <= recall.confirmation_mean <= recall.ci_high
+    iou = next(s for s in found.scores if s.metric == "iou")
+    assert 0 < iou.confirmation_mean <= 1 and iou.ci_low <= iou.confirmation_mean <= iou.ci_high
     html = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
     assert f"{found.winner_run_key} was chosen on 138 of the 276 questions (seed 3)" in html
     assert "where it was confirmed (95% interval)" in html

@@ -12,24 +12,14 @@ experiment counts every question, failed or not, and its stream ends."""
 from __future__ import annotations
 
 import json
-from concurrent import futures
 
 import grpc
 import pytest
 
-from chunklab import clients
-from chunklab.db import make_sessionmaker
-from chunklab.server import ErrorMappingInterceptor
-from chunklab.v1 import common_pb2, evaluator_pb2, evaluator_pb2_grpc, retriever_pb2
+from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from services.evaluator import judge
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
-from services.evaluator.server import EvaluatorServicer
-from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from tests.support.evaluator_server import serve_evaluator
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.providers import HashedProvider
 from tests.test_cancellation import FakePeers
 
 ANSWER = "Chunking cuts documents into pieces that fit the model"
@@ -58,19 +48,9 @@ def models():
 
 @pytest.fixture
 def evaluator(tmp_path):
-    deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base)),
-        peers=IndexedPeers(), provider_for=lambda name: HashedProvider(),
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=TIMEOUT_S, max_retries=1),
-        default_embedding_model=HashedProvider.name, code_version="test", judge_attempts=3, judge_backoff_s=0.01,
-    )
-    server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
-    evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(
-        EvaluatorServicer(EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield clients.evaluator(f"127.0.0.1:{port}")
-    server.stop(None)
+    with serve_evaluator(IndexedPeers(), tmp_path / "evaluator.sqlite3", TIMEOUT_S, max_retries=1,
+                         judge_attempts=3, judge_backoff_s=0.01) as stub:
+        yield stub
 
 
 def answer(stub, fake: FakeOpenAI) -> tuple[list[evaluator_pb2.AnswerEvent], grpc.RpcError | None]:

@@ -204,11 +204,17 @@ def test_documents_table_and_choices():
         document_id="0123456789ab", name="a.md", collection="hr", language="en",
         format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, size_bytes=2048, character_count=1900,
     )
-    (row,) = formatting.documents_rows([doc])
+    pdf = documents_pb2.Document(document_id="fedcba987654", name="b.pdf", format=documents_pb2.DOCUMENT_FORMAT_PDF,
+                                 metadata={"pages": "12"})
+    html = documents_pb2.Document(name="c.html", format=documents_pb2.DOCUMENT_FORMAT_HTML)
+    row, pdf_row, html_row = formatting.documents_rows([doc, pdf, html])
     assert dict(zip(formatting.DOCUMENT_COLUMNS, row)) == {
-        "name": "a.md", "collection": "hr", "language": "en", "format": "markdown", "size": "2.0 KiB",
-        "characters": 1900, "ingested": "", "document_id": "0123456789ab",
+        "name": "a.md", "collection": "hr", "language": "en", "format": "Markdown", "size": "2.0 KiB",
+        "characters": 1900, "pages": "", "ingested": "", "document_id": "0123456789ab",
     }
+    columns = formatting.DOCUMENT_COLUMNS
+    assert (pdf_row[columns.index("format")], pdf_row[columns.index("pages")]) == ("PDF", "12")
+    assert (html_row[columns.index("format")], html_row[columns.index("pages")]) == ("HTML", "")
     assert formatting.document_choices([doc]) == [("a.md · hr · 01234567", "0123456789ab")]
 
 

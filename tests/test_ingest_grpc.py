@@ -1,5 +1,5 @@
-"""Ingest through gRPC: DOCX upload, early refusal of an oversize upload,
-listing, and concurrent uploads of the same bytes."""
+"""Ingest through gRPC: DOCX and PDF uploads, early refusal of an oversize
+upload and of a hostile PDF, listing, and concurrent uploads of the same bytes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 from chunklab import clients
 from chunklab.client import ClientError
 from chunklab.v1 import documents_pb2, ingest_pb2
+from tests.support import pdfs
+from tests.test_pdf_safety import bomb_pdf, zeros_deflated
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +56,23 @@ def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
     assert (document.collection, document.language) == ("policies", "en")
 
 
+def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
+    response = upload(stack, "layout.pdf", pdfs.layout_sample().data, collection="pdfs")
+    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert document.format == documents_pb2.DOCUMENT_FORMAT_PDF
+    starts = list(document.tree.page_starts)
+    assert [document.text[s:].split("\n")[0] for s in starts] == [
+        "# Layout sample", "## Two columns", "## A table", "## A list"]
+    title = document.tree.root.children[0]
+    assert [(s.title, s.first_page, s.last_page) for s in title.children
+            if s.kind == documents_pb2.NODE_KIND_SECTION] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
+    assert document.metadata["page_count"] == "4" and document.metadata["author"] == "Layout Team"
+    assert document.published_at.ToDatetime().date().isoformat() == pdfs.CREATED.date().isoformat()
+
+
 def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(stack):
     # Messages made by hand: the client library always declares the true size.
     header = ingest_pb2.UploadHeader(name="huge.md", size_bytes=80_000_000)
@@ -71,6 +90,18 @@ def test_a_refused_docx_gets_its_status_through_grpc(stack):
     assert "corrupt or truncated" in err.value.details
 
 
+def test_a_pdf_bomb_gets_its_status_through_grpc_and_nothing_is_stored(stack):
+    collection = "pdf-bombs"
+    with pytest.raises(ClientError) as err:
+        upload(stack, "bomb.pdf", bomb_pdf(zeros_deflated(1024)), collection=collection)
+    assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert err.value.details == (
+        "'bomb.pdf' is refused as a decompression bomb: the stream of object 4 inflates to more than 100 MB "
+        "(the limit for one stream inside a PDF)"
+    )
+    assert stack.client().list_documents(collection=collection) == []
+
+
 def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):
     data = b"# Concurrency\n\nEight clients upload these same bytes at once.\n"
     with ThreadPoolExecutor(8) as pool:
@@ -85,3 +116,24 @@ def test_list_filters_by_collection_and_language(stack):
         ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
     )
     assert [d.name for d in listed.documents] == ["nieuws.txt"] and listed.total_size == 1
+
+
+def test_a_saved_web_page_uploads_through_grpc_without_its_navigation(stack):
+    from tests.test_html_reader import SAVED_PAGE, SAVED_PAGE_TEXT
+
+    response = upload(stack, "leave.html", SAVED_PAGE, collection="policies")
+    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert (document.format, document.text, document.language) == (documents_pb2.DOCUMENT_FORMAT_HTML, SAVED_PAGE_TEXT, "en")
+    assert document.published_at.ToJsonString() == "2024-03-05T08:30:00Z"
+    assert document.metadata["title"] == "Leave policy – Acme Intranet"
+    sections = document.tree.root.children[0].children
+    assert [s.title for s in sections if s.kind == documents_pb2.NODE_KIND_SECTION] == [
+        "Requesting leave", "Entitlement by grade", "Checking your balance",
+    ]
+    with pytest.raises(ClientError) as err:
+        upload(stack, "deep.html", b"<html><body>" + b"<div>" * 100_000 + b"</body></html>")
+    assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "nests elements more than 256 deep" in err.value.details

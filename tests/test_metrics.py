@@ -10,7 +10,7 @@ import pytest
 from chunklab import knobs
 from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import compare, grid, judge, pricing, question_sets
+from services.evaluator import compare, grid, judge, pricing, question_sets, references
 from services.evaluator.metrics import Span, intersect, merge, overlap, reciprocal_rank
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
@@ -76,7 +76,7 @@ def test_hit_only_and_expanded_measures_of_a_neighbour_expansion():
         common_pb2.ExpansionNode(hit=hit2),
     ])
     flat = [hit2, prev, hit1]
-    m = retrieval_metrics(flat, tree, [ref("A", 40, 60)])
+    m = retrieval_metrics(flat, tree, [ref("A", 40, 60)], top_k=5)
     assert m.labelled and m.chunks_sent == 3 and m.tokens_sent == 49
     # Hits only: [100,200) and [0,50) against [40,60): 10 characters of 20.
     assert (m.recall_hits, m.precision_hits, m.iou_hits) == pytest.approx((0.5, 10 / 150, 10 / 160))
@@ -90,13 +90,13 @@ def test_parent_child_expanded_measures_read_the_parents():
     child = rc("A", 10, 20, HIT, rank=1)
     parent = rc("A", 0, 100, PARENT)
     tree = common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=child, parent=parent)])
-    m = retrieval_metrics([parent], tree, [ref("A", 50, 60)])
+    m = retrieval_metrics([parent], tree, [ref("A", 50, 60)], top_k=5)
     assert (m.recall_hits, m.hit_rate_hits, m.mrr_hits) == (0.0, 0.0, 0.0)
     assert (m.recall, m.precision, m.iou, m.hit_rate, m.mrr) == pytest.approx((1.0, 0.1, 0.1, 1.0, 1.0))
 
 
 def test_a_question_without_references_is_not_labelled_and_means_skip_it():
-    unlabelled = retrieval_metrics([rc("A", 0, 10, tokens=4)], common_pb2.ExpansionTree(), [])
+    unlabelled = retrieval_metrics([rc("A", 0, 10, tokens=4)], common_pb2.ExpansionTree(), [], top_k=5)
     assert not unlabelled.labelled and unlabelled.tokens_sent == 4
     labelled = evaluator_pb2.RetrievalMetrics(labelled=True, recall=0.5, iou=0.25, tokens_sent=10, questions=1,
                                               embedding_answer_similarity=0.8)
@@ -255,8 +255,10 @@ class FakeDocs:
 
 
 def resolve_all(raw, docs: FakeDocs):
-    resolver = docs.resolver()
-    return [[question_sets.resolve(r, resolver, q.where) for r in q.references] for q in raw]
+    """Each question's references as a strict import stores them (it refuses any problem)."""
+    checked = references.check(raw, docs.resolver(), references.STRICT)
+    references.refuse(checked)
+    return [list(q.references) for q in checked.questions]
 
 
 def test_csv_references_resolve_by_name_stem_and_are_checked_against_the_text():

@@ -247,7 +247,9 @@ def test_the_tracker_follows_progress_then_shows_the_finished_experiment():
     assert root.find("div").get("data-state") == "succeeded"
     cells = [text_of(td) for td in root.findall(".//tr[@data-run-key]/td")]
     assert cells[:5] == ["fixed_size[chunk_size=48]", "2/2", "100.0%", "25.0%", "20.0%"]
-    assert "not measured" in cells
+    # No run has a judge score: those columns are left out rather than filled with "not measured".
+    heads = [text_of(th) for th in root.findall(".//table[@class='cl-table cl-runs-table']/thead/tr/th")]
+    assert "not measured" not in cells and "faithfulness" not in heads and "tokens sent" not in heads
 
 
 def test_a_question_detail_shows_answer_judge_reasons_and_the_tree():
@@ -271,6 +273,16 @@ def test_a_question_detail_shows_answer_judge_reasons_and_the_tree():
     assert text_of(root.find(".//tr[@data-measure='context_relevance']/td")) == "not measured"
     assert root.find(".//li[@class='cl-node']/div[@data-role='hit']").get("data-chunk-index") == "4"
     assert "<script>" not in html and EVIL in text_of(root)
+
+
+def test_a_question_detail_names_the_rank_measures_deeper_than_the_run_s_top_k():
+    # A top-5 run: recall@10 and NDCG@10 were not taken (ADR 0052).
+    metrics = evaluator_pb2.RetrievalMetrics(labelled=True, recall_at_1=0.0, recall_at_3=0.5, recall_at_5=1.0,
+                                             ndcg=0.6131, map=0.4167, embedding_answer_similarity=-1)
+    root = parse(experiments_html.question_detail_html(evaluator_pb2.QuestionResult(metrics=metrics), METRICS))
+    measures = text_of(root.find(".//div[@class='cl-measures']")).split(" · ")
+    assert "recall@1 0.0%, recall@3 50.0%, recall@5 100.0%, NDCG@k 0.613, MAP 0.417" in measures
+    assert "not measured (deeper than the run's top_k): recall@10, NDCG@10" in measures
 
 
 # -- the experiment form -------------------------------------------------------

@@ -20,7 +20,7 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
     gr.Markdown(
         "### Chunk boundaries\nSee where a strategy cuts the selected document: chunks alternate in colour, "
         "overlaps are marked, and each chunk's start is labelled with its index and token count "
-        "(hover a piece for its range). Nothing is indexed."
+        "(hover a piece for its range); a PDF's pages are marked where they begin. Nothing is indexed."
     )
     strategy = gr.Dropdown(label="Strategy", choices=[], elem_id="viewer-strategy")
     summary = gr.HTML(elem_id="viewer-summary", render=False)
@@ -51,7 +51,7 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
                 response = gateway.preview_chunks(document_id, spec)
             return (
                 boundaries.preview_summary_html(form.name, response),
-                boundaries.boundary_html(document.text, response.chunks),
+                boundaries.boundary_html(document.text, response.chunks, page_starts=document.tree.page_starts),
             )
 
         show.click(preview, inputs={selected, *inputs}, outputs=[summary, view], key=f"viewer-{form.name}")

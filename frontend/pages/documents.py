@@ -13,10 +13,12 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.pages import boundaries, processing
+from frontend.pages import boundaries, export, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
-UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx"]
+# What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
+UPLOAD_LABEL = "Markdown, plain-text, DOCX, PDF or HTML file"
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
 
@@ -29,7 +31,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         gr.Markdown("### Upload a document")
         with gr.Row():
             upload_file = gr.File(
-                label="Markdown, plain-text or DOCX file", file_types=UPLOAD_TYPES, elem_id="upload-file"
+                label=UPLOAD_LABEL, file_types=UPLOAD_TYPES, elem_id="upload-file"
             )
             with gr.Column():
                 collection = gr.Textbox(label="Collection (optional)", placeholder="default", elem_id="upload-collection")
@@ -58,6 +60,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             pin_button = gr.Button("Pin / unpin", scale=0, elem_id="set-pin")
             delete_set_button = gr.Button("Delete set", variant="stop", scale=0, elem_id="set-delete")
         set_status = gr.HTML(elem_id="set-status")
+        export.set_export_section(gateway, selected, chosen_set)
 
         def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None = None,
                          current: str | None = None):
@@ -140,7 +143,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         def upload(path: str | None, collection_name: str, language_code: str):
             if not path:
-                raise user_error("Choose a .md, .txt or .docx file first.")
+                raise user_error("Choose a .md, .txt, .docx, .pdf or .html file first.")
             with shown_as_error():
                 response = gateway.upload_document(path, collection_name or "", language=language_code or "")
             return formatting.upload_message(response), response.document.document_id

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab import markdown, sentences
+from chunklab import markdown, pages, sentences
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.llm import ChatClient, ChatResult
 from chunklab.v1 import common_pb2
@@ -29,12 +29,13 @@ SYSTEM = (
 )
 
 def context_text(retrieved: Sequence[common_pb2.RetrievedChunk]) -> str:
-    """The context as the LLM sees it: each chunk with its document and position."""
+    """The context as the LLM sees it: each chunk with its document, page (paged formats) and position."""
     parts = []
     for number, item in enumerate(retrieved, start=1):
         chunk = item.chunk
         where = " > ".join(chunk.heading_path)
-        head = f"[{number}] {chunk.document_name}" + (f" ({where})" if where else "")
+        page = pages.page_label(chunk.first_page, chunk.last_page)
+        head = f"[{number}] {chunk.document_name}" + (f", {page}" if page else "") + (f" ({where})" if where else "")
         parts.append(f"{head}\n{chunk.content}")
     return "\n\n".join(parts)
 

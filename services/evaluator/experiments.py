@@ -27,7 +27,7 @@ from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing, validation
+from services.evaluator import answers, judge, models, pricing, validation, verdict
 from services.evaluator.grid import Cell, expand
 from services.evaluator.metrics import cosine
 from services.evaluator.peers import retrieve_request
@@ -430,6 +430,7 @@ class ExperimentRunner:
     def _question(self, cell: Cell, run: evaluator_pb2.ExperimentRun, question: evaluator_pb2.Question, plan: Plan,
                   answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> evaluator_pb2.QuestionResult:
         request = retrieve_request(question.text, run.retrieval)
+        top_k = retrieval.top_k(run.retrieval)
         result = evaluator_pb2.QuestionResult(
             question_id=question.question_id, question=question.text, run_key=cell.run_key
         )
@@ -440,12 +441,12 @@ class ExperimentRunner:
             raise
         except ServiceError as exc:
             result.error = f"retrieval failed: {exc.message}"
-            result.metrics.CopyFrom(retrieval_metrics([], common_pb2.ExpansionTree(), question.references))
+            result.metrics.CopyFrom(retrieval_metrics([], common_pb2.ExpansionTree(), question.references, top_k))
             return result
         retrieve_ms = (time.perf_counter() - started) * 1e3
         result.retrieved_chunks.extend(response.retrieved_chunks)
         result.expansion_tree.CopyFrom(response.expansion_tree)
-        metrics = retrieval_metrics(response.retrieved_chunks, response.expansion_tree, question.references)
+        metrics = retrieval_metrics(response.retrieved_chunks, response.expansion_tree, question.references, top_k)
         metrics.retrieve_ms = retrieve_ms
         result.metrics.CopyFrom(metrics)
         if plan.config.retrieval_only:
@@ -513,7 +514,7 @@ class ExperimentRunner:
     def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
                   validated: bool = True) -> None:
         """Fills each run's means, usage and count from the finished questions,
-        and (when `validated`) the winner's validation (validation.py)."""
+        and (when `validated`) the winner's validation (validation.py) and the verdict (verdict.py)."""
         by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}
         for result in results:
             by_run.setdefault(result.run_key, []).append(result)
@@ -532,6 +533,7 @@ class ExperimentRunner:
             run.usage.CopyFrom(usage)
         if validated:
             experiment.validation.CopyFrom(validation.validate(experiment, results))
+            experiment.verdict.CopyFrom(verdict.decide(experiment, results))
 
 
 def mean_judge(items: Sequence[evaluator_pb2.JudgeScores]) -> evaluator_pb2.JudgeScores:

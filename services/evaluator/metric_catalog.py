@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chunklab.v1 import evaluator_pb2 as pb
+from services.evaluator.rank import NDCG_CUTOFF, RECALL_CUTOFFS
 
 Value = Callable[[pb.QuestionResult], "float | None"]
 
@@ -22,6 +23,11 @@ class Metric:
 
 def _labelled(field: str) -> Value:
     return lambda r: getattr(r.metrics, field) if r.metrics.labelled else None
+
+
+def _ranked(field: str) -> Value:
+    """Unset (not measured) without references or below the run's top_k (ADR 0052)."""
+    return lambda r: getattr(r.metrics, field) if r.metrics.labelled and r.metrics.HasField(field) else None
 
 
 def _judged(field: str) -> Value:
@@ -59,6 +65,16 @@ CATALOG: tuple[Metric, ...] = (
     _metric("precision_hits", "precision (hits only)", PERCENT, _labelled("precision_hits"), "labelled",
             f"precision {HITS}"),
     _metric("mrr_hits", "MRR (hits only)", RATIO, _labelled("mrr_hits"), "labelled", f"MRR {HITS}"),
+    *(_metric(f"recall_at_{k}", f"recall@{k}", PERCENT, _ranked(f"recall_at_{k}"), "rank",
+              f"share of the reference excerpts that one of the first {k} hits touches (with what it pulled in); "
+              f"not measured when the run's top_k is below {k}") for k in RECALL_CUTOFFS),
+    _metric("ndcg", "NDCG@k", RATIO, _ranked("ndcg"), "rank",
+            "normalised discounted cumulative gain of the hits down to the run's top_k: the excerpts each hit "
+            "finds first, discounted by log2(rank + 1), over the best ordering"),
+    _metric(f"ndcg_at_{NDCG_CUTOFF}", f"NDCG@{NDCG_CUTOFF}", RATIO, _ranked(f"ndcg_at_{NDCG_CUTOFF}"), "rank",
+            f"NDCG of the first {NDCG_CUTOFF} hits; not measured when the run's top_k is below {NDCG_CUTOFF}"),
+    _metric("map", "MAP", RATIO, _ranked("map"), "rank",
+            "mean average precision of the hits down to the run's top_k, the excerpts being the relevant items"),
     _metric("embedding_answer_similarity", "answer similarity (embeddings)", RATIO,
             lambda r: r.metrics.embedding_answer_similarity if r.metrics.embedding_answer_similarity >= 0 else None,
             "judge", "cosine similarity of the answer's and the expected answer's embeddings"),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.metrics import Span, overlap, reciprocal_rank, touches
+from services.evaluator.rank import RANK_FIELDS, rank_measures
 
 
 def chunk_span(chunk: common_pb2.Chunk) -> Span:
@@ -33,8 +34,10 @@ def retrieval_metrics(
     retrieved: Sequence[common_pb2.RetrievedChunk],
     tree: common_pb2.ExpansionTree,
     references: Sequence[evaluator_pb2.Reference],
+    top_k: int,
 ) -> evaluator_pb2.RetrievalMetrics:
-    """Labelled measures (when there are references) and what is sent to the LLM."""
+    """Labelled measures (when there are references) and what is sent to the LLM;
+    rank measures down to the run's `top_k` (rank.py)."""
     metrics = evaluator_pb2.RetrievalMetrics(
         chunks_sent=len(retrieved),
         tokens_sent=sum(r.chunk.token_count for r in retrieved),
@@ -57,7 +60,10 @@ def retrieval_metrics(
     on_context = overlap(refs, expanded)
     metrics.recall, metrics.precision, metrics.iou = on_context.recall, on_context.precision, on_context.iou
     metrics.hit_rate = 1.0 if any(touches(s, refs) for s in expanded) else 0.0
-    metrics.mrr = reciprocal_rank([[chunk_span(c) for c in node_chunks(n)] for n in tree.hits], refs)
+    groups = [[chunk_span(c) for c in node_chunks(n)] for n in tree.hits]
+    metrics.mrr = reciprocal_rank(groups, refs)
+    for name, value in rank_measures(groups, refs, top_k).items():
+        setattr(metrics, name, value)
     return metrics
 
 
@@ -70,7 +76,8 @@ ALWAYS_FIELDS = ("chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms", "judg
 
 def mean_metrics(items: Sequence[evaluator_pb2.RetrievalMetrics]) -> evaluator_pb2.RetrievalMetrics:
     """Means over questions: labelled measures over labelled questions only,
-    embedding similarity over questions that had an expected answer."""
+    rank measures over the questions that have them, embedding similarity over
+    questions that had an expected answer."""
     mean = evaluator_pb2.RetrievalMetrics(questions=len(items), embedding_answer_similarity=-1.0)
     if not items:
         return mean
@@ -80,6 +87,10 @@ def mean_metrics(items: Sequence[evaluator_pb2.RetrievalMetrics]) -> evaluator_p
     for name in LABELLED_FIELDS:
         if labelled:
             setattr(mean, name, sum(getattr(m, name) for m in labelled) / len(labelled))
+    for name in RANK_FIELDS:
+        ranked = [getattr(m, name) for m in labelled if m.HasField(name)]
+        if ranked:
+            setattr(mean, name, sum(ranked) / len(ranked))
     for name in ALWAYS_FIELDS:
         value = sum(getattr(m, name) for m in items) / len(items)
         setattr(mean, name, round(value) if name in ("chunks_sent", "tokens_sent") else value)

@@ -21,7 +21,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import Block, build_tree
+from services.ingest.parsing import Writer, build_tree, markdown_table
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
@@ -118,10 +118,6 @@ def _numbering_format(paragraph: Paragraph, styles: _Styles) -> str | None:
     return "bullet"
 
 
-def _cell_text(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def _table_lines(table: Table) -> list[str]:
     rows = []
     for row in table.rows:
@@ -131,58 +127,9 @@ def _table_lines(table: Table) -> list[str]:
             if id(cell._tc) in seen:
                 continue
             seen.add(id(cell._tc))
-            cells.append(_cell_text(cell.text))
+            cells.append(cell.text)
         rows.append(cells)
-    rows = [r for r in rows if any(r)]
-    if not rows:
-        return []
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return lines
-
-
-class _Writer:
-    """Appends rendered blocks and records their ranges."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.length = 0
-        self.blocks: list[Block] = []
-
-    def _append(self, text: str, separator: str) -> tuple[int, int]:
-        if self.parts:
-            self.parts.append(separator)
-            self.length += len(separator)
-        start = self.length
-        self.parts.append(text)
-        self.length += len(text)
-        return start, self.length
-
-    def heading(self, level: int, title: str) -> None:
-        start, end = self._append("#" * min(level, 6) + " " + title, "\n\n")
-        self.blocks.append(Block(pb.NODE_KIND_HEADING, start, end, level, title))
-
-    def paragraph(self, text: str) -> None:
-        start, end = self._append(text, "\n\n")
-        self.blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
-
-    def list_item(self, text: str, marker: str, continues: bool) -> None:
-        start, end = self._append(f"{marker} {text}", "\n" if continues else "\n\n")
-        if continues:
-            block = self.blocks[-1]
-            block.end = end
-            block.items.append((start, end))
-        else:
-            self.blocks.append(Block(pb.NODE_KIND_LIST, start, end, items=[(start, end)]))
-
-    def table(self, lines: list[str]) -> None:
-        start, end = self._append("\n".join(lines), "\n\n")
-        self.blocks.append(Block(pb.NODE_KIND_TABLE, start, end))
-
-    def text(self) -> str:
-        return "".join(self.parts)
+    return markdown_table(rows)
 
 
 def _entries(document) -> list[tuple[str, object, str]]:
@@ -213,7 +160,7 @@ def read_docx(data: bytes) -> DocxContent:
     # Title is level 1 when the document has one; otherwise Heading 1 is.
     has_title = any(kind == "heading" and payload[0] == 1 for kind, payload, _ in entries)
     shift = 0 if has_title else 1
-    writer = _Writer()
+    writer = Writer()
     previous_format = ""
     counter = 0
     for kind, payload, fmt in entries:

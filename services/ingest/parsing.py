@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chunklab import markdown
 from chunklab.v1 import documents_pb2 as pb
@@ -32,6 +33,17 @@ _NODE_KINDS = {
     markdown.Kind.FENCED_CODE: pb.NODE_KIND_CODE,
     markdown.Kind.INDENTED_CODE: pb.NODE_KIND_CODE,
 }
+
+
+@dataclass
+class Parsed:
+    """An upload's canonical text, tree and what the document says of itself."""
+
+    text: str
+    tree: pb.DocumentTree
+    metadata: dict[str, str]
+    published_at: datetime | None
+    language: str = ""  # what the document declares (an HTML page's lang), "" to detect
 
 
 @dataclass
@@ -94,6 +106,71 @@ def text_blocks(text: str) -> list[Block]:
         else:
             run.append(line)
     return blocks
+
+
+def markdown_table(rows: list[list[str]]) -> list[str]:
+    """Rows of cell texts as Markdown table lines, the first row the header:
+    cell whitespace collapsed, `|` escaped, empty rows dropped, short rows padded."""
+    rows = [[" ".join(cell.split()).replace("|", "\\|") for cell in row] for row in rows]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return lines
+
+
+class Writer:
+    """Renders blocks as Markdown, a blank line between blocks, and records
+    each block's range: the canonical text of a format that is not text
+    itself (DOCX, HTML) and the blocks of its tree, built together."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.blocks: list[Block] = []
+
+    def _append(self, text: str, separator: str) -> tuple[int, int]:
+        if self.parts:
+            self.parts.append(separator)
+            self.length += len(separator)
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        return start, self.length
+
+    def heading(self, level: int, title: str) -> None:
+        start, end = self._append("#" * min(level, 6) + " " + title, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_HEADING, start, end, level, title))
+
+    def paragraph(self, text: str) -> None:
+        start, end = self._append(text, "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_PARAGRAPH, start, end))
+
+    def list_item(self, text: str, marker: str, continues: bool) -> None:
+        start, end = self._append(f"{marker} {text}", "\n" if continues else "\n\n")
+        if continues:
+            block = self.blocks[-1]
+            block.end = end
+            block.items.append((start, end))
+        else:
+            self.blocks.append(Block(pb.NODE_KIND_LIST, start, end, items=[(start, end)]))
+
+    def table(self, lines: list[str]) -> None:
+        start, end = self._append("\n".join(lines), "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_TABLE, start, end))
+
+    def code(self, code: str, language: str = "") -> None:
+        """A fenced block, its fence longer than any run of backticks inside."""
+        longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+        fence = "`" * max(3, longest + 1)
+        start, end = self._append(f"{fence}{language}\n{code}\n{fence}", "\n\n")
+        self.blocks.append(Block(pb.NODE_KIND_CODE, start, end))
+
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 def build_tree(text: str, blocks: list[Block]) -> pb.DocumentTree:

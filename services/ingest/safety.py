@@ -6,7 +6,8 @@ pieces (never whole) and the archive is refused by what it unpacks to: the
 bytes actually inflated per member and in all, and the number of members.
 Compression ratio alone refuses nothing: a paragraph of repeated text
 compresses 600 to 1 and is a fine document, while a bomb is caught by the
-bytes it inflates to, whatever its directory claims. Archives whose entries
+bytes it inflates to, whatever its directory claims (the rule and its limits
+are `inflate.py`'s, shared with PDF streams). Archives whose entries
 overlap (one stream unpacked under many names) or repeat a name are refused
 for their structure, and no XML part may declare a DOCTYPE or entities
 (billion laughs, external entities). Members that are archives themselves
@@ -23,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
+from services.ingest.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container, size_text
 
 ZIP_MAGIC = b"PK\x03\x04"
-# Members are unpacked this much at a time: memory stays bounded by it.
-PIECE_BYTES = 1 << 20
+_DOCX = Container(kind="DOCX", bomb="a zip bomb", verb="unpacks", unit="file inside a DOCX")
 _DOCTYPE = re.compile(rb"<!\s{0,16}(DOCTYPE|ENTITY)", re.IGNORECASE)
 _DOCTYPE_UTF16 = [p.encode(enc) for p in ("<!DOCTYPE", "<!ENTITY") for enc in ("utf-16-le", "utf-16-be")]
 # Bytes kept from the end of one piece so that a declaration cut in two by a piece boundary is still seen.
@@ -42,8 +43,8 @@ _CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueEr
 @dataclass(frozen=True)
 class ZipLimits:
     max_members: int = 2000
-    max_member_bytes: int = 100_000_000
-    max_total_bytes: int = 500_000_000
+    max_member_bytes: int = MAX_PART_BYTES
+    max_total_bytes: int = MAX_TOTAL_BYTES
 
 
 def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) -> None:
@@ -62,12 +63,11 @@ def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) 
     _check_member_count(name, len(members), limits)
     _check_names(name, members)
     _check_layout(name, data, members)
-    unpacked = 0
+    budget = Budget(name, _DOCX, limits.max_member_bytes, limits.max_total_bytes)
     for member in members:
         scan = member.filename.endswith((".xml", ".rels"))
         tail = b""
-        for piece in _unpack(name, archive, member, limits, limits.max_total_bytes - unpacked):
-            unpacked += len(piece)
+        for piece in _unpack(name, archive, member, budget):
             if scan:
                 window = tail + piece
                 if _declares_doctype(window):
@@ -78,27 +78,12 @@ def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) 
                 tail = window[-_OVERLAP:]
 
 
-def _unpack(name: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo, limits: ZipLimits,
-            budget: int) -> Iterator[bytes]:
-    """The member's bytes as they inflate, a piece at a time, refused once they pass
-    the per-member limit or the archive's remaining budget (the bytes count, not
-    the sizes the directory claims)."""
-    size = 0
+def _unpack(name: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo, budget: Budget) -> Iterator[bytes]:
+    """The member's bytes as they inflate, a piece at a time, counted by the
+    budget (the bytes count, not the sizes the directory claims)."""
     try:
         with archive.open(member) as stream:
-            while piece := stream.read(PIECE_BYTES):
-                size += len(piece)
-                if size > limits.max_member_bytes:
-                    raise ResourceExhausted(
-                        f"{name!r} is refused as a zip bomb: {member.filename} unpacks to more than "
-                        f"{_size(limits.max_member_bytes)} (the limit for one file inside a DOCX)"
-                    )
-                if size > budget:
-                    raise ResourceExhausted(
-                        f"{name!r} is refused as a zip bomb: it unpacks to more than "
-                        f"{_size(limits.max_total_bytes)} in all (the limit for a DOCX)"
-                    )
-                yield piece
+            yield from budget.count(member.filename, iter(lambda: stream.read(PIECE_BYTES), b""))
     except ResourceExhausted:
         raise
     except _CORRUPT as exc:
@@ -121,8 +106,8 @@ def _check_directory(name: str, data: bytes, limits: ZipLimits) -> None:
     directory_bytes = end[zipfile._ECD_SIZE]  # noqa: SLF001
     if directory_bytes > limits.max_members * DIRECTORY_BYTES_PER_MEMBER:
         raise ResourceExhausted(
-            f"{name!r} lists more files than a DOCX may hold: its directory is {_size(directory_bytes)}, "
-            f"over {_size(limits.max_members * DIRECTORY_BYTES_PER_MEMBER)} for {limits.max_members} files"
+            f"{name!r} lists more files than a DOCX may hold: its directory is {size_text(directory_bytes)}, "
+            f"over {size_text(limits.max_members * DIRECTORY_BYTES_PER_MEMBER)} for {limits.max_members} files"
         )
 
 
@@ -171,10 +156,6 @@ def _check_layout(name: str, data: bytes, members: list[zipfile.ZipInfo]) -> Non
 
 def _declares_doctype(content: bytes) -> bool:
     return bool(_DOCTYPE.search(content)) or any(p in content for p in _DOCTYPE_UTF16)
-
-
-def _size(size: int) -> str:
-    return f"{size / 1e6:g} MB" if size >= 1_000_000 else f"{size / 1e3:.0f} kB"
 
 
 def _reason(exc: Exception) -> str:

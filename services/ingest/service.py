@@ -10,7 +10,6 @@ import re
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePath
 
@@ -28,9 +27,13 @@ from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest import parsing
+from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
+from services.ingest.html_reader import read_html
 from services.ingest.language import detect as detect_language
+from services.ingest.pdf_reader import read_pdf
+from services.ingest.pdf_safety import check_pdf
 from services.ingest.safety import check_docx_archive
 from services.ingest.store import DocumentRow
 
@@ -40,6 +43,10 @@ _EXTENSIONS = {
     ".txt": pb.DOCUMENT_FORMAT_TEXT,
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
+    ".pdf": pb.DOCUMENT_FORMAT_PDF,
+    ".html": pb.DOCUMENT_FORMAT_HTML,
+    ".htm": pb.DOCUMENT_FORMAT_HTML,
+    ".xhtml": pb.DOCUMENT_FORMAT_HTML,
 }
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
@@ -50,7 +57,8 @@ def resolve_format(name: str, declared: int) -> int:
     suffix = PurePath(name).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InvalidArgument(
-            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt or .docx, or declare the format"
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx, .pdf, .html, .htm or .xhtml, "
+            "or declare the format"
         )
     return _EXTENSIONS[suffix]
 
@@ -59,14 +67,6 @@ def resolve_format(name: str, declared: int) -> int:
 # Word document (parts missing, relationships pointing nowhere, odd XML).
 _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
-
-
-@dataclass
-class Parsed:
-    text: str
-    tree: pb.DocumentTree
-    metadata: dict[str, str]
-    published_at: datetime | None
 
 
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
@@ -89,6 +89,8 @@ def front_matter_date(text: str) -> datetime | None:
 
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     """The canonical text, tree and metadata of an upload, or a refusal."""
+    if fmt == pb.DOCUMENT_FORMAT_PDF:
+        return _parse_pdf(name, data)
     if fmt == pb.DOCUMENT_FORMAT_DOCX:
         check_docx_archive(name, data)
         try:
@@ -101,11 +103,19 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
+    if fmt == pb.DOCUMENT_FORMAT_HTML:
+        return read_html(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
+
+
+def _parse_pdf(name: str, data: bytes) -> Parsed:
+    """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
+    check_pdf(name, data)
+    return read_pdf(name, data)
 
 
 class IngestService:
@@ -171,7 +181,7 @@ class IngestService:
             name=name,
             format=fmt,
             collection=collection,
-            language=language or detect_language(parsed.text),
+            language=language or parsed.language or detect_language(parsed.text),
             published_at=published_at or parsed.published_at or now,
             ingested_at=now,
             size_bytes=len(data),

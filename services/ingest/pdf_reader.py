@@ -1,0 +1,368 @@
+"""PDF into canonical text and a DocumentTree (ADR 0054).
+
+The canonical text follows DOCX's rules (ADR 0007): a Markdown rendering,
+headings as `#` lines, paragraphs re-flowed into one line each, list items
+as `- ` / `1. ` lines, ruled tables as Markdown tables, blocks separated by
+a blank line. Headings come from the outline (bookmarks) when the PDF has
+one, otherwise from font size and weight. Running headers, footers and page
+numbers are left out (services.ingest.pdf_layout). Every node carries the
+pages its range touches and the tree the offset where each page begins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from chunklab.errors import InvalidArgument
+from chunklab.pages import PAGE_COUNT_KEY, page_span
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
+from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
+
+_INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
+_PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
+_BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
+_NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_TERMINAL = (".", "!", "?", ":", ";")
+_SECTION_NUMBER = re.compile(r"^(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*[.)]?\s+")
+# A table-of-contents line: dot leaders, then a page number.
+_LEADERS = re.compile(r"(?:\.\s?){4,}\s*\d+$")
+# A heading is a short line: a longer one in a large or bold font is emphasis.
+_HEADING_MAX_CHARS = 120
+_HEADING_MAX_WORDS = 16
+
+
+@dataclass
+class _Heading:
+    level: int
+    title: str
+    page: int
+
+
+@dataclass
+class Headings:
+    """The headings found, by the id() of the line that carries them (None for
+    the further lines of a wrapped title), and the sections that bookmarks
+    open before a line without naming any."""
+
+    at: dict[int, _Heading | None] = field(default_factory=dict)
+    before: dict[int, list[_Heading]] = field(default_factory=dict)
+
+
+def pdf_date(value: str) -> datetime | None:
+    """A PDF date string ("D:20240131120000+01'00'") as an aware datetime."""
+    match = _PDF_DATE.match(value.strip())
+    if not match:
+        return None
+    year, month, day, hour, minute, second, sign, tz_hours, tz_minutes = match.groups()
+    offset = timedelta(hours=int(tz_hours or 0), minutes=int(tz_minutes or 0))
+    zone = timezone(-offset if sign == "-" else offset) if sign in ("+", "-") else timezone.utc
+    try:
+        return datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+                        int(second or 0), tzinfo=zone)
+    except ValueError:
+        return None
+
+
+def _gap(previous: Line, line: Line) -> float:
+    """Baseline to baseline, from the last of `previous` to the first of `line`."""
+    return line.top + line.size - previous.bottom
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.replace(LINE_HYPHEN, "-").lower().split())
+
+
+def _bare(text: str) -> str:
+    """Normalized, without a leading section number ("2.1 ", "A. ", "iv) "):
+    a bookmark often leaves out the number its heading prints, or the reverse."""
+    return _SECTION_NUMBER.sub("", _normal(text), count=1)
+
+
+def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
+    """(level from 1, title, page from 1, top of the destination or -1) per bookmark."""
+    entries = []
+    for bookmark in document.get_toc(max_depth=6):
+        title = " ".join((bookmark.get_title() or "").split())
+        dest = bookmark.get_dest()
+        index = dest.get_index() if dest is not None else None
+        if not title or index is None or index >= len(pages):
+            continue
+        mode, view = dest.get_view()
+        top = pages[index].height - view[1] if mode == pdfium_c.PDFDEST_VIEW_XYZ and len(view) >= 2 else -1.0
+        entries.append((bookmark.level + 1, title, index + 1, top))
+    return entries
+
+
+def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
+    """Which lines the bookmarks name: the first line at or below the
+    destination on its page whose text (joined with the lines after it on
+    that page, for a wrapped title) is the bookmark's title, section numbers
+    aside; the heading keeps the printed title. A bookmark whose
+    title is not on its page still opens a section there, before the first
+    line at or below its destination (or the next page's first line)."""
+    found = Headings()
+    by_page: dict[int, list[int]] = {}
+    for i, item in enumerate(items):
+        if isinstance(item, Line):
+            by_page.setdefault(item.page, []).append(i)
+    for level, title, page, top in outline:
+        heading, want = _Heading(level, title, page), _bare(title)
+        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found.at]
+        below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
+        match = None
+        for i in below + sorted(set(candidates) - set(below)):
+            printed, j = items[i].text, i
+            while (want.startswith(_bare(printed)) and _bare(printed) != want and j + 1 < len(items)
+                   and isinstance(items[j + 1], Line) and items[j + 1].page == page):
+                j += 1
+                printed = f"{printed} {items[j].text}"
+            if _bare(printed) == want:
+                match = (i, j)
+                break
+        if match is not None:
+            # The title as printed, with its number, and the outline's level.
+            heading.title = " ".join(printed.replace(LINE_HYPHEN, "-").split())
+            found.at[id(items[match[0]])] = heading
+            for k in range(match[0] + 1, match[1] + 1):
+                found.at[id(items[k])] = None
+        else:  # on a page without text, the section opens at the next line there is
+            at = (below or candidates or [next((i for i, it in enumerate(items) if it.page > page), None)])[0]
+            if at is not None:
+                found.before.setdefault(id(items[at]), []).append(heading)
+    return found
+
+
+def font_headings(items: list[Line | TableBox]) -> Headings:
+    """Headings by font: lines larger than the body text, or bold where the
+    body is not, and short; levels by size rank, bold before regular."""
+    lines = [it for it in items if isinstance(it, Line)]
+    weights: Counter[tuple[float, bool]] = Counter()
+    for line in lines:
+        weights[(line.size, line.bold)] += len(line.text)
+    if not weights:
+        return Headings()
+    body_size, body_bold = weights.most_common(1)[0][0]
+
+    def is_heading(line: Line) -> bool:
+        if len(line.text) > _HEADING_MAX_CHARS or len(line.text.split()) > _HEADING_MAX_WORDS:
+            return False
+        return line.size >= body_size + 1 or (line.bold and not body_bold and line.size >= body_size - 0.5)
+
+    styles = sorted({(ln.size, ln.bold) for ln in lines if is_heading(ln)}, key=lambda s: (-s[0], not s[1]))
+    rank = {style: min(6, i + 1) for i, style in enumerate(styles)}
+    found: dict[int, _Heading | None] = {}
+    previous: Line | None = None
+    for item in items:
+        if not isinstance(item, Line) or not is_heading(item):
+            previous = None
+            continue
+        wrapped = (previous is not None and previous.page == item.page and (previous.size, previous.bold) == (item.size, item.bold)
+                   and 0 < _gap(previous, item) <= item.size * 1.6)
+        if wrapped:
+            head = next(h for h in reversed(found.values()) if h is not None)
+            head.title = f"{head.title} {item.text.replace(LINE_HYPHEN, '-')}"
+            found[id(item)] = None
+        else:
+            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text.replace(LINE_HYPHEN, "-"), item.page)
+        previous = item
+    return Headings(at=found)
+
+
+class _Joiner:
+    """Joins a paragraph's lines into one: a word hyphenated across a line
+    break is rejoined ("exam-" + "ple"), unless the document itself spells the
+    pair with a hyphen and never without, or the continuation is not lower
+    case ("COVID-" + "19", "Franco-" + "German")."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.hyphenated: set[str] = set()
+        self.words: set[str] = set()
+        for line in lines:
+            for word in _WORD.findall(line.text.lower()):
+                (self.hyphenated if "-" in word else self.words).add(word)
+
+    def join(self, text: str, more: str) -> tuple[str, int]:
+        """(joined text, offset where `more` begins in it)."""
+        if len(text) > 1 and text.endswith("-") and text[-2].isalpha():
+            head = _WORD.findall(text[:-1])[-1].split("-")[-1].lower()
+            tail_words = _WORD.findall(more)
+            tail = tail_words[0].split("-")[0] if tail_words and more.startswith(tail_words[0]) else ""
+            if tail and tail[0].islower():
+                joined = head + tail.lower()
+                if f"{head}-{tail.lower()}" in self.hyphenated and joined not in self.words:
+                    return text + more, len(text)
+                return text[:-1] + more, len(text) - 1
+            return text + more, len(text)
+        if text.endswith(("\u2014", "/")):
+            return text + more, len(text)
+        return f"{text} {more}", len(text) + 1
+
+
+class _Renderer:
+    """Writes the reading-ordered items as blocks and notes where each page starts."""
+
+    def __init__(self, items: list[Line | TableBox], headings: Headings) -> None:
+        self.items, self.headings = items, headings
+        self.writer = Writer()
+        self.page_first: dict[int, int] = {}
+        self.joiner = _Joiner([it for it in items if isinstance(it, Line)])
+        # Line pitch over font size, the commonest in the document: a larger
+        # gap between lines ends a paragraph.
+        pitches = Counter(
+            round(_gap(a, b) / a.size, 2) for a, b in zip(items, items[1:])
+            if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size
+            and _gap(a, b) > 0
+        )
+        # Where most paragraphs are one line, the commonest pitch is the gap
+        # between paragraphs: no leading is above 1.5 times the size.
+        self.pitch_ratio = min(1.5, pitches.most_common(1)[0][0]) if pitches else 1.2
+        self.list_format = ""
+
+    def _mark(self, page: int, offset: int) -> None:
+        self.page_first.setdefault(page, offset)
+
+    def _continues(self, previous: Line, line: Line) -> bool:
+        """Whether `line` goes on the paragraph that `previous` ends."""
+        if (abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text)
+                or _LEADERS.search(previous.text)):
+            return False
+        if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
+            return not previous.text.endswith(_TERMINAL)
+        return _gap(previous, line) <= line.size * self.pitch_ratio * 1.25 + 0.5
+
+    def _flush(self, run: list[Line]) -> None:
+        if not run:
+            return
+        text, offsets = "", []
+        for line in run:
+            pieces = line.text.split(LINE_HYPHEN)
+            if text:
+                text, at = self.joiner.join(text, pieces[0])
+            else:
+                text, at = pieces[0], 0
+            offsets.append(at)
+            for piece in pieces[1:]:
+                text = self.joiner.join(text + "-", piece)[0]
+        bullet, numbered = _BULLET.match(text), _NUMBERED.match(text)
+        if bullet or numbered:
+            # The item's own number stays; any bullet becomes "-".
+            fmt, marker = ("number", f"{numbered.group(1)}.") if numbered else ("bullet", "-")
+            cut = (bullet or numbered).end()
+            self.writer.list_item(text[cut:], marker, fmt == self.list_format)
+            start = self.writer.blocks[-1].items[-1][0]
+            offsets = [0] + [o - cut + len(marker) + 1 for o in offsets[1:]]
+            self.list_format = fmt
+        else:
+            self.writer.paragraph(text)
+            start = self.writer.blocks[-1].start
+            self.list_format = ""
+        for line, offset in zip(run, offsets):
+            self._mark(line.page, start + offset)
+
+    def render(self) -> Writer:
+        run: list[Line] = []
+        for item in self.items:
+            opened = self.headings.before.get(id(item), [])
+            if opened:
+                self._flush(run)
+                run = []
+                for heading in opened:
+                    self._heading(heading)
+            if isinstance(item, TableBox):
+                self._flush(run)
+                run = []
+                lines = markdown_table(item.rows)
+                if lines:
+                    self.writer.table(lines)
+                    self._mark(item.page, self.writer.blocks[-1].start)
+                    self.list_format = ""
+                continue
+            if id(item) in self.headings.at:
+                self._flush(run)
+                run = []
+                heading = self.headings.at[id(item)]
+                if heading is not None:
+                    self._heading(heading)
+                continue
+            if run and not self._continues(run[-1], item):
+                self._flush(run)
+                run = []
+            run.append(item)
+        self._flush(run)
+        return self.writer
+
+    def _heading(self, heading: _Heading) -> None:
+        self.writer.heading(heading.level, heading.title)
+        self._mark(heading.page, self.writer.blocks[-1].start)
+        self.list_format = ""
+
+
+def _page_starts(page_first: dict[int, int], pages: int, length: int) -> list[int]:
+    """Offset where each page begins; a page without text begins where the next one does."""
+    starts, following = [0] * pages, length
+    for number in range(pages, 0, -1):
+        following = page_first.get(number, following)
+        starts[number - 1] = following
+    if starts:
+        starts[0] = 0
+    return starts
+
+
+def _stamp_pages(node: pb.TreeNode, page_starts: list[int]) -> None:
+    node.first_page, node.last_page = page_span(page_starts, node.start_char, node.end_char)
+    for child in node.children:
+        _stamp_pages(child, page_starts)
+
+
+# What PDFium raises on a file it cannot open (a damaged cross-reference
+# table, a truncated file), and what a broken outline or font can raise.
+_UNREADABLE = (pdfium.PdfiumError, KeyError, ValueError, TypeError, IndexError, AttributeError)
+
+
+def read_pdf(name: str, data: bytes) -> Parsed:
+    """The PDF's canonical text, tree (pages on every node) and metadata, or
+    a refusal: unreadable, or no text on any page (scanned: needs OCR)."""
+    try:
+        document = pdfium.PdfDocument(data)
+        try:
+            pages = read_pages(document, data)
+            outline = _outline(document, pages)
+            info = document.get_metadata_dict(skip_empty=True)
+        finally:
+            document.close()
+    except _UNREADABLE as exc:
+        raise InvalidArgument(
+            f"{name!r} is not a readable PDF ({type(exc).__name__}: {str(exc)[:200]}); "
+            "open it in a PDF viewer and save or print it again as PDF"
+        ) from None
+    remove_furniture(pages)
+    items = [item for page in pages for item in reading_order(page)]
+    if not items:
+        images = sum(p.images for p in pages)
+        held = (f"{images} image(s) and no text, so it looks scanned" if images
+                else "no text, only drawings, so it looks scanned or its text was turned into outlines")
+        raise InvalidArgument(
+            f"{name!r} has no text layer: its {len(pages)} page(s) hold {held}; "
+            "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
+        )
+    headings = _outline_headings(items, outline) if outline else font_headings(items)
+    renderer = _Renderer(items, headings)
+    writer = renderer.render()
+    text = writer.text()
+    tree = build_tree(text, writer.blocks)
+    tree.page_starts.extend(_page_starts(renderer.page_first, len(pages), len(text)))
+    _stamp_pages(tree.root, list(tree.page_starts))
+    metadata = {key.lower(): " ".join(info[key].split()) for key in _INFO_FIELDS if info.get(key, "").strip()}
+    metadata[PAGE_COUNT_KEY] = str(len(pages))
+    skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
+    if skipped:
+        metadata["tables_not_read"] = "; ".join(skipped)[:500]
+    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")))
