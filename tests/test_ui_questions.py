@@ -1,0 +1,184 @@
+"""The Question sets page without a browser: its views (the question with its
+excerpt marked in the document, the validation report, a generation's
+estimate and progress, the import's sentence) as exact HTML, and its handlers
+against a gateway that answers with hand-built messages."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from chunklab.v1 import documents_pb2, evaluator_pb2 as E
+from frontend import questions_html as views
+from frontend.pages import questions as page
+from tests.support.fake_stubs import settings
+
+TEXT = "The first lighthouses were fires lit on hilltops. Keepers trimmed the wick every four hours, so they were called wickies."
+START, END = TEXT.index("trimmed"), TEXT.index(" every")
+
+
+def reference(start: int = START, end: int = END) -> E.Reference:
+    return E.Reference(document_id="d1", start_char=start, end_char=end, content=TEXT[start:end])
+
+
+class Gateway:
+    """Answers the page's calls with hand-built messages and records what it was asked."""
+
+    def __init__(self, events: list[E.GenerationEvent] = ()):
+        self.settings = settings()
+        self.events = list(events)
+        self.closed = False
+        self.updated: list[E.Question] = []
+
+    def get_document_text(self, document_id: str) -> documents_pb2.Document:
+        return documents_pb2.Document(document_id=document_id, name="lights.md", text=TEXT)
+
+    def generate_question_set(self, request):
+        try:
+            yield from self.events
+        finally:
+            self.closed = True
+
+    def update_question(self, question_set_id, question):
+        self.updated.append(question)
+        return E.QuestionSet(question_set_id=question_set_id, questions=[question])
+
+
+# -- views ----------------------------------------------------------------------
+
+def test_a_question_shows_its_excerpt_marked_in_a_window_of_its_document():
+    question = E.Question(question_id="q1", text="What did <keepers> trim?", expected_answer="the wick",
+                          references=[reference()])
+    windows = views.excerpt_windows({"d1": TEXT}, question.references, {"d1": "lights.md"}, window=20)
+    assert views.question_html(question, 2, 5, windows) == (
+        '<div class="cl-review" data-question-id="q1">\n'
+        '<p class="cl-review-count">Question 2 of 5</p>\n'
+        "<h4>What did &lt;keepers&gt; trim?</h4>\n"
+        '<p class="cl-expected"><b>Expected answer:</b> the wick</p>\n'
+        '<blockquote class="cl-excerpt" data-start="58" data-end="74"><small>lights.md, characters 58–74</small>'
+        "<br/>…n hilltops. Keepers <mark>trimmed the wick</mark> every four hours, s…</blockquote>\n"
+        "</div>"
+    )
+
+
+def test_an_excerpt_at_the_start_of_the_document_has_no_leading_ellipsis():
+    [window] = views.excerpt_windows({"d1": TEXT}, [reference(0, 9)], {}, window=5)
+    assert (window["before"], window["excerpt"], window["after"]) == ("", "The first", " ligh")
+    assert (window["cut_before"], window["cut_after"], window["document"]) == (False, True, "d1")
+
+
+def test_the_validation_report_lists_each_problem_with_its_closest_span_and_fix():
+    validation = E.QuestionSetValidation(
+        excerpt_check=E.EXCERPT_CHECK_LENIENT, questions_total=3, questions_valid=2, questions_left_out=1,
+        references_total=3, references_exact=1, references_snapped=1, references_failed=1,
+        similarity_threshold=0.85, problems=[E.ExcerptProblem(
+            where="line 3", line=3, question_number=3, reference_number=1, document_id="d1",
+            excerpt="the mayor owns elephants", kind=E.EXCERPT_PROBLEM_KIND_NOT_FOUND, start_char=0, end_char=9,
+            suggested_content="The first", similarity=0.31, message="not found: the closest span is 31% alike",
+            left_out=True)])
+    html = views.validation_html(validation)
+    assert ("<p>3 questions, 2 would be imported, 1 left out; 3 excerpts: 1 exact, 1 snapped, 1 not found.") in html
+    assert ('<tr data-line="3" data-left-out="true"><td>3</td><td>3.1</td><td>the mayor owns elephants</td>'
+            "<td>not found</td><td>The first</td><td>0.31</td><td>not found: the closest span is 31% alike</td></tr>"
+            ) in html
+    clean = views.validation_html(E.QuestionSetValidation(questions_total=2, questions_valid=2))
+    assert '<p class="cl-message cl-message-ok">Every excerpt occurs exactly.</p>' in clean
+
+
+def test_an_import_says_how_many_questions_were_left_out():
+    lenient = E.QuestionSet(question_set_id="s1", name="notes.jsonl", question_count=46,
+                            validation=E.QuestionSetValidation(questions_total=50, questions_left_out=4))
+    assert views.import_message(lenient) == "Imported notes.jsonl: 46 of 50 questions; 4 left out: see the report."
+    whole = E.QuestionSet(question_set_id="s2", name="notes.jsonl", question_count=50,
+                          validation=E.QuestionSetValidation(questions_total=50))
+    assert views.import_message(whole) == "Imported notes.jsonl: 50 questions (id s2)."
+
+
+def test_the_dry_run_shows_calls_tokens_and_cost():
+    estimate = E.GenerationEstimate(documents=1, passages=5, llm_calls=5, prompt_tokens=1200,
+                                    completion_tokens=750, estimated_cost_usd=0.0012)
+    html = views.estimate_html(estimate, "fake at http://x/v1")
+    assert '<p class="cl-generator">Generator: fake at http://x/v1</p>' in html
+    assert '<tr><th>LLM calls</th><td data-fact="LLM calls">5</td></tr>' in html
+    assert '<tr><th>estimated cost</th><td data-fact="estimated cost">$0.0012</td></tr>' in html
+
+
+def progress(done: int, kept: int, dropped: int = 0, failed: int = 0) -> E.GenerationEvent:
+    drops = [E.DropCount(reason=E.DROP_REASON_DUPLICATE, count=dropped)]
+    return E.GenerationEvent(progress=E.GenerationProgress(
+        generation_id="g1", passages_done=done, passages_total=3, kept=kept, dropped=drops, failed=failed,
+        message=f"passage {done}/3 of lights.md"))
+
+
+def test_progress_counts_passages_kept_dropped_by_reason_and_failed():
+    html = views.progress_html(views.progress_view(progress(event_done := 2, 1, 1).progress), "m at u")
+    assert f'<p class="cl-generation-head">running: {event_done}/3 passages (passage 2/3 of lights.md)</p>' in html
+    assert ('<tr><th>kept</th><td data-count="kept">1</td></tr>\n'
+            '<tr><th>dropped: near-duplicate</th><td data-count="dropped">1</td></tr>\n'
+            '<tr><th>failed</th><td data-count="failed">0</td></tr>') in html
+
+
+# -- handlers -------------------------------------------------------------------
+
+def test_a_generation_streams_its_progress_and_ends_with_the_stored_set():
+    done = E.Generation(generation_id="g1", state=E.GENERATION_STATE_SUCCEEDED, passages_total=3, asked=3, kept=2,
+                        failed=1, question_set_id="s9", outcomes=[E.PassageOutcome(
+                            passage_number=3, outcome=E.GENERATION_OUTCOME_FAILED, problem="not JSON twice")])
+    gateway = Gateway([progress(1, 1), progress(2, 2), progress(3, 2, failed=1), E.GenerationEvent(generation=done)])
+    request = page.generation_request(["d1"], 3, 7, "", "", "", "")
+    shown = list(page.follow_generation(gateway, request, "m at u"))
+    assert [gen_id for _, gen_id in shown] == ["", "g1", "g1", "g1", "g1"]
+    assert 'data-state="succeeded"' in shown[-1][0]
+    assert "Stored as question set s9" in shown[-1][0]
+    assert '<li data-passage="3">passage 3: not JSON twice</li>' in shown[-1][0]
+    assert gateway.closed
+
+
+def test_cancel_stops_the_stream_after_the_passage_in_flight():
+    gateway = Gateway([progress(1, 1), progress(2, 2), progress(3, 3)])
+    shown = page.follow_generation(gateway, page.generation_request(["d1"], 3, 0, "", "", "", ""), "m at u")
+    next(shown), next(shown)  # started, passage 1 done
+    page._cancelling.add("g1")
+    html, _ = next(shown)  # passage 2 arrives: shown as interrupted, and the stream ends
+    assert 'data-state="interrupted"' in html and "2/3 passages (cancelled)" in html
+    assert list(shown) == [] and gateway.closed and "g1" not in page._cancelling
+
+
+def test_the_form_says_what_is_missing():
+    with pytest.raises(gr.Error, match="Choose at least one document"):
+        page.generation_request([], 3, 0, "", "", "", "")
+    with pytest.raises(gr.Error, match="whole numbers: 2.5 is not a whole number"):
+        page.generation_request(["d1"], 2.5, 0, "", "", "", "")
+    request = page.generation_request([], 3, 0, "", "http://llm/v1", "m", "k", resume_id="g1")
+    assert (request.resume_generation_id, request.generator_model.base_url) == ("g1", "http://llm/v1")
+
+
+def test_a_pasted_excerpt_is_located_exactly_or_snapped_with_its_similarity():
+    gateway = Gateway()
+    ref, how = page.located_excerpt(gateway, "d1", "trimmed the wick")
+    assert (ref.start_char, ref.end_char, ref.content) == (START, END, "trimmed the wick")
+    assert how == "Excerpt found exactly in lights.md, characters 58–74."
+    ref, how = page.located_excerpt(gateway, "d1", "Keepers trimed the wick every four hours")
+    assert ref.content == "Keepers trimmed the wick every four hours"
+    assert TEXT[ref.start_char:ref.end_char] == ref.content
+    assert how == "Excerpt snapped to the closest span (99% alike) in lights.md, characters 50–91."
+    with pytest.raises(gr.Error, match="The excerpt is not in lights.md: the closest span"):
+        page.located_excerpt(gateway, "d1", "purple elephants dance on the moon at midnight")
+
+
+def test_an_edit_keeps_each_excerpts_document_and_asks_the_evaluator_to_locate_it():
+    current = E.Question(question_id="q1", text="old", references=[reference()], metadata={"topic": "wicks"})
+    edited = page.edited_question(current, " What did keepers trim? ", "the wick",
+                                  "trimmed the wick\n---\nwickies", "d2")
+    assert [(r.document_id, r.content, r.start_char, r.end_char) for r in edited.references] == [
+        ("d1", "trimmed the wick", 0, 0), ("d2", "wickies", 0, 0)]
+    assert (edited.question_id, edited.text, edited.metadata["topic"]) == ("q1", "What did keepers trim?", "wicks")
+    with pytest.raises(gr.Error, match="at least one excerpt"):
+        page.edited_question(current, "text", "", " \n---\n ", None)
+
+
+def test_previous_and_next_stay_inside_the_set():
+    question_set = E.QuestionSet(questions=[E.Question(question_id=i) for i in ("a", "b", "c")])
+    assert [page.step(question_set, q, by) for q, by in (("a", -1), ("a", 1), ("c", 1), ("b", -1))] == [
+        "a", "b", "c", "a"]
+    assert page.step(E.QuestionSet(), None, 1) is None
