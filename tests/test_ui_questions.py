@@ -5,12 +5,16 @@ against a gateway that answers with hand-built messages."""
 
 from __future__ import annotations
 
+import grpc
 import gradio as gr
 import pytest
+
+from chunklab.client import ClientError
 
 from chunklab.v1 import documents_pb2, evaluator_pb2 as E
 from frontend import questions_html as views
 from frontend.pages import questions as page
+from frontend.pages.common import told_as_sentence
 from tests.support.fake_stubs import settings
 
 TEXT = "The first lighthouses were fires lit on hilltops. Keepers trimmed the wick every four hours, so they were called wickies."
@@ -38,6 +42,10 @@ class Gateway:
             yield from self.events
         finally:
             self.closed = True
+
+    def import_question_set(self, path, name, document_ids, excerpt_check):
+        self.imported = (path, name, document_ids, excerpt_check)
+        return E.QuestionSet(question_set_id="s1", name="notes.jsonl", question_count=1, validation=VALIDATION)
 
     def update_question(self, question_set_id, question):
         self.updated.append(question)
@@ -67,16 +75,18 @@ def test_an_excerpt_at_the_start_of_the_document_has_no_leading_ellipsis():
     assert (window["cut_before"], window["cut_after"], window["document"]) == (False, True, "d1")
 
 
+VALIDATION = E.QuestionSetValidation(
+    excerpt_check=E.EXCERPT_CHECK_LENIENT, questions_total=3, questions_valid=2, questions_left_out=1,
+    references_total=3, references_exact=1, references_snapped=1, references_failed=1,
+    similarity_threshold=0.85, problems=[E.ExcerptProblem(
+        where="line 3", line=3, question_number=3, reference_number=1, document_id="d1",
+        excerpt="the mayor owns elephants", kind=E.EXCERPT_PROBLEM_KIND_NOT_FOUND, start_char=0, end_char=9,
+        suggested_content="The first", similarity=0.31, message="not found: the closest span is 31% alike",
+        left_out=True)])
+
+
 def test_the_validation_report_lists_each_problem_with_its_closest_span_and_fix():
-    validation = E.QuestionSetValidation(
-        excerpt_check=E.EXCERPT_CHECK_LENIENT, questions_total=3, questions_valid=2, questions_left_out=1,
-        references_total=3, references_exact=1, references_snapped=1, references_failed=1,
-        similarity_threshold=0.85, problems=[E.ExcerptProblem(
-            where="line 3", line=3, question_number=3, reference_number=1, document_id="d1",
-            excerpt="the mayor owns elephants", kind=E.EXCERPT_PROBLEM_KIND_NOT_FOUND, start_char=0, end_char=9,
-            suggested_content="The first", similarity=0.31, message="not found: the closest span is 31% alike",
-            left_out=True)])
-    html = views.validation_html(validation)
+    html = views.validation_html(VALIDATION)
     assert ("<p>3 questions, 2 would be imported, 1 left out; 3 excerpts: 1 exact, 1 snapped, 1 not found.") in html
     assert ('<tr data-line="3" data-left-out="true"><td>3</td><td>3.1</td><td>the mayor owns elephants</td>'
             "<td>not found</td><td>The first</td><td>0.31</td><td>not found: the closest span is 31% alike</td></tr>"
@@ -111,8 +121,8 @@ def progress(done: int, kept: int, dropped: int = 0, failed: int = 0) -> E.Gener
 
 
 def test_progress_counts_passages_kept_dropped_by_reason_and_failed():
-    html = views.progress_html(views.progress_view(progress(event_done := 2, 1, 1).progress), "m at u")
-    assert f'<p class="cl-generation-head">running: {event_done}/3 passages (passage 2/3 of lights.md)</p>' in html
+    html = views.progress_html(views.progress_view(progress(2, 1, 1).progress), "m at u")
+    assert '<p class="cl-generation-head">running: 2/3 passages (passage 2/3 of lights.md)</p>' in html
     assert ('<tr><th>kept</th><td data-count="kept">1</td></tr>\n'
             '<tr><th>dropped: near-duplicate</th><td data-count="dropped">1</td></tr>\n'
             '<tr><th>failed</th><td data-count="failed">0</td></tr>') in html
@@ -182,3 +192,45 @@ def test_previous_and_next_stay_inside_the_set():
     assert [page.step(question_set, q, by) for q, by in (("a", -1), ("a", 1), ("c", 1), ("b", -1))] == [
         "a", "b", "c", "a"]
     assert page.step(E.QuestionSet(), None, 1) is None
+
+
+def test_an_edited_excerpt_is_stored_at_its_exact_span_or_refused_with_its_closest_one():
+    gateway = Gateway()
+    edited = page.edited_question(E.Question(question_id="q1", references=[reference()]), "What did keepers trim?",
+                                  "", "Keepers trimed the wick every four hours", None)
+    placed, how = page.located(gateway, edited)
+    assert [(r.start_char, r.end_char, r.content) for r in placed.references] == [
+        (50, 91, "Keepers trimmed the wick every four hours")]
+    assert how == "Excerpt snapped to the closest span (99% alike) in lights.md, characters 50–91."
+    refused = page.edited_question(E.Question(question_id="q1", references=[reference()]), "q", "",
+                                   "sailors of the purple sea", None)
+    with pytest.raises(gr.Error) as raised:
+        page.located(gateway, refused)
+    assert str(raised.value.message).startswith("The excerpt is not in lights.md: the closest span, ")
+
+
+def test_a_lenient_import_asks_for_it_and_shows_the_report():
+    gateway = Gateway()
+    message, report, set_id = page.import_file(gateway, "/tmp/notes.jsonl", "", "wikitexts=d7", True)
+    assert gateway.imported == ("/tmp/notes.jsonl", "", {"wikitexts": "d7"}, E.EXCERPT_CHECK_LENIENT)
+    assert message == ('<div class="cl-message cl-message-ok">'
+                       "Imported notes.jsonl: 1 of 3 questions; 1 left out: see the report.</div>")
+    assert '<tr data-line="3" data-left-out="true">' in report and set_id == "s1"
+    with pytest.raises(gr.Error, match="In the box Corpus ids to document ids: "):
+        page.import_file(gateway, "/tmp/notes.jsonl", "", "no equals sign", False)
+    with pytest.raises(gr.Error, match="Choose a .jsonl or .csv file"):
+        page.validate_file(gateway, None, "", "", True)
+
+
+def test_a_refusal_reads_as_the_services_sentence_without_its_status():
+    refusal = ClientError("evaluator service: FAILED_PRECONDITION: question set s1 is used by experiment e1",
+                          service="evaluator", code=grpc.StatusCode.FAILED_PRECONDITION,
+                          details="question set s1 is used by experiment e1")
+    with pytest.raises(gr.Error) as raised, told_as_sentence():
+        raise refusal
+    assert raised.value.message == "Question set s1 is used by experiment e1."
+    away = ClientError("The evaluator service at 127.0.0.1:4 is unreachable or too slow (UNAVAILABLE): refused",
+                       service="evaluator", code=grpc.StatusCode.UNAVAILABLE, details="refused")
+    with pytest.raises(gr.Error) as raised, told_as_sentence():
+        raise away
+    assert raised.value.message == away.message

@@ -19,7 +19,7 @@ from chunklab.client import ChunkLab
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, questions_html
 from frontend.formatting import message_html
-from frontend.pages.common import document_dropdown_update, shown_as_error, user_error
+from frontend.pages.common import document_dropdown_update, told_as_sentence, user_error
 from frontend.pages.experiment_form import QUESTION_TYPES, question_set_update
 
 # Between excerpts in the review's excerpt box.
@@ -61,7 +61,7 @@ def generation_request(document_ids: list[str] | None, count, seed, name: str, b
 
 
 def dry_run(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest, generator: str) -> str:
-    with shown_as_error():
+    with told_as_sentence():
         outcome = next((e for e in gateway.generate_question_set(request) if e.HasField("estimate")), None)
     if outcome is None:
         raise user_error("The evaluator ended the dry run without an estimate; see its log.")
@@ -76,7 +76,7 @@ def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestion
     generation_id = request.resume_generation_id
     yield message_html("Starting: the evaluator samples the passages…"), generation_id
     try:
-        with shown_as_error():
+        with told_as_sentence():
             for event in events:
                 kind = event.WhichOneof("event")
                 if kind == "progress":
@@ -111,7 +111,7 @@ def _import_inputs(path: str | None, mapping_text: str) -> dict[str, str]:
 
 def validate_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: str, lenient: bool) -> str:
     document_ids = _import_inputs(path, mapping_text)
-    with shown_as_error():
+    with told_as_sentence():
         validation = gateway.validate_question_set(path, name or "", document_ids, LENIENT if lenient else STRICT)
     return questions_html.validation_html(validation)
 
@@ -120,7 +120,7 @@ def import_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: st
                 lenient: bool) -> tuple[str, str, str]:
     """(message, report HTML, the new set's id)."""
     document_ids = _import_inputs(path, mapping_text)
-    with shown_as_error():
+    with told_as_sentence():
         imported = gateway.import_question_set(path, name or "", document_ids,
                                                excerpt_check=LENIENT if lenient else STRICT)
     report = questions_html.validation_html(imported.validation) if imported.validation.problems else ""
@@ -132,7 +132,7 @@ def import_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: st
 def open_set(gateway: ChunkLab, question_set_id: str | None) -> evaluator_pb2.QuestionSet:
     if not question_set_id:
         return evaluator_pb2.QuestionSet()
-    with shown_as_error():
+    with told_as_sentence():
         return gateway.get_question_set(question_set_id)
 
 
@@ -143,7 +143,7 @@ def show_question(gateway: ChunkLab, question_set: evaluator_pb2.QuestionSet, qu
         return ""
     question = question_set.questions[ids.index(question_id)]
     texts, names = {}, {}
-    with shown_as_error():
+    with told_as_sentence():
         for document_id in {r.document_id for r in question.references}:
             document = gateway.get_document_text(document_id)
             texts[document_id], names[document_id] = document.text, document.name
@@ -176,19 +176,18 @@ def edited_question(current: evaluator_pb2.Question, text: str, answer: str, exc
         if not document:
             raise user_error("Choose the document the excerpt comes from.")
         references.append(evaluator_pb2.Reference(document_id=document, content=piece))
+    # Every field is replaced by UpdateQuestion, so the metadata is carried over.
     return evaluator_pb2.Question(question_id=current.question_id, text=text.strip(),
                                   expected_answer=(answer or "").strip(), references=references,
                                   metadata=current.metadata)
 
 
-def located_excerpt(gateway: ChunkLab, document_id: str | None, excerpt: str) -> tuple[evaluator_pb2.Reference, str]:
-    """The pasted excerpt located in the document (exactly, or snapped to the closest span):
+def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[evaluator_pb2.Reference, str]:
+    """The excerpt located in the document (exactly, or snapped to the closest span):
     the reference to store and a sentence saying how it was found."""
-    if not document_id:
-        raise user_error("Choose the document the excerpt comes from.")
-    with shown_as_error():
+    with told_as_sentence():
         document = gateway.get_document_text(document_id)
-    found = excerpts.locate(document.text, (excerpt or "").strip())
+    found = excerpts.locate(document.text, excerpt.strip())
     if found is None:
         raise user_error("Paste the excerpt that answers the question.")
     if not found.located:
@@ -198,6 +197,21 @@ def located_excerpt(gateway: ChunkLab, document_id: str | None, excerpt: str) ->
     reference = evaluator_pb2.Reference(document_id=document_id, start_char=found.start, end_char=found.end,
                                         content=found.span)
     return reference, f"Excerpt {how} in {document.name}, characters {found.start}–{found.end}."
+
+
+def located(gateway: ChunkLab, question: evaluator_pb2.Question) -> tuple[evaluator_pb2.Question, str]:
+    """The question with every excerpt located (chunklab.excerpts, the evaluator's own rule),
+    and how each was found; a gr.Error says which excerpt is not in its document and its closest span."""
+    references, sentences = [], []
+    for reference in question.references:
+        found, how = located_excerpt(gateway, reference.document_id, reference.content)
+        references.append(found)
+        sentences.append(how)
+    placed = evaluator_pb2.Question()
+    placed.CopyFrom(question)
+    del placed.references[:]
+    placed.references.extend(references)
+    return placed, " ".join(sentences)
 
 
 def review_outputs(gateway: ChunkLab, question_set: evaluator_pb2.QuestionSet, question_id: str | None) -> tuple:
@@ -283,7 +297,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         # -- wiring ---------------------------------------------------------------
         def load(current: list[str] | None, current_set: str | None):
-            with shown_as_error():
+            with told_as_sentence():
                 listed = gateway.list_documents()
             return (document_dropdown_update(gateway, current or [], listed),
                     document_dropdown_update(gateway, None, listed),
@@ -318,7 +332,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             """Cancel off again; a stored set becomes the one under review."""
             stored = ""
             if gen_id:
-                with shown_as_error():
+                with told_as_sentence():
                     stored = gateway.get_generation(gen_id).question_set_id
             return gr.update(interactive=False), question_set_update(gateway, stored or current)
 
@@ -368,14 +382,15 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             return found[0]
 
         def do_save(data, qid, q_text, q_answer, q_excerpts, doc):
-            edited = edited_question(current_question(data, qid), q_text, q_answer, q_excerpts, doc)
-            with shown_as_error():
+            edited, how = located(gateway, edited_question(current_question(data, qid), q_text, q_answer,
+                                                           q_excerpts, doc))
+            with told_as_sentence():
                 changed = gateway.update_question(held(data).question_set_id, edited)
-            return (*review_outputs(gateway, changed, qid), message_html("Saved: its excerpts are located.", "ok"))
+            return (*review_outputs(gateway, changed, qid), message_html(f"Saved. {how}", "ok"))
 
         def do_remove(data, qid):
             current_question(data, qid)
-            with shown_as_error():
+            with told_as_sentence():
                 changed = gateway.delete_question(held(data).question_set_id, qid)
             return (*review_outputs(gateway, changed, step(held(data), qid, 1)),
                     message_html(f"Removed; the set has {len(changed.questions)} questions.", "ok"))
@@ -384,12 +399,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             question_set = held(data)
             if not question_set.question_set_id:
                 raise user_error("Choose the question set to add to first.")
-            if not (q_text or "").strip():
-                raise user_error("A question needs its text.")
-            reference, how = located_excerpt(gateway, doc, q_excerpt.split(EXCERPT_SEPARATOR.strip())[0])
-            new = evaluator_pb2.Question(text=q_text.strip(), expected_answer=(q_answer or "").strip(),
-                                         references=[reference])
-            with shown_as_error():
+            if not doc:
+                raise user_error("Choose the document the new question's excerpts come from.")
+            new, how = located(gateway, edited_question(evaluator_pb2.Question(), q_text, q_answer, q_excerpt, doc))
+            with told_as_sentence():
                 changed = gateway.add_question(question_set.question_set_id, new)
             return (*review_outputs(gateway, changed, changed.questions[-1].question_id),
                     message_html(f"Added as question {len(changed.questions)}. {how}", "ok"))

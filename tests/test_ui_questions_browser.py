@@ -1,0 +1,89 @@
+"""The Question sets page in a real headless browser against the whole stack
+and the scripted chat server: a set generated from an uploaded document, its
+excerpts highlighted in review, and an experiment run on it from the
+Experiments page (issue 16's "Done when", from the UI)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_openai import FakeOpenAI
+from tests.test_ui_browser import DOCUMENT, SECONDS, browser, choose, fill, page, ui_stack, upload  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+# Where the screenshot lands (ignored by git, with the stack's other local data).
+SCREENSHOTS = Path(__file__).resolve().parents[1] / ".chunklab" / "screenshots"
+FRESNEL = "Augustin Fresnel invented a lens in 1822 made of concentric prisms"
+WICKIES = "which is why keepers were called wickies"
+REPLIES = [
+    {"question": "Who invented the lighthouse lens, and when?", "answer": "Augustin Fresnel, in 1822",
+     "excerpts": [FRESNEL]},
+    {"question": "Why were lighthouse keepers nicknamed after a lamp part?", "answer": "They trimmed the wick",
+     "excerpts": [WICKIES]},
+]
+
+
+def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(page, ui_stack):
+    from playwright.sync_api import expect
+
+    upload(ui_stack, "lighthouse-questions.md", DOCUMENT)
+    page.get_by_role("tab", name="Question sets").click()
+    with FakeOpenAI() as llm:
+        replies = [json.dumps(r) for r in REPLIES]
+        llm.responder = lambda messages, model: replies.pop(0)
+        choose(page, "gen-documents", "lighthouse-questions.md")
+        fill(page, "gen-count", "2")
+        fill(page, "gen-seed", "3")
+        page.locator("#tab-questions").get_by_text("Chat endpoint").click()
+        fill(page, "gen-base-url", llm.base_url)
+        fill(page, "gen-model", "fake-chat")
+        expect(page.locator("#gen-generator")).to_contain_text(f"fake-chat at {llm.base_url}")
+        expect(page.locator("#gen-cancel")).to_be_disabled()
+
+        page.locator("#gen-dry-run").click()
+        estimate = page.locator("#gen-status .cl-generation")
+        expect(estimate).to_contain_text("Dry run: nothing was called or stored.")
+        expect(estimate.locator("td[data-fact='LLM calls']")).to_have_text("2")
+        assert llm.calls == []
+
+        page.locator("#gen-start").click()
+        done = page.locator("#gen-status .cl-generation[data-state=succeeded]")
+        expect(done).to_be_visible(timeout=120 * SECONDS)
+        expect(done.locator("td[data-count=kept]")).to_have_text("2")
+        expect(done.locator("td[data-count=failed]")).to_have_text("0")
+        assert len([c for c in llm.calls if c["path"].endswith("/chat/completions")]) == 2
+    expect(page.locator("#gen-cancel")).to_be_disabled()
+
+    # The stored set is under review: each question with its excerpt marked in the document.
+    expect(page.locator("#review-set input")).to_have_value(re.compile(r"^generated from lighthouse-questions\.md"))
+    view = page.locator("#review-view .cl-review")
+    expect(view.locator("h4")).to_have_text(REPLIES[0]["question"])
+    expect(view.locator("mark")).to_have_text(FRESNEL)
+    expect(view.locator(".cl-expected")).to_contain_text("Augustin Fresnel, in 1822")
+    page.locator("#review-next").click()
+    expect(view.locator("h4")).to_have_text(REPLIES[1]["question"])
+    expect(view.locator("mark")).to_have_text(WICKIES)
+    expect(view.locator(".cl-excerpt")).to_contain_text("A keeper trimmed the wick every four hours, " + WICKIES)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#tab-questions").screenshot(path=str(SCREENSHOTS / "question-set-review.png"))
+
+    # A refused edit says what to fix, as a sentence.
+    fill(page, "review-excerpts", "keepers were nicknamed wickies by sailors of the purple sea")
+    page.locator("#review-save").click()
+    expect(page.locator(".toast-body").filter(has_text="closest")).to_be_visible()
+
+    # The Experiments page runs on it.
+    page.get_by_role("tab", name="Experiments").click()
+    choose(page, "qs-select", re.compile(r"^generated from lighthouse-questions\.md"))
+    fill(page, "grid-fixed_size-chunk_size", "40")
+    fill(page, "grid-fixed_size-chunk_overlap", "0")
+    fill(page, "exp-name", "generated set")
+    page.locator("#run-button").click()
+    ran = page.locator("#experiment-status .cl-experiment[data-state=succeeded]")
+    expect(ran).to_be_visible(timeout=120 * SECONDS)
+    expect(ran.locator("tr[data-run-key] td").nth(1)).to_have_text("2/2")
