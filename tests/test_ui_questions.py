@@ -13,7 +13,7 @@ from chunklab.client import ClientError
 
 from chunklab.v1 import documents_pb2, evaluator_pb2 as E
 from frontend import questions_html as views
-from frontend.pages import questions as page
+from frontend import question_sets as page
 from frontend.pages.common import told_as_sentence
 from tests.support.fake_stubs import settings
 
@@ -50,6 +50,12 @@ class Gateway:
     def update_question(self, question_set_id, question):
         self.updated.append(question)
         return E.QuestionSet(question_set_id=question_set_id, questions=[question])
+
+    def add_question(self, question_set_id, question):
+        self.updated.append(question)
+        added = E.Question(question_id="q2")
+        added.MergeFrom(question)
+        return E.QuestionSet(question_set_id=question_set_id, questions=[*HELD.questions, added])
 
 
 # -- views ----------------------------------------------------------------------
@@ -104,6 +110,15 @@ def test_an_import_says_how_many_questions_were_left_out():
     assert views.import_message(whole) == "Imported notes.jsonl: 50 questions (id s2)."
 
 
+def test_the_generator_named_is_the_forms_endpoint_else_the_stacks():
+    gateway = Gateway()
+    assert page.configured_generator(gateway, "", "") == (
+        "none configured: fill in the endpoint's base URL and model")
+    assert page.configured_generator(gateway, " http://llm/v1 ", "") == "gpt-4o-mini at http://llm/v1"
+    gateway.settings = gateway.settings.model_copy(update={"llm_base_url": "http://stack/v1", "llm_model": "m2"})
+    assert page.configured_generator(gateway, "", "") == "m2 at http://stack/v1"
+
+
 def test_the_dry_run_shows_calls_tokens_and_cost():
     estimate = E.GenerationEstimate(documents=1, passages=5, llm_calls=5, prompt_tokens=1200,
                                     completion_tokens=750, estimated_cost_usd=0.0012)
@@ -126,6 +141,10 @@ def test_progress_counts_passages_kept_dropped_by_reason_and_failed():
     assert ('<tr><th>kept</th><td data-count="kept">1</td></tr>\n'
             '<tr><th>dropped: near-duplicate</th><td data-count="dropped">1</td></tr>\n'
             '<tr><th>failed</th><td data-count="failed">0</td></tr>') in html
+
+
+HELD = E.QuestionSet(question_set_id="s1", questions=[
+    E.Question(question_id="q1", text="What did keepers trim?", references=[reference()])])
 
 
 # -- handlers -------------------------------------------------------------------
@@ -159,6 +178,9 @@ def test_the_form_says_what_is_missing():
         page.generation_request([], 3, 0, "", "", "", "")
     with pytest.raises(gr.Error, match="whole numbers: 2.5 is not a whole number"):
         page.generation_request(["d1"], 2.5, 0, "", "", "", "")
+    with pytest.raises(gr.Error, match="No chat endpoint is configured to generate with: fill in its Base URL"):
+        page.require_endpoint(Gateway(), "  ")
+    page.require_endpoint(Gateway(), "http://llm/v1")
     request = page.generation_request([], 3, 0, "", "http://llm/v1", "m", "k", resume_id="g1")
     assert (request.resume_generation_id, request.generator_model.base_url) == ("g1", "http://llm/v1")
 
@@ -234,3 +256,29 @@ def test_a_refusal_reads_as_the_services_sentence_without_its_status():
     with pytest.raises(gr.Error) as raised, told_as_sentence():
         raise away
     assert raised.value.message == away.message
+
+
+def test_a_saved_edit_is_sent_located_and_the_review_shows_it_again():
+    gateway = Gateway()
+    outputs = page.save(gateway, HELD.SerializeToString(), "q1", "What did keepers trim?", "the wick",
+                        "Keepers trimed the wick every four hours", None)
+    [sent] = gateway.updated
+    assert [(r.document_id, r.start_char, r.end_char) for r in sent.references] == [("d1", 50, 91)]
+    data, choices, view, text, answer, excerpt_box, status = outputs
+    assert choices["value"] == "q1" and (text, answer) == ("What did keepers trim?", "the wick")
+    assert "<mark>Keepers trimmed the wick every four hours</mark>" in view
+    assert excerpt_box == "Keepers trimmed the wick every four hours"
+    assert status == ('<div class="cl-message cl-message-ok">Saved. Excerpt snapped to the closest span '
+                      "(99% alike) in lights.md, characters 50–91.</div>")
+
+
+def test_an_added_question_takes_the_chosen_document_and_opens_in_the_review():
+    gateway = Gateway()
+    outputs = page.add(gateway, HELD.SerializeToString(), "Who were the wickies?", "", "called wickies", "d1")
+    [sent] = gateway.updated
+    assert [(r.document_id, r.content) for r in sent.references] == [("d1", "called wickies")]
+    assert outputs[1]["value"] == "q2"
+    assert "Question 2 of 2" in outputs[2]
+    assert outputs[-1].endswith("Added as question 2. Excerpt found exactly in lights.md, characters 106–120.</div>")
+    with pytest.raises(gr.Error, match="Choose the document"):
+        page.add(gateway, HELD.SerializeToString(), "Who?", "", "wickies", None)

@@ -72,10 +72,19 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#tab-questions").screenshot(path=str(SCREENSHOTS / "question-set-review.png"))
 
-    # A refused edit says what to fix, as a sentence.
+    # A refused edit says what to fix, as a sentence; a pasted excerpt adds a question, snapped to the text.
     fill(page, "review-excerpts", "keepers were nicknamed wickies by sailors of the purple sea")
     page.locator("#review-save").click()
-    expect(page.locator(".toast-body").filter(has_text="closest")).to_be_visible()
+    refusal = page.locator(".toast-body").filter(has_text="The excerpt is not in lighthouse-questions.md")
+    expect(refusal).to_contain_text("the closest span")
+    assert "INVALID_ARGUMENT" not in refusal.inner_text()
+    fill(page, "review-text", "What did keepers write in the logbook?")
+    fill(page, "review-answer", "the weather")
+    fill(page, "review-excerpts", "wrote the weathr in the logbook")
+    choose(page, "review-document", re.compile(r"^lighthouse-questions\.md"))
+    page.locator("#review-add").click()
+    expect(page.locator("#review-status")).to_contain_text("Added as question 3. Excerpt snapped to the closest span")
+    expect(view.locator("mark")).to_have_text("wrote the weather in the logbook")
 
     # The Experiments page runs on it.
     page.get_by_role("tab", name="Experiments").click()
@@ -86,4 +95,4 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     page.locator("#run-button").click()
     ran = page.locator("#experiment-status .cl-experiment[data-state=succeeded]")
     expect(ran).to_be_visible(timeout=120 * SECONDS)
-    expect(ran.locator("tr[data-run-key] td").nth(1)).to_have_text("2/2")
+    expect(ran.locator("tr[data-run-key] td").nth(1)).to_have_text("3/3")

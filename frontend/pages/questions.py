@@ -4,227 +4,20 @@ import a file after validating it (strict or lenient), and review a set
 question by question with its excerpts marked in the document, editing,
 removing and adding questions before an experiment uses it.
 
-Pure handlers first (each takes the gateway and plain values, returns what
-the page shows), the Gradio wiring last in build().
+The handlers are in frontend/question_sets.py; this module lays out the page
+and wires them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import gradio as gr
 
-from chunklab import excerpts
 from chunklab.client import ChunkLab
 from chunklab.v1 import evaluator_pb2
-from frontend import experiment_config, questions_html
+from frontend import question_sets as handlers
 from frontend.formatting import message_html
 from frontend.pages.common import document_dropdown_update, told_as_sentence, user_error
 from frontend.pages.experiment_form import QUESTION_TYPES, question_set_update
-
-# Between excerpts in the review's excerpt box.
-EXCERPT_SEPARATOR = "\n---\n"
-LENIENT, STRICT = evaluator_pb2.EXCERPT_CHECK_LENIENT, evaluator_pb2.EXCERPT_CHECK_STRICT
-
-# Generations this process was asked to cancel: the running handler stops its
-# stream after the passage in flight, and the evaluator marks it interrupted.
-_cancelling: set[str] = set()
-
-
-# -- generate -------------------------------------------------------------------
-
-def configured_generator(gateway: ChunkLab, base_url: str, model: str) -> str:
-    settings = gateway.settings
-    if (base_url or "").strip():
-        return questions_html.generator_label(base_url.strip(), (model or "").strip() or settings.llm_model)
-    return questions_html.generator_label(settings.llm_base_url, settings.llm_model)
-
-
-def generation_request(document_ids: list[str] | None, count, seed, name: str, base_url: str, model: str,
-                       api_key: str, dry_run: bool = False, resume_id: str = ""
-                       ) -> evaluator_pb2.GenerateQuestionSetRequest:
-    """The request for the form's values; gr.Error names what is missing."""
-    resume_id = (resume_id or "").strip()
-    if not resume_id and not document_ids:
-        raise user_error("Choose at least one document to generate questions from.")
-    try:
-        request = evaluator_pb2.GenerateQuestionSetRequest(
-            name=(name or "").strip(), document_ids=document_ids or [], dry_run=dry_run,
-            question_count=experiment_config.whole(count, 10), seed=experiment_config.whole(seed, 0),
-            resume_generation_id=resume_id)
-    except ValueError as exc:
-        raise user_error(f"Number of questions and seed are whole numbers: {exc}.") from None
-    endpoint = experiment_config.endpoint(base_url, model, api_key)
-    if endpoint is not None:
-        request.generator_model.CopyFrom(endpoint)
-    return request
-
-
-def dry_run(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest, generator: str) -> str:
-    with told_as_sentence():
-        outcome = next((e for e in gateway.generate_question_set(request) if e.HasField("estimate")), None)
-    if outcome is None:
-        raise user_error("The evaluator ended the dry run without an estimate; see its log.")
-    return questions_html.estimate_html(outcome.estimate, generator)
-
-
-def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest,
-                      generator: str) -> Iterator[tuple[str, str]]:
-    """Yields (progress HTML, generation id) per event of a GenerateQuestionSet stream;
-    stops the stream after the passage in flight once its generation is cancelled."""
-    events = gateway.generate_question_set(request)
-    generation_id = request.resume_generation_id
-    yield message_html("Starting: the evaluator samples the passages…"), generation_id
-    try:
-        with told_as_sentence():
-            for event in events:
-                kind = event.WhichOneof("event")
-                if kind == "progress":
-                    view = questions_html.progress_view(event.progress)
-                    generation_id = view.generation_id
-                    if generation_id in _cancelling:
-                        _cancelling.discard(generation_id)
-                        stopped = questions_html.GenerationView(**{**view.__dict__, "state": "interrupted",
-                                                                   "message": "cancelled"})
-                        yield questions_html.progress_html(stopped, generator), generation_id
-                        return
-                    yield questions_html.progress_html(view, generator), generation_id
-                elif kind == "generation":
-                    generation = event.generation
-                    yield questions_html.progress_html(
-                        questions_html.generation_view(generation), generator,
-                        questions_html.passage_problems(generation)), generation.generation_id
-    finally:
-        events.close()
-
-
-# -- import ---------------------------------------------------------------------
-
-def _import_inputs(path: str | None, mapping_text: str) -> dict[str, str]:
-    if not path:
-        raise user_error("Choose a .jsonl or .csv file of questions first.")
-    try:
-        return experiment_config.document_mapping(mapping_text)
-    except ValueError as exc:
-        raise user_error(f"In the box Corpus ids to document ids: {exc}") from None
-
-
-def validate_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: str, lenient: bool) -> str:
-    document_ids = _import_inputs(path, mapping_text)
-    with told_as_sentence():
-        validation = gateway.validate_question_set(path, name or "", document_ids, LENIENT if lenient else STRICT)
-    return questions_html.validation_html(validation)
-
-
-def import_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: str,
-                lenient: bool) -> tuple[str, str, str]:
-    """(message, report HTML, the new set's id)."""
-    document_ids = _import_inputs(path, mapping_text)
-    with told_as_sentence():
-        imported = gateway.import_question_set(path, name or "", document_ids,
-                                               excerpt_check=LENIENT if lenient else STRICT)
-    report = questions_html.validation_html(imported.validation) if imported.validation.problems else ""
-    return message_html(questions_html.import_message(imported), "ok"), report, imported.question_set_id
-
-
-# -- review ---------------------------------------------------------------------
-
-def open_set(gateway: ChunkLab, question_set_id: str | None) -> evaluator_pb2.QuestionSet:
-    if not question_set_id:
-        return evaluator_pb2.QuestionSet()
-    with told_as_sentence():
-        return gateway.get_question_set(question_set_id)
-
-
-def show_question(gateway: ChunkLab, question_set: evaluator_pb2.QuestionSet, question_id: str | None) -> str:
-    """The question with its excerpts marked in their documents' text."""
-    ids = [q.question_id for q in question_set.questions]
-    if question_id not in ids:
-        return ""
-    question = question_set.questions[ids.index(question_id)]
-    texts, names = {}, {}
-    with told_as_sentence():
-        for document_id in {r.document_id for r in question.references}:
-            document = gateway.get_document_text(document_id)
-            texts[document_id], names[document_id] = document.text, document.name
-    windows = questions_html.excerpt_windows(texts, question.references, names)
-    return questions_html.question_html(question, ids.index(question_id) + 1, len(ids), windows)
-
-
-def step(question_set: evaluator_pb2.QuestionSet, question_id: str | None, by: int) -> str | None:
-    """The question `by` places from the current one, staying within the set."""
-    ids = [q.question_id for q in question_set.questions]
-    if not ids:
-        return None
-    here = ids.index(question_id) if question_id in ids else 0
-    return ids[min(max(here + by, 0), len(ids) - 1)]
-
-
-def edited_question(current: evaluator_pb2.Question, text: str, answer: str, excerpt_text: str,
-                    document_id: str | None) -> evaluator_pb2.Question:
-    """The question as edited: each excerpt keeps its reference's document (a new one
-    takes the chosen document) and is located again by the evaluator."""
-    pieces = [p.strip() for p in (excerpt_text or "").split(EXCERPT_SEPARATOR.strip()) if p.strip()]
-    if not (text or "").strip():
-        raise user_error("A question needs its text.")
-    if not pieces:
-        raise user_error("A question needs at least one excerpt that answers it.")
-    documents = [r.document_id for r in current.references]
-    references = []
-    for i, piece in enumerate(pieces):
-        document = documents[i] if i < len(documents) else (document_id or (documents[0] if documents else ""))
-        if not document:
-            raise user_error("Choose the document the excerpt comes from.")
-        references.append(evaluator_pb2.Reference(document_id=document, content=piece))
-    # Every field is replaced by UpdateQuestion, so the metadata is carried over.
-    return evaluator_pb2.Question(question_id=current.question_id, text=text.strip(),
-                                  expected_answer=(answer or "").strip(), references=references,
-                                  metadata=current.metadata)
-
-
-def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[evaluator_pb2.Reference, str]:
-    """The excerpt located in the document (exactly, or snapped to the closest span):
-    the reference to store and a sentence saying how it was found."""
-    with told_as_sentence():
-        document = gateway.get_document_text(document_id)
-    found = excerpts.locate(document.text, excerpt.strip())
-    if found is None:
-        raise user_error("Paste the excerpt that answers the question.")
-    if not found.located:
-        raise user_error(f"The excerpt is not in {document.name}: the closest span, {found.similarity:.0%} alike, "
-                         f"is “{found.span}”; paste the document's own words.")
-    how = "found exactly" if found.exact else f"snapped to the closest span ({found.similarity:.0%} alike)"
-    reference = evaluator_pb2.Reference(document_id=document_id, start_char=found.start, end_char=found.end,
-                                        content=found.span)
-    return reference, f"Excerpt {how} in {document.name}, characters {found.start}–{found.end}."
-
-
-def located(gateway: ChunkLab, question: evaluator_pb2.Question) -> tuple[evaluator_pb2.Question, str]:
-    """The question with every excerpt located (chunklab.excerpts, the evaluator's own rule),
-    and how each was found; a gr.Error says which excerpt is not in its document and its closest span."""
-    references, sentences = [], []
-    for reference in question.references:
-        found, how = located_excerpt(gateway, reference.document_id, reference.content)
-        references.append(found)
-        sentences.append(how)
-    placed = evaluator_pb2.Question()
-    placed.CopyFrom(question)
-    del placed.references[:]
-    placed.references.extend(references)
-    return placed, " ".join(sentences)
-
-
-def review_outputs(gateway: ChunkLab, question_set: evaluator_pb2.QuestionSet, question_id: str | None) -> tuple:
-    """(set bytes, question dropdown, view HTML, question, answer, excerpts) for a set and a question."""
-    choices = questions_html.question_choices(question_set)
-    ids = [value for _, value in choices]
-    question_id = question_id if question_id in ids else (ids[0] if ids else None)
-    question = question_set.questions[ids.index(question_id)] if question_id else evaluator_pb2.Question()
-    return (
-        question_set.SerializeToString(), gr.update(choices=choices, value=question_id),
-        show_question(gateway, question_set, question_id), question.text, question.expected_answer,
-        EXCERPT_SEPARATOR.join(r.content for r in question.references),
-    )
 
 
 # -- the page -------------------------------------------------------------------
@@ -304,22 +97,34 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     question_set_update(gateway, current_set))
 
         page.load(load, inputs=[documents, chosen], outputs=[documents, document, chosen], show_progress="hidden")
-        for box in (base_url, model):
-            box.change(lambda b, m: f"Generator: {configured_generator(gateway, b, m)}", inputs=[base_url, model],
-                       outputs=generator, show_progress="hidden")
-        page.load(lambda b, m: f"Generator: {configured_generator(gateway, b, m)}", inputs=[base_url, model],
-                  outputs=generator, show_progress="hidden")
-        documents.focus(lambda current: document_dropdown_update(gateway, current or []), inputs=documents,
-                        outputs=documents, show_progress="hidden")
+
+        def generator_line(url: str, name: str) -> str:
+            return f"Generator: {handlers.configured_generator(gateway, url, name)}"
+
+        for event in (base_url.change, model.change, page.load):
+            event(generator_line, inputs=[base_url, model], outputs=generator, show_progress="hidden")
+        # Documents uploaded since this page loaded show up on opening either list.
+        def current_documents(current):
+            with told_as_sentence():
+                return document_dropdown_update(gateway, current)
+
+        for box in (documents, document):
+            box.focus(current_documents, inputs=box, outputs=box, show_progress="hidden")
 
         form = [documents, count, seed, name, base_url, model, api_key]
-        dry.click(lambda *v: dry_run(gateway, generation_request(*v, dry_run=True),
-                                     configured_generator(gateway, v[4], v[5])), inputs=form, outputs=status)
+
+        def estimate(*values):
+            request = handlers.generation_request(*values, dry_run=True)
+            return handlers.dry_run(gateway, request, handlers.configured_generator(gateway, values[4], values[5]))
+
+        dry.click(estimate, inputs=form, outputs=status)
 
         def run(*values, resume_from: str = ""):
-            request = generation_request(*values[:7], resume_id=resume_from)
-            label = configured_generator(gateway, values[4], values[5])
-            for html, gen_id in follow_generation(gateway, request, label):
+            request = handlers.generation_request(*values[:7], resume_id=resume_from)
+            if not resume_from:
+                handlers.require_endpoint(gateway, values[4])
+            label = handlers.configured_generator(gateway, values[4], values[5])
+            for html, gen_id in handlers.follow_generation(gateway, request, label):
                 yield html, gen_id, gr.update(interactive=True), gen_id
             yield gr.skip(), gr.skip(), gr.update(interactive=False), gr.skip()
 
@@ -329,87 +134,55 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             yield from run(*values[:7], resume_from=values[7])
 
         def finished(gen_id: str, current: str | None):
-            """Cancel off again; a stored set becomes the one under review."""
-            stored = ""
-            if gen_id:
-                with told_as_sentence():
-                    stored = gateway.get_generation(gen_id).question_set_id
-            return gr.update(interactive=False), question_set_update(gateway, stored or current)
+            """Cancel off again; a stored set becomes the one under review, and only a
+            generation that can go on stays offered to Resume."""
+            if not gen_id:
+                return gr.update(interactive=False), question_set_update(gateway, current), gr.skip()
+            with told_as_sentence():
+                generation = gateway.get_generation(gen_id)
+            ended = generation.state in (evaluator_pb2.GENERATION_STATE_SUCCEEDED,
+                                         evaluator_pb2.GENERATION_STATE_FAILED)
+            stored = generation.question_set_id or current
+            return gr.update(interactive=False), question_set_update(gateway, stored), "" if ended else gen_id
 
         outputs = [status, generation_id, cancel, resume_id]
         started = start.click(run, inputs=form, outputs=outputs, concurrency_limit=None)
         resumed = resume.click(run_resumed, inputs=[*form, resume_id], outputs=outputs, concurrency_limit=None)
         for event in (started, resumed):
-            event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen], show_progress="hidden")
+            event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen, resume_id],
+                       show_progress="hidden")
 
         def do_cancel(gen_id: str):
             if not gen_id:
                 raise user_error("Nothing is generating: start a generation first.")
-            _cancelling.add(gen_id)
+            handlers.cancel(gen_id)
             return message_html("Cancelling: the generation stops after the passage in flight; Resume continues it.")
 
         cancel.click(do_cancel, inputs=generation_id, outputs=cancel_status)
 
-        validate.click(lambda p, n, m, l: validate_file(gateway, p, n, m, l),
-                       inputs=[file, import_name, mapping, lenient], outputs=report)
+        import_form = [file, import_name, mapping, lenient]
+        validate.click(lambda *values: handlers.validate_file(gateway, *values), inputs=import_form, outputs=report)
 
-        def imported(path, set_name, mapping_text, keep_located):
-            message, report_html, set_id = import_file(gateway, path, set_name, mapping_text, keep_located)
+        def imported(*values):
+            message, report_html, set_id = handlers.import_file(gateway, *values)
             return message, report_html, question_set_update(gateway, set_id)
 
-        do_import.click(imported, inputs=[file, import_name, mapping, lenient],
-                        outputs=[import_status, report, chosen])
+        do_import.click(imported, inputs=import_form, outputs=[import_status, report, chosen])
 
         review = [held_set, question, view, text, answer, excerpt_box]
         chosen.focus(lambda current: question_set_update(gateway, current), inputs=chosen, outputs=chosen,
                      show_progress="hidden")
-        chosen.change(lambda set_id: review_outputs(gateway, open_set(gateway, set_id), None), inputs=chosen,
-                      outputs=review)
-
-        def held(data: bytes) -> evaluator_pb2.QuestionSet:
-            return evaluator_pb2.QuestionSet.FromString(data or b"")
-
-        question.input(lambda data, qid: review_outputs(gateway, held(data), qid), inputs=[held_set, question],
-                       outputs=review)
+        chosen.change(lambda set_id: handlers.review_outputs(gateway, handlers.open_set(gateway, set_id), None),
+                      inputs=chosen, outputs=review)
+        question.input(lambda data, qid: handlers.review_outputs(gateway, handlers.held(data), qid),
+                       inputs=[held_set, question], outputs=review)
         for button, by in ((prev, -1), (nxt, 1)):
-            button.click(lambda data, qid, by=by: review_outputs(gateway, held(data), step(held(data), qid, by)),
+            button.click(lambda data, qid, by=by: handlers.moved(gateway, data, qid, by),
                          inputs=[held_set, question], outputs=review)
-
-        def current_question(data: bytes, qid: str | None) -> evaluator_pb2.Question:
-            found = [q for q in held(data).questions if q.question_id == qid]
-            if not found:
-                raise user_error("Choose a question set and a question first.")
-            return found[0]
-
-        def do_save(data, qid, q_text, q_answer, q_excerpts, doc):
-            edited, how = located(gateway, edited_question(current_question(data, qid), q_text, q_answer,
-                                                           q_excerpts, doc))
-            with told_as_sentence():
-                changed = gateway.update_question(held(data).question_set_id, edited)
-            return (*review_outputs(gateway, changed, qid), message_html(f"Saved. {how}", "ok"))
-
-        def do_remove(data, qid):
-            current_question(data, qid)
-            with told_as_sentence():
-                changed = gateway.delete_question(held(data).question_set_id, qid)
-            return (*review_outputs(gateway, changed, step(held(data), qid, 1)),
-                    message_html(f"Removed; the set has {len(changed.questions)} questions.", "ok"))
-
-        def do_add(data, q_text, q_answer, q_excerpt, doc):
-            question_set = held(data)
-            if not question_set.question_set_id:
-                raise user_error("Choose the question set to add to first.")
-            if not doc:
-                raise user_error("Choose the document the new question's excerpts come from.")
-            new, how = located(gateway, edited_question(evaluator_pb2.Question(), q_text, q_answer, q_excerpt, doc))
-            with told_as_sentence():
-                changed = gateway.add_question(question_set.question_set_id, new)
-            return (*review_outputs(gateway, changed, changed.questions[-1].question_id),
-                    message_html(f"Added as question {len(changed.questions)}. {how}", "ok"))
-
-        edit_inputs = [held_set, question, text, answer, excerpt_box, document]
-        save.click(do_save, inputs=edit_inputs, outputs=[*review, review_status])
-        remove.click(do_remove, inputs=[held_set, question], outputs=[*review, review_status])
-        add.click(do_add, inputs=[held_set, text, answer, excerpt_box, document], outputs=[*review, review_status])
+        save.click(lambda *values: handlers.save(gateway, *values),
+                   inputs=[held_set, question, text, answer, excerpt_box, document], outputs=[*review, review_status])
+        remove.click(lambda *values: handlers.remove(gateway, *values), inputs=[held_set, question],
+                     outputs=[*review, review_status])
+        add.click(lambda *values: handlers.add(gateway, *values),
+                  inputs=[held_set, text, answer, excerpt_box, document], outputs=[*review, review_status])
     return page
-
