@@ -22,14 +22,16 @@ from frontend.pages.common import told_as_sentence, user_error
 EXCERPT_SEPARATOR = "\n---\n"
 LENIENT, STRICT = evaluator_pb2.EXCERPT_CHECK_LENIENT, evaluator_pb2.EXCERPT_CHECK_STRICT
 
-# Generations this process was asked to cancel: the running handler stops its
-# stream after the passage in flight, and the evaluator marks it interrupted.
+# Runs (one per Generate or Resume click, named by a token) asked to cancel: the
+# running handler stops its stream after the passage in flight, and the
+# evaluator marks the generation interrupted. A token, not the generation id:
+# Cancel works before the first passage has told the id.
 _cancelling: set[str] = set()
 
 
-def cancel(generation_id: str) -> None:
-    """Asks the running handler of this generation to stop after the passage in flight."""
-    _cancelling.add(generation_id)
+def cancel(run_token: str) -> None:
+    """Asks the run with this token to stop after the passage in flight."""
+    _cancelling.add(run_token)
 
 
 # -- generate -------------------------------------------------------------------
@@ -80,9 +82,9 @@ def dry_run(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest
 
 
 def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest,
-                      generator: str) -> Iterator[tuple[str, str]]:
+                      generator: str, run_token: str = "") -> Iterator[tuple[str, str]]:
     """Yields (progress HTML, generation id) per event of a GenerateQuestionSet stream;
-    stops the stream after the passage in flight once its generation is cancelled."""
+    stops the stream after the passage in flight once the run is cancelled."""
     events = gateway.generate_question_set(request)
     generation_id = request.resume_generation_id
     yield message_html("Starting: the evaluator samples the passages…"), generation_id
@@ -93,8 +95,8 @@ def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestion
                 if kind == "progress":
                     view = questions_html.progress_view(event.progress)
                     generation_id = view.generation_id
-                    if generation_id in _cancelling:
-                        _cancelling.discard(generation_id)
+                    if run_token and run_token in _cancelling:
+                        _cancelling.discard(run_token)
                         stopped = questions_html.GenerationView(**{**view.__dict__, "state": "interrupted",
                                                                    "message": "cancelled"})
                         yield questions_html.progress_html(stopped, generator), generation_id

@@ -165,12 +165,12 @@ def test_a_generation_streams_its_progress_and_ends_with_the_stored_set():
 
 def test_cancel_stops_the_stream_after_the_passage_in_flight():
     gateway = Gateway([progress(1, 1), progress(2, 2), progress(3, 3)])
-    shown = page.follow_generation(gateway, page.generation_request(["d1"], 3, 0, "", "", "", ""), "m at u")
+    shown = page.follow_generation(gateway, page.generation_request(["d1"], 3, 0, "", "", "", ""), "m at u", "t1")
     next(shown), next(shown)  # started, passage 1 done
-    page._cancelling.add("g1")
+    page.cancel("t1")
     html, _ = next(shown)  # passage 2 arrives: shown as interrupted, and the stream ends
     assert 'data-state="interrupted"' in html and "2/3 passages (cancelled)" in html
-    assert list(shown) == [] and gateway.closed and "g1" not in page._cancelling
+    assert list(shown) == [] and gateway.closed and "t1" not in page._cancelling
 
 
 def test_the_form_says_what_is_missing():

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from chunklab.v1 import evaluator_pb2
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_ui_browser import DOCUMENT, SECONDS, browser, choose, fill, page, ui_stack, upload  # noqa: F401
 
@@ -18,14 +21,39 @@ pytestmark = pytest.mark.browser
 
 # Where the screenshot lands (ignored by git, with the stack's other local data).
 SCREENSHOTS = Path(__file__).resolve().parents[1] / ".chunklab" / "screenshots"
-FRESNEL = "Augustin Fresnel invented a lens in 1822 made of concentric prisms"
+WAIT_S = 60
+HILLTOPS = "The first lighthouses were fires lit on hilltops"
 WICKIES = "which is why keepers were called wickies"
+TIMERS = "Electric lamps and automatic timers replaced the keepers"
+# One reply per passage (the document is cut into three strata, one passage each).
 REPLIES = [
-    {"question": "Who invented the lighthouse lens, and when?", "answer": "Augustin Fresnel, in 1822",
-     "excerpts": [FRESNEL]},
+    {"question": "What were the first lighthouses?", "answer": "Fires on hilltops", "excerpts": [HILLTOPS]},
     {"question": "Why were lighthouse keepers nicknamed after a lamp part?", "answer": "They trimmed the wick",
      "excerpts": [WICKIES]},
+    {"question": "What took over the keepers' work?", "answer": "Electric lamps and timers", "excerpts": [TIMERS]},
 ]
+
+
+def wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def passage_replies(first_call_waits: threading.Event):
+    """The reply whose excerpt is in the asked passage; the first call waits for the event
+    (a model still writing while the user cancels)."""
+    calls = []
+
+    def responder(messages, model):
+        calls.append(model)
+        if len(calls) == 1:
+            first_call_waits.wait(WAIT_S)
+        asked = " ".join(str(m.get("content", "")) for m in messages)
+        return json.dumps(next(r for r in REPLIES if r["excerpts"][0] in asked))
+
+    return responder
 
 
 def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(page, ui_stack):
@@ -33,11 +61,11 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
 
     upload(ui_stack, "lighthouse-questions.md", DOCUMENT)
     page.get_by_role("tab", name="Question sets").click()
+    release = threading.Event()
     with FakeOpenAI() as llm:
-        replies = [json.dumps(r) for r in REPLIES]
-        llm.responder = lambda messages, model: replies.pop(0)
+        llm.responder = passage_replies(release)
         choose(page, "gen-documents", "lighthouse-questions.md")
-        fill(page, "gen-count", "2")
+        fill(page, "gen-count", "3")
         fill(page, "gen-seed", "3")
         page.locator("#tab-questions").get_by_text("Chat endpoint").click()
         fill(page, "gen-base-url", llm.base_url)
@@ -48,23 +76,38 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
         page.locator("#gen-dry-run").click()
         estimate = page.locator("#gen-status .cl-generation")
         expect(estimate).to_contain_text("Dry run: nothing was called or stored.")
-        expect(estimate.locator("td[data-fact='LLM calls']")).to_have_text("2")
+        expect(estimate.locator("td[data-fact='LLM calls']")).to_have_text("3")
         assert llm.calls == []
 
+        # Cancelled while the model writes the first question: the passage in flight is kept.
         page.locator("#gen-start").click()
+        expect(page.locator("#gen-status .cl-generation[data-state=running]")).to_contain_text("0/3 passages")
+        page.locator("#gen-cancel").click()
+        expect(page.locator("#gen-cancel-status")).to_contain_text("Cancelling")
+        release.set()
+        stopped = page.locator("#gen-status .cl-generation[data-state=interrupted]")
+        expect(stopped).to_contain_text("Resume asks the remaining passages")
+        expect(page.locator("#gen-cancel")).to_be_disabled()
+        generation_id = stopped.get_attribute("data-generation-id")
+        lab = ui_stack.client()
+        wait_for(lambda: lab.get_generation(generation_id).state == evaluator_pb2.GENERATION_STATE_INTERRUPTED,
+                 "the evaluator to finish the passage in flight")
+        expect(page.locator("#gen-resume-id input, #gen-resume-id textarea").first).to_have_value(generation_id)
+
+        page.locator("#gen-resume").click()
         done = page.locator("#gen-status .cl-generation[data-state=succeeded]")
         expect(done).to_be_visible(timeout=120 * SECONDS)
-        expect(done.locator("td[data-count=kept]")).to_have_text("2")
+        expect(done.locator("td[data-count=kept]")).to_have_text("3")
         expect(done.locator("td[data-count=failed]")).to_have_text("0")
-        assert len([c for c in llm.calls if c["path"].endswith("/chat/completions")]) == 2
+        assert len([c for c in llm.calls if c["path"].endswith("/chat/completions")]) == 3
     expect(page.locator("#gen-cancel")).to_be_disabled()
 
     # The stored set is under review: each question with its excerpt marked in the document.
     expect(page.locator("#review-set input")).to_have_value(re.compile(r"^generated from lighthouse-questions\.md"))
     view = page.locator("#review-view .cl-review")
     expect(view.locator("h4")).to_have_text(REPLIES[0]["question"])
-    expect(view.locator("mark")).to_have_text(FRESNEL)
-    expect(view.locator(".cl-expected")).to_contain_text("Augustin Fresnel, in 1822")
+    expect(view.locator("mark")).to_have_text(HILLTOPS)
+    expect(view.locator(".cl-expected")).to_contain_text("Fires on hilltops")
     page.locator("#review-next").click()
     expect(view.locator("h4")).to_have_text(REPLIES[1]["question"])
     expect(view.locator("mark")).to_have_text(WICKIES)
@@ -83,7 +126,7 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     fill(page, "review-excerpts", "wrote the weathr in the logbook")
     choose(page, "review-document", re.compile(r"^lighthouse-questions\.md"))
     page.locator("#review-add").click()
-    expect(page.locator("#review-status")).to_contain_text("Added as question 3. Excerpt snapped to the closest span")
+    expect(page.locator("#review-status")).to_contain_text("Added as question 4. Excerpt snapped to the closest span")
     expect(view.locator("mark")).to_have_text("wrote the weather in the logbook")
 
     # The Experiments page runs on it.
@@ -95,4 +138,4 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     page.locator("#run-button").click()
     ran = page.locator("#experiment-status .cl-experiment[data-state=succeeded]")
     expect(ran).to_be_visible(timeout=120 * SECONDS)
-    expect(ran.locator("tr[data-run-key] td").nth(1)).to_have_text("3/3")
+    expect(ran.locator("tr[data-run-key] td").nth(1)).to_have_text("4/4")

@@ -10,6 +10,8 @@ and wires them.
 
 from __future__ import annotations
 
+import uuid
+
 import gradio as gr
 
 from chunklab.client import ChunkLab
@@ -25,6 +27,7 @@ from frontend.pages.experiment_form import QUESTION_TYPES, question_set_update
 def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         generation_id = gr.State("")
+        run_token = gr.State("")
         held_set = gr.State(b"")
 
         gr.Markdown("### Generate a question set from documents")
@@ -124,9 +127,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             if not resume_from:
                 handlers.require_endpoint(gateway, values[4])
             label = handlers.configured_generator(gateway, values[4], values[5])
-            for html, gen_id in handlers.follow_generation(gateway, request, label):
-                yield html, gen_id, gr.update(interactive=True), gen_id
-            yield gr.skip(), gr.skip(), gr.update(interactive=False), gr.skip()
+            token = uuid.uuid4().hex
+            for html, gen_id in handlers.follow_generation(gateway, request, label, token):
+                yield html, gen_id, gr.update(interactive=True), gen_id, token
+            yield gr.skip(), gr.skip(), gr.update(interactive=False), gr.skip(), ""
 
         def run_resumed(*values):
             if not (values[7] or "").strip():
@@ -145,20 +149,20 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             stored = generation.question_set_id or current
             return gr.update(interactive=False), question_set_update(gateway, stored), "" if ended else gen_id
 
-        outputs = [status, generation_id, cancel, resume_id]
+        outputs = [status, generation_id, cancel, resume_id, run_token]
         started = start.click(run, inputs=form, outputs=outputs, concurrency_limit=None)
         resumed = resume.click(run_resumed, inputs=[*form, resume_id], outputs=outputs, concurrency_limit=None)
         for event in (started, resumed):
             event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen, resume_id],
                        show_progress="hidden")
 
-        def do_cancel(gen_id: str):
-            if not gen_id:
+        def do_cancel(token: str):
+            if not token:
                 raise user_error("Nothing is generating: start a generation first.")
-            handlers.cancel(gen_id)
+            handlers.cancel(token)
             return message_html("Cancelling: the generation stops after the passage in flight; Resume continues it.")
 
-        cancel.click(do_cancel, inputs=generation_id, outputs=cancel_status)
+        cancel.click(do_cancel, inputs=run_token, outputs=cancel_status)
 
         import_form = [file, import_name, mapping, lenient]
         validate.click(lambda *values: handlers.validate_file(gateway, *values), inputs=import_form, outputs=report)
