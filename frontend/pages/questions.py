@@ -141,19 +141,19 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             """Cancel off again; a stored set becomes the one under review, and only a
             generation that can go on stays offered to Resume."""
             if not gen_id:
-                return gr.update(interactive=False), question_set_update(gateway, current), gr.skip()
+                return gr.update(interactive=False), question_set_update(gateway, current), gr.skip(), ""
             with told_as_sentence():
                 generation = gateway.get_generation(gen_id)
             ended = generation.state in (evaluator_pb2.GENERATION_STATE_SUCCEEDED,
                                          evaluator_pb2.GENERATION_STATE_FAILED)
             stored = generation.question_set_id or current
-            return gr.update(interactive=False), question_set_update(gateway, stored), "" if ended else gen_id
+            return gr.update(interactive=False), question_set_update(gateway, stored), "" if ended else gen_id, ""
 
         outputs = [status, generation_id, cancel, resume_id, run_token]
         started = start.click(run, inputs=form, outputs=outputs, concurrency_limit=None)
         resumed = resume.click(run_resumed, inputs=[*form, resume_id], outputs=outputs, concurrency_limit=None)
         for event in (started, resumed):
-            event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen, resume_id],
+            event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen, resume_id, cancel_status],
                        show_progress="hidden")
 
         def do_cancel(token: str):
