@@ -17,7 +17,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
-from frontend import experiment_config, experiments_html, knobs, questions_html
+from frontend import experiment_config, experiments_html, knobs, question_sets
 from frontend.formatting import message_html
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
 
@@ -130,19 +130,9 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
         return question_set_update(gateway, current)
 
     def do_import(path: str | None, set_name: str, mapping_text: str, keep_located: bool):
-        if not path:
-            raise user_error("Choose a .jsonl or .csv file of questions first.")
-        try:
-            document_ids = experiment_config.document_mapping(mapping_text)
-        except ValueError as exc:
-            raise user_error(str(exc)) from None
-        with shown_as_error():
-            imported = gateway.import_question_set(path, set_name or "", document_ids, excerpt_check=(
-                evaluator_pb2.EXCERPT_CHECK_LENIENT if keep_located else evaluator_pb2.EXCERPT_CHECK_STRICT))
-        message = message_html(questions_html.import_message(imported), "ok")
-        if imported.validation.questions_left_out:
-            message += questions_html.validation_html(imported.validation)
-        return message, choices(imported.question_set_id)
+        """As the Question sets page imports (lenient: the left-out questions' report below the sentence)."""
+        message, report, set_id = question_sets.import_file(gateway, path, set_name, mapping_text, keep_located)
+        return message + report, choices(set_id)
 
     def do_delete(current: str | None):
         if not current:
