@@ -56,7 +56,7 @@ def passage_replies(first_call_waits: threading.Event):
     return responder
 
 
-def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(page, ui_stack):
+def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(page, ui_stack, tmp_path):
     from playwright.sync_api import expect
 
     upload(ui_stack, "lighthouse-questions.md", DOCUMENT)
@@ -129,7 +129,25 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     expect(page.locator("#review-status")).to_contain_text("Added as question 4. Excerpt snapped to the closest span")
     expect(view.locator("mark")).to_have_text("wrote the weather in the logbook")
 
-    # The Experiments page runs on it.
+    # A broken file: validated first (each problem with its closest span and fix), then imported leniently.
+    broken = tmp_path / "broken-questions.jsonl"
+    broken.write_text("".join(json.dumps(q) + "\n" for q in [
+        {"question": "Who polished the brass?", "references": [
+            {"document": "lighthouse-questions.md", "content": "They polished the brass"}]},
+        {"question": "What did the mayor own?", "references": [
+            {"document": "lighthouse-questions.md", "content": "The mayor owned three purple elephants"}]},
+    ]))
+    page.locator("#qimport-file input[type=file]").set_input_files(str(broken))
+    page.locator(f'#qimport-file a[href$="/{broken.name}"]').wait_for()
+    page.locator("#qimport-validate").click()
+    problem = page.locator("#qimport-report tr[data-line='2'][data-left-out=true]")
+    expect(problem).to_contain_text("not found")
+    expect(problem).to_contain_text("does not occur in 'lighthouse-questions.md'; the closest span")
+    page.locator("#qimport-import").click()
+    expect(page.locator("#qimport-status")).to_have_text(
+        "Imported broken-questions.jsonl: 1 of 2 questions; 1 left out: see the report.")
+
+    # The Experiments page runs on the generated set.
     page.get_by_role("tab", name="Experiments").click()
     choose(page, "qs-select", re.compile(r"^generated from lighthouse-questions\.md"))
     fill(page, "grid-fixed_size-chunk_size", "40")
