@@ -148,6 +148,8 @@ KIND_BY_MODULE = {
     "test_terminal": "unit",
     "test_ui_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
+    "test_ui_questions": "unit",
+    "test_ui_questions_browser": "browser",
     "test_ui_views": "unit",
 }
 

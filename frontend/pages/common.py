@@ -37,6 +37,19 @@ def shown_as_error() -> Iterator[None]:
         raise user_error(exc.message) from None
 
 
+@contextmanager
+def told_as_sentence() -> Iterator[None]:
+    """As shown_as_error, but a service's refusal shows as its own sentence, without the
+    service's name and status code in front (a service out of reach keeps its address)."""
+    try:
+        yield
+    except ClientError as exc:
+        prefix = f"{exc.service} service: {exc.code.name}: " if exc.code is not None else ""
+        if prefix and exc.message.startswith(prefix):
+            raise user_error(exc.details[:1].upper() + exc.details[1:].rstrip(".") + ".") from None
+        raise user_error(exc.message) from None
+
+
 def documents_table(documents) -> pd.DataFrame:
     return pd.DataFrame(formatting.documents_rows(documents), columns=formatting.DOCUMENT_COLUMNS)
 
