@@ -224,6 +224,7 @@ RULES = (
     Rule("chunk_overlap", "chunk_size", strict=True),
     Rule("min_tokens", "max_tokens", strict=True),
     Rule("child_max_tokens", "parent_max_tokens", strict=False),
+    Rule("piece_tokens", "max_tokens", strict=False),
 )
 
 

@@ -30,6 +30,8 @@ LIMITS = common_pb2.RetrievalLimits(
     max_window=20,
     max_recency_lambda=100.0,
     max_filter_values=1000,
+    max_rerank_depth=100,
+    default_rerank_depth=20,
 )
 MAX_FILTER_VALUE_CHARS = NAME_CHARS
 
@@ -72,7 +74,14 @@ def _filter_values(pattern: re.Pattern | None, example: str) -> Callable[[str, l
 
 
 _KINDS = {FieldDescriptor.CPPTYPE_INT32: int, FieldDescriptor.CPPTYPE_DOUBLE: float,
-          FieldDescriptor.CPPTYPE_BOOL: bool, FieldDescriptor.CPPTYPE_STRING: str}
+          FieldDescriptor.CPPTYPE_BOOL: bool, FieldDescriptor.CPPTYPE_STRING: str,
+          FieldDescriptor.CPPTYPE_ENUM: str}  # an enum is set by its short name, e.g. "cross_encoder"
+_URL = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
+
+
+def check_url(url: str) -> None:
+    if url and not _URL.match(url):
+        raise InvalidArgument(f"{excerpt(url)!r} is not an http:// or https:// URL")
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,16 @@ class Setting:
         return list if field.is_repeated else _KINDS[field.cpp_type]
 
     @property
+    def choices(self) -> dict[str, int] | None:
+        """An enum's values by short name ("cross_encoder" for RERANKER_KIND_CROSS_ENCODER),
+        its UNSPECIFIED (off) left out; None for other fields."""
+        enum = self.descriptor.enum_type
+        if enum is None:
+            return None
+        prefix = enum.values[0].name.removesuffix("UNSPECIFIED")
+        return {v.name.removeprefix(prefix).lower(): v.number for v in enum.values if v.number}
+
+    @property
     def optional(self) -> bool:
         """Unset differs from 0 (proto3 `optional`, e.g. window: as indexed)."""
         return self.descriptor.has_presence
@@ -122,6 +141,9 @@ class Setting:
                 return
             if not math.isfinite(value) or not self.low <= value <= self.high:
                 raise InvalidArgument(f"{self.path} must be between {self.bounds('and')}, got {value}")
+        elif self.choices is not None:
+            if value and value not in self.choices:
+                raise InvalidArgument(f"{self.path} must be one of {', '.join(self.choices)}, got {excerpt(value)!r}")
         elif self.validate is not None:
             if self.kind is list:
                 self.validate(self.path, list(value))
@@ -135,7 +157,10 @@ class Setting:
             options = getattr(options, parent)
         if self.optional and not options.HasField(name):
             return None
-        return getattr(options, name)
+        value = getattr(options, name)
+        if self.choices is not None:  # by short name; "" when unset
+            return {n: k for k, n in self.choices.items()}.get(value, "" if not value else str(value))
+        return value
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -158,6 +183,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hybrid", "fuse a lexical (BM25) ranking with the dense one"),
     Setting("recency_lambda", "recency decay λ per day: score × exp(−λ·age in days); 0: none", 0,
             LIMITS.max_recency_lambda, unit="per day"),
+    Setting("rerank.kind", "rerank the first candidates with a cross-encoder folder, an HTTP rerank endpoint "
+            "(Cohere/Jina shape, or TEI's), or the chat LLM; empty: no reranking"),
+    Setting("rerank.depth", f"candidates the reranker scores (default {LIMITS.default_rerank_depth}, at least "
+            "top_k)", 1, LIMITS.max_rerank_depth, zero_is_default=True),
+    Setting("rerank.model", "cross_encoder: the model's folder on the retriever's machine; http, tei, llm: the "
+            "model to ask for (default: the retriever's configured one)"),
+    Setting("rerank.base_url", "http, tei: the rerank endpoint's URL; llm: the chat endpoint's base URL "
+            "(default: the retriever's configured one)", validate=check_url),
 )
 BY_PATH = {setting.path: setting for setting in SETTINGS}
 
@@ -171,6 +204,8 @@ def options(values: Mapping[str, object]) -> common_pb2.RetrievalOptions:
         setting = BY_PATH[path]
         if value is None or (setting.kind is list and not value):  # an empty list: no filter, nothing set
             continue
+        if setting.choices is not None:
+            value = setting.choices[value] if value else 0
         *parents, name = path.split(".")
         target = out
         for parent in parents:
@@ -195,8 +230,33 @@ def check_options(options: common_pb2.RetrievalOptions, *, needs_strategy: bool 
         value = setting.get(options)
         if value is not None:
             setting.check(value)
+    _check_rerank(options)
+
+
+def _check_rerank(options: common_pb2.RetrievalOptions) -> None:
+    rerank = options.rerank
+    if not rerank.kind:
+        given = [f"rerank.{name}" for name in ("depth", "model", "base_url") if getattr(rerank, name)]
+        if given:
+            raise InvalidArgument(f"{', '.join(given)} set without rerank.kind: name a reranker, or leave them unset")
+        return
+    if rerank.depth and rerank.depth < top_k(options):
+        raise InvalidArgument(
+            f"rerank.depth is {rerank.depth}, below top_k ({top_k(options)}): the reranker must see at least "
+            "the hits it keeps"
+        )
+    if rerank.kind == common_pb2.RERANKER_KIND_CROSS_ENCODER and rerank.base_url:
+        raise InvalidArgument("rerank.base_url is for http, tei and llm rerankers; a cross_encoder is a folder "
+                              "named by rerank.model")
 
 
 def top_k(options: common_pb2.RetrievalOptions) -> int:
     """The options' top_k, with 0 meaning the default."""
     return options.top_k or LIMITS.default_top_k
+
+
+def rerank_depth(options: common_pb2.RetrievalOptions) -> int:
+    """How many candidates the reranker scores (0 when the options do not rerank)."""
+    if not options.rerank.kind:
+        return 0
+    return options.rerank.depth or max(LIMITS.default_rerank_depth, top_k(options))

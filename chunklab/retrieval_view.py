@@ -17,7 +17,7 @@ from chunklab.v1 import common_pb2
 
 @dataclass(frozen=True)
 class ChunkView:
-    """One chunk as a card: its label, score (hits), place in the document (pages: "p. 12",
+    """One chunk as a card: its label, score and rerank score (hits), place in the document (pages: "p. 12",
     empty for formats without pages) and text."""
 
     chunk_id: str
@@ -35,6 +35,7 @@ class ChunkView:
     content: str
     cut: bool
     enriched_content: str
+    rerank_score: str = ""  # hits of a reranked query (ADR 0055)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) ->
         content=content,
         cut=cut,
         enriched_content=enriched,
+        rerank_score=f"{item.rerank_score:.4f}" if item.HasField("rerank_score") else "",
     )
 
 

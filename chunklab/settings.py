@@ -68,6 +68,17 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(2, ge=0, le=10)
     llm_max_concurrency: int = Field(4, ge=1, le=64)
 
+    # Reranking (a retrieval option, off unless a query asks for it; ADR 0055):
+    # the defaults a query's RerankOptions leaves empty. An HTTP rerank endpoint
+    # (Cohere/Jina shape or TEI's /rerank) with its key, which is sent to this
+    # URL only; the model it is asked for; a sentence-transformers CrossEncoder
+    # folder on this machine; and how long one rerank call may take.
+    rerank_url: str = ""
+    rerank_api_key: str = ""
+    rerank_model: str = ""
+    rerank_cross_encoder: str = ""
+    rerank_timeout_s: float = Field(30.0, gt=0, le=600)
+
     # An OpenAI-compatible embeddings endpoint, offered as the embedding
     # model "openai:<model>" when a base URL is set.
     embedding_base_url: str = ""
@@ -126,6 +137,14 @@ class Settings(BaseSettings):
         value = value.strip()
         if value and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"expected a redis:// URL (or nothing, for the embedded queue), got {value!r}")
+        return value
+
+    @field_validator("rerank_url")
+    @classmethod
+    def _rerank_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.lower().startswith(("http://", "https://")):
+            raise ValueError(f"expected the rerank endpoint's http:// or https:// URL, got {value!r}")
         return value
 
     @field_validator("auth_token")

@@ -41,6 +41,8 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
         if setting.names_a_set and experiment:
             continue
         text = setting.help + (f"; {setting.bounds()}" if setting.high is not None else "")
+        if setting.choices is not None:
+            text += f"; one of {', '.join(setting.choices)}"
         if setting.kind is bool:
             group.add_argument(flag(setting), dest=dest(setting), action="store_true", help=text)
         elif setting.kind is list:
@@ -98,6 +100,8 @@ def cmd_query(args, client: ChunkLab) -> int:
     for item in response.retrieved_chunks:
         chunk = item.chunk
         score = f"{item.score:.3f}" if item.HasField("score") else ""
+        if item.HasField("rerank_score"):
+            score += f" rerank {item.rerank_score:.3f}"
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
         size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")

@@ -78,6 +78,7 @@ KIND_BY_MODULE = {
     "test_chunker_pipeline": "e2e",  # ChunkerService with the fake OpenAI server; then the stack with its LLM
     "test_cli": "e2e",
     "test_cli_options": "unit",
+    "test_cluster_semantic": "unit",
     "test_client": "unit",
     "test_client_reports": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
@@ -117,6 +118,7 @@ KIND_BY_MODULE = {
     "test_report": "unit",
     "test_validation": "unit",
     "test_fuzz_rpcs": "e2e",
+    "test_rerank": "integration",  # test servers in both HTTP shapes, the fake OpenAI server, a tiny cross-encoder
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)

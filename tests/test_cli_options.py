@@ -45,13 +45,16 @@ def test_an_experiment_sends_every_option_given_on_the_command_line():
         *EXPERIMENT, "--top-k", "7", "--neighbor-prev", "1", "--neighbor-next", "2", "--window", "3",
         "--filter-document-ids", "d1,d2", "--filter-document-ids", "d3", "--filter-collections", "news",
         "--filter-languages", "en, pt-BR", "--embedding-model", "all-MiniLM-L6-v2", "--hybrid",
-        "--recency-lambda", "0.05",
+        "--recency-lambda", "0.05", "--rerank-kind", "http", "--rerank-depth", "20", "--rerank-model", "rerank-v3.5",
+        "--rerank-base-url", "https://rerank.example/v1/rerank",
     ])
     options = retrieval_cli.options(args, experiment=True)
     assert options == common_pb2.RetrievalOptions(
         top_k=7, neighbor_prev=1, neighbor_next=2, window=3, embedding_model="all-MiniLM-L6-v2", hybrid=True,
         recency_lambda=0.05, filter=common_pb2.RetrievalFilter(
             document_ids=["d1", "d2", "d3"], collections=["news"], languages=["en", "pt-BR"]),
+        rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_HTTP, depth=20, model="rerank-v3.5",
+                                        base_url="https://rerank.example/v1/rerank"),
     )
     # Every setting an experiment takes was given above (a new row needs its flag here too).
     assert [s.path for s in retrieval.SETTINGS if not s.names_a_set and not s.get(options)] == []

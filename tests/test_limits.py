@@ -115,7 +115,7 @@ def test_an_enum_value_the_contract_does_not_declare_is_refused_with_the_names_i
     upload = ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="a.md", format=99))
     assert refusal(upload) == ("header.format is 99, which DocumentFormat does not declare; use one of "
                                "DOCUMENT_FORMAT_UNSPECIFIED, DOCUMENT_FORMAT_MARKDOWN, DOCUMENT_FORMAT_TEXT, "
-                               "DOCUMENT_FORMAT_DOCX")
+                               "DOCUMENT_FORMAT_DOCX, DOCUMENT_FORMAT_PDF, DOCUMENT_FORMAT_HTML")
     config = evaluator_pb2.ExperimentConfig(validation=evaluator_pb2.Validation(mode=7))
     assert refusal(evaluator_pb2.RunExperimentRequest(config=config)).startswith(
         "config.validation.mode is 7, which ValidationMode does not declare; use one of VALIDATION_MODE_UNSPECIFIED")

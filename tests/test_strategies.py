@@ -126,6 +126,7 @@ def covered_non_blank(text: str, chunks) -> bool:
 SPEC_NAMES = [
     "fixed_size", "recursive", "semantic", "sentence_window", "markdown_structure", "parent_child",
     "semantic_parent_child", "contextual_retrieval", "contextual_structure", "hybrid_semantic_recursive",
+    "cluster_semantic", "cluster_parent_child",
 ]
 
 

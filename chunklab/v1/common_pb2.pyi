@@ -32,6 +32,14 @@ class Activation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTIVATION_MAKE_ACTIVE: _ClassVar[Activation]
     ACTIVATION_KEEP_CURRENT: _ClassVar[Activation]
 
+class RerankerKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RERANKER_KIND_UNSPECIFIED: _ClassVar[RerankerKind]
+    RERANKER_KIND_CROSS_ENCODER: _ClassVar[RerankerKind]
+    RERANKER_KIND_HTTP: _ClassVar[RerankerKind]
+    RERANKER_KIND_TEI: _ClassVar[RerankerKind]
+    RERANKER_KIND_LLM: _ClassVar[RerankerKind]
+
 class ChunkLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CHUNK_LABEL_UNSPECIFIED: _ClassVar[ChunkLabel]
@@ -52,6 +60,11 @@ EXPANSION_KIND_PARENT: ExpansionKind
 ACTIVATION_UNSPECIFIED: Activation
 ACTIVATION_MAKE_ACTIVE: Activation
 ACTIVATION_KEEP_CURRENT: Activation
+RERANKER_KIND_UNSPECIFIED: RerankerKind
+RERANKER_KIND_CROSS_ENCODER: RerankerKind
+RERANKER_KIND_HTTP: RerankerKind
+RERANKER_KIND_TEI: RerankerKind
+RERANKER_KIND_LLM: RerankerKind
 CHUNK_LABEL_UNSPECIFIED: ChunkLabel
 CHUNK_LABEL_HIT: ChunkLabel
 CHUNK_LABEL_NEIGHBOR: ChunkLabel
@@ -146,7 +159,7 @@ class RetrievalFilter(_message.Message):
     def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., collections: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda")
+    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "rerank")
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -157,6 +170,7 @@ class RetrievalOptions(_message.Message):
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     HYBRID_FIELD_NUMBER: _ClassVar[int]
     RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    RERANK_FIELD_NUMBER: _ClassVar[int]
     strategy: str
     config_id: str
     top_k: int
@@ -167,35 +181,54 @@ class RetrievalOptions(_message.Message):
     embedding_model: str
     hybrid: bool
     recency_lambda: float
-    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ...) -> None: ...
+    rerank: RerankOptions
+    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., rerank: _Optional[_Union[RerankOptions, _Mapping]] = ...) -> None: ...
+
+class RerankOptions(_message.Message):
+    __slots__ = ("kind", "depth", "model", "base_url")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    kind: RerankerKind
+    depth: int
+    model: str
+    base_url: str
+    def __init__(self, kind: _Optional[_Union[RerankerKind, str]] = ..., depth: _Optional[int] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ...) -> None: ...
 
 class RetrievalLimits(_message.Message):
-    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values")
+    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values", "max_rerank_depth", "default_rerank_depth")
     MAX_TOP_K_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TOP_K_FIELD_NUMBER: _ClassVar[int]
     MAX_NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
     MAX_WINDOW_FIELD_NUMBER: _ClassVar[int]
     MAX_RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     MAX_FILTER_VALUES_FIELD_NUMBER: _ClassVar[int]
+    MAX_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
     max_top_k: int
     default_top_k: int
     max_neighbors: int
     max_window: int
     max_recency_lambda: float
     max_filter_values: int
-    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ...) -> None: ...
+    max_rerank_depth: int
+    default_rerank_depth: int
+    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ..., max_rerank_depth: _Optional[int] = ..., default_rerank_depth: _Optional[int] = ...) -> None: ...
 
 class RetrievedChunk(_message.Message):
-    __slots__ = ("chunk", "label", "score", "rank")
+    __slots__ = ("chunk", "label", "score", "rank", "rerank_score")
     CHUNK_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
+    RERANK_SCORE_FIELD_NUMBER: _ClassVar[int]
     chunk: Chunk
     label: ChunkLabel
     score: float
     rank: int
-    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., label: _Optional[_Union[ChunkLabel, str]] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ...) -> None: ...
+    rerank_score: float
+    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., label: _Optional[_Union[ChunkLabel, str]] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ..., rerank_score: _Optional[float] = ...) -> None: ...
 
 class ExpansionNode(_message.Message):
     __slots__ = ("hit", "neighbors_prev", "neighbors_next", "window", "parent")

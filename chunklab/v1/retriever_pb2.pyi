@@ -91,30 +91,34 @@ class GetRetrievalLimitsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RetrieveTimings(_message.Message):
-    __slots__ = ("embed_ms", "search_ms", "expand_ms", "total_ms", "query_embedding_cached")
+    __slots__ = ("embed_ms", "search_ms", "expand_ms", "total_ms", "query_embedding_cached", "rerank_ms")
     EMBED_MS_FIELD_NUMBER: _ClassVar[int]
     SEARCH_MS_FIELD_NUMBER: _ClassVar[int]
     EXPAND_MS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
     QUERY_EMBEDDING_CACHED_FIELD_NUMBER: _ClassVar[int]
+    RERANK_MS_FIELD_NUMBER: _ClassVar[int]
     embed_ms: float
     search_ms: float
     expand_ms: float
     total_ms: float
     query_embedding_cached: bool
-    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., expand_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., query_embedding_cached: _Optional[bool] = ...) -> None: ...
+    rerank_ms: float
+    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., expand_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., query_embedding_cached: _Optional[bool] = ..., rerank_ms: _Optional[float] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("retrieved_chunks", "expansion_tree", "embedding_model", "timings")
+    __slots__ = ("retrieved_chunks", "expansion_tree", "embedding_model", "timings", "reranker")
     RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     EXPANSION_TREE_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    RERANKER_FIELD_NUMBER: _ClassVar[int]
     retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
     expansion_tree: _common_pb2.ExpansionTree
     embedding_model: str
     timings: RetrieveTimings
-    def __init__(self, retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., embedding_model: _Optional[str] = ..., timings: _Optional[_Union[RetrieveTimings, _Mapping]] = ...) -> None: ...
+    reranker: str
+    def __init__(self, retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., embedding_model: _Optional[str] = ..., timings: _Optional[_Union[RetrieveTimings, _Mapping]] = ..., reranker: _Optional[str] = ...) -> None: ...
 
 class GetIndexStatsRequest(_message.Message):
     __slots__ = ()

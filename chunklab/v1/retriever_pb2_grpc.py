@@ -150,7 +150,11 @@ class RetrieverServiceServicer:
         Errors: INVALID_ARGUMENT (empty query, malformed strategy name or
         config_id, an option outside RetrievalLimits, malformed filter values,
         unknown embedding model), FAILED_PRECONDITION (nothing indexed for the
-        embedding model), NOT_FOUND (no set of the strategy has that config_id).
+        embedding model; a reranker that is not configured, or a cross-encoder
+        folder that is missing or holds no CrossEncoder), NOT_FOUND (no set of
+        the strategy has that config_id), UNAVAILABLE (the reranker failed,
+        timed out or gave an unusable reply: the query is not answered
+        un-reranked, ADR 0055).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

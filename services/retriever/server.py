@@ -14,6 +14,7 @@ from services.retriever.archive import ColdStorage
 from services.retriever.graph import GraphKeeper
 from services.retriever.journal import Journal
 from services.retriever.registry import IndexRegistry
+from services.retriever.rerank import RerankConfig, Rerankers
 from services.retriever.service import RetrieverService
 from services.retriever.sets import IndexSets, Retention
 from services.retriever.store import RetrieverStore
@@ -98,7 +99,8 @@ def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
                               timeout=int(settings.rpc_timeout_s))
     registry = IndexRegistry(root / "edge", store, client)
     service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows,
-                               journal=Journal(root / "journal"))
+                               journal=Journal(root / "journal"),
+                               rerankers=Rerankers(RerankConfig.from_settings(settings)))
     retention = Retention(settings.set_retention_days, int(settings.set_budget_mb * 1024**2))
     sweeper = Sweeper(service, ColdStorage(root / "archive"), IndexSets(service, retention))
     # Writes a killed process left half-done are undone or finished before anything is served.

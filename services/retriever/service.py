@@ -21,7 +21,7 @@ from chunklab.knobs import dict_to_spec, spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever import conditions as c
-from services.retriever import expansion, lexical, ranking
+from services.retriever import expansion, lexical, ranking, rerank
 from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
 from services.retriever.index import set_condition
 from services.retriever.journal import Journal, Note
@@ -93,8 +93,10 @@ class RetrieverService:
         default_windows: dict[str, int],
         clock: Callable[[], datetime] = utcnow,
         journal: Journal | None = None,
+        rerankers: rerank.Rerankers | None = None,
     ) -> None:
         self.registry = registry
+        self.rerankers = rerankers or rerank.Rerankers()
         self.store = store
         self.journal = journal or Journal(None)
         self._default_model = default_model
@@ -335,6 +337,9 @@ class RetrieverService:
             )
         if options.config_id:
             self._check_config(model, options.strategy, options.config_id)
+        rerank_depth = retrieval.rerank_depth(options)
+        # Before any search: a reranker that cannot be had fails the query at once.
+        reranker = self.rerankers.get(options.rerank) if rerank_depth else None
         as_of_ts = self.as_of(request.as_of).timestamp()
         policy = self.policy()
         visible = policy.visible(as_of_ts)
@@ -364,6 +369,7 @@ class RetrieverService:
 
         decay = options.recency_lambda > 0
         depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else top_k
+        depth = max(depth, rerank_depth)
         dense = ranking.stable_top(lambda n: index.search(vector, where, n, request.exact),
                                    max(depth, HYBRID_DEPTH) if options.hybrid else depth)
         if options.hybrid:
@@ -378,8 +384,13 @@ class RetrieverService:
             ranked = ranking.ordered(
                 [(p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked]
             )
-        hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         searched = time.perf_counter()
+        rerank_scores: dict[str, float] = {}
+        if reranker is not None:
+            hits, rerank_scores = rerank.rerank(reranker, query, ranked[:rerank_depth], top_k)
+        else:
+            hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
+        reranked = time.perf_counter()
 
         def lookup(point_ids: list[str]) -> dict[str, common_pb2.Chunk]:
             return {
@@ -400,15 +411,18 @@ class RetrieverService:
 
         kind = set_info(hits[0][0]).expansion if hits else common_pb2.EXPANSION_KIND_NONE
         flat, tree = expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
+        rerank.stamp(flat, tree, rerank_scores)
         done = time.perf_counter()
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
             expansion_tree=tree,
             embedding_model=model,
+            reranker=reranker.description if reranker is not None else "",
             timings=retriever_pb2.RetrieveTimings(
                 embed_ms=(embedded - started) * 1e3,
                 search_ms=(searched - embedded) * 1e3,
-                expand_ms=(done - searched) * 1e3,
+                rerank_ms=(reranked - searched) * 1e3 if reranker is not None else 0.0,
+                expand_ms=(done - reranked) * 1e3,
                 total_ms=(done - started) * 1e3,
                 query_embedding_cached=cached,
             ),

@@ -26,9 +26,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
+
+from tests.support.local_server import LocalServer, QuietHandler
 
 BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated")
 
@@ -38,7 +38,7 @@ def default_responder(messages: list[dict], model: str) -> str:
     return f"Reply from {model} about: {last[:60]}"
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalServer):
     def __init__(self, dimension: int = 16) -> None:
         self.behaviour = "good"
         self.script: deque[str] | list[str] = deque()
@@ -48,22 +48,17 @@ class FakeOpenAI:
         self.dimension = dimension
         self.calls: list[dict] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- lifecycle --------------------------------------------------------
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.root}/v1"
 
     def start(self) -> FakeOpenAI:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # keep test output clean
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
@@ -153,28 +148,7 @@ class FakeOpenAI:
             def _json(self, status: int, payload: dict) -> None:
                 self._raw(status, json.dumps(payload).encode(), "application/json")
 
-            def _raw(self, status: int, data: bytes, content_type: str, send: bytes | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data if send is None else send)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return self._listen(Handler)
 
     # -- behaviour --------------------------------------------------------
 

@@ -12,6 +12,8 @@ from services.chunker.strategies import (  # noqa: F401
     contextual_retrieval,
     contextual_structure,
     hybrid_semantic_recursive,
+    cluster_semantic,
+    cluster_parent_child,
 )
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, SourceDocument, Strategy, offline_context
 
