@@ -72,11 +72,12 @@ def baseline(rows: Sequence[Mapping]) -> Mapping | None:
     return next((row for row in measured(rows) if matches(row, strategy, knobs, retrieval)), None)
 
 
-def choose_default(rows: Sequence[Mapping]) -> tuple[Mapping | None, str]:
+def choose_default(rows: Sequence[Mapping], group: str | None = None) -> tuple[Mapping | None, str]:
     """The configuration the UI and the experiment form offer first, with the rule that chose it:
     of the Pareto points (recall against tokens sent) whose IoU is at least the baseline's, the best
-    recall (ties: fewer tokens). Without a baseline row, the best recall on the front."""
-    front = pareto_front(rows)
+    recall (ties: fewer tokens). Without a baseline row, the best recall on the front. With a group,
+    only that group's rows compete (e.g. "defaults": each strategy at its own defaults)."""
+    front = pareto_front([row for row in measured(rows) if group is None or row.get("group") == group])
     base = baseline(rows)
     floor = base["iou"][0] if base else 0.0
     eligible = [row for row in front if row["iou"][0] >= floor]
@@ -87,6 +88,12 @@ def choose_default(rows: Sequence[Mapping]) -> tuple[Mapping | None, str]:
             f"the token-window baseline 250/125 ({100 * floor:.1f}%)" if base else
             "the Pareto point with the best recall (no token-window baseline was measured)")
     return best, rule
+
+
+def hybrid_by_default(gains: Sequence[Mapping]) -> bool:
+    """Hybrid retrieval on by default when it raised recall for every configuration measured both
+    ways and lowered none's IoU by more than half a point."""
+    return bool(gains) and all(g["recall"] > 0 and g["iou"] >= -0.5 for g in gains)
 
 
 def goal(rows: Sequence[Mapping]) -> tuple[list[Mapping], Mapping | None]:
@@ -101,6 +108,16 @@ def goal(rows: Sequence[Mapping]) -> tuple[list[Mapping], Mapping | None]:
 def shortfall(row: Mapping) -> float:
     """Points missing to the goal, recall and IoU added (0 when both are met)."""
     return max(0.0, GOAL_RECALL - row["recall"][0]) + max(0.0, GOAL_IOU - row["iou"][0])
+
+
+def goal_sides(rows: Sequence[Mapping]) -> dict:
+    """Each axis of the goal met alone: the best IoU among rows with recall >= 93%, and the best
+    recall among rows with IoU >= 8% (None when no row meets that axis)."""
+    runs = measured(rows)
+    by_recall = [row for row in runs if row["recall"][0] >= GOAL_RECALL]
+    by_iou = [row for row in runs if row["iou"][0] >= GOAL_IOU]
+    return {"recall_met": max(by_recall, key=lambda row: row["iou"][0], default=None),
+            "iou_met": max(by_iou, key=lambda row: row["recall"][0], default=None)}
 
 
 def hybrid_gains(rows: Sequence[Mapping]) -> list[dict]:
@@ -126,6 +143,11 @@ def _pct(pair: Sequence[float | None]) -> str:
 def _published_pct(pair: Sequence[float | None]) -> str:
     mean, std = pair
     return f"{mean:.1f} ± {std:.1f}" if std is not None else f"{mean:.1f}"
+
+
+def knob_text(row: Mapping) -> str:
+    """A row's knob values as the page writes them: name=value, comma-separated ("none" without knobs)."""
+    return ", ".join(f"{name}={value}" for name, value in sorted(row.get("knobs", {}).items())) or "none"
 
 
 def table_rows(rows: Sequence[Mapping]) -> list[dict]:
@@ -206,7 +228,9 @@ def page(results: Mapping, plot_path: str) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...})."""
     rows = results["rows"]
     default, rule = choose_default(rows)
+    strategy_default, _ = choose_default(rows, group="defaults")
     reached, closest = goal(rows)
+    gains = hybrid_gains(rows)
     base = baseline(rows)
     return render(
         "chunklab_app", "benchmarks.md.j2",
@@ -215,6 +239,7 @@ def page(results: Mapping, plot_path: str) -> str:
         default=default, rule=rule, base=base, reached=reached, closest=closest,
         gaps=({"recall": 100 * (GOAL_RECALL - closest["recall"][0]), "iou": 100 * (GOAL_IOU - closest["iou"][0])}
               if closest else None),
-        gains=hybrid_gains(rows), plot_path=plot_path, pct=_pct,
+        gains=gains, hybrid_on=hybrid_by_default(gains), strategy_default=strategy_default,
+        sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
     )

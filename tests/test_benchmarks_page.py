@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def row(label, strategy, knobs, recall, iou, tokens, retrieval="dense", rank=None):
-    return {"label": label, "strategy": strategy, "knobs": knobs, "retrieval": retrieval, "group": "sizes",
+    group = "defaults" if label.endswith("(defaults)") else "sizes"
+    return {"label": label, "strategy": strategy, "knobs": knobs, "retrieval": retrieval, "group": group,
             "recall": [recall, 0.25], "precision": [iou, 0.01], "iou": [iou, 0.02], "tokens_sent": tokens,
             "chunk_tokens": tokens / 5, "chunks": 300, "questions": 276,
             "rank": rank if rank is not None else {"recall_at_1": 0.5, "recall_at_3": 0.75, "ndcg": 0.625},
@@ -59,6 +60,25 @@ def test_the_default_is_the_best_recall_on_the_front_with_at_least_the_baselines
     # parent_child has more recall but IoU 1.7% < 4.0%; 250/125 hybrid (4.2%) has the most of the rest.
     assert (default["label"], default["retrieval"]) == ("fixed_size 250/125", "hybrid")
     assert "at least the token-window baseline 250/125 (4.0%)" in rule
+
+
+def test_among_strategies_at_their_defaults_the_rule_picks_within_that_group(rows):
+    default, _ = benchpage.choose_default(rows, group="defaults")
+    # parent_child is under the IoU floor: semantic is the only eligible point of its group.
+    assert default["label"] == "semantic (defaults)"
+
+
+def test_hybrid_is_on_by_default_only_when_it_raised_recall_everywhere_at_no_iou_cost():
+    assert benchpage.hybrid_by_default([{"recall": 4.0, "iou": 0.2}, {"recall": 6.0, "iou": -0.5}])
+    assert not benchpage.hybrid_by_default([{"recall": 4.0, "iou": 0.2}, {"recall": -0.1, "iou": 0.7}])
+    assert not benchpage.hybrid_by_default([{"recall": 4.0, "iou": -0.6}])
+    assert not benchpage.hybrid_by_default([])
+
+
+def test_each_axis_of_the_goal_met_alone_names_the_best_on_the_other(rows):
+    sides = benchpage.goal_sides(rows)
+    assert (sides["recall_met"]["label"], sides["recall_met"]["retrieval"]) == ("fixed_size 250/125", "hybrid")
+    assert sides["iou_met"]["label"] == "semantic (defaults)"
 
 
 def test_the_goal_is_reached_by_none_and_the_closest_is_the_smallest_summed_shortfall(rows):
@@ -108,7 +128,11 @@ def test_the_page_names_machine_command_published_rows_defaults_and_goal(page):
     assert "| TokenTextSplitter 250/125 | 82.4 ± 36.2 | 3.5 | fixed_size 250/125 | 90.0 ± 25.0 | 4.0 ± 2.0 |" in page
     assert "| ClusterSemanticChunker 200 | 75.2 | 7.2 | not measured | — | — |" in page
     assert "over **five** corpora; ours are over the **three**" in page
-    assert "**Offered first: fixed_size 250/125, hybrid retrieval**" in page
+    assert "**Offered first: fixed_size 250/125, hybrid retrieval** (knobs chunk_overlap=125, chunk_size=250: recall" in page
+    assert "the same rule picks **semantic (defaults), dense**" in page
+    assert "so the hybrid box of the Query page and of the experiment form should start ticked" in page
+    assert "Of the configurations with recall ≥ 93%, the best IoU is 4.2 ± 2.0 (fixed_size 250/125,\nhybrid, 1250" in page
+    assert "Of those with IoU ≥ 8%, the best recall is 70.0 ± 25.0 (semantic (defaults),\ndense, 400" in page
     assert "**recursive 200/0, hybrid** at recall 92.0 ± 25.0 and IoU 7.0 ± 2.0" in page
     assert "(1.0 recall points and 1.0 IoU points short)" in page
     assert "| parse (upload and parse 3 corpora) | 1.5 |" in page
