@@ -137,7 +137,7 @@ def test_the_page_names_machine_command_published_rows_defaults_and_goal(page):
     assert "(1.0 recall points and 1.0 IoU points short)" in page
     assert "| parse (upload and parse 3 corpora) | 1.5 |" in page
     assert "| fixed_size 250/0 | dense | 0.5 | 12.2 | 1.0 |" in page
-    assert "![Recall against tokens sent, Pareto front marked](benchmarks/recall_vs_tokens.png)" in page
+    assert "![Recall against tokens sent (Pareto front marked) and recall against IoU (goal shaded)](benchmarks/recall_vs_tokens.png)" in page
 
 
 def test_the_plot_is_a_png(rows, tmp_path):
