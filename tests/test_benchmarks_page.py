@@ -125,6 +125,8 @@ def test_the_results_table_marks_the_front_and_prints_every_measure(page):
 def test_the_page_names_machine_command_published_rows_defaults_and_goal(page):
     assert "| CPU | Test CPU 3000 (2 cores, shared with other work: load 1.0, 1.0, 1.0) |" in page
     assert "`.venv/bin/python bench/benchmarks_page.py`" in page
+    assert ("*Figure: ran on Test CPU 3000, 2 cores, 23.6 GB, Python\n3.11.7, 2026-12-01 19:00 UTC; "
+            "`.venv/bin/python bench/benchmarks_page.py`.*") in page
     assert "| TokenTextSplitter 250/125 | 82.4 ± 36.2 | 3.5 | fixed_size 250/125 | 90.0 ± 25.0 | 4.0 ± 2.0 |" in page
     assert "| ClusterSemanticChunker 200 | 75.2 | 7.2 | not measured | — | — |" in page
     assert "over **five** corpora; ours are over the **three**" in page
