@@ -103,7 +103,8 @@ def sized(strategy: str, size: int, overlap: int) -> evaluator_pb2.StrategyGrid:
 
 
 def experiment(lab, question_set_id: str, name: str, cells, retrieval: common_pb2.RetrievalOptions):
-    """One experiment over the cells; returns (its runs in cell order, its full results, wall seconds)."""
+    """One experiment over the cells; returns (its runs in cell order, each run's results, wall seconds).
+    Results are fetched run by run: every run's at once exceeds gRPC's message limit."""
     config = evaluator_pb2.ExperimentConfig(
         name=f"benchmarks page: {name}", question_set_id=question_set_id,
         strategies=[grid for _, _, grid in cells], retrieval=retrieval, retrieval_only=True,
@@ -112,7 +113,8 @@ def experiment(lab, question_set_id: str, name: str, cells, retrieval: common_pb
     started = time.perf_counter()
     outcome = follow(lab.run_experiment(config), Progress()).experiment
     seconds = time.perf_counter() - started
-    return outcome.runs, lab.get_experiment(outcome.experiment_id), seconds
+    results = [lab.get_experiment(outcome.experiment_id, run_key=run.run_key).results for run in outcome.runs]
+    return outcome.runs, results, seconds
 
 
 def row_of(group: str, label: str, retrieval: str, run, results) -> dict:
@@ -172,10 +174,10 @@ def measure(lab, only: list[str]) -> dict:
                                   for s, o in NEIGHBOUR_SIZES],
               common_pb2.RetrievalOptions(top_k=TOP_K, neighbor_prev=1, neighbor_next=1))]
     for retrieval, mode_cells, options in modes:
-        runs, full, seconds = experiment(lab, question_set.question_set_id, retrieval, mode_cells, options)
+        runs, results, seconds = experiment(lab, question_set.question_set_id, retrieval, mode_cells, options)
         phases[f"experiment: {retrieval} ({len(mode_cells)} runs)"] = seconds
-        for (group, label, _), run in zip(mode_cells, runs):
-            rows.append(row_of(group, label, retrieval, run, full.results))
+        for (group, label, _), run, run_results in zip(mode_cells, runs, results):
+            rows.append(row_of(group, label, retrieval, run, run_results))
     started = time.perf_counter()
     chunk_sizes(lab, [d.document for d in documents], rows)
     phases["chunk previews (chunk sizes, chunking time)"] = time.perf_counter() - started
@@ -187,18 +189,21 @@ def run(cold: bool, only: list[str]) -> dict:
     settings = Settings()
     with tempfile.TemporaryDirectory(prefix="chunklab-benchpage-") as folder:
         cache_dir = Path(folder) / "cache"
-        if CACHE.exists() and not cold:
+        warm = (CACHE / "embeddings.sqlite3").exists() and not cold
+        if warm:
             shutil.copytree(CACHE, cache_dir)
         started = time.perf_counter()
-        with Stack(data_dir=Path(folder)) as stack:
-            ready = time.perf_counter() - started
-            results = measure(stack.client(settings), only)
+        try:
+            with Stack(data_dir=Path(folder)) as stack:
+                ready = time.perf_counter() - started
+                results = measure(stack.client(settings), only)
+        finally:  # what was embedded is kept even when a later step fails
+            if cache_dir.exists():
+                shutil.rmtree(CACHE, ignore_errors=True)
+                shutil.copytree(cache_dir, CACHE)
         results["phases"] = {"start the stack (four services)": ready, **results["phases"]}
         results["total_s"] = time.perf_counter() - started
-        results["cold"] = cold or not CACHE.exists()
-        if cache_dir.exists():
-            shutil.rmtree(CACHE, ignore_errors=True)
-            shutil.copytree(cache_dir, CACHE)
+        results["cold"] = not warm
     return results
 
 
