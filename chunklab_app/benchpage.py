@@ -74,8 +74,9 @@ def baseline(rows: Sequence[Mapping]) -> Mapping | None:
 
 def choose_default(rows: Sequence[Mapping], group: str | None = None) -> tuple[Mapping | None, str]:
     """The configuration the UI and the experiment form offer first, with the rule that chose it:
-    of the Pareto points (recall against tokens sent) whose IoU is at least the baseline's, the best
-    recall (ties: fewer tokens). Without a baseline row, the best recall on the front. With a group,
+    of the Pareto points (recall against tokens sent) whose IoU is at least the baseline's (every
+    point without a baseline row), those that reach the goal first, then the best recall, then the
+    fewer tokens. With a group,
     only that group's rows compete (e.g. "defaults": each strategy at its own defaults)."""
     front = pareto_front([row for row in measured(rows) if group is None or row.get("group") == group])
     base = baseline(rows)
@@ -83,10 +84,11 @@ def choose_default(rows: Sequence[Mapping], group: str | None = None) -> tuple[M
     eligible = [row for row in front if row["iou"][0] >= floor]
     if not eligible:
         return None, "no Pareto point reaches the baseline IoU"
-    best = max(eligible, key=lambda row: (row["recall"][0], -row["tokens_sent"]))
-    rule = (f"the Pareto point (recall against tokens sent) with the best recall among those whose IoU is at least "
-            f"the token-window baseline 250/125 ({100 * floor:.1f}%)" if base else
-            "the Pareto point with the best recall (no token-window baseline was measured)")
+    best = max(eligible, key=lambda row: (shortfall(row) == 0, row["recall"][0], -row["tokens_sent"]))
+    rule = ("among the Pareto points (recall against tokens sent) "
+            + (f"whose IoU is at least the token-window baseline 250/125 ({100 * floor:.1f}%)" if base else
+               "(no token-window baseline was measured)")
+            + ", prefer one that reaches the goal (recall ≥ 93% and IoU ≥ 8%), then the best recall")
     return best, rule
 
 

@@ -59,7 +59,13 @@ def test_the_default_is_the_best_recall_on_the_front_with_at_least_the_baselines
     default, rule = benchpage.choose_default(rows)
     # parent_child has more recall but IoU 1.7% < 4.0%; 250/125 hybrid (4.2%) has the most of the rest.
     assert (default["label"], default["retrieval"]) == ("fixed_size 250/125", "hybrid")
-    assert "at least the token-window baseline 250/125 (4.0%)" in rule
+    assert "at least the token-window baseline 250/125 (4.0%), one that reaches the goal" in rule
+
+
+def test_a_front_point_that_reaches_the_goal_is_preferred_to_more_recall(rows):
+    winner = row("cluster_parent_child (defaults)", "cluster_parent_child", {}, 0.931, 0.089, 697, retrieval="hybrid")
+    default, _ = benchpage.choose_default([*rows, winner])
+    assert default is winner
 
 
 def test_among_strategies_at_their_defaults_the_rule_picks_within_that_group(rows):
