@@ -59,7 +59,7 @@ def test_the_default_is_the_best_recall_on_the_front_with_at_least_the_baselines
     default, rule = benchpage.choose_default(rows)
     # parent_child has more recall but IoU 1.7% < 4.0%; 250/125 hybrid (4.2%) has the most of the rest.
     assert (default["label"], default["retrieval"]) == ("fixed_size 250/125", "hybrid")
-    assert "at least the token-window baseline 250/125 (4.0%), one that reaches the goal" in rule
+    assert "at least the token-window baseline 250/125 (4.0%), prefer one that reaches the goal" in rule
 
 
 def test_a_front_point_that_reaches_the_goal_is_preferred_to_more_recall(rows):
