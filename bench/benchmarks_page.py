@@ -49,6 +49,7 @@ FIGURES = REPO / "docs" / "benchmarks"
 RESULTS = FIGURES / "results.json"
 PLOT = FIGURES / "recall_vs_tokens.png"
 CACHE = REPO / ".chunklab" / "bench-cache"
+PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
 SIZES = ((200, 0), (250, 0), (250, 125))
 NEIGHBOUR_SIZES = ((200, 0), (250, 0))
@@ -141,7 +142,7 @@ def chunk_sizes(lab, documents, rows: list[dict]) -> None:
     from chunklab.knobs import to_spec
 
     for row in rows:
-        if "note" in row or row["retrieval"] != "dense":
+        if "note" in row or row.get("retrieval") != "dense":
             continue
         started = time.perf_counter()
         counts = [c.token_count for d in documents
@@ -150,10 +151,10 @@ def chunk_sizes(lab, documents, rows: list[dict]) -> None:
         row["chunk_tokens"] = float(np.mean(counts)) if counts else 0.0
         row["seconds"]["chunk"] = chunk_s
         row["seconds"]["embed_index"] = max(0.0, row["seconds"]["processing"] - chunk_s)
-    sizes = {(r["strategy"], json.dumps(r["knobs"], sort_keys=True)): r for r in rows if r["retrieval"] == "dense"}
+    sizes = {(r["strategy"], json.dumps(r["knobs"], sort_keys=True)): r for r in rows if r.get("retrieval") == "dense"}
     for row in rows:
         twin = sizes.get((row.get("strategy"), json.dumps(row.get("knobs"), sort_keys=True)))
-        if "note" not in row and row["retrieval"] != "dense" and twin and "note" not in twin:
+        if "note" not in row and row.get("retrieval") != "dense" and twin and "note" not in twin:
             row["chunk_tokens"] = twin["chunk_tokens"]
             row["seconds"].setdefault("chunk", 0.0)
             row["seconds"].setdefault("embed_index", row["seconds"]["processing"])
@@ -178,6 +179,8 @@ def measure(lab, only: list[str]) -> dict:
         phases[f"experiment: {retrieval} ({len(mode_cells)} runs)"] = seconds
         for (group, label, _), run, run_results in zip(mode_cells, runs, results):
             rows.append(row_of(group, label, retrieval, run, run_results))
+    PARTIAL.parent.mkdir(parents=True, exist_ok=True)
+    PARTIAL.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")  # kept if what follows fails
     started = time.perf_counter()
     chunk_sizes(lab, [d.document for d in documents], rows)
     phases["chunk previews (chunk sizes, chunking time)"] = time.perf_counter() - started
