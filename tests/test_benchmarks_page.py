@@ -138,7 +138,7 @@ def test_the_page_names_machine_command_published_rows_defaults_and_goal(page):
     assert "over **five** corpora; ours are over the **three**" in page
     assert "**Offered first: fixed_size 250/125, hybrid retrieval** (knobs chunk_overlap=125, chunk_size=250: recall" in page
     assert "the same rule picks **semantic (defaults), dense**" in page
-    assert "so the hybrid box of the Query page and of the experiment form should start ticked" in page
+    assert "half a point of IoU, so the hybrid box of the Query page and of the experiment form should start ticked" in page
     assert "Of the configurations with recall ≥ 93%, the best IoU is 4.2 ± 2.0 (fixed_size 250/125,\nhybrid, 1250" in page
     assert "Of those with IoU ≥ 8%, the best recall is 70.0 ± 25.0 (semantic (defaults),\ndense, 400" in page
     assert "**recursive 200/0, hybrid** at recall 92.0 ± 25.0 and IoU 7.0 ± 2.0" in page
