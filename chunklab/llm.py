@@ -20,7 +20,15 @@ from chunklab.limits import excerpt
 
 
 class LLMError(Exception):
-    """The endpoint could not give a usable reply."""
+    """The endpoint could not give a usable reply; `status_code` is the HTTP
+    status when the endpoint answered with one (None otherwise); `unusable`
+    when it answered 200 with what is no chat completion (the openai client
+    retries transient failures, never these: a caller may ask again)."""
+
+    def __init__(self, message: str, status_code: int | None = None, unusable: bool = False) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.unusable = unusable
 
 
 @dataclass(frozen=True)
@@ -72,10 +80,14 @@ class ChatClient:
             # The openai client's message starts "Error code: 500 - ": the status is said once.
             detail = exc.message.removeprefix(f"Error code: {exc.status_code}").removeprefix(" - ")
             said = f": {excerpt(detail, 200)}" if detail else ""
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}")
-        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}", exc.status_code)
+        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})",
+                        unusable=True)
 
-    def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0) -> ChatResult:
+    def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
+                 response_format: dict | None = None) -> ChatResult:
+        """One reply. `response_format` (e.g. a json_schema) is passed as it is, for
+        endpoints that constrain their output; an endpoint that refuses it answers 400."""
         started = time.perf_counter()
         try:
             response = self._client.chat.completions.create(
@@ -83,6 +95,7 @@ class ChatClient:
                 messages=messages,
                 temperature=temperature,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
+                **({"response_format": response_format} if response_format else {}),
             )
             text = response.choices[0].message.content
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:

@@ -51,7 +51,12 @@ class MetricFormat:
         return self._formats(name)[2]
 
     def axis_unit(self, name: str) -> str:
+        """What a plot of differences counts ("percentage points" for a percentage)."""
         return _AXIS.get(self.info(name).unit, "value")
+
+    def value_unit(self, name: str) -> str:
+        """What a plot of values counts ("%" for a percentage)."""
+        return "%" if self.info(name).unit == pb.METRIC_UNIT_PERCENT else self.axis_unit(name)
 
     def _formats(self, name: str) -> tuple[str, str, float]:
         return _FORMATS.get(self.info(name).unit, _FORMATS[pb.METRIC_UNIT_RATIO])
@@ -63,6 +68,14 @@ class MetricFormat:
     def difference(self, name: str, value: float) -> str:
         _, shown, scale = self._formats(name)
         return shown.format(value * scale)
+
+    def interval(self, name: str, ci_low: float, ci_high: float) -> str:
+        """A difference's 95% interval, e.g. "[+3.1 pts, +7.8 pts]"."""
+        return f"[{self.difference(name, ci_low)}, {self.difference(name, ci_high)}]"
+
+    def mean_interval(self, name: str, mean: float, ci_low: float, ci_high: float) -> str:
+        """A mean with its 95% interval, e.g. "97.7% [95.1%, 99.2%]"."""
+        return f"{self.value(name, mean)} [{self.value(name, ci_low)}, {self.value(name, ci_high)}]"
 
     def verdict(self, name: str, ci_low: float, ci_high: float) -> str:
         """What a 95% interval of a difference says: no clear difference when it
@@ -100,6 +113,16 @@ class MetricFormat:
         present = set(names)
         known = [m for m in self.order if m in present]
         return known + sorted(present - set(known))
+
+
+def usd(amount: float) -> str:
+    """A cost in US dollars, e.g. "$0.0123": estimates, runs and answers alike."""
+    return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
+
+
+def times(ratio: float) -> str:
+    """How many times another's amount, e.g. "4.1×"."""
+    return f"{ratio:.1f}×"
 
 
 def measured(metrics: pb.RetrievalMetrics, name: str) -> float | None:

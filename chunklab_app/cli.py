@@ -5,6 +5,9 @@ ask one question, or bulk-load documents through the message broker.
         --strategy fixed_size --grid fixed_size.chunk_size=250,500 --top-k 5 --hybrid --report report.html
     python -m chunklab_app.cli query "Who approved it?" --strategy fixed_size --neighbor-next 1
     python -m chunklab_app.cli load docs/*.md --strategy fixed_size --knob fixed_size.chunk_size=256
+    python -m chunklab_app.cli questions generate notes.md --count 20 --seed 7 --out questions.jsonl
+    python -m chunklab_app.cli export chunks --document handbook.md --strategy fixed_size --format langchain -o out/
+    python -m chunklab_app.cli export snippet --experiment <id>
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
 (chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
@@ -36,7 +39,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app import retrieval_cli
+from chunklab_app import export_cli, questions_cli, retrieval_cli
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
@@ -132,12 +135,7 @@ def cmd_experiment(args, client: ChunkLab) -> int:
     progress = Progress()
     options = retrieval_cli.options(args, experiment=True)
     grids = strategy_grids(args.strategy, args.grid or [], client.list_strategies())
-    mapping = {}
-    for item in args.map or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"--map {item!r}: write corpus_id=document_id")
-        mapping[key] = value
+    mapping = questions_cli.mapping(args.map)
     document_ids = []
     for corpus in args.corpus or []:
         document = client.upload_document(corpus, collection=args.collection).document
@@ -146,9 +144,12 @@ def cmd_experiment(args, client: ChunkLab) -> int:
     if args.question_set:
         question_set_id = args.question_set
     else:
-        question_set = client.import_question_set(args.questions, document_ids=mapping)
+        check = evaluator_pb2.EXCERPT_CHECK_LENIENT if args.lenient else evaluator_pb2.EXCERPT_CHECK_STRICT
+        question_set = client.import_question_set(args.questions, document_ids=mapping, excerpt_check=check)
         question_set_id = question_set.question_set_id
-        progress.message(f"imported {question_set.question_count} questions as {question_set_id}")
+        left_out = question_set.validation.questions_left_out
+        progress.message(f"imported {question_set.question_count} questions as {question_set_id}"
+                         + (f" ({left_out} left out: `chunklab questions validate` says why)" if left_out else ""))
     config = evaluator_pb2.ExperimentConfig(
         name=args.name or "", question_set_id=question_set_id, strategies=grids,
         retrieval=options, retrieval_only=args.retrieval_only,
@@ -201,9 +202,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
     reply = client.compare_experiments(args.experiment_ids)
     for warning in reply.warnings:
         print(f"warning: {warning}")
+    metrics = MetricFormat(client.list_metrics())
     for d in reply.differences:
-        print(f"{d.metric:<28} {d.run_key:<40} vs {d.baseline_run_key:<30} {d.difference:+.4f} "
-              f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}] over {d.shared_questions} questions")
+        print(f"{metrics.label(d.metric):<28} {d.run_key:<40} vs {d.baseline_run_key:<30} "
+              f"{metrics.difference(d.metric, d.difference)} {metrics.interval(d.metric, d.ci_low, d.ci_high)} "
+              f"over {d.shared_questions} questions")
     return 0
 
 
@@ -297,6 +300,8 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--questions", help="a question set file (.jsonl or .csv) to import")
     source.add_argument("--question-set", help="the id of a question set already imported")
     run.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
+    run.add_argument("--lenient", action="store_true",
+                     help="import the questions whose excerpts are located, leaving out the others (default: strict)")
     run.add_argument("--collection", default="", help="collection for uploaded documents")
     run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
@@ -309,7 +314,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--selection-share", type=float, default=0.0,
                        help="holdout: the share of questions that chooses (default 0.5)")
     check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
-    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: the headline, IoU)")
+    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: recall with references, ADR 0054)")
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")
@@ -326,6 +331,7 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_experiment)
 
     retrieval_cli.add_query_command(commands)
+    questions_cli.add_questions_command(commands)
 
     resume = commands.add_parser("resume", help="continue an interrupted experiment")
     resume.add_argument("experiment_id")
@@ -369,6 +375,8 @@ def parser() -> argparse.ArgumentParser:
 
     strategies = commands.add_parser("strategies", help="list the chunker's strategies")
     strategies.set_defaults(handler=cmd_strategies)
+
+    export_cli.add_export_command(commands)
     return root
 
 
@@ -391,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             client = ChunkLab(settings)
         return args.handler(args, client)
-    except (UsageError, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
+    except (UsageError, export_cli.ExportUsage, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
     except ClientError as exc:

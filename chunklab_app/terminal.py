@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.metric_format import MetricFormat, measured
 from chunklab.v1 import evaluator_pb2
+from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 
 STATES = {
@@ -128,6 +129,9 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
                          for name, w in zip(TABLE_METRICS, widths))
         print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)
     _print_rank_table(experiment, metrics, out)
+    verdict = verdict_view(experiment.verdict, metrics)
+    if verdict is not None:
+        print(f"\n{verdict['text']}" + (f" {verdict['pareto']}" if verdict["pareto"] else ""), file=out)
     winner = winner_view(experiment.validation, metrics)
     if winner is not None:
         print(f"\n{winner['text']}", file=out)

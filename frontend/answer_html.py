@@ -9,6 +9,8 @@ event and the reader sees the answer grow. No Gradio here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from chunklab.metric_format import usd
 from chunklab.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2
 
@@ -64,7 +66,7 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
         facts.append(f"{result.latency_ms:.0f} ms")
         if usage.llm_calls:
             facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
-            facts.append(f"≈ ${usage.estimated_cost_usd:.4f}")
+            facts.append(f"≈ {usd(usage.estimated_cost_usd)}")
     return render(
         "frontend", "answer.html.j2", state=state, error=error,
         extractive=None if error or result is None else result.extractive,

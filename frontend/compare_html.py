@@ -6,14 +6,17 @@ No Gradio here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render
 from chunklab.v1 import evaluator_pb2
+from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
-from frontend.experiments_html import embedding_model, state_name, title
+from frontend.experiments_html import embedding_model, question_set_label, state_name, title
 
 OPEN_METRICS = 3
 # The plot's columns: one row per run and point (the interval's ends and the difference).
@@ -39,11 +42,16 @@ def by_metric(response: evaluator_pb2.CompareExperimentsResponse,
     return {m: grouped[m] for m in metrics.ordered(grouped)}
 
 
-def _column(e: evaluator_pb2.Experiment, metrics: MetricFormat) -> dict:
+def _column(e: evaluator_pb2.Experiment, metrics: MetricFormat,
+            question_sets: dict[str, evaluator_pb2.QuestionSet]) -> dict:
     winner = winner_view(e.validation, metrics)
-    return {"winner": winner["text"] if winner else "", "experiment_id": e.experiment_id, "title": title(e), "neighbours": retrieval_view.neighbours_badge(e),
+    verdict = verdict_view(e.verdict, metrics)
+    question_set = question_sets.get(e.config.question_set_id)
+    return {"winner": winner["text"] if winner else "", "experiment_id": e.experiment_id, "title": title(e),
+            "neighbours": retrieval_view.neighbours_badge(e), "verdict": verdict["text"] if verdict else "",
             "embedding_model": embedding_model(e), "state": state_name(e), "top_k": e.config.retrieval.top_k,
-            "questions": f"{e.questions_done}/{e.questions_total}", "question_set_hash": e.question_set_hash,
+            "questions": f"{e.questions_done}/{e.questions_total}",
+            "question_set": question_set_label(question_set) if question_set else e.config.question_set_id[:8],
             "run_keys": [r.run_key for r in e.runs]}
 
 
@@ -56,9 +64,12 @@ def _difference_row(metric: str, d: evaluator_pb2.MetricDifference, names: dict[
             "shared_questions": d.shared_questions, "verdict": metrics.verdict(metric, d.ci_low, d.ci_high)}
 
 
-def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat) -> str:
-    """Warnings, the columns, and per metric every run against the baseline with the 95% interval,
+def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat,
+                 question_sets: Sequence[evaluator_pb2.QuestionSet] = ()) -> str:
+    """Warnings, the columns (each experiment's verdict, its question set named as the
+    dropdown names it), and per metric every run against the baseline with the 95% interval,
     each formatted and judged as the evaluator's metric catalogue says."""
+    sets = {s.question_set_id: s for s in question_sets}
     names = {e.experiment_id: title(e) for e in response.experiments}
     shown = [
         {"metric": metric, "label": metrics.label(metric), "open": position < OPEN_METRICS,
@@ -71,7 +82,7 @@ def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: Me
         first = response.differences[0]
         baseline = _run_label(names, first.baseline_experiment_id, first.baseline_run_key)
     return render("frontend", "compare.html.j2", warnings=list(response.warnings),
-                  experiments=[_column(e, metrics) for e in response.experiments], metrics=shown, baseline=baseline)
+                  experiments=[_column(e, metrics, sets) for e in response.experiments], metrics=shown, baseline=baseline)
 
 
 def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat) -> pd.DataFrame:

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, usd
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
+from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 from frontend.formatting import when
 from frontend.retrieval_html import NO_CHUNKS
@@ -48,6 +49,11 @@ def title(experiment: evaluator_pb2.Experiment) -> str:
     return experiment.config.name or f"experiment {experiment.experiment_id[:8]}"
 
 
+def question_set_label(question_set: evaluator_pb2.QuestionSet) -> str:
+    """How a question set is named everywhere in the UI: the Question-set dropdown, the summary, Compare."""
+    return f"{question_set.name} · {question_set.question_count} questions · {question_set.question_set_id[:8]}"
+
+
 def experiment_choices(experiments: Sequence[evaluator_pb2.Experiment]) -> list[tuple[str, str]]:
     """(label, experiment_id) for dropdowns, newest first as the service lists them."""
     return [
@@ -77,7 +83,7 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("LLM calls", f"{estimate.llm_calls:,}"),
         ("prompt tokens", f"{estimate.prompt_tokens:,}"),
         ("completion tokens", f"{estimate.completion_tokens:,}"),
-        ("estimated cost", f"${estimate.estimated_cost_usd:.4f}"),
+        ("estimated cost", usd(estimate.estimated_cost_usd)),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
     return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
@@ -128,46 +134,66 @@ class ExperimentTracker:
 RUN_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr", "iou_hits")
 
 
-def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str]) -> list[str]:
+def judged_columns(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list[str]:
+    """The answer measures some run has: answer similarity by embeddings, then the judge's;
+    columns no run measured are left out, so the summary never says "not measured" for a
+    measure the detail shows."""
+    shown = ["embedding_answer_similarity"] if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs) else []
+    return shown + [m for m in JUDGE_MEASURES if any(getattr(r.mean_judge, m).measured for r in runs)]
+
+
+def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
+                  judged: Sequence[str] = ()) -> list[str]:
     m = run.mean_metrics
     cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in RUN_METRICS]
     cells += [metrics.cell(name, m) for name in ranked]
-    for measure in JUDGE_MEASURES:
+    for measure in judged:
+        if measure == "embedding_answer_similarity":
+            similarity = m.embedding_answer_similarity
+            cells.append(metrics.value(measure, similarity) if similarity >= 0 else "not measured")
+            continue
         score = getattr(run.mean_judge, measure)
         cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
     cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent), f"{run.usage.llm_calls}",
-              f"${run.usage.estimated_cost_usd:.4f}"]
+              usd(run.usage.estimated_cost_usd)]
     return cells
 
 
-def run_columns(metrics: MetricFormat, ranked: Sequence[str] = ()) -> list[str]:
-    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *ranked, *JUDGE_MEASURES)),
+def run_columns(metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = ()) -> list[str]:
+    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *ranked, *judged)),
             "chunks / q", "tokens / q", "LLM calls", "cost"]
 
 
-def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str]) -> dict:
+def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
+             judged: Sequence[str]) -> dict:
     return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
-            "questions": f"{run.questions_done}/{run.questions_total}", "cells": _metric_cells(run, metrics, ranked)}
+            "questions": f"{run.questions_done}/{run.questions_total}",
+            "cells": _metric_cells(run, metrics, ranked, judged)}
 
 
-def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> str:
-    """The experiment's header (state, badges, provenance) and its run means; the rank
-    measures that some run has (recall@10 needs a top_k of 10)."""
+def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat,
+                            question_set: evaluator_pb2.QuestionSet | None = None) -> str:
+    """The experiment's header (state, badges, provenance, its question set by name), the
+    verdict (ADR 0058) and its run means; the rank and answer measures that some run has
+    (recall@10 needs a top_k of 10)."""
     p = experiment.provenance
     ranked = metrics.measured_in("rank", (run.mean_metrics for run in experiment.runs))
+    judged = judged_columns(experiment.runs)
+    shown_set = question_set_label(question_set) if question_set else experiment.config.question_set_id[:8]
     facts = [
         f"{experiment.questions_done}/{experiment.questions_total} questions",
         f"top_k {experiment.config.retrieval.top_k}",
         f"answers: {p.answer_model or experiment.config.answer_model.model or 'configured'}",
         f"judge: {p.judge_model or experiment.config.judge_model.model or 'configured'}",
-        f"question set {experiment.question_set_hash[:12]}",
+        f"question set {shown_set}",
     ]
     return render(
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
         state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
-        columns=run_columns(metrics, ranked), runs=[_run_row(run, metrics, ranked) for run in experiment.runs],
-        winner=winner_view(experiment.validation, metrics),
+        columns=run_columns(metrics, ranked, judged),
+        runs=[_run_row(run, metrics, ranked, judged) for run in experiment.runs],
+        winner=winner_view(experiment.validation, metrics), verdict=verdict_view(experiment.verdict, metrics),
     )
 
 
@@ -208,7 +234,7 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
         measures.append("no reference excerpts: recall, precision and IoU are not measured")
     if m.embedding_answer_similarity >= 0:
         measures.append(shown("embedding_answer_similarity"))
-    measures.append(f"{m.chunks_sent} chunks, {m.tokens_sent} tokens sent")
+    measures.append(f"{m.chunks_sent} chunks, {metrics.value('tokens_sent', m.tokens_sent)} tokens sent")
     measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
     return measures
 

@@ -89,7 +89,10 @@ KIND_BY_MODULE = {
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
+    "test_excerpts": "unit",
     "test_expansion": "unit",
+    "test_export": "unit",  # export shapes and snippets; the LangChain splitter snippet run as pasted
+    "test_export_stack": "e2e",  # ListIndexedChunks paged, `chunklab export`, the ChunkLab snippet against the stack
     "test_faults_kill": "e2e",  # each service of a stack killed with SIGKILL mid-work and started again
     "test_faults_llm": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server misbehaving
     "test_faults_storage": "e2e",  # a stack's databases locked by another writer; its archive on a full disk
@@ -104,6 +107,7 @@ KIND_BY_MODULE = {
     "test_ingest": "unit",
     "test_ingest_zips": "unit",
     "test_pdf_safety": "unit",
+    "test_html_reader": "unit",
     "test_ingest_grpc": "e2e",
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_load": "e2e",  # bench/load.py in short: a stack of its own under clients and uploaders
@@ -115,9 +119,15 @@ KIND_BY_MODULE = {
     "test_rank_metrics_experiment": "integration",  # the evaluator behind gRPC in process, its retriever faked
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
+    "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
+    "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server
     "test_parent_child_levels": "unit",
     "test_report": "unit",
     "test_validation": "unit",
+    "test_verdict": "unit",
+    "test_numbers_one_way": "unit",
+    "test_result_plots": "unit",
     "test_fuzz_rpcs": "e2e",
     "test_rerank": "integration",  # test servers in both HTTP shapes, the fake OpenAI server, a tiny cross-encoder
     "test_retriever_graph": "integration",  # EdgeIndex builds its graph in a child process
@@ -127,6 +137,7 @@ KIND_BY_MODULE = {
     "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
+    "test_set_chunks": "unit",  # ListIndexedChunks paging on an embedded index
     "test_settings": "e2e",
     "test_shutdown": "e2e",  # the stack, each service sent SIGTERM mid-work
     "test_settings_security": "unit",  # Settings in process; `python -m services.ingest` refusing a bad setting

@@ -178,7 +178,7 @@ def test_enum_values_the_contract_does_not_declare_are_refused_and_nothing_is_st
     before = documents_total(ingest)
     assert status_of(lambda: upload(ingest, ingest_pb2.UploadHeader(name="odd.md", format=99))) == (INVALID, (
         "header.format is 99, which DocumentFormat does not declare; use one of DOCUMENT_FORMAT_UNSPECIFIED, "
-        "DOCUMENT_FORMAT_MARKDOWN, DOCUMENT_FORMAT_TEXT, DOCUMENT_FORMAT_DOCX"))
+        "DOCUMENT_FORMAT_MARKDOWN, DOCUMENT_FORMAT_TEXT, DOCUMENT_FORMAT_DOCX, DOCUMENT_FORMAT_PDF, DOCUMENT_FORMAT_HTML"))
     assert documents_total(ingest) == before
     view = ingest_pb2.GetDocumentRequest(document_id=document.document_id, view=5)
     assert status_of(lambda: ingest.GetDocument(view, timeout=30)) == (INVALID, (

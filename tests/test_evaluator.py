@@ -459,6 +459,10 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert by_metric["tokens_sent"].difference > 0  # neighbours add context
     assert by_metric["recall_hits"].difference == 0  # the hits are the same
     assert by_metric["recall"].difference >= 0
+    # Per-question wins and losses on recall (ADR 0058), over the three questions both answered.
+    assert [(w.metric, w.experiment_id, w.other_experiment_id, w.wins + w.losses + w.ties) for w in reply.wins] == [
+        ("recall", first.experiment_id, second.experiment_id, 3)]
+    assert not any("was left out" in w for w in reply.warnings)
     code, _ = status_of(lambda: evaluator(stack).CompareExperiments(
         evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
@@ -560,22 +564,22 @@ def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the
         strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
         validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3)))).experiment_id)
     found = experiment.validation
-    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("iou", 138, 138)
+    assert (found.metric, found.selection_questions, found.confirmation_questions) == ("recall", 138, 138)
     chosen_on = set(found.selection_question_ids)
-    iou = {(r.run_key, r.question_id): r.metrics.iou for r in experiment.results}
+    recall_of = {(r.run_key, r.question_id): r.metrics.recall for r in experiment.results}
     runs = [r.run_key for r in experiment.runs]
     questions = {r.question_id for r in experiment.results}
 
     def mean(run_key: str, ids) -> float:
-        return sum(iou[(run_key, q)] for q in ids) / len(ids)
+        return sum(recall_of[(run_key, q)] for q in ids) / len(ids)
 
     assert found.winner_run_key == max(runs, key=lambda k: mean(k, chosen_on))
     head = found.scores[0]
     assert head.selection_mean == pytest.approx(mean(found.winner_run_key, chosen_on))
     assert head.confirmation_mean == pytest.approx(mean(found.winner_run_key, questions - chosen_on))
     assert head.ci_low < head.confirmation_mean < head.ci_high
-    recall = next(s for s in found.scores if s.metric == "recall")
-    assert 0 < recall.confirmation_mean <= 1 and recall.ci_low <= recall.confirmation_mean <= recall.ci_high
+    iou = next(s for s in found.scores if s.metric == "iou")
+    assert 0 < iou.confirmation_mean <= 1 and iou.ci_low <= iou.confirmation_mean <= iou.ci_high
     html = report_html(stack, experiment.experiment_id, evaluator_pb2.REPORT_VIEW_MANAGERIAL)
     assert f"{found.winner_run_key} was chosen on 138 of the 276 questions (seed 3)" in html
     assert "where it was confirmed (95% interval)" in html

@@ -116,3 +116,24 @@ def test_list_filters_by_collection_and_language(stack):
         ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
     )
     assert [d.name for d in listed.documents] == ["nieuws.txt"] and listed.total_size == 1
+
+
+def test_a_saved_web_page_uploads_through_grpc_without_its_navigation(stack):
+    from tests.test_html_reader import SAVED_PAGE, SAVED_PAGE_TEXT
+
+    response = upload(stack, "leave.html", SAVED_PAGE, collection="policies")
+    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=10,
+    )
+    assert (document.format, document.text, document.language) == (documents_pb2.DOCUMENT_FORMAT_HTML, SAVED_PAGE_TEXT, "en")
+    assert document.published_at.ToJsonString() == "2024-03-05T08:30:00Z"
+    assert document.metadata["title"] == "Leave policy – Acme Intranet"
+    sections = document.tree.root.children[0].children
+    assert [s.title for s in sections if s.kind == documents_pb2.NODE_KIND_SECTION] == [
+        "Requesting leave", "Entitlement by grade", "Checking your balance",
+    ]
+    with pytest.raises(ClientError) as err:
+        upload(stack, "deep.html", b"<html><body>" + b"<div>" * 100_000 + b"</body></html>")
+    assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "nests elements more than 256 deep" in err.value.details

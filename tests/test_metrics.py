@@ -10,7 +10,7 @@ import pytest
 from chunklab import knobs
 from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import compare, grid, judge, pricing, question_sets
+from services.evaluator import compare, grid, judge, pricing, question_sets, references
 from services.evaluator.metrics import Span, intersect, merge, overlap, reciprocal_rank
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
@@ -255,8 +255,10 @@ class FakeDocs:
 
 
 def resolve_all(raw, docs: FakeDocs):
-    resolver = docs.resolver()
-    return [[question_sets.resolve(r, resolver, q.where) for r in q.references] for q in raw]
+    """Each question's references as a strict import stores them (it refuses any problem)."""
+    checked = references.check(raw, docs.resolver(), references.STRICT)
+    references.refuse(checked)
+    return [list(q.references) for q in checked.questions]
 
 
 def test_csv_references_resolve_by_name_stem_and_are_checked_against_the_text():

@@ -101,22 +101,6 @@ def test_the_report_holds_both_views_escaped_and_without_script():
     assert 'id="managerial"' in html and 'id="technical"' in html and 'href="#technical"' in html
 
 
-def test_the_verdict_names_the_winner_its_margin_and_its_token_cost():
-    view = report.verdict(experiment().runs)
-    assert (view["winner"], view["value"], view["second"], view["second_value"], view["gap"]) == (
-        "fixed_size[chunk_size=40]", "30.0%", "fixed_size[chunk_size=80]", "25.0%", "5.0 pts")
-    html = report.render(experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_MANAGERIAL)
-    line = "".join(parsed(html[html.index('<p class="verdict">'):html.index("</p>", html.index('"verdict"'))]).text)
-    assert line == ("fixed_size[chunk_size=40] wins on IoU of the context with the references with 30.0%, ahead of "
-                    "fixed_size[chunk_size=80] (25.0%) by 5.0 pts; it sends 120 tokens per question to the LLM "
-                    "against 240 (recall 80.0%, precision 25.0%).")
-    assert 'id="technical"' not in html
-    unmeasured = evaluator_pb2.ExperimentRun(run_key="r", questions_done=1, mean_metrics=evaluator_pb2.RetrievalMetrics(
-        embedding_answer_similarity=-1))
-    assert report.verdict([unmeasured])["text"].startswith("No quality measure is available")
-    assert report.verdict([])["winner"] is None
-
-
 def test_the_technical_view_draws_the_uis_tree_linked_to_each_chunks_text_cut_for_the_report():
     html = report.render(experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_TECHNICAL)
     assert "<svg" not in html and "exact: every candidate scored, never an approximate HNSW graph" in html

@@ -404,6 +404,12 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     assert detail.locator("li.cl-node").count() >= 1
     assert detail.locator("ul[data-role^=neighbors] > li").count() >= 1
     assert page.locator("#question-detail img, #question-detail script").count() == 0
+    # Its verdict and plots (ADR 0058): one run has nothing to be compared with; its recall is drawn
+    # against the tokens it sends, and its means as bars with their intervals beside them.
+    expect(page.locator("#detail-summary p.verdict")).to_contain_text("is the only run that answered questions")
+    expect(page.locator("#experiment-tradeoff-plot")).to_contain_text("recall against tokens sent")
+    expect(page.locator("#experiment-means-plot")).to_contain_text("recall: mean per run")
+    expect(page.locator("#experiment-means-table")).to_contain_text("%")
 
     # Only an interrupted experiment can be resumed: this one says why not, readably.
     page.locator("#detail-resume").click()
@@ -470,6 +476,10 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(plot).to_contain_text("IoU: difference from the baseline (95% CI)")
     choose(page, "compare-plot-metric", "recall")
     expect(plot).to_contain_text("recall: difference from the baseline (95% CI)")
+    # The runs of both experiments on one trade-off plot, and their wins and losses per question.
+    expect(page.locator("#compare-tradeoff-plot")).to_contain_text("recall against tokens sent")
+    expect(page.locator("#compare-wins-plot")).to_contain_text("wins, ties and losses on recall")
+    expect(page.locator("#compare-result .cl-verdict").first).to_contain_text("is the only run")
 
 
 def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_stack):

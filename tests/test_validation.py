@@ -15,11 +15,12 @@ from services.evaluator.experiments import ExperimentRunner
 
 
 def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
-    """Runs with one IoU per question (recall = 2 x IoU, capped at 1), summarised as the evaluator does."""
+    """Runs with one recall per question (the deciding measure, ADR 0058; IoU = half of it), summarised
+    as the evaluator does."""
     results = [
         pb.QuestionResult(question_id=f"q{i:03d}", question=f"question {i}", run_key=run, metrics=pb.RetrievalMetrics(
-            labelled=True, iou=iou, recall=min(1.0, 2 * iou), embedding_answer_similarity=-1))
-        for run, column in values.items() for i, iou in enumerate(column)
+            labelled=True, recall=recall, iou=recall / 2, embedding_answer_similarity=-1))
+        for run, column in values.items() for i, recall in enumerate(column)
     ]
     built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(validation=pb.Validation(**setting)),
                           runs=[pb.ExperimentRun(run_key=run, questions_total=len(c)) for run, c in values.items()])
@@ -38,21 +39,21 @@ def test_holdout_chooses_on_its_half_and_scores_the_other_half():
     assert (found.selection_questions, found.confirmation_questions) == (20, 20)
     chosen_on = set(found.selection_question_ids)
     confirm = sorted({f"q{i:03d}" for i in range(40)} - chosen_on)
-    iou = {(r.run_key, r.question_id): r.metrics.iou for r in results}
+    recall = {(r.run_key, r.question_id): r.metrics.recall for r in results}
 
     def mean(run, questions):
-        return float(np.mean([iou[(run, q)] for q in questions]))
+        return float(np.mean([recall[(run, q)] for q in questions]))
 
     winner = max(("lucky", "steady"), key=lambda run: mean(run, chosen_on))
     assert found.winner_run_key == winner and found.all_questions_winner_run_key == "steady"  # 0.5 against 0.475
     head = found.scores[0]
-    assert head.metric == "iou"
+    assert head.metric == "recall"
     assert head.selection_mean == pytest.approx(mean(winner, chosen_on))
     assert head.confirmation_mean == pytest.approx(mean(winner, confirm))
     assert head.ci_low <= head.confirmation_mean <= head.ci_high
     assert head.all_mean == pytest.approx(mean(winner, [f"q{i:03d}" for i in range(40)]))
-    recall = next(s for s in found.scores if s.metric == "recall")  # the other labelled measures, same split
-    assert recall.confirmation_mean == pytest.approx(float(np.mean([min(1.0, 2 * iou[(winner, q)]) for q in confirm])))
+    iou = next(s for s in found.scores if s.metric == "iou")  # the other labelled measures, same split
+    assert iou.confirmation_mean == pytest.approx(float(np.mean([recall[(winner, q)] / 2 for q in confirm])))
     # The same seed splits the same way; another seed, another way.
     assert experiment(lucky_and_steady(), mode=pb.VALIDATION_MODE_HOLDOUT, seed=11)[0].validation == found
     other = experiment(lucky_and_steady(), mode=pb.VALIDATION_MODE_HOLDOUT, seed=12)[0].validation
@@ -95,14 +96,14 @@ def test_among_equally_good_configurations_the_winner_holds_up_worse_than_it_was
     assert head.selection_mean > head.confirmation_mean
     assert head.selection_mean > max(float(np.mean(v)) for v in values.values())  # the best of 20 draws is lucky
     view = winner_view(found, report.METRICS)
-    assert view["rows"][0]["metric"] == "IoU" and "interval" in view["text"]
+    assert view["rows"][0]["metric"] == "recall" and "interval" in view["text"]
 
 
 def test_validation_without_enough_runs_or_questions_says_why():
     one, _ = experiment({"only": [0.3] * 10})
     assert one.validation.unavailable.startswith("fewer than two runs")
     few, _ = experiment({"a": [0.3] * 3, "b": [0.2] * 3})
-    assert few.validation.unavailable == "3 questions have IoU for every run; holdout validation needs at least 4"
+    assert few.validation.unavailable == "3 questions have recall for every run; holdout validation needs at least 4"
     assert winner_view(few.validation, report.METRICS)["text"].startswith("The winner could not be checked")
 
 

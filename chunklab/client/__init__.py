@@ -22,16 +22,18 @@ from chunklab.client.documents import DocumentCalls
 from chunklab.client.errors import ClientError
 from chunklab.client.evaluation import EvaluationCalls, ExperimentOutcome, experiment_outcome
 from chunklab.client.health import HealthCalls, ServiceHealth
+from chunklab.client.questions import GenerationOutcome, QuestionCalls, export_records, generation_outcome
 from chunklab.client.reports import ReportDownload, SavedReport, report_path
 from chunklab.client.retrieval import RetrievalCalls
 
 __all__ = [
-    "SERVICES", "UPLOAD_PIECE_BYTES", "ChunkLab", "ClientError", "ExperimentOutcome", "ReportDownload",
-    "SavedReport", "ServiceHealth", "experiment_outcome", "report_path",
+    "SERVICES", "UPLOAD_PIECE_BYTES", "ChunkLab", "ClientError", "ExperimentOutcome", "GenerationOutcome",
+    "ReportDownload", "SavedReport", "ServiceHealth", "experiment_outcome", "export_records", "generation_outcome",
+    "report_path",
 ]
 
 
-class ChunkLab(DocumentCalls, ChunkingCalls, RetrievalCalls, EvaluationCalls, HealthCalls):
+class ChunkLab(DocumentCalls, ChunkingCalls, RetrievalCalls, EvaluationCalls, QuestionCalls, HealthCalls):
     """A client of one ChunkLab stack: `ChunkLab(settings)` for the addresses
     and deadlines of a Settings object, `ChunkLab.at(addresses)` for a running
     stack's. The calls are grouped by service in this package's modules."""

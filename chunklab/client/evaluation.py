@@ -9,14 +9,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from chunklab.client.core import UPLOAD_PIECE_BYTES, Calls, Source, client_stream, read_source
+from chunklab.client.questions import import_header
 from chunklab.client.reports import ReportDownload, SavedReport, opened, report_path
 from chunklab.v1 import evaluator_pb2
-
-_QUESTION_FORMATS = {
-    ".jsonl": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
-    ".ndjson": evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
-    ".csv": evaluator_pb2.QUESTION_SET_FORMAT_CSV,
-}
 
 
 @dataclass(frozen=True)
@@ -65,15 +60,15 @@ class EvaluationCalls(Calls):
     # -- question sets -------------------------------------------------------------
 
     def import_question_set(self, source: Source, name: str = "", document_ids: dict[str, str] | None = None,
-                            piece_bytes: int = UPLOAD_PIECE_BYTES) -> evaluator_pb2.QuestionSet:
+                            piece_bytes: int = UPLOAD_PIECE_BYTES,
+                            excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED) -> evaluator_pb2.QuestionSet:
         """Streams a JSONL or CSV file (a path, or bytes named by `name`) to
         ImportQuestionSet; the format follows the file name's extension, and
-        document_ids maps the file's corpus ids to documents."""
+        document_ids maps the file's corpus ids to documents. excerpt_check
+        LENIENT keeps the questions whose excerpts are located and says (in
+        the reply's validation) how many were left out; STRICT refuses."""
         data, file_name, _ = read_source(source, name, "question file")
-        header = evaluator_pb2.ImportHeader(name=name.strip() or file_name, document_ids=document_ids or {})
-        fmt = _QUESTION_FORMATS.get(os.path.splitext(file_name)[1].lower())
-        if fmt is not None:
-            header.format = fmt
+        header = import_header(file_name, name, document_ids, excerpt_check)
         # References are located in the documents' text: large sets take a while.
         return self._call("evaluator", "ImportQuestionSet", client_stream(
             evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes), long=True)

@@ -58,6 +58,14 @@ class RetrievalCalls(Calls):
         )
         return self._every_page("retriever", "ListIndexedSets", request, "sets")
 
+    def indexed_chunks(self, document_id: str, strategy: str, config_id: str = "",
+                       embedding_model: str = "") -> list[common_pb2.Chunk]:
+        """Every chunk of one index set (the active one unless config_id names
+        another), all pages followed: by role, then chunk_index."""
+        request = retriever_pb2.ListIndexedChunksRequest(key=self._set_key(document_id, strategy, config_id,
+                                                                           embedding_model))
+        return self._every_page("retriever", "ListIndexedChunks", request, "chunks")
+
     def activate_indexed_set(self, document_id: str, strategy: str, config_id: str,
                              embedding_model: str = "") -> retriever_pb2.IndexedSet:
         """Queries without a config_id search this set from now on."""

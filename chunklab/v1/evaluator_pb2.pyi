@@ -11,11 +11,50 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ExcerptCheck(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXCERPT_CHECK_UNSPECIFIED: _ClassVar[ExcerptCheck]
+    EXCERPT_CHECK_STRICT: _ClassVar[ExcerptCheck]
+    EXCERPT_CHECK_LENIENT: _ClassVar[ExcerptCheck]
+
+class ExcerptProblemKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXCERPT_PROBLEM_KIND_UNSPECIFIED: _ClassVar[ExcerptProblemKind]
+    EXCERPT_PROBLEM_KIND_SNAPPED: _ClassVar[ExcerptProblemKind]
+    EXCERPT_PROBLEM_KIND_NOT_FOUND: _ClassVar[ExcerptProblemKind]
+    EXCERPT_PROBLEM_KIND_RANGE_MISMATCH: _ClassVar[ExcerptProblemKind]
+    EXCERPT_PROBLEM_KIND_BAD_RANGE: _ClassVar[ExcerptProblemKind]
+    EXCERPT_PROBLEM_KIND_EMPTY: _ClassVar[ExcerptProblemKind]
+
 class QuestionSetFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     QUESTION_SET_FORMAT_UNSPECIFIED: _ClassVar[QuestionSetFormat]
     QUESTION_SET_FORMAT_JSONL: _ClassVar[QuestionSetFormat]
     QUESTION_SET_FORMAT_CSV: _ClassVar[QuestionSetFormat]
+
+class GenerationOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GENERATION_OUTCOME_UNSPECIFIED: _ClassVar[GenerationOutcome]
+    GENERATION_OUTCOME_KEPT: _ClassVar[GenerationOutcome]
+    GENERATION_OUTCOME_DROPPED: _ClassVar[GenerationOutcome]
+    GENERATION_OUTCOME_FAILED: _ClassVar[GenerationOutcome]
+
+class DropReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DROP_REASON_UNSPECIFIED: _ClassVar[DropReason]
+    DROP_REASON_EXCERPT_NOT_FOUND: _ClassVar[DropReason]
+    DROP_REASON_DUPLICATE: _ClassVar[DropReason]
+    DROP_REASON_ANSWERED_BY_QUESTION: _ClassVar[DropReason]
+    DROP_REASON_EXCERPT_TOO_LONG: _ClassVar[DropReason]
+    DROP_REASON_NO_EXCERPT: _ClassVar[DropReason]
+
+class GenerationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GENERATION_STATE_UNSPECIFIED: _ClassVar[GenerationState]
+    GENERATION_STATE_RUNNING: _ClassVar[GenerationState]
+    GENERATION_STATE_SUCCEEDED: _ClassVar[GenerationState]
+    GENERATION_STATE_INTERRUPTED: _ClassVar[GenerationState]
+    GENERATION_STATE_FAILED: _ClassVar[GenerationState]
 
 class ExperimentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -49,9 +88,33 @@ class MetricUnit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     METRIC_UNIT_MILLISECONDS: _ClassVar[MetricUnit]
     METRIC_UNIT_COUNT: _ClassVar[MetricUnit]
     METRIC_UNIT_USD: _ClassVar[MetricUnit]
+EXCERPT_CHECK_UNSPECIFIED: ExcerptCheck
+EXCERPT_CHECK_STRICT: ExcerptCheck
+EXCERPT_CHECK_LENIENT: ExcerptCheck
+EXCERPT_PROBLEM_KIND_UNSPECIFIED: ExcerptProblemKind
+EXCERPT_PROBLEM_KIND_SNAPPED: ExcerptProblemKind
+EXCERPT_PROBLEM_KIND_NOT_FOUND: ExcerptProblemKind
+EXCERPT_PROBLEM_KIND_RANGE_MISMATCH: ExcerptProblemKind
+EXCERPT_PROBLEM_KIND_BAD_RANGE: ExcerptProblemKind
+EXCERPT_PROBLEM_KIND_EMPTY: ExcerptProblemKind
 QUESTION_SET_FORMAT_UNSPECIFIED: QuestionSetFormat
 QUESTION_SET_FORMAT_JSONL: QuestionSetFormat
 QUESTION_SET_FORMAT_CSV: QuestionSetFormat
+GENERATION_OUTCOME_UNSPECIFIED: GenerationOutcome
+GENERATION_OUTCOME_KEPT: GenerationOutcome
+GENERATION_OUTCOME_DROPPED: GenerationOutcome
+GENERATION_OUTCOME_FAILED: GenerationOutcome
+DROP_REASON_UNSPECIFIED: DropReason
+DROP_REASON_EXCERPT_NOT_FOUND: DropReason
+DROP_REASON_DUPLICATE: DropReason
+DROP_REASON_ANSWERED_BY_QUESTION: DropReason
+DROP_REASON_EXCERPT_TOO_LONG: DropReason
+DROP_REASON_NO_EXCERPT: DropReason
+GENERATION_STATE_UNSPECIFIED: GenerationState
+GENERATION_STATE_RUNNING: GenerationState
+GENERATION_STATE_SUCCEEDED: GenerationState
+GENERATION_STATE_INTERRUPTED: GenerationState
+GENERATION_STATE_FAILED: GenerationState
 EXPERIMENT_STATE_UNSPECIFIED: ExperimentState
 EXPERIMENT_STATE_PENDING: ExperimentState
 EXPERIMENT_STATE_RUNNING: ExperimentState
@@ -108,7 +171,7 @@ class Question(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., text: _Optional[str] = ..., expected_answer: _Optional[str] = ..., references: _Optional[_Iterable[_Union[Reference, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class QuestionSet(_message.Message):
-    __slots__ = ("question_set_id", "name", "description", "content_hash", "question_count", "created_at", "questions")
+    __slots__ = ("question_set_id", "name", "description", "content_hash", "question_count", "created_at", "questions", "validation", "provenance")
     QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -116,6 +179,8 @@ class QuestionSet(_message.Message):
     QUESTION_COUNT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     question_set_id: str
     name: str
     description: str
@@ -123,20 +188,133 @@ class QuestionSet(_message.Message):
     question_count: int
     created_at: _timestamp_pb2.Timestamp
     questions: _containers.RepeatedCompositeFieldContainer[Question]
-    def __init__(self, question_set_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., content_hash: _Optional[str] = ..., question_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ...) -> None: ...
+    validation: QuestionSetValidation
+    provenance: QuestionSetProvenance
+    def __init__(self, question_set_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., content_hash: _Optional[str] = ..., question_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ..., validation: _Optional[_Union[QuestionSetValidation, _Mapping]] = ..., provenance: _Optional[_Union[QuestionSetProvenance, _Mapping]] = ...) -> None: ...
+
+class QuestionSetProvenance(_message.Message):
+    __slots__ = ("origin", "generation_id", "generator_model", "prompt_version", "seed", "document_hashes", "questions_requested", "embedding_model", "duplicate_similarity", "code_version")
+    class DocumentHashesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    GENERATOR_MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_HASHES_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    CODE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    origin: str
+    generation_id: str
+    generator_model: str
+    prompt_version: str
+    seed: int
+    document_hashes: _containers.ScalarMap[str, str]
+    questions_requested: int
+    embedding_model: str
+    duplicate_similarity: float
+    code_version: str
+    def __init__(self, origin: _Optional[str] = ..., generation_id: _Optional[str] = ..., generator_model: _Optional[str] = ..., prompt_version: _Optional[str] = ..., seed: _Optional[int] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., questions_requested: _Optional[int] = ..., embedding_model: _Optional[str] = ..., duplicate_similarity: _Optional[float] = ..., code_version: _Optional[str] = ...) -> None: ...
+
+class ExcerptProblem(_message.Message):
+    __slots__ = ("where", "question_number", "line", "reference_number", "document_id", "excerpt", "kind", "start_char", "end_char", "suggested_content", "similarity", "message", "left_out")
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    SUGGESTED_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    where: str
+    question_number: int
+    line: int
+    reference_number: int
+    document_id: str
+    excerpt: str
+    kind: ExcerptProblemKind
+    start_char: int
+    end_char: int
+    suggested_content: str
+    similarity: float
+    message: str
+    left_out: bool
+    def __init__(self, where: _Optional[str] = ..., question_number: _Optional[int] = ..., line: _Optional[int] = ..., reference_number: _Optional[int] = ..., document_id: _Optional[str] = ..., excerpt: _Optional[str] = ..., kind: _Optional[_Union[ExcerptProblemKind, str]] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., suggested_content: _Optional[str] = ..., similarity: _Optional[float] = ..., message: _Optional[str] = ..., left_out: _Optional[bool] = ...) -> None: ...
+
+class QuestionSetValidation(_message.Message):
+    __slots__ = ("excerpt_check", "questions_total", "questions_valid", "questions_left_out", "references_total", "references_exact", "references_snapped", "references_failed", "problems", "similarity_threshold")
+    EXCERPT_CHECK_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_VALID_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_EXACT_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_SNAPPED_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_FAILED_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    excerpt_check: ExcerptCheck
+    questions_total: int
+    questions_valid: int
+    questions_left_out: int
+    references_total: int
+    references_exact: int
+    references_snapped: int
+    references_failed: int
+    problems: _containers.RepeatedCompositeFieldContainer[ExcerptProblem]
+    similarity_threshold: float
+    def __init__(self, excerpt_check: _Optional[_Union[ExcerptCheck, str]] = ..., questions_total: _Optional[int] = ..., questions_valid: _Optional[int] = ..., questions_left_out: _Optional[int] = ..., references_total: _Optional[int] = ..., references_exact: _Optional[int] = ..., references_snapped: _Optional[int] = ..., references_failed: _Optional[int] = ..., problems: _Optional[_Iterable[_Union[ExcerptProblem, _Mapping]]] = ..., similarity_threshold: _Optional[float] = ...) -> None: ...
 
 class CreateQuestionSetRequest(_message.Message):
-    __slots__ = ("name", "description", "questions")
+    __slots__ = ("name", "description", "questions", "excerpt_check")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_CHECK_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     questions: _containers.RepeatedCompositeFieldContainer[Question]
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ...) -> None: ...
+    excerpt_check: ExcerptCheck
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[Question, _Mapping]]] = ..., excerpt_check: _Optional[_Union[ExcerptCheck, str]] = ...) -> None: ...
+
+class AddQuestionRequest(_message.Message):
+    __slots__ = ("question_set_id", "question")
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    question: Question
+    def __init__(self, question_set_id: _Optional[str] = ..., question: _Optional[_Union[Question, _Mapping]] = ...) -> None: ...
+
+class UpdateQuestionRequest(_message.Message):
+    __slots__ = ("question_set_id", "question")
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    question: Question
+    def __init__(self, question_set_id: _Optional[str] = ..., question: _Optional[_Union[Question, _Mapping]] = ...) -> None: ...
+
+class DeleteQuestionRequest(_message.Message):
+    __slots__ = ("question_set_id", "question_id")
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    question_set_id: str
+    question_id: str
+    def __init__(self, question_set_id: _Optional[str] = ..., question_id: _Optional[str] = ...) -> None: ...
 
 class ImportHeader(_message.Message):
-    __slots__ = ("name", "format", "document_ids")
+    __slots__ = ("name", "format", "document_ids", "excerpt_check")
     class DocumentIdsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -147,10 +325,12 @@ class ImportHeader(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_CHECK_FIELD_NUMBER: _ClassVar[int]
     name: str
     format: QuestionSetFormat
     document_ids: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., format: _Optional[_Union[QuestionSetFormat, str]] = ..., document_ids: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    excerpt_check: ExcerptCheck
+    def __init__(self, name: _Optional[str] = ..., format: _Optional[_Union[QuestionSetFormat, str]] = ..., document_ids: _Optional[_Mapping[str, str]] = ..., excerpt_check: _Optional[_Union[ExcerptCheck, str]] = ...) -> None: ...
 
 class ImportQuestionSetRequest(_message.Message):
     __slots__ = ("header", "data")
@@ -159,6 +339,146 @@ class ImportQuestionSetRequest(_message.Message):
     header: ImportHeader
     data: bytes
     def __init__(self, header: _Optional[_Union[ImportHeader, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class GenerateQuestionSetRequest(_message.Message):
+    __slots__ = ("name", "description", "document_ids", "question_count", "generator_model", "seed", "dry_run", "resume_generation_id", "embedding_model")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    GENERATOR_MODEL_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    RESUME_GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    question_count: int
+    generator_model: ModelEndpoint
+    seed: int
+    dry_run: bool
+    resume_generation_id: str
+    embedding_model: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., question_count: _Optional[int] = ..., generator_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., seed: _Optional[int] = ..., dry_run: _Optional[bool] = ..., resume_generation_id: _Optional[str] = ..., embedding_model: _Optional[str] = ...) -> None: ...
+
+class GenerationEstimate(_message.Message):
+    __slots__ = ("documents", "passages", "llm_calls", "prompt_tokens", "completion_tokens", "estimated_cost_usd", "notes", "passages_done")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_FIELD_NUMBER: _ClassVar[int]
+    LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_DONE_FIELD_NUMBER: _ClassVar[int]
+    documents: int
+    passages: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    estimated_cost_usd: float
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    passages_done: int
+    def __init__(self, documents: _Optional[int] = ..., passages: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., passages_done: _Optional[int] = ...) -> None: ...
+
+class PassageOutcome(_message.Message):
+    __slots__ = ("passage_number", "document_id", "start_char", "end_char", "outcome", "drop_reason", "problem", "question", "attempts")
+    PASSAGE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    START_CHAR_FIELD_NUMBER: _ClassVar[int]
+    END_CHAR_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DROP_REASON_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    passage_number: int
+    document_id: str
+    start_char: int
+    end_char: int
+    outcome: GenerationOutcome
+    drop_reason: DropReason
+    problem: str
+    question: Question
+    attempts: int
+    def __init__(self, passage_number: _Optional[int] = ..., document_id: _Optional[str] = ..., start_char: _Optional[int] = ..., end_char: _Optional[int] = ..., outcome: _Optional[_Union[GenerationOutcome, str]] = ..., drop_reason: _Optional[_Union[DropReason, str]] = ..., problem: _Optional[str] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., attempts: _Optional[int] = ...) -> None: ...
+
+class DropCount(_message.Message):
+    __slots__ = ("reason", "count")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    reason: DropReason
+    count: int
+    def __init__(self, reason: _Optional[_Union[DropReason, str]] = ..., count: _Optional[int] = ...) -> None: ...
+
+class Generation(_message.Message):
+    __slots__ = ("generation_id", "state", "request", "passages_total", "asked", "kept", "dropped", "failed", "outcomes", "question_set_id", "provenance", "usage", "error", "created_at")
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    ASKED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    generation_id: str
+    state: GenerationState
+    request: GenerateQuestionSetRequest
+    passages_total: int
+    asked: int
+    kept: int
+    dropped: _containers.RepeatedCompositeFieldContainer[DropCount]
+    failed: int
+    outcomes: _containers.RepeatedCompositeFieldContainer[PassageOutcome]
+    question_set_id: str
+    provenance: QuestionSetProvenance
+    usage: _common_pb2.TokenUsage
+    error: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, generation_id: _Optional[str] = ..., state: _Optional[_Union[GenerationState, str]] = ..., request: _Optional[_Union[GenerateQuestionSetRequest, _Mapping]] = ..., passages_total: _Optional[int] = ..., asked: _Optional[int] = ..., kept: _Optional[int] = ..., dropped: _Optional[_Iterable[_Union[DropCount, _Mapping]]] = ..., failed: _Optional[int] = ..., outcomes: _Optional[_Iterable[_Union[PassageOutcome, _Mapping]]] = ..., question_set_id: _Optional[str] = ..., provenance: _Optional[_Union[QuestionSetProvenance, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GenerationProgress(_message.Message):
+    __slots__ = ("generation_id", "passages_done", "passages_total", "kept", "dropped", "failed", "message", "outcome")
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_DONE_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    generation_id: str
+    passages_done: int
+    passages_total: int
+    kept: int
+    dropped: _containers.RepeatedCompositeFieldContainer[DropCount]
+    failed: int
+    message: str
+    outcome: PassageOutcome
+    def __init__(self, generation_id: _Optional[str] = ..., passages_done: _Optional[int] = ..., passages_total: _Optional[int] = ..., kept: _Optional[int] = ..., dropped: _Optional[_Iterable[_Union[DropCount, _Mapping]]] = ..., failed: _Optional[int] = ..., message: _Optional[str] = ..., outcome: _Optional[_Union[PassageOutcome, _Mapping]] = ...) -> None: ...
+
+class GenerationEvent(_message.Message):
+    __slots__ = ("estimate", "progress", "generation")
+    ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    estimate: GenerationEstimate
+    progress: GenerationProgress
+    generation: Generation
+    def __init__(self, estimate: _Optional[_Union[GenerationEstimate, _Mapping]] = ..., progress: _Optional[_Union[GenerationProgress, _Mapping]] = ..., generation: _Optional[_Union[Generation, _Mapping]] = ...) -> None: ...
+
+class GetGenerationRequest(_message.Message):
+    __slots__ = ("generation_id",)
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    generation_id: str
+    def __init__(self, generation_id: _Optional[str] = ...) -> None: ...
 
 class GetQuestionSetRequest(_message.Message):
     __slots__ = ("question_set_id",)
@@ -480,6 +800,66 @@ class WinnerValidation(_message.Message):
     selection_question_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., metric: _Optional[str] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., winner_run_key: _Optional[str] = ..., all_questions_winner_run_key: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[ValidatedScore, _Mapping]]] = ..., fold_winners: _Optional[_Iterable[str]] = ..., unavailable: _Optional[str] = ..., selection_question_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class MeanInterval(_message.Message):
+    __slots__ = ("run_key", "metric", "mean", "ci_low", "ci_high", "questions")
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    run_key: str
+    metric: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    questions: int
+    def __init__(self, run_key: _Optional[str] = ..., metric: _Optional[str] = ..., mean: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., questions: _Optional[int] = ...) -> None: ...
+
+class PairwiseWins(_message.Message):
+    __slots__ = ("metric", "run_key", "other_run_key", "wins", "losses", "ties", "experiment_id", "other_experiment_id")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    OTHER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    LOSSES_FIELD_NUMBER: _ClassVar[int]
+    TIES_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OTHER_EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    run_key: str
+    other_run_key: str
+    wins: int
+    losses: int
+    ties: int
+    experiment_id: str
+    other_experiment_id: str
+    def __init__(self, metric: _Optional[str] = ..., run_key: _Optional[str] = ..., other_run_key: _Optional[str] = ..., wins: _Optional[int] = ..., losses: _Optional[int] = ..., ties: _Optional[int] = ..., experiment_id: _Optional[str] = ..., other_experiment_id: _Optional[str] = ...) -> None: ...
+
+class Verdict(_message.Message):
+    __slots__ = ("metric", "winner_run_key", "runner_up_run_key", "difference", "ci_low", "ci_high", "shared_questions", "means", "pairs", "unavailable")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    WINNER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    RUNNER_UP_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    SHARED_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    MEANS_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    winner_run_key: str
+    runner_up_run_key: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    shared_questions: int
+    means: _containers.RepeatedCompositeFieldContainer[MeanInterval]
+    pairs: _containers.RepeatedCompositeFieldContainer[PairwiseWins]
+    unavailable: str
+    def __init__(self, metric: _Optional[str] = ..., winner_run_key: _Optional[str] = ..., runner_up_run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., pairs: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ..., unavailable: _Optional[str] = ...) -> None: ...
+
 class ExperimentProvenance(_message.Message):
     __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
     class DocumentHashesEntry(_message.Message):
@@ -508,7 +888,7 @@ class ExperimentProvenance(_message.Message):
     def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -522,6 +902,7 @@ class Experiment(_message.Message):
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -535,7 +916,8 @@ class Experiment(_message.Message):
     questions_done: int
     questions_total: int
     validation: WinnerValidation
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ...) -> None: ...
+    verdict: Verdict
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
     __slots__ = ("config", "dry_run", "resume_experiment_id")
@@ -672,14 +1054,16 @@ class MetricDifference(_message.Message):
     def __init__(self, metric: _Optional[str] = ..., baseline_run_key: _Optional[str] = ..., run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., baseline_experiment_id: _Optional[str] = ..., experiment_id: _Optional[str] = ..., baseline_mean: _Optional[float] = ..., mean: _Optional[float] = ...) -> None: ...
 
 class CompareExperimentsResponse(_message.Message):
-    __slots__ = ("experiments", "warnings", "differences")
+    __slots__ = ("experiments", "warnings", "differences", "wins")
     EXPERIMENTS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     DIFFERENCES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
     experiments: _containers.RepeatedCompositeFieldContainer[Experiment]
     warnings: _containers.RepeatedScalarFieldContainer[str]
     differences: _containers.RepeatedCompositeFieldContainer[MetricDifference]
-    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., differences: _Optional[_Iterable[_Union[MetricDifference, _Mapping]]] = ...) -> None: ...
+    wins: _containers.RepeatedCompositeFieldContainer[PairwiseWins]
+    def __init__(self, experiments: _Optional[_Iterable[_Union[Experiment, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., differences: _Optional[_Iterable[_Union[MetricDifference, _Mapping]]] = ..., wins: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ...) -> None: ...
 
 class GetReportRequest(_message.Message):
     __slots__ = ("experiment_id", "view")

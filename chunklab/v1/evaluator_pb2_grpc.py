@@ -44,6 +44,36 @@ class EvaluatorServiceStub:
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
                 _registered_method=True)
+        self.ValidateQuestionSet = channel.stream_unary(
+                '/chunklab.v1.EvaluatorService/ValidateQuestionSet',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSetValidation.FromString,
+                _registered_method=True)
+        self.GenerateQuestionSet = channel.unary_stream(
+                '/chunklab.v1.EvaluatorService/GenerateQuestionSet',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GenerateQuestionSetRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GenerationEvent.FromString,
+                _registered_method=True)
+        self.GetGeneration = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/GetGeneration',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetGenerationRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.Generation.FromString,
+                _registered_method=True)
+        self.AddQuestion = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/AddQuestion',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.AddQuestionRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+                _registered_method=True)
+        self.UpdateQuestion = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/UpdateQuestion',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.UpdateQuestionRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+                _registered_method=True)
+        self.DeleteQuestion = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/DeleteQuestion',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.DeleteQuestionRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+                _registered_method=True)
         self.GetQuestionSet = channel.unary_unary(
                 '/chunklab.v1.EvaluatorService/GetQuestionSet',
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetQuestionSetRequest.SerializeToString,
@@ -115,16 +145,94 @@ class EvaluatorServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def CreateQuestionSet(self, request, context):
-        """Errors: INVALID_ARGUMENT (no name, no questions, bad reference range).
+        """Every excerpt is located (chunklab.excerpts, ADR 0059); excerpt_check
+        says what a problem does: STRICT (the default) refuses the set, LENIENT
+        stores the questions whose excerpts are all located and leaves out the
+        others. The reply's validation lists every problem.
+        Errors: INVALID_ARGUMENT (no name, no questions, bad reference range;
+        strict: excerpts not found exactly, with their count and the first
+        problems; lenient: no question left), FAILED_PRECONDITION (a reference
+        names a document that is not uploaded).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ImportQuestionSet(self, request_iterator, context):
-        """Imports JSONL or CSV: a header first, then the file's bytes.
+        """Imports JSONL or CSV: a header first, then the file's bytes. Excerpts
+        are checked as CreateQuestionSet checks them (the header's excerpt_check).
+        Errors: INVALID_ARGUMENT (unreadable file, with the line that failed;
+        strict: excerpts not found exactly, with their count and the first
+        problems; lenient: no question left), FAILED_PRECONDITION (a reference
+        names a document that is not uploaded).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ValidateQuestionSet(self, request_iterator, context):
+        """A dry run of ImportQuestionSet: the file is read and every excerpt
+        located, and the report lists every problem; nothing is stored, and
+        excerpt problems never refuse (the header's excerpt_check says which
+        questions an import would leave out).
         Errors: INVALID_ARGUMENT (unreadable file, with the line that failed),
         FAILED_PRECONDITION (a reference names a document that is not uploaded).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GenerateQuestionSet(self, request, context):
+        """Generates a question set from documents through an OpenAI-compatible
+        chat endpoint (ADR 0059): passages sampled across each document, one
+        question per passage with its expected answer and exact excerpts; kept
+        when the excerpts are located, dropped (with the reason) when not, when
+        a near-duplicate of a kept one, answerable from the question alone or
+        with too long an excerpt. Streams an estimate first (a dry run ends
+        there: nothing called or stored), then progress, and last the
+        generation with every passage's outcome and the stored set. Ends with
+        its call: what is done is kept, and resume_generation_id continues it.
+        Errors: INVALID_ARGUMENT (no documents, documents without text,
+        question_count out of range), NOT_FOUND (a document, the generation to
+        resume),
+        FAILED_PRECONDITION (no chat endpoint configured; the generation to
+        resume finished, runs now, or its documents changed), UNAVAILABLE
+        (ingest).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGeneration(self, request, context):
+        """Errors: INVALID_ARGUMENT (empty id), NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddQuestion(self, request, context):
+        """Review: a question added to a set, changed (by its question_id) or
+        removed. Its references are located strictly; the reply is the set with
+        its questions and its new content hash.
+        Errors: INVALID_ARGUMENT (empty ids, no text, an excerpt not found
+        exactly, with the closest span as the fix), NOT_FOUND (set, question),
+        FAILED_PRECONDITION (the set is used by an experiment, which must stay
+        reproducible; a reference to a document that is not uploaded).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateQuestion(self, request, context):
+        """Errors: as AddQuestion.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteQuestion(self, request, context):
+        """Errors: INVALID_ARGUMENT (empty ids, the set's last question),
+        NOT_FOUND, FAILED_PRECONDITION (used by an experiment).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -262,6 +370,36 @@ def add_EvaluatorServiceServicer_to_server(servicer, server):
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.SerializeToString,
             ),
+            'ValidateQuestionSet': grpc.stream_unary_rpc_method_handler(
+                    servicer.ValidateQuestionSet,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSetValidation.SerializeToString,
+            ),
+            'GenerateQuestionSet': grpc.unary_stream_rpc_method_handler(
+                    servicer.GenerateQuestionSet,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GenerateQuestionSetRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.GenerationEvent.SerializeToString,
+            ),
+            'GetGeneration': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGeneration,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GetGenerationRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.Generation.SerializeToString,
+            ),
+            'AddQuestion': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddQuestion,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.AddQuestionRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.SerializeToString,
+            ),
+            'UpdateQuestion': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateQuestion,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.UpdateQuestionRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.SerializeToString,
+            ),
+            'DeleteQuestion': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteQuestion,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.DeleteQuestionRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.SerializeToString,
+            ),
             'GetQuestionSet': grpc.unary_unary_rpc_method_handler(
                     servicer.GetQuestionSet,
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GetQuestionSetRequest.FromString,
@@ -381,6 +519,168 @@ class EvaluatorService:
             target,
             '/chunklab.v1.EvaluatorService/ImportQuestionSet',
             chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ValidateQuestionSet(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/chunklab.v1.EvaluatorService/ValidateQuestionSet',
+            chunklab_dot_v1_dot_evaluator__pb2.ImportQuestionSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.QuestionSetValidation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GenerateQuestionSet(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/GenerateQuestionSet',
+            chunklab_dot_v1_dot_evaluator__pb2.GenerateQuestionSetRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.GenerationEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGeneration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/GetGeneration',
+            chunklab_dot_v1_dot_evaluator__pb2.GetGenerationRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.Generation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddQuestion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/AddQuestion',
+            chunklab_dot_v1_dot_evaluator__pb2.AddQuestionRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateQuestion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/UpdateQuestion',
+            chunklab_dot_v1_dot_evaluator__pb2.UpdateQuestionRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteQuestion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/DeleteQuestion',
+            chunklab_dot_v1_dot_evaluator__pb2.DeleteQuestionRequest.SerializeToString,
             chunklab_dot_v1_dot_evaluator__pb2.QuestionSet.FromString,
             options,
             channel_credentials,

@@ -196,6 +196,24 @@ class ListIndexedSetsResponse(_message.Message):
     next_page_token: str
     def __init__(self, sets: _Optional[_Iterable[_Union[IndexedSet, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class ListIndexedChunksRequest(_message.Message):
+    __slots__ = ("key", "page_size", "page_token")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    key: IndexedSetKey
+    page_size: int
+    page_token: str
+    def __init__(self, key: _Optional[_Union[IndexedSetKey, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListIndexedChunksResponse(_message.Message):
+    __slots__ = ("chunks", "next_page_token")
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.Chunk]
+    next_page_token: str
+    def __init__(self, chunks: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class ActivateIndexedSetRequest(_message.Message):
     __slots__ = ("key",)
     KEY_FIELD_NUMBER: _ClassVar[int]

@@ -70,6 +70,11 @@ class RetrieverServiceStub:
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.FromString,
                 _registered_method=True)
+        self.ListIndexedChunks = channel.unary_unary(
+                '/chunklab.v1.RetrieverService/ListIndexedChunks',
+                request_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksResponse.FromString,
+                _registered_method=True)
         self.ActivateIndexedSet = channel.unary_unary(
                 '/chunklab.v1.RetrieverService/ActivateIndexedSet',
                 request_serializer=chunklab_dot_v1_dot_retriever__pb2.ActivateIndexedSetRequest.SerializeToString,
@@ -195,6 +200,21 @@ class RetrieverServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListIndexedChunks(self, request, context):
+        """One index set's chunks as they are stored (every role: children and
+        their parents, sentences), ordered by role (ChunkRole's order), then
+        chunk_index; for exporting a set (ADR 0060). A page holds at most
+        page_size chunks and stops early once it passes a few MB, so a set of
+        large parents never makes a reply too big. An empty config_id names the
+        active set. A set indexed again between two pages is read as it is then.
+        Errors: INVALID_ARGUMENT (embedding_model, document_id or strategy empty,
+        page_size outside 0..1000, foreign page_token), NOT_FOUND (no such set,
+        or archived by a sweep).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ActivateIndexedSet(self, request, context):
         """Makes a set the active one of its (document, strategy, embedding model):
         queries without a config_id search it from now on.
@@ -303,6 +323,11 @@ def add_RetrieverServiceServicer_to_server(servicer, server):
                     servicer.ListIndexedSets,
                     request_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.SerializeToString,
+            ),
+            'ListIndexedChunks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListIndexedChunks,
+                    request_deserializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksResponse.SerializeToString,
             ),
             'ActivateIndexedSet': grpc.unary_unary_rpc_method_handler(
                     servicer.ActivateIndexedSet,
@@ -534,6 +559,33 @@ class RetrieverService:
             '/chunklab.v1.RetrieverService/ListIndexedSets',
             chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsRequest.SerializeToString,
             chunklab_dot_v1_dot_retriever__pb2.ListIndexedSetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListIndexedChunks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.RetrieverService/ListIndexedChunks',
+            chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksRequest.SerializeToString,
+            chunklab_dot_v1_dot_retriever__pb2.ListIndexedChunksResponse.FromString,
             options,
             channel_credentials,
             insecure,

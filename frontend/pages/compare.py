@@ -15,6 +15,7 @@ from chunklab.client import ChunkLab
 from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
+from frontend.pages import result_plots
 from frontend.pages.common import shown_as_error, user_error
 
 
@@ -50,6 +51,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             x=PLOT_COLUMNS[1], y=PLOT_COLUMNS[3], color=PLOT_COLUMNS[2], color_map=compare_html.PLOT_COLOURS,
             x_title="run", color_title="", tooltip="all", x_label_angle=-20, visible=False, elem_id="compare-plot",
         )
+        plots = result_plots.section("compare")
 
         def choices(current: list[str] | None):
             with shown_as_error():
@@ -64,16 +66,19 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             with shown_as_error():
                 response = gateway.compare_experiments(experiment_ids)
                 metrics = MetricFormat(gateway.list_metrics())
+                question_sets = gateway.list_question_sets()
             frame = compare_html.differences_frame(response, metrics)
             names = list(compare_html.by_metric(response, metrics))
             first = names[0] if names else None
-            return (compare_html.compare_html(response, metrics), frame, metrics,
+            return (compare_html.compare_html(response, metrics, question_sets), frame, metrics,
                     gr.update(choices=[(metrics.label(n), n) for n in names], value=first, visible=bool(names)),
-                    metric_plot(frame, first, metrics))
+                    metric_plot(frame, first, metrics),
+                    *result_plots.updates(list(response.experiments), list(response.wins), metrics))
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        compare_button.click(compare, inputs=chosen, outputs=[result, differences, catalogue, plot_metric, plot])
+        compare_button.click(compare, inputs=chosen,
+                             outputs=[result, differences, catalogue, plot_metric, plot, *plots.outputs])
         plot_metric.input(metric_plot, inputs=[differences, plot_metric, catalogue], outputs=plot)
     return page

@@ -13,11 +13,11 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
-from frontend.pages import boundaries, processing
+from frontend.pages import boundaries, export, processing
 from frontend.pages.common import document_dropdown_update, documents_table, shown_as_error, user_error
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
-UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm"]
+UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
 UPLOAD_LABEL = "Markdown, plain-text, DOCX, PDF or HTML file"
 CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
 
@@ -60,6 +60,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             pin_button = gr.Button("Pin / unpin", scale=0, elem_id="set-pin")
             delete_set_button = gr.Button("Delete set", variant="stop", scale=0, elem_id="set-delete")
         set_status = gr.HTML(elem_id="set-status")
+        export.set_export_section(gateway, selected, chosen_set)
 
         def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None = None,
                          current: str | None = None):

@@ -89,7 +89,7 @@ def follow_experiment(gateway: ChunkLab, events: Iterator[evaluator_pb2.Experime
 
 
 def question_set_choices(sets) -> list[tuple[str, str]]:
-    return [(f"{s.name} · {s.question_count} questions · {s.question_set_id[:8]}", s.question_set_id) for s in sets]
+    return [(experiments_html.question_set_label(s), s.question_set_id) for s in sets]
 
 
 def question_set_update(gateway: ChunkLab, current: str | None):

@@ -16,8 +16,18 @@ from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiments_html, knobs
 from frontend.formatting import message_html
-from frontend.pages import experiment_form
+from frontend.pages import experiment_form, export, result_plots
 from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
+
+
+def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
+    """The chosen experiment's plots (recall against tokens, means with intervals, wins per pair)."""
+    if not experiment_id:
+        return result_plots.updates([], [], MetricFormat([]))
+    with shown_as_error():
+        experiment = gateway.get_experiment(experiment_id, without_results=True)
+        metrics = MetricFormat(gateway.list_metrics())
+    return result_plots.updates([experiment], list(experiment.verdict.pairs), metrics)
 
 
 def build(gateway: ChunkLab) -> gr.Blocks:
@@ -48,6 +58,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume")
             cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel")
         detail_summary = gr.HTML(elem_id="detail-summary")
+        plots = result_plots.section("experiment")
+        export.winner_section(gateway, detail_experiment)
         question_detail = gr.HTML(elem_id="question-detail")
 
         def load(current_model: str | None, current_documents: list[str] | None):
@@ -77,9 +89,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             with shown_as_error():
                 experiment = gateway.get_experiment(experiment_id, without_results=True)
                 metrics = MetricFormat(gateway.list_metrics())
+                question_set = next((s for s in gateway.list_question_sets()
+                                     if s.question_set_id == experiment.config.question_set_id), None)
             keys = [run.run_key for run in experiment.runs]
             return (
-                experiments_html.experiment_summary_html(experiment, metrics),
+                experiments_html.experiment_summary_html(experiment, metrics, question_set),
                 gr.update(choices=keys, value=keys[0] if keys else None),
             )
 
@@ -155,6 +169,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         # A finished run shows up in the list and opens in the detail view.
         created.change(listing, inputs=created, outputs=[table, detail_experiment])
         detail_experiment.change(open_experiment, inputs=detail_experiment, outputs=[detail_summary, detail_run])
+        detail_experiment.change(lambda experiment_id: show_plots(gateway, experiment_id), inputs=detail_experiment,
+                                 outputs=plots.outputs, show_progress="hidden")
         detail_run.change(open_run, inputs=[detail_experiment, detail_run], outputs=[run_results, detail_question])
         detail_question.change(open_question, inputs=[run_results, detail_question], outputs=question_detail)
     return page

@@ -27,7 +27,7 @@ from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing, validation
+from services.evaluator import answers, judge, models, pricing, validation, verdict
 from services.evaluator.grid import Cell, expand
 from services.evaluator.metrics import cosine
 from services.evaluator.peers import retrieve_request
@@ -514,7 +514,7 @@ class ExperimentRunner:
     def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
                   validated: bool = True) -> None:
         """Fills each run's means, usage and count from the finished questions,
-        and (when `validated`) the winner's validation (validation.py)."""
+        and (when `validated`) the winner's validation (validation.py) and the verdict (verdict.py)."""
         by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}
         for result in results:
             by_run.setdefault(result.run_key, []).append(result)
@@ -533,6 +533,7 @@ class ExperimentRunner:
             run.usage.CopyFrom(usage)
         if validated:
             experiment.validation.CopyFrom(validation.validate(experiment, results))
+            experiment.verdict.CopyFrom(verdict.decide(experiment, results))
 
 
 def mean_judge(items: Sequence[evaluator_pb2.JudgeScores]) -> evaluator_pb2.JudgeScores:

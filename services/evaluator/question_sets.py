@@ -1,9 +1,8 @@
-"""Question sets: reading JSONL and CSV files, resolving reference excerpts to
-uploaded documents, and the content hash that experiments record.
+"""Question sets: reading JSONL and CSV files, finding the uploaded documents
+their references name, and the content hash that experiments record.
 
 A reference is a document plus a character range, or an excerpt string that
-is located in the document's canonical text. Whatever the file says, a stored
-reference always satisfies text[start_char:end_char] == content.
+is located in the document's canonical text (services.evaluator.references).
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ class RawQuestion:
     expected_answer: str = ""
     references: list[RawReference] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
+    line: int = 0  # the file's line; 0 for a request
 
 
 def _first(record: dict, keys: Sequence[str]):
@@ -118,6 +118,7 @@ def _question(record: dict, line: int) -> RawQuestion:
         expected_answer=answer.strip(),
         references=_references(record.get("references"), default_document, line),
         metadata=metadata,
+        line=line,
     )
 
 
@@ -255,37 +256,6 @@ class DocumentResolver:
 
     def content_hashes(self) -> dict[str, str]:
         return {doc_id: doc.content_hash for doc_id, doc in self._texts.items()}
-
-
-def resolve(raw: RawReference, resolver: DocumentResolver, where: str) -> evaluator_pb2.Reference:
-    """A stored reference: exact range and content, checked against the canonical text."""
-    document_id = resolver.document_id(raw.document, where)
-    text = resolver.text(document_id, where)
-    if raw.start is None and raw.end is None:
-        if not raw.content:
-            raise InvalidArgument(f"{where}: a reference needs a character range or its excerpt text")
-        start = text.find(raw.content)
-        if start < 0:
-            raise InvalidArgument(
-                f"{where}: the excerpt {quoted(raw.content, 60)} does not occur in {quoted(raw.document)}; "
-                "check it against the uploaded text or give start and end offsets"
-            )
-        end = start + len(raw.content)
-    else:
-        if raw.start is None or raw.end is None:
-            raise InvalidArgument(f"{where}: a reference range needs both start and end")
-        start, end = raw.start, raw.end
-        if not 0 <= start < end <= len(text):
-            raise InvalidArgument(
-                f"{where}: reference range {start}..{end} is outside {quoted(raw.document)} "
-                f"(0..{len(text)} characters) or empty"
-            )
-        if raw.content and text[start:end] != raw.content:
-            raise InvalidArgument(
-                f"{where}: text[{start}:{end}] of {quoted(raw.document)} is {quoted(text[start:end], 60)}, "
-                f"not the reference's content {quoted(raw.content, 60)}; the offsets or the document differ"
-            )
-    return evaluator_pb2.Reference(document_id=document_id, start_char=start, end_char=end, content=text[start:end])
 
 
 def content_hash(questions: Sequence[evaluator_pb2.Question]) -> str:

@@ -23,7 +23,8 @@ from collections.abc import Iterator, Sequence
 from google.protobuf import json_format
 
 from chunklab import knobs, retrieval_view
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, usd
+from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
 from chunklab.render import render_pieces
@@ -55,10 +56,6 @@ METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
 LABELLED_COLUMNS = ("recall", "precision", "iou", "hit_rate", "mrr", "recall_hits", "iou_hits")
 
 
-def pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def file_name(experiment: evaluator_pb2.Experiment) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", experiment.config.name).strip("-").lower()[:40] or "experiment"
     return f"chunklab-{slug}-{experiment.experiment_id[:8]}.html"
@@ -66,53 +63,11 @@ def file_name(experiment: evaluator_pb2.Experiment) -> str:
 
 # -- the managerial view ---------------------------------------------------
 
-HEADLINE_TITLES = {
-    "iou": "IoU of the context with the references", "answer_similarity": "judged answer similarity",
-    "embedding_answer_similarity": "answer similarity by embeddings", "context_relevance": "judged context relevance",
-}
-
-
-def headline(runs: Sequence[evaluator_pb2.ExperimentRun]):
-    """(metric, title, value of a run) the verdict is about (validation.headline_metric);
-    None when no run has any quality measure."""
-    metric = validation.headline_metric(runs)
-    if metric is None:
-        return None
-    if metric in ("iou", "embedding_answer_similarity"):
-        return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_metrics, metric)
-    return metric, HEADLINE_TITLES[metric], lambda r: getattr(r.mean_judge, metric).value
-
-
-def verdict(runs: Sequence[evaluator_pb2.ExperimentRun],
-            validated: evaluator_pb2.WinnerValidation | None = None) -> dict:
-    """The verdict's parts: the winner (the validated one when there is one, else the
-    best on the headline measure), the runner-up and the token cost; or, with winner
-    None, the sentence that says why there is none."""
-    usable = [r for r in runs if r.questions_done and not r.error]
-    if not usable:
-        return {"winner": None, "text": "No run finished any question, so there is no winner to name."}
-    chosen = headline(usable)
-    if chosen is None:
-        return {"winner": None, "text": (
-            "No quality measure is available (no reference excerpts, no expected answers, no judge): "
-            "the runs can only be told apart by what they send to the LLM, below.")}
-    metric, title, value = chosen
-    ranked = sorted(usable, key=value, reverse=True)
-    if validated is not None and validated.winner_run_key and validated.metric == metric:
-        ranked.sort(key=lambda r: r.run_key != validated.winner_run_key)  # stable: the others stay in order
-    best, *rest = ranked
-    parts = {"winner": best.run_key, "measure": title, "value": METRICS.value(metric, value(best)),
-             "tokens": f"{best.mean_metrics.tokens_sent:,}", "second": "", "recall": ""}
-    if rest:
-        second = rest[0]
-        gap = value(best) - value(second)
-        parts.update(second=second.run_key, second_value=METRICS.value(metric, value(second)),
-                     gap=METRICS.difference(metric, gap), second_tokens=f"{second.mean_metrics.tokens_sent:,}")
-        parts["behind"] = gap < 0  # the validated winner need not lead on every question
-        parts["gap"] = parts["gap"].lstrip("+-")
-    if best.mean_metrics.questions_labelled:
-        parts.update(recall=pct(best.mean_metrics.recall), precision=pct(best.mean_metrics.precision))
-    return parts
+def _mean(run: evaluator_pb2.ExperimentRun, metric: str) -> float:
+    """A run's mean of a retrieval or judge measure."""
+    if metric in evaluator_pb2.RetrievalMetrics.DESCRIPTOR.fields_by_name:
+        return float(getattr(run.mean_metrics, metric))
+    return getattr(run.mean_judge, metric).value
 
 
 def _cell(text: str, tip: str | None = None) -> dict:
@@ -147,11 +102,10 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
         if judged:
             for measure in JUDGE_NAMES:
                 score = getattr(j, measure)
-                shown = ((pct(score.value) if measure == "hallucination" else f"{score.value:.2f}")
-                         if score.measured else "not measured")
+                shown = METRICS.value(measure, score.value) if score.measured else "not measured"
                 cells.append(_cell(shown, score.reason))
-        cells += [_cell(str(m.chunks_sent)), _cell(f"{m.tokens_sent:,}"), _cell(str(run.usage.llm_calls)),
-                  _cell(f"${run.usage.estimated_cost_usd:.4f}")]
+        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent)), _cell(str(run.usage.llm_calls)),
+                  _cell(usd(run.usage.estimated_cost_usd))]
         rows.append({"run_key": run.run_key, "error": run.error, "cells": cells})
     return head, rows
 
@@ -167,7 +121,7 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
         figures.append(plots.bar_chart(
             "Recall, precision and IoU of the context (expanded)", labels,
             {"recall": [r.mean_metrics.recall for r in usable], "precision": [r.mean_metrics.precision for r in usable],
-             "IoU": [r.mean_metrics.iou for r in usable]}, fmt=pct, max_value=1.0,
+             "IoU": [r.mean_metrics.iou for r in usable]}, fmt=lambda v: METRICS.value("recall", v), max_value=1.0,
         ))
     judged = [m for m in ("context_relevance", "answer_similarity", "faithfulness")
               if any(getattr(r.mean_judge, m).measured for r in usable)]
@@ -175,18 +129,18 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
         figures.append(plots.bar_chart(
             "Judge scores (1-10, measured questions only)", labels,
             {m.replace("_", " "): [getattr(r.mean_judge, m).value for r in usable] for m in judged},
-            fmt=lambda v: f"{v:.1f}", max_value=10.0,
+            fmt=lambda v: METRICS.value("context_relevance", v), max_value=10.0,
         ))
     figures.append(plots.bar_chart("Tokens sent to the LLM per question", labels,
                                    {"tokens": [float(r.mean_metrics.tokens_sent) for r in usable]},
-                                   fmt=lambda v: f"{v:,.0f}"))
-    chosen = headline(usable)
-    if chosen is not None:
-        metric, title, value = chosen
+                                   fmt=lambda v: METRICS.value("tokens_sent", v)))
+    metric = validation.headline_metric(usable)
+    if metric is not None:
+        title = METRICS.label(metric)
         figures.append(plots.scatter(
             f"Cost against quality: tokens per question vs {title}",
-            [(r.run_key, float(r.mean_metrics.tokens_sent), value(r)) for r in usable],
-            "tokens sent per question", title, fmt_x=lambda v: f"{v:,.0f}",
+            [(r.run_key, float(r.mean_metrics.tokens_sent), _mean(r, metric)) for r in usable],
+            "tokens sent per question", title, fmt_x=lambda v: METRICS.value("tokens_sent", v),
             fmt_y=lambda v, m=metric: METRICS.value(m, v),
         ))
     return figures
@@ -216,7 +170,7 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
     judged = any(getattr(r.mean_judge, m).measured for r in runs for m in JUDGE_NAMES) or bool(
         judge_model and not judge_model.startswith("none"))
     head, rows = summary_table(runs, judged)
-    return {"verdict": verdict(runs, experiment.validation), "validation": winner_view(experiment.validation, METRICS),
+    return {"verdict": verdict_view(experiment.verdict, METRICS), "validation": winner_view(experiment.validation, METRICS),
             "notes": _notes(experiment, judged), "head": head, "rows": rows, "plots": plot_figures(runs)}
 
 
@@ -274,14 +228,13 @@ def _judge(scores: evaluator_pb2.JudgeScores) -> dict:
 def result_view(result: evaluator_pb2.QuestionResult) -> dict:
     """One run's answer to one question: measures, answer, judge, and the context it was given."""
     m = result.metrics
-    facts = [f"{m.chunks_sent} chunks", f"{m.tokens_sent:,} tokens", f"retrieval {m.retrieve_ms:.0f} ms"]
+    facts = [f"{m.chunks_sent} chunks", f"{METRICS.value('tokens_sent', m.tokens_sent)} tokens",
+             f"retrieval {m.retrieve_ms:.0f} ms"]
     if m.labelled:
-        facts = [f"recall {pct(m.recall)}", f"precision {pct(m.precision)}", f"IoU {pct(m.iou)}",
-                 f"hit {'yes' if m.hit_rate else 'no'}", f"MRR {METRICS.value('mrr', m.mrr)}",
-                 f"hits only: recall {pct(m.recall_hits)}, IoU {pct(m.iou_hits)}, "
-                 f"MRR {METRICS.value('mrr_hits', m.mrr_hits)}", *METRICS.facts("rank", m)] + facts
+        facts = [*METRICS.facts("labelled", m), *METRICS.facts("rank", m)] + facts
     if m.embedding_answer_similarity >= 0:
-        facts.append(f"answer similarity (embeddings) {m.embedding_answer_similarity:.3f}")
+        facts.append(f"{METRICS.label('embedding_answer_similarity')} "
+                     f"{METRICS.value('embedding_answer_similarity', m.embedding_answer_similarity)}")
     return {
         "run_key": result.run_key, "facts": facts, "error": result.error, "answer": result.answer,
         "extractive": result.extractive, "judge": _judge(result.judge) if result.HasField("judge") else None,

@@ -7,7 +7,7 @@ the moment it is saved (a restart keeps it).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import sessionmaker
@@ -17,7 +17,8 @@ from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.store import (
-    ExperimentRow, FeedbackRow, QueryRow, QuestionResultRow, QuestionRow, QuestionSetRow,
+    ExperimentRow, FeedbackRow, GenerationRow, PassageOutcomeRow, QueryRow, QuestionResultRow, QuestionRow,
+    QuestionSetProvenanceRow, QuestionSetRow,
 )
 
 _NAMESPACE = uuid.UUID("0b7e4f2a-6c1d-4e8b-9a3f-5d2c1b0a9e87")
@@ -43,16 +44,19 @@ class Repository:
     # -- question sets ----------------------------------------------------
 
     def add_question_set(self, name: str, description: str, questions: Sequence[evaluator_pb2.Question],
-                         content_hash: str) -> evaluator_pb2.QuestionSet:
+                         content_hash: str, provenance: evaluator_pb2.QuestionSetProvenance | None = None,
+                         ) -> evaluator_pb2.QuestionSet:
         set_id = str(uuid.uuid4())
         now = utcnow()
         stored = []
+        provenance = provenance or evaluator_pb2.QuestionSetProvenance()
         with self._sessions.begin() as session:
             session.add(QuestionSetRow(
                 question_set_id=set_id, name=name, description=description, content_hash=content_hash,
                 question_count=len(questions), created_at=now,
             ))
             session.flush()
+            session.add(QuestionSetProvenanceRow(question_set_id=set_id, message=provenance.SerializeToString()))
             for position, question in enumerate(questions):
                 q = evaluator_pb2.Question()
                 q.CopyFrom(question)
@@ -64,15 +68,69 @@ class Repository:
                 ))
         return evaluator_pb2.QuestionSet(
             question_set_id=set_id, name=name, description=description, content_hash=content_hash,
-            question_count=len(stored), created_at=to_proto(now), questions=stored,
+            question_count=len(stored), created_at=to_proto(now), questions=stored, provenance=provenance,
         )
 
     @staticmethod
-    def _set_message(row: QuestionSetRow) -> evaluator_pb2.QuestionSet:
-        return evaluator_pb2.QuestionSet(
+    def _set_message(session, row: QuestionSetRow) -> evaluator_pb2.QuestionSet:
+        message = evaluator_pb2.QuestionSet(
             question_set_id=row.question_set_id, name=row.name, description=row.description,
             content_hash=row.content_hash, question_count=row.question_count, created_at=to_proto(row.created_at),
         )
+        provenance = session.get(QuestionSetProvenanceRow, row.question_set_id)
+        if provenance is not None:
+            message.provenance.ParseFromString(provenance.message)
+        return message
+
+    @staticmethod
+    def _changeable(session, set_id: str, change: str) -> QuestionSetRow:
+        """The set's row, to change or delete: refused while an experiment uses the set
+        (`change` says what to do instead)."""
+        if not set_id:
+            raise InvalidArgument("question_set_id is empty")
+        row = session.get(QuestionSetRow, set_id)
+        if row is None:
+            raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
+        users = session.scalars(
+            select(ExperimentRow.experiment_id).where(ExperimentRow.question_set_id == row.question_set_id).limit(5)
+        ).all()
+        if users:
+            raise FailedPrecondition(
+                f"question set {row.name!r} is used by experiment(s) {', '.join(users)}; {change} "
+                "so that they remain reproducible"
+            )
+        return row
+
+    def change_questions(self, set_id: str, change: Callable[[list[evaluator_pb2.Question]], list[evaluator_pb2.Question]],
+                         hash_of: Callable[[list[evaluator_pb2.Question]], str]) -> evaluator_pb2.QuestionSet:
+        """Rewrites a set's questions in one transaction: `change` gets them in order and
+        returns the new list; a question keeps its id (and place), one without an id is
+        added at the end with its own. Refused while an experiment uses the set."""
+        with self._sessions.begin() as session:
+            row = self._changeable(session, set_id, "copy it (export and import) to change it: it stays as it is")
+            rows = {q.question_id: q for q in session.scalars(
+                select(QuestionRow).where(QuestionRow.question_set_id == set_id))}
+            current = [evaluator_pb2.Question.FromString(r.message)
+                       for r in sorted(rows.values(), key=lambda r: r.position)]
+            changed = change(current)
+            last = max((r.position for r in rows.values()), default=-1)
+            kept = set()
+            for question in changed:
+                if question.question_id in rows:
+                    rows[question.question_id].message = question.SerializeToString()
+                else:
+                    last += 1
+                    question.question_id = question_id(set_id, last)
+                    session.add(QuestionRow(question_id=question.question_id, question_set_id=set_id,
+                                            position=last, message=question.SerializeToString()))
+                kept.add(question.question_id)
+            for gone in set(rows) - kept:
+                session.delete(rows[gone])
+            row.content_hash, row.question_count = hash_of(changed), len(changed)
+            session.flush()
+            message = self._set_message(session, row)
+            message.questions.extend(changed)
+            return message
 
     def get_question_set(self, set_id: str, with_questions: bool = True) -> evaluator_pb2.QuestionSet:
         if not set_id:
@@ -81,7 +139,7 @@ class Repository:
             row = session.get(QuestionSetRow, set_id)
             if row is None:
                 raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
-            message = self._set_message(row)
+            message = self._set_message(session, row)
             if with_questions:
                 rows = session.scalars(
                     select(QuestionRow).where(QuestionRow.question_set_id == set_id).order_by(QuestionRow.position)
@@ -98,25 +156,66 @@ class Repository:
                 select(QuestionSetRow).order_by(QuestionSetRow.created_at.desc(), QuestionSetRow.question_set_id)
                 .offset(offset).limit(size)
             ).all()
-            return [self._set_message(r) for r in rows], next_token(offset, size, len(rows), total)
+            return [self._set_message(session, r) for r in rows], next_token(offset, size, len(rows), total)
 
     def delete_question_set(self, set_id: str) -> None:
-        if not set_id:
-            raise InvalidArgument("question_set_id is empty")
         with self._sessions.begin() as session:
-            row = session.get(QuestionSetRow, set_id)
-            if row is None:
-                raise NotFound(f"no question set {set_id}")
-            users = session.scalars(
-                select(ExperimentRow.experiment_id).where(ExperimentRow.question_set_id == set_id).limit(5)
-            ).all()
-            if users:
-                raise FailedPrecondition(
-                    f"question set {row.name!r} is used by experiment(s) {', '.join(users)}; "
-                    "it stays so that they remain reproducible"
-                )
+            row = self._changeable(session, set_id, "it stays")
             session.execute(delete(QuestionRow).where(QuestionRow.question_set_id == set_id))
+            session.execute(delete(QuestionSetProvenanceRow).where(QuestionSetProvenanceRow.question_set_id == set_id))
             session.delete(row)
+
+    # -- generations ------------------------------------------------------
+
+    def save_generation(self, generation: evaluator_pb2.Generation) -> None:
+        """Adds or replaces a generation's record (without its outcomes, its key never stored)."""
+        stored = evaluator_pb2.Generation()
+        stored.CopyFrom(generation)
+        stored.ClearField("outcomes")
+        stored.request.generator_model.api_key = ""
+        with self._sessions.begin() as session:
+            row = session.get(GenerationRow, generation.generation_id)
+            if row is None:
+                session.add(GenerationRow(
+                    generation_id=generation.generation_id, state=generation.state,
+                    created_at=generation.created_at.ToDatetime(tzinfo=utcnow().tzinfo),
+                    message=stored.SerializeToString()))
+            else:
+                row.state, row.message = generation.state, stored.SerializeToString()
+
+    def generation(self, generation_id: str) -> evaluator_pb2.Generation:
+        """The stored generation without its outcomes."""
+        return self._stored(GenerationRow, generation_id, "generation",
+                            "GenerateQuestionSet's first progress names its id", evaluator_pb2.Generation)
+
+    def generation_ids_in_state(self, state: int) -> list[str]:
+        return self._ids_in_state(GenerationRow.generation_id, GenerationRow.state, state)
+
+    def _stored(self, table, key: str, what: str, hint: str, message_type):
+        """The message stored in `table`'s row `key`; INVALID_ARGUMENT when empty, NOT_FOUND when absent."""
+        if not key:
+            raise InvalidArgument(f"{what}_id is empty")
+        with self._sessions() as session:
+            row = session.get(table, key)
+            if row is None:
+                raise NotFound(f"no {what} {key}; {hint}")
+            return message_type.FromString(row.message)
+
+    def _ids_in_state(self, column, state_column, state: int) -> list[str]:
+        with self._sessions() as session:
+            return list(session.scalars(select(column).where(state_column == state)))
+
+    def save_outcome(self, generation_id: str, outcome: evaluator_pb2.PassageOutcome) -> None:
+        with self._sessions.begin() as session:
+            session.add(PassageOutcomeRow(generation_id=generation_id, passage_number=outcome.passage_number,
+                                          message=outcome.SerializeToString()))
+
+    def outcomes(self, generation_id: str) -> list[evaluator_pb2.PassageOutcome]:
+        """Every finished passage, in passage order."""
+        with self._sessions() as session:
+            rows = session.scalars(select(PassageOutcomeRow).where(PassageOutcomeRow.generation_id == generation_id)
+                                   .order_by(PassageOutcomeRow.passage_number)).all()
+            return [evaluator_pb2.PassageOutcome.FromString(r.message) for r in rows]
 
     # -- experiments ------------------------------------------------------
 
@@ -141,13 +240,8 @@ class Repository:
 
     def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
         """The stored experiment without its per-question results."""
-        if not experiment_id:
-            raise InvalidArgument("experiment_id is empty")
-        with self._sessions() as session:
-            row = session.get(ExperimentRow, experiment_id)
-            if row is None:
-                raise NotFound(f"no experiment {experiment_id}; ListExperiments shows the stored ones")
-            return evaluator_pb2.Experiment.FromString(row.message)
+        return self._stored(ExperimentRow, experiment_id, "experiment", "ListExperiments shows the stored ones",
+                            evaluator_pb2.Experiment)
 
     def list_experiments(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.Experiment], str]:
         size, offset = page_bounds(page_size, page_token)
@@ -162,8 +256,7 @@ class Repository:
             )
 
     def experiment_ids_in_state(self, state: int) -> list[str]:
-        with self._sessions() as session:
-            return list(session.scalars(select(ExperimentRow.experiment_id).where(ExperimentRow.state == state)))
+        return self._ids_in_state(ExperimentRow.experiment_id, ExperimentRow.state, state)
 
     def save_result(self, experiment_id: str, position: int, result: evaluator_pb2.QuestionResult) -> None:
         with self._sessions.begin() as session:

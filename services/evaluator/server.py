@@ -40,17 +40,25 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return self._service.create_question_set(request)
 
     def ImportQuestionSet(self, request_iterator, context):
-        first = next(request_iterator, None)
-        if first is None or first.WhichOneof("part") != "header":
-            raise InvalidArgument("an import starts with a header message (name, format, document_ids)")
+        return self._service.import_question_set(*_header_and_pieces(request_iterator))
 
-        def pieces():
-            for message in request_iterator:
-                if message.WhichOneof("part") != "data":
-                    raise InvalidArgument("only the first message of an import may be a header")
-                yield message.data
+    def ValidateQuestionSet(self, request_iterator, context):
+        return self._service.sets.validate(*_header_and_pieces(request_iterator))
 
-        return self._service.import_question_set(first.header, pieces())
+    def GenerateQuestionSet(self, request, context):
+        yield from self._service.generator.generate(request, cancellation.ended(context))
+
+    def GetGeneration(self, request, context):
+        return self._service.generator.get(request.generation_id)
+
+    def AddQuestion(self, request, context):
+        return self._service.sets.add_question(request)
+
+    def UpdateQuestion(self, request, context):
+        return self._service.sets.update_question(request)
+
+    def DeleteQuestion(self, request, context):
+        return self._service.sets.delete_question(request)
 
     def GetQuestionSet(self, request, context):
         return self._service.get_question_set(request.question_set_id)
@@ -91,6 +99,21 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
 
     def ListMetrics(self, request, context):
         return metric_catalog.list_metrics()
+
+
+def _header_and_pieces(request_iterator):
+    """An import's header and an iterator over its data pieces."""
+    first = next(request_iterator, None)
+    if first is None or first.WhichOneof("part") != "header":
+        raise InvalidArgument("an import starts with a header message (name, format, document_ids)")
+
+    def pieces():
+        for message in request_iterator:
+            if message.WhichOneof("part") != "data":
+                raise InvalidArgument("only the first message of an import may be a header")
+            yield message.data
+
+    return first.header, pieces()
 
 
 def code_version() -> str:

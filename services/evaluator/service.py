@@ -11,14 +11,16 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from chunklab import limits, retrieval
+from chunklab import retrieval
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, compare, grid, models, pricing, question_sets, report
+from services.evaluator import answers, compare, grid, models, pricing, report, validation
 from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
+from services.evaluator.generation import Generator
 from services.evaluator.peers import retrieve_request
+from services.evaluator.set_service import QuestionSetService
 from services.evaluator.store import FeedbackRow, QueryRow
 
 log = logging.getLogger("chunklab.evaluator")
@@ -93,8 +95,9 @@ class EvaluatorService:
         self._peers = deps.peers
         self._worker = ExperimentWorker()
         self._runner = ExperimentRunner(deps, self._worker.cancelled)
-        self._max_upload = max_upload_bytes
         self._report_piece = report_piece_bytes
+        self.sets = QuestionSetService(deps.repository, deps.peers, max_upload_bytes)
+        self.generator = Generator(deps)
 
     # -- start-up and shutdown ----------------------------------------------
 
@@ -102,6 +105,7 @@ class EvaluatorService:
         """Marks experiments a previous process left RUNNING or PENDING as
         interrupted: a resume continues them. Nothing else needs mending, since
         experiments never change the active index sets (ADR 0038)."""
+        self.generator.recover()
         ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
                *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
         for experiment_id in ids:
@@ -129,41 +133,11 @@ class EvaluatorService:
 
     # -- question sets ------------------------------------------------------
 
-    def _store_set(self, name: str, description: str, raw: list[question_sets.RawQuestion],
-                   mapping: dict[str, str]) -> evaluator_pb2.QuestionSet:
-        if not name.strip():
-            raise InvalidArgument("name the question set")
-        if not raw:
-            raise InvalidArgument("a question set needs at least one question")
-        for item in raw:  # a file's questions are bounded as a request's are: each is searched and embedded
-            limits.check_string(item.text, "text", f"{item.where}: the question")
-            limits.check_string(item.expected_answer, "expected_answer", f"{item.where}: the expected answer")
-        resolver = question_sets.DocumentResolver(mapping, self._peers.get_document, self._peers.list_documents)
-        questions = []
-        for item in raw:
-            question = evaluator_pb2.Question(
-                text=item.text, expected_answer=item.expected_answer, metadata=item.metadata
-            )
-            for ref in item.references:
-                question.references.append(question_sets.resolve(ref, resolver, item.where))
-            questions.append(question)
-        return self._repo.add_question_set(
-            name.strip(), description, questions, question_sets.content_hash(questions)
-        )
-
     def create_question_set(self, request: evaluator_pb2.CreateQuestionSetRequest) -> evaluator_pb2.QuestionSet:
-        return self._store_set(request.name, request.description, question_sets.from_messages(request.questions), {})
+        return self.sets.create(request)
 
     def import_question_set(self, header: evaluator_pb2.ImportHeader, pieces: Iterator[bytes]) -> evaluator_pb2.QuestionSet:
-        data = bytearray()
-        for piece in pieces:
-            data += piece
-            if len(data) > self._max_upload:
-                raise InvalidArgument(
-                    f"the question file is over {self._max_upload / 1e6:g} MB (CHUNKLAB_MAX_UPLOAD_MB); split it"
-                )
-        raw = question_sets.read_file(bytes(data), header.format, header.name)
-        return self._store_set(header.name, "", raw, dict(header.document_ids))
+        return self.sets.import_file(header, pieces)
 
     def get_question_set(self, set_id: str) -> evaluator_pb2.QuestionSet:
         return self._repo.get_question_set(set_id)
@@ -348,10 +322,23 @@ class EvaluatorService:
             results[experiment_id] = self._repo.results(experiment_id)
             ExperimentRunner.summarize(experiment, results[experiment_id])
             experiments.append(experiment)
+        deciding = validation.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
         return evaluator_pb2.CompareExperimentsResponse(
-            experiments=experiments, warnings=compare.warnings(experiments),
+            experiments=experiments,
+            warnings=compare.warnings(experiments, self._set_names(experiments)) + compare.left_out(experiments, results),
             differences=compare.differences(experiments, results, samples),
+            wins=compare.wins(experiments, results, deciding),
         )
+
+    def _set_names(self, experiments: list[evaluator_pb2.Experiment]) -> dict[str, str]:
+        """Question-set id -> name, for the sets still stored (a warning names them as the UI does)."""
+        names = {}
+        for set_id in {e.config.question_set_id for e in experiments}:
+            try:
+                names[set_id] = self._repo.get_question_set(set_id, with_questions=False).name
+            except ServiceError:
+                continue
+        return names
 
     def report(self, request: evaluator_pb2.GetReportRequest) -> Iterator[evaluator_pb2.ReportPiece]:
         """GetReport's stream: the header, then the file in pieces, rendered as they are sent.

@@ -1,4 +1,5 @@
-"""The evaluator's tables: question sets, experiments with one row per finished
+"""The evaluator's tables: question sets (with their provenance), generations
+with one row per finished passage, experiments with one row per finished
 question, answered queries and their feedback.
 
 Rich records (configs, results with their chunks and expansion trees) are
@@ -42,6 +43,43 @@ class QuestionRow(Base):
     )
     position: Mapped[int] = mapped_column(Integer)
     # A serialized evaluator_pb2.Question.
+    message: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class QuestionSetProvenanceRow(Base):
+    """How a set was made (a table of its own, so older databases gain it by create_all)."""
+
+    __tablename__ = "question_set_provenance"
+
+    question_set_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("question_sets.question_set_id", ondelete="CASCADE"), primary_key=True
+    )
+    # A serialized evaluator_pb2.QuestionSetProvenance.
+    message: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class GenerationRow(Base):
+    __tablename__ = "generations"
+
+    generation_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    state: Mapped[int] = mapped_column(Integer, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    # A serialized evaluator_pb2.Generation without its outcomes (its request without the key).
+    message: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class PassageOutcomeRow(Base):
+    """One passage of a generation, saved the moment it is done: a resume skips it."""
+
+    __tablename__ = "generation_outcomes"
+    __table_args__ = (UniqueConstraint("generation_id", "passage_number", name="uq_generation_passage"),)
+
+    outcome_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    generation_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("generations.generation_id", ondelete="CASCADE"), index=True
+    )
+    passage_number: Mapped[int] = mapped_column(Integer)
+    # A serialized evaluator_pb2.PassageOutcome.
     message: Mapped[bytes] = mapped_column(LargeBinary)
 
 

@@ -55,10 +55,11 @@ def check(validation: pb.Validation) -> None:
 
 
 def headline_metric(runs: Sequence[pb.ExperimentRun]) -> str | None:
-    """The measure a winner is named on: IoU when there are references, else a
-    judge or embedding measure; None when no run has any quality measure."""
+    """The measure a winner is named on: recall when there are references (the
+    answer must be in the context first, ADR 0058), else a judge or embedding
+    measure; None when no run has any quality measure."""
     if any(r.mean_metrics.questions_labelled for r in runs):
-        return "iou"
+        return "recall"
     if any(r.mean_judge.answer_similarity.measured for r in runs):
         return "answer_similarity"
     if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs):
@@ -72,7 +73,7 @@ def _unavailable(mode: int, seed: int, metric: str, why: str) -> pb.WinnerValida
     return pb.WinnerValidation(mode=mode, seed=seed, metric=metric, unavailable=why)
 
 
-class _Table:
+class MeasureTable:
     """One measure's value per (run, question), on the questions every run has it for."""
 
     def __init__(self, metric: str, runs: Sequence[str], results: Sequence[pb.QuestionResult]) -> None:
@@ -109,7 +110,7 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
         return _unavailable(mode, seed, metric, "fewer than two runs answered questions: there is no winner to choose")
     if not metric:
         return _unavailable(mode, seed, metric, "no quality measure was taken (no references, expected answers or judge)")
-    table = _Table(metric, runs, results)
+    table = MeasureTable(metric, runs, results)
     n = len(table.questions)
     folds = setting.folds or DEFAULT_FOLDS
     needed = {pb.VALIDATION_MODE_NONE: 1, pb.VALIDATION_MODE_HOLDOUT: 2 * MIN_PER_SIDE,
@@ -120,7 +121,7 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
             f"{MODE_NAMES[mode]} validation needs at least {needed}"))
     others = [m.info.name for m in metric_catalog.CATALOG
               if m.info.group == metric_catalog.BY_NAME[metric].info.group and m.info.name != metric]
-    measured = [(name, _Table(name, runs, results)) for name in others]
+    measured = [(name, MeasureTable(name, runs, results)) for name in others]
     tables = [(metric, table)] + [(name, t) for name, t in measured if t.questions]
     order = [table.questions[i] for i in np.random.default_rng(seed).permutation(n)]
     all_winner = table.best(runs, table.questions)

@@ -30,6 +30,7 @@ from services.ingest import parsing
 from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
+from services.ingest.html_reader import read_html
 from services.ingest.language import detect as detect_language
 from services.ingest.pdf_reader import read_pdf
 from services.ingest.pdf_safety import check_pdf
@@ -43,6 +44,9 @@ _EXTENSIONS = {
     ".text": pb.DOCUMENT_FORMAT_TEXT,
     ".docx": pb.DOCUMENT_FORMAT_DOCX,
     ".pdf": pb.DOCUMENT_FORMAT_PDF,
+    ".html": pb.DOCUMENT_FORMAT_HTML,
+    ".htm": pb.DOCUMENT_FORMAT_HTML,
+    ".xhtml": pb.DOCUMENT_FORMAT_HTML,
 }
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
@@ -53,7 +57,8 @@ def resolve_format(name: str, declared: int) -> int:
     suffix = PurePath(name).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InvalidArgument(
-            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx or .pdf, or declare the format"
+            f"cannot tell the format of {name!r}: name it .md, .markdown, .txt, .docx, .pdf, .html, .htm or .xhtml, "
+            "or declare the format"
         )
     return _EXTENSIONS[suffix]
 
@@ -98,6 +103,8 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
         return Parsed(content.text, content.tree, content.metadata, content.created)
+    if fmt == pb.DOCUMENT_FORMAT_HTML:
+        return read_html(name, data)
     text, encoding = decode_text(name, data)
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
@@ -174,7 +181,7 @@ class IngestService:
             name=name,
             format=fmt,
             collection=collection,
-            language=language or detect_language(parsed.text),
+            language=language or parsed.language or detect_language(parsed.text),
             published_at=published_at or parsed.published_at or now,
             ingested_at=now,
             size_bytes=len(data),

@@ -60,6 +60,9 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
     def ListIndexedSets(self, request, context):
         return self._sweeper.sets.list(request)
 
+    def ListIndexedChunks(self, request, context):
+        return self._sweeper.sets.chunks(request)
+
     def ActivateIndexedSet(self, request, context):
         return self._sweeper.sets.activate(request)
 

@@ -13,13 +13,18 @@ RECENT_S (an experiment that is running searches its sets all the time).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from chunklab import ids
 from chunklab.errors import InvalidArgument, NotFound
-from chunklab.paging import check_page_size, decode_offset, encode_token
+from chunklab.paging import check_page_size, decode_offset, decode_token, encode_token
 from chunklab.timeutil import to_proto
-from chunklab.v1 import retriever_pb2
+from chunklab.v1 import common_pb2, retriever_pb2
+from services.retriever import conditions as c
+from services.retriever.index import set_condition
+from services.retriever.payloads import payload_to_chunk
 from services.retriever.service import RetrieverService, dict_to_spec
 from services.retriever.store import SetKey
 
@@ -27,6 +32,13 @@ log = logging.getLogger("chunklab.retriever.sets")
 
 # Sets used this recently are never dropped for the size budget.
 RECENT_S = 3600.0
+# ListIndexedChunks ends a page once its chunks pass this many bytes (at least
+# one chunk a page): 1,000 parents of 32k tokens would not fit in a reply.
+CHUNK_PAGE_BYTES = 4 * 1024 * 1024
+# The roles in the order ListIndexedChunks gives them.
+ROLE_ORDER = (common_pb2.CHUNK_ROLE_CHUNK, common_pb2.CHUNK_ROLE_SENTENCE, common_pb2.CHUNK_ROLE_CHILD,
+              common_pb2.CHUNK_ROLE_PARENT)
+_CHUNK_TOKEN = re.compile(r"([1-4])\.([0-9]{1,9})")
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,46 @@ class IndexSets:
         response = retriever_pb2.ListIndexedSetsResponse(sets=[to_message(r) for r in rows[:size]])
         if len(rows) > size:
             response.next_page_token = encode_token(offset + size)
+        return response
+
+    def chunks(self, request: retriever_pb2.ListIndexedChunksRequest) -> retriever_pb2.ListIndexedChunksResponse:
+        """A page of one set's chunks, by role then chunk_index. The token is the
+        (role, chunk_index) the next page starts at; a page reads only the points
+        of its index ranges (one per role it reaches), through the chunk_index
+        payload index."""
+        key = check_key(request.key, config_required=False)
+        size = check_page_size(request.page_size)
+        start = _chunk_position(request.page_token)
+        found = self._found(key)
+        response = retriever_pb2.ListIndexedChunksResponse()
+        if not found["points"]:
+            return response
+        index = self._index(found)
+        in_set = set_condition(*key[1:3], found["config_id"])
+
+        def of_role(role: int, *more: c.Condition) -> c.Condition:
+            return c.All(must=(in_set, c.match("role", ids.role_name(role)), *more))
+
+        roles = [r for r in ROLE_ORDER if (start is None or r >= start[0]) and index.exists(of_role(r))]
+        first = start[1] if start is not None and roles and start[0] == roles[0] else 0
+        held = 0
+        for role in roles:
+            room = size - len(response.chunks)
+            if room == 0:  # the page is full where a role begins
+                response.next_page_token = encode_token(f"{role}.0")
+                return response
+            window = of_role(role, c.Range("chunk_index", gte=first, lt=first + room))
+            for chunk in sorted((payload_to_chunk(p.payload) for p in index.scroll(window)),
+                                key=lambda k: k.chunk_index):
+                if response.chunks and held + chunk.ByteSize() > CHUNK_PAGE_BYTES:
+                    response.next_page_token = encode_token(f"{role}.{chunk.chunk_index}")
+                    return response
+                held += chunk.ByteSize()
+                response.chunks.append(chunk)
+            if index.exists(of_role(role, c.Range("chunk_index", gte=first + room))):
+                response.next_page_token = encode_token(f"{role}.{first + room}")
+                return response
+            first = 0
         return response
 
     def activate(self, request: retriever_pb2.ActivateIndexedSetRequest) -> retriever_pb2.IndexedSet:
@@ -153,6 +205,17 @@ class IndexSets:
         if dropped:  # the periodic task vacuums the indexes next
             log.info("retention dropped %d index sets", len(dropped))
         return dropped
+
+
+def _chunk_position(token: str) -> tuple[int, int] | None:
+    """The (role, chunk_index) a ListIndexedChunks token stands for; None for the first page."""
+    value = decode_token(token)
+    if not value:
+        return None
+    matched = _CHUNK_TOKEN.fullmatch(value)
+    if matched is None:
+        raise InvalidArgument("page_token is not one this service gave out; pass next_page_token unchanged")
+    return int(matched[1]), int(matched[2])
 
 
 def _aware(stamp: datetime, like: datetime) -> datetime:

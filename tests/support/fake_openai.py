@@ -5,7 +5,8 @@ can be told to misbehave, so that tests exercise the real HTTP path of the
 openai client against good, failing, slow and garbage replies.
 
     with FakeOpenAI() as server:           # server.base_url -> http://127.0.0.1:PORT/v1
-        server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty", "truncated"
+        server.behaviour = "good"          # or "error", "rate_limit", "slow", "garbage", "empty", "truncated",
+                                           # "bad_request" (400, as an endpoint that takes no response_format)
         server.script = ["garbage", "good"]  # per-call behaviours, consumed first
         server.responder = lambda messages, model: "a reply"
         server.word_delay_s = 0.2          # a streamed reply writes one word at a time, this far apart
@@ -30,7 +31,7 @@ import numpy as np
 
 from tests.support.local_server import LocalServer, QuietHandler
 
-BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated")
+BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated", "bad_request")
 
 
 def default_responder(messages: list[dict], model: str) -> str:
@@ -83,6 +84,9 @@ class FakeOpenAI(LocalServer):
                     return self._json(500, {"error": {"message": "the model crashed", "type": "server_error"}})
                 if behaviour == "rate_limit":
                     return self._json(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
+                if behaviour == "bad_request":
+                    return self._json(400, {"error": {"message": "response_format is not supported",
+                                                      "type": "invalid_request_error"}})
                 if behaviour == "slow":
                     time.sleep(fake.delay_s)
                 if behaviour == "garbage":

@@ -1,0 +1,87 @@
+"""The data the Experiments and Compare pages plot (ADR 0058), as DataFrames for
+Gradio's native plots, from the evaluator's verdicts: the deciding measure
+(recall with references) against tokens sent with the Pareto front marked, each
+run's mean of a measure with its 95% interval, and per-question wins and losses
+of every pair of runs. One function per plot, shared by both pages; values in the
+units the tables show (fractions as percentages). No Gradio here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from chunklab.metric_format import MetricFormat
+from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.verdict_view import TOKENS, pareto_front
+
+TRADEOFF_COLUMNS = ("run", "tokens sent", "quality", "Pareto front")
+FRONT, DOMINATED = "on the Pareto front", "beaten on both"
+FRONT_COLOURS = {FRONT: "#2563eb", DOMINATED: "#9ca3af"}
+MEANS_COLUMNS = ("run", "mean", "95% CI low", "95% CI high", "95% interval")
+WINS_COLUMNS = ("pair", "outcome", "questions")
+OUTCOMES = ("wins", "ties", "losses")
+OUTCOME_COLOURS = {"wins": "#16a34a", "ties": "#9ca3af", "losses": "#dc2626"}
+
+
+def _title(experiment: pb.Experiment) -> str:
+    return experiment.config.name or f"experiment {experiment.experiment_id[:8]}"
+
+
+def run_labels(experiments: Sequence[pb.Experiment]) -> dict[tuple[str, str], str]:
+    """(experiment_id, run_key) -> how a plot names the run: its key alone for one
+    experiment, "experiment: run" when several are compared."""
+    several = len(experiments) > 1
+    return {(e.experiment_id, r.run_key): f"{_title(e)}: {r.run_key}" if several else r.run_key
+            for e in experiments for r in e.runs}
+
+
+def deciding_metric(experiments: Sequence[pb.Experiment]) -> str:
+    return next((e.verdict.metric for e in experiments if e.verdict.metric), "")
+
+
+def _means(experiments: Sequence[pb.Experiment], metric: str) -> list[tuple[str, pb.MeanInterval]]:
+    labels = run_labels(experiments)
+    return [(labels.get((e.experiment_id, m.run_key), m.run_key), m)
+            for e in experiments for m in e.verdict.means if m.metric == metric]
+
+
+def tradeoff_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat) -> pd.DataFrame:
+    """One row per run: its mean tokens sent, its mean of the deciding measure, and
+    whether it is on the Pareto front of the two (no run sends fewer tokens and scores better)."""
+    metric = deciding_metric(experiments)
+    quality = dict(_means(experiments, metric)) if metric else {}
+    tokens = dict(_means(experiments, TOKENS))
+    runs = [run for run in quality if run in tokens]
+    front = set(pareto_front([(run, quality[run].mean, tokens[run].mean) for run in runs],
+                             metrics.info(metric).higher_is_better, metrics.info(TOKENS).higher_is_better))
+    rows = [(run, tokens[run].mean, quality[run].mean * metrics.scale(metric), FRONT if run in front else DOMINATED)
+            for run in runs]
+    return pd.DataFrame(rows, columns=list(TRADEOFF_COLUMNS))
+
+
+def plotted_metrics(experiments: Sequence[pb.Experiment], metrics: MetricFormat) -> list[str]:
+    """The measures the bars can show: those the verdicts hold means for, deciding one first."""
+    names = {m.metric for e in experiments for m in e.verdict.means}
+    return [n for n in dict.fromkeys((deciding_metric(experiments), *metrics.ordered(names))) if n in names]
+
+
+def means_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat, metric: str) -> pd.DataFrame:
+    """One row per run: its mean of `metric` and the ends of the 95% interval (the bar
+    and its tooltip), and the interval as the tables write it."""
+    scale = metrics.scale(metric)
+    rows = [(run, m.mean * scale, m.ci_low * scale, m.ci_high * scale,
+             metrics.mean_interval(metric, m.mean, m.ci_low, m.ci_high)) for run, m in _means(experiments, metric)]
+    return pd.DataFrame(rows, columns=list(MEANS_COLUMNS))
+
+
+def wins_frame(experiments: Sequence[pb.Experiment], pairs: Sequence[pb.PairwiseWins]) -> pd.DataFrame:
+    """Three rows per pair of runs, "A vs B": the questions on which A was better (wins),
+    as good (ties) and worse (losses) than B on the deciding measure."""
+    labels = run_labels(experiments)
+    rows = []
+    for p in pairs:
+        pair = (f"{labels.get((p.experiment_id, p.run_key), p.run_key)} vs "
+                f"{labels.get((p.other_experiment_id, p.other_run_key), p.other_run_key)}")
+        rows += [(pair, outcome, count) for outcome, count in zip(OUTCOMES, (p.wins, p.ties, p.losses))]
+    return pd.DataFrame(rows, columns=list(WINS_COLUMNS))
