@@ -71,6 +71,7 @@ KINDS = ("unit", "contract", "integration", "e2e", "browser")
 KIND_BY_MODULE = {
     "test_adr_index": "contract",
     "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
+    "test_benchmarks_page": "unit",  # docs/benchmarks.md rendered from hand-built rows; make bench runs it last
     "test_boundary_columns": "unit",  # the boundary viewer's two columns and figures, hand-built chunks
     "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
