@@ -4,7 +4,8 @@ Two documents shipped in samples/ (ADR 0061): the 2024 State of the Union addres
 government work, public domain; 49 k characters) and the project's own RAG field guide,
 with 82 labelled questions (76 from the chroma-general benchmark, MIT licence, and 6 of
 our own). Loading uploads both, processes them with every strategy that needs no LLM,
-imports the question set and runs one retrieval-only experiment over a few strategies.
+imports the question set and runs two retrieval-only experiments over a few strategies
+(top 5 and top 2, so that Compare has a pair).
 
 Every step is skipped when its result is already there (a document is deduplicated by
 its content, a strategy that has an active index set is not processed again, the set and
@@ -25,11 +26,13 @@ FIELD_GUIDE = SAMPLES / "rag-field-guide.md"
 DOCUMENTS = (SAMPLES / "state_of_the_union.md", FIELD_GUIDE)
 QUESTIONS = SAMPLES / "sample-questions.jsonl"
 QUESTION_SET_NAME = "sample-questions"
-EXPERIMENT_NAME = "sample: strategies compared, retrieval only"
-# The experiment's strategies: a few that differ in kind (windows, separators, meaning,
+# The experiments, by name, with the number of chunks each retrieves: the first is the
+# sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.
+EXPERIMENTS = {"sample: strategies compared, top 5": 5, "sample: strategies compared, top 2": 2}
+EXPERIMENT_NAME, TOP_K = next(iter(EXPERIMENTS.items()))
+# The experiments' strategies: a few that differ in kind (windows, separators, meaning,
 # small-to-big), so the plots and the verdict have something to separate.
 EXPERIMENT_STRATEGIES = ("fixed_size", "recursive", "semantic", "parent_child")
-TOP_K = 5
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,8 @@ class LoadedSample:
 
     document_ids: dict[str, str]  # the file's stem -> document id
     question_set_id: str
-    experiment_id: str
-    experiment_state: int
+    experiment_ids: list[str]  # in EXPERIMENTS' order
+    finished: bool  # every experiment succeeded
 
 
 def non_llm_strategies(client: ChunkLab) -> list[str]:
@@ -75,25 +78,25 @@ def question_set(client: ChunkLab, document_ids: dict[str, str]) -> str:
     return imported.question_set_id
 
 
-def experiment(client: ChunkLab, question_set_id: str, strategies: Sequence[str],
+def experiment(client: ChunkLab, name: str, top_k: int, question_set_id: str, strategies: Sequence[str],
                log: Callable[[str], None]) -> evaluator_pb2.Experiment:
-    """The sample experiment: found by name, resumed when an earlier start was stopped
+    """A sample experiment: found by name, resumed when an earlier start was stopped
     mid-run, else run now (retrieval only, so it needs no LLM)."""
-    found = [e for e in client.list_experiments() if e.config.name == EXPERIMENT_NAME]
+    found = [e for e in client.list_experiments() if e.config.name == name]
     if found and found[0].state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
         return found[0]
     if found and found[0].state in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED):
-        log(f"resuming the sample experiment {found[0].experiment_id}")
+        log(f"resuming the sample experiment '{name}'")
         events = client.resume_experiment(found[0].experiment_id)
     elif found:  # pending or running: another start of the stack is on it
         return found[0]
     else:
         config = evaluator_pb2.ExperimentConfig(
-            name=EXPERIMENT_NAME, question_set_id=question_set_id, retrieval_only=True,
-            strategies=[evaluator_pb2.StrategyGrid(strategy=name) for name in strategies],
-            retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
+            name=name, question_set_id=question_set_id, retrieval_only=True,
+            strategies=[evaluator_pb2.StrategyGrid(strategy=strategy) for strategy in strategies],
+            retrieval=common_pb2.RetrievalOptions(top_k=top_k),
         )
-        log(f"running the sample experiment: {', '.join(strategies)}")
+        log(f"running the sample experiment '{name}': {', '.join(strategies)}")
         events = client.run_experiment(config)
     outcome = experiment_outcome(events)
     if outcome.experiment is None:
@@ -115,6 +118,7 @@ def load_sample(client: ChunkLab, strategies: Sequence[str] | None = None,
     compared = [name for name in EXPERIMENT_STRATEGIES if name in chosen] or chosen[:1]
     document_ids = upload_and_process(client, compared, log)
     set_id = question_set(client, document_ids)
-    done = experiment(client, set_id, compared, log)
+    done = [experiment(client, name, top_k, set_id, compared, log) for name, top_k in EXPERIMENTS.items()]
     upload_and_process(client, [name for name in chosen if name not in compared], log)
-    return LoadedSample(document_ids, set_id, done.experiment_id, done.state)
+    return LoadedSample(document_ids, set_id, [e.experiment_id for e in done],
+                        all(e.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED for e in done))

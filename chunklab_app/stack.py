@@ -26,7 +26,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from chunklab import clients, tokens
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings, settings_from
-from chunklab.v1 import evaluator_pb2
 from chunklab_app import sample
 
 REPO = Path(__file__).resolve().parent.parent
@@ -178,9 +177,9 @@ def load_sample_in_background(client: ChunkLab, strategies: list[str] | None, st
         if not stopping.is_set():
             log(f"could not be loaded ({exc}); ChunkLab works without it, see {REPO / 'samples'}")
         return
-    state = "finished" if loaded.experiment_state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else "not finished"
+    state = "finished" if loaded.finished else "not all finished (see the Experiments page)"
     log(f"ready in {time.monotonic() - started:.0f}s: question set {sample.QUESTION_SET_NAME}, "
-        f"experiment '{sample.EXPERIMENT_NAME}' {state}")
+        f"{len(loaded.experiment_ids)} experiments {state}")
 
 
 def _interrupt(_signum: int, _frame) -> None:

@@ -24,7 +24,8 @@ def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_noth
     assert sample.load_sample(lab, STRATEGIES, again.append) == loaded
     assert (len(lab.list_documents()), len(lab.list_question_sets()), len(lab.list_experiments())) == counts
     assert again == []  # nothing processed, imported or run the second time
-    assert lines[-1] == "running the sample experiment: fixed_size, recursive"
+    assert lines[-2:] == [f"running the sample experiment '{name}': fixed_size, recursive"
+                          for name in sample.EXPERIMENTS]
 
     guide = loaded.document_ids["rag-field-guide"]
     response = lab.retrieve("Which separators does recursive splitting try?", common_pb2.RetrievalOptions(
@@ -36,10 +37,15 @@ def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_noth
 
     (question_set,) = [q for q in lab.list_question_sets() if q.name == sample.QUESTION_SET_NAME]
     assert question_set.question_set_id == loaded.question_set_id and question_set.question_count == 82
-    experiment = lab.get_experiment(loaded.experiment_id, without_results=True)
-    assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED and experiment.config.retrieval_only
-    assert [(run.run_key, run.questions_done, run.error) for run in experiment.runs] == [
-        ("fixed_size", 82, ""), ("recursive", 82, "")]
-    # The sample separates strategies: the 49 k-character speech makes several times top 5 chunks.
-    assert all(run.chunk_count > 4 * sample.TOP_K for run in experiment.runs), [r.chunk_count for r in experiment.runs]
-    assert all(0 < run.mean_metrics.recall < 1 for run in experiment.runs)
+    assert loaded.finished
+    top_5, top_2 = (lab.get_experiment(i, without_results=True) for i in loaded.experiment_ids)
+    for experiment, top_k in ((top_5, 5), (top_2, 2)):
+        assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED and experiment.config.retrieval_only
+        assert experiment.config.retrieval.top_k == top_k
+        assert [(run.run_key, run.questions_done, run.error) for run in experiment.runs] == [
+            ("fixed_size", 82, ""), ("recursive", 82, "")]
+    # The sample separates strategies: the 49 k-character speech makes several times top 5 chunks,
+    # so no run finds every reference, and fewer chunks find fewer.
+    assert all(run.chunk_count > 4 * sample.TOP_K for run in top_5.runs), [r.chunk_count for r in top_5.runs]
+    for five, two in zip(top_5.runs, top_2.runs):
+        assert 0 < two.mean_metrics.recall < five.mean_metrics.recall < 1
