@@ -215,7 +215,7 @@ def main() -> None:
         print(f"\nChunkLab is ready in {time.monotonic() - started:.0f}s: open {stack.ui_url}", flush=True)
         print(f"logs in {stack.data_dir / 'logs'}; Ctrl-C stops everything.", flush=True)
         if not args.no_sample:
-            strategies = args.sample_strategies.split(",") if args.sample_strategies else None
+            strategies = [n.strip() for n in (args.sample_strategies or "").split(",") if n.strip()] or None
             print("  sample     loading in the background: the pages show it when it is ready", flush=True)
             threading.Thread(target=load_sample_in_background, args=(stack.client(settings), strategies, stopping),
                              daemon=True).start()
