@@ -9,7 +9,7 @@ imports the question set and runs two retrieval-only experiments over a few stra
 
 Every step is skipped when its result is already there (a document is deduplicated by
 its content, a strategy that has an active index set is not processed again, the set and
-the experiment are found by name), so a second `make up` adds nothing and is fast.
+the experiments are found by name), so a second `make up` adds nothing and is fast.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ QUESTION_SET_NAME = "sample-questions"
 # The experiments, by name, with the number of chunks each retrieves: the first is the
 # sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.
 EXPERIMENTS = {"sample: strategies compared, top 5": 5, "sample: strategies compared, top 2": 2}
-EXPERIMENT_NAME, TOP_K = next(iter(EXPERIMENTS.items()))
 # The experiments' strategies: a few that differ in kind (windows, separators, meaning,
 # small-to-big), so the plots and the verdict have something to separate.
 EXPERIMENT_STRATEGIES = ("fixed_size", "recursive", "semantic", "parent_child")
