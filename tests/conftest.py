@@ -137,6 +137,7 @@ KIND_BY_MODULE = {
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
     "test_retriever_sweep": "e2e",  # Sweeper in process on both backends; then the retriever as a process
+    "test_sample_questions": "unit",  # the sample's question set checked strictly against samples/
     "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
