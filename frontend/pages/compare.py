@@ -54,12 +54,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         )
         plots = result_plots.section("compare")
 
-        def choices(current: list[str] | None):
+        def choices(current: list[str] | None, first_open: bool = False):
             with told_as_sentence():
                 experiments = gateway.list_experiments()
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
-            return gr.update(choices=options, value=[c for c in current or [] if c in ids])
+            return gr.update(choices=options, value=[c for c in current or [] if c in ids]
+                             or ([v for _, v in options[:2]] if first_open else []))  # the newest pair, e.g. the sample's
 
         @said_in_place(outputs=5 + len(plots.outputs))
         def compare(experiment_ids: list[str] | None):
@@ -77,7 +78,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     metric_plot(frame, first, metrics),
                     *result_plots.updates(list(response.experiments), list(response.wins), metrics))
 
-        page.load(choices, inputs=chosen, outputs=chosen)
+        page.load(lambda current: choices(current, first_open=True), inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         compare_button.click(compare, inputs=chosen,

@@ -18,7 +18,7 @@ import gradio as gr
 from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
-from frontend import experiment_config, experiments_html, knobs
+from frontend import experiment_config, experiments_html, knobs, question_sets
 from frontend.formatting import message_html
 from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, told_html, user_error
 
@@ -125,6 +125,8 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
                     label="Corpus ids to document ids (optional)", lines=2, elem_id="qs-mapping",
                     placeholder="corpus_id=document_id, one a line; unmapped ids match document names",
                 )
+                lenient = gr.Checkbox(label="Lenient: import the located questions, leave out the others",
+                                      value=False, elem_id="qs-lenient")
                 import_button = gr.Button("Import", elem_id="qs-import")
         gr.Markdown(
             'Each line (JSONL) or row (CSV) has a `question`, optionally an `expected_answer` and `references`: '
@@ -136,19 +138,10 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
         return question_set_update(gateway, current)
 
     @said_in_place(outputs=2)
-    def do_import(path: str | None, set_name: str, mapping_text: str):
-        if not path:
-            raise user_error("Choose a .jsonl or .csv file of questions first.")
-        try:
-            document_ids = experiment_config.document_mapping(mapping_text)
-        except ValueError as exc:
-            raise user_error(str(exc)) from None
-        with told_as_sentence():
-            imported = gateway.import_question_set(path, set_name or "", document_ids)
-        message = message_html(
-            f"Imported {imported.name}: {imported.question_count} questions (id {imported.question_set_id}).", "ok"
-        )
-        return message, choices(imported.question_set_id)
+    def do_import(path: str | None, set_name: str, mapping_text: str, keep_located: bool):
+        """As the Question sets page imports (lenient: the left-out questions' report below the sentence)."""
+        message, report, set_id = question_sets.import_file(gateway, path, set_name, mapping_text, keep_located)
+        return message + report, choices(set_id)
 
     @said_in_place(outputs=2)
     def do_delete(current: str | None):
@@ -161,7 +154,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
         return message, choices(None)
 
     refresh.click(choices, inputs=chosen, outputs=chosen)
-    import_button.click(do_import, inputs=[file, name, mapping], outputs=[status, chosen])
+    import_button.click(do_import, inputs=[file, name, mapping, lenient], outputs=[status, chosen])
     delete.click(do_delete, inputs=chosen, outputs=[status, chosen])
     chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
     return chosen
