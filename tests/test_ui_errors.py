@@ -74,6 +74,11 @@ def test_said_in_place_writes_a_refusal_into_the_status_and_leaves_the_other_out
                               (error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."),
                                gr.skip())]
 
+    @said_in_place(outputs=3, at=2)  # the status after the outputs it leaves alone
+    def remove(question_id):
+        raise user_error("Choose a question set and a question first.")
+    assert remove("") == (gr.skip(), gr.skip(), error_line("Choose a question set and a question first."))
+
     @said_in_place(outputs=1)
     def save(name):
         return formatting.message_html(f"saved {name}", "ok")

@@ -118,7 +118,8 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     # A refused edit says what to fix, as a sentence; a pasted excerpt adds a question, snapped to the text.
     fill(page, "review-excerpts", "keepers were nicknamed wickies by sailors of the purple sea")
     page.locator("#review-save").click()
-    refusal = page.locator(".toast-body").filter(has_text="The excerpt is not in lighthouse-questions.md")
+    refusal = page.locator("#review-status")  # said in place, not in a toast that times out
+    expect(refusal).to_contain_text("The excerpt is not in lighthouse-questions.md")
     expect(refusal).to_contain_text("the closest span")
     assert "INVALID_ARGUMENT" not in refusal.inner_text()
     fill(page, "review-text", "What did keepers write in the logbook?")

@@ -61,15 +61,18 @@ def told_as_sentence() -> Iterator[None]:
         raise user_error(told_sentence(exc)) from None
 
 
-def said_in_place(outputs: int) -> Callable:
-    """For a handler whose first output is its status area: a refusal (the gr.Error of
-    user_error or told_as_sentence) becomes that area's error line and the other
-    outputs stay as they were, so no component turns into an "Error" pill."""
+def said_in_place(outputs: int, at: int = 0) -> Callable:
+    """For a handler of `outputs` outputs whose output `at` (the first unless told) is its
+    status area: a refusal (the gr.Error of user_error or told_as_sentence) becomes that
+    area's error line and the other outputs stay as they were, so no component turns into
+    an "Error" pill."""
 
     def wrap(handler: Callable) -> Callable:
         def said(exc: gr.Error):
             line = formatting.message_html(exc.message, "error")
-            return line if outputs == 1 else (line, *[gr.skip()] * (outputs - 1))
+            if outputs == 1:
+                return line
+            return tuple(line if i == at else gr.skip() for i in range(outputs))
 
         if inspect.isgeneratorfunction(handler):  # a handler that streams its progress
             @functools.wraps(handler)

@@ -18,7 +18,7 @@ from chunklab.client import ChunkLab
 from chunklab.v1 import evaluator_pb2
 from frontend import question_sets as handlers
 from frontend.formatting import message_html
-from frontend.pages.common import document_dropdown_update, told_as_sentence, user_error
+from frontend.pages.common import document_dropdown_update, said_in_place, told_as_sentence, user_error
 from frontend.pages.experiment_form import QUESTION_TYPES, question_set_update
 
 
@@ -116,12 +116,14 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         form = [documents, count, seed, name, base_url, model, api_key]
 
+        @said_in_place(outputs=1)
         def estimate(*values):
             request = handlers.generation_request(*values, dry_run=True)
             return handlers.dry_run(gateway, request, handlers.configured_generator(gateway, values[4], values[5]))
 
         dry.click(estimate, inputs=form, outputs=status)
 
+        @said_in_place(outputs=5)
         def run(*values, resume_from: str = ""):
             request = handlers.generation_request(*values[:7], resume_id=resume_from)
             if not resume_from:
@@ -132,6 +134,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 yield html, gen_id, gr.update(interactive=True), gen_id, token
             yield gr.skip(), gr.skip(), gr.update(interactive=False), gr.skip(), ""
 
+        @said_in_place(outputs=5)
         def run_resumed(*values):
             if not (values[7] or "").strip():
                 raise user_error("Give the id of the interrupted generation to resume (it shows above once one stops).")
@@ -156,6 +159,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             event.then(finished, inputs=[generation_id, chosen], outputs=[cancel, chosen, resume_id, cancel_status],
                        show_progress="hidden")
 
+        @said_in_place(outputs=1)
         def do_cancel(token: str):
             if not token:
                 raise user_error("Nothing is generating: start a generation first.")
@@ -165,8 +169,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         cancel.click(do_cancel, inputs=run_token, outputs=cancel_status)
 
         import_form = [file, import_name, mapping, lenient]
-        validate.click(lambda *values: handlers.validate_file(gateway, *values), inputs=import_form, outputs=report)
+        validate.click(said_in_place(outputs=1)(lambda *values: handlers.validate_file(gateway, *values)),
+                       inputs=import_form, outputs=report)
 
+        @said_in_place(outputs=3)
         def imported(*values):
             message, report_html, set_id = handlers.import_file(gateway, *values)
             return message, report_html, question_set_update(gateway, set_id)
@@ -183,10 +189,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         for button, by in ((prev, -1), (nxt, 1)):
             button.click(lambda data, qid, by=by: handlers.moved(gateway, data, qid, by),
                          inputs=[held_set, question], outputs=review)
-        save.click(lambda *values: handlers.save(gateway, *values),
+        in_review_status = said_in_place(outputs=len(review) + 1, at=len(review))
+        save.click(in_review_status(lambda *values: handlers.save(gateway, *values)),
                    inputs=[held_set, question, text, answer, excerpt_box, document], outputs=[*review, review_status])
-        remove.click(lambda *values: handlers.remove(gateway, *values), inputs=[held_set, question],
+        remove.click(in_review_status(lambda *values: handlers.remove(gateway, *values)), inputs=[held_set, question],
                      outputs=[*review, review_status])
-        add.click(lambda *values: handlers.add(gateway, *values),
+        add.click(in_review_status(lambda *values: handlers.add(gateway, *values)),
                   inputs=[held_set, text, answer, excerpt_box, document], outputs=[*review, review_status])
     return page
