@@ -33,7 +33,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from chunklab import knobs
+from chunklab import knobs, recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
@@ -315,7 +315,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--lenient", action="store_true",
                      help="import the questions whose excerpts are located, leaving out the others (default: strict)")
     run.add_argument("--collection", default="", help="collection for uploaded documents")
-    run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    run.add_argument("--strategy", action="append", required=True,
+                     help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}: '
+                          f'{recommended.flags()}, beside --strategy {recommended.BASELINE} as the baseline')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
     retrieval_cli.add_flags(run, experiment=True)
     check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
@@ -365,7 +367,8 @@ def parser() -> argparse.ArgumentParser:
 
     load = commands.add_parser("load", help="upload documents and chunk them through the message broker (a bulk load)")
     load.add_argument("files", nargs="+", help=f"documents to upload ({UPLOADABLE}; already uploaded ones are reused)")
-    load.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    load.add_argument("--strategy", action="append", required=True,
+                      help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}')
     load.add_argument("--knob", action="append", help="strategy.knob=value (repeatable)")
     load.add_argument("--collection", default="", help="collection for the uploaded documents")
     load.add_argument("--embedding-model", help="default: the stack's configured model")

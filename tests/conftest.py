@@ -126,6 +126,7 @@ KIND_BY_MODULE = {
     "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
     "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server
     "test_parent_child_levels": "unit",
+    "test_recommended": "unit",  # the offered-first defaults equal docs/benchmarks.md's decision; UI and CLI use them
     "test_report": "unit",
     "test_validation": "unit",
     "test_verdict": "unit",

@@ -441,7 +441,11 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(page.locator("#qs-status")).to_contain_text("Imported storm-questions.jsonl: 2 questions")
     expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^storm-questions\.jsonl · 2 questions"))
 
-    # fixed_size in small windows with one neighbour each side; answers extractive (no LLM here).
+    # The recommended strategy and hybrid start ticked beside the baseline (ADR 0064); this run is
+    # fixed_size alone, in small windows with one neighbour each side; answers extractive (no LLM here).
+    expect(page.locator("#exp-recommended")).to_contain_text("recommended by docs/benchmarks.md")
+    expect(page.locator("#exp-hybrid input")).to_be_checked()
+    page.locator("#exp-use-cluster_parent_child input").uncheck()
     fill(page, "grid-fixed_size-chunk_size", "40")
     fill(page, "grid-fixed_size-chunk_overlap", "0")
     page.locator("#exp-neighbor-prev input").fill("1")

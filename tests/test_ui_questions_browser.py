@@ -151,6 +151,7 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     # The Experiments page runs on the generated set.
     page.get_by_role("tab", name="Experiments").click()
     choose(page, "qs-select", re.compile(r"^generated from lighthouse-questions\.md"))
+    page.locator("#exp-use-cluster_parent_child input").uncheck()  # ticked beside fixed_size (ADR 0064)
     fill(page, "grid-fixed_size-chunk_size", "40")
     fill(page, "grid-fixed_size-chunk_overlap", "0")
     fill(page, "exp-name", "generated set")

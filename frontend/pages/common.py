@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import gradio as gr
 import pandas as pd
 
+from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting
 
@@ -24,6 +25,12 @@ ERROR_SECONDS = 20
 # endpoint matching N"). All pages load together, so their renders are queued
 # one at a time under one concurrency id.
 RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-render"}
+
+
+def hybrid_checkbox(elem_id: str) -> gr.Checkbox:
+    """The hybrid retrieval box of the Query page and the experiment form: ticked at first as
+    docs/benchmarks.md recommends (chunklab.recommended); the API's default stays off."""
+    return gr.Checkbox(label="hybrid (BM25 + dense)", value=recommended.HYBRID, elem_id=elem_id)
 
 
 def user_error(message: str) -> gr.Error:

@@ -15,12 +15,15 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend import experiment_config, experiments_html, knobs, question_sets
 from frontend.formatting import message_html
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, told_html, user_error
+from frontend.pages.common import (
+    RENDER_ONE_AT_A_TIME, hybrid_checkbox, said_in_place, told_as_sentence, told_html, user_error,
+)
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
 
@@ -177,7 +180,7 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
                                 elem_id="exp-embedding-model")
         documents = gr.Dropdown(label="Only these documents (empty = all)", choices=[], multiselect=True,
                                 elem_id="exp-documents")
-        hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", elem_id="exp-hybrid")
+        hybrid = hybrid_checkbox("exp-hybrid")
         retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
     with gr.Accordion("Answer and judge models (optional)", open=False):
         gr.Markdown(
@@ -223,12 +226,15 @@ def grid_section(
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
+        gr.Markdown(f"Ticked at first: {recommended.summary()}, and {knobs.BASELINE}, the baseline to "
+                    "compare it against.", elem_id="exp-recommended")
         chosen = []
         for form in strategy_forms:
-            # Folded except for the baseline: ten strategies' grids at once make a very long page.
-            with gr.Accordion(form.name, open=form.name == knobs.BASELINE, elem_id=f"grid-{form.name}"):
+            # Folded except for those ticked at first: ten strategies' grids at once make a very long page.
+            ticked = knobs.ticked_first(form.name)
+            with gr.Accordion(form.name, open=ticked, elem_id=f"grid-{form.name}"):
                 note = " Needs an LLM endpoint." if form.requires_llm else ""
-                use = gr.Checkbox(label=f"run {form.name}", value=form.name == knobs.BASELINE,
+                use = gr.Checkbox(label=f"run {form.name}", value=ticked,
                                   info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True,
                                   key=f"exp-use-{form.name}")
                 with gr.Row():

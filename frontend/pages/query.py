@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import label
 from chunklab.v1 import common_pb2
@@ -24,15 +25,20 @@ from chunklab.metric_format import MetricFormat
 from frontend import answer_html, experiment_config, experiments_html, knobs, query_columns, retrieval_html
 from frontend.formatting import message_html
 from frontend.pages.common import (
-    document_dropdown_update, retrieval_limit_updates, said_in_place, told_as_sentence, told_html, told_sentence,
-    user_error,
+    document_dropdown_update, hybrid_checkbox, retrieval_limit_updates, said_in_place, told_as_sentence, told_html,
+    told_sentence, user_error,
 )
 
 
-def default_strategy(names: list[str], current: str | None) -> str | None:
-    """Keeps the user's choice; otherwise the baseline, fixed_size, where it exists."""
+def default_strategy(names: list[str], current: str | None, indexed: set[str] | frozenset = frozenset()) -> str | None:
+    """Keeps the user's choice; otherwise the strategy docs/benchmarks.md recommends
+    (chunklab.recommended) where it has an index set (`indexed`: a question of a strategy
+    not processed yet would only fail), else the baseline, fixed_size, where it exists."""
     if current in names:
         return current
+    for name in recommended.STRATEGIES:
+        if name in names and name in indexed:
+            return name
     if knobs.BASELINE in names:
         return knobs.BASELINE
     return names[0] if names else None
@@ -138,7 +144,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 label="recency λ per day", value=0, step=0.01, info="score × exp(−λ·age); 0 = off",
                 elem_id="query-recency",
             )
-            hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", value=False, elem_id="query-hybrid")
+            hybrid = hybrid_checkbox("query-hybrid")
         with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
             with gr.Row():
                 collections = gr.Dropdown(
@@ -191,7 +197,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             try:
                 catalog = gateway.strategy_catalog()
                 names = [info.name for info in catalog.strategies]
-                strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy))
+                indexed = set() if current_strategy in names else {
+                    name for name in recommended.STRATEGIES
+                    if name in names and gateway.list_indexed_sets(name, embedding_model=current_model or "")
+                }
+                strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy, indexed))
                 models = list(catalog.embedding_models)
                 model_update = gr.update(choices=models, value=current_model or None)
                 message = ""
