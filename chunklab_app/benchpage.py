@@ -193,6 +193,8 @@ def time_rows(rows: Sequence[Mapping]) -> list[dict]:
     return out
 
 
+# The look of every figure on the page (bench/growth.py draws its plot with it too).
+STYLE = {"font.size": 8, "axes.spines.top": False, "axes.spines.right": False}
 MARKERS = (("dense", "o"), ("hybrid", "s"), ("neighbours ±1/1", "^"))
 
 
@@ -209,7 +211,7 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
 
     runs = measured(rows)
     front = pareto_front(rows)
-    with matplotlib.rc_context({"font.size": 8, "axes.spines.top": False, "axes.spines.right": False}):
+    with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(13, 6), layout="constrained")
         tokens_axes, iou_axes = figure.subplots(1, 2, width_ratios=(3, 2))
         for retrieval, marker in MARKERS:
