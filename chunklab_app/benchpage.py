@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chunklab.render import render
+from chunklab_app import growth
 
 # The goal of issue 17, item 7: both at once, in the pooled protocol.
 GOAL_RECALL = 0.93
@@ -244,8 +245,9 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
         figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def page(results: Mapping, plot_path: str) -> str:
-    """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...})."""
+def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "") -> str:
+    """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
+    a Growth section when bench/growth.py's results are given."""
     rows = results["rows"]
     default, rule = choose_default(rows)
     strategy_default, _ = choose_default(rows, group="defaults")
@@ -262,4 +264,6 @@ def page(results: Mapping, plot_path: str) -> str:
         gains=gains, hybrid_on=hybrid_by_default(gains), strategy_default=strategy_default,
         sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
+        growth=growth_results, growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
+        growth_plot=growth_plot,
     )
