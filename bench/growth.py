@@ -45,7 +45,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from chunklab_app import benchpage, growth  # noqa: E402
+from chunklab_app import growth  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 FIGURES = REPO / "docs" / "benchmarks"
@@ -196,7 +196,7 @@ def main() -> int:
     FIGURES.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"machine": machine(), "command": COMMAND, "queries": args.queries,
                                    "rows": rows}, indent=1) + "\n")
-    growth.plot(rows, PLOT, benchpage.STYLE)
+    growth.plot(rows, PLOT)
     print(f"\nwrote {RESULTS.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
     return 0
 

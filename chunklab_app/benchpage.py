@@ -241,8 +241,13 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
         iou_axes.set_title("recall against IoU")
         iou_axes.legend(loc="lower left")
         figure.suptitle("chroma-general, 3 corpora in one pooled index, top 5, all-MiniLM-L6-v2")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+        save_png(figure, path)
+
+
+def save_png(figure, path: Path) -> None:
+    """A figure of the page as a PNG, without the software stamp (a re-render changes no byte needlessly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
 def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "") -> str:

@@ -78,16 +78,19 @@ def text_table(rows: Sequence[Mapping]) -> str:
                      for line in cells)
 
 
-def plot(rows: Sequence[Mapping], path: Path, style: Mapping) -> None:
+def plot(rows: Sequence[Mapping], path: Path) -> None:
     """Two panels written as a PNG: each phase's time against corpus size (log-log, one line per
     strategy and phase, a dotted line of slope 1 through each phase's smallest point: linear growth
     follows it), and peak RSS against corpus size."""
     import matplotlib
+    import matplotlib.ticker
     from matplotlib.figure import Figure
+
+    from chunklab_app.benchpage import STYLE, save_png  # the page's look; imported here: benchpage imports this module
 
     strategies = sorted({row["strategy"] for row in rows})
     markers = dict(zip(PHASES, ("o", "s", "^")))
-    with matplotlib.rc_context(dict(style)):
+    with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(12, 5), layout="constrained")
         time_axes, memory_axes = figure.subplots(1, 2)
         for n, strategy in enumerate(strategies):
@@ -108,10 +111,12 @@ def plot(rows: Sequence[Mapping], path: Path, style: Mapping) -> None:
         time_axes.set_title("time per phase (dotted: linear growth from the smallest size)")
         time_axes.legend(loc="upper left", ncols=2)
         memory_axes.set_xscale("log")
+        for axes in (time_axes, memory_axes):  # plain numbers (0.2, 2, 20 MB), not powers of ten
+            axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
         memory_axes.set_xlabel("corpus (MB of text, log scale)")
         memory_axes.set_ylabel("peak RSS (MB), one fresh process per size and strategy")
         memory_axes.set_title("peak memory")
         memory_axes.legend(loc="upper left")
-        figure.suptitle("growth: chroma-general repeated 1×, 10×, 100× (random 384-d vectors, no embedding)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+        scales = ", ".join(f"{scale}×" for scale in sorted({row["scale"] for row in rows}))
+        figure.suptitle(f"growth: chroma-general repeated {scales} (random 384-d vectors, no embedding)")
+        save_png(figure, path)
