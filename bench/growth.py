@@ -185,7 +185,7 @@ def main() -> int:
             print(f"  {name} at {scale}×: {row['mb']:.1f} MB, {row['chunks']:,} chunks, "
                   f"chunk {row['seconds']['chunk']:.2f}s, index {row['seconds']['index']:.2f}s, "
                   f"retrieve {row['seconds']['retrieve']:.2f}s", flush=True)
-    print("\nGrowth: seconds are wall time; the ratios (×) are CPU time per MB against the smallest scale "
+    print("\nGrowth: seconds are wall time, CPU seconds in brackets; the ratios (×) are CPU time per MB against the smallest scale "
           "(~1.0 = linear growth; CPU time, all threads of the process, is what a loaded shared machine "
           f"disturbs least); ms/query: wall time over {args.queries} questions, top 5, dense, exact search")
     print("Embedding is not measured: vectors are deterministic pseudo-random 384-d unit vectors.")

@@ -52,12 +52,14 @@ def test_table_rows_format_every_cell_in_order_of_strategy_then_scale(rows):
         "chunk": "1.00", "index": "4.00", "retrieve_ms": "10.00",
         "chunk_ratio": "1.00", "index_ratio": "2.00", "retrieve_ratio": "0.20", "rss": "302", "rss_added": "202",
     }
+    # With CPU times, each phase's cell gives them in brackets beside the wall time.
+    assert (cells[4]["chunk"], cells[4]["index"], cells[4]["retrieve_ms"]) == ("8.00 (2.50)", "8.00 (7.50)", "160.00")
     assert cells[4]["retrieve_ratio"] == "nan"
 
 
 def test_text_table_aligns_the_header_over_each_column(rows):
     lines = growth.text_table(rows).splitlines()
-    assert lines[0].split() == ["strategy", "scale", "MB", "docs", "chunks", "chunk", "s", "index", "s", "ms/query",
+    assert lines[0].split() == ["strategy", "scale", "MB", "docs", "chunks", "chunk", "s", "(CPU)", "index", "s", "(CPU)", "ms/query",
                                 "chunk", "×", "index", "×", "retrieve", "×", "peak", "RSS", "MB", "+RSS", "MB"]
     assert lines[3].split() == ["fixed_size", "100×", "20.0", "300", "10,000", "10.00", "100.00", "50.00",
                                 "1.00", "5.00", "0.10", "151", "51"]
