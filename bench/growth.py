@@ -19,11 +19,14 @@ code in process:
   HNSW graph; the running service builds it in another process), the question
   "embedded" by a seeded random unit vector.
 
-Ratios are time per MB at each scale over time per MB at the smallest: about
-1.0 is linear growth. The rows go to docs/benchmarks/growth.json and the plot
+Seconds are wall time, with CPU time (process_time, all threads) beside them;
+ratios are CPU time per MB at each scale over CPU time per MB at the smallest
+(about 1.0 is linear growth): on this shared machine wall time swings with the
+neighbours' load and the disk (the retriever flushes its shard after each set).
+Peak RSS includes the IndexChunks requests, built before the index is timed. The rows go to docs/benchmarks/growth.json and the plot
 to docs/benchmarks/growth.png; the benchmarks page shows them when present.
 
-    .venv/bin/python bench/growth.py [--scales 1,10,100] [--quick] [--strategies fixed_size,recursive] [--queries 50]
+    .venv/bin/python bench/growth.py [--scales 1,10,100] [--quick] [--strategies fixed_size,recursive,sentence_window] [--queries 50]
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ RESULTS = FIGURES / "growth.json"
 PLOT = FIGURES / "growth.png"
 DIM = 384
 MODEL = "random-384"
-STRATEGIES = ("fixed_size", "recursive")
+STRATEGIES = ("fixed_size", "recursive", "sentence_window")
 COMMAND = ".venv/bin/python bench/growth.py (run by make bench)"
 
 
