@@ -26,7 +26,7 @@ neighbours' load and the disk (the retriever flushes its shard after each set).
 Peak RSS includes the IndexChunks requests, built before the index is timed. The rows go to docs/benchmarks/growth.json and the plot
 to docs/benchmarks/growth.png; the benchmarks page shows them when present.
 
-    .venv/bin/python bench/growth.py [--scales 1,10,100] [--quick] [--strategies fixed_size,recursive,sentence_window] [--queries 50]
+    .venv/bin/python bench/growth.py [--scales 1,10,100] [--quick] [--strategies fixed_size,recursive,sentence_window] [--queries 50] [--plot-only]
 """
 
 from __future__ import annotations
@@ -164,7 +164,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="scales 1,10 only")
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="chunker strategies, at their defaults")
     parser.add_argument("--queries", type=int, default=50, help="questions retrieved at every scale")
+    parser.add_argument("--plot-only", action="store_true", help=f"redraw the plot from {RESULTS.name}, measuring nothing")
     args = parser.parse_args()
+    if args.plot_only:
+        growth.plot(json.loads(RESULTS.read_text())["rows"], PLOT)
+        return 0
     try:
         scales = sorted({int(s) for s in ("1,10" if args.quick else args.scales).split(",")})
     except ValueError:

@@ -82,7 +82,7 @@ def text_table(rows: Sequence[Mapping]) -> str:
 
 
 def plot(rows: Sequence[Mapping], path: Path) -> None:
-    """Two panels written as a PNG: each phase's time against corpus size (log-log, one line per
+    """Two panels written as a PNG: each phase's CPU time (the ratios' measure) against corpus size (log-log, one line per
     strategy and phase, a dotted line of slope 1 through each phase's smallest point: linear growth
     follows it), and peak RSS against corpus size."""
     import matplotlib
@@ -101,7 +101,7 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
             mb = [row["mb"] for row in own]
             colour = f"C{n}"
             for phase in PHASES:
-                seconds = [row["seconds"][phase] for row in own]
+                seconds = [_times(row)[phase] for row in own]
                 time_axes.plot(mb, seconds, marker=markers[phase], color=colour, label=f"{strategy}: {phase}")
                 if seconds[0] > 0:
                     time_axes.plot(mb, [seconds[0] * m / mb[0] for m in mb], linestyle=":", color=colour, alpha=0.5)
@@ -110,7 +110,7 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
         time_axes.set_xscale("log")
         time_axes.set_yscale("log")
         time_axes.set_xlabel("corpus (MB of text, log scale)")
-        time_axes.set_ylabel("seconds (log scale; retrieve: all queries)")
+        time_axes.set_ylabel("CPU seconds (log scale; retrieve: all queries)")
         time_axes.set_title("time per phase (dotted: linear growth from the smallest size)")
         time_axes.legend(loc="upper left", ncols=2)
         memory_axes.set_xscale("log")

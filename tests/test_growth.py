@@ -77,5 +77,5 @@ def test_the_benchmarks_page_shows_growth_only_when_it_was_measured(rows):
     lines = page.splitlines()
     assert "## Growth" in lines
     assert "| fixed_size | 100× | 20.0 | 300 | 10,000 | 10.00 | 100.00 | 50.00 | 1.00 | 5.00 | 0.10 | 151 | 51 |" in lines
-    assert "![Time per phase and peak memory against corpus size](benchmarks/growth.png)" in lines
+    assert "![CPU time per phase and peak memory against corpus size](benchmarks/growth.png)" in lines
     assert "Chunking, indexing and retrieval at 1×, 10×, 100× the corpus" in lines
