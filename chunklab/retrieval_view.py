@@ -8,11 +8,23 @@ out, no HTML: the template lays it out and escapes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from chunklab import ids, pages
+from chunklab.metrics import Span, chunk_span, overlap_ranges
 from chunklab.v1 import common_pb2
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of a chunk's text, start and end in the document's characters;
+    marked where it lies in a reference excerpt of the question."""
+
+    text: str
+    start: int
+    end: int
+    marked: bool
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,8 @@ class ChunkView:
     cut: bool
     enriched_content: str
     rerank_score: str = ""  # hits of a reranked query (ADR 0055)
+    # With a question's references: the text in stretches, those in an excerpt marked.
+    segments: tuple[Segment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,8 +90,29 @@ def _cut(text: str, max_chars: int | None) -> tuple[str, bool]:
     return text[:max_chars] + "…", True
 
 
-def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) -> ChunkView:
-    """A card's data; with max_chars, texts longer than that are cut (reports keep files small)."""
+def segments(chunk: common_pb2.Chunk, references: Sequence[Span]) -> tuple[Segment, ...]:
+    """The chunk's text in stretches, marked where it overlaps a reference; none when
+    nothing overlaps (or the text is not the document's range, so offsets would lie)."""
+    if len(chunk.content) != chunk.end_char - chunk.start_char:
+        return ()
+    ranges = overlap_ranges(chunk_span(chunk), references)
+    if not ranges:
+        return ()
+    pieces: list[Segment] = []
+    at = chunk.start_char
+    for start, end in [*ranges, (chunk.end_char, chunk.end_char)]:
+        if start > at:
+            pieces.append(Segment(chunk.content[at - chunk.start_char:start - chunk.start_char], at, start, False))
+        if end > start:
+            pieces.append(Segment(chunk.content[start - chunk.start_char:end - chunk.start_char], start, end, True))
+        at = end
+    return tuple(pieces)
+
+
+def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None,
+               references: Sequence[Span] = ()) -> ChunkView:
+    """A card's data; with max_chars, texts longer than that are cut (reports keep files small);
+    with a question's references, the stretches of text that lie in them are marked."""
     chunk = item.chunk
     label = label_name(item.label)
     content, cut = _cut(chunk.content, max_chars)
@@ -99,6 +134,7 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None) ->
         cut=cut,
         enriched_content=enriched,
         rerank_score=f"{item.rerank_score:.4f}" if item.HasField("rerank_score") else "",
+        segments=segments(chunk, references) if references and not cut else (),
     )
 
 
@@ -108,16 +144,18 @@ def text_view(chunk: common_pb2.Chunk, max_chars: int | None = None) -> ChunkVie
     return replace(chunk_view(common_pb2.RetrievedChunk(chunk=chunk), max_chars), label="text", badge="text")
 
 
-def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None) -> list[ChunkView]:
+def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None,
+              references: Sequence[Span] = ()) -> list[ChunkView]:
     """`retrieved_chunks` exactly in the service's order: what the LLM sees."""
-    return [chunk_view(item, max_chars) for item in items]
+    return [chunk_view(item, max_chars, references) for item in items]
 
 
-def _group(items, role: str, caption: str, max_chars: int | None) -> list[GroupView]:
-    return [GroupView(role, caption, flat_view(items, max_chars))] if items else []
+def _group(items, role: str, caption: str, max_chars: int | None, references: Sequence[Span]) -> list[GroupView]:
+    return [GroupView(role, caption, flat_view(items, max_chars, references))] if items else []
 
 
-def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None) -> NodeView:
+def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None,
+              references: Sequence[Span] = ()) -> NodeView:
     """A hit with what it pulled in, in reading order around it.
 
     Neighbours and sentence-window units before the hit sit above it and those
@@ -130,24 +168,26 @@ def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None) -> N
     parent = [node.parent] if node.HasField("parent") else []
     return NodeView(
         rank=node.hit.rank,
-        hit=chunk_view(node.hit, max_chars),
+        hit=chunk_view(node.hit, max_chars, references),
         above=[
             *_group(node.neighbors_prev, "neighbors_prev",
-                    f"↑ {len(node.neighbors_prev)} preceding (neighbors_prev)", max_chars),
-            *_group(before, "window", f"↑ {len(before)} sentence-window units before the hit", max_chars),
+                    f"↑ {len(node.neighbors_prev)} preceding (neighbors_prev)", max_chars, references),
+            *_group(before, "window", f"↑ {len(before)} sentence-window units before the hit", max_chars,
+                    references),
         ],
         below=[
             *_group(node.neighbors_next, "neighbors_next",
-                    f"↓ {len(node.neighbors_next)} following (neighbors_next)", max_chars),
-            *_group(after, "window", f"↓ {len(after)} sentence-window units after the hit", max_chars),
-            *_group(parent, "parent", "parent (what the LLM sees, the hit inside it)", max_chars),
+                    f"↓ {len(node.neighbors_next)} following (neighbors_next)", max_chars, references),
+            *_group(after, "window", f"↓ {len(after)} sentence-window units after the hit", max_chars, references),
+            *_group(parent, "parent", "parent (what the LLM sees, the hit inside it)", max_chars, references),
         ],
     )
 
 
-def tree_view(tree: common_pb2.ExpansionTree, max_chars: int | None = None) -> list[NodeView]:
+def tree_view(tree: common_pb2.ExpansionTree, max_chars: int | None = None,
+              references: Sequence[Span] = ()) -> list[NodeView]:
     """`expansion_tree`: the hits in the service's (score) order, each with its expansion."""
-    return [node_view(node, max_chars) for node in tree.hits]
+    return [node_view(node, max_chars, references) for node in tree.hits]
 
 
 def neighbours_badge(experiment) -> dict:

@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     # locked; past it the call fails UNAVAILABLE (retryable) and writes nothing.
     db_busy_timeout_s: float = Field(DB_BUSY_TIMEOUT_S, gt=0, le=600)
     embedding_model: str = "all-MiniLM-L6-v2"
+    # The ONNX export of the bundled model (chunklab.onnx_export, ADR 0062); empty
+    # means the Python environment's share/chunklab/onnx.
+    onnx_dir: str = ""
     max_upload_mb: float = Field(50.0, gt=0)
     # Seconds a client waits for a peer before giving up (per call).
     rpc_timeout_s: float = Field(30.0, gt=0)

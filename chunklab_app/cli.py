@@ -16,8 +16,8 @@ It is a client only, through chunklab.client: it talks to a running stack
 (addresses from the CHUNKLAB_*_ADDRESS settings), or starts one with --start
 and stops it after.
 Progress goes to stderr, the summary table to stdout (or JSON with --json).
-Exit codes: 0 done, 1 the experiment failed or was interrupted (or a
-loaded document or strategy failed, or is not finished), 2 bad usage (or a
+Exit codes: 0 done, 1 the experiment failed or was interrupted, or some of its
+runs did not run every question (or a loaded document or strategy failed, or is not finished), 2 bad usage (or a
 file that cannot be read, or a bad setting), 3 a service refused (a missing or wrong
 token, too) or could not be reached.
 """
@@ -33,7 +33,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from chunklab import knobs
+from chunklab import knobs, recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
@@ -189,7 +189,19 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     if args.report:
         path = write_report(client, experiment.experiment_id, args.report, args.view)
         print(f"report written to {path}", file=sys.stderr)
-    return 0 if experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
+    missing = runs_not_run(experiment)
+    for line in missing:
+        print(line, file=sys.stderr)
+    return 0 if experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED and not missing else 1
+
+
+def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
+    """One line per run that did not answer every question (a "succeeded" experiment
+    at 2208/2760 has some), saying how far it got and why: such an experiment is
+    no full result, so the command exits 1."""
+    return [f"run {run.run_key} did not run: {run.questions_done}/{run.questions_total} questions"
+            + (f" ({run.error})" if run.error else "")
+            for run in experiment.runs if run.error or run.questions_done < run.questions_total]
 
 
 def cmd_report(args, client: ChunkLab) -> int:
@@ -303,7 +315,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--lenient", action="store_true",
                      help="import the questions whose excerpts are located, leaving out the others (default: strict)")
     run.add_argument("--collection", default="", help="collection for uploaded documents")
-    run.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    run.add_argument("--strategy", action="append", required=True,
+                     help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}: '
+                          f'{recommended.flags()}, beside --strategy {recommended.BASELINE} as the baseline')
     run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
     retrieval_cli.add_flags(run, experiment=True)
     check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
@@ -353,7 +367,8 @@ def parser() -> argparse.ArgumentParser:
 
     load = commands.add_parser("load", help="upload documents and chunk them through the message broker (a bulk load)")
     load.add_argument("files", nargs="+", help=f"documents to upload ({UPLOADABLE}; already uploaded ones are reused)")
-    load.add_argument("--strategy", action="append", required=True, help='a strategy to run (repeatable) or "all"')
+    load.add_argument("--strategy", action="append", required=True,
+                      help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}')
     load.add_argument("--knob", action="append", help="strategy.knob=value (repeatable)")
     load.add_argument("--collection", default="", help="collection for the uploaded documents")
     load.add_argument("--embedding-model", help="default: the stack's configured model")

@@ -1,7 +1,8 @@
 """Starts the whole stack: the four services and the UI, each its own process.
 
-`make up` runs `python -m chunklab_app.stack`: services on loopback, a sample
-document uploaded and processed, the UI's URL printed; Ctrl-C stops it all.
+`make up` runs `python -m chunklab_app.stack`: services on loopback, the UI's URL
+printed, then the sample (chunklab_app.sample) loaded in the background with its
+progress in the output; Ctrl-C stops it all.
 Tests use `Stack` with port 0 so that every server picks a free port, and
 `Stack.client()` to call it.
 """
@@ -25,13 +26,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from chunklab import clients, tokens
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings, settings_from
-from chunklab.v1 import common_pb2
+from chunklab_app import sample
 
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
 SERVICES = ("retriever", "ingest", "chunker", "evaluator")
-SAMPLE = REPO / "samples" / "rag-field-guide.md"
-SAMPLE_QUESTIONS = REPO / "samples" / "rag-field-guide-questions.jsonl"
 
 
 @dataclass
@@ -164,19 +163,23 @@ def wait_serving(address: str, timeout: float, settings: Settings | None = None)
         time.sleep(0.1)
 
 
-def seed_sample(client: ChunkLab) -> str:
-    """Uploads the sample document, processes it with fixed_size and imports
-    its question set (each once); returns the document's id."""
-    response = client.upload_document(SAMPLE, language="en")
-    document = response.document
-    if not response.already_existed:
-        result = client.process(document.document_id, [common_pb2.StrategySpec(name="fixed_size")])
-        if result.strategies_failed:
-            raise RuntimeError(f"processing the sample failed: {result.strategies_failed}")
-    if not any(q.name == SAMPLE_QUESTIONS.stem for q in client.list_question_sets()):
-        client.import_question_set(SAMPLE_QUESTIONS, name=SAMPLE_QUESTIONS.stem,
-                                   document_ids={SAMPLE.stem: document.document_id})
-    return document.document_id
+def load_sample_in_background(client: ChunkLab, strategies: list[str] | None, stopping: threading.Event) -> None:
+    """Loads the sample while the UI is already up (ADR 0063: processing every strategy
+    takes minutes on 2 cores the first time), each step a line of the output."""
+    started = time.monotonic()
+
+    def log(line: str) -> None:
+        print(f"  sample     {line}", flush=True)
+
+    try:
+        loaded = sample.load_sample(client, strategies, log)
+    except Exception as exc:  # noqa: BLE001 - the stack runs on without its sample
+        if not stopping.is_set():
+            log(f"could not be loaded ({exc}); ChunkLab works without it, see {REPO / 'samples'}")
+        return
+    state = "finished" if loaded.finished else "not all finished (see the Experiments page)"
+    log(f"ready in {time.monotonic() - started:.0f}s: question set {sample.QUESTION_SET_NAME}, "
+        f"{len(loaded.experiment_ids)} experiments {state}")
 
 
 def _interrupt(_signum: int, _frame) -> None:
@@ -185,7 +188,9 @@ def _interrupt(_signum: int, _frame) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Start ChunkLab: four services and the UI on loopback.")
-    parser.add_argument("--no-sample", action="store_true", help="do not upload the sample document")
+    parser.add_argument("--no-sample", action="store_true", help="do not load the sample")
+    parser.add_argument("--sample-strategies", help="comma-separated strategies to process the sample with "
+                        "(default: every strategy that needs no LLM)")
     args = parser.parse_args()
     settings = load_settings()
     ports = {name: int(getattr(settings, f"{name}_address").rpartition(":")[2]) for name in SERVICES}
@@ -202,25 +207,27 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     print("starting ChunkLab (first start loads the embedding model; allow a minute) ...", flush=True)
     started = time.monotonic()
+    stopping = threading.Event()
     try:
         stack.start()
         for name in SERVICES:
             print(f"  {name:<10} grpc://{stack.addresses[name]}", flush=True)
-        if not args.no_sample:
-            seed_sample(stack.client(settings))
-            print(
-                f"  sample     {SAMPLE.name} processed with fixed_size; question set {SAMPLE_QUESTIONS.stem} imported",
-                flush=True,
-            )
         print(f"\nChunkLab is ready in {time.monotonic() - started:.0f}s: open {stack.ui_url}", flush=True)
         print(f"logs in {stack.data_dir / 'logs'}; Ctrl-C stops everything.", flush=True)
+        if not args.no_sample:
+            strategies = [n.strip() for n in (args.sample_strategies or "").split(",") if n.strip()] or None
+            print("  sample     loading in the background: the pages show it when it is ready", flush=True)
+            threading.Thread(target=load_sample_in_background, args=(stack.client(settings), strategies, stopping),
+                             daemon=True).start()
         while all(p.poll() is None for p in stack.processes.values()):
             time.sleep(0.5)
         dead = [n for n, p in stack.processes.items() if p.poll() is not None]
         print(f"ChunkLab stopped: {', '.join(dead)} exited; see {stack.data_dir / 'logs'}", flush=True)
     except KeyboardInterrupt:
+        stopping.set()
         print("\nstopping ChunkLab ...", flush=True)
     finally:
+        stopping.set()
         stack.stop()
 
 

@@ -75,8 +75,7 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
     )
 
 
-def answer_request(
-    question: str,
+def retrieval_options(
     strategy: str,
     *,
     top_k: int = 5,
@@ -89,10 +88,9 @@ def answer_request(
     collections: list[str] | None = None,
     languages: list[str] | None = None,
     embedding_model: str = "",
-    answer_model: evaluator_pb2.ModelEndpoint | None = None,
     config_id: str = "",
-) -> evaluator_pb2.AnswerRequest:
-    """The AnswerRequest for the Query form; `window` None leaves the set's own window, an
+) -> common_pb2.RetrievalOptions:
+    """The Query form's retrieval options; `window` None leaves the set's own window, an
     empty `config_id` searches each document's active set."""
     retrieval = common_pb2.RetrievalOptions(
         strategy=strategy,
@@ -109,7 +107,14 @@ def answer_request(
     )
     if window is not None:
         retrieval.window = window
-    request = evaluator_pb2.AnswerRequest(question=question.strip(), retrieval=retrieval)
+    return retrieval
+
+
+def answer_request(question: str, strategy: str, *, answer_model: evaluator_pb2.ModelEndpoint | None = None,
+                   **options) -> evaluator_pb2.AnswerRequest:
+    """The AnswerRequest for the Query form: the question, retrieval_options(strategy, **options)
+    and the answer model (None: the stack's own)."""
+    request = evaluator_pb2.AnswerRequest(question=question.strip(), retrieval=retrieval_options(strategy, **options))
     if answer_model is not None:
         request.answer_model.CopyFrom(answer_model)
     return request

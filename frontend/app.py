@@ -22,7 +22,7 @@ import gradio as gr
 from chunklab import security
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings
-from frontend.pages import compare, documents, experiments, freshness, health, query, reports
+from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports
 from frontend.report_files import FILES
 from frontend.style import CSS
 
@@ -32,6 +32,7 @@ LOGIN_MESSAGE = ("This ChunkLab stack is protected by a token. Sign in with any 
 PAGES = (
     ("Documents", "documents", documents),
     ("Query", "query", query),
+    ("Question sets", "questions", questions),
     ("Experiments", "experiments", experiments),
     ("Compare", "compare", compare),
     ("Reports", "reports", reports),

@@ -7,7 +7,8 @@ chunks overlap (fixed_size's overlap), plain text where no chunk reaches. A
 label at each chunk's start gives its index and token count, and hovering a
 piece names its chunk. Parent-child strategies show each parent as a framed
 block with its children alternating inside it. No Gradio here; all document
-text is escaped.
+text is escaped. Two configurations side by side: frontend.boundary_columns,
+which cuts each side with `segments` too.
 """
 
 from __future__ import annotations
@@ -57,16 +58,17 @@ def _mark(chunk: common_pb2.Chunk) -> Piece:
 
 
 def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk],
-             page_starts: Sequence[int] = ()) -> list[Piece]:
-    """text[start:end] cut at every chunk edge inside it, each piece named by what covers it;
-    a page marker ("page") where each page of a paged document begins."""
+             page_starts: Sequence[int] = (), also_cut_at: Sequence[int] = ()) -> list[Piece]:
+    """text[start:end] cut at every chunk edge inside it (and at `also_cut_at`), each piece named
+    by what covers it; a page marker ("page") where each page of a paged document begins."""
     spans = sorted(
         ((max(c.start_char, start), min(c.end_char, end), c) for c in chunks),
         key=lambda s: (s[0], s[2].chunk_index),
     )
     spans = [s for s in spans if s[0] < s[1]]
     page_of = {offset: number for number, offset in enumerate(page_starts, start=1) if start <= offset < end}
-    cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)} | set(page_of))
+    cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)} | set(page_of)
+                  | {p for p in also_cut_at if start < p < end})
     out: list[Piece] = []
     next_span = 0
     active: list[tuple[int, int, common_pb2.Chunk]] = []
@@ -119,16 +121,13 @@ def _with_parents(text: str, end: int, parents: list, children: list, page_start
     return blocks
 
 
-def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS,
-                  page_starts: Sequence[int] = ()) -> str:
-    """The whole viewer: the marked text (with page markers for a paged document's
-    `page_starts`), notes on anything unusual, and enriched texts."""
-    end = min(len(text), max_chars)
-    parents = [c for c in chunks if _is_parent(c)]
-    others = [c for c in chunks if not _is_parent(c)]
+def truncation_notes(text: str, end: int) -> list[str]:
+    return [f"Showing the first {end:,} of {len(text):,} characters."] if end < len(text) else []
+
+
+def chunk_notes(text: str, chunks: Sequence[common_pb2.Chunk], whose: str = "The strategy") -> list[str]:
+    """What is unusual about a configuration's chunks: some not where they say, or none at all."""
     notes = []
-    if end < len(text):
-        notes.append(f"Showing the first {end:,} of {len(text):,} characters.")
     inexact = [c.chunk_index for c in chunks if text[c.start_char:c.end_char] != c.content]
     if inexact:
         shown = ", ".join(str(i) for i in inexact[:10]) + (" …" if len(inexact) > 10 else "")
@@ -137,7 +136,18 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
             "they are marked where the strategy says they are."
         )
     if not chunks:
-        notes.append("The strategy made no chunks for this document.")
+        notes.append(f"{whose} made no chunks for this document.")
+    return notes
+
+
+def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS,
+                  page_starts: Sequence[int] = ()) -> str:
+    """The whole viewer: the marked text (with page markers for a paged document's
+    `page_starts`), notes on anything unusual, and enriched texts."""
+    end = min(len(text), max_chars)
+    parents = [c for c in chunks if _is_parent(c)]
+    others = [c for c in chunks if not _is_parent(c)]
+    notes = truncation_notes(text, end) + chunk_notes(text, chunks)
     if parents:
         blocks = _with_parents(text, end, parents, others, page_starts)
     else:
@@ -150,6 +160,16 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
     )
 
 
+def usage_facts(usage: common_pb2.TokenUsage) -> list[str]:
+    """What a preview cost, if anything: LLM calls and tokens embedded."""
+    facts = []
+    if usage.llm_calls:
+        facts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
+    if usage.embedding_tokens:
+        facts.append(f"{usage.embedding_tokens} tokens embedded")
+    return facts
+
+
 def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksResponse) -> str:
     """One line: how many chunks of which sizes, and what the preview cost."""
     chunks = list(response.chunks)
@@ -159,10 +179,6 @@ def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksRespo
     if searchable:
         sizes = [c.token_count for c in searchable]
         facts.append(f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}")
-    usage = response.usage
-    if usage.llm_calls:
-        facts.append(f"{usage.llm_calls} LLM calls ({usage.prompt_tokens + usage.completion_tokens} tokens)")
-    if usage.embedding_tokens:
-        facts.append(f"{usage.embedding_tokens} tokens embedded")
+    facts += usage_facts(response.usage)
     return render("frontend", "preview_summary.html.j2", strategy=strategy, config_id=response.config_id,
                   parents=len(parents), searchable=len(searchable), facts=facts)

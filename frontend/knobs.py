@@ -11,12 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chunklab import knobs
+from chunklab import knobs, recommended
 from chunklab.knobs import Knob
 from chunklab.v1 import chunker_pb2, common_pb2
 
 # The spec's baseline strategy: ticked and chosen by default where it exists.
-BASELINE = "fixed_size"
+BASELINE = recommended.BASELINE
+
+
+def ticked_first(name: str) -> bool:
+    """Whether the experiment form ticks the strategy at first: the ones docs/benchmarks.md
+    recommends (chunklab.recommended), and the baseline to compare them against."""
+    return name == BASELINE or name in recommended.STRATEGIES
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ CSS = """
 .cl-message-ok { color: #15803d; }
 .cl-message-error { color: #b91c1c; }
 .cl-failed { color: #b91c1c; }
+.cl-excerpt { white-space: pre-wrap; margin: 6px 0; padding-left: 8px; border-left: 3px solid var(--border-color-primary); }
 .cl-health td, .cl-health th { padding: 2px 10px; text-align: left; }
 .cl-status-serving { color: #15803d; font-weight: 600; }
 .cl-status-unreachable, .cl-status-not_serving { color: #b91c1c; font-weight: 600; }
@@ -59,6 +60,16 @@ CSS = """
 .cl-bpage { display: block; font-size: 0.75em; color: #6b7280; border-top: 1px dashed #9ca3af; margin: 4px 0; white-space: nowrap; }
 .cl-bparent { border: 2px solid #9333ea; border-radius: 8px; padding: 4px 8px; margin: 8px 0; }
 .cl-bparent-head { font-size: 0.8em; font-weight: 600; color: #9333ea; }
+.cl-sbs-scroll { max-height: 75vh; overflow-y: auto; border: 1px solid var(--border-color-primary); border-radius: 6px; }
+.cl-sbs-head, .cl-sbs-row { display: grid; grid-template-columns: 1fr 1fr; column-gap: 12px; }
+.cl-sbs-head { position: sticky; top: 0; z-index: 1; background: var(--background-fill-primary); font-weight: 600; font-size: 0.85em; padding: 4px 6px; border-bottom: 1px solid var(--border-color-primary); }
+.cl-sbs-block { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
+.cl-sbs-cell { white-space: pre-wrap; word-break: break-word; font-size: 0.9em; line-height: 1.6; padding: 0 6px; border-top: 2px solid transparent; }
+.cl-sbs-cut { border-top-color: #374151; }
+.cl-sbs-inparent { box-shadow: inset 3px 0 0 #9333ea; }
+.cl-sbs-parent { display: block; font-size: 0.75em; font-weight: 600; color: #9333ea; }
+.cl-sbs-stats { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; font-size: 0.9em; }
+.cl-sbs-label { font-weight: 600; }
 
 .cl-nbadge, .cl-mbadge { display: inline-block; border: 1px solid #2563eb; color: #2563eb; border-radius: 10px; padding: 0 7px; font-size: 0.8em; margin: 0 3px; white-space: nowrap; }
 .cl-nbadge-muted { border-color: #9ca3af; color: #9ca3af; }
@@ -78,4 +89,10 @@ CSS = """
 .cl-scroll { overflow-x: auto; max-width: 100%; }
 details.cl-metric { margin: 8px 0; }
 details.cl-metric > summary { cursor: pointer; }
+.cl-columns-row { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(260px, 1fr); gap: 12px; overflow-x: auto; }
+.cl-column { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 8px; min-width: 0; }
+.cl-column-title { margin: 2px 0 4px; font-size: 0.95em; word-break: break-word; }
+.cl-column-facts, .cl-column-measures { font-size: 0.85em; margin: 2px 0; }
+.cl-column-tree > summary { cursor: pointer; font-size: 0.85em; }
+mark.cl-ref { background: #fde68a; color: inherit; border-radius: 2px; }
 """

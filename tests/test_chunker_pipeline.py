@@ -30,6 +30,7 @@ from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import Stack
 from services.chunker.cache import EmbeddingCache, content_key
 from services.chunker.llm import NO_LLM, LLMPool
+from tests.test_strategies import SPEC_NAMES
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 from services.chunker.token_map import TokenMap
@@ -101,7 +102,7 @@ def result_of(events) -> chunker_pb2.ProcessDocumentResult:
 
 def test_every_strategy_previews_and_processes_with_the_right_vectors(harness):
     names = REGISTRY.names()
-    assert len(names) == 10
+    assert names == SPEC_NAMES  # every strategy, the new ones included
     for name in names:
         preview = harness.preview(name)
         assert preview.chunks, name

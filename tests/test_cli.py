@@ -103,6 +103,20 @@ def test_a_dry_run_prints_the_estimate_and_bad_usage_says_why(stack, files):
     assert listed.returncode == 0 and "fixed_size" in listed.stdout
 
 
+def test_an_experiment_with_a_run_that_did_not_run_exits_1_and_names_it(stack, files):
+    corpus, questions = files  # contextual_retrieval needs an LLM, and the test stack has none
+    done = cli(stack, "experiment", "--corpus", str(corpus), "--questions", str(questions),
+               "--strategy", "fixed_size", "--strategy", "contextual_retrieval", "--top-k", "1", "--retrieval-only",
+               "--only-uploaded", "--json")
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    questions_by_run = {row["run"].split("[")[0]: row["questions"] for row in summary["runs"]}
+    assert questions_by_run["fixed_size"] == 2 and questions_by_run["contextual_retrieval"] == 0
+    (missing,) = [line for line in done.stderr.splitlines() if "did not run" in line]
+    assert missing.startswith("run contextual_retrieval") and ": 0/2 questions (" in missing
+    assert "no LLM endpoint is configured" in missing
+
+
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

@@ -69,7 +69,7 @@ def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
     title = document.tree.root.children[0]
     assert [(s.title, s.first_page, s.last_page) for s in title.children
             if s.kind == documents_pb2.NODE_KIND_SECTION] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
-    assert document.metadata["page_count"] == "4" and document.metadata["author"] == "Layout Team"
+    assert document.metadata["pages"] == "4" and document.metadata["author"] == "Layout Team"
     assert document.published_at.ToDatetime().date().isoformat() == pdfs.CREATED.date().isoformat()
 
 

@@ -122,3 +122,20 @@ def test_questions_are_added_changed_and_removed_with_their_excerpts_located(eva
     assert status_of(lambda: stub.DeleteQuestion(G.DeleteQuestionRequest(
         question_set_id=created.question_set_id, question_id=second.question_id), timeout=DEADLINE_S)) == (
         grpc.StatusCode.INVALID_ARGUMENT, "that is the set's last question: delete the set instead")
+
+
+def test_a_lenient_import_leaves_out_questions_whose_document_is_not_uploaded(evaluator):
+    stub, _ = evaluator
+    data = QUESTIONS + b"\n" + json.dumps(
+        {"question": "Who wrote it?", "references": [{"document": "wikitexts", "content": "anything"}]}).encode()
+    code, message = status_of(lambda: stub.ImportQuestionSet(streamed(G.EXCERPT_CHECK_STRICT, data),
+                                                             timeout=DEADLINE_S))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert message == ("line 6: no uploaded document is called 'wikitexts'; upload it first, or map 'wikitexts' "
+                       "to an uploaded document's id (wikitexts=document_id)")
+    stored = stub.ImportQuestionSet(streamed(G.EXCERPT_CHECK_LENIENT, data), timeout=DEADLINE_S)
+    assert (stored.question_count, stored.validation.questions_total, stored.validation.questions_left_out) == (4, 6, 2)
+    unknown = stored.validation.problems[-1]
+    assert (unknown.line, G.ExcerptProblemKind.Name(unknown.kind), unknown.left_out) == (
+        6, "EXCERPT_PROBLEM_KIND_NOT_FOUND", True)
+    assert unknown.message == message

@@ -12,7 +12,7 @@ from ir_measures import AP, R, nDCG
 
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import metric_catalog
-from services.evaluator.metrics import Span
+from chunklab.metrics import Span
 from services.evaluator.rank import rank_measures
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 

@@ -21,7 +21,8 @@ from chunklab import clients
 from chunklab.v1 import (
     chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2, retriever_pb2,
 )
-from chunklab_app.stack import Stack, seed_sample
+from chunklab_app import sample
+from chunklab_app.stack import Stack
 from services.evaluator.answers import SYSTEM as ANSWER_PROMPT
 from tests.support.fake_openai import FakeOpenAI
 
@@ -47,7 +48,10 @@ def busy_stack(tmp_path_factory, llm):
         "CHUNKLAB_LLM_BASE_URL": llm.base_url, "CHUNKLAB_LLM_MODEL": "fake",
         "CHUNKLAB_LLM_TIMEOUT_S": "900", "CHUNKLAB_LLM_MAX_RETRIES": "0",
     }).start()
-    document_id = seed_sample(stack.client())
+    lab = stack.client()
+    document_ids = sample.upload_and_process(lab, ["fixed_size"], log=lambda _line: None)
+    sample.question_set(lab, document_ids)
+    document_id = document_ids[sample.FIELD_GUIDE.stem]
     yield stack, document_id
     stack.stop()
 

@@ -11,6 +11,7 @@ Chromium is Debian's (`make browser`); Playwright never downloads its own.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -323,37 +324,104 @@ def test_a_docx_upload_keeps_its_collection_and_language(page, tmp_path):
     expect(row).to_contain_text(re.compile(r"^Richtlinie\.docx\s*hr\s*de\s*DOCX"))
 
 
-def test_the_boundary_viewer_marks_each_chunk_and_frames_parents(page, storms):
+# Where the browser tests leave their screenshots (the closing note lists them).
+SCREENSHOTS = Path(os.environ.get("CHUNKLAB_SCREENSHOTS", Path(__file__).resolve().parent.parent / ".chunklab"
+                                  / "screenshots"))
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# Long enough to scroll in the viewer's box; its markup must stay text in both columns.
+LONG_STORMS = "\n".join([STORMS] * 8)
+ROW_AT = """([x, y]) => { const at = document.elementFromPoint(x, y); const row = at && at.closest('.cl-sbs-row');
+    return row ? row.getAttribute('data-start') : null; }"""
+
+
+@pytest.fixture(scope="module")
+def long_storms(ui_stack) -> str:
+    """The long document, indexed with fixed_size 64/0 (set up before the page opens)."""
+    document_id = upload(ui_stack, "storms-long.md", LONG_STORMS)
+    spec = to_spec("fixed_size", {"chunk_size": 64, "chunk_overlap": 0})
+    assert ui_stack.client().process(document_id, [spec]).strategies_completed
+    return document_id
+
+
+def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_them_together(page, long_storms):
     from playwright.sync_api import expect
 
-    choose(page, "document-select", re.compile(r"^storms\.md · "))
-    # fixed_size with overlap: every chunk labelled, overlaps marked, the markup shown as text.
-    choose(page, "viewer-strategy", "fixed_size")
-    page.locator("#viewer-knob-fixed_size-chunk_size input").fill("24")
-    page.locator("#viewer-knob-fixed_size-chunk_overlap input").fill("6")
+    choose(page, "document-select", re.compile(r"^storms-long\.md · "))
+    # Right: the index set processed above; left: a preview of fixed_size 24/6 with overlaps.
+    page.locator("#viewer-right-source").get_by_text("Index set", exact=True).click()
+    choose(page, "viewer-right-set", re.compile(r"^fixed_size · chunk_overlap=0, chunk_size=64 · "))
+    choose(page, "viewer-left-strategy", "fixed_size")
+    page.locator("#viewer-left-knob-fixed_size-chunk_size input").fill("24")
+    page.locator("#viewer-left-knob-fixed_size-chunk_overlap input").fill("6")
     page.locator("#viewer-button").click()
-    viewer = page.locator("#viewer .cl-boundaries[data-layout=flat]")
-    viewer.wait_for()
-    count = int(re.search(r"(\d+) chunks", page.locator("#viewer-summary").inner_text()).group(1))
-    marks = viewer.locator(".cl-bmark")
-    assert count >= 5 and marks.count() == count
-    assert chunk_indices(marks) == list(range(count))
-    assert marks.first.inner_text() == "#0 · 24 tok"
-    assert viewer.locator(".cl-overlap").count() == count - 1
-    assert viewer.locator(".cl-seg-0").count() and viewer.locator(".cl-seg-1").count()
-    # The marked pieces put together are the document's text, markup and all, as text.
-    shown = viewer.evaluate("e => [...e.querySelectorAll('.cl-seg, .cl-gap')].map(s => s.textContent).join('')")
-    assert shown == STORMS
-    assert page.locator("#viewer img, #viewer script").count() == 0
+    view = page.locator("#viewer .cl-sbs")
+    view.wait_for()
 
-    # parent_child: each parent framed with its children inside it.
-    choose(page, "viewer-strategy", "parent_child")
+    # Each column's figures and histogram; each chunk labelled once in its own column.
+    summary = page.locator("#viewer-summary")
+    expect(summary.locator("[data-side=left] .cl-sbs-label")).to_have_text(
+        "fixed_size · chunk_overlap=6, chunk_size=24 (preview)")
+    expect(summary.locator("[data-side=right] .cl-sbs-label")).to_contain_text(
+        "fixed_size · chunk_overlap=0, chunk_size=64 · ")
+    for side in ("left", "right"):
+        facts = summary.locator(f"[data-side={side}]")
+        count = int(re.match(r"(\d+) chunks", facts.locator("[data-fact=chunks]").inner_text()).group(1))
+        assert count >= 5 and view.locator(f".cl-sbs-cell[data-side={side}] .cl-bmark").count() == count
+        expect(facts.locator("[data-fact=tiny]")).to_contain_text("tiny fragments (under 20 tokens): ")
+        expect(facts.locator("[data-fact=mid-sentence]")).to_contain_text("cuts in mid-sentence: ")
+        expect(page.locator(f"#viewer-{side}-histogram")).to_be_visible()
+        # The column read back is the document, markup and all, as text.
+        shown = view.evaluate(f"e => [...e.querySelectorAll('.cl-sbs-cell[data-side={side}] .cl-sbs-text')]"
+                              ".map(s => s.textContent).join('')")
+        assert shown == LONG_STORMS
+    assert view.locator(".cl-sbs-cell[data-side=left].cl-overlap").count() >= 5
+    assert view.locator(".cl-sbs-block").first.evaluate("e => getComputedStyle(e).contentVisibility") == "auto"
+
+    # Scrolling over the left column moves the right one with it: at any height, the row under
+    # the left column is the row under the right column, both cells level.
+    box = view.locator(".cl-sbs-scroll")
+    assert box.evaluate("e => e.scrollHeight > 3 * e.clientHeight")
+    box.evaluate("e => e.scrollIntoView({block: 'start'})")  # the pointer must be over it, in the window
+    area = box.bounding_box()
+    left_x, right_x = area["x"] + area["width"] * 0.25, area["x"] + area["width"] * 0.75
+    page.mouse.move(left_x, area["y"] + area["height"] / 2)
+    page.mouse.wheel(0, 1500)
+    page.wait_for_function("() => document.querySelector('#viewer .cl-sbs-scroll').scrollTop > 600")
+    for fraction in (0.3, 0.5, 0.8):
+        y = area["y"] + area["height"] * fraction
+        row = page.evaluate(ROW_AT, [left_x, y])
+        assert row is not None and page.evaluate(ROW_AT, [right_x, y]) == row
+        tops = view.locator(f".cl-sbs-row[data-start='{row}'] > div").evaluate_all(
+            "cells => cells.map(c => c.getBoundingClientRect().top)")
+        assert len(tops) == 2 and tops[0] == tops[1]
+    # Down to the end: the last stretch of text shows in both columns.
+    # (Blocks drawn as they come near take their real height, so scroll again until the end holds.)
+    box.evaluate("""async e => { for (let i = 0; i < 5; i++) { e.scrollTop = e.scrollHeight;
+        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); } }""")
+    last = view.locator(".cl-sbs-row").last
+    expect(last.locator(".cl-sbs-cell[data-side=left]")).to_be_in_viewport()
+    expect(last.locator(".cl-sbs-cell[data-side=right]")).to_be_in_viewport()
+    expect(view.locator(".cl-sbs-row").first).not_to_be_in_viewport()
+    assert page.locator("#viewer img, #viewer script").count() == 0
+    screenshot(page, "boundaries-side-by-side")
+
+    # One configuration alone: parent_child with each parent framed, as before.
+    page.locator("#viewer-right-source").get_by_text("Nothing (one column)", exact=True).click()
+    choose(page, "viewer-left-strategy", "parent_child")
     page.locator("#viewer-button").click()
     parents = page.locator("#viewer .cl-boundaries[data-layout=parents] .cl-bparent")
     parents.first.wait_for()
-    assert parents.count() == 3  # Fog, Flags, Radio: the deepest headings above the paragraphs
-    expect(page.locator("#viewer-summary")).to_contain_text("3 parents")
-    assert all(parents.nth(i).locator(".cl-bmark").count() >= 1 for i in range(3))
+    assert parents.count() >= 3
+    expect(page.locator("#viewer-summary [data-side=left] [data-fact=chunks]")).to_contain_text("parents")
+    expect(page.locator("#viewer-right-histogram")).to_be_hidden()
     assert page.evaluate("window.__chunklab_xss") is None
 
 
@@ -371,7 +439,11 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     expect(page.locator("#qs-status")).to_contain_text("Imported storm-questions.jsonl: 2 questions")
     expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^storm-questions\.jsonl · 2 questions"))
 
-    # fixed_size in small windows with one neighbour each side; answers extractive (no LLM here).
+    # The recommended strategy and hybrid start ticked beside the baseline (ADR 0064); this run is
+    # fixed_size alone, in small windows with one neighbour each side; answers extractive (no LLM here).
+    expect(page.locator("#exp-recommended")).to_contain_text("recommended by docs/benchmarks.md")
+    expect(page.locator("#exp-hybrid input")).to_be_checked()
+    page.locator("#exp-use-cluster_parent_child input").uncheck()
     fill(page, "grid-fixed_size-chunk_size", "40")
     fill(page, "grid-fixed_size-chunk_overlap", "0")
     page.locator("#exp-neighbor-prev input").fill("1")
@@ -603,3 +675,61 @@ def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(
     assert large and max(large) > 64 and max(large) <= 128
     active = ask_with("active set of each document")
     assert active == large  # the last configuration processed is the active one
+
+
+SIDE_QUESTION = "Which fog horns warned ships in storms when the beam was hidden?"
+SIDE_EXCERPT = "warned ships in storms when the beam was hidden"
+
+
+@pytest.fixture(scope="module")
+def side_by_side(ui_stack) -> str:
+    """One document indexed with fixed_size 40/0 and 200/0, and a question set with one
+    question whose excerpt is in it (set up before the page opens)."""
+    document_id = upload(ui_stack, "side-by-side.md", DOCUMENT.replace("Lighthouse keeping", "Side by side"))
+    lab = ui_stack.client()
+    for size in (40, 200):
+        assert lab.process(document_id, [to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0})]
+                           ).strategies_completed
+    line = {"question": SIDE_QUESTION, "references": [{"document": "side-by-side.md", "content": SIDE_EXCERPT}]}
+    lab.import_question_set((json.dumps(line) + "\n").encode(), name="side-questions.jsonl")
+    return document_id
+
+
+def test_one_question_asked_of_two_configurations_side_by_side_marks_its_excerpt(side_by_side, page):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Query").click()
+    choose(page, "query-question-set", re.compile(r"^side-questions\.jsonl · 1 questions"))
+    choose(page, "query-question-pick", re.compile(r"^Which fog horns warned ships"))
+    expect(page.locator("#query-text textarea")).to_have_value(SIDE_QUESTION)
+    choose(page, "query-documents", re.compile(r"^side-by-side\.md "))
+    page.locator("#query-top-k input").fill("2")
+    # The page opens on every strategy's active sets: replace them with the two configurations.
+    page.locator("#query-configurations .remove-all").click()
+    for size in (40, 200):
+        choose(page, "query-configurations", re.compile(rf"^fixed_size · chunk_overlap=0, chunk_size={size} · "))
+    page.locator("#side-by-side-button").click()
+
+    columns = page.locator("#query-columns section.cl-column[data-state=done]")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0).locator("h4")).to_contain_text("chunk_size=40")
+    expect(columns.nth(1).locator("h4")).to_contain_text("chunk_size=200")
+    expect(columns.nth(1).locator(".cl-column-measures")).to_contain_text("recall 100.0%")
+    for index in range(2):
+        column = columns.nth(index)
+        expect(column.locator(".cl-found")).to_have_text("found 1 of 1 excerpt")
+        # What is marked is the excerpt (or, where the small chunks cut it, the part retrieved): the recall.
+        marked = "".join(column.locator(".cl-flat-list mark.cl-ref").all_text_contents())
+        assert marked and marked in SIDE_EXCERPT
+        recall = float(column.locator(".cl-column-measures").get_attribute("data-recall"))
+        assert recall == pytest.approx(len(marked) / len(SIDE_EXCERPT))
+        tokens = [int(t.split()[0]) for t in column.locator(".cl-flat-list li[data-label=hit] .cl-tokens")
+                  .all_text_contents()]
+        assert tokens and max(tokens) <= (40, 200)[index]
+    # The expansion tree is one click away in each column.
+    tree = columns.nth(0).locator("details.cl-column-tree")
+    expect(tree.locator(".cl-tree")).to_be_hidden()
+    tree.locator("summary").click()
+    expect(tree.locator(".cl-node").first).to_be_visible()
+    assert page.evaluate("() => window.__chunklab_xss") is None  # the document's markup stayed text
+    screenshot(page, "query-side-by-side")

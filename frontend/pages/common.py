@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import gradio as gr
 import pandas as pd
 
+from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting
 
@@ -23,6 +24,12 @@ ERROR_SECONDS = 20
 RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-render"}
 
 
+def hybrid_checkbox(elem_id: str) -> gr.Checkbox:
+    """The hybrid retrieval box of the Query page and the experiment form: ticked at first as
+    docs/benchmarks.md recommends (chunklab.recommended); the API's default stays off."""
+    return gr.Checkbox(label="hybrid (BM25 + dense)", value=recommended.HYBRID, elem_id=elem_id)
+
+
 def user_error(message: str) -> gr.Error:
     """An error Gradio shows in the page as a message; expected, so not logged as a traceback."""
     return gr.Error(message, duration=ERROR_SECONDS, print_exception=False)
@@ -34,6 +41,19 @@ def shown_as_error() -> Iterator[None]:
     try:
         yield
     except ClientError as exc:
+        raise user_error(exc.message) from None
+
+
+@contextmanager
+def told_as_sentence() -> Iterator[None]:
+    """As shown_as_error, but a service's refusal shows as its own sentence, without the
+    service's name and status code in front (a service out of reach keeps its address)."""
+    try:
+        yield
+    except ClientError as exc:
+        prefix = f"{exc.service} service: {exc.code.name}: " if exc.code is not None else ""
+        if prefix and exc.message.startswith(prefix):
+            raise user_error(exc.details[:1].upper() + exc.details[1:].rstrip(".") + ".") from None
         raise user_error(exc.message) from None
 
 

@@ -53,12 +53,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         )
         plots = result_plots.section("compare")
 
-        def choices(current: list[str] | None):
+        def choices(current: list[str] | None, first_open: bool = False):
             with shown_as_error():
                 experiments = gateway.list_experiments()
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
-            return gr.update(choices=options, value=[c for c in current or [] if c in ids])
+            return gr.update(choices=options, value=[c for c in current or [] if c in ids]
+                             or ([v for _, v in options[:2]] if first_open else []))  # the newest pair, e.g. the sample's
 
         def compare(experiment_ids: list[str] | None):
             if not experiment_ids or len(experiment_ids) < 2:
@@ -75,7 +76,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     metric_plot(frame, first, metrics),
                     *result_plots.updates(list(response.experiments), list(response.wins), metrics))
 
-        page.load(choices, inputs=chosen, outputs=chosen)
+        page.load(lambda current: choices(current, first_open=True), inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         compare_button.click(compare, inputs=chosen,

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from chunklab import recommended
 from chunklab.client import ChunkLab
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
-from frontend import experiment_config, experiments_html, knobs
+from frontend import experiment_config, experiments_html, knobs, question_sets
 from frontend.formatting import message_html
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, shown_as_error, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, hybrid_checkbox, shown_as_error, user_error
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
 
@@ -117,6 +118,8 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
                     label="Corpus ids to document ids (optional)", lines=2, elem_id="qs-mapping",
                     placeholder="corpus_id=document_id, one a line; unmapped ids match document names",
                 )
+                lenient = gr.Checkbox(label="Lenient: import the located questions, leave out the others",
+                                      value=False, elem_id="qs-lenient")
                 import_button = gr.Button("Import", elem_id="qs-import")
         gr.Markdown(
             'Each line (JSONL) or row (CSV) has a `question`, optionally an `expected_answer` and `references`: '
@@ -127,19 +130,10 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
     def choices(current: str | None):
         return question_set_update(gateway, current)
 
-    def do_import(path: str | None, set_name: str, mapping_text: str):
-        if not path:
-            raise user_error("Choose a .jsonl or .csv file of questions first.")
-        try:
-            document_ids = experiment_config.document_mapping(mapping_text)
-        except ValueError as exc:
-            raise user_error(str(exc)) from None
-        with shown_as_error():
-            imported = gateway.import_question_set(path, set_name or "", document_ids)
-        message = message_html(
-            f"Imported {imported.name}: {imported.question_count} questions (id {imported.question_set_id}).", "ok"
-        )
-        return message, choices(imported.question_set_id)
+    def do_import(path: str | None, set_name: str, mapping_text: str, keep_located: bool):
+        """As the Question sets page imports (lenient: the left-out questions' report below the sentence)."""
+        message, report, set_id = question_sets.import_file(gateway, path, set_name, mapping_text, keep_located)
+        return message + report, choices(set_id)
 
     def do_delete(current: str | None):
         if not current:
@@ -151,7 +145,7 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
         return message, choices(None)
 
     refresh.click(choices, inputs=chosen, outputs=chosen)
-    import_button.click(do_import, inputs=[file, name, mapping], outputs=[status, chosen])
+    import_button.click(do_import, inputs=[file, name, mapping, lenient], outputs=[status, chosen])
     delete.click(do_delete, inputs=chosen, outputs=[status, chosen])
     chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
     return chosen
@@ -174,7 +168,7 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
                                 elem_id="exp-embedding-model")
         documents = gr.Dropdown(label="Only these documents (empty = all)", choices=[], multiselect=True,
                                 elem_id="exp-documents")
-        hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", elem_id="exp-hybrid")
+        hybrid = hybrid_checkbox("exp-hybrid")
         retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
     with gr.Accordion("Answer and judge models (optional)", open=False):
         gr.Markdown(
@@ -220,12 +214,15 @@ def grid_section(
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
+        gr.Markdown(f"Ticked at first: {recommended.summary()}, and {knobs.BASELINE}, the baseline to "
+                    "compare it against.", elem_id="exp-recommended")
         chosen = []
         for form in strategy_forms:
-            # Folded except for the baseline: ten strategies' grids at once make a very long page.
-            with gr.Accordion(form.name, open=form.name == knobs.BASELINE, elem_id=f"grid-{form.name}"):
+            # Folded except for those ticked at first: ten strategies' grids at once make a very long page.
+            ticked = knobs.ticked_first(form.name)
+            with gr.Accordion(form.name, open=ticked, elem_id=f"grid-{form.name}"):
                 note = " Needs an LLM endpoint." if form.requires_llm else ""
-                use = gr.Checkbox(label=f"run {form.name}", value=form.name == knobs.BASELINE,
+                use = gr.Checkbox(label=f"run {form.name}", value=ticked,
                                   info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True,
                                   key=f"exp-use-{form.name}")
                 with gr.Row():

@@ -80,7 +80,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             choices = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in choices}
             return experiments_html.experiments_table_html(experiments), gr.update(
-                choices=choices, value=select if select in ids else None
+                choices=choices, value=select if select in ids else (choices[0][1] if choices else None)
             )
 
         def open_experiment(experiment_id: str | None):

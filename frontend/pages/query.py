@@ -1,5 +1,10 @@
-"""Query: ask a question of one strategy, read the answer as it is written, and
-see both shapes of the context it was given.
+"""Query: ask one question of several configurations side by side, and of one
+strategy for an answer read as it is written, with both shapes of its context.
+
+Side by side, each picked configuration (a strategy and an index set) is a
+column (frontend/query_columns.py), all searched with the same retrieval
+options; a question picked from a question set has its reference excerpts
+marked in every column, with that column's recall and IoU for it.
 
 One call does it all: EvaluatorService.Answer retrieves (its first event is
 the context: `retrieved_chunks` and `expansion_tree`), then streams the answer.
@@ -11,19 +16,28 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import label
 from chunklab.v1 import common_pb2
 
-from frontend import answer_html, experiment_config, knobs, retrieval_html
+from chunklab.metric_format import MetricFormat
+from frontend import answer_html, experiment_config, experiments_html, knobs, query_columns, retrieval_html
 from frontend.formatting import message_html
-from frontend.pages.common import document_dropdown_update, retrieval_limit_updates, shown_as_error, user_error
+from frontend.pages.common import (
+    document_dropdown_update, hybrid_checkbox, retrieval_limit_updates, shown_as_error, user_error,
+)
 
 
-def default_strategy(names: list[str], current: str | None) -> str | None:
-    """Keeps the user's choice; otherwise the baseline, fixed_size, where it exists."""
+def default_strategy(names: list[str], current: str | None, indexed: set[str] | frozenset = frozenset()) -> str | None:
+    """Keeps the user's choice; otherwise the strategy docs/benchmarks.md recommends
+    (chunklab.recommended) where it has an index set (`indexed`: a question of a strategy
+    not processed yet would only fail), else the baseline, fixed_size, where it exists."""
     if current in names:
         return current
+    for name in recommended.STRATEGIES:
+        if name in names and name in indexed:
+            return name
     if knobs.BASELINE in names:
         return knobs.BASELINE
     return names[0] if names else None
@@ -70,6 +84,21 @@ def filter_choices(documents) -> tuple[list[str], list[str]]:
     return collections, languages
 
 
+def form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names, language_codes,
+                 model_name) -> dict:
+    """The form's retrieval options as answer_html.retrieval_options takes them; ValueError
+    names an input that holds no whole number."""
+    return {
+        "top_k": experiment_config.whole(k, 5),
+        "neighbor_prev": experiment_config.whole(prev, 0),
+        "neighbor_next": experiment_config.whole(nxt, 0),
+        "window": experiment_config.optional_whole(window_value, "window"),
+        "hybrid": bool(use_hybrid), "recency_lambda": float(lam or 0.0),
+        "document_ids": document_ids, "collections": collection_names, "languages": language_codes,
+        "embedding_model": model_name or "",
+    }
+
+
 def build(gateway: ChunkLab) -> gr.Blocks:
     with gr.Blocks() as page:
         query_id = gr.State("")
@@ -78,6 +107,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 label="Question", placeholder="What does the document say about …?", scale=4, elem_id="query-text"
             )
             ask_button = gr.Button("Ask", variant="primary", scale=0, elem_id="ask-button")
+        with gr.Row():
+            question_set = gr.Dropdown(label="Question set (optional)", choices=[], scale=2,
+                                       elem_id="query-question-set")
+            picked = gr.Dropdown(label="Question from the set: its excerpts are marked side by side", choices=[],
+                                 scale=3, elem_id="query-question-pick")
         with gr.Row():
             strategy = gr.Dropdown(label="Strategy", choices=[], elem_id="query-strategy")
             configuration = gr.Dropdown(
@@ -109,7 +143,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 label="recency λ per day", value=0, step=0.01, info="score × exp(−λ·age); 0 = off",
                 elem_id="query-recency",
             )
-            hybrid = gr.Checkbox(label="hybrid (BM25 + dense)", value=False, elem_id="query-hybrid")
+            hybrid = hybrid_checkbox("query-hybrid")
         with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
             with gr.Row():
                 collections = gr.Dropdown(
@@ -134,6 +168,14 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 answer_model = gr.Textbox(label="Model", placeholder="e.g. gpt-4o-mini or extractive", elem_id="answer-model")
                 answer_key = gr.Textbox(label="API key", type="password", elem_id="answer-api-key")
         status = gr.HTML(elem_id="query-status")
+        gr.Markdown("#### Side by side: the question asked of several configurations")
+        with gr.Row(equal_height=True):
+            column_configurations = gr.Dropdown(
+                label=f"Configurations (strategy · knobs · model), up to {query_columns.MAX_COLUMNS}", choices=[],
+                multiselect=True, max_choices=query_columns.MAX_COLUMNS, scale=4, elem_id="query-configurations",
+            )
+            side_by_side_button = gr.Button("Search side by side", scale=0, elem_id="side-by-side-button")
+        columns = gr.HTML(elem_id="query-columns")
         gr.Markdown("#### Answer")
         answer = gr.HTML(elem_id="answer")
         with gr.Row(equal_height=True):
@@ -154,7 +196,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             try:
                 catalog = gateway.strategy_catalog()
                 names = [info.name for info in catalog.strategies]
-                strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy))
+                indexed = set() if current_strategy in names else {
+                    name for name in recommended.STRATEGIES
+                    if name in names and gateway.list_indexed_sets(name, embedding_model=current_model or "")
+                }
+                strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy, indexed))
                 models = list(catalog.embedding_models)
                 model_update = gr.update(choices=models, value=current_model or None)
                 message = ""
@@ -192,13 +238,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             try:
                 request = answer_html.answer_request(
                     question_text, strategy_name,
-                    top_k=experiment_config.whole(k, 5),
-                    neighbor_prev=experiment_config.whole(prev, 0),
-                    neighbor_next=experiment_config.whole(nxt, 0),
-                    window=experiment_config.optional_whole(window_value, "window"),
-                    hybrid=bool(use_hybrid), recency_lambda=float(lam or 0.0),
-                    document_ids=document_ids, collections=collection_names, languages=language_codes,
-                    embedding_model=model_name or "",
+                    **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
+                                   language_codes, model_name),
                     answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
                     config_id=config_id or "",
                 )
@@ -233,6 +274,67 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             unlocked = gr.update(interactive=True)
             yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
 
+        def question_sets(current_set):
+            """The stored question sets (the current one kept, else the newest) and its questions."""
+            with shown_as_error():
+                sets = gateway.list_question_sets()
+            choices = [(experiments_html.question_set_label(s), s.question_set_id) for s in sets]
+            ids = [value for _, value in choices]
+            chosen = current_set if current_set in ids else (ids[0] if ids else None)
+            return gr.update(choices=choices, value=chosen), questions_of(chosen)
+
+        def questions_of(set_id):
+            if not set_id:
+                return gr.update(choices=[], value=None)
+            with shown_as_error():
+                choices = query_columns.question_choices(gateway.get_question_set(set_id))
+            return gr.update(choices=choices, value=None)
+
+        def question_text(set_id, question_id):
+            """The picked question, written into the question box."""
+            if not (set_id and question_id):
+                return gr.skip()
+            with shown_as_error():
+                found = [q for q in gateway.get_question_set(set_id).questions if q.question_id == question_id]
+            return found[0].text if found else gr.skip()
+
+        def column_choices(model_name):
+            with shown_as_error():
+                sets = gateway.list_indexed_sets(embedding_model=model_name or "")
+            return query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
+
+        def configuration_update(current, model_name):
+            """On opening the page: every configuration indexed with the model, the picks that
+            still exist kept, else every processed strategy's active sets."""
+            choices = column_choices(model_name)
+            values = {value for _, value in choices}
+            kept = [value for value in current or [] if value in values]
+            return gr.update(choices=choices, value=kept or query_columns.default_configurations(choices))
+
+        def fresh_configurations(model_name):
+            """The choices only: the picks stay as the user is making them."""
+            return gr.update(choices=column_choices(model_name))
+
+        def side_by_side(question_text_value, picked_values, set_id, question_id, document_ids, k, prev, nxt,
+                         window_value, lam, use_hybrid, collection_names, language_codes, model_name):
+            if not (question_text_value or "").strip():
+                raise user_error("Type a question first, or pick one from a question set.")
+            try:
+                offered = column_choices(model_name)
+                picks = query_columns.chosen(picked_values or [], offered)
+                query_columns.check_count(picks, offered)
+                options = answer_html.retrieval_options(
+                    "", **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
+                                       language_codes, model_name))
+            except ValueError as exc:
+                raise user_error(str(exc)) from None
+            with shown_as_error():
+                chosen_set = gateway.get_question_set(set_id) if set_id and question_id else None
+                question, note = query_columns.picked_question(chosen_set, question_id or "", question_text_value)
+                formats = MetricFormat(gateway.list_metrics() if question is not None else [])
+            found = query_columns.search_all(gateway, question_text_value.strip(), options, picks)
+            return query_columns.columns_html(found, question, formats, note)
+
         def rate(thumbs: bool):
             def submit(current_query_id: str, text: str):
                 if not current_query_id:
@@ -243,6 +345,20 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 return answer_html.feedback_html(recorded, tally)
 
             return submit
+
+        page.load(question_sets, inputs=question_set, outputs=[question_set, picked], show_progress="hidden")
+        question_set.input(questions_of, inputs=question_set, outputs=picked, show_progress="hidden")
+        picked.input(question_text, inputs=[question_set, picked], outputs=question, show_progress="hidden")
+        column_inputs = [column_configurations, embedding]
+        page.load(configuration_update, inputs=column_inputs, outputs=column_configurations, show_progress="hidden")
+        # Strategies processed on the Documents tab since the page loaded show up on opening the list.
+        column_configurations.focus(fresh_configurations, inputs=embedding, outputs=column_configurations,
+                                    show_progress="hidden")
+        embedding.change(configuration_update, inputs=column_inputs, outputs=column_configurations)
+        side_by_side_button.click(side_by_side, inputs=[
+            question, column_configurations, question_set, picked, documents, top_k, neighbor_prev, neighbor_next,
+            window, recency, hybrid, collections, languages, embedding,
+        ], outputs=columns)
 
         option_outputs = [strategy, documents, collections, languages, embedding, status]
         option_inputs = [strategy, documents, collections, languages, embedding]

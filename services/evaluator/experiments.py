@@ -29,7 +29,7 @@ from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
 from services.evaluator import answers, judge, models, pricing, validation, verdict
 from services.evaluator.grid import Cell, expand
-from services.evaluator.metrics import cosine
+from chunklab.metrics import cosine
 from services.evaluator.peers import retrieve_request
 from services.evaluator.repository import Repository
 from services.evaluator.scoring import mean_metrics, retrieval_metrics

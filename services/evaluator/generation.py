@@ -35,7 +35,7 @@ from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import models, pricing, question_prompt, question_sets
 from services.evaluator.experiments import RunnerDeps
-from services.evaluator.metrics import cosine
+from chunklab.metrics import cosine
 
 log = logging.getLogger("chunklab.evaluator")
 

@@ -235,12 +235,12 @@ class DocumentResolver:
             if not candidates:
                 raise FailedPrecondition(
                     f"{where}: no uploaded document is called {quoted(key)}; upload it first, or map "
-                    f"{quoted(key)} to a document id in the import header's document_ids"
+                    f"{quoted(key)} to an uploaded document's id ({key}=document_id)"
                 )
             if len(candidates) > 1:
                 names = ", ".join(f"{d.name} ({d.document_id}, collection {d.collection})" for d in candidates)
                 raise FailedPrecondition(
-                    f"{where}: {quoted(key)} matches several documents: {names}; map it to one in document_ids"
+                    f"{where}: {quoted(key)} matches several documents: {names}; map it to one of them ({key}=document_id)"
                 )
             found = candidates[0].document_id
         self._ids[key] = found

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from services.evaluator.metrics import Span, touches
+from chunklab.metrics import Span, touches
 
 RECALL_CUTOFFS = (1, 3, 5, 10)
 NDCG_CUTOFF = 10

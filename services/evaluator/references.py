@@ -6,7 +6,8 @@ where the set says is a problem carrying the closest span (its range, its
 exact text as the suggested fix, its similarity). STRICT refuses a set with
 any problem; LENIENT keeps the questions whose excerpts are all located
 (exactly, or by a span at least SIMILARITY_THRESHOLD alike, stored as that
-exact span) and leaves out the others, counted. Whatever the mode, a stored
+exact span) and leaves out the others, counted, including those that name a
+document that is not uploaded (which STRICT refuses as FAILED_PRECONDITION). Whatever the mode, a stored
 reference satisfies text[start_char:end_char] == content.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab.errors import InvalidArgument
+from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.excerpts import SIMILARITY_THRESHOLD, Located, locate
 from chunklab.limits import quoted
 from chunklab.v1 import evaluator_pb2
@@ -120,7 +121,12 @@ def check(raw: Sequence[RawQuestion], resolver: DocumentResolver, excerpt_check:
         problems, keep = [], True
         for reference_number, ref in enumerate(item.references, start=1):
             report.references_total += 1
-            reference, problem = resolve(ref, resolver, item.where)
+            try:
+                reference, problem = resolve(ref, resolver, item.where)
+            except FailedPrecondition as exc:  # no such document: lenient leaves the question out
+                if mode != LENIENT:
+                    raise
+                reference, problem = None, _problem(Kind.EXCERPT_PROBLEM_KIND_NOT_FOUND, ref, "", None, exc.message)
             if problem is None:
                 report.references_exact += 1
             elif reference is not None:

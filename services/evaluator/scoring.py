@@ -10,16 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator.metrics import Span, overlap, reciprocal_rank, touches
+from chunklab.metrics import chunk_span, context_overlap, overlap, reciprocal_rank, reference_spans, touches
 from services.evaluator.rank import RANK_FIELDS, rank_measures
-
-
-def chunk_span(chunk: common_pb2.Chunk) -> Span:
-    return Span(chunk.document_id, chunk.start_char, chunk.end_char)
-
-
-def reference_spans(references: Sequence[evaluator_pb2.Reference]) -> list[Span]:
-    return [Span(r.document_id, r.start_char, r.end_char) for r in references]
 
 
 def node_chunks(node: common_pb2.ExpansionNode) -> list[common_pb2.Chunk]:
@@ -57,7 +49,7 @@ def retrieval_metrics(
     metrics.hit_rate_hits = 1.0 if any(touches(s, refs) for s in hits) else 0.0
     metrics.mrr_hits = reciprocal_rank([[s] for s in hits], refs)
 
-    on_context = overlap(refs, expanded)
+    on_context = context_overlap(retrieved, references)
     metrics.recall, metrics.precision, metrics.iou = on_context.recall, on_context.precision, on_context.iou
     metrics.hit_rate = 1.0 if any(touches(s, refs) for s in expanded) else 0.0
     groups = [[chunk_span(c) for c in node_chunks(n)] for n in tree.hits]

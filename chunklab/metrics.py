@@ -9,6 +9,9 @@ For one question with reference ranges R and retrieved chunk ranges C:
 - IoU = |intersection| / (sum of chunk lengths + |R merged| - |intersection|).
 A hit is a chunk that overlaps a reference; hit rate says whether any does,
 MRR is 1 / the rank of the first hit whose context overlaps a reference.
+
+One owner for the evaluator's experiments and the UI's Query columns alike, so a
+column's recall and IoU for a question are the numbers an experiment records.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from chunklab.v1 import common_pb2, evaluator_pb2
 
 Range = tuple[int, int]
 
@@ -98,6 +103,28 @@ def overlap(references: Sequence[Span], retrieved: Sequence[Span]) -> Overlap:
         relevant=relevant,
         retrieved=retrieved_chars,
     )
+
+
+def chunk_span(chunk: common_pb2.Chunk) -> Span:
+    return Span(chunk.document_id, chunk.start_char, chunk.end_char)
+
+
+def reference_spans(references: Iterable[evaluator_pb2.Reference]) -> list[Span]:
+    return [Span(r.document_id, r.start_char, r.end_char) for r in references]
+
+
+def context_overlap(retrieved: Iterable[common_pb2.RetrievedChunk],
+                    references: Iterable[evaluator_pb2.Reference]) -> Overlap:
+    """Recall, precision and IoU of what the LLM sees (`retrieved_chunks`) against a
+    question's references: the evaluator's `recall`, `precision` and `iou`."""
+    return overlap(reference_spans(references), [chunk_span(item.chunk) for item in retrieved])
+
+
+def overlap_ranges(span: Span, references: Iterable[Span]) -> list[Range]:
+    """The characters of span that lie in a reference of its document, merged: what
+    a page highlights inside a chunk."""
+    return intersect([(span.start, span.end)],
+                     [(r.start, r.end) for r in references if r.document_id == span.document_id])
 
 
 def touches(span: Span, references: Sequence[Span]) -> bool:

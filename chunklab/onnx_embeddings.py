@@ -1,0 +1,96 @@
+"""all-MiniLM-L6-v2 through ONNX Runtime: the packaged model's export, fp32 or int8.
+
+Each variant is its own embedding model name (ADR 0062): its vectors are not
+bit-identical to torch's, so it never shares cache entries or index sets with
+"all-MiniLM-L6-v2". What stays identical is everything around the network:
+the package's own tokenizer, cut at the model's 256 word pieces, mean pooling
+over the attention mask and unit length (inside the graph), as
+sentence-transformers does.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from chunklab import onnx_export
+from chunklab.embeddings import DEFAULT_MODEL, EmbeddingProvider
+
+# The model name of each variant, as users choose it.
+ONNX_MODELS = {f"{DEFAULT_MODEL}-onnx": "fp32", f"{DEFAULT_MODEL}-onnx-int8": "int8"}
+# Texts per forward pass, longest first as sentence-transformers orders them,
+# so that a batch pads to lengths close to its own.
+BATCH = 32
+
+
+class OnnxMiniLMProvider(EmbeddingProvider):
+    """all-MiniLM-L6-v2 from its ONNX export (384 dimensions, reads 256 word pieces).
+
+    The export is loaded on first use from `directory` (default: the
+    environment's, see chunklab.onnx_export); a missing or stale one is
+    FAILED_PRECONDITION naming the command that builds it.
+    """
+
+    def __init__(self, variant: str, directory: Path | None = None) -> None:
+        if variant not in onnx_export.GRAPHS:
+            raise ValueError(f"unknown ONNX variant {variant!r}; expected one of {sorted(onnx_export.GRAPHS)}")
+        self.variant = variant
+        self.name = next(name for name, v in ONNX_MODELS.items() if v == variant)
+        self._directory = directory
+        self._session = None
+        self._tokenizer = None
+        self._inputs: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def _load(self):
+        with self._lock:
+            if self._session is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                graph = onnx_export.graph_path(self._directory or onnx_export.default_dir(), self.variant)
+                model_dir = onnx_export.packaged_model_dir()
+                tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+                # tokenizer.json pads and cuts at 128; sentence-transformers reads 256, unpadded.
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(onnx_export.max_seq_length(model_dir))
+                options = onnxruntime.SessionOptions()
+                options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+                # Idle threads sleep rather than spin: the services share a few cores.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+                self._inputs = [i.name for i in session.get_inputs()]
+                self._tokenizer, self._session = tokenizer, session
+        return self._session, self._tokenizer
+
+    def _forward(self, session, encodings) -> np.ndarray:
+        """One padded batch through the graph: unit-length rows."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return session.run(None, {name: feeds[name] for name in self._inputs})[0]
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            vectors[batch] = self._forward(session, [encodings[i] for i in batch])
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]

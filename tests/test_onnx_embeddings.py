@@ -1,0 +1,114 @@
+"""all-MiniLM-L6-v2 through ONNX Runtime: the same vectors as torch, chosen by model
+name, and a precise refusal when the export is missing or built from other weights.
+
+The export is the environment's (`make onnx`, part of `make setup`); a session
+without one builds it once, offline, from the packaged weights (about 30 s)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from chunklab import embeddings, onnx_export
+from chunklab.errors import FailedPrecondition
+from chunklab.onnx_embeddings import OnnxMiniLMProvider
+from services.chunker.cache import EmbeddingCache
+
+SENTENCES = [
+    "The cat sat on the mat.",
+    "Café déjà vu: naïve Ünïcödé, accented.",
+    "猫はマットの上に座った。東京は大きい都市です。",
+    "What did the president announce about credit card late fees?",
+    "word " * 600,  # cut at the model's 256 word pieces
+]
+
+
+@pytest.fixture(scope="module")
+def export_dir():
+    return onnx_export.ensure_export()
+
+
+@pytest.fixture(scope="module")
+def torch_vectors():
+    return embeddings.get_provider("all-MiniLM-L6-v2").embed_documents(SENTENCES)
+
+
+def test_fp32_vectors_agree_with_torch_to_cosine_0999(export_dir, torch_vectors):
+    provider = OnnxMiniLMProvider("fp32", export_dir)
+    vectors = provider.embed_documents(SENTENCES)
+    assert vectors.shape == (5, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert (vectors * torch_vectors).sum(axis=1).min() >= 0.999
+    # A question on its own gives the row it gets in a batch (padding changes nothing).
+    assert float(provider.embed_query(SENTENCES[3]) @ vectors[3]) >= 0.99999
+
+
+def test_int8_vectors_stay_close_to_torch(export_dir, torch_vectors):
+    vectors = OnnxMiniLMProvider("int8", export_dir).embed_documents(SENTENCES)
+    cosines = (vectors * torch_vectors).sum(axis=1)
+    # Measured 0.98-0.998 on these; the recall it gives is in bench/embedding_backends.py.
+    assert cosines.min() >= 0.95 and cosines.max() < 0.99999
+
+
+def test_tokenisation_is_the_torch_paths(export_dir):
+    provider = OnnxMiniLMProvider("fp32", export_dir)
+    _, tokenizer = provider._load()
+    reference = embeddings.get_provider("all-MiniLM-L6-v2").model().tokenizer(SENTENCES, truncation=True, max_length=256)
+    ours = [encoding.ids for encoding in tokenizer.encode_batch(SENTENCES)]
+    assert ours == reference["input_ids"]
+    assert len(ours[-1]) == 256
+
+
+def test_the_backend_is_chosen_by_model_name_and_never_shares_a_cache_namespace():
+    names = embeddings.available_models()
+    assert names[:3] == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx", "all-MiniLM-L6-v2-onnx-int8"]
+    torch_provider = embeddings.get_provider("all-MiniLM-L6-v2")
+    fp32 = embeddings.get_provider("all-MiniLM-L6-v2-onnx")
+    int8 = embeddings.get_provider("all-MiniLM-L6-v2-onnx-int8")
+    assert type(torch_provider) is embeddings.MiniLMProvider
+    assert isinstance(fp32, OnnxMiniLMProvider) and fp32.variant == "fp32"
+    assert isinstance(int8, OnnxMiniLMProvider) and int8.variant == "int8"
+    assert embeddings.get_provider("all-MiniLM-L6-v2-onnx") is fp32  # one per process
+    assert len({torch_provider.cache_namespace, fp32.cache_namespace, int8.cache_namespace}) == 3
+    assert fp32.dimension == int8.dimension == 384
+
+
+def test_the_chunkers_cache_never_answers_one_backend_with_anothers_vectors(export_dir, torch_vectors, tmp_path):
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite3")
+    try:
+        assert cache.embed(embeddings.get_provider("all-MiniLM-L6-v2"), SENTENCES[:2]).cached == 0
+        assert cache.embed(embeddings.get_provider("all-MiniLM-L6-v2"), SENTENCES[:2]).cached == 2
+        int8 = cache.embed(embeddings.get_provider("all-MiniLM-L6-v2-onnx-int8"), SENTENCES[:2])
+        assert int8.cached == 0
+        assert np.allclose(int8.vectors, OnnxMiniLMProvider("int8", export_dir).embed_documents(SENTENCES[:2]), atol=1e-6)
+        assert not np.allclose(int8.vectors, torch_vectors[:2], atol=1e-4)
+    finally:
+        cache.close()
+
+
+def test_a_missing_export_is_refused_with_the_command_that_builds_it(tmp_path):
+    with pytest.raises(FailedPrecondition) as caught:
+        OnnxMiniLMProvider("int8", tmp_path).embed_query("hello")
+    assert caught.value.message == (
+        f"the ONNX export of all-MiniLM-L6-v2 (int8) is not built: {tmp_path / 'model-int8.onnx'} is missing; "
+        "build it from the packaged weights, offline, with make onnx (or .venv/bin/python -m chunklab.onnx_export), "
+        "or point CHUNKLAB_ONNX_DIR at a folder that holds one")
+
+
+def test_an_export_of_other_weights_is_refused(export_dir, tmp_path):
+    shutil.copy(export_dir / "model.onnx", tmp_path / "model.onnx")
+    manifest = json.loads((export_dir / "manifest.json").read_text())
+    manifest["source"]["version"] = "0.0.9"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(FailedPrecondition) as caught:
+        OnnxMiniLMProvider("fp32", tmp_path).embed_documents(["hello"])
+    assert f"the ONNX export in {tmp_path} was built from" in caught.value.message
+    assert "'version': '0.0.9'" in caught.value.message and "build it again with make onnx" in caught.value.message
+
+
+def test_the_environment_setting_names_the_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("CHUNKLAB_ONNX_DIR", str(tmp_path))
+    assert onnx_export.default_dir() == tmp_path
