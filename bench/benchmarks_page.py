@@ -48,6 +48,7 @@ PAGE = REPO / "docs" / "benchmarks.md"
 FIGURES = REPO / "docs" / "benchmarks"
 RESULTS = FIGURES / "results.json"
 PLOT = FIGURES / "recall_vs_tokens.png"
+GROWTH, GROWTH_PLOT = FIGURES / "growth.json", FIGURES / "growth.png"  # written by bench/growth.py
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -213,7 +214,9 @@ def run(cold: bool, only: list[str]) -> dict:
 def write(results: dict) -> None:
     FIGURES.mkdir(parents=True, exist_ok=True)
     benchpage.plot(results["rows"], PLOT)
-    PAGE.write_text(benchpage.page(results, plot_path=str(PLOT.relative_to(PAGE.parent))))
+    growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else None  # bench/growth.py's, when it ran
+    PAGE.write_text(benchpage.page(results, plot_path=str(PLOT.relative_to(PAGE.parent)), growth_results=growth,
+                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent))))
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
 
 

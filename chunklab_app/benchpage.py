@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chunklab.render import render
+from chunklab_app import growth
 
 # The goal of issue 17, item 7: both at once, in the pooled protocol.
 GOAL_RECALL = 0.93
@@ -193,6 +194,8 @@ def time_rows(rows: Sequence[Mapping]) -> list[dict]:
     return out
 
 
+# The look of every figure on the page (bench/growth.py draws its plot with it too).
+STYLE = {"font.size": 8, "axes.spines.top": False, "axes.spines.right": False}
 MARKERS = (("dense", "o"), ("hybrid", "s"), ("neighbours ±1/1", "^"))
 
 
@@ -209,7 +212,7 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
 
     runs = measured(rows)
     front = pareto_front(rows)
-    with matplotlib.rc_context({"font.size": 8, "axes.spines.top": False, "axes.spines.right": False}):
+    with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(13, 6), layout="constrained")
         tokens_axes, iou_axes = figure.subplots(1, 2, width_ratios=(3, 2))
         for retrieval, marker in MARKERS:
@@ -238,12 +241,18 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
         iou_axes.set_title("recall against IoU")
         iou_axes.legend(loc="lower left")
         figure.suptitle("chroma-general, 3 corpora in one pooled index, top 5, all-MiniLM-L6-v2")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+        save_png(figure, path)
 
 
-def page(results: Mapping, plot_path: str) -> str:
-    """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...})."""
+def save_png(figure, path: Path) -> None:
+    """A figure of the page as a PNG, without the software stamp (a re-render changes no byte needlessly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+
+
+def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "") -> str:
+    """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
+    a Growth section when bench/growth.py's results are given."""
     rows = results["rows"]
     default, rule = choose_default(rows)
     strategy_default, _ = choose_default(rows, group="defaults")
@@ -260,4 +269,6 @@ def page(results: Mapping, plot_path: str) -> str:
         gains=gains, hybrid_on=hybrid_by_default(gains), strategy_default=strategy_default,
         sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
+        growth=growth_results, growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
+        growth_plot=growth_plot,
     )

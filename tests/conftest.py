@@ -73,6 +73,7 @@ KIND_BY_MODULE = {
     "test_auth_tls": "integration",  # the token check and TLS on gRPC servers in process
     "test_benchmarks_page": "unit",  # docs/benchmarks.md rendered from hand-built rows; make bench runs it last
     "test_boundary_columns": "unit",  # the boundary viewer's two columns and figures, hand-built chunks
+    "test_growth": "unit",  # bench/growth.py's ratios, table and page section from hand-built timings
     "test_bounded_requests": "e2e",  # hostile requests through the stack
     "test_broker": "integration",  # the embedded queue and a real redis-server
     "test_bulk_load": "e2e",  # workers in process; the CLI, the stack and two chunker replicas as processes
