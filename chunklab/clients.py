@@ -29,9 +29,11 @@ _RETRY_CONFIG = json.dumps(
         "methodConfig": [
             {
                 "name": [{}],
+                # Retries span about 4 s (0.25 + 0.5 + 1 + 2), longer than the
+                # reconnect backoff below: a service restarted meanwhile is reached.
                 "retryPolicy": {
-                    "maxAttempts": 4,
-                    "initialBackoff": "0.2s",
+                    "maxAttempts": 5,
+                    "initialBackoff": "0.25s",
                     "maxBackoff": "2s",
                     "backoffMultiplier": 2,
                     "retryableStatusCodes": ["UNAVAILABLE"],
@@ -46,7 +48,11 @@ def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
     return security.open_channel(
         address,
         settings if settings is not None else Settings(),
-        [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1)],
+        [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
+         # gRPC waits up to 120 s between reconnects to a peer that went away; a
+         # restarted service should be found again within a second.
+         ("grpc.initial_reconnect_backoff_ms", 250), ("grpc.min_reconnect_backoff_ms", 250),
+         ("grpc.max_reconnect_backoff_ms", 1000)],
     )
 
 
