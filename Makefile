@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: up setup onnx stubs test browser broker bench clean
+.PHONY: up setup onnx stubs test browser broker postgres bench clean
 
 up: setup stubs
 	$(PY) -m chunklab_app.stack
@@ -47,7 +47,14 @@ broker:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi; }
 
-test: setup stubs browser broker
+# A real PostgreSQL for the persistence tests (issue 19), from the
+# distribution; the tests start their own server (tests/support/postgres_server.py).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null; fi; }
+
+test: setup stubs browser broker postgres
 	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).
