@@ -21,10 +21,10 @@ import pytest
 
 from chunklab import clients, replicas
 from chunklab.client import ChunkLab, ClientError
-from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
+from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab_app.stack import wait_serving
 from tests.support.fake_openai import FakeOpenAI
-from tests.test_evaluator_resume import DOCUMENT, QUESTIONS, asked
+from tests.test_evaluator_resume import DOCUMENT, QUESTIONS, asked, rivers_experiment, run_until_the_third_answer
 
 pytestmark = pytest.mark.e2e
 
@@ -96,31 +96,8 @@ def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_aft
     first = ChunkLab.at({"evaluator": replica_set["evaluator-1"]})
     second = ChunkLab.at({"evaluator": replica_set["evaluator-2"]})
     with FakeOpenAI() as fake:
-        fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
-        fake.script = ["good", "good", "slow"]  # the third answer hangs until its replica dies
-        fake.delay_s = 120
-        question_set = clients.evaluator(replica_set["evaluator-1"]).CreateQuestionSet(
-            evaluator_pb2.CreateQuestionSetRequest(
-                name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
-        config = evaluator_pb2.ExperimentConfig(
-            name="one runner", question_set_id=question_set.question_set_id,
-            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-                evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
-                evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
-            retrieval=common_pb2.RetrievalOptions(
-                top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])),
-            answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
-            judge_model=evaluator_pb2.ModelEndpoint(model="none"),
-        )
-        stream = first.run_experiment(config)
-        experiment_id = ""
-        for event in stream:
-            if event.HasField("progress"):
-                experiment_id = event.progress.experiment_id
-                if event.progress.questions_done == 2:
-                    break
-        while len(fake.calls) < 3:  # the third answer is being written on evaluator-1
-            time.sleep(0.05)
+        config = rivers_experiment(replica_set["evaluator-1"], fake, document.document_id, "one runner")
+        stream, experiment_id = run_until_the_third_answer(first, config, fake)  # on evaluator-1
 
         with pytest.raises(ClientError) as refused:
             list(second.resume_experiment(experiment_id))
@@ -136,14 +113,12 @@ def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_aft
         assert [asked(c) for c in fake.calls] == QUESTIONS[:3]
         fake.calls.clear()
         fake.behaviour = "good"
-        refusals = 0
         while True:  # the same client, both addresses: evaluator-2 serves it, once the lease ran out
             try:
                 events = list(both.resume_experiment(experiment_id))
                 break
             except ClientError as exc:
                 assert exc.code == grpc.StatusCode.FAILED_PRECONDITION and "evaluator-1" in exc.details, exc.details
-                refusals += 1
                 time.sleep(0.2)
         done = events[-1].experiment
         assert done.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, done.error
