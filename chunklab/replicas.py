@@ -57,6 +57,22 @@ def replica_name(configured: str) -> str:
     return configured or f"{socket.gethostname()}:{os.getpid()}"
 
 
+def process_gone(name: str | None) -> bool:
+    """Whether a `host:pid[:…]` name is a process of this machine that no longer runs
+    (work it held can be taken at once, without waiting for its lease)."""
+    host, _, rest = (name or "").partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it runs, as another user
+        return False
+    return False
+
+
 class ReplicaInterceptor(grpc.ServerInterceptor):
     """Puts `chunklab-replica: <name>` in the trailing metadata of every call."""
 

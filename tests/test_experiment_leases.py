@@ -6,6 +6,10 @@ replica's running experiment alone."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+
 import pytest
 
 from chunklab.db import make_sessionmaker
@@ -61,6 +65,18 @@ def test_a_live_lease_refuses_the_other_replica_by_name_until_it_runs_out(shared
         a.claim("exp-1")  # the dead replica's comeback, or a second resume: refused
     assert "evaluator replica evaluator-b" in caught.value.message
     assert a.renew() == {} and b.renew() == {"exp-1": False}
+
+
+def test_a_lease_whose_holder_is_a_gone_process_of_this_machine_is_taken_at_once(shared):
+    repository, clock, replicas = shared
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    dead = Leases(repository.sessions, f"{socket.gethostname()}:{ended.pid}", lease_s=30.0, clock=clock)
+    dead.claim("exp-1")  # then it was killed: its lease has 30 s left
+    b = replicas["evaluator-b"]
+    assert b.holder("exp-1") is None
+    b.claim("exp-1")
+    assert b.holder("exp-1").replica == "evaluator-b"
 
 
 def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shared):

@@ -5,9 +5,10 @@ starts or resumes an experiment claims it there for `lease_s` seconds and
 renews every lease it holds while the experiment is queued or running; it
 drops the lease when the run ends. Another replica refuses to resume (or to
 mark interrupted at its start-up) an experiment whose lease is live, naming
-the holder. A replica that dies stops renewing: once its lease has run out,
-any replica may resume the experiment, and the first claim wins, so it
-continues exactly once. A claim is one conditional UPDATE (or an INSERT that
+the holder. A replica that dies stops renewing: once its lease has run out
+(at once when the holder's `host:pid` name is a process of this machine that
+is gone, as for an evaluator restarted in place), any replica may resume the
+experiment, and the first claim wins, so it continues exactly once. A claim is one conditional UPDATE (or an INSERT that
 a racing claim turns into a key conflict), the same on SQLite and PostgreSQL.
 """
 
@@ -24,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import FailedPrecondition
+from chunklab.replicas import process_gone
 from services.evaluator.store import ExperimentLeaseRow
 
 log = logging.getLogger("chunklab.evaluator")
@@ -50,12 +52,16 @@ class Leases:
         self._clock = clock
 
     def holder(self, experiment_id: str) -> Lease | None:
-        """The live lease on an experiment (None when there is none, or it ran out)."""
+        """The live lease on an experiment: None when there is none, it ran out, or its
+        holder is a process of this machine that is gone (a restarted evaluator)."""
         with self._sessions() as session:
             row = session.get(Row, experiment_id)
-            if row is None or row.expires_at < self._clock():
+            if row is None or not self._live(row):
                 return None
             return Lease(row.experiment_id, row.replica, row.expires_at, row.cancel_requested)
+
+    def _live(self, row: Row) -> bool:
+        return row.expires_at >= self._clock() and not process_gone(row.replica)
 
     def refusal(self, lease: Lease) -> FailedPrecondition:
         left = max(0.0, lease.expires_at - self._clock())
@@ -72,25 +78,31 @@ class Leases:
         if lease is not None and lease.replica != self.replica:
             raise self.refusal(lease)
 
-    def claim(self, experiment_id: str) -> None:
-        """Takes the lease for this replica, or raises FailedPrecondition naming its live holder."""
-        now = self._clock()
-        values = {"replica": self.replica, "expires_at": now + self.lease_s, "cancel_requested": False}
+    def claim(self, experiment_id: str, attempts: int = 3) -> None:
+        """Takes the lease for this replica, or raises FailedPrecondition naming its live holder.
+        Taking over a lease that ran out is a compare-and-set on its holder and expiry, so of
+        two replicas claiming at once one wins."""
+        values = {"replica": self.replica, "expires_at": self._clock() + self.lease_s, "cancel_requested": False}
         try:
             with self._sessions.begin() as session:
-                taken = session.execute(update(Row).where(
-                    Row.experiment_id == experiment_id, or_(Row.expires_at < now, Row.replica == self.replica),
-                ).values(**values)).rowcount
-                if taken:
-                    return
-                if session.get(Row, experiment_id) is None:
+                row = session.get(Row, experiment_id)
+                if row is None:
                     session.add(Row(experiment_id=experiment_id, **values))
                     return
+                if row.replica == self.replica or not self._live(row):
+                    taken = session.execute(update(Row).where(
+                        Row.experiment_id == experiment_id, Row.replica == row.replica,
+                        Row.expires_at == row.expires_at).values(**values)).rowcount
+                    if taken:
+                        return
         except IntegrityError:
             pass  # another replica's claim came first
         lease = self.holder(experiment_id)
-        if lease is None:  # it ran out meanwhile: one more try
-            return self.claim(experiment_id)
+        if lease is None and attempts > 1:  # it changed hands and ran out meanwhile
+            return self.claim(experiment_id, attempts - 1)
+        if lease is None:
+            raise FailedPrecondition(f"experiment {experiment_id} changed hands while this replica claimed it; "
+                                     "try again")
         raise self.refusal(lease)
 
     def renew(self) -> dict[str, bool]:
