@@ -12,7 +12,7 @@ import json
 
 import grpc
 
-from chunklab import security
+from chunklab import replicas, security
 from chunklab.server import CHANNEL_OPTIONS
 from chunklab.settings import Settings
 from chunklab.v1 import (
@@ -45,8 +45,10 @@ _RETRY_CONFIG = json.dumps(
 
 
 def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
+    """address: one host:port (a name may resolve to every replica) or a list of
+    ip:port, one per replica (chunklab.replicas; calls go round robin)."""
     return security.open_channel(
-        address,
+        replicas.target(address),
         settings if settings is not None else Settings(),
         [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
          # gRPC waits up to 120 s between reconnects to a peer that went away; a

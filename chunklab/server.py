@@ -22,7 +22,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from chunklab import security
+from chunklab import replicas, security
 from chunklab.errors import ServiceError
 from chunklab.limits import cut
 from chunklab.settings import Settings
@@ -135,9 +135,14 @@ def serve(
     the process is gone by `grace_s + CLOSE_S` at the latest, even if a
     handler is stuck in work it cannot be told to stop.
     """
+    if len(replicas.addresses(address)) > 1:
+        sys.exit(f"chunklab {name}: {address} lists several addresses (what its clients dial, ADR 0065); "
+                 f"a server listens on one: give this replica its own CHUNKLAB_{name.upper()}_ADDRESS")
+    replica = replicas.replica_name(settings.replica_name)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-        interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
+        interceptors=[replicas.ReplicaInterceptor(replica),
+                      *security.server_interceptors(settings), ErrorMappingInterceptor()],
         options=CHANNEL_OPTIONS,
     )
     register(server)
@@ -181,7 +186,7 @@ def serve(
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(f"chunklab {name} listening on {host}:{port}", flush=True)
-    log.info("%s listening on %s:%d", name, host, port)
+    log.info("%s listening on %s:%d as replica %s", name, host, port, replica)
     server.wait_for_termination()
     if on_stop is not None:
         on_stop()

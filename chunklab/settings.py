@@ -15,6 +15,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
+from chunklab import replicas
+
 # Seconds a SQLite write waits for another writer's lock (chunklab.db).
 DB_BUSY_TIMEOUT_S = 10.0
 # A token travels as an HTTP/2 header value: printable ASCII, no spaces.
@@ -22,9 +24,12 @@ _TOKEN = re.compile(r"[\x21-\x7e]{16,}")
 
 
 def _check_address(value: str) -> str:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"expected host:port, e.g. 127.0.0.1:50051, got {value!r}")
+    """host:port, or (a peer's replicas, ADR 0065) a comma-separated list of ip:port."""
+    for entry in replicas.addresses(value) or [value]:
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"expected host:port, e.g. 127.0.0.1:50051, got {value!r}")
+    replicas.check_list(value)
     return value
 
 
@@ -35,6 +40,8 @@ class Settings(BaseSettings):
 
     # Each service listens on its own address; peers dial the same address.
     # Port 0 lets the server pick a free port (tests); it prints the one it got.
+    # A peer's address may name its replicas (ADR 0065): one name that resolves
+    # to every replica, or a list 10.0.0.5:50052,10.0.0.6:50052; calls go round robin.
     ingest_address: str = "127.0.0.1:50051"
     chunker_address: str = "127.0.0.1:50052"
     retriever_address: str = "127.0.0.1:50053"
@@ -93,6 +100,9 @@ class Settings(BaseSettings):
     # Retriever: a Qdrant server (empty: embedded Qdrant Edge in data_dir).
     qdrant_url: str = ""
     qdrant_api_key: str = ""
+    # Copies of each shard the retriever asks a Qdrant cluster for when it creates
+    # a collection (1: no copy; a three-node cluster takes 2 or 3; ADR 0065).
+    qdrant_replication_factor: int = Field(1, ge=1, le=16)
     # Freshness window per collection in days (0 = unlimited), as JSON.
     freshness_windows: dict[str, int] = Field(
         default_factory=lambda: {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
@@ -117,6 +127,13 @@ class Settings(BaseSettings):
     broker_url: str = ""
     # Threads of each chunker that take bulk-load jobs (0: this replica takes none).
     bulk_workers: int = Field(1, ge=0, le=64)
+
+    # Replicas (ADR 0065). This process's name in replies' `chunklab-replica`
+    # metadata, in leases and in logs (empty: host:pid). An experiment is leased
+    # to the evaluator replica running it for this many seconds, renewed while it
+    # runs: another replica may resume it only once the lease has run out.
+    replica_name: str = ""
+    experiment_lease_s: float = Field(30.0, ge=1, le=3600)
 
     # Authentication and TLS (ADR 0048), both off by default. A shared token:
     # every RPC but health and reflection must carry `authorization: Bearer

@@ -92,6 +92,8 @@ KIND_BY_MODULE = {
     "test_evaluator": "e2e",
     "test_evaluator_judge": "integration",  # the fake OpenAI server
     "test_evaluator_resume": "e2e",  # an evaluator process killed and started again
+    "test_experiment_leases": "integration",  # two replicas' experiment leases on one SQLite file, a test clock
+    "test_replicas": "e2e",  # two chunker and two evaluator processes behind one client: round robin, failover, leases
     "test_excerpts": "unit",
     "test_expansion": "unit",
     "test_export": "unit",  # export shapes and snippets; the LangChain splitter snippet run as pasted

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 
 import grpc
@@ -56,6 +57,7 @@ class Harness:
         self.hold: dict[str, threading.Event] = {}
         self.fetching = threading.Event()
         self.ingest_down = 0  # this many fetches fail as if ingest were down
+        self.fetches: Counter = Counter()  # document id -> times a worker fetched it to process it
         self.broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
         self.service = ChunkerService(self._fetch, self._index, lambda name: HashedProvider(), "hashed-64",
                                       EmbeddingCache(tmp_path / "cache.sqlite3"),
@@ -68,6 +70,7 @@ class Harness:
 
     def _fetch(self, document_id: str) -> documents_pb2.Document:
         self.fetching.set()
+        self.fetches[document_id] += 1
         if self.ingest_down:
             self.ingest_down -= 1
             raise Unavailable("ingest at 127.0.0.1:50051 is unreachable")
@@ -175,6 +178,32 @@ def test_a_job_whose_peer_is_down_is_tried_again_after_its_lease_not_failed(harn
         load = harness.wait(bulk_load_id)
     (result,) = load.results
     assert not result.error and result.deliveries == 2 and len(result.result.strategies_completed) == 2
+
+
+class DiesBeforeAck:
+    """The broker as a worker sees it that dies between storing its result and acknowledging the job."""
+
+    def __init__(self, broker) -> None:
+        self._broker = broker
+
+    def ack(self, delivery) -> None:
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._broker, name)
+
+
+def test_a_job_finished_by_a_worker_that_died_before_acknowledging_it_is_not_run_again(harness):
+    bulk_load_id = harness.submit("doc-0")
+    dying = Worker(harness.service, DiesBeforeAck(harness.broker), name="died", lease_s=0.2)
+    dying.handle(harness.broker.receive("died", lease_s=0.2, wait_s=1))
+    assert harness.broker.queued() == 1 and harness.fetches["doc-0"] == 1
+    with running(harness, "next", lease_s=0.2):  # takes it once the lease ran out
+        while harness.broker.queued():
+            time.sleep(0.05)
+    (result,) = harness.bulk.get(bulk_load_id).results
+    assert result.worker == "died" and not result.error and len(result.result.strategies_completed) == 2
+    assert harness.fetches["doc-0"] == 1  # processed once
 
 
 def test_a_job_that_keeps_stopping_its_workers_is_given_up_and_said_so(harness):

@@ -27,7 +27,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from chunklab.settings import Settings
+from chunklab.settings import Settings, settings_from
 from chunklab_app.stack import SERVICES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,9 +48,11 @@ UI_PORT = 7860
 NOT_YET_SETTINGS: dict[str, str] = {}
 
 
-def run_compose(*args: str) -> subprocess.CompletedProcess[str]:
-    # The operator's shell may point Compose elsewhere; the test reads this file only.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_"))}
+def run_compose(*args: str, variables: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # The operator's shell may point Compose elsewhere or fill the file's
+    # variables; the test reads this file only, with `variables` as the shell's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_", "CHUNKLAB_", "QDRANT_"))}
+    env.update(variables or {})
     return subprocess.run(
         [str(COMPOSE_BIN), "--project-directory", str(REPO), "-f", str(COMPOSE_FILE), *args],
         cwd=REPO,
@@ -65,6 +67,19 @@ def run_compose(*args: str) -> subprocess.CompletedProcess[str]:
 def model() -> dict:
     """The compose file as Compose itself resolves it (anchors merged, variables filled)."""
     result = run_compose("config", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# How an operator starts Qdrant as a three-node cluster (the file's header says so).
+CLUSTER_VARIABLES = {"QDRANT_CLUSTER_ENABLED": "true", "CHUNKLAB_QDRANT_REPLICATION_FACTOR": "2"}
+QDRANT_NODES = ("qdrant", "qdrant-2", "qdrant-3")
+
+
+@pytest.fixture(scope="module")
+def cluster_model() -> dict:
+    """The model with the qdrant-cluster profile on, as the header's command starts it."""
+    result = run_compose("--profile", "qdrant-cluster", "config", "--format", "json", variables=CLUSTER_VARIABLES)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -199,6 +214,64 @@ def test_chunker_can_be_scaled(model):
     chunker = model["services"]["chunker"]
     assert "container_name" not in chunker
     assert not chunker.get("ports")
+
+
+def test_chunker_and_evaluator_run_two_replicas_that_peers_reach_by_one_name(model):
+    for name, port in (("chunker", 50052), ("evaluator", 50054)):
+        service = model["services"][name]
+        assert service["deploy"]["replicas"] == 2 and "container_name" not in service and not service.get("ports")
+        for peer in START_ORDER:  # the service name resolves to every replica: round robin over them
+            if peer != name:
+                assert environment(model, peer)[f"CHUNKLAB_{name.upper()}_ADDRESS"] == f"{name}:{port}"
+    assert model["services"]["evaluator"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_without_the_profile_qdrant_is_one_node_and_collections_have_one_copy(model):
+    assert not set(QDRANT_NODES[1:]) & set(model["services"])
+    assert environment(model, "qdrant")["QDRANT__CLUSTER__ENABLED"] == "false"
+    assert environment(model, "retriever")["CHUNKLAB_QDRANT_REPLICATION_FACTOR"] == "1"
+
+
+def test_the_qdrant_cluster_profile_runs_three_nodes_and_the_retriever_replicates_its_collections(cluster_model):
+    services = cluster_model["services"]
+    assert set(services) == {*START_ORDER, *BACKING, *QDRANT_NODES}
+    first, *peers = QDRANT_NODES
+    assert services[first]["command"] == ["./qdrant", "--uri", "http://qdrant:6335"]
+    for name in peers:
+        assert services[name]["command"] == ["./qdrant", "--bootstrap", "http://qdrant:6335",
+                                             "--uri", f"http://{name}:6335"]
+        assert services[name]["image"] == services[first]["image"]
+        assert services[name]["depends_on"][first]["condition"] == "service_healthy"
+    storage = set()
+    for name in QDRANT_NODES:
+        node = services[name]
+        assert environment(cluster_model, name)["QDRANT__CLUSTER__ENABLED"] == "true"
+        assert "6335" in node["expose"] and not node.get("ports"), "the peer port stays inside the network"
+        assert node["healthcheck"]["test"] == services[first]["healthcheck"]["test"]
+        storage |= {m["source"] for m in node["volumes"] if m["target"] == "/qdrant/storage"}
+    assert len(storage) == 3, "each node keeps its own storage volume"
+    retriever = services["retriever"]
+    for name in QDRANT_NODES:
+        assert retriever["depends_on"][name]["condition"] == "service_healthy"
+    settings = settings_from(environment(cluster_model, "retriever"))
+    assert settings.qdrant_url == "http://qdrant:6333" and settings.qdrant_replication_factor == 2
+
+    from qdrant_client import QdrantClient
+
+    from services.retriever.server_index import QdrantServerIndex
+
+    class Recording(QdrantClient):
+        """A local-mode client that notes what each collection was created with."""
+
+        created: dict = {}
+
+        def create_collection(self, collection_name, **options):
+            self.created[collection_name] = options
+            return super().create_collection(collection_name, **options)
+
+    client = Recording(":memory:")
+    QdrantServerIndex(client, "chunklab_test", 4, settings.qdrant_replication_factor)
+    assert client.created["chunklab_test"]["replication_factor"] == 2
 
 
 def build_context(target: Path) -> Path:

@@ -67,6 +67,41 @@ def asked(call: dict) -> str:
     return call["body"]["messages"][-1]["content"].rsplit("Question: ", 1)[-1]
 
 
+def rivers_experiment(address: str, fake: FakeOpenAI, document_id: str, name: str) -> evaluator_pb2.ExperimentConfig:
+    """The rivers questions as a set on the evaluator at address, and an experiment over them
+    (fixed_size 16/0) whose answers come from `fake`, the third one hanging until its evaluator dies."""
+    fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
+    fake.script = ["good", "good", "slow"]
+    fake.delay_s = 120
+    question_set = clients.evaluator(address).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+        name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
+    return evaluator_pb2.ExperimentConfig(
+        name=name, question_set_id=question_set.question_set_id,
+        strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
+            evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
+            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
+        retrieval=common_pb2.RetrievalOptions(top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document_id])),
+        answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
+        judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+    )
+
+
+def run_until_the_third_answer(lab: ChunkLab, config: evaluator_pb2.ExperimentConfig, fake: FakeOpenAI):
+    """Starts the experiment and returns (its stream, its id) once two questions are done
+    and the third answer is being written."""
+    stream = lab.run_experiment(config)
+    experiment_id = ""
+    for event in stream:
+        if event.HasField("progress"):
+            experiment_id = event.progress.experiment_id
+            if event.progress.questions_done == 2:
+                break
+    deadline = time.monotonic() + 60
+    while len(fake.calls) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return stream, experiment_id
+
+
 def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing_them(stack, tmp_path):
     lab = stack.client()
     document = lab.upload_document(DOCUMENT.encode(), name="rivers.md", collection="resume-test").document
@@ -82,32 +117,8 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
     process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
     try:
         with FakeOpenAI() as fake:
-            fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
-            fake.script = ["good", "good", "slow"]  # the third answer hangs until the process dies
-            fake.delay_s = 120
-            evaluator = clients.evaluator(address)
-            question_set = evaluator.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
-                name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
-            config = evaluator_pb2.ExperimentConfig(
-                name="resume me", question_set_id=question_set.question_set_id,
-                strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-                    evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
-                    evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
-                retrieval=common_pb2.RetrievalOptions(
-                    top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])),
-                answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
-                judge_model=evaluator_pb2.ModelEndpoint(model="none"),
-            )
-            stream = ChunkLab.at({"evaluator": address}).run_experiment(config)
-            experiment_id = ""
-            for event in stream:
-                if event.HasField("progress"):
-                    experiment_id = event.progress.experiment_id
-                    if event.progress.questions_done == 2:
-                        break
-            deadline = time.monotonic() + 60
-            while len(fake.calls) < 3 and time.monotonic() < deadline:  # the third answer is being written
-                time.sleep(0.05)
+            config = rivers_experiment(address, fake, document.document_id, "resume me")
+            stream, experiment_id = run_until_the_third_answer(ChunkLab.at({"evaluator": address}), config, fake)
             assert indexed() == before  # the experiment's 16/0 is a set of its own: the active one is untouched
             os.kill(process.pid, signal.SIGKILL)
             process.wait(timeout=30)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from chunklab.db import busy_error, is_busy
 from chunklab.errors import Unavailable
+from chunklab.replicas import process_gone
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # Bulk loads and their results are kept this long after they are submitted.
@@ -45,21 +46,6 @@ KEEP_S = 7 * 24 * 3600.0
 def local_consumer(tag: str) -> str:
     """A consumer name that says which process of which machine it is."""
     return f"{socket.gethostname()}:{os.getpid()}:{tag}"
-
-
-def _gone(consumer: str | None) -> bool:
-    """Whether the consumer is a process of this machine that no longer runs."""
-    host, _, rest = (consumer or "").partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # it runs, as another user
-        return False
-    return False
 
 
 @dataclass(frozen=True)
@@ -387,10 +373,10 @@ class EmbeddedBroker(Broker):
 
     @staticmethod
     def _orphaned(db: sqlite3.Connection, now: float) -> tuple | None:
-        """A leased job whose worker's process is gone (see `_gone`)."""
+        """A leased job whose worker's process is gone (chunklab.replicas.process_gone)."""
         for job_id, payload, deliveries, consumer in db.execute(
                 "SELECT id, payload, deliveries, consumer FROM jobs WHERE leased_until >= ? ORDER BY id", (now,)):
-            if _gone(consumer):
+            if process_gone(consumer):
                 return job_id, payload, deliveries
         return None
 

@@ -175,6 +175,13 @@ class Worker:
             return
         result = chunker_pb2.BulkLoadJobResult(job_id=job.job_id, document_id=job.request.document_id,
                                                deliveries=delivery.deliveries, worker=self.name)
+        if delivery.deliveries > 1 and self._finished(job):
+            # Its worker stored the result and died before acknowledging it: the
+            # job was done once, and is not run again (ADR 0065).
+            log.info("bulk job %s on %s was finished by a worker that stopped before acknowledging it; "
+                     "not run again", job.job_id, job.request.document_id)
+            self._broker.ack(delivery)
+            return
         batch = self._broker.batch(job.bulk_load_id)
         if batch is not None and batch.cancelled:
             result.error = "cancelled before it ran (CancelBulkLoad)"
@@ -206,6 +213,10 @@ class Worker:
         result.finished_at.CopyFrom(to_proto(utcnow()))
         self._broker.put_result(job.bulk_load_id, result.SerializeToString())
         self._broker.ack(delivery)
+
+    def _finished(self, job: chunker_pb2.BulkLoadJob) -> bool:
+        return any(chunker_pb2.BulkLoadJobResult.FromString(payload).job_id == job.job_id
+                   for payload in self._broker.results(job.bulk_load_id))
 
     @contextmanager
     def _renewing(self, delivery: Delivery):

@@ -41,6 +41,11 @@ class Repository:
     def __init__(self, sessions: sessionmaker) -> None:
         self._sessions = sessions
 
+    @property
+    def sessions(self) -> sessionmaker:
+        """The database's sessions, for the experiment leases (leases.py) that share it."""
+        return self._sessions
+
     # -- question sets ----------------------------------------------------
 
     def add_question_set(self, name: str, description: str, questions: Sequence[evaluator_pb2.Question],

@@ -15,11 +15,13 @@ from chunklab import cancellation, embeddings, limits
 from chunklab.db import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
+from chunklab.replicas import replica_name
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
 from services.evaluator import grid, metric_catalog
 from services.evaluator.experiments import RunnerDeps
+from services.evaluator.leases import Leases
 from services.evaluator.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
 from services.evaluator.repository import Repository
@@ -130,9 +132,10 @@ def code_version() -> str:
 
 
 def build_service(settings: Settings) -> EvaluatorService:
+    repository = Repository(
+        make_sessionmaker(settings.database_url_for("evaluator"), Base, settings.db_busy_timeout_s))
     deps = RunnerDeps(
-        repository=Repository(
-            make_sessionmaker(settings.database_url_for("evaluator"), Base, settings.db_busy_timeout_s)),
+        repository=repository,
         peers=GrpcPeers(settings),
         provider_for=get_provider,
         defaults=ModelDefaults.from_settings(settings),
@@ -140,7 +143,8 @@ def build_service(settings: Settings) -> EvaluatorService:
         code_version=code_version(),
         judge_attempts=settings.llm_max_retries + 1,
     )
-    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000), settings.report_piece_bytes)
+    leases = Leases(repository.sessions, replica_name(settings.replica_name), settings.experiment_lease_s)
+    return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000), settings.report_piece_bytes, leases)
 
 
 def main() -> None:

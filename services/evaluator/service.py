@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from chunklab import retrieval
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, LLMError
+from chunklab.replicas import replica_name
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import answers, compare, grid, models, pricing, report, validation
 from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
 from services.evaluator.generation import Generator
+from services.evaluator.leases import Leases, Renewer
 from services.evaluator.peers import retrieve_request
 from services.evaluator.set_service import QuestionSetService
 from services.evaluator.store import FeedbackRow, QueryRow
@@ -89,12 +91,17 @@ class ExperimentWorker:
 
 
 class EvaluatorService:
-    def __init__(self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int) -> None:
+    def __init__(self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int,
+                 leases: Leases | None = None) -> None:
+        """leases: where this replica claims the experiments it runs (ADR 0065); by
+        default a 30 s lease in the repository's database under this process's name."""
         self._deps = deps
         self._repo = deps.repository
         self._peers = deps.peers
         self._worker = ExperimentWorker()
         self._runner = ExperimentRunner(deps, self._worker.cancelled)
+        self._leases = leases or Leases(self._repo.sessions, replica_name(""), 30.0)
+        self._renewer = Renewer(self._leases, lambda: set(self._worker.active), self._stop_leased)
         self._report_piece = report_piece_bytes
         self.sets = QuestionSetService(deps.repository, deps.peers, max_upload_bytes)
         self.generator = Generator(deps)
@@ -103,12 +110,19 @@ class EvaluatorService:
 
     def recover(self) -> list[str]:
         """Marks experiments a previous process left RUNNING or PENDING as
-        interrupted: a resume continues them. Nothing else needs mending, since
+        interrupted (but not one another live replica holds the lease of): a
+        resume continues them. Returns the ids marked. Nothing else needs mending, since
         experiments never change the active index sets (ADR 0038)."""
         self.generator.recover()
         ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
                *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
+        marked = []
         for experiment_id in ids:
+            lease = self._leases.holder(experiment_id)
+            if lease is not None and lease.replica != self._leases.replica:
+                log.info("experiment %s runs on evaluator replica %s", experiment_id, lease.replica)
+                continue
+            self._leases.release(experiment_id)
             experiment = self._repo.experiment(experiment_id)
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = ("interrupted: the evaluator restarted mid-run; finished questions are kept, "
@@ -117,7 +131,16 @@ class EvaluatorService:
             ExperimentRunner.summarize(experiment, self._repo.results(experiment_id))
             self._repo.save_experiment(experiment)
             log.warning("experiment %s was interrupted by a restart", experiment_id)
-        return ids
+            marked.append(experiment_id)
+        return marked
+
+    def _stop_leased(self, experiment_id: str, why: str) -> None:
+        """The renewer's word on an experiment running here: cancelled elsewhere, or its lease lost."""
+        if why == "lost":
+            log.error("experiment %s: replica %s lost its lease (the database was out of reach for longer "
+                      "than the lease); stopping it so that it does not run twice", experiment_id,
+                      self._leases.replica)
+        self._worker.cancel(experiment_id)
 
     def begin_stop(self) -> None:
         """Tells the running experiments to stop at their next step (the next
@@ -130,6 +153,7 @@ class EvaluatorService:
         is one that did not stop in time."""
         self._runner.stop()
         self._worker.wait_idle(timeout)
+        self._renewer.close()
 
     # -- question sets ------------------------------------------------------
 
@@ -236,6 +260,8 @@ class EvaluatorService:
         if experiment is None:
             experiment = self._runner.new_experiment(plan)
             self._repo.add_experiment(experiment)
+        self._leases.claim(experiment.experiment_id)  # refused while another replica holds it
+        self._renewer.start()
         events: queue.Queue = queue.Queue()
 
         def job() -> None:
@@ -246,6 +272,8 @@ class EvaluatorService:
                 experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
                                     f"stored ({exc.message}); resume it with resume_experiment_id")
                 final = experiment
+            finally:
+                self._leases.release(experiment.experiment_id)
             events.put(evaluator_pb2.ExperimentEvent(experiment=final))
 
         self._worker.submit(experiment.experiment_id, job)
@@ -267,7 +295,7 @@ class EvaluatorService:
         if not experiment_id:
             raise InvalidArgument("experiment_id is empty")
         experiment = self._repo.experiment(experiment_id)  # NOT_FOUND for an unknown id
-        if not self._worker.cancel(experiment_id):
+        if not self._worker.cancel(experiment_id) and self._leases.request_cancel(experiment_id) is None:
             raise FailedPrecondition(
                 f"experiment {experiment_id} is {report.STATE.get(experiment.state, '?')}: "
                 "only a queued or running experiment can be cancelled"
@@ -280,6 +308,7 @@ class EvaluatorService:
         experiment = self._repo.experiment(experiment_id)
         if experiment_id in self._worker.active:
             raise FailedPrecondition(f"experiment {experiment_id} is running now; there is nothing to resume")
+        self._leases.check_free(experiment_id)  # running on another replica
         # Stored as pending or running, yet not on the worker: a run whose end could not be stored.
         if experiment.state not in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED,
                                     evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):

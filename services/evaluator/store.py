@@ -141,3 +141,19 @@ class FeedbackRow(Base):
     comment: Mapped[str] = mapped_column(Text, default="")
     strategy: Mapped[str] = mapped_column(String(128), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class ExperimentLeaseRow(Base):
+    """Which evaluator replica runs an experiment, until when (ADR 0065): a table
+    of its own, so older databases gain it by create_all."""
+
+    __tablename__ = "experiment_leases"
+
+    experiment_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("experiments.experiment_id", ondelete="CASCADE"), primary_key=True
+    )
+    replica: Mapped[str] = mapped_column(String(256))
+    # Seconds since the epoch, by the clock of the replica that last renewed it.
+    expires_at: Mapped[float] = mapped_column(Float)
+    # CancelExperiment reached another replica: the holder stops it at its next renewal.
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -16,12 +16,14 @@ COLLECTION_PREFIX = "chunklab_"
 
 class IndexRegistry:
     """Opens each index once per process. With `qdrant_client` set, indexes
-    are collections of that Qdrant server; otherwise Edge shards under `root`."""
+    are collections of that Qdrant server (created with `replication_factor`
+    copies of each shard, for a cluster); otherwise Edge shards under `root`."""
 
-    def __init__(self, root: Path, store: RetrieverStore, qdrant_client=None) -> None:
+    def __init__(self, root: Path, store: RetrieverStore, qdrant_client=None, replication_factor: int = 1) -> None:
         self._root = root
         self._store = store
         self._client = qdrant_client
+        self._replication_factor = replication_factor
         self._open: dict[str, VectorIndex] = {}
         self._models: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -35,7 +37,7 @@ class IndexRegistry:
         if self._client is not None:
             from services.retriever.server_index import QdrantServerIndex
 
-            return QdrantServerIndex(self._client, COLLECTION_PREFIX + name, dimension)
+            return QdrantServerIndex(self._client, COLLECTION_PREFIX + name, dimension, self._replication_factor)
         return EdgeIndex(self._root / name, dimension)
 
     def get(self, model: str, dimension: int, create: bool = False) -> VectorIndex | None:

@@ -100,7 +100,7 @@ def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
 
         client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key or None,
                               timeout=int(settings.rpc_timeout_s))
-    registry = IndexRegistry(root / "edge", store, client)
+    registry = IndexRegistry(root / "edge", store, client, settings.qdrant_replication_factor)
     service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows,
                                journal=Journal(root / "journal"),
                                rerankers=Rerankers(RerankConfig.from_settings(settings)))

@@ -58,7 +58,7 @@ def _point(p: IndexPoint) -> models.PointStruct:
 
 
 class QdrantServerIndex(VectorIndex):
-    def __init__(self, client: QdrantClient, collection: str, dimension: int) -> None:
+    def __init__(self, client: QdrantClient, collection: str, dimension: int, replication_factor: int = 1) -> None:
         self._client = client
         self.collection = collection
         self.dimension = dimension
@@ -68,6 +68,7 @@ class QdrantServerIndex(VectorIndex):
                 collection,
                 vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.DOT)},
                 sparse_vectors_config={SPARSE: models.SparseVectorParams()},  # no IDF by the store: term_stats.py
+                replication_factor=replication_factor,  # a cluster keeps this many copies of each shard
             )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # local mode has no payload indexes, and says so

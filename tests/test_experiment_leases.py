@@ -1,0 +1,112 @@
+"""Experiment leases in the evaluator's shared database (ADR 0065): two
+replicas on one SQLite file, a clock the test moves. One holds the lease, the
+other is refused by name; once the holder stops renewing and the lease runs out,
+the first claim wins and the second is refused; a start-up leaves another
+replica's running experiment alone."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from chunklab.db import make_sessionmaker
+from chunklab.errors import FailedPrecondition
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import evaluator_pb2
+from services.evaluator.leases import Leases
+from services.evaluator.repository import Repository
+from services.evaluator.store import Base
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def shared(tmp_path):
+    """A repository with one running experiment, and each replica's leases over its database."""
+    repository = Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base))
+    repository.add_experiment(evaluator_pb2.Experiment(
+        experiment_id="exp-1", state=evaluator_pb2.EXPERIMENT_STATE_RUNNING, created_at=to_proto(utcnow()),
+        config=evaluator_pb2.ExperimentConfig(name="lease me", question_set_id="set-1")))
+    clock = Clock()
+    replicas = {name: Leases(repository.sessions, name, lease_s=30.0, clock=clock)
+                for name in ("evaluator-a", "evaluator-b")}
+    return repository, clock, replicas
+
+
+def test_a_live_lease_refuses_the_other_replica_by_name_until_it_runs_out(shared):
+    _, clock, replicas = shared
+    a, b = replicas["evaluator-a"], replicas["evaluator-b"]
+    a.claim("exp-1")
+    clock.now += 25
+    assert a.renew() == {"exp-1": False}  # renewed: 30 s from now
+    clock.now += 25
+    for refused in (lambda: b.claim("exp-1"), lambda: b.check_free("exp-1")):
+        with pytest.raises(FailedPrecondition) as caught:
+            refused()
+        assert caught.value.message.startswith(
+            "experiment exp-1 is being run by evaluator replica evaluator-a, which holds its lease "
+            "(renewed while it runs, 5s left): it cannot be run here too")
+    a.check_free("exp-1")  # its own lease does not stop the holder
+    assert b.holder("exp-1").replica == "evaluator-a"
+
+    clock.now += 6  # a died at its last renewal: the lease ran out
+    assert b.holder("exp-1") is None
+    b.claim("exp-1")
+    with pytest.raises(FailedPrecondition) as caught:
+        a.claim("exp-1")  # the dead replica's comeback, or a second resume: refused
+    assert "evaluator replica evaluator-b" in caught.value.message
+    assert a.renew() == {} and b.renew() == {"exp-1": False}
+
+
+def test_a_lease_whose_holder_is_a_gone_process_of_this_machine_is_taken_at_once(shared):
+    repository, clock, replicas = shared
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    dead = Leases(repository.sessions, f"{socket.gethostname()}:{ended.pid}", lease_s=30.0, clock=clock)
+    dead.claim("exp-1")  # then it was killed: its lease has 30 s left
+    b = replicas["evaluator-b"]
+    assert b.holder("exp-1") is None
+    b.claim("exp-1")
+    assert b.holder("exp-1").replica == "evaluator-b"
+
+
+def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shared):
+    _, clock, replicas = shared
+    a, b = replicas["evaluator-a"], replicas["evaluator-b"]
+    assert b.request_cancel("exp-1") is None  # nobody runs it: nothing to cancel
+    a.claim("exp-1")
+    assert b.request_cancel("exp-1").replica == "evaluator-a"
+    assert a.renew() == {"exp-1": True}
+    b.release("exp-1")  # not b's: stays
+    assert a.holder("exp-1").replica == "evaluator-a"
+    a.release("exp-1")
+    assert a.holder("exp-1") is None and b.renew() == {}
+
+
+def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
+    from services.evaluator.experiments import RunnerDeps
+    from services.evaluator.models import ModelDefaults
+    from services.evaluator.service import EvaluatorService
+
+    repository, clock, replicas = shared
+    repository.add_experiment(evaluator_pb2.Experiment(
+        experiment_id="exp-2", state=evaluator_pb2.EXPERIMENT_STATE_RUNNING, created_at=to_proto(utcnow()),
+        config=evaluator_pb2.ExperimentConfig(name="orphan", question_set_id="set-1")))
+    replicas["evaluator-a"].claim("exp-1")  # a runs exp-1; exp-2's replica died without a lease left
+    deps = RunnerDeps(repository=repository, peers=None, provider_for=lambda name: None,
+                      defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=1, max_retries=0),
+                      default_embedding_model="hashed", code_version="test")
+    starting = EvaluatorService(deps, 1_000_000, 1 << 20, replicas["evaluator-b"])
+    assert starting.recover() == ["exp-2"]
+    assert repository.experiment("exp-1").state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
+    orphan = repository.experiment("exp-2")
+    assert orphan.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "resume it" in orphan.error
