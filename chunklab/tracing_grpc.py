@@ -52,17 +52,17 @@ def _plan(descriptor: Descriptor) -> tuple[tuple[str, str, str], ...]:
     for outer in ("", *NESTED):
         if outer:
             field = descriptor.fields_by_name.get(outer)
-            if field is None or field.message_type is None or field.label == FieldDescriptor.LABEL_REPEATED:
+            if field is None or field.message_type is None or field.is_repeated:
                 continue
             inner = field.message_type
         else:
             inner = descriptor
         for name, field in inner.fields_by_name.items():
             if field.message_type is not None and field.message_type.full_name == STRATEGY_SPEC:
-                repeated = field.label == FieldDescriptor.LABEL_REPEATED
+                repeated = field.is_repeated
                 steps.append((outer, name, "specs" if repeated else "spec"))
             elif name in ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING \
-                    and field.label != FieldDescriptor.LABEL_REPEATED:
+                    and not field.is_repeated:
                 steps.append((outer, name, "id"))
     return tuple(steps)
 

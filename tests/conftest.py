@@ -150,6 +150,8 @@ KIND_BY_MODULE = {
     "test_stack_sample": "e2e",
     "test_strategies": "unit",
     "test_terminal": "unit",
+    "test_tracing": "e2e",  # the four services exporting spans to an OTLP receiver in the test
+    "test_tracing_attributes": "unit",  # the ids a span carries, read from hand-built messages
     "test_ui_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_errors": "unit",
