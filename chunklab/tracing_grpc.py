@@ -192,6 +192,9 @@ def _finish(span: Any, context: grpc.ServicerContext, exc: BaseException | None 
     if exc is not None and code is None:  # escaped without an abort: gRPC answers UNKNOWN
         span.record_exception(exc)
         code = grpc.StatusCode.UNKNOWN
+    elif code is None and not context.is_active():  # the caller went away, or its deadline passed
+        remaining = context.time_remaining()
+        code = grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 else grpc.StatusCode.CANCELLED
     _set_code(span, code, SERVER_ERRORS.__contains__)
     span.end()
 
