@@ -88,28 +88,22 @@ def flushed(receiver: Receiver, count: int) -> dict:
     return {(s.kind, s.name): s for s in spans}
 
 
-def test_a_refusal_fails_the_client_span_but_not_the_servers(traced):
+@pytest.mark.parametrize(("query", "code", "server_failed"), [
+    ("missing", grpc.StatusCode.NOT_FOUND, False),  # the caller's doing: a refusal
+    ("crash", grpc.StatusCode.INTERNAL, True),  # the server's: a bug
+])
+def test_a_failed_call_fails_the_client_span_and_the_servers_only_for_the_servers_fault(traced, query, code,
+                                                                                        server_failed):
     receiver, address, settings, _ = traced
     receiver.clear()
-    with pytest.raises(grpc.RpcError) as refused:
-        clients.retriever(address, settings).Retrieve(retriever_pb2.RetrieveRequest(query="missing"), timeout=10)
-    assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as failed:
+        clients.retriever(address, settings).Retrieve(retriever_pb2.RetrieveRequest(query=query), timeout=10)
+    assert failed.value.code() == code
     spans = flushed(receiver, 2)
     client, server = spans[("CLIENT", RETRIEVE)], spans[("SERVER", RETRIEVE)]
-    assert (client.attributes["rpc.grpc.status_code"], client.error) == (5, True)
-    assert (server.attributes["rpc.grpc.status_code"], server.error) == (5, False)
+    assert (client.attributes["rpc.grpc.status_code"], client.error) == (code.value[0], True)
+    assert (server.attributes["rpc.grpc.status_code"], server.error) == (code.value[0], server_failed)
     assert server.parent_id == client.span_id and server.trace_id == client.trace_id
-
-
-def test_a_crash_fails_both_spans_as_internal(traced):
-    receiver, address, settings, _ = traced
-    receiver.clear()
-    with pytest.raises(grpc.RpcError) as crashed:
-        clients.retriever(address, settings).Retrieve(retriever_pb2.RetrieveRequest(query="crash"), timeout=10)
-    assert crashed.value.code() == grpc.StatusCode.INTERNAL
-    spans = flushed(receiver, 2)
-    for kind in ("CLIENT", "SERVER"):
-        assert (spans[(kind, RETRIEVE)].attributes["rpc.grpc.status_code"], spans[(kind, RETRIEVE)].error) == (13, True)
 
 
 def test_a_traced_stream_is_still_a_call_the_client_cancels(traced):
