@@ -69,8 +69,10 @@ def options(document_id: str) -> common_pb2.RetrievalOptions:
 def links(spans: list[ReceivedSpan]) -> set[tuple[str, str, str, str, str]]:
     """(service, span name, kind, parent's service, parent's name) of every span; a root's parent is ("", "")."""
     by_id = {span.span_id: span for span in spans}
-    return {(s.service, s.name, s.kind, by_id[s.parent_id].service if s.parent_id else "",
-             by_id[s.parent_id].name if s.parent_id else "") for s in spans}
+    missing = ReceivedSpan("?", "?", "", "", "", "", {})  # a parent not received (yet)
+    parents = {s.span_id: by_id.get(s.parent_id, missing) if s.parent_id else None for s in spans}
+    return {(s.service, s.name, s.kind, *((p.service, p.name) if (p := parents[s.span_id]) else ("", "")))
+            for s in spans}
 
 
 def one_trace(receiver: Receiver, expected: set) -> list[ReceivedSpan]:
@@ -166,6 +168,41 @@ def test_a_query_from_the_ui_is_one_trace_through_the_evaluator_and_the_retrieve
     })
     assert named(spans, "chunklab-retriever", f"{RETRIEVER}/Retrieve").attributes["chunklab.strategy"] == "fixed_size"
     assert_no_text(spans, QUESTION, FIXTURE.read_text())
+
+
+def test_an_experiment_is_one_trace_with_its_runs_on_the_evaluators_worker(traced, receiver, uploaded):
+    """The experiment runs on a thread of the evaluator's: its processing and retrieval are still
+    children of the RunExperiment call, through the `run experiment` span."""
+    document, _ = uploaded
+    question = "How are distances to galaxies measured?"
+    line = json.dumps({"question": question, "references": [
+        {"document": "topics", "content": FIXTURE.read_text().split("\n\n")[0]}]})
+    receiver.clear()
+    with as_the_ui(traced) as client, tracing.span("evaluate"):
+        question_set = client.import_question_set(line.encode(), name="traced.jsonl",
+                                                  document_ids={"topics": document.document_id})
+        config = evaluator_pb2.ExperimentConfig(
+            name="traced", question_set_id=question_set.question_set_id, retrieval_only=True,
+            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")], retrieval=common_pb2.RetrievalOptions(top_k=2))
+        events = list(client.run_experiment(config))
+    assert events[-1].experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, events[-1]
+    experiment_id = events[-1].experiment.experiment_id
+    expected = {
+        (UI, f"{EVALUATOR}/RunExperiment", "CLIENT", UI, "evaluate"),
+        ("chunklab-evaluator", f"{EVALUATOR}/RunExperiment", "SERVER", UI, f"{EVALUATOR}/RunExperiment"),
+        ("chunklab-evaluator", "run experiment", "INTERNAL", "chunklab-evaluator", f"{EVALUATOR}/RunExperiment"),
+        ("chunklab-evaluator", f"{CHUNKER}/ProcessDocument", "CLIENT", "chunklab-evaluator", "run experiment"),
+        ("chunklab-chunker", f"{CHUNKER}/ProcessDocument", "SERVER", "chunklab-evaluator", f"{CHUNKER}/ProcessDocument"),
+        ("chunklab-chunker", "run strategy", "INTERNAL", "chunklab-chunker", f"{CHUNKER}/ProcessDocument"),
+        ("chunklab-retriever", f"{RETRIEVER}/IndexChunks", "SERVER", "chunklab-chunker", f"{RETRIEVER}/IndexChunks"),
+        ("chunklab-evaluator", f"{RETRIEVER}/Retrieve", "CLIENT", "chunklab-evaluator", "run experiment"),
+        ("chunklab-retriever", f"{RETRIEVER}/Retrieve", "SERVER", "chunklab-evaluator", f"{RETRIEVER}/Retrieve"),
+    }
+    spans = receiver.wait_for(lambda got: expected <= links(got))
+    assert len({span.trace_id for span in spans}) == 1
+    assert not [link for link in links(spans) if "?" in link[3:]]  # every parent is in the trace
+    assert named(spans, "chunklab-evaluator", "run experiment").attributes == {"chunklab.experiment_id": experiment_id}
+    assert_no_text(spans, FIXTURE.read_text(), question)
 
 
 # What a process with tracing off does: starts it (in vain), opens a channel and calls the retriever.
