@@ -3,7 +3,8 @@
 Every call carries a deadline (callers pass `timeout=`); the channel retries
 only UNAVAILABLE, through gRPC's service config. Each channel speaks TLS and
 carries the token as its settings say (chunklab.security; default: the
-environment's settings, as the services read them).
+environment's settings, as the services read them), and is traced when the
+process turned tracing on (chunklab.tracing).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 
 import grpc
 
-from chunklab import replicas, security
+from chunklab import replicas, security, tracing
 from chunklab.server import CHANNEL_OPTIONS
 from chunklab.settings import Settings
 from chunklab.v1 import (
@@ -47,7 +48,7 @@ _RETRY_CONFIG = json.dumps(
 def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
     """address: one host:port (a name may resolve to every replica) or a list of
     ip:port, one per replica (chunklab.replicas; calls go round robin)."""
-    return security.open_channel(
+    return tracing.traced_channel(security.open_channel(
         replicas.target(address),
         settings if settings is not None else Settings(),
         [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
@@ -55,7 +56,7 @@ def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
          # restarted service should be found again within a second.
          ("grpc.initial_reconnect_backoff_ms", 250), ("grpc.min_reconnect_backoff_ms", 250),
          ("grpc.max_reconnect_backoff_ms", 1000)],
-    )
+    ))
 
 
 def ingest(address: str, settings: Settings | None = None) -> ingest_pb2_grpc.IngestServiceStub:

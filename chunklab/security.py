@@ -33,7 +33,8 @@ def token_matches(sent: str, token: str) -> bool:
     return hmac.compare_digest(hashlib.sha256(sent.encode()).digest(), hashlib.sha256(token.encode()).digest())
 
 
-def _is_open(method: str) -> bool:
+def is_open(method: str) -> bool:
+    """Health and reflection: open to every caller, and left out of traces."""
     return method.lstrip("/").split("/", 1)[0] in OPEN_SERVICES
 
 
@@ -55,7 +56,7 @@ class TokenInterceptor(grpc.ServerInterceptor):
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
-        if handler is None or _is_open(handler_call_details.method):
+        if handler is None or is_open(handler_call_details.method):
             return handler
         sent = [value for key, value in handler_call_details.invocation_metadata or () if key == AUTH_KEY]
         if not sent:
@@ -107,6 +108,12 @@ class _CallDetails(
     pass
 
 
+def with_metadata(details: grpc.ClientCallDetails, extra: tuple | list) -> grpc.ClientCallDetails:
+    """The same call with `extra` (key, value) pairs added to its metadata (the token, a trace's context)."""
+    return _CallDetails(details.method, details.timeout, [*(details.metadata or ()), *extra],
+                        details.credentials, details.wait_for_ready, details.compression)
+
+
 class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
                   grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
     """Adds `authorization: Bearer <token>` to every call of a channel, of every kind."""
@@ -115,8 +122,7 @@ class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterc
         self._metadata = ((AUTH_KEY, f"Bearer {token}"),)
 
     def _with_token(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
-        return _CallDetails(details.method, details.timeout, [*(details.metadata or ()), *self._metadata],
-                            details.credentials, details.wait_for_ready, details.compression)
+        return with_metadata(details, self._metadata)
 
     def intercept_unary_unary(self, continuation, client_call_details, request):
         return continuation(self._with_token(client_call_details), request)

@@ -1,6 +1,7 @@
 """What every ChunkLab gRPC server shares: health, reflection, error mapping,
 message limits, the token check and TLS (chunklab.security) and a graceful
-shutdown on SIGTERM that always ends the process.
+shutdown on SIGTERM that always ends the process; spans of every call
+(chunklab.tracing) when the process turned tracing on.
 
 A service's own `server.py` builds its servicer and calls `serve(...)`.
 """
@@ -22,7 +23,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from chunklab import replicas, security
+from chunklab import replicas, security, tracing
 from chunklab.errors import ServiceError
 from chunklab.limits import cut
 from chunklab.settings import Settings
@@ -141,7 +142,7 @@ def serve(
     replica = replicas.replica_name(settings.replica_name)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-        interceptors=[replicas.ReplicaInterceptor(replica),
+        interceptors=[*tracing.server_interceptors(), replicas.ReplicaInterceptor(replica),
                       *security.server_interceptors(settings), ErrorMappingInterceptor()],
         options=CHANNEL_OPTIONS,
     )
@@ -190,6 +191,7 @@ def serve(
     server.wait_for_termination()
     if on_stop is not None:
         on_stop()
+    tracing.stop()
     log.info("%s stopped", name)
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
@@ -146,6 +146,14 @@ class Settings(BaseSettings):
     tls_key: str = ""
     tls_ca: str = ""
 
+    # Tracing (ADR 0066) under OpenTelemetry's own variable names: spans go over
+    # OTLP/gRPC to this collector URL (http://host:4317, https:// for TLS); empty,
+    # or OTEL_SDK_DISABLED=true, means off. The SDK reads its other OTEL_*
+    # variables itself (sampler, batch delay, headers, certificate, timeout).
+    otlp_endpoint: str = Field("", validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp_endpoint"))
+    otlp_protocol: str = Field("grpc", validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_PROTOCOL", "otlp_protocol"))
+    otel_sdk_disabled: bool = Field(False, validation_alias=AliasChoices("OTEL_SDK_DISABLED", "otel_sdk_disabled"))
+
     @field_validator("ingest_address", "chunker_address", "retriever_address", "evaluator_address")
     @classmethod
     def _address(cls, value: str) -> str:
@@ -165,6 +173,25 @@ class Settings(BaseSettings):
         value = value.strip()
         if value and not value.lower().startswith(("http://", "https://")):
             raise ValueError(f"expected the rerank endpoint's http:// or https:// URL, got {value!r}")
+        return value
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _otlp_endpoint(cls, value: str) -> str:
+        value = value.strip()
+        scheme, sep, rest = value.partition("://")
+        if value and not (sep and scheme.lower() in ("http", "https") and rest.strip("/")):
+            raise ValueError(f"expected the OTLP collector's gRPC URL, e.g. http://127.0.0.1:4317 (https:// for TLS), "
+                             f"got {value!r}")
+        return value
+
+    @field_validator("otlp_protocol")
+    @classmethod
+    def _otlp_protocol(cls, value: str) -> str:
+        value = value.strip().lower() or "grpc"
+        if value != "grpc":
+            raise ValueError(f"ChunkLab exports traces over OTLP/gRPC only, got {value!r}: set it to grpc (or unset "
+                             "it) and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's gRPC port (4317)")
         return value
 
     @field_validator("auth_token")
@@ -192,6 +219,11 @@ class Settings(BaseSettings):
             given, missing = ("CERT", "KEY") if self.tls_cert else ("KEY", "CERT")
             raise ValueError(f"CHUNKLAB_TLS_{given} is set but CHUNKLAB_TLS_{missing} is not: TLS needs both")
         return self
+
+    @property
+    def tracing(self) -> bool:
+        """Whether this process exports spans (chunklab.tracing)."""
+        return bool(self.otlp_endpoint) and not self.otel_sdk_disabled
 
     @property
     def tls(self) -> bool:
@@ -223,7 +255,8 @@ def invalid_settings(exc: ValidationError) -> str:
         if not err["loc"]:  # a rule over several settings names them itself
             lines.append(f"  {err['msg'].removeprefix('Value error, ')}")
             continue
-        name = "CHUNKLAB_" + "_".join(str(p) for p in err["loc"]).upper()
+        name = "_".join(str(p) for p in err["loc"]).upper()
+        name = name if name.startswith("OTEL_") else "CHUNKLAB_" + name  # OpenTelemetry's own variables
         lines.append(f"  {name}: {err['msg']}")
     return "\n".join(lines)
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from chunklab import knobs, recommended
+from chunklab import knobs, recommended, tracing
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
@@ -403,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         print(invalid_settings(exc), file=sys.stderr)
         return 2
     stack = None
+    tracing.start("cli", settings)  # a command is one trace across the services
     try:
         if args.start:
             from chunklab_app.stack import Stack
@@ -413,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
             client = stack.client(settings)
         else:
             client = ChunkLab(settings)
-        return args.handler(args, client)
+        with tracing.span(f"chunklab {args.command}"):
+            return args.handler(args, client)
     except (UsageError, export_cli.ExportUsage, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
@@ -425,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
               "(chunklab load-cancel <id> cancels a load)", file=sys.stderr)
         return 130
     finally:
+        tracing.stop()
         if stack is not None:
             stack.stop()
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chunklab import tracing
 from chunklab.client import ChunkLab, experiment_outcome
 from chunklab.v1 import common_pb2, evaluator_pb2
 
@@ -55,16 +56,22 @@ def upload_and_process(client: ChunkLab, strategies: Sequence[str],
     no active index set for it yet; returns the documents' ids by file stem."""
     document_ids = {}
     for path in DOCUMENTS:
-        document = client.upload_document(path, language="en").document
-        document_ids[path.stem] = document.document_id
-        missing = [name for name in strategies if client.indexed_set(document.document_id, name) is None]
-        for number, name in enumerate(missing, start=1):
-            log(f"processing {path.name} with {name} ({number}/{len(missing)})")
-            result = client.process(document.document_id, [common_pb2.StrategySpec(name=name)])
-            if result.strategies_failed:
-                failed = "; ".join(f"{f.strategy}: {f.error}" for f in result.strategies_failed)
-                raise RuntimeError(f"processing the sample {path.name} failed: {failed}")
+        with tracing.span("load sample document"):  # its upload and processing: one trace
+            document_ids[path.stem] = upload_and_process_one(client, path, strategies, log)
     return document_ids
+
+
+def upload_and_process_one(client: ChunkLab, path: Path, strategies: Sequence[str],
+                           log: Callable[[str], None]) -> str:
+    document = client.upload_document(path, language="en").document
+    missing = [name for name in strategies if client.indexed_set(document.document_id, name) is None]
+    for number, name in enumerate(missing, start=1):
+        log(f"processing {path.name} with {name} ({number}/{len(missing)})")
+        result = client.process(document.document_id, [common_pb2.StrategySpec(name=name)])
+        if result.strategies_failed:
+            failed = "; ".join(f"{f.strategy}: {f.error}" for f in result.strategies_failed)
+            raise RuntimeError(f"processing the sample {path.name} failed: {failed}")
+    return document.document_id
 
 
 def question_set(client: ChunkLab, document_ids: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from chunklab import clients, tokens
+from chunklab import clients, tokens, tracing
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings, settings_from
 from chunklab_app import sample
@@ -193,6 +193,7 @@ def main() -> None:
                         "(default: every strategy that needs no LLM)")
     args = parser.parse_args()
     settings = load_settings()
+    tracing.start("stack", settings)  # the sample's loading, one trace per document
     ports = {name: int(getattr(settings, f"{name}_address").rpartition(":")[2]) for name in SERVICES}
     stack = Stack(
         data_dir=settings.data_dir.resolve(),

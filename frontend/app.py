@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from chunklab import security
+from chunklab import security, tracing
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings
 from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports
@@ -142,6 +142,7 @@ def launch(app: gr.Blocks, host: str, port: int, attempts: int = 5, settings: Se
 
 def main() -> None:
     settings = load_settings()
+    tracing.start("ui", settings)  # the UI's calls begin their traces
     keep_uploads_in_data_folder(settings)
     app = build_app(ChunkLab(settings))
     if warning := security.exposure_warning("ui", settings.ui_host, settings):

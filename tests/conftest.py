@@ -152,6 +152,10 @@ KIND_BY_MODULE = {
     "test_stack_sample": "e2e",
     "test_strategies": "unit",
     "test_terminal": "unit",
+    "test_tracing": "e2e",  # the four services exporting spans to an OTLP receiver in the test
+    "test_tracing_attributes": "unit",  # the ids a span carries, read from hand-built messages
+    "test_tracing_grpc": "integration",  # the interceptors on an in-process server, spans to an OTLP receiver
+    "test_tracing_settings": "unit",  # the OTEL_* switch and its messages
     "test_ui_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_errors": "unit",

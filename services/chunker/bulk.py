@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
+from chunklab import tracing
 from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
@@ -190,7 +191,9 @@ class Worker:
                             "stopped or a service it needs was unreachable; see the chunker logs, then load the "
                             "document again")
         else:
-            with self._renewing(delivery):
+            # One trace per job: the broker carries no caller's context.
+            with self._renewing(delivery), tracing.span("bulk load job", bulk_load_id=job.bulk_load_id,
+                                                        document_id=job.request.document_id):
                 try:
                     for event in self._service.process(job.request, self._stop):
                         if event.HasField("result"):

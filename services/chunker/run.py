@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from chunklab import tracing
 from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
@@ -111,9 +112,11 @@ class StrategyRun:
 
 
 def run_in_thread(
-    work: Callable[[Callable[[Any], None]], T], name: str, cancelled: threading.Event
+    work: Callable[[Callable[[Any], None]], T], name: str, cancelled: threading.Event, **ids: str
 ) -> Generator[Any, None, T]:
     """Runs work(emit) in a thread; yields what it emits; returns what it returns.
+    The thread carries the caller's trace, and the work is a span of it with these
+    ids (chunklab.tracing): the strategy's calls to the retriever are part of the trace.
 
     If the consumer stops listening (the stream is closed), `cancelled` is
     set and the work stops at its next progress report, embedding or LLM call.
@@ -123,13 +126,14 @@ def run_in_thread(
 
     def target() -> None:
         try:
-            box["value"] = work(events.put)
+            with tracing.span("run strategy", **ids):
+                box["value"] = work(events.put)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer
             box["error"] = exc
         finally:
             events.put(_DONE)
 
-    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread = threading.Thread(target=tracing.carried(target), name=name, daemon=True)
     thread.start()
     finished = False
     try:

@@ -6,7 +6,7 @@ import logging
 
 import grpc
 
-from chunklab import cancellation, clients, embeddings, limits
+from chunklab import cancellation, clients, embeddings, limits, tracing
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
@@ -110,6 +110,7 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    tracing.start("chunker", settings)  # before any channel or server is made
     embeddings.configure(settings)
     warm_up_in_background(settings.embedding_model)
     service, bulk = build(settings)

@@ -135,6 +135,7 @@ class ChunkerService:
                     ),
                     f"chunker-{strategy.name}",
                     cancelled,
+                    document_id=request.document_id, strategy=strategy.name, config_id=strategy.config_id,
                 )
             except Cancelled:
                 return

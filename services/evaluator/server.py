@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab import cancellation, embeddings, limits
+from chunklab import cancellation, embeddings, limits, tracing
 from chunklab.db import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
@@ -150,6 +150,7 @@ def build_service(settings: Settings) -> EvaluatorService:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    tracing.start("evaluator", settings)  # before any channel or server is made
     embeddings.configure(settings)  # "openai:" models learn their endpoint
     warm_up_in_background(settings.embedding_model)
     service = build_service(settings)

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from chunklab import retrieval
+from chunklab import retrieval, tracing
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatClient, LLMError
 from chunklab.replicas import replica_name
@@ -61,7 +61,13 @@ class ExperimentWorker:
                 thread = threading.Thread(target=self._loop, name=f"experiments-{len(self._threads)}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
-        self._jobs.put((experiment_id, job))
+
+        def traced() -> None:
+            with tracing.span("run experiment", experiment_id=experiment_id):
+                job()
+
+        # The run's calls (processing, retrieval) belong to the trace of the call that started it.
+        self._jobs.put((experiment_id, tracing.carried(traced)))
 
     def _loop(self) -> None:
         while True:

@@ -6,7 +6,7 @@ import threading
 
 import grpc
 
-from chunklab import clients, limits
+from chunklab import clients, limits, tracing
 from chunklab.errors import InvalidArgument, from_rpc_error
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
@@ -82,6 +82,7 @@ def build_service(settings: Settings) -> IngestService:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    tracing.start("ingest", settings)  # before any channel or server is made
     # Load the language model off the request path: the first upload should not pay for it.
     threading.Thread(target=detect_language, args=("warm-up",), name="language-warm-up", daemon=True).start()
     servicer = IngestServicer(build_service(settings))

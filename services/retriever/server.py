@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from chunklab import embeddings, limits, retrieval
+from chunklab import embeddings, limits, retrieval, tracing
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
@@ -127,6 +127,7 @@ def one_thread_per_query_encode() -> None:
 def main() -> None:
     configure_logging()
     settings = load_settings()
+    tracing.start("retriever", settings)  # before any channel or server is made
     one_thread_per_query_encode()
     embeddings.configure(settings)  # "openai:" models learn their endpoint
     warm_up_in_background(settings.embedding_model)
