@@ -21,6 +21,11 @@ DB_BUSY_TIMEOUT_S = 10.0
 _TOKEN = re.compile(r"[\x21-\x7e]{16,}")
 
 
+# The windows ChunkLab comes with, for collections a team typically keeps (the Freshness
+# page marks them as presets, so a user knows they did not create them).
+PRESET_FRESHNESS_WINDOWS = {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
+
+
 def _check_address(value: str) -> str:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -94,9 +99,7 @@ class Settings(BaseSettings):
     qdrant_url: str = ""
     qdrant_api_key: str = ""
     # Freshness window per collection in days (0 = unlimited), as JSON.
-    freshness_windows: dict[str, int] = Field(
-        default_factory=lambda: {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
-    )
+    freshness_windows: dict[str, int] = Field(default_factory=lambda: dict(PRESET_FRESHNESS_WINDOWS))
     # Seconds between automatic sweeps of expired chunks (0 = never); each
     # sweep also applies the index sets' retention (ADR 0038).
     sweep_interval_s: float = Field(3600.0, ge=0)

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from chunklab.client import ChunkLab, experiment_outcome
+from chunklab.samples import DOCUMENTS, FIELD_GUIDE, QUESTIONS, SAMPLES  # noqa: F401 - the loader's files
 from chunklab.v1 import common_pb2, evaluator_pb2
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-FIELD_GUIDE = SAMPLES / "rag-field-guide.md"
-DOCUMENTS = (SAMPLES / "state_of_the_union.md", FIELD_GUIDE)
-QUESTIONS = SAMPLES / "sample-questions.jsonl"
 QUESTION_SET_NAME = "sample-questions"
 # The experiments, by name, with the number of chunks each retrieves: the first is the
 # sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.

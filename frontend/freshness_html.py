@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.render import render
+from chunklab.settings import PRESET_FRESHNESS_WINDOWS
 from chunklab.v1 import retriever_pb2
 
 
@@ -26,8 +27,10 @@ def window_text(days: int) -> str:
 
 
 def windows_html(windows: Sequence[retriever_pb2.FreshnessWindow]) -> str:
+    """Each collection's window, those that ChunkLab comes with (and nobody changed) marked as presets."""
     rows = [
-        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days)}
+        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days),
+         "preset": PRESET_FRESHNESS_WINDOWS.get(w.collection) == w.max_age_days}
         for w in sorted(windows, key=lambda w: w.collection)
     ]
     return render("frontend", "windows.html.j2", windows=rows)
