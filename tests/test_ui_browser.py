@@ -384,6 +384,9 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
         for side in ("left", "right"):
             expect(page.locator(f"#viewer-{side}-histogram")).to_be_visible()
             expect(view.locator(f".cl-sbs-cell[data-side={side}] .cl-bmark").first).to_be_visible()
+        # In the window, so that its lazily laid-out first rows are painted in the screenshot.
+        view.locator(".cl-sbs-scroll").evaluate("e => e.scrollIntoView({block: 'center'})")
+        expect(view.locator(".cl-sbs-text").first).to_contain_text("Good evening.")
         screenshot(page, "boundaries-side-by-side")
     finally:
         ui_stack.client().delete_document(speech)
