@@ -71,7 +71,8 @@ def sweep_html(response: retriever_pb2.SweepResponse) -> str:
         head = (
             f"Dry run: {plural(count, 'document')} ({plural(sum(d.chunks for d in response.documents), 'chunk')}) "
             "outside the collection's window would be archived. Nothing has changed yet."
-            if count else "Dry run: nothing is outside its freshness window; a sweep would archive nothing."
+            if count else ("Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
+                           "so Sweep now stays off.")
         )
     else:
         head = (

@@ -455,6 +455,9 @@ def test_a_sweep_says_what_goes_and_a_dry_run_that_nothing_changed():
     assert dry.get("data-kind") == "dry-run" and "1 document (12 chunks)" in text_of(dry)
     assert "Nothing has changed yet" in text_of(dry)
     assert [td.text for td in dry.find(".//tr[@data-document-id='d-1']")][:4] == ["<old>.md", "news", "2023-11-14", "12"]
+    empty = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(dry_run=True))).find("div")
+    assert text_of(empty).strip() == ("Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
+                              "so Sweep now stays off.")
     real = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(documents=[gone], chunks_archived=12))).find("div")
     assert real.get("data-kind") == "swept" and "12 chunks left the index" in text_of(real)
     nothing = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(dry_run=True))).find("div")
