@@ -75,10 +75,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             delete_button = gr.Button("Delete selected", variant="stop", scale=0, elem_id="delete-button")
         delete_confirmed = gr.Checkbox(visible=False)
         delete_asks = gr.Textbox(visible=False, value="Delete this document and all of its chunks?")
-        # Widths set so that no header breaks mid-word ("collectio/n" when Gradio shares them out).
         table = gr.Dataframe(
-            headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table",
-            column_widths=["19%", "10%", "9%", "8%", "8%", "10%", "6%", "12%", "18%"],
+            headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table"
         )
         delete_status = gr.HTML(elem_id="delete-status")
 

@@ -92,19 +92,21 @@ def strategy_section(
     gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
     then_bulk: tuple | None = None,
 ) -> gr.Dropdown:
-    """One group per strategy (tick to use, its knobs shown while ticked), the embedding
-    model, a Process button for the selected document (enabled only while one is selected) and a bulk-load
+    """One group per strategy (tick to use, knobs below), the embedding model, a Process
+    button for the selected document (enabled only while one is selected) and a bulk-load
     button for every document, both writing to status; `then` is (function, inputs,
     outputs) to run after a processing or bulk load that succeeded, `then_bulk` another
     one after a bulk load. Returns the embedding-model dropdown, whose choices the page fills."""
+    # Whether a document is selected: the render is drawn again only when that flips
+    # (a State's change fires on a new value), its inputs keeping what was typed (keys).
+    ready = gr.State(False)
+    selected.change(lambda document_id: bool(document_id), inputs=selected, outputs=ready, show_progress="hidden")
     # Filled on load from the chunker's catalog (the page's load); empty means the configured default.
     model = gr.Dropdown(label=f"Embedding model (empty = the default, {gateway.settings.embedding_model})",
                         choices=[], allow_custom_value=True, elem_id="process-embedding-model")
 
-    # Drawn again only when the forms change: the selected document is read then (for the
-    # Process button's first state) and followed by an event afterwards.
-    @gr.render(inputs=[forms, selected], triggers=[forms.change], **RENDER_ONE_AT_A_TIME)
-    def draw(strategy_forms: list[knobs.StrategyForm], document_id: str | None):
+    @gr.render(inputs=[forms, ready], **RENDER_ONE_AT_A_TIME)
+    def draw(strategy_forms: list[knobs.StrategyForm], document_ready: bool):
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
@@ -117,15 +119,12 @@ def strategy_section(
                     info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
                     key=f"use-{form.name}",
                 )
-                with gr.Row(visible=form.name == knobs.BASELINE) as knob_row:
+                with gr.Row():
                     inputs = [knob_input(field) for field in form.fields]
-            # Only a ticked strategy's knobs are shown: ten open forms made the page 3,500 px tall.
-            use.change(lambda ticked: gr.update(visible=ticked), inputs=use, outputs=knob_row,
-                       show_progress="hidden", key=f"show-knobs-{form.name}")
             chosen.append((form, use, inputs))
         with gr.Row():
             process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button",
-                                       interactive=bool(document_id))
+                                       interactive=bool(document_ready))
             bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
 
         def chosen_specs(values: dict) -> list:
@@ -153,8 +152,6 @@ def strategy_section(
 
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
         all_inputs = {selected, model} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
-        selected.change(lambda chosen_id: gr.update(interactive=bool(chosen_id)), inputs=selected,
-                        outputs=process_button, show_progress="hidden", key="process-ready")
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
         processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
         loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk")
