@@ -186,7 +186,8 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     expect(page.locator("#documents-table")).to_contain_text("lighthouses.md")
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^lighthouses\.md · default · "))
     expect(page.locator('#upload-file a[href$="/lighthouses.md"]')).to_have_count(0)
-    expect(page.locator("#process-button")).to_be_enabled()
+    # The strategy forms are drawn again with the button enabled (a render, queued behind the others).
+    expect(page.locator("#process-button")).to_be_enabled(timeout=30 * SECONDS)
     # The same bytes again are recognised, not stored twice.
     choose_file(page, document)
     page.locator("#upload-button").click()
