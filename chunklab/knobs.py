@@ -118,6 +118,17 @@ class Knob:
             raise KnobError(f"{where} must be at most {self.max_value:g}, got {label(raw)}")
         return raw
 
+    def summary(self) -> str:
+        """One line for a listing (`chunklab strategies`): name=default and what it takes."""
+        takes = {INT: "whole number", DOUBLE: "number", BOOL: "true or false"}.get(self.type, "text")
+        if self.choices:
+            takes = "one of " + ", ".join(self.choices)
+        low, high = (f"{v:g}" if v is not None else None for v in (self.min_value, self.max_value))
+        if self.type in (INT, DOUBLE) and (low or high):
+            takes += f" {low}–{high}" if low and high else f" from {low}" if low else f" up to {high}"
+        when = ", at query time" if self.query_time else ""
+        return f"{self.name}={label(self.default)} ({takes}{when})"
+
     def parse(self, strategy: str, text: str) -> Any:
         """The typed value of typed text ("256", "0.5", "true", "article"), checked as coerce does."""
         if self.type == STRING:

@@ -50,6 +50,11 @@ def _abort_for(exc: Exception, context: grpc.ServicerContext, method: str) -> No
     the log under an incident id; the client is told the id, never the text."""
     if isinstance(exc, ServiceError):
         context.abort(exc.code, cut(exc.message))
+    if not context.is_active():
+        # The client went away (a reflection client closing its channel, a Ctrl-C) while the
+        # handler read or wrote: nobody is left to tell, and it is no fault of the service.
+        log.info("%s ended early: the client went away (%s)", method, type(exc).__name__)
+        context.abort(grpc.StatusCode.CANCELLED, "the client went away")
     incident = uuid.uuid4().hex[:12]
     log.exception("internal error in %s (incident %s)", method, incident)
     context.abort(grpc.StatusCode.INTERNAL,

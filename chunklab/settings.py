@@ -23,6 +23,11 @@ DB_BUSY_TIMEOUT_S = 10.0
 _TOKEN = re.compile(r"[\x21-\x7e]{16,}")
 
 
+# The windows ChunkLab comes with, for collections a team typically keeps (the Freshness
+# page marks them as presets, so a user knows they did not create them).
+PRESET_FRESHNESS_WINDOWS = {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
+
+
 def _check_address(value: str) -> str:
     """host:port, or (a peer's replicas, ADR 0065) a comma-separated list of ip:port."""
     for entry in replicas.addresses(value) or [value]:
@@ -104,9 +109,7 @@ class Settings(BaseSettings):
     # a collection (1: no copy; a three-node cluster takes 2 or 3; ADR 0065).
     qdrant_replication_factor: int = Field(1, ge=1, le=16)
     # Freshness window per collection in days (0 = unlimited), as JSON.
-    freshness_windows: dict[str, int] = Field(
-        default_factory=lambda: {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
-    )
+    freshness_windows: dict[str, int] = Field(default_factory=lambda: dict(PRESET_FRESHNESS_WINDOWS))
     # Seconds between automatic sweeps of expired chunks (0 = never); each
     # sweep also applies the index sets' retention (ADR 0038).
     sweep_interval_s: float = Field(3600.0, ge=0)

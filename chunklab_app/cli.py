@@ -138,9 +138,11 @@ def cmd_experiment(args, client: ChunkLab) -> int:
     mapping = questions_cli.mapping(args.map)
     document_ids = []
     for corpus in args.corpus or []:
-        document = client.upload_document(corpus, collection=args.collection).document
+        uploaded = client.upload_document(corpus, collection=args.collection)
+        document = uploaded.document
         document_ids.append(document.document_id)
-        progress.message(f"uploaded {corpus} as {document.document_id}")
+        again = " (already uploaded)" if uploaded.already_existed else ""
+        progress.message(f"{'reused' if again else 'uploaded'} {corpus} as {document.document_id}{again}")
     if args.question_set:
         question_set_id = args.question_set
     else:
@@ -230,9 +232,10 @@ def cmd_load(args, client: ChunkLab) -> int:
         raise UsageError(f"no such file: {', '.join(missing)}")
     names = {}
     for i, name in enumerate(args.files, start=1):
-        document = client.upload_document(name, collection=args.collection).document
-        names[document.document_id] = Path(name).name
-        progress.update(i, len(args.files), f"uploaded {name}")
+        uploaded = client.upload_document(name, collection=args.collection)
+        names[uploaded.document.document_id] = Path(name).name
+        said = f"reused {name} (already uploaded)" if uploaded.already_existed else f"uploaded {name}"
+        progress.update(i, len(args.files), said)
     progress.close()
     load = client.submit_bulk_load(list(names), specs, embedding_model=args.embedding_model or "")
     print(f"bulk load {load.bulk_load_id}: {load.jobs_total} documents queued on {load.broker}", file=sys.stderr)
@@ -294,9 +297,12 @@ def load_row(result: chunker_pb2.BulkLoadJobResult, names: dict[str, str]) -> di
 
 
 def cmd_strategies(args, client: ChunkLab) -> int:
+    """Each strategy with its description, then each knob on its own line: its default and
+    what it takes, as ListStrategies declares them (the UI's forms read the same)."""
     for info in client.list_strategies():
-        knob_names = ", ".join(k.name for k in info.knobs)
-        print(f"{info.name:<28} {'(needs an LLM) ' if info.requires_llm else ''}{info.description} [{knob_names}]")
+        print(f"{info.name:<28} {'(needs an LLM) ' if info.requires_llm else ''}{info.description}")
+        for knob in knobs.from_info(info):
+            print(f"    {knob.summary()}" + (f": {knob.description}" if knob.description else ""))
     return 0
 
 

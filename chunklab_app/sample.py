@@ -1,7 +1,8 @@
 """The sample `make up` loads, so that every page shows a real result when it first opens.
 
-Two documents shipped in samples/ (ADR 0063): the 2024 State of the Union address (a US
-government work, public domain; 49 k characters) and the project's own RAG field guide,
+Two documents shipped in samples/ (ADR 0063; chunklab.samples names them): the 2024 State
+of the Union address (a US government work, public domain; 49 k characters) and the
+project's own RAG field guide,
 with 82 labelled questions (76 from the chroma-general benchmark, MIT licence, and 6 of
 our own). Loading uploads both, processes them with every strategy that needs no LLM,
 imports the question set and runs two retrieval-only experiments over a few strategies
@@ -16,16 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from chunklab import tracing
 from chunklab.client import ChunkLab, experiment_outcome
+from chunklab.samples import DOCUMENTS, FIELD_GUIDE, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
 from chunklab.v1 import common_pb2, evaluator_pb2
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-FIELD_GUIDE = SAMPLES / "rag-field-guide.md"
-DOCUMENTS = (SAMPLES / "state_of_the_union.md", FIELD_GUIDE)
-QUESTIONS = SAMPLES / "sample-questions.jsonl"
 QUESTION_SET_NAME = "sample-questions"
 # The experiments, by name, with the number of chunks each retrieves: the first is the
 # sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.

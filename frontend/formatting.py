@@ -8,6 +8,7 @@ collections, reasons quoting them).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -189,12 +190,18 @@ def _document_outcome(result, names: dict[str, str]) -> dict:
             "text": text, "outcome": outcome, "deliveries": result.deliveries}
 
 
+def broker_label(broker: str) -> str:
+    """The broker as a person names it: "embedded queue" without its file (an operator's
+    detail, on the Health page), "Redis at host:port/db" as it is."""
+    return re.sub(r" \(.*\)$", "", broker)
+
+
 def bulk_load_html(load: chunker_pb2.BulkLoad, names: dict[str, str]) -> str:
     """A bulk load's progress and, per finished document, what each strategy did."""
     done, total = len(load.results), load.jobs_total
     return render(
         "frontend", "bulk_load.html.j2", state="done" if done >= total else "running", done=done, total=total,
-        short_id=load.bulk_load_id[:8], broker=load.broker, items=[_document_outcome(r, names) for r in load.results],
+        short_id=load.bulk_load_id[:8], broker=broker_label(load.broker), items=[_document_outcome(r, names) for r in load.results],
     )
 
 
@@ -213,7 +220,7 @@ def bulk_loads_html(loads) -> str:
         for load in loads
     ]
     first = loads[0] if loads else None
-    return render("frontend", "bulk_loads.html.j2", loads=rows, broker=first.broker if first else "",
+    return render("frontend", "bulk_loads.html.j2", loads=rows, broker=broker_label(first.broker) if first else "",
                   queued=first.jobs_queued if first else 0)
 
 

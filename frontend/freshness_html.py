@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.render import render
+from chunklab.settings import PRESET_FRESHNESS_WINDOWS
 from chunklab.v1 import retriever_pb2
 
 
@@ -26,8 +27,10 @@ def window_text(days: int) -> str:
 
 
 def windows_html(windows: Sequence[retriever_pb2.FreshnessWindow]) -> str:
+    """Each collection's window, those that ChunkLab comes with (and nobody changed) marked as presets."""
     rows = [
-        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days)}
+        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days),
+         "preset": PRESET_FRESHNESS_WINDOWS.get(w.collection) == w.max_age_days}
         for w in sorted(windows, key=lambda w: w.collection)
     ]
     return render("frontend", "windows.html.j2", windows=rows)
@@ -68,7 +71,8 @@ def sweep_html(response: retriever_pb2.SweepResponse) -> str:
         head = (
             f"Dry run: {plural(count, 'document')} ({plural(sum(d.chunks for d in response.documents), 'chunk')}) "
             "outside the collection's window would be archived. Nothing has changed yet."
-            if count else "Dry run: nothing is outside its freshness window; a sweep would archive nothing."
+            if count else ("Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
+                           "so Sweep now stays off.")
         )
     else:
         head = (

@@ -32,7 +32,6 @@ CSS = """
 .cl-message-error { color: #b91c1c; }
 .cl-failed { color: #b91c1c; }
 .cl-excerpt { white-space: pre-wrap; margin: 6px 0; padding-left: 8px; border-left: 3px solid var(--border-color-primary); }
-.cl-health td, .cl-health th { padding: 2px 10px; text-align: left; }
 .cl-status-serving { color: #15803d; font-weight: 600; }
 .cl-status-unreachable, .cl-status-not_serving { color: #b91c1c; font-weight: 600; }
 

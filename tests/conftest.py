@@ -159,6 +159,7 @@ KIND_BY_MODULE = {
     "test_ui_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_errors": "unit",
+    "test_ui_pages_offline": "unit",  # the Documents and Freshness pages with their services down
     "test_ui_questions": "unit",
     "test_ui_questions_browser": "browser",
     "test_ui_views": "unit",

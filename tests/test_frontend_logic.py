@@ -194,8 +194,9 @@ def test_process_tracker_reports_progress_then_completed_and_failed_with_reasons
     root = parse(tracker.html())
     completed = root.find(".//div[@class='cl-completed']")
     failed = root.find(".//div[@class='cl-failed']")
-    assert "strategies_completed" in "".join(completed.itertext())
-    assert "fixed_size: 8 chunks in 1.5 s" in "".join(completed.itertext())
+    # Headed in words, not the proto's field names; the cache named as the progress lines name it.
+    assert completed.find("b").text == "Completed" and failed.find("b").text == "Failed"
+    assert "".join(completed.find(".//li").itertext()) == "fixed_size: 8 chunks in 1.5 s (0 embeddings from the cache)"
     assert "".join(failed.find(".//li").itertext()) == "semantic: needs <more> text"
 
 

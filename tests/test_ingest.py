@@ -188,6 +188,16 @@ def test_a_given_publication_date_wins_over_the_files(service):
     assert document.published_at.ToDatetime(tzinfo=timezone.utc) == given
 
 
+def test_a_front_matter_date_with_an_offset_is_stored_in_utc(service):
+    """09:30 at UTC+01:00 is 08:30 UTC, as the HTML reader stores it; a date alone is midnight UTC."""
+    offset = "---\ntitle: Tides\ndate: 2024-03-01T09:30:00+01:00\n---\n# Tides\n\nThe tide turns twice a day.\n"
+    document, _ = create(service, "tides.md", offset.encode())
+    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2024, 3, 1, 8, 30, tzinfo=timezone.utc)
+    plain = "---\ndate: '2024-03-01'\n---\n# Ebb\n\nThe tide goes out.\n"
+    document, _ = create(service, "ebb.md", plain.encode())
+    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2024, 3, 1, tzinfo=timezone.utc)
+
+
 def test_outline_levels_make_headings_of_plain_paragraphs(service):
     def build(document):
         for title, level in (("Part one", 0), ("Chapter", 1)):

@@ -69,6 +69,35 @@ def test_numbers_choices_and_booleans():
     assert message(lambda: HYBRID.coerce("x", 1)) == "x.hybrid takes true or false, got 1"
 
 
+def test_a_knob_lists_as_its_default_and_what_it_takes():
+    """`chunklab strategies` prints these lines, so a reader sees defaults and ranges without the UI."""
+    assert [k.summary() for k in (SIZE, OVERLAP, LEVEL, THRESHOLD, HYBRID, WINDOW)] == [
+        "chunk_size=512 (whole number 8–2048)",
+        "chunk_overlap=64 (whole number 0–2047)",
+        "parent_level=article (one of article, section, paragraph)",
+        "threshold=0.5 (number 0–1)",
+        "hybrid=false (true or false)",
+        "window=2 (whole number 0–20, at query time)",
+    ]
+    assert Knob("top", INT, 5, "Hits.", 1).summary() == "top=5 (whole number from 1)"
+
+
+def test_chunklab_strategies_lists_every_knob_with_its_default_and_range(capsys):
+    from chunklab_app.cli import cmd_strategies
+
+    class Catalog:
+        def list_strategies(self):
+            return list(REGISTRY.infos())
+
+    assert cmd_strategies(None, Catalog()) == 0
+    printed = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(printed) if line.startswith("fixed_size "))
+    assert printed[at + 1:at + 3] == [
+        "    chunk_size=512 (whole number 8–8192): Tokens per chunk (a hard maximum).",
+        "    chunk_overlap=64 (whole number 0–8191): Tokens shared with the previous chunk.",
+    ]
+
+
 def test_a_refusal_is_invalid_argument_on_a_server_and_a_value_error_in_a_form():
     with pytest.raises(InvalidArgument):
         SIZE.coerce("fixed_size", 4096)

@@ -7,7 +7,9 @@ import logging
 import re
 import signal
 import subprocess
+import queue
 import sys
+import threading
 import time
 from concurrent import futures
 
@@ -104,6 +106,56 @@ def test_an_error_in_the_middle_of_a_stream_is_mapped_too(exploding, caplog):
         next(stream)
     assert err.value.code() == grpc.StatusCode.INTERNAL and "mid-stream bug" not in err.value.details()
     assert str(incident_of(err.value.details(), "ProcessDocument", caplog).exc_info[1]) == "mid-stream bug"
+
+
+class Watcher(grpc.ServerInterceptor):
+    """Outside ErrorMappingInterceptor: notes when a stream's handler ended, after the
+    mapping had its say, so a test waits for the end, not for a time."""
+
+    def __init__(self):
+        self.ended = threading.Event()
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None or not handler.stream_stream:
+            return handler
+        behavior = handler.stream_stream
+
+        def watched(requests, context):
+            try:
+                yield from behavior(requests, context)
+            finally:
+                self.ended.set()
+
+        return handler._replace(stream_stream=watched)
+
+
+def test_a_client_that_hangs_up_mid_stream_is_no_server_error(caplog):
+    """A reflection client that goes away while the stream is open (grpcurl, a script
+    listing services) leaves no ERROR traceback in the service's log: the request iterator's
+    "cancelled" is no internal error (the new-user findings saw one; it happens when the
+    cancellation wins the race against the servicer's next read, so not on every run)."""
+    from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+
+    watcher = Watcher()
+    server = grpc.server(futures.ThreadPoolExecutor(2), interceptors=[watcher, ErrorMappingInterceptor()])
+    reflection.enable_server_reflection([reflection.SERVICE_NAME], server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    caplog.set_level(logging.INFO)
+    try:
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        requests = queue.Queue()
+        requests.put(reflection_pb2.ServerReflectionRequest(list_services=""))
+        stream = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(iter(requests.get, None))
+        first = next(stream)
+        assert [s.name for s in first.list_services_response.service] == [reflection.SERVICE_NAME]
+        stream.cancel()  # the server still waits for the next request: the client goes away
+        channel.close()
+        assert watcher.ended.wait(10)
+    finally:
+        server.stop(0)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_a_domain_error_too_long_for_a_status_is_cut_and_still_arrives(exploding):

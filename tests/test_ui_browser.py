@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from chunklab import samples
 from chunklab.knobs import to_spec
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app.stack import Stack
@@ -176,12 +177,17 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     document = tmp_path / "lighthouses.md"
     document.write_text(DOCUMENT)
 
-    # Upload: the new document is reported, listed and selected.
+    # Nothing to process yet: Process waits for a document.
+    expect(page.locator("#process-button")).to_be_disabled()
+    # Upload: the new document is reported, listed and selected, and the box is empty for the next file.
     choose_file(page, document)
     page.locator("#upload-button").click()
     expect(page.locator("#upload-status")).to_contain_text("Uploaded lighthouses.md")
     expect(page.locator("#documents-table")).to_contain_text("lighthouses.md")
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^lighthouses\.md · default · "))
+    expect(page.locator('#upload-file a[href$="/lighthouses.md"]')).to_have_count(0)
+    # The strategy forms are drawn again with the button enabled (a render, queued behind the others).
+    expect(page.locator("#process-button")).to_be_enabled(timeout=30 * SECONDS)
     # The same bytes again are recognised, not stored twice.
     choose_file(page, document)
     page.locator("#upload-button").click()
@@ -194,7 +200,8 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
     page.locator("#process-button").click()
     status = page.locator("#process-status")
-    expect(status).to_contain_text("strategies_completed", timeout=60 * SECONDS)
+    expect(status.locator(".cl-completed > b")).to_have_text("Completed", timeout=60 * SECONDS)
+    expect(status).to_contain_text("embeddings from the cache)")
     completed = status.locator("li[data-strategy=fixed_size]").inner_text()
     chunk_count = int(re.search(r"fixed_size: (\d+) chunks", completed).group(1))
     assert chunk_count >= 6, completed
@@ -283,13 +290,17 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     assert page.locator("#flat-list img, #expansion-tree img").count() == 0
     assert page.evaluate("window.__chunklab_xss") is None
 
-    # Delete it (confirming the dialog): its chunks leave the index and it leaves the list.
+    # Delete it (confirming the dialog, which names it and its chunks): its chunks leave the index
+    # and it leaves the list.
     page.get_by_role("tab", name="Documents").click()
-    page.once("dialog", lambda dialog: dialog.accept())
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.locator("#delete-button").click()
     expect(page.locator("#delete-status")).to_contain_text("Deleted lighthouses.md · default · ")
     expect(page.locator("#delete-status")).to_contain_text(f"and {chunk_count} chunks from the index")
     expect(page.locator("#documents-table")).not_to_contain_text("lighthouses.md")
+    assert re.match(rf"Delete lighthouses\.md · default · \w{{8}} and its {chunk_count} indexed chunks \(1 index set\)\?",
+                    asked[0]), asked
 
 
 def test_a_bad_upload_shows_a_readable_error(page, tmp_path):
@@ -353,9 +364,35 @@ def long_storms(ui_stack) -> str:
     return document_id
 
 
-def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_them_together(page, long_storms):
+def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_them_together(
+        page, ui_stack, long_storms):
     from playwright.sync_api import expect
 
+    # With the sample's speech there (as `make up` leaves it), a fresh page opens on it with the
+    # baseline and recursive drawn side by side, without a click.
+    speech = ui_stack.client().upload_document(samples.SPEECH, language="en").document.document_id
+    try:
+        page.reload()
+        view = page.locator("#viewer .cl-sbs")
+        view.wait_for(timeout=60 * SECONDS)
+        expect(page.locator("#document-select input")).to_have_value(re.compile(r"^state_of_the_union\.md · default · "))
+        summary = page.locator("#viewer-summary")
+        expect(summary.locator("[data-side=left] .cl-sbs-label")).to_have_text(
+            "fixed_size · chunk_overlap=64, chunk_size=512 (preview)")
+        expect(summary.locator("[data-side=right] .cl-sbs-label")).to_contain_text("recursive · ")
+        expect(page.locator("#viewer-left-strategy input")).to_have_value("fixed_size")
+        expect(page.locator("#viewer-right-strategy input")).to_have_value("recursive")
+        for side in ("left", "right"):
+            expect(page.locator(f"#viewer-{side}-histogram")).to_be_visible()
+            expect(view.locator(f".cl-sbs-cell[data-side={side}] .cl-bmark").first).to_be_visible()
+        # In the window, so that its lazily laid-out first rows are painted in the screenshot.
+        view.locator(".cl-sbs-scroll").evaluate("e => e.scrollIntoView({block: 'center'})")
+        expect(view.locator(".cl-sbs-text").first).to_contain_text("Good evening.")
+        screenshot(page, "boundaries-side-by-side")
+    finally:
+        ui_stack.client().delete_document(speech)
+
+    page.reload()
     choose(page, "document-select", re.compile(r"^storms-long\.md · "))
     # Right: the index set processed above; left: a preview of fixed_size 24/6 with overlaps.
     page.locator("#viewer-right-source").get_by_text("Index set", exact=True).click()
@@ -413,7 +450,7 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
     expect(last.locator(".cl-sbs-cell[data-side=right]")).to_be_in_viewport()
     expect(view.locator(".cl-sbs-row").first).not_to_be_in_viewport()
     assert page.locator("#viewer img, #viewer script").count() == 0
-    screenshot(page, "boundaries-side-by-side")
+    screenshot(page, "boundaries-scrolled-together")
 
     # One configuration alone: parent_child with each parent framed, as before.
     page.locator("#viewer-right-source").get_by_text("Nothing (one column)", exact=True).click()

@@ -440,8 +440,12 @@ def test_windows_are_listed_by_collection_with_unlimited_spelt_out():
     windows = [retriever_pb2.FreshnessWindow(collection="news", max_age_days=7),
                retriever_pb2.FreshnessWindow(collection="default", max_age_days=0),
                retriever_pb2.FreshnessWindow(collection="hr", max_age_days=1)]
-    rows = parse(freshness_html.windows_html(windows)).findall(".//tr[@data-collection]")
-    assert [[td.text for td in r] for r in rows] == [["default", "unlimited"], ["hr", "1 day"], ["news", "7 days"]]
+    html = freshness_html.windows_html(windows)
+    rows = parse(html).findall(".//tr[@data-collection]")
+    # news and default as ChunkLab ships them are its presets, said so; hr at 1 day (preset 90) was changed.
+    assert [[td.text for td in r] for r in rows] == [["default", "unlimited", "ChunkLab's preset"],
+                                                     ["hr", "1 day", "changed"], ["news", "7 days", "ChunkLab's preset"]]
+    assert "a preset for a collection you never use does nothing" in " ".join(html.split())
 
 
 def test_a_sweep_says_what_goes_and_a_dry_run_that_nothing_changed():
@@ -451,6 +455,9 @@ def test_a_sweep_says_what_goes_and_a_dry_run_that_nothing_changed():
     assert dry.get("data-kind") == "dry-run" and "1 document (12 chunks)" in text_of(dry)
     assert "Nothing has changed yet" in text_of(dry)
     assert [td.text for td in dry.find(".//tr[@data-document-id='d-1']")][:4] == ["<old>.md", "news", "2023-11-14", "12"]
+    empty = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(dry_run=True))).find("div")
+    assert text_of(empty).strip() == ("Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
+                              "so Sweep now stays off.")
     real = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(documents=[gone], chunks_archived=12))).find("div")
     assert real.get("data-kind") == "swept" and "12 chunks left the index" in text_of(real)
     nothing = parse(freshness_html.sweep_html(retriever_pb2.SweepResponse(dry_run=True))).find("div")
@@ -499,7 +506,7 @@ def test_recent_bulk_loads_read_as_a_table_newest_first():
     running.submitted_at.FromSeconds(1_800_000_000)
     done = chunker_pb2.BulkLoad(bulk_load_id="2" * 32, jobs_total=2, jobs_finished=2, cancelled=True)
     html = bulk_loads_html([running, done])
-    assert html.startswith("<p>Through embedded queue (/data/broker/queue.sqlite3); 3 jobs waiting or running.</p>")
+    assert html.startswith("<p>Through embedded queue; 3 jobs waiting or running.</p>")
     assert (f'<tr data-bulk-load="{"1" * 32}" data-state="running"><td><code>11111111</code></td>'
             "<td>2027-01-15 08:00 UTC</td><td>2 / 5</td><td>1</td><td>running</td></tr>") in html
     assert f'data-bulk-load="{"2" * 32}" data-state="done"' in html and "<td>done (cancelled)</td>" in html

@@ -7,6 +7,10 @@ nothing is indexed, so trying knobs costs no index space) or from one of the
 document's index sets (ListIndexedSets, then ListIndexedChunks); the right column
 can also be left empty to see one configuration alone, parents framed. The text
 comes from ingest's FULL view.
+
+A page that opens on the sample's speech (chunklab.samples) shows it at once, the
+pickers' first choices (the baseline's preview beside recursive's, knobs as declared)
+drawn without a click: the first minute shows two cuts side by side (issue 18).
 """
 
 from __future__ import annotations
@@ -15,19 +19,29 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab import sentences
-from chunklab.client import ChunkLab
+from chunklab import samples, sentences
+from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import retriever_pb2
 from frontend import boundaries, boundary_stats, formatting, knobs
 from frontend.boundary_columns import Configuration, side_by_side_html
 from frontend.boundary_stats import HISTOGRAM_COLUMNS
-from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, user_error
+from frontend.pages.common import RENDER_ONE_AT_A_TIME, said_in_place, told_as_sentence, told_html, user_error
 from frontend.pages.processing import knob_input
 
 PREVIEW, INDEX_SET, NOTHING = "Preview with knobs", "Index set", "Nothing (one column)"
 # The right column starts on another strategy than the left one's baseline, so the first
 # comparison already shows two different cuts.
 RIGHT_DEFAULTS = ("recursive", "sentence_window")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """What the page wires to the viewer: the left column's strategy dropdown (whose choices
+    the page fills on load) and the first view, to run once the page has loaded."""
+
+    strategy: gr.Dropdown
+    first_view: object  # (document id, strategy forms) -> the viewer's outputs
+    outputs: list
 
 
 @dataclass(frozen=True)
@@ -54,9 +68,18 @@ def _histogram_plot(side: str) -> gr.BarPlot:
                       visible=False, render=False, elem_id=f"viewer-{side}-histogram")
 
 
-def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) -> gr.Dropdown:
-    """Draws the viewer; returns the left column's strategy dropdown, whose choices the page
-    fills on load (the right one's follow the strategy forms)."""
+def right_default(names: list[str]) -> str | None:
+    """The right column's first strategy: the first of RIGHT_DEFAULTS offered, else the last strategy."""
+    return next((name for name in RIGHT_DEFAULTS if name in names), names[-1] if names else None)
+
+
+def left_default(names: list[str]) -> str | None:
+    return knobs.BASELINE if knobs.BASELINE in names else None
+
+
+def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) -> Viewer:
+    """Draws the viewer; returns what the page wires to it (the right column's strategy
+    follows the strategy forms by itself)."""
     gr.Markdown(
         "### Chunk boundaries side by side\nTwo configurations over the selected document, the same text in "
         "both columns: a line where that column cuts, chunks alternating in colour, overlaps marked, each "
@@ -70,33 +93,37 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
     plots = [_histogram_plot("left"), _histogram_plot("right")]
     view = gr.HTML(elem_id="viewer", render=False)
 
-    def set_choices(document_id: str | None, *current: str | None):
-        """Both set dropdowns: the selected document's index sets, a still-listed choice kept."""
+    def set_choices(document_id: str | None, *current: str | None) -> tuple:
+        """Each set dropdown given (the selected document's index sets, a still-listed choice
+        kept), then the summary: a service out of reach is one sentence there, the dropdowns
+        left as they are."""
         sets = []
         if document_id:
-            with told_as_sentence():
+            try:
                 sets = gateway.list_indexed_sets(document_id=document_id)
+            except ClientError as exc:
+                return (*(gr.update() for _ in current), told_html(exc))
         choices = formatting.set_choices(sets)
         values = {value for _, value in choices}
-        return tuple(gr.update(choices=choices, value=value if value in values else None) for value in current)
+        return (*(gr.update(choices=choices, value=value if value in values else None) for value in current),
+                gr.skip())
 
     def show_source(source: str, document_id: str | None, current: str | None):
         """The set dropdown for an index set (its list fetched afresh), the strategy for a preview."""
-        sets = set_choices(document_id, current)[0] if source == INDEX_SET else gr.update()
+        sets, said = set_choices(document_id, current) if source == INDEX_SET else (gr.update(), gr.skip())
         sets["visible"] = source == INDEX_SET
-        return sets, gr.update(visible=source == PREVIEW)
+        return sets, gr.update(visible=source == PREVIEW), said
 
     def right_strategies(strategy_forms: list[knobs.StrategyForm] | None, current: str | None):
         names = [form.name for form in strategy_forms or []]
-        default = next((name for name in RIGHT_DEFAULTS if name in names), names[-1] if names else None)
-        return gr.update(choices=names, value=current if current in names else default)
+        return gr.update(choices=names, value=current if current in names else right_default(names))
 
     selected.change(set_choices, inputs=[selected, left.indexed_set, right.indexed_set],
-                    outputs=[left.indexed_set, right.indexed_set], show_progress="hidden")
+                    outputs=[left.indexed_set, right.indexed_set, summary], show_progress="hidden")
     forms.change(right_strategies, inputs=[forms, right.strategy], outputs=right.strategy, show_progress="hidden")
     for column in (left, right):
         column.source.change(show_source, inputs=[column.source, selected, column.indexed_set],
-                             outputs=[column.indexed_set, column.strategy], show_progress="hidden")
+                             outputs=[column.indexed_set, column.strategy, summary], show_progress="hidden")
 
     @gr.render(inputs=[forms, left.strategy, right.strategy, left.source, right.source], **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm], left_name: str | None, right_name: str | None,
@@ -135,7 +162,24 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
         for plot in plots:
             plot.render()
     view.render()
-    return left.strategy
+
+    @said_in_place(outputs=2 + len(plots))
+    def first_view(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None):
+        """The sample's speech drawn at once with the pickers' first choices; any other
+        document waits for its Show button (a preview of a long one costs the chunker time)."""
+        by_name = {form.name: form for form in strategy_forms or []}
+        pair = [by_name.get(left_default(list(by_name))), by_name.get(right_default(list(by_name)))]
+        if not document_id or None in pair:
+            return tuple(gr.skip() for _ in range(2 + len(plots)))
+        with told_as_sentence():
+            document = gateway.get_document_text(document_id)
+            if not samples.is_sample(document):
+                return tuple(gr.skip() for _ in range(2 + len(plots)))
+            shown = [_preview(gateway, document_id, form, knobs.strategy_spec(form, [f.default for f in form.fields]))
+                     for form in pair]
+        return _views(document, shown)
+
+    return Viewer(left.strategy, first_view, [summary, *plots, view])
 
 
 def _configuration(gateway: ChunkLab, document_id: str, column: Column, form: knobs.StrategyForm | None,
@@ -159,6 +203,12 @@ def _configuration(gateway: ChunkLab, document_id: str, column: Column, form: kn
         spec = knobs.strategy_spec(form, [values[i] for i in inputs])
     except ValueError as exc:
         raise user_error(f"{column.side.capitalize()} column: {exc}") from None
+    return _preview(gateway, document_id, form, spec)
+
+
+def _preview(gateway: ChunkLab, document_id: str, form: knobs.StrategyForm,
+             spec) -> tuple[Configuration, list[str]]:
+    """One column's preview: nothing indexed, labelled with its knobs."""
     response = gateway.preview_chunks(document_id, spec)
     label = f"{form.name} · {formatting.set_knobs(retriever_pb2.IndexedSet(spec=spec))} (preview)"
     return Configuration(label, response.chunks), boundaries.usage_facts(response.usage)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from chunklab import samples
 from chunklab.client import ChunkLab, ClientError
 from frontend import formatting, knobs
 from frontend.pages import boundaries, export, processing
@@ -21,7 +22,30 @@ from frontend.pages.common import (
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
 UPLOAD_TYPES = [".md", ".markdown", ".txt", ".text", ".docx", ".pdf", ".html", ".htm", ".xhtml"]
 UPLOAD_LABEL = "Markdown, plain-text, DOCX, PDF or HTML file"
-CONFIRM_DELETE_JS = "(id, _) => [id, id ? confirm('Delete this document and all of its chunks?') : false]"
+# The question names the document and its chunks (delete_question, kept up to date by show_indexed).
+CONFIRM_DELETE_JS = "(id, _, question) => [id, id ? confirm(question) : false, question]"
+
+
+def opening_document(documents) -> str | None:
+    """The document a fresh page starts on: the newest, unless that is one of the sample's
+    (nothing uploaded since `make up` loaded it), then the sample's speech, the one whose
+    boundaries differ enough to compare and which the viewer draws at once."""
+    if not documents:
+        return None
+    if samples.is_any_sample(documents[0]):
+        speech = next((d for d in documents if samples.is_sample(d)), None)
+        if speech is not None:
+            return speech.document_id
+    return documents[0].document_id
+
+
+def delete_question(document, sets) -> str:
+    """What Delete asks before it deletes: which document, and how many chunks go with it."""
+    label = formatting.document_choices([document])[0][0]
+    points = sum(s.points for s in sets)
+    chunks = f"its {points} indexed chunks ({len(sets)} index set{'' if len(sets) == 1 else 's'})" if sets \
+        else "its text (it has no indexed chunks)"
+    return f"Delete {label} and {chunks}? Experiments keep the results they measured on it."
 
 
 def build(gateway: ChunkLab) -> gr.Blocks:
@@ -50,6 +74,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             refresh_button = gr.Button("Refresh", scale=0, elem_id="documents-refresh")
             delete_button = gr.Button("Delete selected", variant="stop", scale=0, elem_id="delete-button")
         delete_confirmed = gr.Checkbox(visible=False)
+        delete_asks = gr.Textbox(visible=False, value="Delete this document and all of its chunks?")
         table = gr.Dataframe(
             headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table"
         )
@@ -64,17 +89,21 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         set_status = gr.HTML(elem_id="set-status")
         export.set_export_section(gateway, selected, chosen_set)
 
+        @said_in_place(outputs=3)
         def show_indexed(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None = None,
                          current: str | None = None):
-            """Every index set of the selected document (ListIndexedSets), and the set dropdown."""
+            """Every index set of the selected document (ListIndexedSets), the set dropdown and
+            what Delete will ask; a service out of reach is one sentence in place of the sets."""
             if not document_id:
-                return "", gr.update(choices=[], value=None)
+                return "", gr.update(choices=[], value=None), gr.skip()
             with told_as_sentence():
                 sets = gateway.list_indexed_sets(document_id=document_id)
+                document = gateway.get_document(document_id)
             choices = formatting.set_choices(sets)
             values = [value for _, value in choices]
             return (formatting.indexed_sets_html(sets, gateway.settings.embedding_model),
-                    gr.update(choices=choices, value=current if current in values else None))
+                    gr.update(choices=choices, value=current if current in values else None),
+                    delete_question(document, sets))
 
         def set_action(action: str):
             @said_in_place(outputs=1)
@@ -105,12 +134,14 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         bulk_loads = gr.HTML(elem_id="bulk-loads", render=False)
 
+        @said_in_place(outputs=1)
         def show_bulk_loads():
             with told_as_sentence():
                 return formatting.bulk_loads_html(gateway.list_bulk_loads())
 
-        processing.strategy_section(gateway, forms, selected, process_status,
-                                    then=(show_indexed, [selected, forms, chosen_set], [indexed, chosen_set]),
+        model = processing.strategy_section(gateway, forms, selected, process_status,
+                                    then=(show_indexed, [selected, forms, chosen_set],
+                                          [indexed, chosen_set, delete_asks]),
                                     then_bulk=(show_bulk_loads, [], bulk_loads))
         process_status.render()
 
@@ -119,41 +150,48 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             bulk_refresh = gr.Button("Refresh", scale=0, elem_id="bulk-refresh")
         bulk_loads.render()
 
-        viewer_strategy = boundaries.viewer_section(gateway, forms, selected)
+        viewer = boundaries.viewer_section(gateway, forms, selected)
 
-        def load(current: str | None, current_viewer: str | None):
+        def load(current: str | None, current_viewer: str | None, current_model: str | None):
+            """The strategy forms, the embedding models and the documents; a service out of reach
+            is one sentence in the processing status or under the list, the dropdowns left as they are."""
             try:
-                strategy_forms = knobs.strategy_forms(gateway.list_strategies())
-                message = ""
+                catalog = gateway.strategy_catalog()
+                strategy_forms, message = knobs.strategy_forms(list(catalog.strategies)), ""
+                models = gr.update(choices=list(catalog.embedding_models), value=current_model or None)
             except ClientError as exc:
-                strategy_forms, message = [], told_html(exc)
+                strategy_forms, message, models = [], told_html(exc), gr.skip()
             names = [form.name for form in strategy_forms]
-            viewer = current_viewer if current_viewer in names else (knobs.BASELINE if knobs.BASELINE in names else None)
-            with told_as_sentence():
+            viewer_choice = current_viewer if current_viewer in names else boundaries.left_default(names)
+            try:
                 documents = gateway.list_documents()
-            if not current and documents:  # a fresh page starts on the newest document, ready to process or view
-                current = documents[0].document_id
+            except ClientError as exc:
+                return (strategy_forms, message, gr.skip(), gr.skip(), gr.update(choices=names, value=viewer_choice),
+                        told_html(exc), models)
+            current = current or opening_document(documents)  # ready to process or view at once
             return (
                 strategy_forms, message,
                 document_dropdown_update(gateway, current, documents), documents_table(documents),
-                gr.update(choices=names, value=viewer),
+                gr.update(choices=names, value=viewer_choice), "", models,
             )
 
+        @said_in_place(outputs=3, at=2)
         def refresh(current: str | None):
             with told_as_sentence():
                 documents = gateway.list_documents()
-            return document_dropdown_update(gateway, current, documents), documents_table(documents)
+            return document_dropdown_update(gateway, current, documents), documents_table(documents), gr.skip()
 
-        @said_in_place(outputs=2)
+        @said_in_place(outputs=3)
         def upload(path: str | None, collection_name: str, language_code: str):
             if not path:
                 raise user_error("Choose a .md, .txt, .docx, .pdf or .html file first.")
             with told_as_sentence():
                 response = gateway.upload_document(path, collection_name or "", language=language_code or "")
-            return formatting.upload_message(response), response.document.document_id
+            # The box is emptied, ready for the next file.
+            return formatting.upload_message(response), response.document.document_id, None
 
         @said_in_place(outputs=2)
-        def delete(document_id: str | None, confirmed: bool):
+        def delete(document_id: str | None, confirmed: bool, _question: str):
             if not document_id:
                 raise user_error("Select a document to delete.")
             if not confirmed:
@@ -169,24 +207,28 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             return row[-1] if row else gr.update()
 
         page.load(
-            load, inputs=[selected, viewer_strategy], outputs=[forms, process_status, selected, table, viewer_strategy]
-        )
+            load, inputs=[selected, viewer.strategy, model],
+            outputs=[forms, process_status, selected, table, viewer.strategy, delete_status, model],
+        ).then(viewer.first_view, inputs=[selected, forms], outputs=viewer.outputs)
         page.load(show_bulk_loads, outputs=bulk_loads)
         bulk_refresh.click(show_bulk_loads, outputs=bulk_loads)
-        refresh_button.click(refresh, inputs=selected, outputs=[selected, table])
+        listed = [selected, table, delete_status]
+        refresh_button.click(refresh, inputs=selected, outputs=listed)
         # Each action writes only its own status, then the list refreshes: a
         # failure marks that status and leaves the table readable.
         upload_button.click(
-            upload, inputs=[upload_file, collection, language], outputs=[upload_status, wanted]
-        ).success(refresh, inputs=wanted, outputs=[selected, table])
+            upload, inputs=[upload_file, collection, language], outputs=[upload_status, wanted, upload_file]
+        ).success(refresh, inputs=wanted, outputs=listed)
         delete_button.click(
-            delete, inputs=[selected, delete_confirmed], outputs=[delete_status, wanted], js=CONFIRM_DELETE_JS
-        ).success(refresh, inputs=wanted, outputs=[selected, table])
+            delete, inputs=[selected, delete_confirmed, delete_asks], outputs=[delete_status, wanted],
+            js=CONFIRM_DELETE_JS,
+        ).success(refresh, inputs=wanted, outputs=listed)
         table.select(pick_row, outputs=selected)
-        selected.change(show_indexed, inputs=[selected, forms, chosen_set], outputs=[indexed, chosen_set],
+        shown_sets = [indexed, chosen_set, delete_asks]
+        selected.change(show_indexed, inputs=[selected, forms, chosen_set], outputs=shown_sets,
                         show_progress="hidden")
         for button, action in ((activate_button, "activate"), (pin_button, "pin"), (delete_set_button, "delete")):
             button.click(set_action(action), inputs=[selected, chosen_set], outputs=set_status).success(
-                show_indexed, inputs=[selected, forms, chosen_set], outputs=[indexed, chosen_set])
-        forms.change(show_indexed, inputs=[selected, forms], outputs=indexed, show_progress="hidden")
+                show_indexed, inputs=[selected, forms, chosen_set], outputs=shown_sets)
+        forms.change(show_indexed, inputs=[selected, forms, chosen_set], outputs=shown_sets, show_progress="hidden")
     return page

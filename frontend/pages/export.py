@@ -9,7 +9,7 @@ import gradio as gr
 from chunklab import export
 from chunklab.client import ChunkLab
 from frontend.formatting import message_html
-from frontend.pages.common import told_as_sentence, user_error
+from frontend.pages.common import said_in_place, told_as_sentence, user_error
 from frontend.report_files import ReportFiles
 
 FORMAT_CHOICES = [("ChunkLab JSONL", "jsonl"), ("LangChain Documents", "langchain"),
@@ -39,9 +39,15 @@ def set_export_section(gateway: ChunkLab, selected: gr.Dropdown, chosen_set: gr.
         fmt = gr.Radio(choices=FORMAT_CHOICES, value="jsonl", label="Export format", scale=3,
                        elem_id="export-format")
         button = gr.Button("Export chunks", scale=0, elem_id="set-export")
+    status = gr.HTML(elem_id="export-status")
     download = gr.File(label="Exported chunks (one JSON object a line)", interactive=False, elem_id="export-file")
-    button.click(lambda document_id, chosen, name: export_chunks(gateway, document_id, chosen, name),
-                 inputs=[selected, chosen_set, fmt], outputs=download)
+
+    @said_in_place(outputs=2)
+    def exported(document_id: str | None, chosen: str | None, name: str):
+        """The file, or why there is none as one sentence above it (no "Error" pill on the box)."""
+        return "", export_chunks(gateway, document_id, chosen, name)
+
+    button.click(exported, inputs=[selected, chosen_set, fmt], outputs=[status, download])
 
 
 def winner_code(gateway: ChunkLab, experiment_id: str | None) -> tuple[str, str, str, str]:

@@ -1,6 +1,8 @@
 """Freshness: each collection's window (list and edit), a sweep (always a dry
 run first, then for real, showing what goes) and the archived documents with
-restore. All of it is the retriever's; this page only calls it.
+restore. All of it is the retriever's; this page only calls it. A refresh that
+cannot reach the retriever says so in one sentence where its table goes, and its
+dropdown stays as it was.
 """
 
 from __future__ import annotations
@@ -41,16 +43,20 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             restore = gr.Button("Restore", scale=0, elem_id="restore-button")
         restore_status = gr.HTML(elem_id="restore-status")
 
+        @said_in_place(outputs=2)
         def list_windows(current: str | None):
             with told_as_sentence():
                 listed = gateway.list_freshness_windows()
             names = [w.collection for w in listed]
             return freshness_html.windows_html(listed), gr.update(choices=names, value=current or None)
 
+        @said_in_place(outputs=2, at=1)
         def show_window(name: str | None):
+            if not name:
+                return gr.skip(), gr.skip()
             with told_as_sentence():
                 listed = {w.collection: w.max_age_days for w in gateway.list_freshness_windows()}
-            return listed.get(name, gr.skip()) if name else gr.skip()
+            return listed.get(name, gr.skip()), gr.skip()
 
         @said_in_place(outputs=1)
         def save_window(name: str | None, value: float | None):
@@ -66,6 +72,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             text = f"{saved.collection}: {freshness_html.window_text(saved.max_age_days)}."
             return message_html(text, "ok")
 
+        @said_in_place(outputs=2)
         def list_archived(current: str | None):
             with told_as_sentence():
                 documents = gateway.list_archived_documents()
@@ -99,7 +106,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         page.load(list_windows, inputs=collection, outputs=[windows, collection]).then(
             list_archived, inputs=archived_choice, outputs=[archived, archived_choice]
         )
-        collection.change(show_window, inputs=collection, outputs=days)
+        collection.change(show_window, inputs=collection, outputs=[days, window_status])
         save.click(save_window, inputs=[collection, days], outputs=window_status).success(
             list_windows, inputs=collection, outputs=[windows, collection]
         )

@@ -45,24 +45,25 @@ def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.C
     return gr.Textbox(value=field.default or "", **common)
 
 
-def process(gateway: ChunkLab, document_id: str, specs: list) -> Iterator[tuple[float, str, str]]:
+def process(gateway: ChunkLab, document_id: str, specs: list,
+            embedding_model: str = "") -> Iterator[tuple[float, str, str]]:
     """Runs ProcessDocument and yields (fraction done, progress line, status HTML) per event."""
     tracker = formatting.ProcessTracker([spec.name for spec in specs])
     yield 0.0, "starting", tracker.html()
-    for event in gateway.process_document(document_id, specs):
+    for event in gateway.process_document(document_id, specs, embedding_model):
         tracker.add(event)
         yield tracker.fraction(), tracker.description(), tracker.html()
     if tracker.result is None:
         raise ClientError("The chunker ended the processing stream without a result; see its log.")
 
 
-def bulk_load(gateway: ChunkLab, specs: list) -> Iterator[tuple[float, str, str]]:
+def bulk_load(gateway: ChunkLab, specs: list, embedding_model: str = "") -> Iterator[tuple[float, str, str]]:
     """Queues every document as one bulk load and yields (fraction done, line, status HTML) until it is done."""
     documents = gateway.list_documents()
     if not documents:
         raise ClientError("There is no document to load yet: upload some first.")
     names = {d.document_id: d.name for d in documents}
-    submitted = gateway.submit_bulk_load(list(names), specs)
+    submitted = gateway.submit_bulk_load(list(names), specs, embedding_model)
     for load in gateway.follow_bulk_load(submitted.bulk_load_id, interval_s=BULK_POLL_S):
         yield len(load.results) / max(load.jobs_total, 1), f"{len(load.results)}/{load.jobs_total} documents", \
             formatting.bulk_load_html(load, names)
@@ -90,14 +91,22 @@ def followed(steps, progress) -> Iterator[str]:
 def strategy_section(
     gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
     then_bulk: tuple | None = None,
-) -> None:
-    """One group per strategy (tick to use, knobs below), a Process button for the selected
-    document and a bulk-load button for every document, both writing to status; `then` is
-    (function, inputs, outputs) to run after a processing or bulk load that succeeded,
-    `then_bulk` another one after a bulk load."""
+) -> gr.Dropdown:
+    """One group per strategy (tick to use, knobs below), the embedding model, a Process
+    button for the selected document (enabled only while one is selected) and a bulk-load
+    button for every document, both writing to status; `then` is (function, inputs,
+    outputs) to run after a processing or bulk load that succeeded, `then_bulk` another
+    one after a bulk load. Returns the embedding-model dropdown, whose choices the page fills."""
+    # Whether a document is selected: the render is drawn again only when that flips
+    # (a State's change fires on a new value), its inputs keeping what was typed (keys).
+    ready = gr.State(False)
+    selected.change(lambda document_id: bool(document_id), inputs=selected, outputs=ready, show_progress="hidden")
+    # Filled on load from the chunker's catalog (the page's load); empty means the configured default.
+    model = gr.Dropdown(label=f"Embedding model (empty = the default, {gateway.settings.embedding_model})",
+                        choices=[], allow_custom_value=True, elem_id="process-embedding-model")
 
-    @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
-    def draw(strategy_forms: list[knobs.StrategyForm]):
+    @gr.render(inputs=[forms, ready], **RENDER_ONE_AT_A_TIME)
+    def draw(strategy_forms: list[knobs.StrategyForm], document_ready: bool):
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
@@ -114,7 +123,8 @@ def strategy_section(
                     inputs = [knob_input(field) for field in form.fields]
             chosen.append((form, use, inputs))
         with gr.Row():
-            process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button")
+            process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button",
+                                       interactive=bool(document_ready))
             bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
 
         def chosen_specs(values: dict) -> list:
@@ -134,13 +144,14 @@ def strategy_section(
             if not document_id:
                 yield refused("Select a document first (upload one or pick it in the list).")
                 return
-            yield from followed(lambda: process(gateway, document_id, chosen_specs(values)), progress)
+            yield from followed(lambda: process(gateway, document_id, chosen_specs(values), values[model] or ""),
+                                progress)
 
         def run_bulk(values: dict, progress=gr.Progress()):
-            yield from followed(lambda: bulk_load(gateway, chosen_specs(values)), progress)
+            yield from followed(lambda: bulk_load(gateway, chosen_specs(values), values[model] or ""), progress)
 
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
-        all_inputs = {selected} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
+        all_inputs = {selected, model} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
         processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
         loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk")
@@ -149,3 +160,5 @@ def strategy_section(
             loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")
         if then_bulk is not None:
             loaded.success(then_bulk[0], inputs=then_bulk[1], outputs=then_bulk[2], key="bulk-then-list")
+
+    return model

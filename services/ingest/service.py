@@ -10,7 +10,7 @@ import re
 import uuid
 import zipfile
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import PurePath
 
 from docx.exceptions import PythonDocxError
@@ -30,6 +30,7 @@ from services.ingest import parsing
 from services.ingest.parsing import Parsed
 from services.ingest.decoding import decode_text
 from services.ingest.docx_reader import read_docx
+from services.ingest.html_meta import parse_date
 from services.ingest.html_reader import read_html
 from services.ingest.language import detect as detect_language
 from services.ingest.pdf_reader import read_pdf
@@ -73,18 +74,13 @@ _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?(
 
 
 def front_matter_date(text: str) -> datetime | None:
-    """`date:` (or `published_at:`) from a Markdown file's YAML front matter."""
+    """`date:` (or `published_at:`) from a Markdown file's YAML front matter, in UTC as the
+    HTML reader's dates are (the store keeps the wall time: 09:30+01:00 is kept as 08:30Z)."""
     if not text.startswith("---"):
         return None
     end = text.find("\n---", 3)
     match = _FRONT_MATTER_DATE.search(text[: end if end > 0 else 0])
-    if not match:
-        return None
-    try:
-        value = datetime.fromisoformat(match.group(1).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return parse_date(match.group(1)) if match else None
 
 
 def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:

@@ -1,0 +1,126 @@
+"""The Documents and Freshness pages with their services out of reach (issue 18, calm
+pages): every refresh of a dropdown or a list says so in one sentence where its list
+goes and leaves the dropdown as it was, never turning it into an "Error" pill; and what
+the Documents page decides by itself (the document a fresh page opens on, what Delete
+asks) from hand-built documents."""
+
+from __future__ import annotations
+
+import grpc
+import gradio as gr
+import pytest
+
+from chunklab import samples
+from chunklab.client import ClientError
+from chunklab.settings import Settings
+from chunklab.v1 import documents_pb2, retriever_pb2
+from frontend import formatting
+from frontend.pages import documents, freshness
+from tests.support.fake_stubs import FakeRpcError
+
+ADDRESS = "127.0.0.1:4"
+DOWN = f"The retriever service at {ADDRESS} is unreachable or too slow (UNAVAILABLE): failed to connect to all addresses"
+SAID = formatting.message_html(DOWN, "error")
+
+
+class Down:
+    """A gateway whose every call finds its service out of reach, as ChunkLab reports it."""
+
+    settings = Settings()
+
+    def __getattr__(self, name):
+        def call(*_args, **_kwargs):
+            raise ClientError.from_rpc_error("retriever", ADDRESS, FakeRpcError(
+                grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"))
+        return call
+
+
+def handlers(page: gr.Blocks) -> dict[str, list]:
+    """The page's event handlers by name (one name may serve several events)."""
+    found: dict[str, list] = {}
+    for block_fn in page.fns.values():
+        found.setdefault(block_fn.name, []).append(block_fn)
+    return found
+
+
+@pytest.fixture(scope="module")
+def documents_page():
+    return handlers(documents.build(Down()))
+
+
+@pytest.fixture(scope="module")
+def freshness_page():
+    return handlers(freshness.build(Down()))
+
+
+def outputs(block_fn, result) -> dict[str, object]:
+    """What one call wrote, by the output's elem_id."""
+    values = result if isinstance(result, tuple) else (result,)
+    return {getattr(o, "elem_id", None) or f"#{i}": v for i, (o, v) in enumerate(zip(block_fn.outputs, values))}
+
+
+def test_the_documents_page_says_a_service_is_down_where_its_lists_go(documents_page):
+    (load,) = documents_page["load"]
+    wrote = outputs(load, load.fn(None, None, None))
+    assert wrote["process-status"] == SAID and wrote["delete-status"] == SAID
+    assert wrote["document-select"] == gr.skip() and wrote["documents-table"] == gr.skip()
+
+    refresh = documents_page["refresh"][0]
+    assert outputs(refresh, refresh.fn("doc-1")) == {
+        "document-select": gr.skip(), "documents-table": gr.skip(), "delete-status": SAID}
+
+    show_indexed = documents_page["show_indexed"][0]
+    wrote = outputs(show_indexed, show_indexed.fn("doc-1", [], None))
+    assert wrote["indexed-sets"] == SAID and wrote["set-select"] == gr.skip()
+
+    (set_choices,) = documents_page["set_choices"]
+    wrote = outputs(set_choices, set_choices.fn("doc-1", "fixed_size/abc", None))
+    assert wrote["viewer-summary"] == SAID
+    assert wrote["viewer-left-set"] == gr.update() and wrote["viewer-right-set"] == gr.update()
+
+    bulk = documents_page["show_bulk_loads"][0]
+    assert bulk.fn() == SAID
+
+    (first_view,) = documents_page["first_view"]
+    assert first_view.fn(None, []) == (gr.skip(),) * 4  # nothing to draw: nothing said
+
+
+def test_the_freshness_page_says_the_retriever_is_down_where_its_tables_go(freshness_page):
+    windows = freshness_page["list_windows"][0]
+    assert outputs(windows, windows.fn("news")) == {"windows-table": SAID, "window-collection": gr.skip()}
+    archived = freshness_page["list_archived"][0]
+    assert outputs(archived, archived.fn(None)) == {"archived-table": SAID, "archived-select": gr.skip()}
+    (show_window,) = freshness_page["show_window"]
+    assert outputs(show_window, show_window.fn("news")) == {"window-days": gr.skip(), "window-status": SAID}
+
+
+def document(name: str, content: bytes | None = None, document_id: str = "") -> documents_pb2.Document:
+    import hashlib
+
+    return documents_pb2.Document(document_id=document_id or f"id-{name}", name=name, collection="default",
+                                  content_hash=hashlib.sha256(content or name.encode()).hexdigest())
+
+
+def test_a_fresh_page_opens_on_the_samples_speech_until_something_newer_is_uploaded():
+    speech = document("state_of_the_union.md", samples.SPEECH.read_bytes(), "speech-0001")
+    guide = document("rag-field-guide.md", samples.FIELD_GUIDE.read_bytes(), "guide-0001")
+    mine = document("notes.md", b"# Notes\n", "notes-0001")
+    assert documents.opening_document([]) is None
+    # Newest first, as ListDocuments answers: the guide came last, the speech is opened.
+    assert documents.opening_document([guide, speech]) == "speech-0001"
+    assert documents.opening_document([mine, guide, speech]) == "notes-0001"
+    assert documents.opening_document([guide]) == "guide-0001"  # no speech: the newest
+    # Same name, other bytes: not the sample.
+    assert not samples.is_sample(document("state_of_the_union.md", b"another speech"))
+
+
+def test_delete_asks_about_the_document_by_name_with_its_chunk_count():
+    notes = document("notes.md", b"# Notes\n", "0123456789abcdef")
+    sets = [retriever_pb2.IndexedSet(strategy="fixed_size", points=12),
+            retriever_pb2.IndexedSet(strategy="recursive", points=30)]
+    assert documents.delete_question(notes, sets) == (
+        "Delete notes.md · default · 01234567 and its 42 indexed chunks (2 index sets)? "
+        "Experiments keep the results they measured on it.")
+    assert documents.delete_question(notes, []) == (
+        "Delete notes.md · default · 01234567 and its text (it has no indexed chunks)? "
+        "Experiments keep the results they measured on it.")
