@@ -12,6 +12,8 @@ import pytest
 from chunklab import tokens
 from chunklab_app.stack import Stack
 
+pytest_plugins = ["tests.support.databases"]  # database_url: each persistence test on SQLite and PostgreSQL
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data" / "chroma-general"
 

@@ -138,8 +138,9 @@ def deleted():
 
 
 @pytest.fixture
-def service(tmp_path, deleted):
-    sessions = make_sessionmaker(f"sqlite:///{tmp_path / 'ingest.sqlite3'}", Base)
+def service(database_url, deleted):
+    """The service on an empty database: each test runs on SQLite, then on PostgreSQL."""
+    sessions = make_sessionmaker(database_url, Base)
 
     def delete_chunks(document_id: str) -> int:
         deleted.append(document_id)
@@ -381,11 +382,11 @@ def test_delete_removes_the_chunks_first_then_the_document(service, deleted):
         service.get(document.document_id, pb.DOCUMENT_VIEW_BASIC)
 
 
-def test_delete_keeps_the_document_when_the_retriever_is_down(tmp_path):
+def test_delete_keeps_the_document_when_the_retriever_is_down(database_url):
     def unavailable(_document_id: str) -> int:
         raise Unavailable("the retriever service is unreachable")
 
-    sessions = make_sessionmaker(f"sqlite:///{tmp_path / 'i.sqlite3'}", Base)
+    sessions = make_sessionmaker(database_url, Base)
     service = IngestService(sessions, 1_000_000, unavailable)
     document, _ = create(service, "a.md", b"Some text.")
     with pytest.raises(Unavailable):
