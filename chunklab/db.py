@@ -1,6 +1,9 @@
 """SQLAlchemy engines the way every service wants them: SQLite with WAL and
 foreign keys switched on per connection, and a write that waits for another
-writer's lock at most `busy_timeout_s` before it fails as UNAVAILABLE."""
+writer's lock at most `busy_timeout_s` before it fails as UNAVAILABLE; on
+PostgreSQL (CHUNKLAB_DATABASE_URL) the same code through psycopg. Opening a
+service's sessions upgrades its schema to the newest revision first
+(chunklab/migrations.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
 from chunklab.errors import Unavailable
+from chunklab.migrations import schema_of, upgrade_to_head
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # SQLite's primary result codes for "another connection holds the lock".
@@ -56,6 +60,8 @@ def make_engine(url: str, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Engine:
 
 def make_sessionmaker(url: str, base: type[DeclarativeBase],
                       busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
+    """Sessions on the database at `url`, its schema (the tables of `base`)
+    upgraded to the newest revision; refuses (SchemaTooNew) one newer than that."""
     engine = make_engine(url, busy_timeout_s)
-    base.metadata.create_all(engine)
+    upgrade_to_head(engine, schema_of(base))
     return sessionmaker(engine, expire_on_commit=False)

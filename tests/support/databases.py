@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 
+import psycopg
 import pytest
 
 from tests.support.postgres_server import PostgresServer
@@ -27,19 +28,27 @@ def postgres() -> PostgresServer:
     server.stop()
 
 
-def _url(request: pytest.FixtureRequest, folder) -> str:
+def _databases(request: pytest.FixtureRequest, folder):
     if request.param == "sqlite":
-        return f"sqlite:///{folder / 'test.sqlite3'}"
-    return request.getfixturevalue("postgres").database(f"test_{next(_numbers)}")
+        yield f"sqlite:///{folder / 'test.sqlite3'}"
+        return
+    server = request.getfixturevalue("postgres")
+    name = f"test_{next(_numbers)}"
+    yield server.database(name)
+    # The engines a test made are never disposed of: end their connections, so
+    # that a session of hundreds of tests stays under the server's max_connections.
+    with psycopg.connect(server.url().replace("postgresql+psycopg", "postgresql"), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+        admin.execute(f'DROP DATABASE "{name}"')
 
 
 @pytest.fixture(params=BACKENDS)
 def database_url(request, tmp_path) -> str:
     """An empty database for one test: a SQLite file, then a PostgreSQL database."""
-    return _url(request, tmp_path)
+    yield from _databases(request, tmp_path)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def module_database_url(request, tmp_path_factory) -> str:
     """An empty database shared by a module's tests (for a module-scoped service)."""
-    return _url(request, tmp_path_factory.mktemp("database"))
+    yield from _databases(request, tmp_path_factory.mktemp("database"))
