@@ -11,6 +11,8 @@ database in it, so no test sees another's rows."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -28,8 +30,11 @@ def postgres() -> PostgresServer:
     server.stop()
 
 
-def _databases(request: pytest.FixtureRequest, folder):
-    if request.param == "sqlite":
+@contextmanager
+def fresh_database(request: pytest.FixtureRequest, backend: str, folder) -> Iterator[str]:
+    """The URL of an empty database on `backend` (sqlite: a file in `folder`),
+    dropped afterwards; for a fixture whose own parameters pick the backend."""
+    if backend == "sqlite":
         yield f"sqlite:///{folder / 'test.sqlite3'}"
         return
     server = request.getfixturevalue("postgres")
@@ -45,10 +50,12 @@ def _databases(request: pytest.FixtureRequest, folder):
 @pytest.fixture(params=BACKENDS)
 def database_url(request, tmp_path) -> str:
     """An empty database for one test: a SQLite file, then a PostgreSQL database."""
-    yield from _databases(request, tmp_path)
+    with fresh_database(request, request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def module_database_url(request, tmp_path_factory) -> str:
     """An empty database shared by a module's tests (for a module-scoped service)."""
-    yield from _databases(request, tmp_path_factory.mktemp("database"))
+    with fresh_database(request, request.param, tmp_path_factory.mktemp("database")) as url:
+        yield url
