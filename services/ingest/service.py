@@ -112,18 +112,6 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
 
 
-def check_no_nul(name: str, text: str) -> None:
-    """Refuses a text holding U+0000: the sampled head of a file may be clean while
-    its rest is not, and PostgreSQL cannot store the character (SQLite can), so
-    both backends refuse it alike rather than one storing what the other fails on."""
-    at = text.find("\x00")
-    if at >= 0:
-        raise InvalidArgument(
-            f"{name!r} holds a NUL character (U+0000) at character {at:,}: that is binary data, not text; "
-            "remove it and upload the file again"
-        )
-
-
 def _parse_pdf(name: str, data: bytes) -> Parsed:
     """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
     check_pdf(name, data)
@@ -187,7 +175,8 @@ class IngestService:
                 return self._to_proto(existing, pb.DOCUMENT_VIEW_BASIC), True
 
         parsed = parse_upload(name, fmt, data)
-        check_no_nul(name, parsed.text)
+        # The binary check samples the head of a file; its rest may still hold U+0000.
+        limits.check_no_nul(parsed.text, repr(name))
         now = utcnow()
         row = DocumentRow(
             document_id=str(uuid.uuid4()),
