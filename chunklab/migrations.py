@@ -82,7 +82,9 @@ def upgrade_to_head(engine: Engine, schema: Schema) -> None:
     script = ScriptDirectory.from_config(config)
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
-            # Replicas starting at once take turns; the lock ends with the transaction.
+            # Replicas starting at once take turns, however long an upgrade takes (no
+            # lock_timeout); the lock ends with the transaction.
+            connection.execute(text("SET LOCAL lock_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
                                {"key": zlib.crc32(schema.version_table.encode())})
         current = MigrationContext.configure(

@@ -6,18 +6,22 @@ from __future__ import annotations
 import io
 import threading
 import zipfile
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path, PurePath
 
 import docx
 import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from sqlalchemy import create_engine, make_url, text
 
 from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.service import IngestService
 from services.ingest.store import Base, DocumentRow
+from tests.support.faults import locked
 
 
 # -- fixtures ---------------------------------------------------------------
@@ -283,6 +287,32 @@ def test_concurrent_uploads_store_each_document_once(service):
     assert len(shared) == 1
     assert sum(1 for i, _, existed in results if i % 2 and not existed) == 1
     assert rows(service) == 8 + 1
+
+
+@contextmanager
+def another_writer(url: str):
+    """The documents table held by another writer until the block ends: an
+    exclusive SQLite transaction, or a PostgreSQL table lock."""
+    url = make_url(url)
+    if url.get_backend_name() == "sqlite":
+        with locked(Path(url.database)):
+            yield
+        return
+    with create_engine(url).begin() as holder:
+        holder.execute(text("LOCK TABLE documents IN EXCLUSIVE MODE"))
+        yield
+
+
+def test_a_write_kept_waiting_by_another_writer_fails_unavailable_and_saves_nothing(database_url):
+    service = IngestService(make_sessionmaker(database_url, Base, busy_timeout_s=0.2), 1_000_000, lambda _id: 0)
+    name = PurePath(make_url(database_url).database).name
+    with another_writer(database_url), pytest.raises(Unavailable) as refused:
+        create(service, "a.md", b"Some text.")
+    assert refused.value.message == (
+        f"the database {name} stayed locked by another writer for over 0.2s (CHUNKLAB_DB_BUSY_TIMEOUT_S), "
+        "so this change was not saved; try again")
+    assert rows(service) == 0
+    assert not create(service, "a.md", b"Some text.")[1]  # once the lock is gone, it saves
 
 
 # -- refusals ---------------------------------------------------------------
