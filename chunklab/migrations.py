@@ -1,5 +1,5 @@
 """Each service's schema brought to the newest revision its code knows, when the
-service opens its database (chunklab.db.make_sessionmaker; ADR 0072).
+service opens its database (chunklab.db.make_sessionmaker; ADR 0065).
 
 A service keeps its Alembic revisions beside its tables: the package of the
 module that declares its `Base` has a `migrations/` folder

@@ -1,4 +1,4 @@
-"""Schema migrations (chunklab/migrations.py, ADR 0072) on SQLite and a real
+"""Schema migrations (chunklab/migrations.py, ADR 0065) on SQLite and a real
 PostgreSQL: a fresh database upgrades to head and then equals the models; one
 the previous release made with create_all (no version table) keeps its rows
 and is stamped as the baseline; a later revision adds a column to an old
