@@ -113,6 +113,14 @@ def refuse_unknown(script: ScriptDirectory, current: tuple[str, ...], schema: Sc
             )
 
 
+def create_missing(tables: MetaData) -> None:
+    """A baseline revision's upgrade: creates those of its frozen tables that the
+    database lacks and keeps the ones it has, rows and all."""
+    from alembic import op
+
+    tables.create_all(op.get_bind(), checkfirst=True)
+
+
 def run_env(metadata: MetaData) -> None:
     """The body of every service's migrations/env.py: runs the revisions on the
     connection upgrade_to_head gave, or (for Alembic's own commands, e.g.

@@ -1,21 +1,16 @@
-"""Baseline: the evaluator schema as the release before migrations made it with
-create_all (question sets, generations, experiments with their results, answered queries and feedback).
-
-Frozen here, not read from services/evaluator/store.py, which moves on with later
-revisions. Tables that exist are kept as they are (a database of the previous
-release has them all, an older one some), the missing ones are created.
+"""Baseline of the evaluator schema (question sets, generations, experiments with their results,
+answered queries and feedback): the tables the release before migrations made with create_all,
+frozen here (chunklab/migrations.py).
 
 Revision ID: evaluator_0001
-Revises:
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from chunklab.migrations import create_missing
 
 revision = "evaluator_0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 BASELINE = sa.MetaData()
 sa.Table(
@@ -130,8 +125,4 @@ sa.Table(
 
 
 def upgrade() -> None:
-    BASELINE.create_all(op.get_bind(), checkfirst=True)
-
-
-def downgrade() -> None:
-    BASELINE.drop_all(op.get_bind())
+    create_missing(BASELINE)

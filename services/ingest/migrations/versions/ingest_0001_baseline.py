@@ -1,21 +1,15 @@
-"""Baseline: the ingest schema as the release before migrations made it with
-create_all (one row per document with its canonical text and its parse).
-
-Frozen here, not read from services/ingest/store.py, which moves on with later
-revisions. Tables that exist are kept as they are (a database of the previous
-release has them all, an older one some), the missing ones are created.
+"""Baseline of the ingest schema (one row per document with its canonical text and its parse): the
+tables the release before migrations made with create_all, frozen here (chunklab/migrations.py).
 
 Revision ID: ingest_0001
-Revises:
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from chunklab.migrations import create_missing
 
 revision = "ingest_0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 BASELINE = sa.MetaData()
 sa.Table(
@@ -42,8 +36,4 @@ sa.Table(
 
 
 def upgrade() -> None:
-    BASELINE.create_all(op.get_bind(), checkfirst=True)
-
-
-def downgrade() -> None:
-    BASELINE.drop_all(op.get_bind())
+    create_missing(BASELINE)

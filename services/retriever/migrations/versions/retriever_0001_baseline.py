@@ -1,21 +1,16 @@
-"""Baseline: the retriever schema as the release before migrations made it with
-create_all (vector indexes, index set records with their BM25 statistics, freshness windows).
-
-Frozen here, not read from services/retriever/store.py, which moves on with later
-revisions. Tables that exist are kept as they are (a database of the previous
-release has them all, an older one some), the missing ones are created.
+"""Baseline of the retriever schema (vector indexes, index set records with their BM25 statistics,
+freshness windows): the tables the release before migrations made with create_all, frozen here
+(chunklab/migrations.py).
 
 Revision ID: retriever_0001
-Revises:
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from chunklab.migrations import create_missing
 
 revision = "retriever_0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 BASELINE = sa.MetaData()
 sa.Table(
@@ -70,8 +65,4 @@ sa.Table(
 
 
 def upgrade() -> None:
-    BASELINE.create_all(op.get_bind(), checkfirst=True)
-
-
-def downgrade() -> None:
-    BASELINE.drop_all(op.get_bind())
+    create_missing(BASELINE)
