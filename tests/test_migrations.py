@@ -66,13 +66,13 @@ def only(base):
         base.metadata.tables)
 
 
-def test_a_fresh_database_upgrades_to_head_and_then_equals_every_services_models(database_url):
+def test_a_fresh_database_upgrades_to_head_and_then_equals_every_services_models(empty_database_url):
     # All three services in one database: each keeps its own version table.
     for name, base in BASES.items():
-        make_sessionmaker(database_url, base)
-    engine = make_engine(database_url)
+        make_sessionmaker(empty_database_url, base)
+    engine = make_engine(empty_database_url)
     for name, base in BASES.items():
-        assert versions(database_url, name) == [script_of(base).get_current_head()]
+        assert versions(empty_database_url, name) == [script_of(base).get_current_head()]
         with engine.connect() as connection:
             # The other services' tables are in the database, not in these models: not differences.
             context = MigrationContext.configure(connection, opts={"include_object": only(base)})
@@ -89,9 +89,9 @@ def previous_release(url: str, leave_out: tuple[str, ...] = ()) -> sa.Engine:
     return engine
 
 
-def test_a_previous_release_database_keeps_its_rows_and_is_stamped_as_the_baseline(database_url):
+def test_a_previous_release_database_keeps_its_rows_and_is_stamped_as_the_baseline(empty_database_url):
     # An even older evaluator had no provenance table: the baseline creates just that one.
-    engine = previous_release(database_url, leave_out=("question_set_provenance",))
+    engine = previous_release(empty_database_url, leave_out=("question_set_provenance",))
     tree = documents_pb2.DocumentTree(root=documents_pb2.TreeNode(kind=documents_pb2.NODE_KIND_DOCUMENT, end_char=5))
     question = evaluator_pb2.Question(question_id="q-1", text="Which river?")
     with engine.begin() as connection:
@@ -109,12 +109,12 @@ def test_a_previous_release_database_keeps_its_rows_and_is_stamped_as_the_baseli
         connection.execute(sa.insert(tables["retriever_freshness_windows"]).values(
             collection="news", max_age_days=7, updated_at=WHEN))
 
-    ingest = IngestService(make_sessionmaker(database_url, IngestBase), 1_000_000, lambda _id: 0)
-    repository = Repository(make_sessionmaker(database_url, EvaluatorBase))
-    store = RetrieverStore(database_url)
+    ingest = IngestService(make_sessionmaker(empty_database_url, IngestBase), 1_000_000, lambda _id: 0)
+    repository = Repository(make_sessionmaker(empty_database_url, EvaluatorBase))
+    store = RetrieverStore(empty_database_url)
 
     for name, base in BASES.items():
-        assert versions(database_url, name) == [script_of(base).get_current_head()]
+        assert versions(empty_database_url, name) == [script_of(base).get_current_head()]
     document = ingest.get("d-1", documents_pb2.DOCUMENT_VIEW_FULL)
     assert (document.name, document.text, dict(document.metadata), document.tree) == (
         "notes.md", "Hello", {"encoding": "utf-8"}, tree)
@@ -144,8 +144,8 @@ def upgrade() -> None:
 
 
 def test_a_later_revision_adds_a_column_to_an_old_database_and_the_older_code_then_refuses_it(
-        database_url, tmp_path):
-    old = IngestService(make_sessionmaker(database_url, IngestBase), 1_000_000, lambda _id: 0)
+        empty_database_url, tmp_path):
+    old = IngestService(make_sessionmaker(empty_database_url, IngestBase), 1_000_000, lambda _id: 0)
     document, _ = old.create("a.md", documents_pb2.DOCUMENT_FORMAT_UNSPECIFIED, "", "", WHEN, 0, [b"Some text."])
     # The next release's migrations: today's revisions and one more.
     folder = tmp_path / "migrations"
@@ -154,15 +154,15 @@ def test_a_later_revision_adds_a_column_to_an_old_database_and_the_older_code_th
     (folder / "versions" / "ingest_test_0002_note.py").write_text(NOTE_REVISION.format(head=head))
     newer = Schema("ingest", folder, IngestBase.metadata)
 
-    upgrade_to_head(make_engine(database_url), newer)
-    upgrade_to_head(make_engine(database_url), newer)  # at head already: nothing to do
+    upgrade_to_head(make_engine(empty_database_url), newer)
+    upgrade_to_head(make_engine(empty_database_url), newer)  # at head already: nothing to do
 
-    assert versions(database_url, "ingest") == ["ingest_test_0002"]
-    with sa.create_engine(database_url).connect() as connection:
+    assert versions(empty_database_url, "ingest") == ["ingest_test_0002"]
+    with sa.create_engine(empty_database_url).connect() as connection:
         rows = connection.execute(sa.text("SELECT document_id, name, note FROM documents")).all()
     assert [tuple(r) for r in rows] == [(document.document_id, "a.md", "none")]
     with pytest.raises(SchemaTooNew, match="at schema revision 'ingest_test_0002'"):
-        make_sessionmaker(database_url, IngestBase)
+        make_sessionmaker(empty_database_url, IngestBase)
 
 
 def newer_than_the_code(url: str) -> None:
@@ -172,10 +172,10 @@ def newer_than_the_code(url: str) -> None:
 
 
 def test_a_database_newer_than_the_code_stops_every_services_start_and_is_left_as_it_was(
-        database_url, tmp_path):
-    newer_than_the_code(database_url)
-    settings = Settings(database_url=database_url, data_dir=tmp_path)
-    shown = sa.make_url(database_url).render_as_string(hide_password=True)
+        empty_database_url, tmp_path):
+    newer_than_the_code(empty_database_url)
+    settings = Settings(database_url=empty_database_url, data_dir=tmp_path)
+    shown = sa.make_url(empty_database_url).render_as_string(hide_password=True)
     for name, start in (("ingest", ingest_server.build_service), ("evaluator", evaluator_server.build_service),
                         ("retriever", retriever_server.build)):
         with pytest.raises(SchemaTooNew) as refused:
@@ -185,7 +185,7 @@ def test_a_database_newer_than_the_code_stops_every_services_start_and_is_left_a
             f"which this ChunkLab does not know (the newest it knows is '{name}_0001'): a newer ChunkLab "
             "upgraded it. Upgrade ChunkLab to that release or later to use this database (or point "
             "CHUNKLAB_DATABASE_URL at another one); nothing in it was changed")
-        assert versions(database_url, name) == [f"{name}_0099"]
+        assert versions(empty_database_url, name) == [f"{name}_0099"]
 
 
 def test_the_ingest_process_exits_non_zero_naming_the_unknown_revision(postgres, tmp_path):

@@ -27,7 +27,7 @@ from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 from services.retriever.sweeper import Sweeper
-from tests.support.databases import fresh_database
+from tests.support.databases import database_without_rows
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WINDOWS = {"news": 7, "hr": 90, "policies": 0, "default": 0}
@@ -61,7 +61,7 @@ def provider_for(name: str):
                 ids=["edge", "qdrant-client", "qdrant-client-postgresql"])
 def kit(request, tmp_path):
     backend, database = request.param
-    with fresh_database(request, database, tmp_path) as url:
+    with database_without_rows(request, database, tmp_path) as url:
         yield from _kit(url, backend, tmp_path)
 
 
