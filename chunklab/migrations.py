@@ -33,7 +33,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
-from sqlalchemy import Connection, Engine, MetaData, create_engine, inspect, text
+from sqlalchemy import Connection, Engine, MetaData, inspect, text
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +66,12 @@ def schema_of(base) -> Schema:
     return Schema(package.name, package / "migrations", base.metadata)
 
 
-def alembic_config(schema: Schema, connection: Connection | None = None) -> Config:
+def alembic_config(schema: Schema) -> Config:
     """Alembic's configuration for this schema, with no alembic.ini: env.py reads
-    the connection and the version table from its attributes."""
+    the schema (and the connection upgrade_to_head adds) from its attributes."""
     config = Config()
     config.set_main_option("script_location", str(schema.folder))
-    config.attributes.update(connection=connection, schema=schema)
+    config.attributes["schema"] = schema
     return config
 
 
@@ -123,25 +123,13 @@ def create_missing(tables: MetaData) -> None:
 
 def run_env(metadata: MetaData) -> None:
     """The body of every service's migrations/env.py: runs the revisions on the
-    connection upgrade_to_head gave, or (for Alembic's own commands, e.g.
-    `alembic revision --autogenerate` during development) on the URL its
-    configuration names."""
+    connection upgrade_to_head holds, in its transaction (batch mode on SQLite,
+    which ALTERs little)."""
     from alembic import context
 
-    config = context.config
-    schema: Schema = config.attributes.get("schema") or Schema(
-        Path(config.get_main_option("script_location")).resolve().parent.name,
-        Path(config.get_main_option("script_location")), metadata)
-    connection = config.attributes.get("connection")
-    if connection is None:
-        with create_engine(config.get_main_option("sqlalchemy.url")).begin() as opened:
-            _run(context, opened, schema, metadata)
-    else:
-        _run(context, connection, schema, metadata)
-
-
-def _run(context, connection: Connection, schema: Schema, metadata: MetaData) -> None:
-    context.configure(connection=connection, target_metadata=metadata, version_table=schema.version_table,
+    connection: Connection = context.config.attributes["connection"]
+    context.configure(connection=connection, target_metadata=metadata,
+                      version_table=context.config.attributes["schema"].version_table,
                       render_as_batch=connection.dialect.name == "sqlite")
     with context.begin_transaction():
         context.run_migrations()
