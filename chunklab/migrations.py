@@ -16,8 +16,8 @@ each other's.
   rows untouched, and the later revisions run on it;
 - one stamped with a revision this code does not know (a newer ChunkLab
   upgraded it): the service refuses to start (SchemaTooNew) and changes nothing.
-On PostgreSQL the whole upgrade is one transaction under an advisory lock, so
-replicas starting together upgrade once, one after the other.
+The whole upgrade is one transaction under a lock (PostgreSQL's advisory lock,
+SQLite's write lock), so replicas starting together upgrade once, in turn.
 """
 
 from __future__ import annotations
@@ -81,12 +81,15 @@ def upgrade_to_head(engine: Engine, schema: Schema) -> None:
     config = alembic_config(schema)
     script = ScriptDirectory.from_config(config)
     with engine.begin() as connection:
+        # Replicas starting at once take turns; the lock ends with the transaction.
         if connection.dialect.name == "postgresql":
-            # Replicas starting at once take turns, however long an upgrade takes (no
-            # lock_timeout); the lock ends with the transaction.
+            # However long an upgrade takes (no lock_timeout).
             connection.execute(text("SET LOCAL lock_timeout = 0"))
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
                                {"key": zlib.crc32(schema.version_table.encode())})
+        elif connection.dialect.name == "sqlite":
+            # The file's write lock before anything is read: the others wait (busy_timeout).
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         current = MigrationContext.configure(
             connection, opts={"version_table": schema.version_table}).get_current_heads()
         refuse_unknown(script, current, schema, engine)

@@ -202,8 +202,8 @@ def test_the_ingest_process_exits_non_zero_naming_the_unknown_revision(postgres,
     assert "Traceback" not in done.stderr
 
 
-def test_replicas_starting_together_on_postgresql_upgrade_once(postgres):
-    url = postgres.database("replicas")
+def test_replicas_starting_together_upgrade_once(empty_database_url):
+    url = empty_database_url
     errors: list[BaseException] = []
 
     def start() -> None:
