@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
-from psycopg import sql
 import pytest
+from psycopg import sql
 from sqlalchemy import make_url
 
 from tests.support.postgres_server import PostgresServer
