@@ -176,6 +176,19 @@ def _check_string(value: str, limit: int | None, name: str) -> None:
             f"{name} is {len(value):,} characters long, over its limit of {limit:,} "
             f"(it starts {excerpt(value, 40)!r})"
         )
+    check_no_nul(value, name)
+
+
+def check_no_nul(value: str, name: str) -> None:
+    """Refuses text holding U+0000: PostgreSQL cannot store it (SQLite can), so
+    every service refuses it alike on both, before any work, instead of failing
+    at the write on one database only."""
+    at = value.find("\x00")
+    if at >= 0:
+        raise InvalidArgument(
+            f"{name} holds a NUL character (U+0000) at character {at:,}: that is binary data, not text; "
+            "remove it and send it again"
+        )
 
 
 def _check_timestamp(stamp: Message, name: str) -> None:

@@ -12,6 +12,8 @@ import pytest
 from chunklab import tokens
 from chunklab_app.stack import Stack
 
+pytest_plugins = ["tests.support.databases"]  # database_url: each persistence test on SQLite and PostgreSQL
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data" / "chroma-general"
 
@@ -109,7 +111,7 @@ KIND_BY_MODULE = {
     "test_pages": "unit",
     "test_pdf_reader": "unit",  # generated PDFs read in process
     "test_page_labels": "unit",  # pages through the retriever in process and into every view
-    "test_ingest": "unit",
+    "test_ingest": "integration",  # on SQLite and a real PostgreSQL (tests/support/databases.py)
     "test_ingest_zips": "unit",
     "test_pdf_safety": "unit",
     "test_html_reader": "unit",
@@ -117,6 +119,7 @@ KIND_BY_MODULE = {
     "test_llm_client": "integration",  # the fake OpenAI server
     "test_load": "e2e",  # bench/load.py in short: a stack of its own under clients and uploaders
     "test_make_up": "e2e",  # `python -m chunklab_app.stack`; also `make -n bench`
+    "test_migrations": "integration",  # Alembic on SQLite and a real PostgreSQL; the ingest process refusing a newer schema
     "test_markdown": "unit",
     "test_markdown_parsing": "unit",
     "test_metrics": "unit",

@@ -83,10 +83,11 @@ def fake():
 
 
 @pytest.fixture
-def evaluator(tmp_path):
+def evaluator(database_url):
+    """The evaluator on an empty database: each test runs on SQLite, then on PostgreSQL."""
     peers = FakePeers()
     deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base)),
+        repository=Repository(make_sessionmaker(database_url, Base)),
         peers=peers, provider_for=lambda name: HashedProvider(),
         defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=60, max_retries=0),
         default_embedding_model=HashedProvider.name, code_version="test",

@@ -48,7 +48,7 @@ def models():
 
 @pytest.fixture
 def evaluator(tmp_path):
-    with serve_evaluator(IndexedPeers(), tmp_path / "evaluator.sqlite3", TIMEOUT_S, max_retries=1,
+    with serve_evaluator(IndexedPeers(), f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", TIMEOUT_S, max_retries=1,
                          judge_attempts=3, judge_backoff_s=0.01) as stub:
         yield stub
 

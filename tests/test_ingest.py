@@ -6,18 +6,22 @@ from __future__ import annotations
 import io
 import threading
 import zipfile
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path, PurePath
 
 import docx
 import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from sqlalchemy import create_engine, make_url, text
 
 from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.service import IngestService
 from services.ingest.store import Base, DocumentRow
+from tests.support.faults import locked
 
 
 # -- fixtures ---------------------------------------------------------------
@@ -138,8 +142,9 @@ def deleted():
 
 
 @pytest.fixture
-def service(tmp_path, deleted):
-    sessions = make_sessionmaker(f"sqlite:///{tmp_path / 'ingest.sqlite3'}", Base)
+def service(database_url, deleted):
+    """The service on an empty database: each test runs on SQLite, then on PostgreSQL."""
+    sessions = make_sessionmaker(database_url, Base)
 
     def delete_chunks(document_id: str) -> int:
         deleted.append(document_id)
@@ -294,6 +299,32 @@ def test_concurrent_uploads_store_each_document_once(service):
     assert rows(service) == 8 + 1
 
 
+@contextmanager
+def another_writer(url: str):
+    """The documents table held by another writer until the block ends: an
+    exclusive SQLite transaction, or a PostgreSQL table lock."""
+    url = make_url(url)
+    if url.get_backend_name() == "sqlite":
+        with locked(Path(url.database)):
+            yield
+        return
+    with create_engine(url).begin() as holder:
+        holder.execute(text("LOCK TABLE documents IN EXCLUSIVE MODE"))
+        yield
+
+
+def test_a_write_kept_waiting_by_another_writer_fails_unavailable_and_saves_nothing(database_url):
+    service = IngestService(make_sessionmaker(database_url, Base, busy_timeout_s=0.2), 1_000_000, lambda _id: 0)
+    name = PurePath(make_url(database_url).database).name
+    with another_writer(database_url), pytest.raises(Unavailable) as refused:
+        create(service, "a.md", b"Some text.")
+    assert refused.value.message == (
+        f"the database {name} stayed locked by another writer for over 0.2s (CHUNKLAB_DB_BUSY_TIMEOUT_S), "
+        "so this change was not saved; try again")
+    assert rows(service) == 0
+    assert not create(service, "a.md", b"Some text.")[1]  # once the lock is gone, it saves
+
+
 # -- refusals ---------------------------------------------------------------
 
 
@@ -354,6 +385,17 @@ def test_bad_uploads_are_refused_precisely_and_leave_nothing_behind(service, cas
     assert rows(service) == 0
 
 
+def test_a_nul_past_the_sampled_head_is_refused_on_both_backends(service):
+    # The binary check samples the first 64 KiB; PostgreSQL cannot store U+0000 at all.
+    data = b"word " * 14_000 + b"\x00tail"
+    with pytest.raises(InvalidArgument, match="'late.txt' holds a NUL character \\(U\\+0000\\) at character 70,000: "):
+        create(service, "late.txt", data)
+    utf16 = "\ufeffa\x00b".encode("utf-16-le")  # the mark is not text: "a" is character 0
+    with pytest.raises(InvalidArgument, match="at character 1:"):
+        create(service, "wide.txt", utf16)
+    assert rows(service) == 0
+
+
 def test_a_bad_language_code_is_refused(service):
     with pytest.raises(InvalidArgument, match="ISO 639"):
         create(service, "a.md", b"text", language="English")
@@ -391,11 +433,11 @@ def test_delete_removes_the_chunks_first_then_the_document(service, deleted):
         service.get(document.document_id, pb.DOCUMENT_VIEW_BASIC)
 
 
-def test_delete_keeps_the_document_when_the_retriever_is_down(tmp_path):
+def test_delete_keeps_the_document_when_the_retriever_is_down(database_url):
     def unavailable(_document_id: str) -> int:
         raise Unavailable("the retriever service is unreachable")
 
-    sessions = make_sessionmaker(f"sqlite:///{tmp_path / 'i.sqlite3'}", Base)
+    sessions = make_sessionmaker(database_url, Base)
     service = IngestService(sessions, 1_000_000, unavailable)
     document, _ = create(service, "a.md", b"Some text.")
     with pytest.raises(Unavailable):

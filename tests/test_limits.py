@@ -75,6 +75,19 @@ def test_map_keys_and_values_are_bounded_and_named_by_their_key():
         "header.document_ids['chatlogs'] is 129 characters long, over its limit of 128")
 
 
+def test_a_nul_character_is_refused_in_every_string_even_unbounded_chunk_text():
+    # PostgreSQL cannot store U+0000; SQLite can: every request is refused alike before any work.
+    assert refusal(evaluator_pb2.AnswerRequest(question="which\x00river")) == (
+        "question holds a NUL character (U+0000) at character 5: that is binary data, not text; "
+        "remove it and send it again")
+    assert refusal(evaluator_pb2.SubmitFeedbackRequest(query_id="q", comment="ok\x00")).startswith(
+        "comment holds a NUL character (U+0000) at character 2:")
+    chunk = common_pb2.Chunk(chunk_id="c", content="a section" * 10 + "\x00")
+    batch = retriever_pb2.IndexChunkBatch(chunks=[retriever_pb2.IndexedChunk(chunk=chunk, vector=[0.5] * 4)])
+    assert refusal(retriever_pb2.IndexChunksRequest(batch=batch)).startswith(
+        "batch.chunks[0].chunk.content holds a NUL character (U+0000) at character 90:")
+
+
 def test_every_string_field_of_every_request_has_a_limit():
     """A new request field gets a limit by its name (or its name a row in STRING_LIMITS)."""
     seen: set[str] = set()

@@ -70,9 +70,10 @@ class Peers:
 
 
 @pytest.fixture
-def evaluator(tmp_path):
+def evaluator(database_url):
+    """The evaluator on an empty database: each test runs on SQLite, then on PostgreSQL."""
     peers = Peers()
-    with serve_evaluator(peers, tmp_path / "evaluator.sqlite3", TIMEOUT_S, max_retries=1, judge_attempts=2) as stub:
+    with serve_evaluator(peers, database_url, TIMEOUT_S, max_retries=1, judge_attempts=2) as stub:
         yield stub, peers
 
 
@@ -294,11 +295,11 @@ def test_a_model_that_times_out_or_sends_garbage_is_a_counted_failure_and_no_emp
     assert generation.error == "none of the 1 questions asked was kept (see each passage's outcome); no set was stored"
 
 
-def test_a_generation_a_restart_left_running_is_marked_interrupted(evaluator, fake, tmp_path):
+def test_a_generation_a_restart_left_running_is_marked_interrupted(evaluator, fake, database_url):
     stub, peers = evaluator
     fake.responder = good_replies
     generation = generate(stub, fake, 2)[-1].generation
-    repository = Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base))
+    repository = Repository(make_sessionmaker(database_url, Base))
     generation.state = G.GENERATION_STATE_RUNNING  # as a process killed mid-generation left it
     repository.save_generation(generation)
     deps = RunnerDeps(repository=repository, peers=peers, provider_for=lambda name: HashedProvider(),

@@ -78,8 +78,9 @@ class RankedPeers:
 
 
 @pytest.fixture(scope="module")
-def evaluator(tmp_path_factory):
-    with serve_evaluator(RankedPeers(), tmp_path_factory.mktemp("rank") / "evaluator.sqlite3", DEADLINE_S) as stub:
+def evaluator(module_database_url):
+    """One evaluator for the module's tests, on SQLite, then on PostgreSQL."""
+    with serve_evaluator(RankedPeers(), module_database_url, DEADLINE_S) as stub:
         yield stub
 
 

@@ -27,6 +27,7 @@ from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 from services.retriever.sweeper import Sweeper
+from tests.support.databases import database_without_rows
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WINDOWS = {"news": 7, "hr": 90, "policies": 0, "default": 0}
@@ -54,10 +55,19 @@ def provider_for(name: str):
     return PROVIDERS[name]
 
 
-@pytest.fixture(params=["edge", "qdrant-client"])
+# Each vector backend with the retriever's records on SQLite; qdrant-client's (the
+# quicker) also on PostgreSQL, the same store code on the other database it supports.
+@pytest.fixture(params=[("edge", "sqlite"), ("qdrant-client", "sqlite"), ("qdrant-client", "postgresql")],
+                ids=["edge", "qdrant-client", "qdrant-client-postgresql"])
 def kit(request, tmp_path):
-    store = RetrieverStore(f"sqlite:///{tmp_path / 'retriever.sqlite3'}")
-    client = QdrantClient(":memory:") if request.param == "qdrant-client" else None
+    backend, database = request.param
+    with database_without_rows(request, database, tmp_path) as url:
+        yield from _kit(url, backend, tmp_path)
+
+
+def _kit(url: str, backend: str, tmp_path):
+    store = RetrieverStore(url)
+    client = QdrantClient(":memory:") if backend == "qdrant-client" else None
     service = RetrieverService(IndexRegistry(tmp_path / "edge", store, client), store, "fake-4", provider_for,
                                WINDOWS, clock=lambda: NOW)
     sweeper = Sweeper(service, ColdStorage(tmp_path / "archive"))

@@ -171,6 +171,8 @@ class IngestService:
                 return self._to_proto(existing, pb.DOCUMENT_VIEW_BASIC), True
 
         parsed = parse_upload(name, fmt, data)
+        # The binary check samples the head of a file; its rest may still hold U+0000.
+        limits.check_no_nul(parsed.text, repr(name))
         now = utcnow()
         row = DocumentRow(
             document_id=str(uuid.uuid4()),

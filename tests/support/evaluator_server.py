@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent import futures
 from contextlib import contextmanager
-from pathlib import Path
 
 import grpc
 
@@ -24,11 +23,12 @@ from tests.support.providers import HashedProvider
 
 
 @contextmanager
-def serve_evaluator(peers, database: Path, timeout_s: float, max_retries: int = 0,
+def serve_evaluator(peers, database_url: str, timeout_s: float, max_retries: int = 0,
                     **options) -> Iterator[evaluator_pb2_grpc.EvaluatorServiceStub]:
-    """A client of the evaluator; `options` are further RunnerDeps fields (judge_attempts, …)."""
+    """A client of the evaluator on the database at `database_url` (a SQLAlchemy URL);
+    `options` are further RunnerDeps fields (judge_attempts, …)."""
     deps = RunnerDeps(
-        repository=Repository(make_sessionmaker(f"sqlite:///{database}", Base)),
+        repository=Repository(make_sessionmaker(database_url, Base)),
         peers=peers, provider_for=lambda name: HashedProvider(),
         defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=timeout_s, max_retries=max_retries),
         default_embedding_model=HashedProvider.name, code_version="test", **options,
