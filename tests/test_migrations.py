@@ -37,6 +37,8 @@ from services.retriever.store import RetrieverStore
 
 REPO = Path(__file__).resolve().parent.parent
 BASES = {"ingest": IngestBase, "evaluator": EvaluatorBase, "retriever": RetrieverBase}
+# Each service's newest revision: the evaluator's second adds the experiment leases (ADR 0065).
+HEADS = {"ingest": "ingest_0001", "evaluator": "evaluator_0002", "retriever": "retriever_0001"}
 WHEN = datetime(2026, 5, 4, 9, 30, tzinfo=timezone.utc)
 
 
@@ -182,7 +184,7 @@ def test_a_database_newer_than_the_code_stops_every_services_start_and_is_left_a
             start(settings)
         assert str(refused.value) == (
             f"chunklab {name}: the database {shown} is at schema revision '{name}_0099' (alembic_version_{name}), "
-            f"which this ChunkLab does not know (the newest it knows is '{name}_0001'): a newer ChunkLab "
+            f"which this ChunkLab does not know (the newest it knows is '{HEADS[name]}'): a newer ChunkLab "
             "upgraded it. Upgrade ChunkLab to that release or later to use this database (or point "
             "CHUNKLAB_DATABASE_URL at another one); nothing in it was changed")
         assert versions(empty_database_url, name) == [f"{name}_0099"]
@@ -218,4 +220,4 @@ def test_replicas_starting_together_upgrade_once(empty_database_url):
     for thread in threads:
         thread.join()
     assert errors == []
-    assert versions(url, "evaluator") == ["evaluator_0001"]
+    assert versions(url, "evaluator") == [HEADS["evaluator"]]

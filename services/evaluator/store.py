@@ -47,7 +47,7 @@ class QuestionRow(Base):
 
 
 class QuestionSetProvenanceRow(Base):
-    """How a set was made (a table of its own, so older databases gain it by create_all)."""
+    """How a set was made (a table of its own, added by migration evaluator_0002.."""
 
     __tablename__ = "question_set_provenance"
 
@@ -145,7 +145,7 @@ class FeedbackRow(Base):
 
 class ExperimentLeaseRow(Base):
     """Which evaluator replica runs an experiment, until when (ADR 0065): a table
-    of its own, so older databases gain it by create_all."""
+    of its own, added by migration evaluator_0002."""
 
     __tablename__ = "experiment_leases"
 
