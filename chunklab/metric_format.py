@@ -120,6 +120,11 @@ def usd(amount: float) -> str:
     return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
 
 
+def plural(count: int, noun: str) -> str:
+    """A count with its noun, "1 run" and "20 runs", as every page and report writes it."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def times(ratio: float) -> str:
     """How many times another's amount, e.g. "4.1×"."""
     return f"{ratio:.1f}×"

@@ -400,7 +400,8 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
                 evaluator_pb2.CancelExperimentRequest(experiment_id=event.progress.experiment_id), timeout=30)
     stopped = events[-1].experiment
     assert cancelled.state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
-    assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "cancelled on request" in stopped.error
+    assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and stopped.error == (
+        "cancelled on request; continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)")
     assert 1 <= stopped.questions_done < 3
     for request, expected in (
         (evaluator_pb2.CancelExperimentRequest(experiment_id=stopped.experiment_id), grpc.StatusCode.FAILED_PRECONDITION),

@@ -34,6 +34,8 @@ from services.evaluator.peers import retrieve_request
 from services.evaluator.repository import Repository
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
+# How a person continues an interrupted experiment: the UI's button or the CLI's command.
+RESUME_HINT = "continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)"
 log = logging.getLogger("chunklab.evaluator")
 
 # Rough sizes for estimates, in tokens.
@@ -339,8 +341,8 @@ class ExperimentRunner:
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = (
-                "cancelled on request; resume it with resume_experiment_id" if stop.cancelled
-                else "interrupted: the evaluator stopped; resume it with resume_experiment_id"
+                f"cancelled on request; {RESUME_HINT}" if stop.cancelled
+                else f"interrupted: the evaluator stopped; {RESUME_HINT}"
             )
         except ServiceError as exc:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED

@@ -73,7 +73,8 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
         head.append("answer sim. (emb.)")
     if judged:
         head += list(JUDGE_NAMES.values())
-    head += ["chunks / q", "tokens / q", "LLM calls", "est. cost"]
+    costed = any(r.usage.llm_calls or r.usage.estimated_cost_usd for r in runs)  # else two columns of zeros
+    head += ["chunks / q", "tokens / q", *(("LLM calls", "est. cost") if costed else ())]
     rows = []
     for run in runs:
         m, j = run.mean_metrics, run.mean_judge
@@ -90,8 +91,9 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
                 score = getattr(j, measure)
                 shown = METRICS.value(measure, score.value) if score.measured else "not measured"
                 cells.append(_cell(shown, score.reason))
-        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent)), _cell(str(run.usage.llm_calls)),
-                  _cell(usd(run.usage.estimated_cost_usd))]
+        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent))]
+        if costed:
+            cells += [_cell(str(run.usage.llm_calls)), _cell(usd(run.usage.estimated_cost_usd))]
         rows.append({"run_key": run.run_key, "error": run.error, "cells": cells})
     return head, rows
 

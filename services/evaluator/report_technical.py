@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from google.protobuf import json_format
 
 from chunklab import knobs, retrieval_view
-from chunklab.metric_format import MetricFormat
+from chunklab.metric_format import MetricFormat, plural
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import scoring
 
@@ -38,11 +38,6 @@ STATE = {
     evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
     evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
 }
-
-
-def plural(count: int, noun: str) -> str:
-    """"1 run", "20 runs"."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @dataclass
