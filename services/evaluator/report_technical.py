@@ -212,13 +212,16 @@ def question_views(question_set: evaluator_pb2.QuestionSet, results: Sequence[ev
     return out
 
 
-def config_rows(experiment: evaluator_pb2.Experiment, names: dict[str, str]) -> list[tuple[str, object]]:
+def config_rows(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
+                names: dict[str, str]) -> list[tuple[str, object]]:
     p = experiment.provenance
     documents = [f"{names.get(d, 'a document no result shows')} (id {d[:8]}, sha256 {h[:12]})"
                  for d, h in sorted(p.document_hashes.items(), key=lambda kv: (names.get(kv[0], "~"), kv[0]))]
     return [
         ("experiment id", experiment.experiment_id), ("state", STATE.get(experiment.state, "?")),
-        ("question set", experiment.config.question_set_id), ("question-set hash", experiment.question_set_hash),
+        ("question set", f"{question_set.name or 'unnamed'} · {plural(question_set.question_count, 'question')} · "
+                         f"{experiment.config.question_set_id[:8]} (as the Question-set dropdown names it)"),
+        ("question-set content hash", experiment.question_set_hash),
         ("top_k", experiment.config.retrieval.top_k),
         ("vector search", "exact: every candidate scored, never an approximate HNSW graph"),
         ("neighbours (fixed_size)", f"±{experiment.config.retrieval.neighbor_prev}/{experiment.config.retrieval.neighbor_next}"),
@@ -247,7 +250,7 @@ def technical(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.
     names = document_names(experiment, results)
     config = json.dumps(json_format.MessageToDict(experiment.config, preserving_proto_field_name=True), indent=2,
                         ensure_ascii=False)
-    return {"config": config_rows(experiment, names), "runs": [run_row(run) for run in experiment.runs],
+    return {"config": config_rows(experiment, question_set, names), "runs": [run_row(run) for run in experiment.runs],
             "config_json": config, "questions": question_views(question_set, results, texts.links, names, metrics),
             "columns": [metrics.label(name) for name in (*ROW_METRICS, "tokens_sent")],
             "documents": texts.views(), "cards": texts.card_views(), "max_chars": MAX_CHUNK_CHARS}
