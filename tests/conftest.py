@@ -151,6 +151,7 @@ KIND_BY_MODULE = {
     "test_strategies": "unit",
     "test_terminal": "unit",
     "test_ui_browser": "browser",
+    "test_ui_results_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_errors": "unit",
     "test_ui_questions": "unit",

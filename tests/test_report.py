@@ -221,3 +221,13 @@ def test_a_20_run_report_is_collapsed_per_question_and_holds_each_documents_text
     pre = texts[texts.index('<pre class="doc">'):texts.index("</pre>")]
     assert re.sub(r"<[^>]+>", "", pre) == DOC[:30_019] and texts.count('<pre class="doc">') == 1
     assert len(texts.encode()) <= 30_019 + len(shown) * 100  # an anchor of ~100 bytes per chunk, no card (~1,600)
+
+
+def test_labels_of_points_close_together_are_moved_apart_in_the_cost_against_quality_chart():
+    # markdown_structure and recursive at the same place, semantic just below sentence_window,
+    # one point far away: its label stays where it is.
+    at = [(100.0, 150.0), (100.0, 150.0), (300.0, 100.0), (305.0, 95.0), (500.0, 20.0)]
+    shifts = plots.label_shifts(at, [False, False, True, True, True])
+    assert shifts == [0.0, -12.0, 0.0, -7.0, 0.0]
+    heights = [y + dy for (_, y), dy in zip(at, shifts)]
+    assert heights[0] - heights[1] >= plots.LABEL_GAP_PT and heights[2] - heights[3] >= plots.LABEL_GAP_PT
