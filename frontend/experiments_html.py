@@ -84,9 +84,21 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("prompt tokens", f"{estimate.prompt_tokens:,}"),
         ("completion tokens", f"{estimate.completion_tokens:,}"),
         ("estimated cost", usd(estimate.estimated_cost_usd)),
+        ("estimated time", duration(estimate.estimated_seconds) if estimate.HasField("estimated_seconds")
+         else "not known yet (no finished experiment to measure by)"),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
     return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
+
+
+def duration(seconds: float) -> str:
+    """A time as a person reads it: "about 40 s", "about 3 min", "about 1 h 20 min"."""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min" if minutes % 60 else f"about {minutes // 60} h"
 
 
 @dataclass

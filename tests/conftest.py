@@ -131,6 +131,7 @@ KIND_BY_MODULE = {
     "test_report": "unit",
     "test_validation": "unit",
     "test_verdict": "unit",
+    "test_durations": "unit",
     "test_numbers_one_way": "unit",
     "test_result_plots": "unit",
     "test_fuzz_rpcs": "e2e",

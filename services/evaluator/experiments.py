@@ -27,7 +27,7 @@ from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing, validation, verdict
+from services.evaluator import answers, durations, judge, models, pricing, validation, verdict
 from services.evaluator.grid import Cell, expand
 from chunklab.metrics import cosine
 from services.evaluator.peers import retrieve_request
@@ -172,7 +172,7 @@ class ExperimentRunner:
         return plan
 
     def estimate(self, plan: Plan) -> evaluator_pb2.ExperimentEstimate:
-        """Calls, tokens and cost, from sizes alone: nothing is called."""
+        """Calls, tokens and cost from sizes alone, the time from finished runs' speeds: nothing is called."""
         config = plan.config
         questions = plan.question_set.questions
         estimate = evaluator_pb2.ExperimentEstimate(
@@ -219,6 +219,15 @@ class ExperimentRunner:
         estimate.notes.append(
             "token counts are estimates: context = top_k x the strategy's chunk size (+ neighbours for fixed_size)"
         )
+        seconds = durations.Speeds.of(durations.finished_experiments(self._deps.repository)).seconds(
+            len(plan.cells), len(plan.documents), len(questions), plan.answer is not None, plan.judge is not None)
+        if seconds is None:
+            estimate.notes.append("time: no experiment has finished on this evaluator yet, so there is no speed "
+                                  "to estimate it from")
+        else:
+            estimate.estimated_seconds = seconds
+            estimate.notes.append("time: the median speeds of this evaluator's finished runs, scaled to this plan "
+                                  "(processing each document per run, then each question)")
         return estimate
 
     @staticmethod
