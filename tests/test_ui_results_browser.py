@@ -61,7 +61,7 @@ def patient():
 def points(plot) -> int:
     """How many points (symbols) a Gradio native plot drew."""
     plot.locator("svg.marks").wait_for()
-    return plot.locator("g.mark-symbol path").count()
+    return plot.locator("g.mark-symbol.role-mark path").count()
 
 
 def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(experiments, page):
@@ -97,7 +97,7 @@ def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(exp
     assert points(tradeoff) == 2
     means = page.locator("#experiment-means-plot")
     expect(means).to_contain_text("recall: mean per run")
-    assert means.locator("g.mark-rect path").count() == 2
+    assert means.locator("g.mark-rect.role-mark path").count() == 2
     expect(page.locator("#experiment-means-table")).to_contain_text("%")
     wins = page.locator("#experiment-wins-plot")
     expect(wins).to_contain_text("wins, ties and losses on recall")
@@ -121,6 +121,9 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     # Each column's verdict, and every metric by its label, never its field name.
     verdicts = result.locator(".cl-compare-columns td.cl-verdict").all_inner_texts()
     assert len(verdicts) == 2 and sum("is the only run" in v for v in verdicts) == 1 and "–" not in verdicts
+    # IoU: the 64-token run and the ±1 run both differ from the baseline, each with its interval.
+    expect(result.locator("details.cl-metric[data-metric=iou] summary")).to_have_text(
+        "IoU · 2 of 2 runs clearly differ")
     labels = result.locator("details.cl-metric summary b").all_inner_texts()
     assert "IoU (hits only)" in labels and "tokens sent" in labels
     assert not any("_" in label for label in labels), labels
@@ -128,9 +131,12 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     differences = page.locator("#compare-plot")
     expect(differences).to_contain_text("difference from the baseline (95% CI)")
     assert points(differences) == 3 * 2
+    # Runs named short enough that Vega does not cut them ("storms sizes: fixed_size 64/0").
+    ticks = differences.locator("g.role-axis-label text").all_inner_texts()
+    assert "storms sizes: fixed_size 64/0" in ticks and not any(t.endswith("…") for t in ticks), ticks
     # The absolute values: each run's mean as a bar, the three runs of both experiments on one trade-off.
     expect(page.locator("#compare-means-plot")).to_contain_text("mean per run")
-    assert page.locator("#compare-means-plot g.mark-rect path").count() == 3
+    assert page.locator("#compare-means-plot g.mark-rect.role-mark path").count() == 3
     assert points(page.locator("#compare-tradeoff-plot")) == 3
     expect(page.locator("#compare-wins-plot")).to_contain_text("wins, ties and losses on recall")
     screenshot(page, "compare-verdict")
