@@ -101,6 +101,9 @@ def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(exp
     expect(page.locator("#experiment-means-table")).to_contain_text("%")
     wins = page.locator("#experiment-wins-plot")
     expect(wins).to_contain_text("wins, ties and losses on recall")
+    # One question's detail: the context the LLM reads, then the tree, headed in words, not field names.
+    columns = page.locator("#question-detail .cl-detail-columns > div > b").all_inner_texts()
+    assert columns == ["What the LLM sees", "Expansion tree"]
     # Finished: neither Resume nor Cancel can act.
     expect(page.locator("#detail-resume")).to_be_disabled()
     expect(page.locator("#detail-cancel")).to_be_disabled()
