@@ -135,7 +135,7 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     expect(differences).to_contain_text("difference from the baseline (95% CI)")
     assert points(differences) == 3 * 2
     # Runs named short enough that Vega does not cut them ("storms sizes: fixed_size 64/0").
-    ticks = differences.locator("g.role-axis-label text").all_inner_texts()
+    ticks = differences.locator("g.role-axis-label text").evaluate_all("ts => ts.map(t => t.textContent)")
     assert "storms sizes: fixed_size 64/0" in ticks and not any(t.endswith("…") for t in ticks), ticks
     # The absolute values: each run's mean as a bar, the three runs of both experiments on one trade-off.
     expect(page.locator("#compare-means-plot")).to_contain_text("mean per run")
