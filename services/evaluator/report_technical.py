@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import json_format
 
-from chunklab import knobs, retrieval_view
+from chunklab import knobs, pages, retrieval_view
 from chunklab.metric_format import MetricFormat, plural
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import scoring
@@ -76,9 +76,11 @@ def _is_stretch(chunk: common_pb2.Chunk) -> bool:
 
 
 def _marker(chunk: common_pb2.Chunk) -> str:
+    """What the place where a chunk starts says once a link led there: which chunk, its range and pages."""
     config = f" {chunk.config_id}" if chunk.config_id else ""
+    page = pages.page_label(chunk.first_page, chunk.last_page)
     return (f"{chunk.strategy or 'chunk'}{config} · {retrieval_view.unit_name(chunk)} {chunk.chunk_index} · "
-            f"chars {chunk.start_char:,}–{chunk.end_char:,} · {chunk.token_count} tokens")
+            f"chars {chunk.start_char:,}–{chunk.end_char:,}{f' · {page}' if page else ''} · {chunk.token_count} tokens")
 
 
 class Texts:
