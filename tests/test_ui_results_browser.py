@@ -118,9 +118,9 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     expect(page.locator("#compare-button")).to_be_enabled()
     page.locator("#compare-button").click()
     result = page.locator("#compare-result")
+    expect(result.locator(".cl-warnings[role=alert]")).to_contain_text("neighbour expansion differs")
     heads = result.locator(".cl-compare-columns thead th > div").all_inner_texts()
     assert sorted(heads) == sorted([SIZES, NEIGHBOURS])
-    expect(result.locator(".cl-warnings[role=alert]")).to_contain_text("neighbour expansion differs")
     # Each column's verdict, and every metric by its label, never its field name.
     verdicts = result.locator(".cl-compare-columns td.cl-verdict").all_inner_texts()
     assert len(verdicts) == 2 and sum("is the only run" in v for v in verdicts) == 1 and "–" not in verdicts
