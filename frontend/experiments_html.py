@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat, plural, usd
+from chunklab.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
 from chunklab.verdict_view import verdict_view
@@ -227,13 +227,7 @@ def question_choices(results: Sequence[evaluator_pb2.QuestionResult]) -> list[tu
 
 
 def _score_row(name: str, score: evaluator_pb2.Score) -> dict:
-    if not score.measured:
-        value = "not measured"
-    elif name == "hallucination":
-        value = "yes" if score.value >= 0.5 else "no"
-    else:
-        value = f"{score.value:g} / 10"
-    return {"measure": name, "name": name.replace("_", " "), "value": value, "reason": score.reason}
+    return {"measure": name, "name": name.replace("_", " "), "value": judge_value(name, score), "reason": score.reason}
 
 
 def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from google.protobuf import json_format
 
 from chunklab import knobs, pages, retrieval_view
-from chunklab.metric_format import MetricFormat, plural
+from chunklab.metric_format import MetricFormat, judge_value, plural
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import scoring
 
@@ -156,17 +156,8 @@ def _hits(tree: common_pb2.ExpansionTree, links: dict[str, str]) -> list[dict]:
 
 
 def _judge(scores: evaluator_pb2.JudgeScores) -> list[dict]:
-    rows = []
-    for measure in JUDGE_NAMES:
-        score = getattr(scores, measure)
-        if not score.measured:
-            value = "not measured"
-        elif measure == "hallucination":
-            value = "yes" if score.value >= 0.5 else "no"
-        else:
-            value = f"{score.value:g} / 10"
-        rows.append({"name": measure.replace("_", " "), "value": value, "reason": score.reason})
-    return rows
+    return [{"name": measure.replace("_", " "), "value": judge_value(measure, getattr(scores, measure)),
+             "reason": getattr(scores, measure).reason} for measure in JUDGE_NAMES]
 
 
 def result_row(result: evaluator_pb2.QuestionResult, links: dict[str, str], metrics: MetricFormat) -> dict:
