@@ -8,7 +8,8 @@ shares with each window (a stand-in for the embedding search: the report's
 size depends on how many chunks are shown and how often the same ones come
 back, not on how they were found), measured with the evaluator's own scoring.
 Then renders the technical and the managerial views and prints their sizes,
-in all and per run-question, with and without ±1 neighbours.
+in all and per run-question, with and without ±1 neighbours, and on
+chroma-general the technical view's ratio to its size before ADR 0068.
 
     .venv/bin/python bench/report_size.py [--questions 276] [--data ../shared/data/chroma-general]
 """
@@ -40,6 +41,9 @@ SIZES = (400, 800, 1200, 1600, 2000)  # characters, about 100 to 500 tokens
 OVERLAPS = (0.0, 0.1, 0.2, 0.4)
 TOP_K = 5
 WORD = re.compile(r"[a-z]{4,}")
+# The technical view's bytes on chroma-general before ADR 0068 (main at 97b1091, the ADR 0047 layout:
+# a line and a preview per hit, each chunk's text once as a card), by neighbours: the "before" of the ratio.
+BEFORE = {0: 21_396_961, 1: 36_371_200}
 
 
 def corpus(questions: int, data: Path = DATA) -> tuple[dict[str, str], list[evaluator_pb2.Question]]:
@@ -143,7 +147,8 @@ def main() -> int:
     source = args.data.name if (args.data / "questions.csv").is_file() else "a seeded stand-in corpus"
     print(f"{len(SIZES) * len(OVERLAPS)} runs x {len(questions)} questions on {source} "
           f"({sum(map(len, texts.values())):,} characters), top_k {TOP_K}")
-    print(f"{'neighbours':<11} {'view':<11} {'bytes':>13} {'per run-question':>17} {'render s':>9}")
+    print(f"{'neighbours':<11} {'view':<11} {'bytes':>13} {'per run-question':>17} {'render s':>9} "
+          f"{'before (0047)':>14} {'ratio':>6}")
     for neighbours in (0, 1):
         exp, question_set, results = experiment(texts, questions, neighbours)
         for name, view in (("technical", evaluator_pb2.REPORT_VIEW_TECHNICAL),
@@ -151,7 +156,9 @@ def main() -> int:
             started = time.perf_counter()
             size = len(report.render(exp, question_set, results, view).encode())
             seconds = time.perf_counter() - started
-            print(f"±{neighbours:<10} {name:<11} {size:>13,} {size / len(results):>17,.0f} {seconds:>9.1f}")
+            before = BEFORE[neighbours] if name == "technical" and (source, len(questions)) == (DATA.name, 276) else None
+            ratio = f"{before:>14,} {before / size:>5.1f}x" if before else ""
+            print(f"±{neighbours:<10} {name:<11} {size:>13,} {size / len(results):>17,.0f} {seconds:>9.1f} {ratio}")
     return 0
 
 

@@ -120,6 +120,21 @@ def usd(amount: float) -> str:
     return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
 
 
+def judge_value(measure: str, score: pb.Score) -> str:
+    """One judge score as the detail and the report write it: "7 / 10", hallucination "yes"/"no",
+    or "not measured" (a reply that could not be parsed is never a 0)."""
+    if not score.measured:
+        return "not measured"
+    if measure == "hallucination":
+        return "yes" if score.value >= 0.5 else "no"
+    return f"{score.value:g} / 10"
+
+
+def plural(count: int, noun: str) -> str:
+    """A count with its noun, "1 run" and "20 runs", as every page and report writes it."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def times(ratio: float) -> str:
     """How many times another's amount, e.g. "4.1×"."""
     return f"{ratio:.1f}×"

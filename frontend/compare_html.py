@@ -17,6 +17,7 @@ from chunklab.v1 import evaluator_pb2
 from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 from frontend.experiments_html import embedding_model, question_set_label, state_name, title
+from frontend.result_plots import plot_label
 
 OPEN_METRICS = 3
 # The plot's columns: one row per run and point (the interval's ends and the difference).
@@ -73,7 +74,7 @@ def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: Me
     names = {e.experiment_id: title(e) for e in response.experiments}
     shown = [
         {"metric": metric, "label": metrics.label(metric), "open": position < OPEN_METRICS,
-         "clear": sum(1 for d in diffs if _clear(d)),
+         "clear_count": sum(1 for d in diffs if _clear(d)),
          "rows": [_difference_row(metric, d, names, metrics) for d in diffs]}
         for position, (metric, diffs) in enumerate(by_metric(response, metrics).items())
     ]
@@ -93,7 +94,7 @@ def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metric
     for metric, diffs in by_metric(response, metrics).items():
         scale = metrics.scale(metric)
         for d in diffs:
-            label = _run_label(names, d.experiment_id, d.run_key)
+            label = _run_label(names, d.experiment_id, plot_label(d.run_key))
             for point, value in zip(PLOT_POINTS, (d.ci_low, d.difference, d.ci_high)):
                 rows.append((metric, label, point, value * scale))
     return pd.DataFrame(rows, columns=list(PLOT_COLUMNS))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat, usd
+from chunklab.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
 from chunklab.verdict_view import verdict_view
@@ -66,7 +66,7 @@ def experiment_choices(experiments: Sequence[evaluator_pb2.Experiment]) -> list[
 def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> str:
     rows = [
         {"experiment_id": e.experiment_id, "state": state_name(e), "title": title(e),
-         "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)), "runs": len(e.runs),
+         "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)), "runs": plural(len(e.runs), "run"),
          "neighbours": retrieval_view.neighbours_badge(e), "embedding_model": embedding_model(e), "top_k": e.config.retrieval.top_k,
          "questions": f"{e.questions_done}/{e.questions_total}", "created": when(e.created_at)}
         for e in experiments
@@ -84,9 +84,21 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("prompt tokens", f"{estimate.prompt_tokens:,}"),
         ("completion tokens", f"{estimate.completion_tokens:,}"),
         ("estimated cost", usd(estimate.estimated_cost_usd)),
+        ("estimated time", duration(estimate.estimated_seconds) if estimate.HasField("estimated_seconds")
+         else "not known yet (no finished experiment to measure by)"),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
     return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
+
+
+def duration(seconds: float) -> str:
+    """A time as a person reads it: "about 40 s", "about 3 min", "about 1 h 20 min"."""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min" if minutes % 60 else f"about {minutes // 60} h"
 
 
 @dataclass
@@ -142,8 +154,14 @@ def judged_columns(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list[str]:
     return shown + [m for m in JUDGE_MEASURES if any(getattr(r.mean_judge, m).measured for r in runs)]
 
 
+def costed(runs: Sequence[evaluator_pb2.ExperimentRun]) -> bool:
+    """Whether some run called an LLM: without one (retrieval-only, extractive answers), the LLM
+    calls and cost columns would be a column of zeros each, so they are left out."""
+    return any(r.usage.llm_calls or r.usage.estimated_cost_usd for r in runs)
+
+
 def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
-                  judged: Sequence[str] = ()) -> list[str]:
+                  judged: Sequence[str] = (), with_cost: bool = True) -> list[str]:
     m = run.mean_metrics
     cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in RUN_METRICS]
     cells += [metrics.cell(name, m) for name in ranked]
@@ -154,28 +172,30 @@ def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranke
             continue
         score = getattr(run.mean_judge, measure)
         cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
-    cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent), f"{run.usage.llm_calls}",
-              usd(run.usage.estimated_cost_usd)]
+    cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent)]
+    if with_cost:
+        cells += [f"{run.usage.llm_calls}", usd(run.usage.estimated_cost_usd)]
     return cells
 
 
-def run_columns(metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = ()) -> list[str]:
+def run_columns(metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = (),
+                with_cost: bool = True) -> list[str]:
     return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *ranked, *judged)),
-            "chunks / q", "tokens / q", "LLM calls", "cost"]
+            "chunks / q", "tokens / q", *(("LLM calls", "cost") if with_cost else ())]
 
 
 def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
-             judged: Sequence[str]) -> dict:
+             judged: Sequence[str], with_cost: bool) -> dict:
     return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
             "questions": f"{run.questions_done}/{run.questions_total}",
-            "cells": _metric_cells(run, metrics, ranked, judged)}
+            "cells": _metric_cells(run, metrics, ranked, judged, with_cost)}
 
 
 def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat,
                             question_set: evaluator_pb2.QuestionSet | None = None) -> str:
     """The experiment's header (state, badges, provenance, its question set by name), the
     verdict (ADR 0058) and its run means; the rank and answer measures that some run has
-    (recall@10 needs a top_k of 10)."""
+    (recall@10 needs a top_k of 10), LLM calls and cost only where some run called an LLM."""
     p = experiment.provenance
     ranked = metrics.measured_in("rank", (run.mean_metrics for run in experiment.runs))
     judged = judged_columns(experiment.runs)
@@ -191,8 +211,8 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
         state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
         embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
-        columns=run_columns(metrics, ranked, judged),
-        runs=[_run_row(run, metrics, ranked, judged) for run in experiment.runs],
+        columns=run_columns(metrics, ranked, judged, costed(experiment.runs)),
+        runs=[_run_row(run, metrics, ranked, judged, costed(experiment.runs)) for run in experiment.runs],
         winner=winner_view(experiment.validation, metrics), verdict=verdict_view(experiment.verdict, metrics),
     )
 
@@ -207,13 +227,7 @@ def question_choices(results: Sequence[evaluator_pb2.QuestionResult]) -> list[tu
 
 
 def _score_row(name: str, score: evaluator_pb2.Score) -> dict:
-    if not score.measured:
-        value = "not measured"
-    elif name == "hallucination":
-        value = "yes" if score.value >= 0.5 else "no"
-    else:
-        value = f"{score.value:g} / 10"
-    return {"measure": name, "name": name.replace("_", " "), "value": value, "reason": score.reason}
+    return {"measure": name, "name": name.replace("_", " "), "value": judge_value(name, score), "reason": score.reason}
 
 
 def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[str]:

@@ -7,12 +7,14 @@ it streams (ChunkLab.open_report), and the frame loads it from the UI's own rout
 at any size. The route serves only the files of this store, each in a folder
 named by a random token, with a Content-Security-Policy whose `sandbox` forbids
 scripts and same-origin access even when the file is opened outside its frame.
-The newest KEPT reports stay; older ones are removed as new ones come. No Gradio
+The newest KEPT reports stay; older ones are removed as new ones come, and the
+whole store when the UI exits (when it made the folder itself). No Gradio
 here: the app hands `routes()` to the server it launches.
 """
 
 from __future__ import annotations
 
+import atexit
 import re
 import secrets
 import shutil
@@ -48,8 +50,9 @@ class ReportFiles:
     @property
     def root(self) -> Path:
         with self._lock:
-            if self._root is None:
+            if self._root is None:  # a folder of our own, removed when the UI exits
                 self._root = Path(tempfile.mkdtemp(prefix="chunklab-ui-reports-"))
+                atexit.register(shutil.rmtree, self._root, ignore_errors=True)
             self._root.mkdir(parents=True, exist_ok=True)
             return self._root
 

@@ -7,6 +7,7 @@ units the tables show (fractions as percentages). No Gradio here."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -28,11 +29,25 @@ def _title(experiment: pb.Experiment) -> str:
     return experiment.config.name or f"experiment {experiment.experiment_id[:8]}"
 
 
+_KNOBS = re.compile(r"^([^\[\]]+)\[(.+)\]$")
+
+
+def plot_label(run_key: str) -> str:
+    """A run as a plot's axis names it, short enough not to be cut (Vega cuts labels at 180 px):
+    "fixed_size[chunk_size=24,chunk_overlap=0]" -> "fixed_size 24/0"; the tables beside the
+    plots give the knobs' names."""
+    match = _KNOBS.match(run_key)
+    if not match:
+        return run_key
+    values = [part.split("=", 1)[-1] for part in match.group(2).split(",")]
+    return f"{match.group(1)} {'/'.join(values)}"
+
+
 def run_labels(experiments: Sequence[pb.Experiment]) -> dict[tuple[str, str], str]:
-    """(experiment_id, run_key) -> how a plot names the run: its key alone for one
+    """(experiment_id, run_key) -> how a plot names the run: its short key alone for one
     experiment, "experiment: run" when several are compared."""
     several = len(experiments) > 1
-    return {(e.experiment_id, r.run_key): f"{_title(e)}: {r.run_key}" if several else r.run_key
+    return {(e.experiment_id, r.run_key): f"{_title(e)}: {plot_label(r.run_key)}" if several else plot_label(r.run_key)
             for e in experiments for r in e.runs}
 
 

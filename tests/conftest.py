@@ -136,6 +136,7 @@ KIND_BY_MODULE = {
     "test_report": "unit",
     "test_validation": "unit",
     "test_verdict": "unit",
+    "test_durations": "unit",
     "test_numbers_one_way": "unit",
     "test_result_plots": "unit",
     "test_fuzz_rpcs": "e2e",
@@ -160,6 +161,7 @@ KIND_BY_MODULE = {
     "test_tracing_grpc": "integration",  # the interceptors on an in-process server, spans to an OTLP receiver
     "test_tracing_settings": "unit",  # the OTEL_* switch and its messages
     "test_ui_browser": "browser",
+    "test_ui_results_browser": "browser",
     "test_ui_login": "integration",  # the UI's login and https, launched on loopback
     "test_ui_errors": "unit",
     "test_ui_pages_offline": "unit",  # the Documents and Freshness pages with their services down

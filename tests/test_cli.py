@@ -84,10 +84,11 @@ def test_a_20_run_report_is_written_as_it_streams_and_reads_collapsed_per_questi
     assert header.header.file_name.startswith("chunklab-") and len(pieces) > 1
     assert target.read_bytes() == b"".join(p.data for p in pieces)
     html = target.read_text(encoding="utf-8")
-    # Each of the 2 questions and each of its 20 results opens on a click; the results hold no chunk text.
+    # Each of the 2 questions opens on a click to a row per run (ADR 0068); the rows hold no chunk text.
     per_question = html[html.index("<h3>Per question</h3>"):html.index('<h3 id="chunk-texts">')]
-    assert per_question.count("<details>") == 2 + 2 * 20 and "<details open" not in html
-    assert '<pre class="cl-content">' not in per_question and len(per_question.encode()) < 2 * 20 * 6_000
+    assert per_question.count('<details class="q">') == 2 and "<details open" not in html
+    assert per_question.count("<tr><td>fixed_size[") == 2 * 20
+    assert '<pre class="doc">' not in per_question and len(per_question.encode()) < 2 * 20 * 1_000
 
 
 def test_a_dry_run_prints_the_estimate_and_bad_usage_says_why(stack, files):

@@ -156,7 +156,8 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
     chat.word_delay_s = 0.0
     assert final.state == evaluator_pb2.EXPERIMENT_STATE_FAILED
     assert final.error == (f"{locked_message('evaluator.sqlite3')}; its end could not be stored "
-                           f"({locked_message('evaluator.sqlite3')}); resume it with resume_experiment_id")
+                           f"({locked_message('evaluator.sqlite3')}); continue it with Resume on the Experiments page "
+                           "(or `chunklab resume <experiment id>`)")
     (kept,) = lab.get_experiment(experiment_id).results
     done = list(lab.resume_experiment(experiment_id))[-1].experiment
     assert done.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, done.error

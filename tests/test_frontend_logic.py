@@ -391,3 +391,19 @@ def test_the_report_route_serves_only_the_stores_files_sandboxed_and_keeps_the_n
     assert sorted(p.name for p in files.root.iterdir()) == sorted(newer)
     files.discard(newer[0])
     assert [p.name for p in files.root.iterdir()] == [newer[1]]
+
+
+def test_the_report_store_makes_one_temporary_folder_and_removes_it_when_the_ui_exits(monkeypatch):
+    """Every Open writes under one folder, not a new temporary folder each time, and the UI's exit removes it."""
+    import atexit
+    import shutil
+
+    from frontend.report_files import ReportFiles
+
+    at_exit = []
+    monkeypatch.setattr(atexit, "register", lambda *call, **kwargs: at_exit.append((call, kwargs)))
+    files = ReportFiles()
+    first, second = files.folder()[1], files.folder()[1]
+    assert first.parent == second.parent == files.root and files.root.name.startswith("chunklab-ui-reports-")
+    assert at_exit == [((shutil.rmtree, files.root), {"ignore_errors": True})]
+    shutil.rmtree(files.root)

@@ -5,6 +5,8 @@ format without pages gets no label. The Documents page names formats and offers 
 
 from __future__ import annotations
 
+import re
+
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -135,14 +137,15 @@ def test_the_report_labels_retrieved_chunks_and_chunk_texts_with_their_pages(pdf
                                             expansion_tree=r.expansion_tree)
                for qid, r in (("q1", pdf_response), ("q2", md_response))]
     html = report.render(experiment, questions, results, evaluator_pb2.REPORT_VIEW_TECHNICAL)
-    tree = html[html.index('<ol class="cl-tree-hits">'):]
-    hit = ET.fromstring(tree[:tree.index("</ol>") + len("</ol>")]).find(".//div[@data-role='hit']")
-    assert "".join(hit.itertext()).split(" lighthouse")[0].endswith("chars 40–74 · pp. 12–13")
+    # Where each chunk starts in its document's text (ADR 0068), its marker names its pages.
     texts = html[html.index('<h3 id="chunk-texts">'):html.index("</section>")]
-    labels = {card.get("data-chunk-index") + card.find("div/span[@class='cl-doc']").text: page_labels(card)
-              for card in ET.fromstring(f"<t>{texts}</t>").iter("div") if card.get("data-chunk-id")}
-    assert labels == {"0manual.pdf": ["p. 11"], "1manual.pdf": ["pp. 12–13"], "2manual.pdf": ["p. 13"],
-                      "0notes.md": [], "1notes.md": []}
+    markers = [marker for marker in re.findall(r'<a id="t\d+" data-chunk="([^"]*)"></a>', texts)]
+    pdf = [m for m in markers if "pp. " in m or "p. " in m]
+    chunks = sorted((item.chunk for item in pdf_response.retrieved_chunks), key=lambda c: c.start_char)
+    assert [m.split(" · ")[1:4] for m in pdf] == [
+        [f"chunk {c.chunk_index}", f"chars {c.start_char}–{c.end_char}", label]
+        for c, label in zip(chunks, ("p. 11", "pp. 12–13", "p. 13"))]
+    assert len(markers) == 5 and not any("p. " in m for m in markers if m not in pdf)
 
 
 def test_the_boundary_viewer_labels_chunks_and_marks_where_pages_begin():

@@ -139,3 +139,17 @@ def test_a_lenient_import_leaves_out_questions_whose_document_is_not_uploaded(ev
     assert (unknown.line, G.ExcerptProblemKind.Name(unknown.kind), unknown.left_out) == (
         6, "EXCERPT_PROBLEM_KIND_NOT_FOUND", True)
     assert unknown.message == message
+
+
+def test_the_same_questions_imported_again_are_the_set_already_stored(evaluator):
+    """Each CLI run imports its question file again: the same content is the same set, listed once."""
+    stub, _ = evaluator
+    data = b'{"question": "Which river runs through it?", "references": [{"document": "harwick", "content": "%s"}]}\n' % (
+        RIVER.encode())
+    first = stub.ImportQuestionSet(streamed(G.EXCERPT_CHECK_STRICT, data), timeout=DEADLINE_S)
+    again = stub.ImportQuestionSet(streamed(G.EXCERPT_CHECK_STRICT, data), timeout=DEADLINE_S)
+    assert again.question_set_id == first.question_set_id and again.content_hash == first.content_hash
+    assert [q.question_id for q in again.questions] == [q.question_id for q in first.questions]
+    listed = stub.ListQuestionSets(G.ListQuestionSetsRequest(page_size=100), timeout=DEADLINE_S).question_sets
+    assert [s.question_set_id for s in listed].count(first.question_set_id) == 1
+    assert sum(s.content_hash == first.content_hash for s in listed) == 1

@@ -1,13 +1,16 @@
 """The evaluator's report rendered from hand-built messages (no stack): both views in one
-script-free page, every outside text escaped, the chunks drawn by the UI's own template and
-the charts as inline SVG from matplotlib."""
+script-free page, every outside text escaped, the technical view a row per run linked into the
+documents' text written once (ADR 0068), and the charts as inline SVG from matplotlib."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from html import unescape
 from html.parser import HTMLParser
 
 from google.protobuf.timestamp_pb2 import Timestamp
+from markupsafe import escape
 
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import plots, report
@@ -50,13 +53,13 @@ def question_set() -> evaluator_pb2.QuestionSet:
 
 def result() -> evaluator_pb2.QuestionResult:
     def item(index: int, label: int, content: str, rank: int = 0) -> common_pb2.RetrievedChunk:
-        chunk = common_pb2.Chunk(chunk_id=f"c{index}", chunk_index=index, content=content, document_name="storms.md",
-                                 token_count=7, start_char=10 * index, end_char=10 * index + 9)
+        chunk = common_pb2.Chunk(chunk_id=f"c{index}", chunk_index=index, content=content, document_id="d1", document_name="storms.md",
+                                 token_count=7, start_char=10 * index, end_char=10 * index + len(content))
         return common_pb2.RetrievedChunk(chunk=chunk, label=label, rank=rank)
 
     hit = item(2, common_pb2.CHUNK_LABEL_HIT, EVIL, rank=1)
     hit.score = 0.5
-    before = item(1, common_pb2.CHUNK_LABEL_NEIGHBOR, "x" * 1300)
+    before = item(1, common_pb2.CHUNK_LABEL_NEIGHBOR, "x" * 10)
     return evaluator_pb2.QuestionResult(
         question_id="q1", run_key="fixed_size[chunk_size=40]", answer=f"Because {EVIL}", extractive=True,
         retrieved_chunks=[before, hit],
@@ -96,35 +99,39 @@ def test_the_report_holds_both_views_escaped_and_without_script():
     assert page.tags.count("svg") == 3  # recall/precision/IoU, tokens, cost against quality
     text = "".join(page.text)
     # Every outside text reads back as itself: the name (title, heading and the configuration's JSON),
-    # the question, its reference, the answer, and the hit: its preview in the tree, its text under Chunk texts.
-    assert text.count(EVIL) == 8
+    # the question, its reference, the answer, and the hit's text under Chunk texts, once.
+    assert text.count(EVIL) == 7
     assert 'id="managerial"' in html and 'id="technical"' in html and 'href="#technical"' in html
 
 
-def test_the_technical_view_draws_the_uis_tree_linked_to_each_chunks_text_cut_for_the_report():
+def test_the_technical_view_is_a_row_per_run_linked_to_where_each_chunk_starts_in_its_document():
     html = report.render(experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_TECHNICAL)
     assert "<svg" not in html and "exact: every candidate scored, never an approximate HNSW graph" in html
-    section = html[html.index('<ol class="cl-tree-hits">'):]
-    tree = ET.fromstring(section[:section.index("</ol>") + len("</ol>")])
-    node = tree.find("li[@class='cl-node']")
-    assert node.get("data-rank") == "1"
-    hit = node.find("div[@data-role='hit']")
-    assert (hit.get("data-chunk-index"), hit.find("a").text, hit.find("q").text) == ("2", "hit #1", EVIL)
-    assert "".join(hit.itertext()).split(" <script>")[0] == "hit #1 score 0.5000 · storms.md · chunk 2 · 7 tokens · chars 20–29"
-    (neighbour,) = node.findall("div[@data-role='neighbors_prev']/a")
-    assert (neighbour.get("class"), neighbour.get("data-chunk-index"), neighbour.text) == ("cl-neighbor", "1", "chunk 1")
-    assert "".join(node.find("div[@data-role='neighbors_prev']").itertext()) == "↑ 1 preceding (neighbors_prev): chunk 1"
-    # Each link leads to the chunk's card under "Chunk texts", where its text is, cut at 1,200 characters.
-    texts = html[html.index('<h3 id="chunk-texts">'):html.index("</section>")]
-    cards = {c.get("id"): c for c in ET.fromstring(f"<t>{texts}</t>").iter("div") if c.get("id")}
-    assert list(cards) == [neighbour.get("href")[1:], hit.find("a").get("href")[1:]]  # document order
-    cut = cards[neighbour.get("href")[1:]]
-    assert (cut.get("data-chunk-id"), cut.find("pre").text) == ("c1", "x" * 1200 + "…")
-    assert "text cut for the report" in "".join(cut.itertext())
-    start = html.index('<ol class="cl-flat-links">')
-    flat = [(li.get("class"), li.find("a").text, li.find("a").get("href"))
-            for li in ET.fromstring(html[start:html.index("</ol>", start) + len("</ol>")])]
-    assert flat == [("cl-neighbor", "neighbor chunk 1", "#t1"), ("cl-hit", "hit #1", "#t2")]
+    # The question (one run), its reference named by its file, and the run's row.
+    assert f"Q1. Why {escape(EVIL)}? <span class=\"muted\">(1 run)</span>" in html
+    assert "reference · storms.md · chars 0–9" in html
+    start = html.index('<table class="results">')
+    table = ET.fromstring(html[start:html.index("</table>", start) + len("</table>")].replace("&", "&amp;"))
+    head = [th.text for th in table.iter("th")]
+    assert head == ["run", "recall", "precision", "IoU", "hit rate", "MRR", "tokens sent", "chunks",
+                    "hits in score order, and what each pulled in"]
+    row = table.find("tbody/tr")
+    assert [td.text for td in row.findall("td")[:8]] == ["fixed_size[chunk_size=40]", "100.0%", "0.0%", "0.0%",
+                                                        "0.0%", "0.000", "0", "0"]
+    (hit,) = row.findall("td/i")
+    (link, neighbour) = hit.iter("a")
+    assert (link.text, hit[0].tail, "".join(hit.find("small").itertext())) == ("2", " 0.500", " ↑1")
+    # The links lead into the document's text: one stretch (chars 10-29, both chunks), each chunk's
+    # anchor where it starts, naming it; the text is the chunks' own, markup and all, written once.
+    texts = html[html.index('<h3 id="chunk-texts">'):]
+    end = 20 + len(EVIL)
+    anchors = re.findall(r'<a id="(t\d)" data-chunk="([^"]*)"></a>', texts)
+    assert anchors == [(neighbour.get("href")[1:], "chunk · chunk 1 · chars 10–20 · 7 tokens"),
+                       (link.get("href")[1:], f"chunk · chunk 2 · chars 20–{end} · 7 tokens")]
+    pre = texts[texts.index('<pre class="doc">'):texts.index("</pre>")]
+    assert unescape(re.sub(r"<[^>]+>", "", pre)) == "x" * 10 + EVIL and f"chars 10–{end}" in texts
+    # Only a chunk whose text is not its document's range gets a card of its own.
+    assert "Chunks whose text is not a stretch of the document" not in texts
 
 
 def test_a_report_comes_in_pieces_that_join_into_the_rendered_file():
@@ -192,23 +199,35 @@ def twenty_runs(questions: int = 12):
     return exp, qs, results
 
 
-def test_a_20_run_report_is_collapsed_per_question_and_holds_each_chunks_text_once():
+def test_a_20_run_report_is_collapsed_per_question_and_holds_each_documents_text_once():
     exp, qs, results = twenty_runs()
     html = report.render(exp, qs, results, evaluator_pb2.REPORT_VIEW_TECHNICAL)
     per_question = html[html.index("<h3>Per question</h3>"):html.index('<h3 id="chunk-texts">')]
     texts = html[html.index('<h3 id="chunk-texts">'):]
-    # Every question and every run's result is closed until clicked.
-    assert per_question.count("<details>") == 12 + 12 * 20 and "<details open" not in html
-    assert per_question.count('<li class="cl-node"') == 20 * 12 * 5
-    # The results hold a line per hit and a link per chunk it pulled in, never a chunk's text: at most
-    # 6,000 bytes per run and question (~5,200 here; the texts in full under every hit and neighbour,
-    # and again in the flat list, took ~40,000).
-    assert len(per_question.encode()) <= 6_000 * 20 * 12
-    assert '<pre class="cl-content">' not in per_question
-    first_hit = results[0].expansion_tree.hits[0].hit.chunk
-    assert f"<q>{first_hit.content[:report.PREVIEW_CHARS]}…</q>" in per_question
-    # Each chunk that any result shows has its text once, in one card of about its own size.
-    shown = {item.chunk.chunk_id: item.chunk for r in results for item in r.retrieved_chunks}
-    assert texts.count('<div id="t') == len(shown) == 20 * 30
-    assert all(html.count(c.content) == 1 for c in shown.values())
-    assert len(texts.encode()) <= len(shown) * (1000 + 600)
+    # Every question is closed until clicked, with a row per run and a link per hit and per neighbour.
+    assert per_question.count('<details class="q">') == 12 and "<details open" not in html
+    assert per_question.count("<tr><td>fixed_size[") == 20 * 12
+    assert per_question.count("<i><a href=") == 20 * 12 * 5
+    # A result is a row: at most 1,000 bytes per run and question with ±1 neighbours (ADR 0047's line
+    # and preview per hit took ~5,200; the texts under every hit ~40,000), and never a chunk's text.
+    assert len(per_question.encode()) <= 1_000 * 20 * 12
+    assert '<pre class="cl-content">' not in html and "<q>" not in html
+    # The 20 configurations' 600 chunks overlap: their text is the document's, once (one stretch,
+    # chars 0-30,019), with an anchor where each of them starts, each link leading to one.
+    shown = {item.chunk.chunk_id for r in results for item in r.retrieved_chunks}
+    anchors = re.findall(r'<a id="(t\d+)" data-chunk="', texts)
+    assert len(anchors) == len(set(anchors)) == len(shown) == 20 * 30
+    assert set(re.findall(r'href="#(t\d+)"', per_question)) == set(anchors)
+    pre = texts[texts.index('<pre class="doc">'):texts.index("</pre>")]
+    assert re.sub(r"<[^>]+>", "", pre) == DOC[:30_019] and texts.count('<pre class="doc">') == 1
+    assert len(texts.encode()) <= 30_019 + len(shown) * 100  # an anchor of ~100 bytes per chunk, no card (~1,600)
+
+
+def test_labels_of_points_close_together_are_moved_apart_in_the_cost_against_quality_chart():
+    # markdown_structure and recursive at the same place, semantic just below sentence_window,
+    # one point far away: its label stays where it is.
+    at = [(100.0, 150.0), (100.0, 150.0), (300.0, 100.0), (305.0, 95.0), (500.0, 20.0)]
+    shifts = plots.label_shifts(at, [False, False, True, True, True])
+    assert shifts == [0.0, -12.0, 0.0, -7.0, 0.0]
+    heights = [y + dy for (_, y), dy in zip(at, shifts)]
+    assert heights[0] - heights[1] >= plots.LABEL_GAP_PT and heights[2] - heights[3] >= plots.LABEL_GAP_PT

@@ -92,3 +92,9 @@ def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
     assert bars["y_title"] == "tokens sent (count)" and list(table["value"]["tokens sent"])[1] == "400 [400, 400]"
     hidden = section.updates([], [], METRICS)
     assert [u.get("visible") for u in hidden[:5]] == [False] * 5
+
+
+def test_a_plot_names_a_run_short_enough_not_to_be_cut():
+    assert result_plots.plot_label("fixed_size[chunk_size=24,chunk_overlap=0]") == "fixed_size 24/0"
+    assert result_plots.plot_label("semantic[threshold=0.5,min_sentences=3]") == "semantic 0.5/3"
+    assert result_plots.plot_label("recursive") == "recursive"

@@ -232,6 +232,13 @@ def test_a_dry_run_estimate_lists_the_figures_notes_and_planned_runs():
     assert root.find(".//td[@data-fact='estimated cost']").text == "$0.0123"
     assert "price of <m> unknown" in text_of(root)
     assert root.find(".//ul[@class='cl-runs']/li/code").text == "fixed_size[chunk_size=48]"
+    assert root.find(".//td[@data-fact='estimated time']").text == (
+        "not known yet (no finished experiment to measure by)")
+    estimate.estimated_seconds = 200.0
+    root = parse(experiments_html.estimate_html(estimate, planned))
+    assert root.find(".//td[@data-fact='estimated time']").text == "about 3 min"
+    assert [experiments_html.duration(s) for s in (0.2, 42, 89.9, 3600, 4830)] == [
+        "about 1 s", "about 42 s", "about 1 min", "about 1 h", "about 1 h 20 min"]
 
 
 def test_the_tracker_follows_progress_then_shows_the_finished_experiment():

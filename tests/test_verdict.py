@@ -152,6 +152,19 @@ def test_the_summary_shows_answer_similarity_as_the_detail_does():
     assert "answer similarity (embeddings) 0.375" in detail and "MRR 0.000" in detail
 
 
+def test_a_retrieval_only_summary_has_no_llm_calls_or_cost_columns_nor_unmeasured_answer_columns():
+    built, results = experiment({"a": {"recall": [0.5], "iou": [0.1], "tokens": [10]}})
+    ExperimentRunner.summarize(built, results)
+    heads = ["".join(th.itertext()) for th in ElementTree.fromstring(
+        experiments_html.experiment_summary_html(built, METRICS)).iter("th")]
+    assert heads[-2:] == ["chunks / q", "tokens / q"]
+    assert not {"LLM calls", "cost", "answer similarity (embeddings)", "faithfulness"} & set(heads)
+    built.runs[0].usage.llm_calls, built.runs[0].usage.estimated_cost_usd = 3, 0.0123
+    heads = ["".join(th.itertext()) for th in ElementTree.fromstring(
+        experiments_html.experiment_summary_html(built, METRICS)).iter("th")]
+    assert heads[-4:] == ["chunks / q", "tokens / q", "LLM calls", "cost"]
+
+
 def _compared():
     """Three experiments: e1 and e2 ask questions 0-3, e3 asks others entirely."""
     first, first_results = experiment({

@@ -930,7 +930,7 @@ class RunExperimentRequest(_message.Message):
     def __init__(self, config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., dry_run: _Optional[bool] = ..., resume_experiment_id: _Optional[str] = ...) -> None: ...
 
 class ExperimentEstimate(_message.Message):
-    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd", "completion_tokens", "notes", "documents")
+    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd", "completion_tokens", "notes", "documents", "estimated_seconds")
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -939,6 +939,7 @@ class ExperimentEstimate(_message.Message):
     COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     questions: int
     runs: int
     llm_calls: int
@@ -947,7 +948,8 @@ class ExperimentEstimate(_message.Message):
     completion_tokens: int
     notes: _containers.RepeatedScalarFieldContainer[str]
     documents: int
-    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ...) -> None: ...
+    estimated_seconds: float
+    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ..., estimated_seconds: _Optional[float] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
     __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total")

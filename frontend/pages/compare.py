@@ -50,7 +50,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                                   elem_id="compare-plot-metric")
         plot = gr.ScatterPlot(
             x=PLOT_COLUMNS[1], y=PLOT_COLUMNS[3], color=PLOT_COLUMNS[2], color_map=compare_html.PLOT_COLOURS,
-            x_title="run", color_title="", tooltip="all", x_label_angle=-20, visible=False, elem_id="compare-plot",
+            x_title="run", color_title="", tooltip="all", x_label_angle=-20, y_axis_format=result_plots.AXIS,
+            visible=False, elem_id="compare-plot",
         )
         plots = result_plots.section("compare")
 

@@ -35,6 +35,7 @@ def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
 # What the evaluator resumes and what it cancels (EvaluatorService's _resume_plan and cancel_experiment).
 RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED)
 CANCELLABLE = (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
+WATCH_S = 1.5  # how often a cancelled experiment is read until it has stopped
 
 
 def action_updates(state: int | None) -> tuple:
@@ -74,13 +75,16 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         table = gr.HTML(elem_id="experiments-table")
 
         gr.Markdown("### Detail")
-        with gr.Row():
-            detail_experiment = gr.Dropdown(label="Experiment", choices=[], scale=2, elem_id="detail-experiment")
-            detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
-            detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
+        # The experiment, then its run and question, each on a row wide enough for its labels
+        # ("name · state · ±1/1 · model · id", a run key with its knobs, a question).
+        with gr.Row(equal_height=True):
+            detail_experiment = gr.Dropdown(label="Experiment", choices=[], scale=4, elem_id="detail-experiment")
             resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume", interactive=False)
             cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel",
                                interactive=False)
+        with gr.Row():
+            detail_run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
+            detail_question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
         detail_summary = gr.HTML(elem_id="detail-summary")
         plots = result_plots.section("experiment")
         export.winner_section(gateway, detail_experiment)
@@ -182,8 +186,26 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
             return message, experiments_html.experiments_table_html(experiments)
 
+        # After a Cancel, the "Cancelling …" line stays only while the run has not stopped: a timer
+        # reads the experiment's state until it is no longer queued or running, then shows its summary.
+        stopping = gr.Timer(WATCH_S, active=False)
+
+        def watch_stop(experiment_id: str | None):
+            try:
+                experiment = gateway.get_experiment(experiment_id, without_results=True) if experiment_id else None
+            except ClientError:
+                experiment = None
+            if experiment is not None and experiment.state in CANCELLABLE:
+                return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return (*open_experiment(experiment_id), gr.Timer(active=False))
+
         cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table]).then(
-            lambda: gr.update(interactive=False), outputs=cancel, show_progress="hidden")
+            lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, stopping],
+            show_progress="hidden")
+        stopping.tick(watch_stop, inputs=detail_experiment, outputs=[detail_summary, detail_run, resume, cancel, stopping],
+                      show_progress="hidden")
+        detail_experiment.change(lambda _: gr.Timer(active=False), inputs=detail_experiment, outputs=stopping,
+                                 show_progress="hidden")
 
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],

@@ -26,7 +26,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 choices=list(reports_html.VIEWS), value="managerial", label="View", scale=3, elem_id="report-view"
             )
             open_button = gr.Button("Open", variant="primary", scale=0, elem_id="report-open", interactive=False)
-        download = gr.File(label="Download", interactive=False, elem_id="report-file")
+        # Shown once a report is open: before that it would be an empty drop box.
+        download = gr.File(label="Download", interactive=False, visible=False, elem_id="report-file")
         frame = gr.HTML(elem_id="report-frame")
 
         def choices(current: str | None):
@@ -51,7 +52,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 except ClientError:
                     FILES.discard(token)
                     raise
-            return reports_html.report_frame_html(saved, view_name, FILES.url(token, name)), str(saved.path)
+            return (reports_html.report_frame_html(saved, view_name, FILES.url(token, name)),
+                    gr.update(value=str(saved.path), visible=True))
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)

@@ -17,6 +17,10 @@ from frontend import result_plots as data
 from frontend.result_plots import MEANS_COLUMNS, TRADEOFF_COLUMNS, WINS_COLUMNS
 
 
+# Axis numbers as the tables write them: four significant digits, no trailing zeros ("100", "0.756").
+AXIS = ",.4~r"
+
+
 @dataclass
 class ResultPlots:
     """The section's components; `outputs` in the order `updates` fills them."""
@@ -37,12 +41,13 @@ def section(prefix: str) -> ResultPlots:
     """The plots, hidden until something is shown; element ids start with `prefix`."""
     tradeoff = gr.ScatterPlot(
         x=TRADEOFF_COLUMNS[1], y=TRADEOFF_COLUMNS[2], color=TRADEOFF_COLUMNS[3], color_map=data.FRONT_COLOURS,
-        color_title="", tooltip="all", visible=False, elem_id=f"{prefix}-tradeoff-plot",
+        color_title="", tooltip="all", y_axis_format=AXIS, visible=False, elem_id=f"{prefix}-tradeoff-plot",
     )
     with gr.Row():
         metric = gr.Dropdown(label="Bars of", choices=[], visible=False, scale=1, elem_id=f"{prefix}-means-metric")
     with gr.Row():
         means = gr.BarPlot(x=MEANS_COLUMNS[0], y=MEANS_COLUMNS[1], tooltip="all", x_label_angle=-20, visible=False,
+                       y_axis_format=AXIS,
                            scale=2, elem_id=f"{prefix}-means-plot")
         intervals = gr.Dataframe(visible=False, interactive=False, scale=1, elem_id=f"{prefix}-means-table")
     wins = gr.BarPlot(x=WINS_COLUMNS[0], y=WINS_COLUMNS[2], color=WINS_COLUMNS[1], color_map=data.OUTCOME_COLOURS,
@@ -59,8 +64,9 @@ def means_updates(shown: tuple[list[pb.Experiment], MetricFormat] | None, metric
     experiments, metrics = shown
     frame = data.means_frame(experiments, metrics, metric)
     label = metrics.label(metric)
+    top = max([*frame[MEANS_COLUMNS[3]], *frame[MEANS_COLUMNS[1]], 0.0]) or 1.0
     return (gr.update(value=frame, visible=True, title=f"{label}: mean per run (95% interval in the tooltip)",
-                      y_title=f"{label} ({metrics.value_unit(metric)})"),
+                      y_title=f"{label} ({metrics.value_unit(metric)})", y_lim=[0, top * 1.05]),
             gr.update(value=frame[[MEANS_COLUMNS[0], MEANS_COLUMNS[4]]].rename(columns={MEANS_COLUMNS[4]: label}),
                       visible=True))
 

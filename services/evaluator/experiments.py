@@ -27,13 +27,15 @@ from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import answers, judge, models, pricing, validation, verdict
+from services.evaluator import answers, durations, judge, models, pricing, validation, verdict
 from services.evaluator.grid import Cell, expand
 from chunklab.metrics import cosine
 from services.evaluator.peers import retrieve_request
 from services.evaluator.repository import Repository
 from services.evaluator.scoring import mean_metrics, retrieval_metrics
 
+# How a person continues an interrupted experiment: the UI's button or the CLI's command.
+RESUME_HINT = "continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)"
 log = logging.getLogger("chunklab.evaluator")
 
 # Rough sizes for estimates, in tokens.
@@ -170,7 +172,7 @@ class ExperimentRunner:
         return plan
 
     def estimate(self, plan: Plan) -> evaluator_pb2.ExperimentEstimate:
-        """Calls, tokens and cost, from sizes alone: nothing is called."""
+        """Calls, tokens and cost from sizes alone, the time from finished runs' speeds: nothing is called."""
         config = plan.config
         questions = plan.question_set.questions
         estimate = evaluator_pb2.ExperimentEstimate(
@@ -217,6 +219,15 @@ class ExperimentRunner:
         estimate.notes.append(
             "token counts are estimates: context = top_k x the strategy's chunk size (+ neighbours for fixed_size)"
         )
+        seconds = durations.Speeds.of(durations.finished_experiments(self._deps.repository)).seconds(
+            len(plan.cells), len(plan.documents), len(questions), plan.answer is not None, plan.judge is not None)
+        if seconds is None:
+            estimate.notes.append("time: no experiment has finished on this evaluator yet, so there is no speed "
+                                  "to estimate it from")
+        else:
+            estimate.estimated_seconds = seconds
+            estimate.notes.append("time: the median speeds of this evaluator's finished runs, scaled to this plan "
+                                  "(processing each document per run, then each question)")
         return estimate
 
     @staticmethod
@@ -339,8 +350,8 @@ class ExperimentRunner:
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = (
-                "cancelled on request; resume it with resume_experiment_id" if stop.cancelled
-                else "interrupted: the evaluator stopped; resume it with resume_experiment_id"
+                f"cancelled on request; {RESUME_HINT}" if stop.cancelled
+                else f"interrupted: the evaluator stopped; {RESUME_HINT}"
             )
         except ServiceError as exc:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED

@@ -95,6 +95,28 @@ def bar_chart(
         return _svg(figure, title)
 
 
+LABEL_GAP_PT = 12  # a label's height at 9 pt, with a little air
+LABEL_REACH_PT = 130  # how far a label runs beside its point
+
+
+def label_shifts(at: Sequence[tuple[float, float]], lefts: Sequence[bool]) -> list[float]:
+    """How far (in points, up positive) to move each point's label so that no two labels on the same
+    side overlap: labels are placed from the top down, each at its point's height unless that is
+    within LABEL_GAP_PT of a label already placed on its side and within LABEL_REACH_PT across;
+    then just below the lowest such label."""
+    placed: list[tuple[float, float, bool]] = []  # (x, label height, side)
+    shifts = [0.0] * len(at)
+    for i in sorted(range(len(at)), key=lambda i: (-at[i][1], at[i][0])):
+        x, y = at[i]
+        height = y
+        for px, ph, side in sorted(placed, key=lambda p: -p[1]):
+            if side == lefts[i] and abs(px - x) < LABEL_REACH_PT and abs(ph - height) < LABEL_GAP_PT:
+                height = ph - LABEL_GAP_PT
+        placed.append((x, height, lefts[i]))
+        shifts[i] = height - y
+    return shifts
+
+
 def scatter(
     title: str,
     points: Sequence[tuple[str, float, float]],
@@ -112,12 +134,17 @@ def scatter(
         axes = figure.subplots()
         x_max = max([x for _, x, _ in points] or [0.0]) * 1.1 or 1.0
         y_max = max([y for _, _, y in points] or [0.0]) * 1.1 or 1.0
+        # Where each point sits, roughly in points of the chart, to keep their labels apart.
+        at = [(x / x_max * WIDTH_INCHES * 72 * 0.85, y / y_max * 3.8 * 72 * 0.75) for _, x, y in points]
+        lefts = [x > x_max / 2 for _, x, _ in points]
+        shifts = label_shifts(at, lefts)
         for i, (label, x, y) in enumerate(points):
             axes.scatter([x], [y], s=45, color=PALETTE[i % len(PALETTE)], zorder=3)
-            # Labels of points in the right half go to their left, so none runs off the chart.
-            left = x > x_max / 2
-            axes.annotate(_short(label), (x, y), xytext=(-8 if left else 8, 0), textcoords="offset points",
-                          ha="right" if left else "left", va="center")
+            # Labels of points in the right half go to their left, so none runs off the chart;
+            # a label moved off its point's height keeps a thin line to it.
+            axes.annotate(_short(label), (x, y), xytext=(-8 if lefts[i] else 8, shifts[i]), textcoords="offset points",
+                          ha="right" if lefts[i] else "left", va="center",
+                          arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#a0aec0"} if shifts[i] else None)
         axes.set_xlim(0, x_max)
         axes.set_ylim(0, y_max)
         axes.xaxis.set_major_formatter(lambda value, _: fmt_x(value))

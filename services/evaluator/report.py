@@ -1,10 +1,9 @@
 """One self-contained HTML report per experiment, in two views.
 
 Managerial: which run wins on the headline measure, by how much, at what
-token cost, in plots. Technical: configuration, provenance and every
-question (collapsed) with each run's expansion tree, context, answer and
-judge reasons; the results link to their chunks, whose texts are shown once
-at the end, since the same chunk comes back for many questions (ADR 0047).
+token cost, in plots. Technical (report_technical): configuration, provenance
+and every question (collapsed) with a row per run, linked into the documents'
+text, written once (ADR 0068).
 The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
 stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/templates/, the chunks through the shared
@@ -16,35 +15,22 @@ remote loads even if something slipped.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 
-from google.protobuf import json_format
-
-from chunklab import knobs, retrieval_view
+from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat, usd
 from chunklab.verdict_view import verdict_view
 from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
 from chunklab.render import render_pieces
-from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog, plots, scoring, validation
+from chunklab.v1 import evaluator_pb2
+from services.evaluator import metric_catalog, plots, validation
+from services.evaluator.report_technical import STATE, technical
 
-# A chunk's text is shown once, cut at MAX_CHUNK_CHARS, under "Chunk texts"; where a
-# question's result shows the chunk, it shows the text's first PREVIEW_CHARS as a link there.
-MAX_CHUNK_CHARS = 1200
-PREVIEW_CHARS = 80
 CONTENT_TYPE = "text/html; charset=utf-8"
 PACKAGE, TEMPLATE = "services.evaluator", "report.html.j2"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-STATE = {
-    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
-    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
-    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
-    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
-    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
-}
 JUDGE_NAMES = {
     "context_relevance": "context relevance (1-10)",
     "answer_similarity": "answer similarity (1-10)",
@@ -87,7 +73,8 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
         head.append("answer sim. (emb.)")
     if judged:
         head += list(JUDGE_NAMES.values())
-    head += ["chunks / q", "tokens / q", "LLM calls", "est. cost"]
+    costed = any(r.usage.llm_calls or r.usage.estimated_cost_usd for r in runs)  # else two columns of zeros
+    head += ["chunks / q", "tokens / q", *(("LLM calls", "est. cost") if costed else ())]
     rows = []
     for run in runs:
         m, j = run.mean_metrics, run.mean_judge
@@ -104,8 +91,9 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
                 score = getattr(j, measure)
                 shown = METRICS.value(measure, score.value) if score.measured else "not measured"
                 cells.append(_cell(shown, score.reason))
-        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent)), _cell(str(run.usage.llm_calls)),
-                  _cell(usd(run.usage.estimated_cost_usd))]
+        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent))]
+        if costed:
+            cells += [_cell(str(run.usage.llm_calls)), _cell(usd(run.usage.estimated_cost_usd))]
         rows.append({"run_key": run.run_key, "error": run.error, "cells": cells})
     return head, rows
 
@@ -174,126 +162,6 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
             "notes": _notes(experiment, judged), "head": head, "rows": rows, "plots": plot_figures(runs)}
 
 
-# -- the technical view ----------------------------------------------------
-
-def _json(message) -> str:
-    return json.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True), indent=2,
-                      ensure_ascii=False)
-
-
-def _knobs(spec: common_pb2.StrategySpec) -> str:
-    return ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(spec.knobs.items()))
-
-
-def config_rows(experiment: evaluator_pb2.Experiment) -> list[tuple[str, object]]:
-    p = experiment.provenance
-    return [
-        ("experiment id", experiment.experiment_id), ("state", STATE.get(experiment.state, "?")),
-        ("question set", experiment.config.question_set_id), ("question-set hash", experiment.question_set_hash),
-        ("top_k", experiment.config.retrieval.top_k),
-        ("vector search", "exact: every candidate scored, never an approximate HNSW graph"),
-        ("neighbours (fixed_size)", f"±{experiment.config.retrieval.neighbor_prev}/{experiment.config.retrieval.neighbor_next}"),
-        ("embedding model", p.embedding_model), ("answer model", p.answer_model), ("judge model", p.judge_model),
-        ("judge prompt version", p.judge_prompt_version), ("extractive method", p.extractive_method or "–"),
-        ("code version", p.code_version),
-        ("documents", ", ".join(f"{d} (sha256 {h[:12]})" for d, h in sorted(p.document_hashes.items()))),
-        ("index sets", "each run searched its own set per document (config id below); the active sets "
-                       "were never changed"),
-    ]
-
-
-def run_row(run: evaluator_pb2.ExperimentRun) -> dict:
-    """One run's configuration: its knobs, config id, window and how its index came to be."""
-    return {
-        "run_key": run.run_key, "knobs": _knobs(run.spec), "config_id": run.config_id,
-        "window": run.retrieval.window if run.retrieval.HasField("window") else "strategy default",
-        "processing": ("reused the index" if run.index_reused
-                       else f"{run.chunk_count} chunks in {run.processing_seconds:.1f}s"),
-        "status": run.error or "ok",
-    }
-
-
-def _judge(scores: evaluator_pb2.JudgeScores) -> dict:
-    rows = []
-    for measure, title in JUDGE_NAMES.items():
-        score = getattr(scores, measure)
-        if measure == "hallucination":
-            value = ("yes" if score.value >= 0.5 else "no") if score.measured else "not measured"
-        else:
-            value = f"{score.value:g}" if score.measured else "not measured"
-        rows.append({"name": title.split(" (")[0], "value": value, "reason": score.reason})
-    return {"scores": rows, "model": scores.judge_model or "–", "prompt_version": scores.prompt_version}
-
-
-def result_view(result: evaluator_pb2.QuestionResult) -> dict:
-    """One run's answer to one question: measures, answer, judge, and the context it was given."""
-    m = result.metrics
-    facts = [f"{m.chunks_sent} chunks", f"{METRICS.value('tokens_sent', m.tokens_sent)} tokens",
-             f"retrieval {m.retrieve_ms:.0f} ms"]
-    if m.labelled:
-        facts = [*METRICS.facts("labelled", m), *METRICS.facts("rank", m)] + facts
-    if m.embedding_answer_similarity >= 0:
-        facts.append(f"{METRICS.label('embedding_answer_similarity')} "
-                     f"{METRICS.value('embedding_answer_similarity', m.embedding_answer_similarity)}")
-    return {
-        "run_key": result.run_key, "facts": facts, "error": result.error, "answer": result.answer,
-        "extractive": result.extractive, "judge": _judge(result.judge) if result.HasField("judge") else None,
-        "nodes": retrieval_view.tree_view(result.expansion_tree, PREVIEW_CHARS),
-        "chunks": retrieval_view.flat_view(result.retrieved_chunks, PREVIEW_CHARS),
-    }
-
-
-def question_views(question_set: evaluator_pb2.QuestionSet,
-                   results: Sequence[evaluator_pb2.QuestionResult]) -> list[dict]:
-    """Every question in the set's order, with its expected answer, references and each run's result."""
-    by_question: dict[str, list[evaluator_pb2.QuestionResult]] = {}
-    for result in results:
-        by_question.setdefault(result.question_id, []).append(result)
-    return [
-        {"text": q.text, "expected_answer": q.expected_answer,
-         "references": [{"document_id": r.document_id, "start_char": r.start_char, "end_char": r.end_char,
-                         "content": r.content} for r in q.references],
-         "results": [result_view(r) for r in by_question.get(q.question_id, [])]}
-        for q in question_set.questions
-    ]
-
-
-def chunk_texts(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> list[dict]:
-    """Every chunk that any result shows (hits, what they pulled in, what the LLM read), each once:
-    grouped by configuration in the runs' order, in document order within one. The same chunk
-    comes back for many questions, so its text is kept here and the results link to it."""
-    runs_of: dict[tuple[str, str], list[str]] = {}
-    for run in experiment.runs:
-        runs_of.setdefault((run.spec.name, run.config_id), []).append(run.run_key)
-    found: dict[tuple[str, str], dict[str, common_pb2.Chunk]] = {key: {} for key in runs_of}
-    for result in results:
-        shown = [item.chunk for item in result.retrieved_chunks]
-        shown += [chunk for node in result.expansion_tree.hits for chunk in scoring.node_chunks(node)]
-        for chunk in shown:
-            found.setdefault((chunk.strategy, chunk.config_id), {}).setdefault(chunk.chunk_id, chunk)
-    groups = []
-    for (strategy, config_id), chunks in found.items():
-        if not chunks:
-            continue
-        ordered = sorted(chunks.values(), key=lambda c: (c.document_name or c.document_id, c.start_char, c.role,
-                                                         c.chunk_index))
-        runs = ", ".join(runs_of.get((strategy, config_id), []))
-        caption = " · ".join(part for part in (strategy, config_id and f"config {config_id}", runs) if part)
-        groups.append({"caption": caption or "chunks",
-                       "chunks": [retrieval_view.text_view(c, MAX_CHUNK_CHARS) for c in ordered]})
-    return groups
-
-
-def technical(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.QuestionSet,
-              results: Sequence[evaluator_pb2.QuestionResult]) -> dict:
-    texts = chunk_texts(experiment, results)
-    # Where each chunk's text is: short ids, as every result links to its chunks.
-    links = {c.chunk_id: f"t{n}" for n, c in enumerate((c for g in texts for c in g["chunks"]), 1)}
-    return {"config": config_rows(experiment), "runs": [run_row(run) for run in experiment.runs],
-            "config_json": _json(experiment.config), "questions": question_views(question_set, results),
-            "texts": texts, "links": links, "max_chars": MAX_CHUNK_CHARS}
-
-
 def shown_view(view: int) -> int:
     """The view a request gets: UNSPECIFIED reads as BOTH."""
     return evaluator_pb2.REPORT_VIEW_BOTH if view == evaluator_pb2.REPORT_VIEW_UNSPECIFIED else view
@@ -313,7 +181,7 @@ def page(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.Quest
         top_k=experiment.config.retrieval.top_k, state=STATE.get(experiment.state, "?"),
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
-        technical=technical(experiment, question_set, results) if show_technical else None,
+        technical=technical(experiment, question_set, results, METRICS) if show_technical else None,
     )
 
 

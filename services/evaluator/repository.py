@@ -153,6 +153,14 @@ class Repository:
                     message.questions.add().ParseFromString(q.message)
             return message
 
+    def question_set_with_hash(self, content_hash: str) -> evaluator_pb2.QuestionSet | None:
+        """The newest stored set whose questions hash to content_hash (with its questions), or None."""
+        with self._sessions() as session:
+            set_id = session.scalar(select(QuestionSetRow.question_set_id)
+                                    .where(QuestionSetRow.content_hash == content_hash)
+                                    .order_by(QuestionSetRow.created_at.desc()).limit(1))
+        return self.get_question_set(set_id) if set_id else None
+
     def list_question_sets(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.QuestionSet], str]:
         size, offset = page_bounds(page_size, page_token)
         with self._sessions() as session:

@@ -18,7 +18,7 @@ from chunklab.replicas import replica_name
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator import answers, compare, grid, models, pricing, report, validation
-from services.evaluator.experiments import ExperimentRunner, Plan, RunnerDeps
+from services.evaluator.experiments import RESUME_HINT, ExperimentRunner, Plan, RunnerDeps
 from services.evaluator.generation import Generator
 from services.evaluator.leases import Leases, Renewer
 from services.evaluator.peers import retrieve_request
@@ -132,7 +132,7 @@ class EvaluatorService:
             experiment = self._repo.experiment(experiment_id)
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = ("interrupted: the evaluator restarted mid-run; finished questions are kept, "
-                                "resume it with RunExperiment(resume_experiment_id)")
+                                f"{RESUME_HINT}")
             experiment.finished_at.CopyFrom(to_proto(utcnow()))
             ExperimentRunner.summarize(experiment, self._repo.results(experiment_id))
             self._repo.save_experiment(experiment)
@@ -276,7 +276,7 @@ class EvaluatorService:
             except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
                 experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
-                                    f"stored ({exc.message}); resume it with resume_experiment_id")
+                                    f"stored ({exc.message}); {RESUME_HINT}")
                 final = experiment
             finally:
                 self._leases.release(experiment.experiment_id)

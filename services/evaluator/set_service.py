@@ -33,14 +33,17 @@ class QuestionSetService:
 
     def _store(self, name: str, description: str, raw: list[question_sets.RawQuestion], mapping: dict[str, str],
                excerpt_check: int, origin: str) -> evaluator_pb2.QuestionSet:
+        """Stores the checked questions as a new set; an import of questions that a stored set
+        already holds (the same file imported again, e.g. by every CLI run) is that set."""
         if not name.strip():
             raise InvalidArgument("name the question set")
         checked = self._check(raw, mapping, excerpt_check)
         references.refuse(checked)
-        stored = self._repo.add_question_set(
-            name.strip(), description, checked.questions, question_sets.content_hash(checked.questions),
-            evaluator_pb2.QuestionSetProvenance(origin=origin),
-        )
+        content_hash = question_sets.content_hash(checked.questions)
+        stored = self._repo.question_set_with_hash(content_hash) if origin == "imported" else None
+        if stored is None:
+            stored = self._repo.add_question_set(name.strip(), description, checked.questions, content_hash,
+                                                 evaluator_pb2.QuestionSetProvenance(origin=origin))
         stored.validation.CopyFrom(checked.validation)
         return stored
 
