@@ -121,10 +121,6 @@ class QdrantShim(LocalServer):
     One lock serialises the calls: local mode is not made for threads."""
 
     def __init__(self) -> None:
-        # Local mode warns that payload indexes and search parameters do nothing in it;
-        # a server honours both, and the answers are the same either way.
-        warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
-        warnings.filterwarnings("ignore", message="Local mode performs exact")
         self.client = QdrantClient(":memory:")
         self.calls: dict[tuple[str, str], int] = {}
         lock = threading.Lock()
@@ -146,7 +142,10 @@ class QdrantShim(LocalServer):
                                                                 f"{url.path} (tests/support/qdrant_shim.py)"}})
                 started = time.monotonic()
                 try:
-                    with lock:
+                    # Local mode warns that payload indexes and search parameters do nothing
+                    # in it; a server honours both, and the answers are the same either way.
+                    with lock, warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
                         shim.calls[(method, found["rest"])] = shim.calls.get((method, found["rest"]), 0) + 1
                         result = route(shim.client, found["name"], body)
                 except (ValueError, KeyError) as exc:  # local mode's "Collection ... not found" and bad bodies
