@@ -1,7 +1,7 @@
 """The compose stack as processes: every service of docker-compose.yml started
 here with exactly the environment compose gives its container (read from the
 validated compose model), beside a real PostgreSQL and a real Redis, with the
-Qdrant server's REST API stood in by qdrant-client's local mode (ADR 0066).
+Qdrant server's REST API stood in by qdrant-client's local mode (ADR 0065).
 
 What cannot exist on this machine is mapped, and only that
 (tests/support/compose_processes.py says how): compose host names become

@@ -9,7 +9,7 @@ each change:
   - compose host names (`retriever:50053`, `postgres:5432`, `redis:6379`,
     `qdrant:6333`) become 127.0.0.1 and a port: a free one per ChunkLab
     process, the real PostgreSQL's and Redis's, the Qdrant stand-in's
-    (tests/support/qdrant_shim.py, ADR 0066);
+    (tests/support/qdrant_shim.py, ADR 0065);
   - a service's own 0.0.0.0:<port> (where a container binds) becomes
     127.0.0.1 and its free port, so nothing listens beyond loopback here;
   - a container path (a volume's mount point, /data; the image's
