@@ -1,14 +1,15 @@
 """The compose stack as processes: every service of docker-compose.yml started
 here with exactly the environment compose gives its container (read from the
 validated compose model), beside a real PostgreSQL and a real Redis, with the
-Qdrant server's REST API stood in by qdrant-client's local mode (ADR 0065).
+Qdrant server's REST API stood in by qdrant-client's local mode (ADR 0066).
 
 What cannot exist on this machine is mapped, and only that
 (tests/support/compose_processes.py says how): compose host names become
 127.0.0.1 and free ports, /data and the image's paths become folders here,
 `python -m ...` runs with this venv's python. The chunker runs as two
-replicas, as `docker compose up --scale chunker=2` runs it; their peers dial
-the first (here a name reaches one address; in compose, DNS gives both).
+replicas at least (as `docker compose up --scale chunker=2`, or more where
+compose's `deploy.replicas` says so); a scaled service's name becomes the list
+of its replicas where peer addresses take lists, else its first replica.
 Then the end-to-end slice (upload, process, query, a small experiment) and a
 bulk load through Redis shared by both replicas run through it.
 """
@@ -27,7 +28,7 @@ from chunklab.client import ChunkLab, experiment_outcome
 from chunklab.settings import settings_from
 from chunklab.v1 import common_pb2, evaluator_pb2
 from tests.support.compose_model import REPO, resolved_model
-from tests.support.compose_processes import LOOPBACK, ComposeProcesses, image_environment
+from tests.support.compose_processes import LISTS, LOOPBACK, ComposeProcesses, image_environment
 from tests.support.postgres_server import PostgresServer
 from tests.support.qdrant_shim import QdrantShim
 from tests.support.redis_server import RedisServer
@@ -38,13 +39,12 @@ pytestmark = pytest.mark.e2e
 
 INIT_SQL = REPO / "deploy" / "postgres" / "init-databases.sql"
 PEER_ADDRESSES = {f"CHUNKLAB_{name}_ADDRESS" for name in ("INGEST", "CHUNKER", "RETRIEVER", "EVALUATOR")}
-# Per container, the variables mapped besides the peer addresses, the data folder and the
+# Per service, the variables mapped besides the peer addresses, the data folder and the
 # image's tiktoken cache; every other value is compose's own.
 MAPPED_BESIDES = {
     "retriever": {"CHUNKLAB_QDRANT_URL"},
     "ingest": {"CHUNKLAB_DATABASE_URL"},
     "chunker": {"CHUNKLAB_BROKER_URL"},
-    "chunker-2": {"CHUNKLAB_BROKER_URL"},
     "evaluator": {"CHUNKLAB_DATABASE_URL"},
     "ui": {"CHUNKLAB_UI_HOST", "CHUNKLAB_UI_PORT"},
 }
@@ -101,41 +101,49 @@ def stack(model, backing, tmp_path_factory):
 @pytest.fixture(scope="module")
 def lab(stack) -> ChunkLab:
     """A client as the UI's container has it: its environment's settings."""
-    return ChunkLab.at(stack.addresses, settings_from(stack.processes["ui"].env))
+    return ChunkLab(settings_from(stack.processes["ui"].env))
 
 
 def test_every_compose_service_runs_with_its_containers_environment_mapped_only_where_it_must_be(stack, model,
                                                                                                backing):
-    assert set(stack.processes) == {"retriever", "ingest", "chunker", "chunker-2", "evaluator", "ui"}
     assert stack.order == ["retriever", "ingest", "chunker", "evaluator", "ui"]
+    assert stack.replicas["chunker"] >= 2 and stack.names("chunker")[:2] == ["chunker", "chunker-2"]
+    assert list(stack.processes) == [name for service in stack.order for name in stack.names(service)]
     hosts = "|".join(model["services"])
     for name, process in stack.processes.items():
         container = {**image_environment(), **model["services"][process.service]["environment"]}
         assert set(process.env) == set(container) | {"PATH", "HOME"}, name
         changed = {key for key, value in container.items() if process.env[key] != value}
-        assert changed == PEER_ADDRESSES | {"CHUNKLAB_DATA_DIR", "TIKTOKEN_CACHE_DIR"} | MAPPED_BESIDES[name], name
+        expected = PEER_ADDRESSES | {"CHUNKLAB_DATA_DIR", "TIKTOKEN_CACHE_DIR"} | MAPPED_BESIDES[process.service]
+        assert changed == expected, name
         assert {(n, k) for n, k, _, _ in stack.mapped if n == name} == {(name, k) for k in changed}
         for key in changed:
             assert not re.search(rf"(?<![\w.-])({hosts}|0\.0\.0\.0):\d", process.env[key]), (name, key)
-        own = "CHUNKLAB_UI_PORT" if process.service == "ui" else f"CHUNKLAB_{process.service.upper()}_ADDRESS"
-        assert process.env[own].endswith(f"{process.port}"), (name, own)  # each replica its own port
+        own = ({"CHUNKLAB_UI_PORT": str(process.port)} if process.service == "ui" else
+               {f"CHUNKLAB_{process.service.upper()}_ADDRESS": f"127.0.0.1:{process.port}"})
+        assert {key: process.env[key] for key in own} == own  # each replica on its own port
     postgres, redis, qdrant = backing["postgres"], backing["redis"], backing["qdrant"]
     for service in ("ingest", "evaluator"):
         assert stack.processes[service].env["CHUNKLAB_DATABASE_URL"] == \
             f"postgresql+psycopg://chunklab:chunklab@127.0.0.1:{postgres.port}/{service}"
     assert stack.processes["chunker-2"].env["CHUNKLAB_BROKER_URL"] == redis.url
+    chunkers = [f"127.0.0.1:{stack.processes[name].port}" for name in stack.names("chunker")]
+    assert stack.processes["evaluator"].env["CHUNKLAB_CHUNKER_ADDRESS"] == (",".join(chunkers) if LISTS else chunkers[0])
     assert stack.processes["chunker"].env["CHUNKLAB_BULK_WORKERS"] == "1"  # compose's own value
     assert stack.processes["retriever"].env["CHUNKLAB_QDRANT_URL"] == qdrant.root
     assert f"retriever index: Qdrant at {qdrant.root}" in stack.log("retriever")
     # Replicas share their service's volume; services keep their own.
     data = {name: process.env["CHUNKLAB_DATA_DIR"] for name, process in stack.processes.items()}
-    assert data["chunker"] == data["chunker-2"] and len(set(data.values())) == 5
+    assert data["chunker"] == data["chunker-2"] and len(set(data.values())) == len(stack.order)
 
 
 def test_each_service_passes_its_compose_healthcheck(stack):
     for process in stack.processes.values():  # run once more now that all are up
         done = subprocess.run(process.healthcheck, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0 and "SERVING" in done.stdout or "200" in done.stdout, (process.name, done)
+        target = process.healthcheck[-1]
+        assert target.endswith(f":{process.port}/" if process.service == "ui" else f":{process.port}")
+        healthy = f"{target}: HTTP 200" if process.service == "ui" else f"{target}: SERVING"
+        assert (done.returncode, done.stdout.strip()) == (0, healthy), (process.name, done.stderr)
 
 
 def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack, lab, backing):
@@ -197,7 +205,7 @@ def test_a_bulk_load_goes_through_redis_and_both_chunker_replicas_take_jobs(stac
     assert (done.jobs_total, done.jobs_finished, done.jobs_failed) == (6, 6, 0)
     assert sorted(r.document_id for r in done.results) == sorted(ids)
     pids = {int(r.worker.split(":")[1]) for r in done.results}
-    assert pids == {stack.processes["chunker"].popen.pid, stack.processes["chunker-2"].popen.pid}
+    assert pids == {stack.processes[name].popen.pid for name in stack.names("chunker")}
     for job in done.results:
         (completed,) = job.result.strategies_completed
         indexed = lab.indexed_set(job.document_id, "fixed_size")

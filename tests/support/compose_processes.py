@@ -9,7 +9,7 @@ each change:
   - compose host names (`retriever:50053`, `postgres:5432`, `redis:6379`,
     `qdrant:6333`) become 127.0.0.1 and a port: a free one per ChunkLab
     process, the real PostgreSQL's and Redis's, the Qdrant stand-in's
-    (tests/support/qdrant_shim.py, ADR 0065);
+    (tests/support/qdrant_shim.py, ADR 0066);
   - a service's own 0.0.0.0:<port> (where a container binds) becomes
     127.0.0.1 and its free port, so nothing listens beyond loopback here;
   - a container path (a volume's mount point, /data; the image's
@@ -25,6 +25,7 @@ with the venv's python) after an in-process probe saw it ready.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -45,6 +46,8 @@ LOOPBACK = "127.0.0.1"
 # What the python:3.11-slim base image sets that a ChunkLab process reads.
 BASE_IMAGE_ENV = {"LANG": "C.UTF-8"}
 HEALTHCHECK_IN_IMAGE = "/opt/chunklab/healthcheck.py"
+# Whether a peer address may list several replicas (chunklab.replicas, issue 19 item 4).
+LISTS = importlib.util.find_spec("chunklab.replicas") is not None
 
 
 def image_environment(dockerfile: Path = REPO / "Dockerfile") -> dict[str, str]:
@@ -96,36 +99,46 @@ class ComposeProcesses:
     folder: Path
     # compose service -> (host, port) of its stand-in: "postgres", "redis", "qdrant".
     backing: dict[str, tuple[str, int]]
-    replicas: dict[str, int] = field(default_factory=dict)  # e.g. {"chunker": 2}, as `--scale chunker=2`
+    # At least this many replicas, e.g. {"chunker": 2} as `--scale chunker=2`; compose's own
+    # `deploy.replicas` where it asks for more.
+    replicas: dict[str, int] = field(default_factory=dict)
     processes: dict[str, Process] = field(default_factory=dict)
     # (process, variable, value in compose, value here) for every value mapped.
     mapped: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.order = chunklab_services(self.model)
-        # (compose host, container port) -> local port. A scaled service's name
-        # reaches its first replica (compose's DNS gives every replica's address).
-        self.ports: dict[tuple[str, int], int] = {}
+        for service in self.order:  # compose's `deploy.replicas`, or more as `--scale` asks
+            scaled = (self.model["services"][service].get("deploy") or {}).get("replicas") or 1
+            self.replicas[service] = max(int(scaled), self.replicas.get(service, 1))
+        # process name -> {container port: local port}; a second chunker is "chunker-2".
+        self.own_ports: dict[str, dict[int, int]] = {}
+        # (compose host, container port) -> the local ports it reaches (every replica's).
+        self.ports: dict[tuple[str, int], list[int]] = {}
         for name, (host, port) in self.backing.items():
             assert host == LOOPBACK
-            for container_port in container_ports(self.model["services"][name])[:1]:
-                self.ports[(name, container_port)] = port
-        self.own_ports: dict[str, dict[int, int]] = {}
+            self.ports[(name, container_ports(self.model["services"][name])[0])] = [port]
         for service in self.order:
-            for replica in range(1, self.replicas.get(service, 1) + 1):
-                name = service if replica == 1 else f"{service}-{replica}"
+            for name in self.names(service):
                 self.own_ports[name] = {p: free_port() for p in container_ports(self.model["services"][service])}
-            for container_port, local in self.own_ports[service].items():
-                self.ports[(service, container_port)] = local
+                for container_port, local in self.own_ports[name].items():
+                    self.ports.setdefault((service, container_port), []).append(local)
         self.home = self.folder / "home"
         self.paths = {"/opt/tiktoken": tokens.ensure_offline_cache(self.folder / "opt-tiktoken")}
 
+    def names(self, service: str) -> list[str]:
+        """The processes of a service: `chunker`, then `chunker-2` ... for its replicas."""
+        return [service if i == 1 else f"{service}-{i}" for i in range(1, self.replicas.get(service, 1) + 1)]
+
     def _localise(self, name: str, service: str, value: str) -> str:
         own = self.own_ports[name]
-        for (host, port), local in self.ports.items():
-            if host == service:
-                local = own[port]
-            value = re.sub(rf"(?<![\w.-]){re.escape(host)}:{port}(?!\d)", f"{LOOPBACK}:{local}", value)
+        for (host, port), locals_ in self.ports.items():
+            # A scaled service's name resolves to every replica in compose; here it becomes
+            # the list of them where peer addresses take lists (issue 19's replicas), else
+            # the first replica.
+            reached = [own[port]] if host == service else locals_ if LISTS else locals_[:1]
+            listed = ",".join(f"{LOOPBACK}:{local}" for local in reached)
+            value = re.sub(rf"(?<![\w.-]){re.escape(host)}:{port}(?!\d)", listed, value)
         for port, local in own.items():
             value = re.sub(rf"(?<![\w.-])(0\.0\.0\.0|127\.0\.0\.1):{port}(?!\d)", f"{LOOPBACK}:{local}", value)
             if value == str(port):
@@ -154,8 +167,7 @@ class ComposeProcesses:
         self.home.mkdir(parents=True, exist_ok=True)
         (self.folder / "logs").mkdir(exist_ok=True)
         for service in self.order:
-            for replica in range(1, self.replicas.get(service, 1) + 1):
-                name = service if replica == 1 else f"{service}-{replica}"
+            for name in self.names(service):
                 self._start(name, service, timeout)
         return self
 
@@ -201,14 +213,6 @@ class ComposeProcesses:
 
     def log(self, name: str) -> str:
         return (self.folder / "logs" / f"{name}.log").read_text(errors="replace")
-
-    def address(self, service: str) -> str:
-        return f"{LOOPBACK}:{self.processes[service].port}"
-
-    @property
-    def addresses(self) -> dict[str, str]:
-        """Where a client dials each gRPC service (the name's first replica)."""
-        return {name: self.address(name) for name in self.order if name != "ui"}
 
     def stop(self) -> None:
         for process in reversed(list(self.processes.values())):

@@ -1,6 +1,6 @@
 """The Qdrant server's REST API on loopback, answered by qdrant-client's local
 mode: the stand-in for the `qdrant` container where there is no Qdrant
-server (docs/adr/0065-qdrant-stand-in-for-the-compose-stack.md).
+server (docs/adr/0066-qdrant-stand-in-for-the-compose-stack.md).
 
 The retriever runs unchanged against it: `CHUNKLAB_QDRANT_URL=http://...`
 gives it qdrant-client's REST client, whose requests (JSON bodies of
