@@ -17,9 +17,11 @@ COMPOSE_FILE = REPO / "docker-compose.yml"
 COMPOSE_BIN = Path(compose.__file__).parent / "docker-compose"
 
 
-def run_compose(*args: str) -> subprocess.CompletedProcess[str]:
-    # The operator's shell may point Compose elsewhere; the tests read this file only.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_"))}
+def run_compose(*args: str, variables: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # The operator's shell may point Compose elsewhere or fill the file's
+    # variables; the tests read this file only, with `variables` as the shell's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_", "CHUNKLAB_", "QDRANT_"))}
+    env.update(variables or {})
     return subprocess.run(
         [str(COMPOSE_BIN), "--project-directory", str(REPO), "-f", str(COMPOSE_FILE), *args],
         cwd=REPO,
