@@ -32,7 +32,7 @@ from tests.support.compose_processes import LISTS, LOOPBACK, ComposeProcesses, i
 from tests.support.postgres_server import PostgresServer
 from tests.support.qdrant_shim import QdrantShim
 from tests.support.redis_server import RedisServer
-from tests.test_e2e_slice import FIXTURE, expected_windows, fixed_size
+from tests.test_e2e_slice import CHUNK_SIZE, FIXTURE, expected_windows, fixed_size
 from tests.test_evaluator import fixed as fixed_grid
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ MAPPED_BESIDES = {
     "evaluator": {"CHUNKLAB_DATABASE_URL"},
     "ui": {"CHUNKLAB_UI_HOST", "CHUNKLAB_UI_PORT"},
 }
-QUESTIONS = {  # question -> the excerpt that answers it, each inside one 41-token window (chunks 1 and 6)
+QUESTIONS = {  # question -> the excerpt that answers it, each inside one CHUNK_SIZE-token window (chunks 1 and 6)
     "How long does sourdough rise?": "let sourdough rise overnight in a cool kitchen",
     "What do sailors do with the sheets on a broad reach?": "easing the sheets on a broad reach",
 }
@@ -146,12 +146,17 @@ def test_each_service_passes_its_compose_healthcheck(stack):
         assert (done.returncode, done.stdout.strip()) == (0, healthy), (process.name, done.stderr)
 
 
-def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack, lab, backing):
-    text = FIXTURE.read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def topics(lab):
+    """The hand-built document uploaded and processed with fixed_size (CHUNK_SIZE tokens)."""
     document = lab.upload_document(FIXTURE.read_bytes(), name="topics.md").document
-    result = lab.process(document.document_id, [fixed_size()])
+    return document, lab.process(document.document_id, [fixed_size()])
+
+
+def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack, lab, backing, topics):
+    document, result = topics
     assert [(o.strategy, o.chunk_count) for o in result.strategies_completed] == [
-        ("fixed_size", len(expected_windows(text, 41)))] == [("fixed_size", 8)]
+        ("fixed_size", len(expected_windows(FIXTURE.read_text(encoding="utf-8"), CHUNK_SIZE)))] == [("fixed_size", 8)]
 
     response = lab.retrieve("volcano eruption magma lava", common_pb2.RetrievalOptions(
         strategy="fixed_size", top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])))
@@ -169,9 +174,9 @@ def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack
     assert not list(Path(ingest_data).glob("*.sqlite3"))
 
 
-def test_a_small_experiment_finds_each_reference_in_its_top_chunk(lab, backing):
+def test_a_small_experiment_finds_each_reference_in_its_top_chunk(lab, backing, topics):
     text = FIXTURE.read_text(encoding="utf-8")
-    (document,) = [d for d in lab.list_documents() if d.name == "topics.md"]
+    document, _ = topics
     lines = [json.dumps({"question": question, "document": "topics", "references": [
         {"content": excerpt, "start_index": text.index(excerpt), "end_index": text.index(excerpt) + len(excerpt)}]})
         for question, excerpt in QUESTIONS.items()]
@@ -181,7 +186,7 @@ def test_a_small_experiment_finds_each_reference_in_its_top_chunk(lab, backing):
     assert question_set.question_count == 2
     config = evaluator_pb2.ExperimentConfig(
         name="compose slice", question_set_id=question_set.question_set_id, retrieval_only=True,
-        strategies=[fixed_grid(41, 0)], retrieval=common_pb2.RetrievalOptions(top_k=1),
+        strategies=[fixed_grid(CHUNK_SIZE, 0)], retrieval=common_pb2.RetrievalOptions(top_k=1),
     )
     experiment = experiment_outcome(lab.run_experiment(config)).experiment
     assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
