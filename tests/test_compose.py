@@ -22,17 +22,14 @@ import zipfile
 from concurrent import futures
 from pathlib import Path
 
-import compose
 import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from chunklab.settings import Settings, settings_from
 from chunklab_app.stack import SERVICES
+from tests.support.compose_model import COMPOSE_FILE, REPO, environment, resolved_model, run_compose
 
-REPO = Path(__file__).resolve().parent.parent
-COMPOSE_FILE = REPO / "docker-compose.yml"
-COMPOSE_BIN = Path(compose.__file__).parent / "docker-compose"
 HEALTHCHECK = REPO / "deploy" / "healthcheck.py"
 HEALTHCHECK_IN_IMAGE = "/opt/chunklab/healthcheck.py"
 
@@ -48,27 +45,10 @@ UI_PORT = 7860
 NOT_YET_SETTINGS: dict[str, str] = {}
 
 
-def run_compose(*args: str, variables: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    # The operator's shell may point Compose elsewhere or fill the file's
-    # variables; the test reads this file only, with `variables` as the shell's.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_", "CHUNKLAB_", "QDRANT_"))}
-    env.update(variables or {})
-    return subprocess.run(
-        [str(COMPOSE_BIN), "--project-directory", str(REPO), "-f", str(COMPOSE_FILE), *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 @pytest.fixture(scope="module")
 def model() -> dict:
     """The compose file as Compose itself resolves it (anchors merged, variables filled)."""
-    result = run_compose("config", "--format", "json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return resolved_model()
 
 
 # How an operator starts Qdrant as a three-node cluster (the file's header says so).
@@ -82,10 +62,6 @@ def cluster_model() -> dict:
     result = run_compose("--profile", "qdrant-cluster", "config", "--format", "json", variables=CLUSTER_VARIABLES)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
-
-
-def environment(model: dict, service: str) -> dict[str, str]:
-    return model["services"][service].get("environment") or {}
 
 
 def settings_env_names() -> set[str]:
