@@ -89,9 +89,10 @@ def retrieval_options(
     languages: list[str] | None = None,
     embedding_model: str = "",
     config_id: str = "",
+    rerank: common_pb2.RerankOptions | None = None,
 ) -> common_pb2.RetrievalOptions:
     """The Query form's retrieval options; `window` None leaves the set's own window, an
-    empty `config_id` searches each document's active set."""
+    empty `config_id` searches each document's active set, `rerank` None (or off) reranks nothing."""
     retrieval = common_pb2.RetrievalOptions(
         strategy=strategy,
         config_id=config_id,
@@ -104,6 +105,7 @@ def retrieval_options(
         embedding_model=embedding_model,
         hybrid=hybrid,
         recency_lambda=recency_lambda,
+        rerank=rerank,
     )
     if window is not None:
         retrieval.window = window
