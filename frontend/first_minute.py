@@ -24,7 +24,7 @@ WAITING = (f"The sample ({sample.QUESTION_SET_NAME}) is not loaded yet: `make up
 POLL_SECONDS = 5
 
 
-def sample_set_id(sets: Sequence[evaluator_pb2.QuestionSetSummary]) -> str | None:
+def sample_set_id(sets: Sequence[evaluator_pb2.QuestionSet]) -> str | None:
     """The sample question set's id, when it is stored."""
     return next((s.question_set_id for s in sets if s.name == sample.QUESTION_SET_NAME), None)
 
