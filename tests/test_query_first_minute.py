@@ -96,3 +96,26 @@ def test_reranking_is_off_unless_chosen_and_refused_in_the_boxes_words():
         rerank_form.rerank_options("llm", 500, "", "", top_k=5)
     with pytest.raises(ValueError, match=r"^'Reranker URL' value|^'ftp://x' is not an http"):
         rerank_form.rerank_options("http", 0, "", "ftp://x", top_k=5)
+
+
+def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
+    from services.evaluator import answers
+
+    class Provider:
+        """Scores by how many of the question's words a sentence has (the keeper's one wins)."""
+
+        name, dimension = "words", 2
+        asked: list[str] = []
+
+        def embed_documents(self, texts):
+            import numpy as np
+            return np.array([[float("keeper" in t), 1.0] for t in texts], dtype=np.float32)
+
+        def embed_query(self, text):
+            import numpy as np
+            self.asked.append(text)
+            return np.array([1.0, 0.0], dtype=np.float32)
+
+    provider = Provider()
+    answers.warm_up(provider)
+    assert provider.asked == ["What does a keeper do?"]

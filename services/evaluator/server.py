@@ -18,7 +18,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator import grid, metric_catalog
+from services.evaluator import answers, grid, metric_catalog
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
@@ -147,7 +147,7 @@ def main() -> None:
     configure_logging()
     settings = load_settings()
     embeddings.configure(settings)  # "openai:" models learn their endpoint
-    warm_up_in_background(settings.embedding_model)
+    warm_up_in_background(settings.embedding_model, then=answers.warm_up)
     service = build_service(settings)
     service.recover()
     servicer = EvaluatorServicer(service)
