@@ -45,13 +45,13 @@ def in_box_words(message: str) -> str:
 
 
 def rerank_options(kind: str | None, depth: float | None, model: str | None, base_url: str | None,
-                   top_k: int) -> common_pb2.RerankOptions:
-    """RerankOptions from the four boxes, checked against `top_k` as the retriever checks them.
-    With the reranker off the other boxes are not sent. ValueError says, in the boxes' words,
-    what to change."""
+                   top_k: int) -> common_pb2.RerankOptions | None:
+    """RerankOptions from the four boxes, checked against `top_k` as the retriever checks them;
+    None with the reranker off (the other boxes are then not sent). ValueError says, in the
+    boxes' words, what to change."""
     chosen = (kind or OFF).strip()
     if chosen == OFF:
-        return common_pb2.RerankOptions()
+        return None
     if depth is not None and not float(depth).is_integer():
         raise ValueError(f"'{LABELS['rerank.depth']}' takes a whole number, got {depth:g}.")
     built = retrieval.options({

@@ -81,7 +81,7 @@ def test_the_page_opens_on_the_samples_first_labelled_question_asked_of_its_firs
 
 def test_reranking_is_off_unless_chosen_and_refused_in_the_boxes_words():
     assert rerank_form.kind_choices() == ["off", "cross_encoder", "http", "tei", "llm"]
-    assert rerank_form.rerank_options("off", 50, "ignored", "", top_k=5) == common_pb2.RerankOptions()
+    assert rerank_form.rerank_options("off", 50, "ignored", "", top_k=5) is None
     assert rerank_form.rerank_options("tei", 30, "", " http://tei:8080/rerank ", top_k=5) == common_pb2.RerankOptions(
         kind=common_pb2.RERANKER_KIND_TEI, depth=30, base_url="http://tei:8080/rerank")
     with pytest.raises(ValueError) as low:
@@ -119,3 +119,33 @@ def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
     provider = Provider()
     answers.warm_up(provider)
     assert provider.asked == ["What does a keeper do?"]
+
+
+def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k():
+    from frontend.pages.experiment_form import RunSettings
+
+    boxes = {name: object() for name in (
+        "question_set", "name", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "hybrid",
+        "recency", "retrieval_only", "documents")}
+    settings = RunSettings(**boxes, answer=(object(), object(), object()), judge=(object(), object(), object()),
+                           validation=(object(), object()), rerank=(object(), object(), object(), object()))
+    values = {boxes["question_set"]: "qs", boxes["name"]: "", boxes["top_k"]: 8, boxes["neighbor_prev"]: 0,
+              boxes["neighbor_next"]: 0, boxes["window"]: "", boxes["embedding_model"]: "", boxes["hybrid"]: True,
+              boxes["recency"]: 0, boxes["retrieval_only"]: True, boxes["documents"]: [],
+              **{c: "" for c in (*settings.answer, *settings.judge)},
+              settings.validation[0]: next(iter(experiment_config_validations())), settings.validation[1]: 0}
+    kind, depth, model, url = settings.rerank
+    grids = [evaluator_pb2.StrategyGrid(strategy="fixed_size")]
+    config = settings.config({**values, kind: "cross_encoder", depth: 40, model: "/models/ms-marco", url: ""}, grids)
+    assert config.retrieval.rerank == common_pb2.RerankOptions(
+        kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=40, model="/models/ms-marco")
+    assert not settings.config({**values, kind: "off", depth: 0, model: "", url: ""}, grids).retrieval.HasField(
+        "rerank")
+    with pytest.raises(ValueError, match=r"^'Candidates to rerank' is 5, below top_k \(8\)"):
+        settings.config({**values, kind: "llm", depth: 5, model: "", url: ""}, grids)
+
+
+def experiment_config_validations():
+    from frontend import experiment_config
+
+    return experiment_config.VALIDATIONS
