@@ -15,9 +15,10 @@ from chunklab.v1 import common_pb2, retriever_pb2
 NO_CHUNKS = "No chunks were retrieved: no chunk of the searched index sets matches the filters."
 
 
-def nothing_indexed(strategy: str) -> str:
-    """The fact, when ListIndexedSets has no set of the strategy at all."""
-    return f"Nothing is indexed with {strategy} yet: process a document with it on the Documents tab."
+def nothing_indexed(strategy: str, embedding_model: str = "") -> str:
+    """The fact, when ListIndexedSets has no set of the strategy at all (with the model)."""
+    model = f" with {embedding_model}" if embedding_model else ""
+    return f"0 chunks are indexed for {strategy}{model}: process a document with it on the Documents tab."
 
 
 def flat_list_html(response: retriever_pb2.RetrieveResponse, empty: str = NO_CHUNKS) -> str:

@@ -364,7 +364,9 @@ def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
         "recursive": "no effect: recursive returns its hits only",
         "parent_child": "no effect: parent_child returns each hit's parent",
     }
-    assert "process a document with it" in retrieval_html.nothing_indexed("semantic_parent_child")
+    assert retrieval_html.nothing_indexed("semantic_parent_child", "all-MiniLM-L6-v2") == (
+        "0 chunks are indexed for semantic_parent_child with all-MiniLM-L6-v2: process a document with it on the "
+        "Documents tab.")
 
 
 # -- the report store ----------------------------------------------------------

@@ -239,7 +239,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                         empty = retrieval_html.NO_CHUNKS
                         if not context.retrieved_chunks and not gateway.list_indexed_sets(
                                 strategy_name, embedding_model=model_name or ""):
-                            empty = retrieval_html.nothing_indexed(strategy_name)
+                            empty = retrieval_html.nothing_indexed(
+                                strategy_name, model_name or gateway.settings.embedding_model)
                         yield (
                             gr.skip(), answer_html.answer_html(stream), context.query_id, gr.skip(),
                             retrieval_html.context_summary_html(context, strategy_name, model_name),
