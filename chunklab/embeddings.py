@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -435,12 +436,17 @@ def check_dimension(provider: EmbeddingProvider, dimension: int) -> None:
         raise InvalidArgument(f"a vector's dimension must be between 1 and {MAX_DIMENSION:,}, got {dimension}")
 
 
-def warm_up_in_background(name: str = "") -> threading.Thread:
-    """Loads the model off the request path, so the first query is not the slow one."""
+def warm_up_in_background(name: str = "", then: Callable[[EmbeddingProvider], object] | None = None
+                          ) -> threading.Thread:
+    """Loads the model off the request path, so the first query is not the slow one; `then`
+    (given the loaded provider) warms what a service does with it first, e.g. an extractive answer."""
 
     def load() -> None:
         try:
-            get_provider(name).embed_query("warm-up")
+            provider = get_provider(name)
+            provider.embed_query("warm-up")
+            if then is not None:
+                then(provider)
         except ServiceError as exc:
             log.warning("warming up %r failed: %s", name, exc.message)
         except Exception:  # noqa: BLE001 - the first real call reports the problem

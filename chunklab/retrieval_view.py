@@ -93,18 +93,28 @@ def _cut(text: str, max_chars: int | None) -> tuple[str, bool]:
 def segments(chunk: common_pb2.Chunk, references: Sequence[Span]) -> tuple[Segment, ...]:
     """The chunk's text in stretches, marked where it overlaps a reference; none when
     nothing overlaps (or the text is not the document's range, so offsets would lie)."""
-    if len(chunk.content) != chunk.end_char - chunk.start_char:
+    if not _is_range(chunk):
         return ()
-    ranges = overlap_ranges(chunk_span(chunk), references)
+    return _marked(chunk.content, chunk_span(chunk), references)
+
+
+def _is_range(chunk: common_pb2.Chunk) -> bool:
+    """Whether the chunk's text is its document's characters start_char to end_char."""
+    return len(chunk.content) == chunk.end_char - chunk.start_char
+
+
+def _marked(text: str, span: Span, references: Sequence[Span]) -> tuple[Segment, ...]:
+    """`text` (the document's characters of `span`) in stretches, those in a reference marked."""
+    ranges = overlap_ranges(span, references)
     if not ranges:
         return ()
     pieces: list[Segment] = []
-    at = chunk.start_char
-    for start, end in [*ranges, (chunk.end_char, chunk.end_char)]:
+    at = span.start
+    for start, end in [*ranges, (span.end, span.end)]:
         if start > at:
-            pieces.append(Segment(chunk.content[at - chunk.start_char:start - chunk.start_char], at, start, False))
+            pieces.append(Segment(text[at - span.start:start - span.start], at, start, False))
         if end > start:
-            pieces.append(Segment(chunk.content[start - chunk.start_char:end - chunk.start_char], start, end, True))
+            pieces.append(Segment(text[start - span.start:end - span.start], start, end, True))
         at = end
     return tuple(pieces)
 
@@ -148,6 +158,57 @@ def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None 
               references: Sequence[Span] = ()) -> list[ChunkView]:
     """`retrieved_chunks` exactly in the service's order: what the LLM sees."""
     return [chunk_view(item, max_chars, references) for item in items]
+
+
+@dataclass(frozen=True)
+class PassageView:
+    """Chunks of one document that overlap or touch, in the order the LLM reads them, drawn
+    as one stretch of text: overlapping text shows once although it is sent once per chunk.
+    `tokens_sent` is the chunks' own token counts added up (what the LLM is sent);
+    `repeated_chars` is how many characters are sent more than once."""
+
+    document: str
+    start_char: int
+    end_char: int
+    chunks: list[ChunkView]
+    text: str
+    segments: tuple[Segment, ...]
+    tokens_sent: int
+    repeated_chars: int
+
+
+def passage_view(items: Iterable[common_pb2.RetrievedChunk], references: Sequence[Span] = ()) -> list[PassageView]:
+    """`retrieved_chunks` in the service's order, runs of one document's chunks that overlap
+    or touch merged into one passage each (a chunk on its own is a passage of one). Chunks
+    whose text is not their document's range (so offsets would lie) are never merged."""
+    runs: list[list[common_pb2.RetrievedChunk]] = []
+    for item in items:
+        chunk, last = item.chunk, runs[-1][-1].chunk if runs else None
+        if (last is not None and _is_range(chunk) and _is_range(last) and chunk.document_id == last.document_id
+                and chunk.start_char <= max(c.chunk.end_char for c in runs[-1])):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return [_passage(run, references) for run in runs]
+
+
+def _passage(run: list[common_pb2.RetrievedChunk], references: Sequence[Span]) -> PassageView:
+    first = run[0].chunk
+    text, end = first.content, first.end_char
+    for item in run[1:]:
+        chunk = item.chunk
+        if chunk.end_char > end:
+            text += chunk.content[end - chunk.start_char:]
+            end = chunk.end_char
+    span = Span(first.document_id, first.start_char, end)
+    sent = sum(len(item.chunk.content) for item in run)
+    return PassageView(
+        document=first.document_name or first.document_id, start_char=first.start_char, end_char=end,
+        chunks=[chunk_view(item, references=references) for item in run], text=text,
+        segments=_marked(text, span, references) if len(run) > 1 else (),
+        tokens_sent=sum(item.chunk.token_count for item in run),
+        repeated_chars=sent - len(text) if len(run) > 1 else 0,
+    )
 
 
 def _group(items, role: str, caption: str, max_chars: int | None, references: Sequence[Span]) -> list[GroupView]:

@@ -13,6 +13,8 @@ SPEECH = SAMPLES / "state_of_the_union.md"
 FIELD_GUIDE = SAMPLES / "rag-field-guide.md"
 DOCUMENTS = (SPEECH, FIELD_GUIDE)
 QUESTIONS = SAMPLES / "sample-questions.jsonl"
+# The name the loader stores the questions under, and the Query page opens on (ADR 0070).
+QUESTION_SET_NAME = "sample-questions"
 
 
 @functools.cache

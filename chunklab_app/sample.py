@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 from chunklab import tracing
 from chunklab.client import ChunkLab, experiment_outcome
-from chunklab.samples import DOCUMENTS, FIELD_GUIDE, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
+from chunklab.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
 from chunklab.v1 import common_pb2, evaluator_pb2
 
-QUESTION_SET_NAME = "sample-questions"
 # The experiments, by name, with the number of chunks each retrieves: the first is the
 # sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.
 EXPERIMENTS = {"sample: strategies compared, top 5": 5, "sample: strategies compared, top 2": 2}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chunklab import retrieval_view
 from chunklab.metric_format import usd
 from chunklab.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -53,6 +54,40 @@ class AnswerStream:
         return self.context.query_id if self.context is not None else ""
 
 
+# How extractive answers join sentences that do not follow one another in their chunk
+# (services/evaluator/answers.py writes them so).
+GAP = " … "
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A stretch of an answer and the context chunk it was taken from ("hit #1 · chunk 6"),
+    None where no chunk holds it word for word."""
+
+    text: str
+    cite: str | None
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def cited_pieces(answer: str, retrieved) -> list[Cited]:
+    """An extractive answer cut where it skips ahead (GAP), each piece with the first chunk of
+    the context, in the order the LLM would read it, that holds it word for word (line breaks
+    and runs of spaces read as one space, as the answer writes them): where it came from."""
+    contents = [_words(item.chunk.content) for item in retrieved]
+    pieces = []
+    for text in answer.split(GAP):
+        where = next((i for i, content in enumerate(contents) if _words(text) and _words(text) in content), None)
+        if where is None:
+            pieces.append(Cited(text, None))
+            continue
+        view = retrieval_view.chunk_view(retrieved[where])
+        pieces.append(Cited(text, f"{view.badge} · {view.unit} {view.chunk_index}"))
+    return pieces
+
+
 def answer_html(stream: AnswerStream, error: str = "") -> str:
     """The answer box: who wrote it (an LLM, or extractive), the text escaped, and its cost.
 
@@ -72,6 +107,8 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
         extractive=None if error or result is None else result.extractive,
         model=result.model if result is not None else "", text=stream.text,
         pending=state in (WAITING, WRITING), facts=facts,
+        cited=cited_pieces(result.answer, stream.context.retrieved_chunks)
+        if result is not None and result.extractive and stream.context is not None and not error else [],
     )
 
 
@@ -89,9 +126,10 @@ def retrieval_options(
     languages: list[str] | None = None,
     embedding_model: str = "",
     config_id: str = "",
+    rerank: common_pb2.RerankOptions | None = None,
 ) -> common_pb2.RetrievalOptions:
     """The Query form's retrieval options; `window` None leaves the set's own window, an
-    empty `config_id` searches each document's active set."""
+    empty `config_id` searches each document's active set, `rerank` None (or off) reranks nothing."""
     retrieval = common_pb2.RetrievalOptions(
         strategy=strategy,
         config_id=config_id,
@@ -104,6 +142,7 @@ def retrieval_options(
         embedding_model=embedding_model,
         hybrid=hybrid,
         recency_lambda=recency_lambda,
+        rerank=rerank,
     )
     if window is not None:
         retrieval.window = window

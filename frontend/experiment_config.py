@@ -98,6 +98,7 @@ def experiment_config(
     judge_model: evaluator_pb2.ModelEndpoint | None = None,
     document_ids: list[str] | None = None,
     validation: evaluator_pb2.Validation | None = None,
+    rerank: common_pb2.RerankOptions | None = None,
 ) -> evaluator_pb2.ExperimentConfig:
     """The config RunExperiment takes; raises ValueError for what the form can tell is missing."""
     if not question_set_id:
@@ -116,6 +117,7 @@ def experiment_config(
             hybrid=hybrid,
             recency_lambda=recency_lambda,
             filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
+            rerank=rerank,
         ),
         retrieval_only=retrieval_only,
         validation=validation,

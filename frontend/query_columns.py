@@ -12,17 +12,19 @@ here: plain data in, the view data and the HTML out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 
-from chunklab import metrics, retrieval_view
+from chunklab import metrics, recommended, retrieval_view
 from chunklab.client import ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from frontend import answer_html
 from frontend.formatting import set_knobs
-from frontend.retrieval_html import NO_CHUNKS
+from frontend.knobs import BASELINE
+from frontend.retrieval_html import NO_CHUNKS, hits_phrase
 
 # More columns than this do not fit side by side on a screen.
 MAX_COLUMNS = 6
@@ -67,9 +69,17 @@ def configuration_choices(sets: Iterable[retriever_pb2.IndexedSet], embedding_mo
     return choices
 
 
+# Columns the page opens with: the recommendation, the baseline and a few more to compare.
+FIRST_COLUMNS = 4
+
+
 def default_configurations(choices: Sequence[tuple[str, str]]) -> list[str]:
-    """The active sets of every processed strategy, at most MAX_COLUMNS of them."""
-    return [value for _, value in choices if value.endswith("/")][:MAX_COLUMNS]
+    """The active sets the page opens on: the recommended strategies' (chunklab.recommended),
+    the baseline's, then other processed strategies' in the list's order, FIRST_COLUMNS in all."""
+    active = [value for _, value in choices if value.endswith("/")]
+    first = [configuration_value(name, "") for name in (*recommended.STRATEGIES, BASELINE)]
+    ordered = [value for value in first if value in active] + [value for value in active if value not in first]
+    return ordered[:FIRST_COLUMNS]
 
 
 def chosen(values: Sequence[str], choices: Sequence[tuple[str, str]]) -> list[Configuration]:
@@ -96,11 +106,14 @@ def check_count(configurations: Sequence[Configuration], offered: Sequence[tuple
 
 @dataclass(frozen=True)
 class Column:
-    """One configuration's retrieval: its response, or why there is none."""
+    """One configuration's retrieval: its response, or why there is none; then its answer
+    (None until it is asked), or why it could not be answered."""
 
     configuration: Configuration
     response: retriever_pb2.RetrieveResponse | None
     error: str = ""
+    answer: answer_html.AnswerStream | None = None
+    answer_error: str = ""
 
 
 def error_sentence(exc: ClientError) -> str:
@@ -132,6 +145,40 @@ def search_all(gateway, question: str, options: common_pb2.RetrievalOptions,
         return [future.result() for future in futures]
 
 
+def answer(gateway, question: str, options: common_pb2.RetrievalOptions, column: Column,
+           answer_model: evaluator_pb2.ModelEndpoint | None) -> Column:
+    """The column with its answer (EvaluatorService.Answer on the column's configuration:
+    the configured LLM's, else extractive), or why there is none."""
+    request = evaluator_pb2.AnswerRequest(question=question)
+    request.retrieval.CopyFrom(options)
+    request.retrieval.strategy = column.configuration.strategy
+    request.retrieval.config_id = column.configuration.config_id
+    if answer_model is not None:
+        request.answer_model.CopyFrom(answer_model)
+    stream = answer_html.AnswerStream()
+    try:
+        for event in gateway.answer(request):
+            stream.add(event)
+    except ClientError as exc:
+        return replace(column, answer=stream, answer_error=error_sentence(exc).replace("searched", "answered"))
+    return replace(column, answer=stream)
+
+
+def answer_all(gateway, question: str, options: common_pb2.RetrievalOptions, columns: Sequence[Column],
+               answer_model: evaluator_pb2.ModelEndpoint | None = None) -> Iterator[list[Column]]:
+    """The columns again each time one more is answered (those that were searched), so the
+    page shows every answer as soon as it is written."""
+    current = list(columns)
+    asked = [i for i, column in enumerate(current) if column.response is not None]
+    if not asked:
+        return
+    with ThreadPoolExecutor(max_workers=min(WORKERS, len(asked))) as pool:
+        futures = {pool.submit(answer, gateway, question, options, current[i], answer_model): i for i in asked}
+        for future in as_completed(futures):
+            current[futures[future]] = future.result()
+            yield list(current)
+
+
 @dataclass(frozen=True)
 class Found:
     """A column's measures for a labelled question: the evaluator's recall and IoU on the
@@ -151,22 +198,70 @@ def found(retrieved: Sequence[common_pb2.RetrievedChunk],
     return Found(on_context.recall, on_context.iou, touched, len(references))
 
 
-def column_view(column: Column, references: Sequence[evaluator_pb2.Reference],
-                formats: MetricFormat) -> dict:
-    """What the template draws for one column."""
+EXPANSION_NOTES = {
+    common_pb2.EXPANSION_KIND_NEIGHBORS: "chunks added before and after each hit",
+    common_pb2.EXPANSION_KIND_WINDOW: "no effect: {strategy} adds its sentence window (the window box)",
+    common_pb2.EXPANSION_KIND_PARENT: "no effect: {strategy} returns each hit's parent",
+    common_pb2.EXPANSION_KIND_NONE: "no effect: {strategy} returns its hits only",
+}
+
+
+def neighbour_note(info) -> str:
+    """What the neighbour inputs do for a strategy, from the expansion kind it declares."""
+    note = EXPANSION_NOTES.get(info.expansion, EXPANSION_NOTES[common_pb2.EXPANSION_KIND_NONE])
+    return note.format(strategy=info.name)
+
+
+def ignored_neighbours(options: common_pb2.RetrievalOptions, info) -> str:
+    """For a column whose strategy does not expand by neighbours while the options ask for
+    some: that they are ignored, and what the strategy does instead; else ""."""
+    if info is None or not (options.neighbor_prev or options.neighbor_next):
+        return ""
+    if info.expansion == common_pb2.EXPANSION_KIND_NEIGHBORS:
+        return ""
+    return (f"neighbor_prev {options.neighbor_prev} / neighbor_next {options.neighbor_next}: "
+            + neighbour_note(info))
+
+
+def answer_view(column: Column) -> dict | None:
+    """The column's answer for the template: who wrote it, its pieces each with the chunk it
+    came from (extractive answers), or why it is missing; None before it is asked."""
+    stream = column.answer
+    if stream is None:
+        return None
+    result = stream.result
+    if column.answer_error or result is None:
+        return {"state": "failed", "error": column.answer_error or "The evaluator ended the answer without its "
+                "result; see its log.", "pieces": [], "extractive": False, "model": ""}
+    retrieved = stream.context.retrieved_chunks if stream.context is not None else []
+    pieces = answer_html.cited_pieces(result.answer, retrieved) if result.extractive else [
+        answer_html.Cited(result.answer, None)]
+    return {"state": "done", "error": "", "extractive": result.extractive, "model": result.model,
+            "pieces": [{"text": p.text, "cite": p.cite} for p in pieces], "latency": f"{result.latency_ms:.0f} ms"}
+
+
+def column_view(column: Column, references: Sequence[evaluator_pb2.Reference], formats: MetricFormat,
+                options: common_pb2.RetrievalOptions | None = None,
+                strategies: Mapping[str, object] | None = None) -> dict:
+    """What the template draws for one column. `strategies` (StrategyInfo by name) tells which
+    expand by neighbours, so that a column whose strategy ignores them says so."""
     configuration = column.configuration
+    info = (strategies or {}).get(configuration.strategy)
     view = {"label": configuration.label, "strategy": configuration.strategy,
-            "config_id": configuration.config_id, "error": column.error}
+            "config_id": configuration.config_id, "error": column.error,
+            "neighbours_note": ignored_neighbours(options or common_pb2.RetrievalOptions(), info),
+            "answer": answer_view(column)}
     response = column.response
     if response is None:
         return view
     spans = metrics.reference_spans(references)
     retrieved = response.retrieved_chunks
     view.update(
-        chunks=retrieval_view.flat_view(retrieved, references=spans),
+        passages=retrieval_view.passage_view(retrieved, references=spans),
         nodes=retrieval_view.tree_view(response.expansion_tree, references=spans),
         empty=NO_CHUNKS,
-        hits=sum(1 for item in retrieved if item.label == common_pb2.CHUNK_LABEL_HIT),
+        chunk_count=len(retrieved),
+        hits_text=hits_phrase(retrieved, response.expansion_tree),
         tokens_sent=formats.value("tokens_sent", sum(item.chunk.token_count for item in retrieved)),
         # As the answer box writes its latency.
         latency=f"{response.timings.total_ms:.0f} ms",
@@ -184,11 +279,12 @@ def column_view(column: Column, references: Sequence[evaluator_pb2.Reference],
 
 
 def columns_html(columns: Sequence[Column], question: evaluator_pb2.Question | None, formats: MetricFormat,
-                 note: str = "") -> str:
+                 note: str = "", options: common_pb2.RetrievalOptions | None = None,
+                 strategies: Mapping[str, object] | None = None) -> str:
     """The columns side by side; with a question from a set, its excerpts marked in each."""
     references = list(question.references) if question is not None else []
     return render("frontend", "query_columns.html.j2",
-                  columns=[column_view(c, references, formats) for c in columns],
+                  columns=[column_view(c, references, formats, options, strategies) for c in columns],
                   question_id=question.question_id if question is not None else "",
                   excerpts=len(references), note=note)
 

@@ -94,4 +94,11 @@ details.cl-metric > summary { cursor: pointer; }
 .cl-column-facts, .cl-column-measures { font-size: 0.85em; margin: 2px 0; }
 .cl-column-tree > summary { cursor: pointer; font-size: 0.85em; }
 mark.cl-ref { background: #fde68a; color: inherit; border-radius: 2px; }
+.cl-passage { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 6px 8px; margin: 6px 0; }
+.cl-passage-note, .cl-column-caption, .cl-column-note { font-size: 0.85em; opacity: 0.8; margin: 4px 0; }
+.cl-passage-chunks { list-style: none; padding: 0; margin: 4px 0; }
+.cl-passage-chunks > .cl-chunk { margin: 2px 0; padding: 2px 6px; }
+.cl-column-answer { margin: 6px 0; padding: 6px 8px; border-radius: 6px; background: var(--background-fill-secondary); }
+.cl-citations { font-size: 0.85em; margin: 4px 0 0; padding-left: 1.4em; }
+.cl-cite { font-weight: 600; }
 """

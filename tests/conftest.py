@@ -129,6 +129,7 @@ KIND_BY_MODULE = {
     "test_no_html_in_python": "contract",
     "test_paging": "unit",
     "test_query_columns": "unit",
+    "test_query_first_minute": "unit",  # the Query page's opening, merged passages and rerank boxes, hand-built
     "test_question_generation": "integration",  # the evaluator behind an in-process gRPC server, the fake OpenAI server
     "test_questions_cli": "e2e",  # the CLI against the stack, the fake OpenAI server as the generator
     "test_question_imports": "integration",  # the evaluator behind an in-process gRPC server

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from chunklab.client import ChunkLab
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from frontend import formatting, knobs, retrieval_html
 from frontend.answer_html import answer_request
 from frontend.pages.query import ACTIVE_SETS, configuration_choices, default_strategy
@@ -128,14 +128,19 @@ def test_tree_shows_window_and_parent_where_a_strategy_sets_them():
 
 def test_summary_counts_hits_and_what_expansion_added():
     response = sample_response()
-    line = retrieval_html.context_summary_html(response.retrieved_chunks, "<fixed>", response.embedding_model)
+    line = retrieval_html.context_summary_html(response, "<fixed>", response.embedding_model)
     text = "".join(parse(line).itertext())
-    assert text == ("6 chunks in the context: 2 hits + 4 added by expansion · 81 tokens · strategy <fixed>"
+    assert text == ("6 chunks in the context: 2 hits + 4 added by expansion · 81 tokens sent · strategy <fixed>"
                     " · embedding model all-MiniLM-L6-v2")
+
+
+def test_a_parent_child_context_reads_as_parents_holding_the_hits_not_as_zero_hits():
     parents = [rc(1, common_pb2.CHUNK_LABEL_PARENT), rc(2, common_pb2.CHUNK_LABEL_PARENT)]
-    text = "".join(parse(retrieval_html.context_summary_html(parents, "parent_child")).itertext())
-    assert text.startswith("2 chunks in the context: 0 hits + 2 added by expansion · 23 tokens (the hits are children")
-    assert text.endswith("embedding model (default)")
+    tree = common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=rc(n, HIT, 0.5, n)) for n in (4, 5, 6)])
+    context = evaluator_pb2.AnswerContext(retrieved_chunks=parents, expansion_tree=tree)
+    text = "".join(parse(retrieval_html.context_summary_html(context, "parent_child")).itertext())
+    assert text == ("2 chunks in the context: 2 parents holding the 3 hits (children: see them in the expansion "
+                    "tree) · 23 tokens sent · strategy parent_child · embedding model (default)")
 
 
 # -- knob forms ---------------------------------------------------------------
@@ -351,7 +356,7 @@ def test_the_query_page_offers_each_configuration_of_a_strategy_and_the_active_s
 
 
 def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
-    from frontend.pages.query import neighbour_note
+    from frontend.query_columns import neighbour_note
     from services.chunker.strategies import REGISTRY
 
     notes = {name: neighbour_note(REGISTRY.get(name).info()) for name in ("fixed_size", "recursive", "parent_child")}
@@ -360,7 +365,9 @@ def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
         "recursive": "no effect: recursive returns its hits only",
         "parent_child": "no effect: parent_child returns each hit's parent",
     }
-    assert "process a document with it" in retrieval_html.nothing_indexed("semantic_parent_child")
+    assert retrieval_html.nothing_indexed("semantic_parent_child", "all-MiniLM-L6-v2") == (
+        "0 chunks are indexed for semantic_parent_child with all-MiniLM-L6-v2: process a document with it on the "
+        "Documents tab.")
 
 
 # -- the report store ----------------------------------------------------------

@@ -104,7 +104,7 @@ def test_columns_stand_side_by_side_with_tokens_latency_and_scores(page):
     small = column(page, "small")
     assert small.find("h4").text == "fixed_size · chunk_size=10 · small · all-MiniLM-L6-v2"
     facts = "".join(small.find("p[@class='cl-column-facts']").itertext())
-    assert facts == "14 tokens sent · 2 chunks, 2 hits · 12 ms"  # 40 // 4 + 17 // 4 tokens
+    assert facts == "14 tokens sent · 2 chunks: 2 hits + 0 added by expansion · 12 ms"  # 40 // 4 + 17 // 4 tokens
     assert [s.text for s in small.findall(".//ol[@class='cl-flat-list']//span[@class='cl-score']")] == [
         "score 0.8100", "score 0.4200"]
     assert [c.get("data-chunk-index") for c in small.findall(".//ol[@class='cl-flat-list']/li")] == ["0", "3"]
@@ -112,7 +112,7 @@ def test_columns_stand_side_by_side_with_tokens_latency_and_scores(page):
     tree = small.find("details[@class='cl-column-tree']")
     assert [n.get("data-rank") for n in tree.findall(".//li[@class='cl-node']")] == ["1", "2"]
     large_facts = "".join(column(page, "large").find("p[@class='cl-column-facts']").itertext())
-    assert large_facts == "23 tokens sent · 1 chunk, 1 hit · 31 ms"
+    assert large_facts == "23 tokens sent · 1 chunk: 1 hit + 0 added by expansion · 31 ms"
 
 
 def test_the_reference_excerpts_are_marked_at_their_characters(page):
@@ -206,3 +206,69 @@ def test_a_question_from_a_set_marks_its_excerpts_only_while_the_box_holds_it():
     assert query_columns.picked_question(question_set, "gone", QUESTION.text)[1] == (
         "The picked question is no longer in storms.jsonl: no excerpts are marked.")
     assert query_columns.picked_question(None, "", QUESTION.text) == (None, "")
+
+
+def test_the_page_opens_on_the_recommended_strategies_and_the_baseline_then_others():
+    choices = [(f"{name} · active sets", f"{name}/") for name in
+               ("cluster_parent_child", "fixed_size", "parent_child", "recursive", "semantic")]
+    choices.insert(2, ("fixed_size · chunk_size=128 · bbb", "fixed_size/bbb"))
+    assert query_columns.default_configurations(choices[::-1]) == [
+        "cluster_parent_child/", "fixed_size/", "semantic/", "recursive/"]
+    # Before the recommended strategy is processed: the baseline first, then the others.
+    assert query_columns.default_configurations([c for c in choices if c[1] != "cluster_parent_child/"]) == [
+        "fixed_size/", "parent_child/", "recursive/", "semantic/"]
+
+
+class Evaluator:
+    """Answers each column extractively from that column's own context, as the evaluator does:
+    the small chunks' two sentences, joined with a gap; the large chunk's first sentence."""
+
+    ANSWERS = {"small": "Lamps burned oil. … Radio came later.", "large": "Fog horns warned ships when the beam "
+               "was hidden."}
+
+    def __init__(self):
+        self.requests: list[evaluator_pb2.AnswerRequest] = []
+
+    def answer(self, request):
+        self.requests.append(request)
+        found = {"small": SMALL, "large": LARGE}[request.retrieval.config_id]
+        yield evaluator_pb2.AnswerEvent(context=evaluator_pb2.AnswerContext(
+            query_id="q", retrieved_chunks=found.retrieved_chunks, expansion_tree=found.expansion_tree))
+        text = self.ANSWERS[request.retrieval.config_id]
+        yield evaluator_pb2.AnswerEvent(delta=text)
+        yield evaluator_pb2.AnswerEvent(result=evaluator_pb2.AnswerResult(
+            query_id="q", answer=text, extractive=True, model="extractive", latency_ms=41.2))
+
+
+def test_each_column_gets_its_own_answer_with_the_chunk_each_piece_came_from(columns):
+    evaluator = Evaluator()
+    base = common_pb2.RetrievalOptions(top_k=2, hybrid=True)
+    steps = list(query_columns.answer_all(evaluator, QUESTION.text, base, columns[1]))
+    # One redraw per searched column (the failed one is not asked), the last with both answers.
+    assert len(steps) == 2
+    assert sorted((r.retrieval.strategy, r.retrieval.config_id, r.retrieval.top_k) for r in evaluator.requests) == [
+        ("fixed_size", "large", 2), ("fixed_size", "small", 2)]
+    page = ET.fromstring(query_columns.columns_html(steps[-1], QUESTION, FORMATS))
+    small = column(page, "small").find("div[@class='cl-column-answer']")
+    assert small.get("data-extractive") == "true"
+    assert small.find("div[@class='cl-answer-text']").text == "Lamps burned oil. … Radio came later."
+    assert [li.get("data-cite") for li in small.findall(".//ol[@class='cl-citations']/li")] == [
+        "hit #1 · chunk 0", "hit #2 · chunk 3"]
+    large = column(page, "large").find("div[@class='cl-column-answer']")
+    assert [li.get("data-cite") for li in large.findall(".//ol[@class='cl-citations']/li")] == ["hit #1 · chunk 1"]
+    assert column(page, "", "semantic").find("div[@class='cl-column-answer']") is None
+
+
+def test_a_column_whose_strategy_ignores_the_neighbours_says_so(columns):
+    from chunklab.v1 import chunker_pb2
+
+    strategies = {"fixed_size": chunker_pb2.StrategyInfo(name="fixed_size",
+                                                         expansion=common_pb2.EXPANSION_KIND_NEIGHBORS)}
+    recursive = Configuration("recursive", "", "recursive · active sets")
+    found = [*columns[1][:1], query_columns.Column(recursive, SMALL)]
+    strategies["recursive"] = chunker_pb2.StrategyInfo(name="recursive", expansion=common_pb2.EXPANSION_KIND_NONE)
+    options = common_pb2.RetrievalOptions(neighbor_prev=1, neighbor_next=1)
+    page = ET.fromstring(query_columns.columns_html(found, None, FORMATS, options=options, strategies=strategies))
+    assert column(page, "small").find("p[@class='cl-column-note cl-neighbours-ignored']") is None
+    note = column(page, "", "recursive").find("p[@class='cl-column-note cl-neighbours-ignored']")
+    assert note.text == "neighbor_prev 1 / neighbor_next 1: no effect: recursive returns its hits only"

@@ -771,3 +771,54 @@ def test_one_question_asked_of_two_configurations_side_by_side_marks_its_excerpt
     expect(tree.locator(".cl-node").first).to_be_visible()
     assert page.evaluate("() => window.__chunklab_xss") is None  # the document's markup stayed text
     screenshot(page, "query-side-by-side")
+
+
+@pytest.fixture(scope="module")
+def sample_loaded(ui_stack) -> str:
+    """The sample `make up` loads (its two documents, processed with fixed_size and recursive
+    to stay quick, and its labelled question set), without its experiments, which other
+    tests' lists would see; returns the question set's id. Last in the module, since the
+    Query page opens on it once it is there."""
+    from chunklab_app import sample
+
+    lab = ui_stack.client()
+    return sample.question_set(lab, sample.upload_and_process(lab, ["fixed_size", "recursive"], lambda _: None))
+
+
+def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_without_typing(
+        sample_loaded, ui_stack, page):
+    from playwright.sync_api import expect
+
+    from chunklab_app import sample
+
+    first = next(q for q in ui_stack.client().get_question_set(sample_loaded).questions if q.references)
+    page.get_by_role("tab", name="Query").click()
+    # Nothing typed, nothing clicked: the sample's first question, asked of several configurations
+    # (the baseline first, since the recommended strategy is not processed here).
+    expect(page.locator("#query-text textarea")).to_have_value(first.text)
+    expect(page.locator("#query-question-set input")).to_have_value(re.compile(rf"^{sample.QUESTION_SET_NAME} · "))
+    expect(page.locator("#query-columns .cl-columns")).to_have_attribute("data-question-id", first.question_id)
+    columns = page.locator("#query-columns section.cl-column[data-state=done]")
+    columns.nth(1).wait_for()
+    strategies = [columns.nth(i).get_attribute("data-strategy") for i in range(columns.count())]
+    assert strategies[0] == "fixed_size" and "recursive" in strategies and len(strategies) <= 4, strategies
+    excerpts = len(first.references)
+    for index in range(len(strategies)):
+        column = columns.nth(index)
+        measures = column.locator(".cl-column-measures")
+        expect(measures).to_have_attribute("data-excerpts", str(excerpts))
+        found = int(measures.get_attribute("data-found"))
+        expect(column.locator(".cl-found")).to_have_text(f"found {found} of {excerpts} excerpts")
+        # Each excerpt the column found is highlighted inside its context, within the reference's characters.
+        marks = column.locator(".cl-flat-list mark.cl-ref")
+        assert (marks.count() > 0) == (found > 0)
+        for mark in marks.all():
+            start, end = int(mark.get_attribute("data-start")), int(mark.get_attribute("data-end"))
+            assert any(r.start_char <= start < end <= r.end_char for r in first.references)
+        # Then the column's own answer: extractive (no LLM here), each piece citing its chunk.
+        answer = column.locator(".cl-column-answer[data-state=done]")
+        expect(answer).to_have_attribute("data-extractive", "true")
+        expect(answer.locator(".cl-citations li").first).to_have_attribute("data-cite", re.compile(r" · \w+ \d+$"))
+    assert any(int(columns.nth(i).locator(".cl-column-measures").get_attribute("data-found"))
+               for i in range(len(strategies)))
+    screenshot(page, "query-first-minute")

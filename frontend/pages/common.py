@@ -13,7 +13,7 @@ import pandas as pd
 
 from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
-from frontend import formatting
+from frontend import formatting, rerank_form
 
 # Long enough to read a service's sentence, short enough not to pile up.
 ERROR_SECONDS = 20
@@ -31,6 +31,24 @@ def hybrid_checkbox(elem_id: str) -> gr.Checkbox:
     """The hybrid retrieval box of the Query page and the experiment form: ticked at first as
     docs/benchmarks.md recommends (chunklab.recommended); the API's default stays off."""
     return gr.Checkbox(label="hybrid (BM25 + dense)", value=recommended.HYBRID, elem_id=elem_id)
+
+
+def rerank_inputs(prefix: str) -> tuple[gr.Dropdown, gr.Number, gr.Textbox, gr.Textbox]:
+    """The reranking boxes (kind, candidate depth, model, URL) in a folded accordion, off by
+    default; values for frontend.rerank_form.rerank_options."""
+    labels, help_text = rerank_form.LABELS, rerank_form.help_text
+    with gr.Accordion("Reranking (off)", open=False, elem_id=f"{prefix}-rerank"):
+        with gr.Row():
+            kind = gr.Dropdown(label=labels["rerank.kind"], choices=rerank_form.kind_choices(), value=rerank_form.OFF,
+                               info=help_text("rerank.kind"), elem_id=f"{prefix}-rerank-kind")
+            depth = gr.Number(label=labels["rerank.depth"], value=0, precision=0, minimum=0,
+                              info=help_text("rerank.depth") + "; 0 = the default", elem_id=f"{prefix}-rerank-depth")
+        with gr.Row():
+            model = gr.Textbox(label=labels["rerank.model"], placeholder="the retriever's configured one",
+                               info=help_text("rerank.model"), elem_id=f"{prefix}-rerank-model")
+            base_url = gr.Textbox(label=labels["rerank.base_url"], placeholder="the retriever's configured one",
+                                  info=help_text("rerank.base_url"), elem_id=f"{prefix}-rerank-url")
+    return kind, depth, model, base_url
 
 
 def user_error(message: str) -> gr.Error:

@@ -19,10 +19,10 @@ from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
-from frontend import experiment_config, experiments_html, knobs, question_sets
+from frontend import experiment_config, experiments_html, knobs, question_sets, rerank_form
 from frontend.formatting import message_html
 from frontend.pages.common import (
-    RENDER_ONE_AT_A_TIME, hybrid_checkbox, said_in_place, told_as_sentence, told_html, user_error,
+    RENDER_ONE_AT_A_TIME, hybrid_checkbox, rerank_inputs, said_in_place, told_as_sentence, told_html, user_error,
 )
 
 QUESTION_TYPES = [".jsonl", ".ndjson", ".csv"]
@@ -46,21 +46,23 @@ class RunSettings:
     answer: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
     judge: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
     validation: tuple[gr.Dropdown, gr.Number]
+    rerank: tuple[gr.Dropdown, gr.Number, gr.Textbox, gr.Textbox]
 
     def components(self) -> set:
         return {
             self.question_set, self.name, self.top_k, self.neighbor_prev, self.neighbor_next, self.window,
             self.embedding_model, self.hybrid, self.recency, self.retrieval_only, self.documents,
-            *self.answer, *self.judge, *self.validation,
+            *self.answer, *self.judge, *self.validation, *self.rerank,
         }
 
     def config(self, values: dict, grids: list[evaluator_pb2.StrategyGrid]) -> evaluator_pb2.ExperimentConfig:
         """The ExperimentConfig for the submitted values; ValueError says what is missing or wrong."""
+        top_k = experiment_config.whole(values[self.top_k], 5)
         return experiment_config.experiment_config(
             name=values[self.name] or "",
             question_set_id=values[self.question_set] or "",
             grids=grids,
-            top_k=experiment_config.whole(values[self.top_k], 5),
+            top_k=top_k,
             neighbor_prev=experiment_config.whole(values[self.neighbor_prev], 0),
             neighbor_next=experiment_config.whole(values[self.neighbor_next], 0),
             window=experiment_config.optional_whole(values[self.window], "window"),
@@ -72,6 +74,7 @@ class RunSettings:
             judge_model=experiment_config.endpoint(*(values[c] for c in self.judge)),
             document_ids=values[self.documents] or [],
             validation=experiment_config.validation(values[self.validation[0]], values[self.validation[1]]),
+            rerank=rerank_form.rerank_options(*(values[c] for c in self.rerank), top_k=top_k),
         )
 
 
@@ -182,6 +185,7 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
                                 elem_id="exp-documents")
         hybrid = hybrid_checkbox("exp-hybrid")
         retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
+    rerank = rerank_inputs("exp")
     with gr.Accordion("Answer and judge models (optional)", open=False):
         gr.Markdown(
             "Empty fields use the stack's configured model. With none configured, answers are extractive and "
@@ -209,7 +213,7 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
     return RunSettings(
         question_set=question_set, name=name, top_k=top_k, neighbor_prev=prev, neighbor_next=nxt, window=window,
         embedding_model=embedding, hybrid=hybrid, recency=recency, retrieval_only=retrieval_only,
-        documents=documents, answer=answer, judge=judge, validation=(mode, seed),
+        documents=documents, answer=answer, judge=judge, validation=(mode, seed), rerank=rerank,
     )
 
 

@@ -19,15 +19,15 @@ import gradio as gr
 from chunklab import recommended
 from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import label
-from chunklab.v1 import common_pb2
 
-from chunklab.metric_format import MetricFormat
-from frontend import answer_html, experiment_config, experiments_html, knobs, query_columns, retrieval_html
+from frontend import answer_html, experiment_config, first_minute, knobs, query_columns, retrieval_html
 from frontend.formatting import message_html
+from frontend.pages import query_side_by_side
 from frontend.pages.common import (
-    document_dropdown_update, hybrid_checkbox, retrieval_limit_updates, said_in_place, told_as_sentence, told_html,
-    told_sentence, user_error,
+    document_dropdown_update, hybrid_checkbox, rerank_inputs, retrieval_limit_updates, said_in_place,
+    told_as_sentence, told_html, told_sentence, user_error,
 )
+from frontend.pages.query_side_by_side import form_options
 
 
 def default_strategy(names: list[str], current: str | None, indexed: set[str] | frozenset = frozenset()) -> str | None:
@@ -64,40 +64,11 @@ def configuration_choices(sets) -> list[tuple[str, str]]:
     return choices
 
 
-EXPANSION_NOTES = {
-    common_pb2.EXPANSION_KIND_NEIGHBORS: "chunks added before and after each hit",
-    common_pb2.EXPANSION_KIND_WINDOW: "no effect: {strategy} adds its sentence window (the window box)",
-    common_pb2.EXPANSION_KIND_PARENT: "no effect: {strategy} returns each hit's parent",
-    common_pb2.EXPANSION_KIND_NONE: "no effect: {strategy} returns its hits only",
-}
-
-
-def neighbour_note(info) -> str:
-    """What the neighbour inputs do for a strategy, from the expansion kind it declares."""
-    note = EXPANSION_NOTES.get(info.expansion, EXPANSION_NOTES[common_pb2.EXPANSION_KIND_NONE])
-    return note.format(strategy=info.name)
-
-
 def filter_choices(documents) -> tuple[list[str], list[str]]:
     """The collections and languages the uploaded documents have, for the filter dropdowns."""
     collections = sorted({d.collection for d in documents if d.collection})
     languages = sorted({d.language for d in documents if d.language})
     return collections, languages
-
-
-def form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names, language_codes,
-                 model_name) -> dict:
-    """The form's retrieval options as answer_html.retrieval_options takes them; ValueError
-    names an input that holds no whole number."""
-    return {
-        "top_k": experiment_config.whole(k, 5),
-        "neighbor_prev": experiment_config.whole(prev, 0),
-        "neighbor_next": experiment_config.whole(nxt, 0),
-        "window": experiment_config.optional_whole(window_value, "window"),
-        "hybrid": bool(use_hybrid), "recency_lambda": float(lam or 0.0),
-        "document_ids": document_ids, "collections": collection_names, "languages": language_codes,
-        "embedding_model": model_name or "",
-    }
 
 
 def build(gateway: ChunkLab) -> gr.Blocks:
@@ -145,6 +116,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 elem_id="query-recency",
             )
             hybrid = hybrid_checkbox("query-hybrid")
+        rerank = rerank_inputs("query")
         with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
             with gr.Row():
                 collections = gr.Dropdown(
@@ -177,6 +149,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
             side_by_side_button = gr.Button("Search side by side", scale=0, elem_id="side-by-side-button")
         columns = gr.HTML(elem_id="query-columns")
+        # Looks for the sample while `make up` is still loading it; stopped once the page is filled.
+        sample_timer = gr.Timer(first_minute.POLL_SECONDS, active=False)
         gr.Markdown("#### Answer")
         answer = gr.HTML(elem_id="answer")
         with gr.Row(equal_height=True):
@@ -226,12 +200,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 choices = configuration_choices(gateway.list_indexed_sets(strategy_name, embedding_model=model_name or ""))
                 infos = {info.name: info for info in gateway.list_strategies()}
             values = [value for _, value in choices]
-            note = neighbour_note(infos[strategy_name]) if strategy_name in infos else ""
+            note = query_columns.neighbour_note(infos[strategy_name]) if strategy_name in infos else ""
             return (gr.update(choices=choices, value=current if current in values else ""),
                     gr.update(info=note), gr.update(info=note))
 
         def ask(question_text, strategy_name, config_id, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
-                collection_names, language_codes, model_name, base_url, chat_model, api_key):
+                collection_names, language_codes, model_name, rerank_kind, rerank_depth, rerank_model, rerank_url,
+                base_url, chat_model, api_key):
             # Refusals and failures are one sentence in the answer area, not "Error" pills over the page.
             def refused(sentence: str):
                 return (gr.skip(), message_html(sentence, "error"), *[gr.skip()] * 7)
@@ -246,7 +221,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 request = answer_html.answer_request(
                     question_text, strategy_name,
                     **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
-                                   language_codes, model_name),
+                                   language_codes, model_name, rerank_kind, rerank_depth, rerank_model, rerank_url),
                     answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
                     config_id=config_id or "",
                 )
@@ -264,10 +239,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                         empty = retrieval_html.NO_CHUNKS
                         if not context.retrieved_chunks and not gateway.list_indexed_sets(
                                 strategy_name, embedding_model=model_name or ""):
-                            empty = retrieval_html.nothing_indexed(strategy_name)
+                            empty = retrieval_html.nothing_indexed(
+                                strategy_name, model_name or gateway.settings.embedding_model)
                         yield (
                             gr.skip(), answer_html.answer_html(stream), context.query_id, gr.skip(),
-                            retrieval_html.context_summary_html(context.retrieved_chunks, strategy_name, model_name),
+                            retrieval_html.context_summary_html(context, strategy_name, model_name),
                             retrieval_html.flat_list_html(context, empty), retrieval_html.expansion_tree_html(context),
                             gr.skip(), gr.skip(),
                         )
@@ -283,68 +259,6 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             unlocked = gr.update(interactive=True)
             yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
 
-        def question_sets(current_set):
-            """The stored question sets (the current one kept, else the newest) and its questions."""
-            with told_as_sentence():
-                sets = gateway.list_question_sets()
-            choices = [(experiments_html.question_set_label(s), s.question_set_id) for s in sets]
-            ids = [value for _, value in choices]
-            chosen = current_set if current_set in ids else (ids[0] if ids else None)
-            return gr.update(choices=choices, value=chosen), questions_of(chosen)
-
-        def questions_of(set_id):
-            if not set_id:
-                return gr.update(choices=[], value=None)
-            with told_as_sentence():
-                choices = query_columns.question_choices(gateway.get_question_set(set_id))
-            return gr.update(choices=choices, value=None)
-
-        def question_text(set_id, question_id):
-            """The picked question, written into the question box."""
-            if not (set_id and question_id):
-                return gr.skip()
-            with told_as_sentence():
-                found = [q for q in gateway.get_question_set(set_id).questions if q.question_id == question_id]
-            return found[0].text if found else gr.skip()
-
-        def column_choices(model_name):
-            with told_as_sentence():
-                sets = gateway.list_indexed_sets(embedding_model=model_name or "")
-            return query_columns.configuration_choices(sets, model_name or gateway.settings.embedding_model)
-
-        def configuration_update(current, model_name):
-            """On opening the page: every configuration indexed with the model, the picks that
-            still exist kept, else every processed strategy's active sets."""
-            choices = column_choices(model_name)
-            values = {value for _, value in choices}
-            kept = [value for value in current or [] if value in values]
-            return gr.update(choices=choices, value=kept or query_columns.default_configurations(choices))
-
-        def fresh_configurations(model_name):
-            """The choices only: the picks stay as the user is making them."""
-            return gr.update(choices=column_choices(model_name))
-
-        @said_in_place(outputs=1)
-        def side_by_side(question_text_value, picked_values, set_id, question_id, document_ids, k, prev, nxt,
-                         window_value, lam, use_hybrid, collection_names, language_codes, model_name):
-            if not (question_text_value or "").strip():
-                raise user_error("Type a question first, or pick one from a question set.")
-            try:
-                offered = column_choices(model_name)
-                picks = query_columns.chosen(picked_values or [], offered)
-                query_columns.check_count(picks, offered)
-                options = answer_html.retrieval_options(
-                    "", **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
-                                       language_codes, model_name))
-            except ValueError as exc:
-                raise user_error(str(exc)) from None
-            with told_as_sentence():
-                chosen_set = gateway.get_question_set(set_id) if set_id and question_id else None
-                question, note = query_columns.picked_question(chosen_set, question_id or "", question_text_value)
-                formats = MetricFormat(gateway.list_metrics() if question is not None else [])
-            found = query_columns.search_all(gateway, question_text_value.strip(), options, picks)
-            return query_columns.columns_html(found, question, formats, note)
-
         def rate(thumbs: bool):
             @said_in_place(outputs=1)
             def submit(current_query_id: str, text: str):
@@ -357,19 +271,12 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
             return submit
 
-        page.load(question_sets, inputs=question_set, outputs=[question_set, picked], show_progress="hidden")
-        question_set.input(questions_of, inputs=question_set, outputs=picked, show_progress="hidden")
-        picked.input(question_text, inputs=[question_set, picked], outputs=question, show_progress="hidden")
-        column_inputs = [column_configurations, embedding]
-        page.load(configuration_update, inputs=column_inputs, outputs=column_configurations, show_progress="hidden")
-        # Strategies processed on the Documents tab since the page loaded show up on opening the list.
-        column_configurations.focus(fresh_configurations, inputs=embedding, outputs=column_configurations,
-                                    show_progress="hidden")
-        embedding.change(configuration_update, inputs=column_inputs, outputs=column_configurations)
-        side_by_side_button.click(side_by_side, inputs=[
-            question, column_configurations, question_set, picked, documents, top_k, neighbor_prev, neighbor_next,
-            window, recency, hybrid, collections, languages, embedding,
-        ], outputs=columns)
+        query_side_by_side.wire(gateway, query_side_by_side.Parts(
+            page=page, question=question, question_set=question_set, picked=picked,
+            configurations=column_configurations, embedding=embedding, button=side_by_side_button, columns=columns,
+            timer=sample_timer, form=[documents, top_k, neighbor_prev, neighbor_next, window, recency, hybrid,
+                                      collections, languages, embedding, *rerank, answer_base_url, answer_model,
+                                      answer_key]))
 
         option_outputs = [strategy, documents, collections, languages, embedding, status]
         option_inputs = [strategy, documents, collections, languages, embedding]
@@ -392,7 +299,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         documents.focus(current_documents, inputs=documents, outputs=documents, show_progress="hidden")
         ask_inputs = [
             question, strategy, configuration, documents, top_k, neighbor_prev, neighbor_next, window, recency, hybrid,
-            collections, languages, embedding, answer_base_url, answer_model, answer_key,
+            collections, languages, embedding, *rerank, answer_base_url, answer_model, answer_key,
         ]
         ask_outputs = [feedback, answer, query_id, status, summary, flat, tree, thumbs_up, thumbs_down]
         ask_button.click(ask, inputs=ask_inputs, outputs=ask_outputs)

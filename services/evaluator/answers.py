@@ -137,6 +137,16 @@ def extractive_answer(
     return Answer("".join(parts), True, "extractive", latency_ms=(time.perf_counter() - started) * 1e3)
 
 
+WARM_UP_CONTEXT = "A lighthouse guides ships home. Its keeper trims the wick every four hours."
+
+
+def warm_up(provider: EmbeddingProvider) -> None:
+    """One extractive answer on a fixed context, at start-up: the sentence splitter and the
+    model's first batch of documents are ready before the first person asks."""
+    retrieved = [common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(content=WARM_UP_CONTEXT, language="en"))]
+    extractive_answer(provider, "What does a keeper do?", retrieved, SentenceEmbeddings())
+
+
 def _answers(sentence: str) -> bool:
     """Whether a sentence can stand in an answer: not a heading (by the one Markdown
     scanner's rule), not bare markup."""

@@ -19,7 +19,7 @@ from chunklab.replicas import replica_name
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator import grid, metric_catalog
+from services.evaluator import answers, grid, metric_catalog
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.leases import Leases
 from services.evaluator.models import ModelDefaults
@@ -152,7 +152,7 @@ def main() -> None:
     settings = load_settings()
     tracing.start("evaluator", settings)  # before any channel or server is made
     embeddings.configure(settings)  # "openai:" models learn their endpoint
-    warm_up_in_background(settings.embedding_model)
+    warm_up_in_background(settings.embedding_model, then=answers.warm_up)
     service = build_service(settings)
     service.recover()
     servicer = EvaluatorServicer(service)
