@@ -100,6 +100,7 @@ def evaluator(database_url):
     server.start()
     yield clients.evaluator(f"127.0.0.1:{port}"), service, servicer, peers
     server.stop(None)
+    service.stop()  # as the real server's on_stop: experiments end, the lease renewer too
 
 
 def wait_for(condition, what: str) -> None:

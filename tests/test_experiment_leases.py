@@ -109,4 +109,4 @@ def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(sh
     assert starting.recover() == ["exp-2"]
     assert repository.experiment("exp-1").state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
     orphan = repository.experiment("exp-2")
-    assert orphan.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "resume it" in orphan.error
+    assert orphan.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "continue it with Resume" in orphan.error

@@ -34,12 +34,13 @@ def serve_evaluator(peers, database_url: str, timeout_s: float, max_retries: int
         default_embedding_model=HashedProvider.name, code_version="test", **options,
     )
     server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
-    evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(
-        EvaluatorServicer(EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)), server)
+    service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
+    evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(EvaluatorServicer(service), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
         yield clients.evaluator(f"127.0.0.1:{port}")
     finally:
         server.stop(None)
+        service.stop()  # as the real server's on_stop: experiments end, the lease renewer too
 
