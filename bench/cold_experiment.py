@@ -49,6 +49,17 @@ PHASES = ("chunk", "embed", "index")
 COMMAND = ".venv/bin/python bench/cold_experiment.py"
 
 
+def cpu_seconds(stack: Stack) -> dict[str, float]:
+    """Each service process's CPU time so far (user + system, all its threads): the work done,
+    whatever share of the cores the shared machine gave it."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for name, process in stack.processes.items():
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        seconds[name] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return seconds
+
+
 def cold_run(model: str) -> dict:
     """One cold experiment with `model` as the stack's embedding model: its breakdown in seconds."""
     with tempfile.TemporaryDirectory(prefix="chunklab-cold-") as folder:
@@ -57,7 +68,7 @@ def cold_run(model: str) -> dict:
         with Stack(data_dir=Path(folder), extra_env={"CHUNKLAB_EMBEDDING_MODEL": model}) as stack:
             stack_s = time.perf_counter() - started
             lab = stack.client(Settings())
-            began = time.perf_counter()
+            began, cpu_before = time.perf_counter(), cpu_seconds(stack)
             for path in sorted((DATA / "corpora").glob("*.md")):
                 lab.upload_document(path)
             question_set = lab.import_question_set(DATA / "questions.csv")
@@ -67,6 +78,7 @@ def cold_run(model: str) -> dict:
             runs, _, experiment_s = experiment(lab, question_set.question_set_id, f"cold, {model}", cells,
                                                common_pb2.RetrievalOptions(top_k=TOP_K))
             total_s = time.perf_counter() - began
+            cpu = {name: used - cpu_before[name] for name, used in cpu_seconds(stack).items()}
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
     strategies = [{"strategy": run.spec.name, "chunks": run.chunk_count, "processing": run.processing_seconds,
                    **{p: getattr(run.processing_phases, f"{p}_seconds") for p in PHASES}} for run in runs]
@@ -75,15 +87,17 @@ def cold_run(model: str) -> dict:
     # What processing spent outside its three phases (waiting for the chunker thread, events) counts as index.
     phases["index"] += max(0.0, processing - sum(phases[p] for p in PHASES))
     phases["query"] = max(0.0, experiment_s - processing)
-    return {"model": model, "total_s": total_s, "stack_s": stack_s, "phases": phases, "strategies": strategies,
+    return {"model": model, "total_s": total_s, "cpu_s": sum(cpu.values()), "cpu_by_service": cpu, "stack_s": stack_s, "phases": phases, "strategies": strategies,
             "skipped": [row["strategy"] for row in skipped], "failed": failed,
             "load": [round(x, 1) for x in (*load_before, *os.getloadavg())]}
 
 
 def report(result: dict) -> str:
     phases = "  ".join(f"{name} {seconds:6.1f}s" for name, seconds in result["phases"].items())
+    services = ", ".join(f"{name} {seconds:.1f}" for name, seconds in result["cpu_by_service"].items())
     lines = [f"{result['model']:<28} total {result['total_s']:6.1f}s  ({phases})  stack start {result['stack_s']:.1f}s  "
-             f"load before {result['load'][0]:.1f}, after {result['load'][3]:.1f}"]
+             f"load before {result['load'][0]:.1f}, after {result['load'][3]:.1f}",
+             f"    CPU seconds of the services over the experiment: {result['cpu_s']:.1f} ({services})"]
     for row in result["strategies"]:
         lines.append(f"    {row['strategy']:<28} {row['chunks']:>5} chunks  chunk {row['chunk']:5.1f}s  "
                      f"embed {row['embed']:5.1f}s  index {row['index']:5.1f}s")
@@ -106,8 +120,9 @@ def main() -> int:
     if len(results) > 1:
         first = results[0]
         for other in results[1:]:
-            print(f"{first['model']} against {other['model']}: total x{other['total_s'] / first['total_s']:.2f} faster, "
-                  f"embed x{other['phases']['embed'] / max(first['phases']['embed'], 1e-9):.2f} faster")
+            print(f"{other['model']} against {first['model']}: total x{first['total_s'] / other['total_s']:.2f} "
+                  f"(wall), x{first['cpu_s'] / other['cpu_s']:.2f} (CPU seconds); embed "
+                  f"x{first['phases']['embed'] / max(other['phases']['embed'], 1e-9):.2f} (wall)")
     FIGURES.mkdir(parents=True, exist_ok=True)
     COLD.write_text(json.dumps({"runs": results, "machine": machine(), "command": COMMAND}, indent=1) + "\n")
     print(f"wrote {COLD.relative_to(REPO)}")

@@ -46,7 +46,7 @@ from chunklab.knobs import to_spec  # noqa: E402
 from chunklab.v1 import documents_pb2  # noqa: E402
 from services.chunker.cache import EmbeddingCache  # noqa: E402
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context  # noqa: E402
-from services.evaluator.metrics import Span, overlap  # noqa: E402
+from chunklab.metrics import Span, overlap  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 BACKENDS = {"torch": "all-MiniLM-L6-v2", "onnx fp32": "all-MiniLM-L6-v2-onnx",
