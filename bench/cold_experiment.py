@@ -22,6 +22,9 @@ the other in this one run (side by side), with the load average beside it.
 Target (issue 17): total under 2 minutes on this machine.
 
     .venv/bin/python bench/cold_experiment.py [--model all-MiniLM-L6-v2-onnx-int8 --model all-MiniLM-L6-v2]
+
+(without --model: the int8 ONNX model, then torch; the first model is the one the others are
+compared with).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from chunklab_app.stack import Stack  # noqa: E402
 
 PHASES = ("chunk", "embed", "index")
 COMMAND = ".venv/bin/python bench/cold_experiment.py"
+MODELS = ("all-MiniLM-L6-v2-onnx-int8", "all-MiniLM-L6-v2")
 
 
 def cpu_seconds(stack: Stack) -> dict[str, float]:
@@ -107,10 +111,10 @@ def report(result: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", help="embedding model of a stack (repeatable; default: "
-                        "the settings' default)")
+    parser.add_argument("--model", action="append", help=f"embedding model of a stack (repeatable; default: "
+                        f"{' then '.join(MODELS)})")
     args = parser.parse_args()
-    models = args.model or [Settings().embedding_model]
+    models = args.model or list(MODELS)
     if any("onnx" in model for model in models):
         onnx_export.ensure_export()
     results = []
@@ -120,9 +124,9 @@ def main() -> int:
     if len(results) > 1:
         first = results[0]
         for other in results[1:]:
-            print(f"{other['model']} against {first['model']}: total x{first['total_s'] / other['total_s']:.2f} "
-                  f"(wall), x{first['cpu_s'] / other['cpu_s']:.2f} (CPU seconds); embed "
-                  f"x{first['phases']['embed'] / max(other['phases']['embed'], 1e-9):.2f} (wall)")
+            print(f"{first['model']} is {other['total_s'] / first['total_s']:.2f}x as fast as {other['model']} "
+                  f"(total, wall), {other['cpu_s'] / first['cpu_s']:.2f}x (CPU seconds); embed "
+                  f"{other['phases']['embed'] / max(first['phases']['embed'], 1e-9):.2f}x (wall)")
     FIGURES.mkdir(parents=True, exist_ok=True)
     COLD.write_text(json.dumps({"runs": results, "machine": machine(), "command": COMMAND}, indent=1) + "\n")
     print(f"wrote {COLD.relative_to(REPO)}")
