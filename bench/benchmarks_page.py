@@ -49,6 +49,7 @@ FIGURES = REPO / "docs" / "benchmarks"
 RESULTS = FIGURES / "results.json"
 PLOT = FIGURES / "recall_vs_tokens.png"
 GROWTH, GROWTH_PLOT = FIGURES / "growth.json", FIGURES / "growth.png"  # written by bench/growth.py
+COLD = FIGURES / "cold_experiment.json"  # written by bench/cold_experiment.py
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -132,33 +133,28 @@ def row_of(group: str, label: str, retrieval: str, run, results) -> dict:
         **base, "questions": len(mine), **{k: [float(v.mean()), float(v.std())] for k, v in values.items()},
         "tokens_sent": float(np.mean([r.metrics.tokens_sent for r in mine])), "chunks": run.chunk_count,
         "chunk_tokens": 0.0, "rank": rank,
-        "seconds": {"processing": run.processing_seconds, "query": sum(r.metrics.retrieve_ms for r in mine) / 1000},
+        "seconds": {"processing": run.processing_seconds, "query": sum(r.metrics.retrieve_ms for r in mine) / 1000,
+                    **{phase: getattr(run.processing_phases, f"{phase}_seconds") for phase in ("chunk", "embed", "index")}},
     }
 
 
 def chunk_sizes(lab, documents, rows: list[dict]) -> None:
-    """Mean chunk size (tokens, every chunk the strategy makes) and the chunking time of each dense
-    row, by previewing its chunks once the run has embedded them (so an embedding strategy reads
-    its vectors from the cache): what processing took beyond it is embedding and indexing."""
+    """Mean chunk size (tokens, every chunk the strategy makes) of each dense row, by previewing
+    its chunks once the run has embedded them (an embedding strategy reads its vectors from the
+    cache); a row of another retrieval mode takes its dense twin's."""
     from chunklab.knobs import to_spec
 
     for row in rows:
         if "note" in row or row.get("retrieval") != "dense":
             continue
-        started = time.perf_counter()
         counts = [c.token_count for d in documents
                   for c in lab.preview_chunks(d.document_id, to_spec(row["strategy"], row["knobs"])).chunks]
-        chunk_s = time.perf_counter() - started
         row["chunk_tokens"] = float(np.mean(counts)) if counts else 0.0
-        row["seconds"]["chunk"] = chunk_s
-        row["seconds"]["embed_index"] = max(0.0, row["seconds"]["processing"] - chunk_s)
     sizes = {(r["strategy"], json.dumps(r["knobs"], sort_keys=True)): r for r in rows if r.get("retrieval") == "dense"}
     for row in rows:
         twin = sizes.get((row.get("strategy"), json.dumps(row.get("knobs"), sort_keys=True)))
         if "note" not in row and row.get("retrieval") != "dense" and twin and "note" not in twin:
             row["chunk_tokens"] = twin["chunk_tokens"]
-            row["seconds"].setdefault("chunk", 0.0)
-            row["seconds"].setdefault("embed_index", row["seconds"]["processing"])
 
 
 def measure(lab, only: list[str]) -> dict:
@@ -184,7 +180,7 @@ def measure(lab, only: list[str]) -> dict:
     PARTIAL.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")  # kept if what follows fails
     started = time.perf_counter()
     chunk_sizes(lab, [d.document for d in documents], rows)
-    phases["chunk previews (chunk sizes, chunking time)"] = time.perf_counter() - started
+    phases["chunk previews (chunk sizes)"] = time.perf_counter() - started
     return {"rows": rows, "phases": phases, "questions": question_set.question_count}
 
 
@@ -215,8 +211,9 @@ def write(results: dict) -> None:
     FIGURES.mkdir(parents=True, exist_ok=True)
     benchpage.plot(results["rows"], PLOT)
     growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else None  # bench/growth.py's, when it ran
+    cold = json.loads(COLD.read_text()) if COLD.exists() else None  # bench/cold_experiment.py's, when it ran
     PAGE.write_text(benchpage.page(results, plot_path=str(PLOT.relative_to(PAGE.parent)), growth_results=growth,
-                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent))))
+                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)), cold_results=cold))
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
 
 

@@ -10,6 +10,7 @@ sentence-transformers does.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -62,6 +63,9 @@ class OnnxMiniLMProvider(EmbeddingProvider):
                 tokenizer.enable_truncation(onnx_export.max_seq_length(model_dir))
                 options = onnxruntime.SessionOptions()
                 options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+                # One batch at a time, each operator over every core (a BERT graph is a chain).
+                options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+                options.intra_op_num_threads = os.cpu_count() or 1
                 # Idle threads sleep rather than spin: the services share a few cores.
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])

@@ -10,7 +10,7 @@ plain dict (JSON as stored):
      "recall": [mean, std], "precision": [...], "iou": [...],   # fractions, population std
      "tokens_sent": float, "chunk_tokens": float, "chunks": int,
      "rank": {"recall_at_1": ..., "ndcg": ..., "map": ...},     # a key absent: not measured
-     "seconds": {"chunk": s, "embed_index": s, "query": s}}
+     "seconds": {"chunk": s, "embed": s, "index": s, "query": s}}
 or {"label", "strategy", "note"} for a configuration that could not run.
 
 The Markdown is laid out by a Jinja2 template (chunklab_app/templates/benchmarks.md.j2).
@@ -186,11 +186,15 @@ def published_rows(rows: Sequence[Mapping]) -> list[dict]:
 
 
 def time_rows(rows: Sequence[Mapping]) -> list[dict]:
+    """Each row's seconds per phase as printed; a row measured before the chunker timed its phases
+    apart has one embed_index figure, printed as embed with index "—"."""
     out = []
     for row in measured(rows):
-        seconds = row.get("seconds", {})
+        seconds = dict(row.get("seconds", {}))
+        if "embed" not in seconds and "embed_index" in seconds:
+            seconds["embed"] = seconds["embed_index"]
         out.append({"label": row["label"], "retrieval": row.get("retrieval", "dense"),
-                    **{k: f"{seconds.get(k, 0.0):.1f}" for k in ("chunk", "embed_index", "query")}})
+                    **{k: f"{seconds[k]:.1f}" if k in seconds else "—" for k in ("chunk", "embed", "index", "query")}})
     return out
 
 
@@ -250,9 +254,11 @@ def save_png(figure, path: Path) -> None:
     figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "") -> str:
+def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "",
+         cold_results: Mapping | None = None) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
-    a Growth section when bench/growth.py's results are given."""
+    a Growth section when bench/growth.py's results are given and the cold experiment's table when
+    bench/cold_experiment.py's are."""
     rows = results["rows"]
     default, rule = choose_default(rows)
     strategy_default, _ = choose_default(rows, group="defaults")
@@ -270,5 +276,5 @@ def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None
         sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
         growth=growth_results, growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
-        growth_plot=growth_plot,
+        growth_plot=growth_plot, cold=cold_results,
     )

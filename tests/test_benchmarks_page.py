@@ -19,7 +19,7 @@ def row(label, strategy, knobs, recall, iou, tokens, retrieval="dense", rank=Non
             "recall": [recall, 0.25], "precision": [iou, 0.01], "iou": [iou, 0.02], "tokens_sent": tokens,
             "chunk_tokens": tokens / 5, "chunks": 300, "questions": 276,
             "rank": rank if rank is not None else {"recall_at_1": 0.5, "recall_at_3": 0.75, "ndcg": 0.625},
-            "seconds": {"chunk": 0.5, "embed_index": 12.25, "query": 1.0}}
+            "seconds": {"chunk": 0.5, "embed": 12.25, "index": 2.0, "query": 1.0}}
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,21 @@ def page(rows):
     return benchpage.page(results, plot_path="benchmarks/recall_vs_tokens.png")
 
 
+def test_the_cold_experiment_table_gives_the_total_and_each_phase_with_the_load(page, rows):
+    machine = {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7", "load": "3.0, 2.0, 1.0",
+               "date": "2026-12-01 22:00 UTC"}
+    run = {"model": "all-MiniLM-L6-v2-onnx-int8", "total_s": 95.25, "cpu_s": 150.0, "stack_s": 12.0, "load": [1.5, 1.0, 1.0, 2.5, 1.0, 1.0],
+           "phases": {"parse": 1.0, "chunk": 4.0, "embed": 70.0, "index": 10.0, "query": 10.25}}
+    results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0, "phases": {},
+               "command": "c", "machine": {**machine, "os": "Linux 6"}}
+    cold = benchpage.page(results, plot_path="p.png",
+                          cold_results={"runs": [run], "machine": machine, "command": "bench/cold_experiment.py"})
+    assert ("| all-MiniLM-L6-v2-onnx-int8 | **95.2** | 150.0 | 1.0 | 4.0 | 70.0 | 10.0 | 10.2 | 12.0 | 1.5 / 2.5 |"
+            in cold.splitlines())
+    assert "### The whole experiment from an empty data folder" in cold
+    assert "empty data folder" not in page  # no cold results, no cold table
+
+
 def table_line(page: str, label: str, retrieval: str) -> str:
     return next(line for line in page.splitlines() if re.match(rf"\| (★ )?{re.escape(label)} \| {retrieval} \|", line))
 
@@ -144,7 +159,7 @@ PAGE_LINES = (  # what a reader checks on the page: machine, command, published 
     "**recursive 200/0, hybrid** at recall 92.0 ± 25.0 and IoU 7.0 ± 2.0",
     "(1.0 recall points and 1.0 IoU points short)",
     "| parse (upload and parse 3 corpora) | 1.5 |",
-    "| fixed_size 250/0 | dense | 0.5 | 12.2 | 1.0 |",
+    "| fixed_size 250/0 | dense | 0.5 | 12.2 | 2.0 | 1.0 |",
     "![Recall against tokens sent (Pareto front marked) and recall against IoU (goal shaded)](benchmarks/recall_vs_tokens.png)",
 )
 

@@ -28,6 +28,8 @@ from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import Stack
+from services.chunker import run as run_module
+from services.chunker import service as service_module
 from services.chunker.cache import EmbeddingCache, content_key
 from services.chunker.llm import NO_LLM, LLMPool
 from tests.test_strategies import SPEC_NAMES
@@ -143,6 +145,34 @@ def test_an_unchanged_document_is_never_embedded_twice(harness, tmp_path):
     fresh.provider = harness.provider
     result_of(fresh.process(*names))
     assert harness.provider.texts_embedded == embedded_once
+
+
+class ModelClock:
+    """A clock that moves only while the model embeds: 10 s a call, so that each phase's
+    seconds say exactly where the model was called."""
+
+    def __init__(self, provider) -> None:
+        self.now, inner = 0.0, provider.embed_documents
+
+        def embed_documents(texts):
+            self.now += 10.0
+            return inner(texts)
+
+        provider.embed_documents = embed_documents
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_phase_timings_count_embedding_while_chunking_as_embed(harness, monkeypatch):
+    clock = ModelClock(harness.provider)
+    monkeypatch.setattr(service_module.time, "perf_counter", clock)
+    monkeypatch.setattr(run_module.time, "perf_counter", clock)
+    outcomes = {o.strategy: o for o in result_of(harness.process("fixed_size", "semantic")).strategies_completed}
+    phases = {name: (o.phases.chunk_seconds, o.phases.embed_seconds, o.phases.index_seconds, o.seconds)
+              for name, o in outcomes.items()}
+    # fixed_size: one call for its chunks; semantic: one for its sentences while chunking, one for its chunks.
+    assert phases == {"fixed_size": (0.0, 10.0, 0.0, 10.0), "semantic": (0.0, 20.0, 0.0, 20.0)}
 
 
 def test_usage_counts_llm_calls_and_tokens(harness):

@@ -144,20 +144,22 @@ class StrategyFailure(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class StrategyOutcome(_message.Message):
-    __slots__ = ("strategy", "config_id", "chunk_count", "seconds", "embeddings_cached", "usage")
+    __slots__ = ("strategy", "config_id", "chunk_count", "seconds", "embeddings_cached", "usage", "phases")
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
     EMBEDDINGS_CACHED_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
     strategy: str
     config_id: str
     chunk_count: int
     seconds: float
     embeddings_cached: int
     usage: _common_pb2.TokenUsage
-    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., seconds: _Optional[float] = ..., embeddings_cached: _Optional[int] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ...) -> None: ...
+    phases: _common_pb2.ProcessingPhases
+    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., seconds: _Optional[float] = ..., embeddings_cached: _Optional[int] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ...) -> None: ...
 
 class ProcessDocumentResult(_message.Message):
     __slots__ = ("document_id", "embedding_model", "strategies_completed", "strategies_failed", "llm")

@@ -250,6 +250,16 @@ class ExpansionTree(_message.Message):
     hits: _containers.RepeatedCompositeFieldContainer[ExpansionNode]
     def __init__(self, hits: _Optional[_Iterable[_Union[ExpansionNode, _Mapping]]] = ...) -> None: ...
 
+class ProcessingPhases(_message.Message):
+    __slots__ = ("chunk_seconds", "embed_seconds", "index_seconds")
+    CHUNK_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    EMBED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    chunk_seconds: float
+    embed_seconds: float
+    index_seconds: float
+    def __init__(self, chunk_seconds: _Optional[float] = ..., embed_seconds: _Optional[float] = ..., index_seconds: _Optional[float] = ...) -> None: ...
+
 class TokenUsage(_message.Message):
     __slots__ = ("prompt_tokens", "completion_tokens", "embedding_tokens", "llm_calls", "estimated_cost_usd")
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]

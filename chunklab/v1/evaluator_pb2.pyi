@@ -677,7 +677,7 @@ class QuestionResult(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "index_reused", "error", "questions_total")
+    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -689,6 +689,7 @@ class ExperimentRun(_message.Message):
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     PROCESSING_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PROCESSING_PHASES_FIELD_NUMBER: _ClassVar[int]
     INDEX_REUSED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -703,10 +704,11 @@ class ExperimentRun(_message.Message):
     config_id: str
     chunk_count: int
     processing_seconds: float
+    processing_phases: _common_pb2.ProcessingPhases
     index_reused: bool
     error: str
     questions_total: int
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")

@@ -74,7 +74,8 @@ class Progress:
 class StrategyRun:
     """What one strategy gets besides the document: embeddings through the
     cache with the run's model, the run's LLM through the shared pool, and
-    progress; everything it spends is added to `usage`."""
+    progress; everything it spends is added to `usage`, and the seconds spent
+    in embedding calls to `embed_seconds` (the chunker's phase timings)."""
 
     def __init__(
         self,
@@ -92,14 +93,23 @@ class StrategyRun:
         self.progress = progress
         self.cancelled = cancelled
         self.usage = Usage()
+        self.embed_seconds = 0.0
+
+    def embed(self, texts: list[str], report: Callable[[int, int], None] | None = None):
+        """The texts' vectors through the cache, timed."""
+        started = time.perf_counter()
+        try:
+            embedded = self.cache.embed(self.provider, list(texts), report)
+        finally:
+            self.embed_seconds += time.perf_counter() - started
+        self.usage.add_embedding(embedded.tokens)
+        return embedded
 
     def context(self, report: Callable[[float, str], None]) -> ChunkingContext:
         def embed(texts: list[str]) -> np.ndarray:
             if self.cancelled.is_set():
                 raise Cancelled()
-            embedded = self.cache.embed(self.provider, list(texts))
-            self.usage.add_embedding(embedded.tokens)
-            return embedded.vectors
+            return self.embed(texts).vectors
 
         def chat_many(requests: list[list[dict]], *, model: str | None = None, max_tokens: int | None = None) -> list[str]:
             return self.llm.chat_many(

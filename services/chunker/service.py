@@ -187,16 +187,16 @@ class ChunkerService:
         searchable = [chunk for chunk in chunks if chunk.role != common_pb2.CHUNK_ROLE_PARENT]
         embedding = progress.span(chunked, INDEXING)
         progress.set(chunked, f"embedding {len(searchable)} chunks", force=True)
-        embedded = self._cache.embed(
-            provider,
+        chunked_at = time.perf_counter()
+        embedded = run.embed(
             [embedded_text(chunk) for chunk in searchable],
             lambda done, total: embedding(done / total, f"embedded {done}/{total} chunks"),
         )
-        run.usage.add_embedding(embedded.tokens)
         vectors = {id(chunk): row for chunk, row in zip(searchable, embedded.vectors)}
         dimension = embedded.vectors.shape[1] if len(searchable) else provider.dimension
 
         progress.set(INDEXING, f"indexing {len(chunks)} chunks", force=True)
+        indexing_at = time.perf_counter()
         indexed = []
         for chunk in chunks:
             chunk.embedding_model = provider.name
@@ -215,11 +215,19 @@ class ChunkerService:
         if cancelled.is_set():
             raise Cancelled()
         self._index_chunks(header, indexed)
+        ended = time.perf_counter()
+        # Chunking is what came before the final embedding call, less the embedding calls
+        # the strategy itself made (semantic strategies embed their pieces while chunking).
+        embedded_while_chunking = run.embed_seconds - (indexing_at - chunked_at)
+        phases = common_pb2.ProcessingPhases(
+            chunk_seconds=max(0.0, chunked_at - started - embedded_while_chunking),
+            embed_seconds=run.embed_seconds, index_seconds=ended - indexing_at)
         return chunker_pb2.StrategyOutcome(
             strategy=strategy.name,
             config_id=strategy.config_id,
             chunk_count=len(chunks),
-            seconds=time.perf_counter() - started,
+            seconds=ended - started,
+            phases=phases,
             embeddings_cached=embedded.cached,
             usage=run.usage.to_proto(),
         )

@@ -388,6 +388,7 @@ class ExperimentRunner:
         model = plan.provider.name
         run.chunk_count = 0
         run.processing_seconds = 0.0
+        run.ClearField("processing_phases")
         reused = 0
         total = len(plan.documents)
         for done, document_id in enumerate(plan.documents):
@@ -435,6 +436,8 @@ class ExperimentRunner:
         outcome = result.strategies_completed[0]
         run.chunk_count += outcome.chunk_count
         run.processing_seconds += outcome.seconds
+        for phase in ("chunk_seconds", "embed_seconds", "index_seconds"):
+            setattr(run.processing_phases, phase, getattr(run.processing_phases, phase) + getattr(outcome.phases, phase))
         if outcome.config_id:
             run.config_id = run.retrieval.config_id = cell.config_id = outcome.config_id
 
