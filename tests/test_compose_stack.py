@@ -28,7 +28,7 @@ from chunklab.client import ChunkLab, experiment_outcome
 from chunklab.settings import settings_from
 from chunklab.v1 import common_pb2, evaluator_pb2
 from tests.support.compose_model import REPO, resolved_model
-from tests.support.compose_processes import LISTS, LOOPBACK, ComposeProcesses, image_environment
+from tests.support.compose_processes import LOOPBACK, ComposeProcesses, image_environment
 from tests.support.postgres_server import PostgresServer
 from tests.support.qdrant_shim import QdrantShim
 from tests.support.redis_server import RedisServer
@@ -128,7 +128,7 @@ def test_every_compose_service_runs_with_its_containers_environment_mapped_only_
             f"postgresql+psycopg://chunklab:chunklab@127.0.0.1:{postgres.port}/{service}"
     assert stack.processes["chunker-2"].env["CHUNKLAB_BROKER_URL"] == redis.url
     chunkers = [f"127.0.0.1:{stack.processes[name].port}" for name in stack.names("chunker")]
-    assert stack.processes["evaluator"].env["CHUNKLAB_CHUNKER_ADDRESS"] == (",".join(chunkers) if LISTS else chunkers[0])
+    assert stack.processes["evaluator"].env["CHUNKLAB_CHUNKER_ADDRESS"] == ",".join(chunkers)
     assert stack.processes["chunker"].env["CHUNKLAB_BULK_WORKERS"] == "1"  # compose's own value
     assert stack.processes["retriever"].env["CHUNKLAB_QDRANT_URL"] == qdrant.root
     assert f"retriever index: Qdrant at {qdrant.root}" in stack.log("retriever")
