@@ -195,6 +195,14 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
 
     expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
 
+    # Only a ticked strategy shows its knobs: the baseline's at first, recursive's once ticked.
+    expect(page.locator("#knob-fixed_size-chunk_size input")).to_be_visible()
+    expect(page.locator("#knob-recursive-chunk_size input")).to_be_hidden()
+    page.locator("#use-recursive input").check()
+    expect(page.locator("#knob-recursive-chunk_size input")).to_be_visible()
+    page.locator("#use-recursive input").uncheck()
+    expect(page.locator("#knob-recursive-chunk_size input")).to_be_hidden()
+
     # Process with fixed_size in small windows so the document has many chunks.
     page.locator("#knob-fixed_size-chunk_size input").fill("32")
     page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
