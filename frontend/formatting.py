@@ -17,7 +17,7 @@ from chunklab.render import render
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
 
 DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested",
-                    "document_id"]
+                    "id"]
 # How the UI names a document's format; the enum's own name where a format is missing here.
 FORMAT_NAMES = {
     documents_pb2.DOCUMENT_FORMAT_MARKDOWN: "Markdown", documents_pb2.DOCUMENT_FORMAT_TEXT: "text",

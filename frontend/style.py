@@ -39,6 +39,8 @@ CSS = """
 .cl-table { border-collapse: collapse; margin: 6px 0; font-size: 0.9em; }
 .cl-table th, .cl-table td { border: 1px solid var(--border-color-primary); padding: 3px 8px; text-align: left; vertical-align: top; }
 .cl-n { text-align: right; font-variant-numeric: tabular-nums; }
+/* Table headings wrap between words, never inside one ("collectio/n"). */
+#documents-table thead th, #documents-table thead th * { word-break: normal; overflow-wrap: normal; hyphens: none; }
 .cl-note { font-style: italic; opacity: 0.8; }
 
 .cl-answer { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; }

@@ -216,7 +216,7 @@ def test_documents_table_and_choices():
     row, pdf_row, html_row = formatting.documents_rows([doc, pdf, html])
     assert dict(zip(formatting.DOCUMENT_COLUMNS, row)) == {
         "name": "a.md", "collection": "hr", "language": "en", "format": "Markdown", "size": "2.0 KiB",
-        "characters": 1900, "pages": "", "ingested": "", "document_id": "0123456789ab",
+        "characters": 1900, "pages": "", "ingested": "", "id": "0123456789ab",
     }
     columns = formatting.DOCUMENT_COLUMNS
     assert (pdf_row[columns.index("format")], pdf_row[columns.index("pages")]) == ("PDF", "12")

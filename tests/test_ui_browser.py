@@ -194,6 +194,7 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     expect(page.locator("#upload-status")).to_contain_text("lighthouses.md was already uploaded")
 
     expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
+    screenshot(page, "documents-table")
 
     # Only a ticked strategy shows its knobs: the baseline's at first, recursive's once ticked.
     expect(page.locator("#knob-fixed_size-chunk_size input")).to_be_visible()
