@@ -207,6 +207,8 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
         f"judge: {p.judge_model or experiment.config.judge_model.model or 'configured'}",
         f"question set {shown_set}",
     ]
+    if experiment.HasField("progress") and experiment.progress.message:
+        facts.insert(1, f"now {experiment.progress.message}")  # what a run does mid-run, after a reload too
     return render(
         "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
         state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),

@@ -396,6 +396,11 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
     for event in stack.client().run_experiment(config):
         events.append(event)
         if cancelled is None and event.HasField("progress") and event.progress.questions_done >= 1:
+            # A page opened mid-run reads what the run is doing from GetExperiment.
+            mid_run = stub.GetExperiment(evaluator_pb2.GetExperimentRequest(
+                experiment_id=event.progress.experiment_id, without_results=True), timeout=30)
+            assert mid_run.progress.experiment_id == event.progress.experiment_id
+            assert mid_run.progress.questions_done >= 1 and mid_run.progress.message
             cancelled = stub.CancelExperiment(
                 evaluator_pb2.CancelExperimentRequest(experiment_id=event.progress.experiment_id), timeout=30)
     stopped = events[-1].experiment
@@ -403,6 +408,8 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
     assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and stopped.error == (
         "cancelled on request; continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)")
     assert 1 <= stopped.questions_done < 3
+    assert not stub.GetExperiment(evaluator_pb2.GetExperimentRequest(
+        experiment_id=stopped.experiment_id, without_results=True), timeout=30).HasField("progress")
     for request, expected in (
         (evaluator_pb2.CancelExperimentRequest(experiment_id=stopped.experiment_id), grpc.StatusCode.FAILED_PRECONDITION),
         (evaluator_pb2.CancelExperimentRequest(experiment_id="no-such-experiment"), grpc.StatusCode.NOT_FOUND),

@@ -552,3 +552,14 @@ def test_the_experiment_form_sends_the_chosen_validation_and_its_seed():
         evaluator_pb2.VALIDATION_MODE_HOLDOUT)
     with pytest.raises(ValueError, match="Choose how the winner is checked"):
         experiment_config.validation("best of three", 0)
+
+
+def test_a_running_experiment_opened_mid_run_says_what_it_is_doing():
+    running = experiment()
+    running.state = evaluator_pb2.EXPERIMENT_STATE_RUNNING
+    running.progress.CopyFrom(evaluator_pb2.ExperimentProgress(
+        experiment_id=running.experiment_id, message="processing storms.md with fixed_size[chunk_size=48] (1/2)",
+        document_name="storms.md", documents_done=1, documents_total=2))
+    html = experiments_html.experiment_summary_html(running, METRICS)
+    assert "now processing storms.md with fixed_size[chunk_size=48] (1/2)" in text_of(parse(html))
+    assert "now " not in text_of(parse(experiments_html.experiment_summary_html(experiment(), METRICS)))

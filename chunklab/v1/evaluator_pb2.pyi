@@ -890,7 +890,7 @@ class ExperimentProvenance(_message.Message):
     def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict", "progress")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -905,6 +905,7 @@ class Experiment(_message.Message):
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -919,7 +920,8 @@ class Experiment(_message.Message):
     questions_total: int
     validation: WinnerValidation
     verdict: Verdict
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ...) -> None: ...
+    progress: ExperimentProgress
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ..., progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
     __slots__ = ("config", "dry_run", "resume_experiment_id")

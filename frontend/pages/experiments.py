@@ -35,7 +35,7 @@ def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
 # What the evaluator resumes and what it cancels (EvaluatorService's _resume_plan and cancel_experiment).
 RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED)
 CANCELLABLE = (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
-WATCH_S = 1.5  # how often a cancelled experiment is read until it has stopped
+WATCH_S = 2.0  # how often an opened experiment is read while it is queued or running
 
 
 def action_updates(state: int | None) -> tuple:
@@ -186,26 +186,30 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             )
             return message, experiments_html.experiments_table_html(experiments)
 
-        # After a Cancel, the "Cancelling …" line stays only while the run has not stopped: a timer
-        # reads the experiment's state until it is no longer queued or running, then shows its summary.
-        stopping = gr.Timer(WATCH_S, active=False)
+        # An opened experiment that is queued or running is read again every WATCH_S: its summary
+        # shows its progress (the document being processed, the questions done), also on a page
+        # opened mid-run; once it has stopped (finished, or after a Cancel) the final summary shows.
+        watching = gr.Timer(WATCH_S, active=False)
 
-        def watch_stop(experiment_id: str | None):
+        def running(experiment_id: str | None):
             try:
                 experiment = gateway.get_experiment(experiment_id, without_results=True) if experiment_id else None
             except ClientError:
                 experiment = None
-            if experiment is not None and experiment.state in CANCELLABLE:
-                return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return experiment if experiment is not None and experiment.state in CANCELLABLE else None
+
+        def watch_stop(experiment_id: str | None):
+            if running(experiment_id) is not None:
+                return open_experiment(experiment_id)[0], gr.skip(), gr.skip(), gr.skip(), gr.skip()
             return (*open_experiment(experiment_id), gr.Timer(active=False))
 
         cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table]).then(
-            lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, stopping],
+            lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, watching],
             show_progress="hidden")
-        stopping.tick(watch_stop, inputs=detail_experiment, outputs=[detail_summary, detail_run, resume, cancel, stopping],
+        watching.tick(watch_stop, inputs=detail_experiment, outputs=[detail_summary, detail_run, resume, cancel, watching],
                       show_progress="hidden")
-        detail_experiment.change(lambda _: gr.Timer(active=False), inputs=detail_experiment, outputs=stopping,
-                                 show_progress="hidden")
+        detail_experiment.change(lambda experiment_id: gr.Timer(active=running(experiment_id) is not None),
+                                 inputs=detail_experiment, outputs=watching, show_progress="hidden")
 
         page.load(
             load, inputs=[settings.embedding_model, settings.documents],

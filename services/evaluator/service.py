@@ -52,6 +52,8 @@ class ExperimentWorker:
         self._idle = threading.Condition(self._lock)
         self.active: set[str] = set()
         self.cancelled: set[str] = set()  # queued or running ones asked to stop
+        # The latest progress event of each queued or running experiment (GetExperiment's `progress`).
+        self.progress: dict[str, evaluator_pb2.ExperimentProgress] = {}
 
     def submit(self, experiment_id: str, job) -> None:
         with self._lock:
@@ -80,6 +82,7 @@ class ExperimentWorker:
                 with self._lock:
                     self.active.discard(experiment_id)
                     self.cancelled.discard(experiment_id)
+                    self.progress.pop(experiment_id, None)
                     self._busy -= 1
                     self._idle.notify_all()
 
@@ -269,10 +272,16 @@ class EvaluatorService:
         self._leases.claim(experiment.experiment_id)  # refused while another replica holds it
         self._renewer.start()
         events: queue.Queue = queue.Queue()
+        experiment_id = experiment.experiment_id
+
+        def publish(event: evaluator_pb2.ExperimentEvent) -> None:
+            if event.HasField("progress"):
+                self._worker.progress[experiment_id] = event.progress  # GetExperiment shows it mid-run
+            events.put(event)
 
         def job() -> None:
             try:
-                final = self._runner.run(experiment, plan, events.put)
+                final = self._runner.run(experiment, plan, publish)
             except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
                 experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
                 experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
@@ -336,6 +345,10 @@ class EvaluatorService:
         experiment = self._repo.experiment(request.experiment_id)
         results = self._repo.results(experiment.experiment_id)
         ExperimentRunner.summarize(experiment, results)
+        latest = self._worker.progress.get(experiment.experiment_id)
+        if latest is not None and experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING,
+                                                       evaluator_pb2.EXPERIMENT_STATE_RUNNING):
+            experiment.progress.CopyFrom(latest)
         if not request.without_results:
             experiment.results.extend(r for r in results if not request.run_key or r.run_key == request.run_key)
         return experiment
