@@ -288,8 +288,12 @@ class EvaluatorService:
                                     f"stored ({exc.message}); {RESUME_HINT}")
                 final = experiment
             finally:
-                self._leases.release(experiment.experiment_id)
-            events.put(evaluator_pb2.ExperimentEvent(experiment=final))
+                try:
+                    self._leases.release(experiment.experiment_id)
+                except ServiceError as exc:  # e.g. a locked database: the lease runs out by itself
+                    log.warning("the lease of experiment %s was not released: %s", experiment.experiment_id,
+                                exc.message)
+            events.put(evaluator_pb2.ExperimentEvent(experiment=final))  # the stream always ends
 
         self._worker.submit(experiment.experiment_id, job)
         yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
