@@ -1,5 +1,5 @@
-"""The Documents and Freshness pages with their services out of reach (issue 18, calm
-pages): every refresh of a dropdown or a list says so in one sentence where its list
+"""The Documents, Freshness, Query, Experiments and Compare pages with their services
+out of reach (issue 18, calm pages): every refresh of a dropdown or a list says so in one sentence where its list
 goes and leaves the dropdown as it was, never turning it into an "Error" pill; and what
 the Documents page decides by itself (the document a fresh page opens on, what Delete
 asks) from hand-built documents."""
@@ -124,3 +124,27 @@ def test_delete_asks_about_the_document_by_name_with_its_chunk_count():
     assert documents.delete_question(notes, []) == (
         "Delete notes.md · default · 01234567 and its text (it has no indexed chunks)? "
         "Experiments keep the results they measured on it.")
+
+
+def info_said(update) -> bool:
+    """A dropdown or input left as it was, saying under it that the service is down."""
+    return isinstance(update, dict) and update.get("info") == DOWN and "value" not in update and "choices" not in update
+
+
+def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_their_lists():
+    from frontend.pages import common, compare, experiments, query
+
+    query_page, experiments_page, compare_page = (handlers(page.build(Down())) for page in (query, experiments, compare))
+    (options,) = [f for f in query_page["options"] if len(f.outputs) == 6][:1]
+    strategy, documents_list, collections, languages, model, status = options.fn(None, None, None, None, None)
+    assert info_said(documents_list) and status == SAID
+    (configurations, *_) = query_page["configurations"]
+    assert configurations.fn("fixed_size", "", "")[0] == gr.update(info=DOWN)
+    # The bounds of top_k and the neighbour, window and recency inputs (both pages read them on load).
+    assert common.retrieval_limit_updates(Down()) == (gr.update(info=DOWN), *(gr.skip(),) * 4)
+
+    (listing, *_) = experiments_page["listing"]
+    table, chosen = listing.fn(None)
+    assert table == SAID and info_said(chosen)
+    (choices, *_) = compare_page["choices"]
+    assert info_said(choices.fn(["e1"]))

@@ -137,12 +137,21 @@ def document_dropdown_update(gateway: ChunkLab, keep: str | list[str] | None, do
     return gr.update(choices=choices, value=value)
 
 
+def said_as_info(exc: ClientError) -> dict:
+    """A dropdown or input whose refresh failed keeps its value and says why under it,
+    rather than turning into an "Error" pill."""
+    return gr.update(info=told_sentence(exc))
+
+
 def retrieval_limit_updates(gateway: ChunkLab) -> tuple:
     """Bounds for the top_k, neighbor_prev, neighbor_next, window and recency inputs,
     read from RetrieverService.GetRetrievalLimits: the retriever's own limits, so the
-    form never offers what a query would refuse (ADR 0039)."""
-    with told_as_sentence():
+    form never offers what a query would refuse (ADR 0039). Out of reach, the inputs
+    keep what they have and the first says why."""
+    try:
         limits = gateway.retrieval_limits()
+    except ClientError as exc:
+        return (said_as_info(exc), *(gr.skip() for _ in range(4)))
     # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
     return (
         gr.update(minimum=0, maximum=limits.max_top_k, info=f"hits, up to {limits.max_top_k}", interactive=True),

@@ -11,12 +11,12 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
-from chunklab.client import ChunkLab
+from chunklab.client import ChunkLab, ClientError
 from chunklab.metric_format import MetricFormat
 from frontend import compare_html, experiments_html
 from frontend.compare_html import PLOT_COLUMNS
 from frontend.pages import result_plots
-from frontend.pages.common import said_in_place, told_as_sentence, user_error
+from frontend.pages.common import said_as_info, said_in_place, told_as_sentence, user_error
 
 
 def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):
@@ -56,8 +56,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         plots = result_plots.section("compare")
 
         def choices(current: list[str] | None, first_open: bool = False):
-            with told_as_sentence():
+            try:
                 experiments = gateway.list_experiments()
+            except ClientError as exc:  # the list keeps its choice and says why under it
+                return said_as_info(exc)
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
             return gr.update(choices=options, value=[c for c in current or [] if c in ids]

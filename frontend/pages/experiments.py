@@ -18,7 +18,8 @@ from frontend import experiments_html, knobs
 from frontend.formatting import message_html
 from frontend.pages import experiment_form, export, result_plots
 from frontend.pages.common import (
-    document_dropdown_update, retrieval_limit_updates, said_in_place, told_as_sentence, told_html, user_error,
+    document_dropdown_update, retrieval_limit_updates, said_as_info, said_in_place, told_as_sentence, told_html,
+    user_error,
 )
 
 
@@ -98,13 +99,17 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 message = ""
             except ClientError as exc:
                 strategy_forms, models, message = [], gr.update(), told_html(exc)
-            with told_as_sentence():
+            try:
                 documents = document_dropdown_update(gateway, current_documents or [])
+            except ClientError as exc:
+                documents, message = said_as_info(exc), message or told_html(exc)
             return strategy_forms, models, documents, message
 
         def listing(select: str | None):
-            with told_as_sentence():
+            try:
                 experiments = gateway.list_experiments()
+            except ClientError as exc:  # the table says so; the dropdown keeps its choice
+                return told_html(exc), said_as_info(exc)
             choices = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in choices}
             return experiments_html.experiments_table_html(experiments), gr.update(

@@ -24,7 +24,7 @@ from frontend import answer_html, experiment_config, first_minute, knobs, query_
 from frontend.formatting import message_html
 from frontend.pages import query_side_by_side
 from frontend.pages.common import (
-    document_dropdown_update, hybrid_checkbox, rerank_inputs, retrieval_limit_updates, said_in_place,
+    document_dropdown_update, hybrid_checkbox, rerank_inputs, retrieval_limit_updates, said_as_info, said_in_place,
     told_as_sentence, told_html, told_sentence, user_error,
 )
 from frontend.pages.query_side_by_side import form_options
@@ -181,8 +181,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 message = ""
             except ClientError as exc:
                 strategy_update, model_update, message = gr.update(), gr.update(), told_html(exc)
-            with told_as_sentence():
+            try:
                 listed = gateway.list_documents()
+            except ClientError as exc:  # the lists keep what they show; the status says why
+                return strategy_update, said_as_info(exc), gr.skip(), gr.skip(), model_update, message or told_html(exc)
             known_collections, known_languages = filter_choices(listed)
             return (
                 strategy_update, document_dropdown_update(gateway, current_documents or [], listed),
@@ -196,9 +198,11 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             the neighbour inputs do for it."""
             if not strategy_name:
                 return gr.update(choices=[(ACTIVE_SETS, "")], value=""), gr.update(), gr.update()
-            with told_as_sentence():
+            try:
                 choices = configuration_choices(gateway.list_indexed_sets(strategy_name, embedding_model=model_name or ""))
                 infos = {info.name: info for info in gateway.list_strategies()}
+            except ClientError as exc:  # the dropdown keeps its choice and says why under it
+                return said_as_info(exc), gr.skip(), gr.skip()
             values = [value for _, value in choices]
             note = query_columns.neighbour_note(infos[strategy_name]) if strategy_name in infos else ""
             return (gr.update(choices=choices, value=current if current in values else ""),
