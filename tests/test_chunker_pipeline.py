@@ -530,3 +530,16 @@ def test_grpc_errors_are_precise(llm_stack):
     assert "CHUNKLAB_EMBEDDING_BASE_URL" in caught.value.details()
     listing = chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=10)
     assert "multilingual-e5-small" in listing.embedding_models and listing.llm.startswith("fake-llm at ")
+
+
+def test_a_strategy_that_embeds_while_it_chunks_says_how_far_that_embedding_is():
+    from services.chunker.cache import EmbeddingCache
+
+    said: list[tuple[float, str]] = []
+    strategy_run = run_module.StrategyRun(HashedProvider(), EmbeddingCache(None), llm=None, endpoint=None,
+                                          progress=None, cancelled=threading.Event())
+    context = strategy_run.context(lambda fraction, message: said.append((fraction, message)))
+    vectors = context.embed(["one sentence.", "another sentence.", "one sentence."])
+    assert vectors.shape[0] == 3
+    # The bar stays where the strategy put it (0 within its phase); the words say what is embedded.
+    assert said and said[-1] == (0.0, "embedding 3/3 pieces")

@@ -109,7 +109,9 @@ class StrategyRun:
         def embed(texts: list[str]) -> np.ndarray:
             if self.cancelled.is_set():
                 raise Cancelled()
-            return self.embed(texts).vectors
+            # A strategy that embeds while it chunks (semantic's sentences) says how far that
+            # embedding is; the bar stays where the strategy put it, the words move on.
+            return self.embed(texts, lambda done, total: report(0.0, f"embedding {done}/{total} pieces")).vectors
 
         def chat_many(requests: list[list[dict]], *, model: str | None = None, max_tokens: int | None = None) -> list[str]:
             return self.llm.chat_many(
