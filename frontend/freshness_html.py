@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from chunklab.metric_format import plural
 from chunklab.render import render
 from chunklab.settings import PRESET_FRESHNESS_WINDOWS
 from chunklab.v1 import retriever_pb2
@@ -16,10 +17,6 @@ def _day(timestamp: Timestamp) -> str:
     if not timestamp.seconds:
         return ""
     return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d")
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def window_text(days: int) -> str:

@@ -9,6 +9,7 @@ piece of document text, since documents are user uploads and may hold markup.
 from __future__ import annotations
 
 from chunklab import retrieval_view
+from chunklab.metric_format import plural
 from chunklab.render import render, render_macro
 from chunklab.v1 import common_pb2, retriever_pb2
 
@@ -35,19 +36,15 @@ def expansion_tree_html(response: retriever_pb2.RetrieveResponse) -> str:
                         retrieval_view.tree_view(response.expansion_tree))
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def hits_phrase(retrieved_chunks, tree: common_pb2.ExpansionTree) -> str:
     """What the context is made of, in words: "5 hits + 2 added by expansion", or, for
     parent-child strategies (whose hits are children, sent as their parents), "3 parents
     holding the 4 hits" rather than a "0 hits" that reads like a failure."""
     hits = sum(1 for item in retrieved_chunks if item.label == common_pb2.CHUNK_LABEL_HIT)
     if retrieved_chunks and all(item.label == common_pb2.CHUNK_LABEL_PARENT for item in retrieved_chunks):
-        return (f"{_plural(len(retrieved_chunks), 'parent')} holding the {_plural(len(tree.hits), 'hit')} "
+        return (f"{plural(len(retrieved_chunks), 'parent')} holding the {plural(len(tree.hits), 'hit')} "
                 "(children: see them in the expansion tree)")
-    return f"{_plural(hits, 'hit')} + {len(retrieved_chunks) - hits} added by expansion"
+    return f"{plural(hits, 'hit')} + {len(retrieved_chunks) - hits} added by expansion"
 
 
 def context_summary_html(context, strategy: str, embedding_model: str = "") -> str:
