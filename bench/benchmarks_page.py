@@ -50,6 +50,7 @@ RESULTS = FIGURES / "results.json"
 PLOT = FIGURES / "recall_vs_tokens.png"
 GROWTH, GROWTH_PLOT = FIGURES / "growth.json", FIGURES / "growth.png"  # written by bench/growth.py
 COLD = FIGURES / "cold_experiment.json"  # written by bench/cold_experiment.py
+BACKENDS = FIGURES / "embedding_backends.json"  # written by bench/embedding_backends.py
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -212,8 +213,9 @@ def write(results: dict) -> None:
     benchpage.plot(results["rows"], PLOT)
     growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else None  # bench/growth.py's, when it ran
     cold = json.loads(COLD.read_text()) if COLD.exists() else None  # bench/cold_experiment.py's, when it ran
+    backends = json.loads(BACKENDS.read_text()) if BACKENDS.exists() else None  # bench/embedding_backends.py's
     PAGE.write_text(benchpage.page(results, plot_path=str(PLOT.relative_to(PAGE.parent)), growth_results=growth,
-                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)), cold_results=cold))
+                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)), cold_results=cold, backend_results=backends))
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
 
 

@@ -19,6 +19,9 @@ every chunk embedded by each backend, in rounds that alternate the backends
   vector to torch's, and how many of each question's top 5 equal torch's.
   Target: recall within 0.5 points of torch.
 
+The rows are also written to docs/benchmarks/embedding_backends.json, which
+bench/benchmarks_page.py renders on the benchmarks page.
+
     .venv/bin/python bench/embedding_backends.py [--rounds 2]
 """
 
@@ -48,10 +51,14 @@ from services.chunker.cache import EmbeddingCache  # noqa: E402
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context  # noqa: E402
 from chunklab.metrics import Span, overlap  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench"))
+from benchmarks_page import machine  # noqa: E402
+
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 BACKENDS = {"torch": "all-MiniLM-L6-v2", "onnx fp32": "all-MiniLM-L6-v2-onnx",
             "onnx int8": "all-MiniLM-L6-v2-onnx-int8"}
 TOP_K = 5
+RESULTS = REPO / "docs" / "benchmarks" / "embedding_backends.json"
 
 
 def chunk_corpora() -> tuple[list[str], list[Span]]:
@@ -163,7 +170,26 @@ def main() -> int:
         rows.append((label, speed[label], quality(ranked[label], spans, asked), float(agree.min()),
                      float(agree.mean()), float(same_top)))
     print(table(rows, len(texts), len(asked), args.rounds, load_at_start))
+    write_results(rows, len(texts), len(asked), args.rounds, load_at_start)
     return 0
+
+
+def write_results(rows, chunks: int, asked: int, rounds: int, load_at_start: str) -> None:
+    """The table as the benchmarks page reads it: each backend's figures and its ratios to torch."""
+    torch_rate, torch_recall = rows[0][1], rows[0][2]["recall"]
+    backends = [{
+        "backend": label, "model": BACKENDS[label], "raw": rate["raw"], "raw_cpu": rate["raw_cpu"],
+        "pipeline": rate["pipeline"], "kept": rate["kept"], "raw_x": rate["raw"] / torch_rate["raw"],
+        "cpu_x": rate["raw_cpu"] / torch_rate["raw_cpu"], "pipeline_x": rate["pipeline"] / torch_rate["pipeline"],
+        "recall": scores["recall"], "recall_delta_pt": 100 * (scores["recall"] - torch_recall),
+        "iou": scores["iou"], "cos_min": cos_min, "cos_mean": cos_mean, "top5_same": same_top,
+    } for label, rate, scores, cos_min, cos_mean, same_top in rows]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({
+        "backends": backends, "chunks": chunks, "questions": asked, "rounds": rounds,
+        "machine": machine() | {"load": f"{load_at_start} at the start, {load_now()} at the end"},
+        "command": ".venv/bin/python bench/embedding_backends.py"}, indent=1) + "\n")
+    print(f"wrote {RESULTS.relative_to(REPO)}")
 
 
 def load_now() -> str:

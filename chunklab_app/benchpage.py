@@ -255,10 +255,10 @@ def save_png(figure, path: Path) -> None:
 
 
 def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "",
-         cold_results: Mapping | None = None) -> str:
+         cold_results: Mapping | None = None, backend_results: Mapping | None = None) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
-    a Growth section when bench/growth.py's results are given and the cold experiment's table when
-    bench/cold_experiment.py's are."""
+    a Growth section when bench/growth.py's results are given, the cold experiment's table when
+    bench/cold_experiment.py's are and the embedding backends' when bench/embedding_backends.py's are."""
     rows = results["rows"]
     default, rule = choose_default(rows)
     strategy_default, _ = choose_default(rows, group="defaults")
@@ -276,5 +276,5 @@ def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None
         sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
         growth=growth_results, growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
-        growth_plot=growth_plot, cold=cold_results,
+        growth_plot=growth_plot, cold=cold_results, backends=backend_results,
     )

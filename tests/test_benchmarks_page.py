@@ -129,6 +129,26 @@ def test_the_cold_experiment_table_gives_the_total_and_each_phase_with_the_load(
     assert "empty data folder" not in page  # no cold results, no cold table
 
 
+def test_the_embedding_backends_table_gives_each_backends_speed_up_and_recall_against_torch(page, rows):
+    machine = {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7",
+               "load": "1.0, 1.0, 1.0 at the start, 1.5, 1.0, 1.0 at the end", "date": "2026-12-02 01:00 UTC"}
+    row = {"raw": 24.4, "raw_cpu": 12.5, "pipeline": 26.2, "kept": 0.999, "raw_x": 1.0, "cpu_x": 1.0,
+           "pipeline_x": 1.0, "recall": 0.908, "recall_delta_pt": 0.0, "iou": 0.0407, "cos_min": 1.0, "top5_same": 1.0}
+    int8 = {**row, "raw": 62.0, "raw_x": 2.541, "cpu_x": 2.57, "pipeline_x": 2.12, "recall": 0.9163,
+            "recall_delta_pt": 0.86, "cos_min": 0.98675, "top5_same": 0.935}
+    results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0, "phases": {},
+               "command": "c", "machine": {**machine, "os": "Linux 6"}}
+    backends = {"backends": [{**row, "backend": "torch", "model": "all-MiniLM-L6-v2"},
+                             {**int8, "backend": "onnx int8", "model": "all-MiniLM-L6-v2-onnx-int8"}],
+                "chunks": 357, "questions": 276, "rounds": 2, "machine": machine,
+                "command": ".venv/bin/python bench/embedding_backends.py"}
+    text = benchpage.page(results, plot_path="p.png", backend_results=backends)
+    assert ("| onnx int8 | all-MiniLM-L6-v2-onnx-int8 | 62.0 | 12.5 | 26.2 | 99.9% | **2.54×** | 2.57× | 2.12× "
+            "| 91.6% | +0.86 | 4.07% | 0.9868 | 93.5% |") in text.splitlines()
+    assert "the 357 fixed_size 250/125" in text and "`.venv/bin/python bench/embedding_backends.py`" in text
+    assert "### Embedding backends" not in page  # no results, no table
+
+
 def table_line(page: str, label: str, retrieval: str) -> str:
     return next(line for line in page.splitlines() if re.match(rf"\| (★ )?{re.escape(label)} \| {retrieval} \|", line))
 

@@ -14,7 +14,7 @@ import pytest
 
 from chunklab import embeddings, onnx_export
 from chunklab.errors import FailedPrecondition
-from chunklab.onnx_embeddings import OnnxMiniLMProvider
+from chunklab.onnx_embeddings import OnnxMiniLMProvider, open_session
 from services.chunker.cache import EmbeddingCache
 
 SENTENCES = [
@@ -107,6 +107,42 @@ def test_an_export_of_other_weights_is_refused(export_dir, tmp_path):
         OnnxMiniLMProvider("fp32", tmp_path).embed_documents(["hello"])
     assert f"the ONNX export in {tmp_path} was built from" in caught.value.message
     assert "'version': '0.0.9'" in caught.value.message and "build it again with make onnx" in caught.value.message
+
+
+def test_an_export_of_an_older_recipe_is_refused_and_rebuilt_by_ensure_export(export_dir, tmp_path):
+    """An export from before ADR 0071 (no recipe in its manifest) gives other int8 vectors."""
+    for name in ("model.onnx", "model-int8.onnx"):
+        shutil.copy(export_dir / name, tmp_path / name)
+    manifest = json.loads((export_dir / "manifest.json").read_text())
+    del manifest["recipe"]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(FailedPrecondition) as caught:
+        OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"])
+    assert caught.value.message == (
+        f"the ONNX export in {tmp_path} was built by recipe 1, not this version's {onnx_export.RECIPE}; "
+        "build it again with make onnx (or .venv/bin/python -m chunklab.onnx_export)")
+    onnx_export.ensure_export(tmp_path)
+    assert json.loads((tmp_path / "manifest.json").read_text())["recipe"] == onnx_export.RECIPE
+    assert OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"]).shape == (1, 384)
+
+
+def test_the_int8_graph_quantises_the_attention_projection_and_keeps_layer_norms_apart(export_dir, tmp_path):
+    """What makes int8 2.5x torch here (ADR 0071): QAttention, and no fused SkipLayerNormalization,
+    neither in the export nor in the graph the provider's session runs after its own fusions."""
+    import onnx
+    import onnxruntime
+
+    def operators(path):
+        return {node.op_type for node in onnx.load(str(path)).graph.node}
+
+    assert {"QAttention", "MatMulInteger", "LayerNormalization"} <= operators(export_dir / "model-int8.onnx")
+    options = onnxruntime.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "as-run.onnx")
+    open_session(export_dir / "model-int8.onnx", options)
+    as_run = operators(tmp_path / "as-run.onnx")
+    assert {"QAttention", "DynamicQuantizeMatMul", "LayerNormalization"} <= as_run
+    assert not as_run & {"SkipLayerNormalization", "Attention", "MatMul"}
+    assert OnnxMiniLMProvider("int8").cache_namespace == f"all-MiniLM-L6-v2-onnx-int8@{onnx_export.RECIPE}"
 
 
 def test_the_environment_setting_names_the_folder(monkeypatch, tmp_path):
