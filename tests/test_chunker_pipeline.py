@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
 from support.providers import HashedProvider
 
+from chunklab.settings import Settings
 from chunklab import clients, ids, tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
@@ -450,7 +451,7 @@ def test_a_good_llm_gives_enriched_chunks_through_grpc(llm_stack, good_llm):
     assert len(chunks) == contextual.chunk_count == contextual.usage.llm_calls
     for chunk in chunks:
         assert chunk.enriched_content == f"Situating context for this part.\n\n{chunk.content}"
-        assert chunk.embedding_model == "all-MiniLM-L6-v2"
+        assert chunk.embedding_model == Settings().embedding_model
     plain = indexed(llm_stack, document_id, "fixed_size")
     assert sorted(c.content for c in plain) == sorted(c.content for c in chunks)
 

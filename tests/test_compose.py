@@ -166,6 +166,17 @@ def test_each_chunklab_service_is_health_checked(model):
             assert test[3] == f"127.0.0.1:{port}"
 
 
+def test_the_image_builds_the_onnx_export_the_default_model_reads():
+    """The default embedding model is an ONNX one (ADR 0071): a container reaches no network
+    and builds nothing at run time, so the image holds the export."""
+    from chunklab.onnx_embeddings import ONNX_MODELS
+    from chunklab.settings import Settings
+
+    assert Settings.model_fields["embedding_model"].default in ONNX_MODELS
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert dockerfile.index("python -m chunklab.onnx_export") > dockerfile.index("pip install --no-deps /src")
+
+
 def test_services_start_in_order_each_after_the_previous_is_healthy(model):
     for earlier, later in zip(START_ORDER, START_ORDER[1:]):
         depends_on = model["services"][later].get("depends_on") or {}

@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 import grpc
 import pytest
 
+from chunklab.settings import Settings
 from chunklab import clients, knobs, sentences
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
@@ -500,7 +501,7 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
 
     def active() -> retriever_pb2.IndexedSet:
         return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model="all-MiniLM-L6-v2", document_id=chatlogs, strategy="fixed_size")), timeout=30)
+            embedding_model=Settings().embedding_model, document_id=chatlogs, strategy="fixed_size")), timeout=30)
 
     def plain(question: str) -> list[tuple[str, int]]:
         response = retriever.Retrieve(retriever_pb2.RetrieveRequest(query=question, options=common_pb2.RetrievalOptions(
@@ -644,7 +645,7 @@ def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_ques
     assert tied and all({doc for doc, *_ in hits} == set(doc_ids) for hits in tied)  # both copies, tied
     for document_id in reversed(doc_ids):  # each document's set indexed again: the store's order changes
         retriever.DeleteIndexedSet(retriever_pb2.DeleteIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model="all-MiniLM-L6-v2", document_id=document_id, strategy="fixed_size",
+            embedding_model=Settings().embedding_model, document_id=document_id, strategy="fixed_size",
             config_id=fixed_config({"chunk_size": 24, "chunk_overlap": 0}))), timeout=30)
         assert {hybrid: results(hybrid) for hybrid in (False, True)} == first
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from chunklab.settings import Settings
 from chunklab import clients
 from chunklab.client import ChunkLab
 from chunklab.knobs import to_spec
@@ -109,7 +110,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
     lab.process(document.document_id, [to_spec("fixed_size", {"chunk_size": 32, "chunk_overlap": 0})])
 
     def indexed() -> retriever_pb2.IndexedSet:
-        return lab.indexed_set(document.document_id, "fixed_size", embedding_model="all-MiniLM-L6-v2")
+        return lab.indexed_set(document.document_id, "fixed_size", embedding_model=Settings().embedding_model)
 
     before = indexed()
     assert before is not None and before.active

@@ -249,3 +249,13 @@ def test_the_other_langchain_splitter_snippets_run_as_pasted(strategy, values, t
     chunks = run_snippet(code, tmp_path, monkeypatch, TEXT * 3)["chunks"]
     texts = [getattr(chunk, "page_content", chunk) for chunk in chunks]
     assert texts and all(0 < tokens.count(text) <= 24 for text in texts)  # short lines: none is over the size
+
+
+def test_a_semantic_snippet_names_the_original_weights_for_every_variant_of_the_bundled_model():
+    """The default model is the int8 ONNX export (ADR 0071); LangChain and LlamaIndex load the
+    same weights from Hugging Face under the original name."""
+    spec = knobs.to_spec("semantic", {k.name: k.default for k in REGISTRY.get("semantic").knobs})
+    for model in ("", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx", "all-MiniLM-L6-v2-onnx-int8"):
+        snippets = export.splitter_snippets(spec, model)
+        assert "HuggingFaceEmbeddings(model_name='sentence-transformers/all-MiniLM-L6-v2')" in snippets["langchain"], model
+        assert "sentence-transformers/all-MiniLM-L6-v2" in snippets["llamaindex"], model

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from chunklab.settings import Settings
 from chunklab_app.stack import REPO
 from tests.support.fake_openai import FakeOpenAI
 
@@ -63,7 +64,7 @@ def test_a_generated_set_is_exported_validated_and_an_experiment_runs_on_it(stac
     assert (outcome["state"], outcome["asked"], outcome["kept"], outcome["failed"], outcome["dropped"]) == (
         "succeeded", 3, 3, 0, {})
     assert outcome["provenance"]["generator_model"] == f"fake at {fake.base_url}"
-    assert outcome["provenance"]["seed"] == "4" and outcome["provenance"]["embedding_model"] == "all-MiniLM-L6-v2"
+    assert outcome["provenance"]["seed"] == "4" and outcome["provenance"]["embedding_model"] == Settings().embedding_model
     records = [json.loads(line) for line in exported.read_text().splitlines()]
     assert [r["references"][0]["content"] for r in records] == SENTENCES
 

@@ -18,6 +18,7 @@ import grpc
 import numpy as np
 import pytest
 
+from chunklab.settings import Settings
 from chunklab import clients, ids, knobs
 from chunklab.embeddings import get_provider
 from chunklab.timeutil import to_proto
@@ -28,7 +29,7 @@ from services.chunker.strategies import REGISTRY
 
 HIT, NEIGHBOR, WINDOW, PARENT = (pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR, pb.CHUNK_LABEL_WINDOW,
                                  pb.CHUNK_LABEL_PARENT)
-MODEL = "all-MiniLM-L6-v2"
+MODEL = Settings().embedding_model  # the services' default, which they query with
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WINDOWS = {"news": 7, "chat": 7, "hr": 90, "finance": 90, "policies": 0, "default": 0}
 ROLES = {"chunk": pb.CHUNK_ROLE_CHUNK, "sentence": pb.CHUNK_ROLE_SENTENCE, "child": pb.CHUNK_ROLE_CHILD,

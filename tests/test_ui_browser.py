@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from chunklab.settings import Settings
 from chunklab import samples
 from chunklab.knobs import to_spec
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -193,7 +194,7 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     page.locator("#upload-button").click()
     expect(page.locator("#upload-status")).to_contain_text("lighthouses.md was already uploaded")
 
-    expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
+    expect(page.locator("#indexed-sets")).to_contain_text(f"Not indexed with {Settings().embedding_model} yet")
     screenshot(page, "documents-table")
 
     # Only a ticked strategy shows its knobs: the baseline's at first, recursive's once ticked.
@@ -514,7 +515,7 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     # Listed with its neighbours badge (not muted: fixed_size ran) and its embedding model.
     row = page.locator("#experiments-table tr[data-experiment-id]").filter(has_text="storms ±1")
     expect(row.locator("[data-muted=false]")).to_have_text("±1/1")
-    expect(row.locator(".cl-mbadge")).to_have_text("all-MiniLM-L6-v2")
+    expect(row.locator(".cl-mbadge")).to_have_text(Settings().embedding_model)
     experiment_id = row.get_attribute("data-experiment-id")
 
     # It opens in the detail view: one question with its extractive answer and expansion tree.
@@ -607,7 +608,7 @@ def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_st
     page.reload()
     # Ready to process or view at once: the newest document is selected, and how it is indexed shows.
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^tides\.md · default · "))
-    expect(page.locator("#indexed-sets")).to_contain_text("Not indexed with all-MiniLM-L6-v2 yet")
+    expect(page.locator("#indexed-sets")).to_contain_text(f"Not indexed with {Settings().embedding_model} yet")
     page.get_by_role("tab", name="Experiments").click()
     # The spare set was deleted in the experiment test: the newest one left is chosen.
     expect(page.locator("#qs-select input")).to_have_value(re.compile(r"^storm-questions\.jsonl · 2 questions"))
