@@ -17,6 +17,10 @@ stored in docs/benchmarks/results.json; --render-only rebuilds the page and
 the plot from them without measuring.
 
     .venv/bin/python bench/benchmarks_page.py [--cold] [--render-only]
+
+--model NAME measures the same protocol with another embedding model (e.g. the
+stack's default, all-MiniLM-L6-v2-onnx-int8) and prints its rows, writing
+nothing: the page stays the report's model's.
 """
 
 from __future__ import annotations
@@ -189,7 +193,7 @@ def measure(lab, only: list[str]) -> dict:
     return {"rows": rows, "phases": phases, "questions": question_set.question_count}
 
 
-def run(cold: bool, only: list[str]) -> dict:
+def run(cold: bool, only: list[str], model: str = PROTOCOL_MODEL) -> dict:
     """Measures with a fresh stack in a temporary folder, the embedding cache carried over unless cold."""
     settings = Settings()
     with tempfile.TemporaryDirectory(prefix="chunklab-benchpage-") as folder:
@@ -199,7 +203,7 @@ def run(cold: bool, only: list[str]) -> dict:
             shutil.copytree(CACHE, cache_dir)
         started = time.perf_counter()
         try:
-            with Stack(data_dir=Path(folder), extra_env={"CHUNKLAB_EMBEDDING_MODEL": PROTOCOL_MODEL}) as stack:
+            with Stack(data_dir=Path(folder), extra_env={"CHUNKLAB_EMBEDDING_MODEL": model}) as stack:
                 ready = time.perf_counter() - started
                 results = measure(stack.client(settings), only)
         finally:  # what was embedded is kept even when a later step fails
@@ -228,7 +232,14 @@ def main() -> int:
     parser.add_argument("--cold", action="store_true", help="start without the kept embedding cache")
     parser.add_argument("--render-only", action="store_true", help=f"rebuild the page from {RESULTS.name}")
     parser.add_argument("--strategy", action="append", help="only these strategies (repeatable; a smoke run)")
+    parser.add_argument("--model", help=f"measure with this embedding model instead of {PROTOCOL_MODEL}, print, write nothing")
     args = parser.parse_args()
+    if args.model:
+        for row in run(args.cold, args.strategy or [], args.model)["rows"]:
+            if "note" not in row:
+                print(f"{row['label']:<40} {row['retrieval']:<16} recall {100 * row['recall'][0]:5.1f} ± {100 * row['recall'][1]:4.1f}"
+                      f"  IoU {100 * row['iou'][0]:4.1f}  tokens sent {row['tokens_sent']:7.0f}")
+        return 0
     if args.render_only:
         results = json.loads(RESULTS.read_text())
     else:
