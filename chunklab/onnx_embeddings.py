@@ -23,7 +23,8 @@ from chunklab.embeddings import DEFAULT_MODEL, EmbeddingProvider
 ONNX_MODELS = {f"{DEFAULT_MODEL}-onnx": "fp32", f"{DEFAULT_MODEL}-onnx-int8": "int8"}
 # Texts per forward pass, longest first as sentence-transformers orders them,
 # so that a batch pads to lengths close to its own. Small batches keep each
-# operator's tensors in cache: 4 measured fastest of 1-32 (ADR 0071).
+# operator's tensors in cache: 4 measured fastest of 1-32 (ADR 0071). int8 scales
+# a batch's activations together, so its vectors depend slightly on the batch.
 BATCH = 4
 # ONNX Runtime's fused residual add + layer norm is slower on CPU than the two
 # operators it replaces; the export leaves them apart and the session must too.
