@@ -19,10 +19,10 @@ import grpc
 import pytest
 from support.providers import HashedProvider
 
-from chunklab.settings import Settings
 from chunklab import clients
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
+from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import REPO, Stack, wait_serving
 from services.chunker.broker import EmbeddedBroker

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
 from support.providers import HashedProvider
 
-from chunklab.settings import Settings
 from chunklab import clients, ids, tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
+from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import Stack
 from services.chunker import run as run_module

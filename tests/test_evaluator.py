@@ -16,8 +16,8 @@ from html.parser import HTMLParser
 import grpc
 import pytest
 
-from chunklab.settings import Settings
 from chunklab import clients, knobs, sentences
+from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
 from tests.conftest import REPORT_PIECE_BYTES as PIECE

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.settings import Settings
 from chunklab import clients
 from chunklab.client import ChunkLab
 from chunklab.knobs import to_spec
+from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from chunklab_app.stack import REPO, wait_serving
 from tests.support.fake_openai import FakeOpenAI

@@ -18,9 +18,9 @@ import grpc
 import numpy as np
 import pytest
 
-from chunklab.settings import Settings
 from chunklab import clients, ids, knobs
 from chunklab.embeddings import get_provider
+from chunklab.settings import Settings
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.settings import Settings
 from chunklab import samples
 from chunklab.knobs import to_spec
+from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app.stack import Stack
 from tests.support.fake_openai import FakeOpenAI
