@@ -19,8 +19,9 @@ the plot from them without measuring.
     .venv/bin/python bench/benchmarks_page.py [--cold] [--render-only]
 
 --model NAME measures the same protocol with another embedding model (e.g. the
-stack's default, all-MiniLM-L6-v2-onnx-int8) and prints its rows, writing
-nothing: the page stays the report's model's.
+stack's default, all-MiniLM-L6-v2-onnx-int8) and prints its rows without
+writing the page or its results: the page stays the report's model's (the kept
+embedding cache gains that model's vectors, under their own name).
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def main() -> int:
     parser.add_argument("--cold", action="store_true", help="start without the kept embedding cache")
     parser.add_argument("--render-only", action="store_true", help=f"rebuild the page from {RESULTS.name}")
     parser.add_argument("--strategy", action="append", help="only these strategies (repeatable; a smoke run)")
-    parser.add_argument("--model", help=f"measure with this embedding model instead of {PROTOCOL_MODEL}, print, write nothing")
+    parser.add_argument("--model", help=f"measure with this embedding model instead of {PROTOCOL_MODEL} and print; the page is not written")
     args = parser.parse_args()
     if args.model:
         for row in run(args.cold, args.strategy or [], args.model)["rows"]:

@@ -188,6 +188,7 @@ class ChunkerService:
         embedding = progress.span(chunked, INDEXING)
         progress.set(chunked, f"embedding {len(searchable)} chunks", force=True)
         chunked_at = time.perf_counter()
+        embedded_while_chunking = run.embed_seconds  # the strategy's own calls (semantic's pieces)
         embedded = run.embed(
             [embedded_text(chunk) for chunk in searchable],
             lambda done, total: embedding(done / total, f"embedded {done}/{total} chunks"),
@@ -217,8 +218,7 @@ class ChunkerService:
         self._index_chunks(header, indexed)
         ended = time.perf_counter()
         # Chunking is what came before the final embedding call, less the embedding calls
-        # the strategy itself made (semantic strategies embed their pieces while chunking).
-        embedded_while_chunking = run.embed_seconds - (indexing_at - chunked_at)
+        # the strategy itself made while it chunked.
         phases = common_pb2.ProcessingPhases(
             chunk_seconds=max(0.0, chunked_at - started - embedded_while_chunking),
             embed_seconds=run.embed_seconds, index_seconds=ended - indexing_at)
