@@ -21,7 +21,7 @@ docs/reliability.md holds its figures.
 
     .venv/bin/python bench/load.py [--clients 32] [--uploaders 8] [--seconds 60] [--memory-every 0]
 
-tests/test_load.py runs the same code for a few seconds with a few clients.
+tests/e2e/test_load.py runs the same code for a few seconds with a few clients.
 """
 
 from __future__ import annotations

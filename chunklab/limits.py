@@ -13,7 +13,7 @@ owners; these are the shape every request shares.
 
 A string field's limit comes from its name (`STRING_LIMITS`; names ending in
 `_id` or `_ids` are ids), so a new field with a known name is bounded without
-an edit here, and tests/test_limits.py fails on a request field whose name
+an edit here, and tests/unit/test_limits.py fails on a request field whose name
 has no limit yet.
 
 Messages quote what a client sent only through `excerpt`, so a refusal is

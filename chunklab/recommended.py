@@ -3,7 +3,7 @@
 The benchmarks page (bench/benchmarks_page.py, analysed by chunklab_app/benchpage.py) picks, by a
 stated rule, the strategy the experiment form ticks and the Query page selects first, and whether
 hybrid retrieval starts on. The product must not read docs/ at run time, so the decision is kept
-here as constants; tests/test_recommended.py checks them against docs/benchmarks/results.json with
+here as constants; tests/unit/test_recommended.py checks them against docs/benchmarks/results.json with
 the page's own rule, and fails when a re-measured page decides differently. Only the UI and the
 CLI's help follow these: the API's defaults (RetrievalOptions.hybrid off) stay as they are, so API
 results do not change.

@@ -16,7 +16,7 @@ that finds it. So:
   as relevant when its gain is at least 1).
 
 When every hit finds at most one new excerpt, the judged items are the
-excerpts themselves and every measure is the textbook one; tests/test_rank_metrics.py
+excerpts themselves and every measure is the textbook one; tests/unit/test_rank_metrics.py
 checks them against ir-measures (trec_eval). A cut-off deeper than the run's
 top_k is not measured: a top-5 run has no recall@10.
 """

@@ -3,6 +3,7 @@ faked by the test and its embeddings hashed (tests/support/providers.py)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from concurrent import futures
 from contextlib import contextmanager
@@ -12,7 +13,8 @@ import grpc
 from chunklab import clients
 from chunklab.db import make_sessionmaker
 from chunklab.server import ErrorMappingInterceptor
-from chunklab.v1 import evaluator_pb2_grpc
+from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2_grpc, retriever_pb2
+from services.chunker.strategies import REGISTRY
 from services.evaluator.experiments import RunnerDeps
 from services.evaluator.models import ModelDefaults
 from services.evaluator.repository import Repository
@@ -20,6 +22,7 @@ from services.evaluator.server import EvaluatorServicer
 from services.evaluator.service import EvaluatorService
 from services.evaluator.store import Base
 from tests.support.providers import HashedProvider
+from tests.support.waiting import WAIT_S
 
 
 @contextmanager
@@ -44,3 +47,28 @@ def serve_evaluator(peers, database_url: str, timeout_s: float, max_retries: int
         server.stop(None)
         service.stop()  # as the real server's on_stop: experiments end, the lease renewer too
 
+
+class FakePeers:
+    """The evaluator's peers: one retrieved chunk; documents that can hold their look-up."""
+
+    def __init__(self) -> None:
+        self.documents_looked_up: list[str] = []
+        self.hold_lookup: int | None = None  # the look-up (1-based) that waits for `release`
+        self.release = threading.Event()
+
+    def retrieve(self, request):
+        chunk = common_pb2.Chunk(chunk_id="c-1", document_id="d-1", document_name="guide.md",
+                                 content="Chunking cuts documents into pieces.", end_char=36)
+        return retriever_pb2.RetrieveResponse(retrieved_chunks=[common_pb2.RetrievedChunk(chunk=chunk, score=1.0)])
+
+    def list_strategies(self):
+        return REGISTRY.infos()
+
+    def list_documents(self):
+        return []
+
+    def get_document(self, document_id, full=False):
+        self.documents_looked_up.append(document_id)
+        if len(self.documents_looked_up) == self.hold_lookup:
+            assert self.release.wait(WAIT_S)
+        return documents_pb2.Document(document_id=document_id, name=f"{document_id}.md", content_hash="h")

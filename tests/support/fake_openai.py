@@ -27,6 +27,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+
 import numpy as np
 
 from tests.support.local_server import LocalServer, QuietHandler

@@ -11,7 +11,10 @@ from concurrent import futures
 from dataclasses import dataclass, field
 
 import grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import (
+    trace_service_pb2,
+    trace_service_pb2_grpc,
+)
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 

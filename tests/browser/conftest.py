@@ -1,0 +1,49 @@
+"""The browser tests' fixtures: each module's own stack with the UI, headless Chromium
+(Debian's, never a download), and a page opened on the UI once its forms are drawn."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunklab_app.stack import Stack
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SECONDS, STORMS, upload
+
+
+@pytest.fixture(scope="module")
+def ui_stack(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser) to run the browser tests")
+    stack = Stack(data_dir=tmp_path_factory.mktemp("ui-stack"), ui=True).start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(ui_stack):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="module")
+def storms(ui_stack) -> str:
+    return upload(ui_stack, "storms.md", STORMS)
+
+
+@pytest.fixture
+def page(browser, ui_stack):
+    context = browser.new_context(viewport={"width": 1400, "height": 1200})
+    page = context.new_page()
+    page.set_default_timeout(30 * SECONDS)
+    page.goto(ui_stack.ui_url)
+    # The strategy form appears once the chunker's ListStrategies has answered.
+    page.locator("#knob-fixed_size-chunk_size input").wait_for()
+    yield page
+    context.close()

@@ -1,0 +1,106 @@
+"""What the browser tests share: Chromium's path and flags, the documents and questions they
+upload (hostile markup on purpose), and the steps a person takes on a Gradio page."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from chunklab_app.stack import Stack
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+# The markup in the Storms section must show as text and never run: documents are untrusted.
+DOCUMENT = """# Lighthouse keeping
+
+## History
+
+The first lighthouses were fires lit on hilltops to guide ships home. Over centuries they became
+towers of stone with oil lamps and polished reflectors. Keepers lived beside them with their families.
+
+## The lens
+
+Augustin Fresnel invented a lens in 1822 made of concentric prisms. It bent light into a narrow beam
+that could be seen for twenty miles. Every major lighthouse adopted the Fresnel lens within fifty years.
+
+## Daily duties
+
+A keeper trimmed the wick every four hours, which is why keepers were called wickies. They polished
+the brass, cleaned soot from the glass and wrote the weather in the logbook.
+
+## Storms
+
+Fog horns <img src=x onerror="window.__chunklab_xss=1"> warned ships in storms when the beam was hidden.
+
+## Automation
+
+Electric lamps and automatic timers replaced the keepers during the twentieth century. Today most
+lights run by themselves and are checked by engineers a few times a year.
+"""
+
+
+SECONDS = 1000  # Playwright counts milliseconds
+
+
+# Hostile on purpose: its markup must reach reports and the boundary viewer as text.
+STORMS = """# Storm signals
+
+## Fog
+
+Fog horns <img src=x onerror="window.__chunklab_xss=1"> warned ships when the beam was hidden. The horn
+sounded twice a minute <script>window.__chunklab_xss=2</script> for as long as the fog lasted.
+
+## Flags
+
+By day a keeper raised storm flags: a red pennant for a gale from the north and two black cones for a hurricane.
+Fishing boats stayed in the harbour while the cones were up.
+
+## Radio
+
+From 1930 radio beacons sent a call sign in Morse code, so that ships could take a bearing without seeing
+the light at all. The beacons ran on batteries charged by a windmill.
+"""
+
+
+QUESTIONS = [
+    {"question": "What did fog horns do when the beam was hidden?",
+     "references": [{"document": "storms.md", "content": "warned ships when the beam was hidden"}]},
+    {"question": "Which flags meant a hurricane?", "expected_answer": "two black cones",
+     "references": [{"document": "storms.md", "content": "two black cones for a hurricane"}]},
+]
+
+
+def upload(stack: Stack, name: str, text: str, collection: str = "") -> str:
+    """A document uploaded through gRPC, as another client would; returns its id."""
+    return stack.client().upload_document(text.encode(), name=name, collection=collection).document.document_id
+
+
+def choose(page, elem_id: str, option: str | re.Pattern) -> None:
+    """Picks an option of a Gradio dropdown by its label."""
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option).first.click()
+
+
+def fill(page, elem_id: str, value: str) -> None:
+    """Types into a Gradio textbox or number field, whichever element it renders."""
+    page.locator(f"#{elem_id}").locator("textarea, input").first.fill(value)
+
+
+# Where the browser tests leave their screenshots (the closing note lists them).
+SCREENSHOTS = Path(os.environ.get("CHUNKLAB_SCREENSHOTS", Path(__file__).resolve().parents[2] / ".chunklab"
+                                  / "screenshots"))
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

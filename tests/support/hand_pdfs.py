@@ -1,0 +1,69 @@
+"""PDFs written by hand, byte by byte: normal ones with a true cross-reference table and
+hostile ones (a deflated gigabyte of zeros in bounded memory)."""
+
+from __future__ import annotations
+
+import zlib
+
+MB = 1 << 20
+
+
+CATALOG = b"<< /Type /Catalog /Pages 2 0 R >>"
+
+
+def pdf_bytes(objects: list[bytes], trailer: bytes = b"") -> bytes:
+    """A PDF of the objects (numbered from 1, the first the catalog) with a true cross-reference table."""
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, trailer, xref)
+    return bytes(out)
+
+
+def stream(data: bytes, entries: bytes = b"") -> bytes:
+    return b"<< /Length %d %s>>\nstream\n%s\nendstream" % (len(data), entries, data)
+
+
+def flate(content: bytes) -> bytes:
+    return stream(zlib.compress(content), b"/Filter /FlateDecode ")
+
+
+def text_pdf(pages: int) -> bytes:
+    """A PDF of `pages` pages, each with one line of Helvetica text in a deflated content stream."""
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages))
+    objects = [CATALOG, b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i in range(pages):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                       b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i))
+        objects.append(flate(b"BT /F1 12 Tf 72 720 Td (Page %d of the handbook.) Tj ET" % (i + 1)))
+    return pdf_bytes(objects)
+
+
+def one_page_with(*streams: bytes) -> bytes:
+    """One page whose contents are the given stream objects (objects 4, 5, ...)."""
+    contents = b" ".join(b"%d 0 R" % (4 + i) for i in range(len(streams)))
+    return pdf_bytes([CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                      b"<< /Type /Page /Parent 2 0 R /Contents [%s] >>" % contents, *streams])
+
+
+def zeros_deflated(size: int) -> bytes:
+    """A zlib stream of `size` MiB of zeros, built from three MiB compressed: after a full
+    flush every further MiB compresses to the same bytes, which are repeated."""
+    zeros = bytes(MB)
+    compressor = zlib.compressobj(9)
+    first = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    middle = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    assert compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH) == middle
+    end = compressor.flush()[:-4]
+    adler = (size * MB % 65521) << 16 | 1  # zeros keep Adler-32's sum A at 1 and add 1 to B per byte
+    return first + middle * (size - 1) + end + adler.to_bytes(4, "big")
+
+
+def bomb_pdf(gigabyte: bytes) -> bytes:
+    return one_page_with(stream(gigabyte, b"/Filter /FlateDecode "))
