@@ -32,9 +32,9 @@ from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 
 from chunklab.ids import ChunkIds  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
-from services.evaluator import report  # noqa: E402
-from services.evaluator.experiments import ExperimentRunner  # noqa: E402
-from services.evaluator.scoring import retrieval_metrics  # noqa: E402
+from services.evaluator.reports import report  # noqa: E402
+from services.evaluator.experiments.runner import ExperimentRunner  # noqa: E402
+from services.evaluator.judging.scoring import retrieval_metrics  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 SIZES = (400, 800, 1200, 1600, 2000)  # characters, about 100 to 500 tokens

@@ -17,7 +17,7 @@ import grpc
 import pytest
 
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
-from services.evaluator import judge
+from services.evaluator.judging import judge
 from tests.support.evaluator_server import serve_evaluator
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_cancellation import FakePeers

@@ -17,13 +17,13 @@ import pytest
 
 from chunklab.db import make_sessionmaker
 from chunklab.v1 import documents_pb2, evaluator_pb2
-from services.evaluator import question_prompt
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.generation import DUPLICATE_SIMILARITY
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
+from services.evaluator.questions import question_prompt
+from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.questions.generation import DUPLICATE_SIMILARITY
+from services.evaluator.judging.models import ModelDefaults
+from services.evaluator.storage.repository import Repository
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.tables import Base
 from tests.support.evaluator_server import serve_evaluator
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider

@@ -11,10 +11,10 @@ import pytest
 from ir_measures import AP, R, nDCG
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog
+from services.evaluator.judging import metric_catalog
 from chunklab.metrics import Span
-from services.evaluator.rank import rank_measures
-from services.evaluator.scoring import mean_metrics, retrieval_metrics
+from services.evaluator.judging.rank import rank_measures
+from services.evaluator.judging.scoring import mean_metrics, retrieval_metrics
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 

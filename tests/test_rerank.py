@@ -19,7 +19,7 @@ from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app.cli import parser
 from frontend.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.experiments.runner import ExperimentRunner
 from services.retriever.registry import IndexRegistry
 from services.retriever.rerank import RerankConfig, Rerankers, llm_scores
 from services.retriever.service import RetrieverService

@@ -9,8 +9,8 @@ import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
 from frontend import result_plots
-from services.evaluator import compare, report
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.reports import compare, report
+from services.evaluator.experiments.runner import ExperimentRunner
 
 METRICS = report.METRICS
 

@@ -15,8 +15,8 @@ from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab_app import terminal
 from frontend import compare_html, experiments_html
-from services.evaluator import compare, report
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.reports import compare, report
+from services.evaluator.experiments.runner import ExperimentRunner
 
 METRICS = report.METRICS
 

@@ -19,14 +19,15 @@ from chunklab.replicas import replica_name
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator import answers, grid, metric_catalog
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.leases import Leases
-from services.evaluator.models import ModelDefaults
+from services.evaluator.experiments import grid
+from services.evaluator.experiments.leases import Leases
+from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.judging import answers, metric_catalog
+from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
-from services.evaluator.repository import Repository
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
 
 SERVICE = evaluator_pb2.DESCRIPTOR.services_by_name["EvaluatorService"]
 

@@ -17,13 +17,15 @@ from chunklab.llm import ChatClient, LLMError
 from chunklab.replicas import replica_name
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import answers, compare, grid, models, pricing, report, validation
-from services.evaluator.experiments import RESUME_HINT, ExperimentRunner, Plan, RunnerDeps
-from services.evaluator.generation import Generator
-from services.evaluator.leases import Leases, Renewer
+from services.evaluator.experiments import grid, holdout
+from services.evaluator.experiments.leases import Leases, Renewer
+from services.evaluator.experiments.runner import RESUME_HINT, ExperimentRunner, Plan, RunnerDeps
+from services.evaluator.judging import answers, models, pricing
 from services.evaluator.peers import retrieve_request
-from services.evaluator.set_service import QuestionSetService
-from services.evaluator.store import FeedbackRow, QueryRow
+from services.evaluator.questions.generation import Generator
+from services.evaluator.questions.set_service import QuestionSetService
+from services.evaluator.reports import compare, report
+from services.evaluator.storage.tables import FeedbackRow, QueryRow
 
 log = logging.getLogger("chunklab.evaluator")
 
@@ -374,7 +376,7 @@ class EvaluatorService:
             results[experiment_id] = self._repo.results(experiment_id)
             ExperimentRunner.summarize(experiment, results[experiment_id])
             experiments.append(experiment)
-        deciding = validation.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
+        deciding = holdout.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
         return evaluator_pb2.CompareExperimentsResponse(
             experiments=experiments,
             warnings=compare.warnings(experiments, self._set_names(experiments)) + compare.left_out(experiments, results),

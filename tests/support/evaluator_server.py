@@ -13,12 +13,12 @@ from chunklab import clients
 from chunklab.db import make_sessionmaker
 from chunklab.server import ErrorMappingInterceptor
 from chunklab.v1 import evaluator_pb2_grpc
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
+from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.judging.models import ModelDefaults
+from services.evaluator.storage.repository import Repository
 from services.evaluator.server import EvaluatorServicer
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.tables import Base
 from tests.support.providers import HashedProvider
 
 

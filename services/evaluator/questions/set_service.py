@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from chunklab import limits
 from chunklab.errors import InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
-from services.evaluator import question_sets, references
-from services.evaluator.repository import Repository
+from services.evaluator.questions import question_sets, references
+from services.evaluator.storage.repository import Repository
 
 
 class QuestionSetService:

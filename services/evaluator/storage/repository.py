@@ -16,7 +16,7 @@ from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.store import (
+from services.evaluator.storage.tables import (
     ExperimentRow, FeedbackRow, GenerationRow, PassageOutcomeRow, QueryRow, QuestionResultRow, QuestionRow,
     QuestionSetProvenanceRow, QuestionSetRow,
 )

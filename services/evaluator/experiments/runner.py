@@ -25,14 +25,16 @@ from chunklab.embeddings import EmbeddingProvider
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.knobs import python_value
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
+from chunklab.metrics import cosine
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import answers, durations, judge, models, pricing, validation, verdict
-from services.evaluator.grid import Cell, expand
-from chunklab.metrics import cosine
+from services.evaluator.experiments import durations, holdout
+from services.evaluator.experiments.grid import Cell, expand
+from services.evaluator.judging import answers, judge, models, pricing
+from services.evaluator.judging.scoring import mean_metrics, retrieval_metrics
 from services.evaluator.peers import retrieve_request
-from services.evaluator.repository import Repository
-from services.evaluator.scoring import mean_metrics, retrieval_metrics
+from services.evaluator.reports import verdict
+from services.evaluator.storage.repository import Repository
 
 # How a person continues an interrupted experiment: the UI's button or the CLI's command.
 RESUME_HINT = "continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)"
@@ -87,7 +89,7 @@ def _check_config(config: evaluator_pb2.ExperimentConfig) -> None:
         raise InvalidArgument("name the question set to run (question_set_id)")
     retrieval.check_options(config.retrieval, needs_strategy=False)
     config.retrieval.top_k = retrieval.top_k(config.retrieval)
-    validation.check(config.validation)
+    holdout.check(config.validation)
 
 
 def referenced_documents(question_set: evaluator_pb2.QuestionSet) -> list[str]:
@@ -528,7 +530,7 @@ class ExperimentRunner:
     def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
                   validated: bool = True) -> None:
         """Fills each run's means, usage and count from the finished questions,
-        and (when `validated`) the winner's validation (validation.py) and the verdict (verdict.py)."""
+        and (when `validated`) the winner's hold-out validation (holdout.py) and the verdict (verdict.py)."""
         by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}
         for result in results:
             by_run.setdefault(result.run_key, []).append(result)
@@ -546,7 +548,7 @@ class ExperimentRunner:
                 usage.estimated_cost_usd += r.usage.estimated_cost_usd
             run.usage.CopyFrom(usage)
         if validated:
-            experiment.validation.CopyFrom(validation.validate(experiment, results))
+            experiment.validation.CopyFrom(holdout.validate(experiment, results))
             experiment.verdict.CopyFrom(verdict.decide(experiment, results))
 
 
