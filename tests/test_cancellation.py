@@ -18,7 +18,7 @@ from chunklab.errors import NotFound
 from chunklab.server import ErrorMappingInterceptor
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, evaluator_pb2_grpc, retriever_pb2
 from services.chunker.strategies import REGISTRY
-from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.deps import RunnerDeps
 from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.storage.repository import Repository
 from services.evaluator.server import EvaluatorServicer
@@ -69,7 +69,7 @@ class Watched(EvaluatorServicer):
         ended = cancellation.ended(context)
         context.add_callback(self.saw_the_end.set)  # after `ended`'s own callback: it is set by then
         try:
-            yield from self._service.run_experiment(request, ended)
+            yield from self._service.experiments.run(request, ended)
         finally:
             self.returned.set()
 
@@ -132,7 +132,7 @@ def test_a_cancelled_answer_stops_the_model_writing_and_stores_nothing(evaluator
 
 def test_a_dry_run_cancelled_while_it_plans_stops_looking_documents_up(evaluator):
     stub, service, servicer, peers = evaluator
-    question_set = service.create_question_set(evaluator_pb2.CreateQuestionSetRequest(
+    question_set = service.sets.create(evaluator_pb2.CreateQuestionSetRequest(
         name="one", questions=[evaluator_pb2.Question(text="What is chunking?")]))
     documents = [f"doc-{i}" for i in range(100)]
     config = evaluator_pb2.ExperimentConfig(

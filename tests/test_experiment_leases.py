@@ -93,7 +93,7 @@ def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shar
 
 
 def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
-    from services.evaluator.experiments.runner import RunnerDeps
+    from services.evaluator.deps import RunnerDeps
     from services.evaluator.judging.models import ModelDefaults
     from services.evaluator.service import EvaluatorService
 

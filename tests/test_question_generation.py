@@ -18,7 +18,7 @@ import pytest
 from chunklab.db import make_sessionmaker
 from chunklab.v1 import documents_pb2, evaluator_pb2
 from services.evaluator.questions import question_prompt
-from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.deps import RunnerDeps
 from services.evaluator.questions.generation import DUPLICATE_SIMILARITY
 from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.storage.repository import Repository

@@ -12,7 +12,7 @@ from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.winner_view import winner_view
 from services.evaluator.reports import report
 from services.evaluator.experiments import holdout
-from services.evaluator.experiments.runner import ExperimentRunner
+from services.evaluator.experiments.summary import summarize
 
 
 def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
@@ -25,7 +25,7 @@ def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment
     ]
     built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(validation=pb.Validation(**setting)),
                           runs=[pb.ExperimentRun(run_key=run, questions_total=len(c)) for run, c in values.items()])
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     return built, results
 
 

@@ -13,7 +13,7 @@ from chunklab import clients
 from chunklab.db import make_sessionmaker
 from chunklab.server import ErrorMappingInterceptor
 from chunklab.v1 import evaluator_pb2_grpc
-from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.deps import RunnerDeps
 from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.storage.repository import Repository
 from services.evaluator.server import EvaluatorServicer

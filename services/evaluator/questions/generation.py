@@ -34,7 +34,7 @@ from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.metrics import cosine
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator.experiments.runner import RunnerDeps
+from services.evaluator.deps import RunnerDeps
 from services.evaluator.judging import models, pricing
 from services.evaluator.questions import question_prompt, question_sets
 
