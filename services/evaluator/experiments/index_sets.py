@@ -5,14 +5,17 @@ beside the active one otherwise (ADR 0038)."""
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 from collections.abc import Callable
 
 from chunklab.errors import FailedPrecondition, Unavailable
-from chunklab.v1 import evaluator_pb2
+from chunklab.v1 import evaluator_pb2, retriever_pb2
 from services.evaluator.experiments.grid import Cell
 from services.evaluator.experiments.plan import Plan
+
+log = logging.getLogger("chunklab.evaluator")
 
 
 class IndexSets:
@@ -31,7 +34,7 @@ class IndexSets:
         its own beside the active one, which stays as it is (ADR 0038). Each
         document processed is told by name, with how many are done. Only a set
         the retriever says is not there (NOT_FOUND) is processed: a retriever out
-        of reach stops the run (Unavailable) rather than pass for a missing set."""
+        of reach stops the experiment (Unavailable) rather than pass for a missing set."""
         model = plan.provider.name
         run.chunk_count = 0
         run.processing_seconds = 0.0
@@ -40,16 +43,30 @@ class IndexSets:
         total = len(plan.documents)
         for done, document_id in enumerate(plan.documents):
             with self._set_lock((document_id, cell.spec.name, cell.config_id, model)):
-                indexed = self._peers.indexed_set(model, document_id, cell.spec.name, cell.config_id)
+                name = plan.records[document_id].name
+                indexed = self._indexed_set(model, document_id, name, cell)
                 if indexed is not None:
                     reused += 1
                     run.chunk_count += indexed.points
                     continue
-                name = plan.records[document_id].name
                 told = functools.partial(progress, document_name=name, documents_done=done, documents_total=total)
                 step = f"processing {name} with {cell.run_key} ({done + 1}/{total})"
                 self._process(document_id, name, cell, model, run, step, told, check_stop)
         run.index_reused = reused == len(plan.documents)
+
+    def _indexed_set(self, model: str, document_id: str, name: str, cell: Cell) -> retriever_pb2.IndexedSet | None:
+        """The document's set of the cell's configuration; None only when the retriever says
+        there is none (NOT_FOUND). A retriever out of reach is not a missing set: it stops
+        the run, saying so, and nothing is processed again."""
+        try:
+            return self._peers.indexed_set(model, document_id, cell.spec.name, cell.config_id)
+        except Unavailable as exc:
+            log.warning("index set of %s (%s) not looked up: %s", document_id, cell.run_key, exc.message)
+            raise Unavailable(
+                f"the retriever is out of reach or too slow, so it is not known whether {name} already has an "
+                f"index set of {cell.run_key}; nothing was processed again. Start the retriever (or check "
+                "CHUNKLAB_RETRIEVER_ADDRESS), then resume the experiment"
+            ) from None
 
     def _set_lock(self, key: tuple[str, str, str, str]) -> threading.Lock:
         with self._sets_lock:
