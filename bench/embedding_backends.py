@@ -15,7 +15,7 @@ every chunk embedded by each backend, in rounds that alternate the backends
   the raw encoder's texts per second of this process's CPU time (target >= 2x).
 - Quality: the 276 questions, each embedded by the same backend, searched
   exactly (cosine) over the pooled chunks, top 5; recall, precision and IoU
-  in characters (services/evaluator/metrics.py), the cosine of each chunk's
+  in characters (chunklab/metrics.py), the cosine of each chunk's
   vector to torch's, and how many of each question's top 5 equal torch's.
   Target: recall within 0.5 points of torch.
 

@@ -32,9 +32,9 @@ from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 
 from chunklab.ids import ChunkIds  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
-from services.evaluator import report  # noqa: E402
-from services.evaluator.experiments import ExperimentRunner  # noqa: E402
-from services.evaluator.scoring import retrieval_metrics  # noqa: E402
+from services.evaluator.reports import report  # noqa: E402
+from services.evaluator.experiments.summary import summarize  # noqa: E402
+from services.evaluator.judging.scoring import retrieval_metrics  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 SIZES = (400, 800, 1200, 1600, 2000)  # characters, about 100 to 500 tokens
@@ -132,7 +132,7 @@ def experiment(texts, questions, neighbours: int):
         experiment_id="e-bench-report", config=config, state=evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, runs=runs,
         provenance=evaluator_pb2.ExperimentProvenance(embedding_model="stand-in", judge_model="none"),
         created_at=Timestamp(seconds=1_800_000_000), questions_total=len(runs) * len(questions))
-    ExperimentRunner.summarize(exp, results)
+    summarize(exp, results)
     question_set = evaluator_pb2.QuestionSet(question_set_id="qs", name="questions.csv", questions=questions,
                                              question_count=len(questions))
     return exp, question_set, results

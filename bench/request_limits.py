@@ -40,7 +40,7 @@ from chunklab.v1 import (  # noqa: E402
 )
 from services.chunker.server import ChunkerServicer  # noqa: E402
 from services.chunker.strategies import REGISTRY  # noqa: E402
-from services.evaluator import grid  # noqa: E402
+from services.evaluator.experiments import grid  # noqa: E402
 from services.evaluator.server import EvaluatorServicer  # noqa: E402
 from services.ingest.server import IngestServicer  # noqa: E402
 from services.retriever.server import RetrieverServicer  # noqa: E402

@@ -1,9 +1,9 @@
 """Each service's schema brought to the newest revision its code knows, when the
 service opens its database (chunklab.db.make_sessionmaker; ADR 0067).
 
-A service keeps its Alembic revisions beside its tables: the package of the
-module that declares its `Base` has a `migrations/` folder
-(services/ingest/migrations/, …) whose env.py hands over to `run_env` here.
+A service keeps its Alembic revisions in its own folder: the nearest package
+above the module that declares its `Base` with a `migrations/` folder
+(services/ingest/migrations/, …), whose env.py hands over to `run_env` here.
 Its revision is kept in a version table of its own, alembic_version_<service>,
 so services that share one database (one CHUNKLAB_DATABASE_URL) never read
 each other's.
@@ -60,9 +60,11 @@ class Schema:
 
 
 def schema_of(base) -> Schema:
-    """The schema of a declarative Base: its module's package names the service
-    and holds the migrations/ folder."""
-    package = Path(sys.modules[base.__module__].__file__).resolve().parent
+    """The schema of a declarative Base: the nearest package above its module that
+    holds a migrations/ folder is the service, and names the schema (a service may
+    keep its tables in a sub-package, such as services/evaluator/storage/)."""
+    module = Path(sys.modules[base.__module__].__file__).resolve()
+    package = next((p for p in module.parents if (p / "migrations").is_dir()), module.parent)
     return Schema(package.name, package / "migrations", base.metadata)
 
 

@@ -55,7 +55,7 @@ class AnswerStream:
 
 
 # How extractive answers join sentences that do not follow one another in their chunk
-# (services/evaluator/answers.py writes them so).
+# (services/evaluator/judging/answers.py writes them so).
 GAP = " … "
 
 

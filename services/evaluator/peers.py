@@ -88,7 +88,9 @@ class GrpcPeers:
     def indexed_set(
         self, embedding_model: str, document_id: str, strategy: str, config_id: str
     ) -> retriever_pb2.IndexedSet | None:
-        """The document's index set of this configuration; None if there is none."""
+        """The document's index set of this configuration; None only when the retriever
+        answers NOT_FOUND. Any other failure is raised (a retriever out of reach or too
+        slow as Unavailable): it never passes for a set that is not there."""
         request = retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
             embedding_model=embedding_model, document_id=document_id, strategy=strategy, config_id=config_id,
         ))

@@ -19,14 +19,15 @@ from chunklab.replicas import replica_name
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator import answers, grid, metric_catalog
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.leases import Leases
-from services.evaluator.models import ModelDefaults
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.experiments import grid
+from services.evaluator.experiments.leases import Leases
+from services.evaluator.judging import answers, metric_catalog
+from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.peers import GrpcPeers
-from services.evaluator.repository import Repository
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
 
 SERVICE = evaluator_pb2.DESCRIPTOR.services_by_name["EvaluatorService"]
 
@@ -39,10 +40,10 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         self._service = service
 
     def CreateQuestionSet(self, request, context):
-        return self._service.create_question_set(request)
+        return self._service.sets.create(request)
 
     def ImportQuestionSet(self, request_iterator, context):
-        return self._service.import_question_set(*_header_and_pieces(request_iterator))
+        return self._service.sets.import_file(*_header_and_pieces(request_iterator))
 
     def ValidateQuestionSet(self, request_iterator, context):
         return self._service.sets.validate(*_header_and_pieces(request_iterator))
@@ -63,41 +64,41 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
         return self._service.sets.delete_question(request)
 
     def GetQuestionSet(self, request, context):
-        return self._service.get_question_set(request.question_set_id)
+        return self._service.sets.get(request.question_set_id)
 
     def ListQuestionSets(self, request, context):
-        return self._service.list_question_sets(request)
+        return self._service.sets.list(request)
 
     def DeleteQuestionSet(self, request, context):
-        self._service.delete_question_set(request.question_set_id)
+        self._service.sets.delete(request.question_set_id)
         return evaluator_pb2.DeleteQuestionSetResponse()
 
     def Answer(self, request, context):
-        yield from self._service.answer(request, cancellation.ended(context))
+        yield from self._service.queries.answer(request, cancellation.ended(context))
 
     def RunExperiment(self, request, context):
-        yield from self._service.run_experiment(request, cancellation.ended(context))
+        yield from self._service.experiments.run(request, cancellation.ended(context))
 
     def CancelExperiment(self, request, context):
-        return self._service.cancel_experiment(request)
+        return self._service.experiments.cancel(request)
 
     def GetExperiment(self, request, context):
-        return self._service.get_experiment(request)
+        return self._service.experiments.get(request)
 
     def ListExperiments(self, request, context):
-        return self._service.list_experiments(request)
+        return self._service.experiments.list(request)
 
     def CompareExperiments(self, request, context):
-        return self._service.compare(request)
+        return self._service.reports.compare(request)
 
     def GetReport(self, request, context):
-        yield from self._service.report(request)
+        yield from self._service.reports.report(request)
 
     def SubmitFeedback(self, request, context):
-        return self._service.submit_feedback(request)
+        return self._service.queries.submit_feedback(request)
 
     def SummarizeFeedback(self, request, context):
-        return self._service.summarize_feedback()
+        return self._service.queries.summarize_feedback()
 
     def ListMetrics(self, request, context):
         return metric_catalog.list_metrics()

@@ -765,7 +765,7 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
 def test_an_extractive_answer_reads_as_sentences_not_markup():
     from support.providers import HashedProvider
 
-    from services.evaluator.answers import SentenceEmbeddings, extractive_answer
+    from services.evaluator.judging.answers import SentenceEmbeddings, extractive_answer
 
     def retrieved(content: str) -> common_pb2.RetrievedChunk:
         return common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(content=content, language="en"))

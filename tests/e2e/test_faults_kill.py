@@ -22,7 +22,7 @@ import pytest
 from chunklab import clients
 from chunklab.client import ClientError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
-from services.evaluator import judge
+from services.evaluator.judging import judge
 from tests.support.fake_openai import FakeOpenAI, default_responder
 from tests.support.faults import (
     EMBEDDING_MODEL, FIXED_16, FIXED_24, WAIT_S, fake_model_stack, fixed_size_sets, held_open, locked, upload, wait_for,

@@ -23,7 +23,7 @@ from chunklab.v1 import (
 )
 from chunklab_app import sample
 from chunklab_app.stack import Stack
-from services.evaluator.answers import SYSTEM as ANSWER_PROMPT
+from services.evaluator.judging.answers import SYSTEM as ANSWER_PROMPT
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e

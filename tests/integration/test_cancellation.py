@@ -15,16 +15,20 @@ from chunklab import cancellation, clients
 from chunklab.db import make_sessionmaker
 from chunklab.errors import NotFound
 from chunklab.server import ErrorMappingInterceptor
-from chunklab.v1 import common_pb2, evaluator_pb2, evaluator_pb2_grpc
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
+from chunklab.v1 import (
+    common_pb2,
+    evaluator_pb2,
+    evaluator_pb2_grpc,
+)
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.server import EvaluatorServicer
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
+from tests.support.evaluator_server import FakePeers
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider
-from tests.support.evaluator_server import FakePeers
 from tests.support.waiting import WAIT_S, wait_for
 
 WORDS = 200
@@ -42,7 +46,7 @@ class Watched(EvaluatorServicer):
         ended = cancellation.ended(context)
         context.add_callback(self.saw_the_end.set)  # after `ended`'s own callback: it is set by then
         try:
-            yield from self._service.run_experiment(request, ended)
+            yield from self._service.experiments.run(request, ended)
         finally:
             self.returned.set()
 
@@ -98,7 +102,7 @@ def test_a_cancelled_answer_stops_the_model_writing_and_stores_nothing(evaluator
 
 def test_a_dry_run_cancelled_while_it_plans_stops_looking_documents_up(evaluator):
     stub, service, servicer, peers = evaluator
-    question_set = service.create_question_set(evaluator_pb2.CreateQuestionSetRequest(
+    question_set = service.sets.create(evaluator_pb2.CreateQuestionSetRequest(
         name="one", questions=[evaluator_pb2.Question(text="What is chunking?")]))
     documents = [f"doc-{i}" for i in range(100)]
     config = evaluator_pb2.ExperimentConfig(

@@ -12,7 +12,7 @@ import pytest
 
 from chunklab.llm import ChatClient, ChatEndpoint
 from chunklab.v1 import common_pb2
-from services.evaluator import answers, judge
+from services.evaluator.judging import answers, judge
 from tests.support.fake_openai import FakeOpenAI
 
 ITEM = judge.JudgeInput(

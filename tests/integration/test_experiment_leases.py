@@ -16,9 +16,9 @@ from chunklab.db import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.leases import Leases
-from services.evaluator.repository import Repository
-from services.evaluator.store import Base
+from services.evaluator.experiments.leases import Leases
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
 
 
 class Clock:
@@ -93,8 +93,8 @@ def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shar
 
 
 def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
-    from services.evaluator.experiments import RunnerDeps
-    from services.evaluator.models import ModelDefaults
+    from services.evaluator.deps import RunnerDeps
+    from services.evaluator.judging.models import ModelDefaults
     from services.evaluator.service import EvaluatorService
 
     repository, clock, replicas = shared

@@ -7,17 +7,27 @@ fake OpenAI server over real HTTP. Answers retry what the openai client
 retries (429, 5xx, timeouts: CHUNKLAB_LLM_MAX_RETRIES, 1 here) and then fail
 with a sentence naming the endpoint; judges retry any failure or unusable
 reply themselves and then record "not measured" with the last problem. An
-experiment counts every question, failed or not, and its stream ends."""
+experiment counts every question, failed or not, and its stream ends.
+
+Its other peers fail too (issue 26, item 5): only a retriever's NOT_FOUND means a
+document has no index set of a configuration; a retriever out of reach stops the
+experiment, saying so, and nothing is processed again; an unexpected error
+reaches the client as a sentence with an incident id, its text only in the log."""
 
 from __future__ import annotations
 
 import json
+import logging
+from concurrent import futures
 
 import grpc
 import pytest
 
-from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
-from services.evaluator import judge
+from chunklab.errors import Unavailable
+from chunklab.settings import Settings
+from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2, retriever_pb2_grpc
+from services.evaluator.judging import judge
+from services.evaluator.peers import GrpcPeers
 from tests.support.evaluator_server import serve_evaluator
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.evaluator_server import FakePeers
@@ -153,3 +163,95 @@ def test_an_experiment_counts_every_question_and_says_why_each_failed(evaluator,
         assert failed.usage.llm_calls == 1
     (run,) = done.runs
     assert run.questions_done == 4 and run.mean_judge.faithfulness.reason == "1 of 4 questions measured"
+
+
+class Retriever(retriever_pb2_grpc.RetrieverServiceServicer):
+    """A retriever whose GetIndexedSet answers with `code`."""
+
+    code = grpc.StatusCode.NOT_FOUND
+
+    def GetIndexedSet(self, request, context):
+        context.abort(self.code, "no index set of that configuration" if self.code == grpc.StatusCode.NOT_FOUND
+                      else "the index is being opened")
+
+
+def test_only_the_retrievers_not_found_means_no_index_set():
+    retriever = Retriever()
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(retriever, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    peers = GrpcPeers(Settings(retriever_address=f"127.0.0.1:{port}", rpc_timeout_s=2.0))
+    key = ("hashed", "d-1", "fixed_size", "c1")
+    try:
+        assert peers.indexed_set(*key) is None
+        retriever.code = grpc.StatusCode.UNAVAILABLE
+        with pytest.raises(Unavailable, match=r"^the retriever service is unreachable or too slow"):
+            peers.indexed_set(*key)
+    finally:
+        server.stop(None)
+    with pytest.raises(Unavailable, match=r"^the retriever service is unreachable or too slow"):
+        peers.indexed_set(*key)  # nothing listens any more
+
+
+class RetrieverAway(IndexedPeers):
+    """Peers whose retriever is out of reach, as GrpcPeers reports it; processing is only counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.processed: list[str] = []
+
+    def indexed_set(self, model, document_id, strategy, config_id):
+        raise Unavailable("the retriever service is unreachable or too slow (UNAVAILABLE): failed to connect to "
+                          "all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50053: Connection refused")
+
+    def process(self, document_id, spec, embedding_model):
+        self.processed.append(document_id)
+        return iter(())
+
+
+class RetrieverBroken(IndexedPeers):
+    """Peers whose retrieval fails in a way nobody planned for."""
+
+    def retrieve(self, request):
+        raise RuntimeError("secret detail: /srv/chunklab/keys.txt is unreadable")
+
+
+def retrieval_only_experiment(stub) -> evaluator_pb2.Experiment:
+    question_set = stub.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+        name="chunking", questions=[evaluator_pb2.Question(text="What is chunking?")]), timeout=DEADLINE_S)
+    config = evaluator_pb2.ExperimentConfig(
+        question_set_id=question_set.question_set_id, strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+        retrieval=common_pb2.RetrievalOptions(filter=common_pb2.RetrievalFilter(document_ids=["d-1"])),
+        retrieval_only=True)
+    events = list(stub.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=DEADLINE_S))
+    return events[-1].experiment
+
+
+def test_a_retriever_out_of_reach_stops_the_experiment_and_is_never_read_as_a_deleted_set(tmp_path):
+    peers = RetrieverAway()
+    with serve_evaluator(peers, f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", TIMEOUT_S) as stub:
+        done = retrieval_only_experiment(stub)
+    assert done.state == evaluator_pb2.EXPERIMENT_STATE_FAILED
+    assert done.error == (
+        "the retriever is out of reach or too slow, so it is not known whether d-1.md already has an index set of "
+        f"{done.runs[0].run_key}; nothing was processed again. Start the retriever (or check "
+        "CHUNKLAB_RETRIEVER_ADDRESS), then resume the experiment")
+    assert peers.processed == [] and not done.runs[0].error  # not processed again, not a run skipped
+
+
+def test_an_unexpected_error_reaches_the_client_as_a_sentence_its_text_only_in_the_log(tmp_path, caplog):
+    with caplog.at_level(logging.ERROR, logger="chunklab.evaluator"):
+        with serve_evaluator(RetrieverBroken(), f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", TIMEOUT_S) as stub:
+            done = retrieval_only_experiment(stub)
+            stored = stub.GetExperiment(evaluator_pb2.GetExperimentRequest(experiment_id=done.experiment_id),
+                                        timeout=DEADLINE_S)
+    assert done.state == stored.state == evaluator_pb2.EXPERIMENT_STATE_FAILED
+    assert done.error == stored.error
+    assert done.error.startswith("the experiment stopped on an internal error (incident ")
+    assert done.error.endswith("the evaluator's log has the details; continue it with Resume on the Experiments "
+                               "page (or `chunklab resume <experiment id>`)")
+    assert "secret" not in done.error and "RuntimeError" not in done.error
+    incident = done.error.split("(incident ")[1].split(")")[0]
+    (logged,) = [r for r in caplog.records if incident in r.getMessage()]
+    assert "secret detail" in logged.exc_text

@@ -26,8 +26,8 @@ from chunklab.migrations import Schema, SchemaTooNew, alembic_config, schema_of,
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, evaluator_pb2
 from services.evaluator import server as evaluator_server
-from services.evaluator.repository import Repository
-from services.evaluator.store import Base as EvaluatorBase
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base as EvaluatorBase
 from services.ingest import server as ingest_server
 from services.ingest.service import IngestService
 from services.ingest.store import Base as IngestBase

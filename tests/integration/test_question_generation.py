@@ -17,18 +17,27 @@ import pytest
 
 from chunklab.db import make_sessionmaker
 from chunklab.v1 import evaluator_pb2
-from services.evaluator import question_prompt
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.generation import DUPLICATE_SIMILARITY
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.judging.models import ModelDefaults
+from services.evaluator.questions import question_prompt
+from services.evaluator.questions.generation import DUPLICATE_SIMILARITY
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.providers import HashedProvider
 from tests.support.status import status_of
+from tests.support.town import (
+    BRIDGE,
+    DEADLINE_S,
+    FERRY,
+    LIBRARY,
+    MARKET,
+    RIVER,
+    TEXT,
+    TIMEOUT_S,
+)
 from tests.support.waiting import wait_for
-from tests.support.town import BRIDGE, DEADLINE_S, FERRY, LIBRARY, MARKET, RIVER, TEXT, TIMEOUT_S
 
 G = evaluator_pb2
 SECRET = "sk-generator-4242"

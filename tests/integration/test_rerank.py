@@ -19,7 +19,7 @@ from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app.cli import parser
 from frontend.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.experiments.record import run_options
 from services.retriever.registry import IndexRegistry
 from services.retriever.rerank import RerankConfig, Rerankers, llm_scores
 from services.retriever.service import RetrieverService
@@ -339,7 +339,7 @@ def test_the_command_line_and_experiments_carry_the_rerank_options(capsys):
     # Each run of an experiment searches with the experiment's options, reranking included.
     cell = type("Cell", (), {"spec": pb.StrategySpec(name="fixed_size"), "config_id": "c1", "window": None})
     plan = type("Plan", (), {"config": type("Config", (), {"retrieval": options}), "documents": ["d1"]})
-    run = ExperimentRunner._run_options(cell, plan)
+    run = run_options(cell, plan)
     assert (run.strategy, run.config_id, list(run.filter.document_ids), run.rerank) == (
         "fixed_size", "c1", ["d1"], options.rerank)
 

@@ -15,12 +15,12 @@ from chunklab.db import make_sessionmaker
 from chunklab.server import ErrorMappingInterceptor
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2_grpc, retriever_pb2
 from services.chunker.strategies import REGISTRY
-from services.evaluator.experiments import RunnerDeps
-from services.evaluator.models import ModelDefaults
-from services.evaluator.repository import Repository
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.judging.models import ModelDefaults
 from services.evaluator.server import EvaluatorServicer
 from services.evaluator.service import EvaluatorService
-from services.evaluator.store import Base
+from services.evaluator.storage.repository import Repository
+from services.evaluator.storage.tables import Base
 from tests.support.providers import HashedProvider
 from tests.support.waiting import WAIT_S
 

@@ -1,10 +1,10 @@
-"""The dry run's time from finished runs' speeds (services/evaluator/durations.py), on
+"""The dry run's time from finished runs' speeds (services/evaluator/experiments/estimate.py), on
 hand-built experiments: medians scaled to the plan, and no number without a finished run."""
 
 from __future__ import annotations
 
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator.durations import Speeds
+from services.evaluator.experiments.estimate import Speeds
 
 
 def finished(*runs: tuple[float, float, float, float, bool], documents: int = 2) -> pb.Experiment:

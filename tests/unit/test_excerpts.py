@@ -1,5 +1,5 @@
 """Locating excerpts (chunklab.excerpts), sampling a generator's passages and
-reading its replies (services.evaluator.generation, question_prompt): exact
+reading its replies (services.evaluator.questions.generation, question_prompt): exact
 values on hand-built texts."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from chunklab.excerpts import SIMILARITY_THRESHOLD, Located, locate, similarity, snap
-from services.evaluator.generation import PASSAGE_CHARS, allocate, sample_passages
-from services.evaluator.question_prompt import Draft, UnusableReply, parse_reply
+from services.evaluator.questions.generation import PASSAGE_CHARS, allocate, sample_passages
+from services.evaluator.questions.question_prompt import Draft, UnusableReply, parse_reply
 
 TEXT = "The council approved the ferry budget on Monday. Storm warnings closed the harbour for two days."
 

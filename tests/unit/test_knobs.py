@@ -16,7 +16,7 @@ from frontend import experiment_config
 from frontend import knobs as forms
 from services.chunker.strategies import REGISTRY
 from services.chunker.strategies.base import Registry, Strategy
-from services.evaluator import grid
+from services.evaluator.experiments import grid
 
 SIZE = Knob("chunk_size", INT, 512, "Tokens per chunk.", 8, 2048)
 OVERLAP = Knob("chunk_overlap", INT, 64, "Tokens shared with the previous chunk.", 0, 2047)

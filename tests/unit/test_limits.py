@@ -16,7 +16,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.v1 import (
     chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, evaluator_pb2_grpc, ingest_pb2, retriever_pb2,
 )
-from services.evaluator import grid
+from services.evaluator.experiments import grid
 
 TEN_MB = "x" * 10_000_000
 

@@ -10,9 +10,12 @@ import pytest
 from chunklab import knobs
 from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2
-from services.evaluator import compare, grid, judge, pricing, question_sets, references
+from services.evaluator.reports import compare
+from services.evaluator.experiments import grid
+from services.evaluator.judging import judge, pricing
+from services.evaluator.questions import question_sets, references
 from chunklab.metrics import Span, intersect, merge, overlap, reciprocal_rank
-from services.evaluator.scoring import mean_metrics, retrieval_metrics
+from services.evaluator.judging.scoring import mean_metrics, retrieval_metrics
 
 HIT, NEIGHBOR, PARENT = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR, common_pb2.CHUNK_LABEL_PARENT
 

@@ -14,7 +14,7 @@ from chunklab_app import terminal
 from chunklab.v1 import common_pb2
 from chunklab.v1 import evaluator_pb2 as pb
 from frontend import compare_html, experiments_html
-from services.evaluator import report
+from services.evaluator.reports import report
 
 METRICS = report.METRICS
 SHOWN = ("97.7%", "0.756", "1,234", "$0.0123")

@@ -22,7 +22,7 @@ from chunklab_app.cli import parser
 from frontend import boundaries, retrieval_html
 from frontend.pages import documents
 from services.chunker.strategies import REGISTRY
-from services.evaluator import report
+from services.evaluator.reports import report
 from services.retriever.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
@@ -213,7 +213,7 @@ def test_an_uploaded_pdf_is_named_with_its_format_and_pages():
 
 
 def test_the_llm_reads_each_context_chunk_with_its_page(pdf_response, md_response):
-    from services.evaluator.answers import context_text
+    from services.evaluator.judging.answers import context_text
 
     assert context_text(pdf_response.retrieved_chunks[1:2]) == (
         "[1] manual.pdf, pp. 12–13\nlighthouse keepers logbook entries")

@@ -16,8 +16,8 @@ from chunklab.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from frontend import query_columns
 from frontend.query_columns import Configuration
-from services.evaluator import metric_catalog
-from services.evaluator.scoring import retrieval_metrics
+from services.evaluator.judging import metric_catalog
+from services.evaluator.judging.scoring import retrieval_metrics
 from tests.support.fake_stubs import FakeRpcError
 
 HIT = common_pb2.CHUNK_LABEL_HIT

@@ -99,7 +99,7 @@ def test_reranking_is_off_unless_chosen_and_refused_in_the_boxes_words():
 
 
 def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
-    from services.evaluator import answers
+    from services.evaluator.judging import answers
 
     class Provider:
         """Scores by how many of the question's words a sentence has (the keeper's one wins)."""

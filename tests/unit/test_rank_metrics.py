@@ -4,15 +4,14 @@ on relevance judgments written out by hand."""
 
 from __future__ import annotations
 
-
 import ir_measures
 import pytest
 from ir_measures import AP, R, nDCG
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import metric_catalog
-from services.evaluator.rank import rank_measures
-from services.evaluator.scoring import mean_metrics, retrieval_metrics
+from services.evaluator.judging import metric_catalog
+from services.evaluator.judging.rank import rank_measures
+from services.evaluator.judging.scoring import mean_metrics, retrieval_metrics
 from tests.support.rank_cases import CASES, d
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR

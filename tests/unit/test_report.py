@@ -13,7 +13,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from markupsafe import escape
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import plots, report
+from services.evaluator.reports import plots, report
 
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -9,8 +9,8 @@ import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
 from frontend import result_plots
-from services.evaluator import compare, report
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.reports import compare, report
+from services.evaluator.experiments.summary import summarize
 
 METRICS = report.METRICS
 
@@ -24,7 +24,7 @@ def experiment(name: str, runs: dict[str, dict[str, list[float]]]) -> tuple[pb.E
     ]
     built = pb.Experiment(experiment_id=name, config=pb.ExperimentConfig(name=name),
                           runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs])
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     return built, results
 
 

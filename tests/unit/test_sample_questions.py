@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from chunklab.v1 import documents_pb2, evaluator_pb2
 from chunklab_app.sample import DOCUMENTS, QUESTIONS
-from services.evaluator import references
-from services.evaluator.question_sets import DocumentResolver, read_file
+from services.evaluator.questions import references
+from services.evaluator.questions.question_sets import DocumentResolver, read_file
 from services.ingest.decoding import decode_text
 
 

@@ -8,7 +8,7 @@ import io
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from chunklab_app.terminal import print_table
-from services.evaluator import metric_catalog
+from services.evaluator.judging import metric_catalog
 
 
 def test_the_experiment_table_shows_each_metric_as_the_catalogue_formats_it():

@@ -24,7 +24,7 @@ from frontend import (
     reports_html,
 )
 from services.chunker.strategies import REGISTRY
-from services.evaluator import metric_catalog
+from services.evaluator.judging import metric_catalog
 
 # What the pages read from EvaluatorService.ListMetrics.
 METRICS = MetricFormat(metric_catalog.list_metrics().metrics)

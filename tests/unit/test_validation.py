@@ -10,8 +10,9 @@ import pytest
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.winner_view import winner_view
-from services.evaluator import report, validation
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.reports import report
+from services.evaluator.experiments import holdout
+from services.evaluator.experiments.summary import summarize
 
 
 def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
@@ -24,7 +25,7 @@ def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment
     ]
     built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(validation=pb.Validation(**setting)),
                           runs=[pb.ExperimentRun(run_key=run, questions_total=len(c)) for run, c in values.items()])
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     return built, results
 
 
@@ -115,5 +116,5 @@ def test_validation_without_enough_runs_or_questions_says_why():
 ])
 def test_settings_that_mean_nothing_are_refused(setting, message):
     with pytest.raises(InvalidArgument) as refused:
-        validation.check(pb.Validation(**setting))
+        holdout.check(pb.Validation(**setting))
     assert message in refused.value.message

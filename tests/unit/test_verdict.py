@@ -15,8 +15,8 @@ from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab_app import terminal
 from frontend import compare_html, experiments_html
-from services.evaluator import compare, report
-from services.evaluator.experiments import ExperimentRunner
+from services.evaluator.reports import compare, report
+from services.evaluator.experiments.summary import summarize
 
 METRICS = report.METRICS
 
@@ -32,7 +32,7 @@ def experiment(runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, 
     built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(name="hand-built"),
                           state=pb.EXPERIMENT_STATE_SUCCEEDED,
                           runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs])
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     return built, results
 
 
@@ -98,11 +98,11 @@ def test_one_run_and_no_run_say_so():
     assert verdict_view(alone.verdict, METRICS)["text"] == (
         "only is the only run that answered questions (recall 50.0%): there is nothing to compare it with.")
     empty = pb.Experiment(runs=[pb.ExperimentRun(run_key="x")])
-    ExperimentRunner.summarize(empty, [])
+    summarize(empty, [])
     assert verdict_view(empty.verdict, METRICS)["text"] == (
         "There is no winner to name: no run finished any question.")
     unlabelled = pb.Experiment(runs=[pb.ExperimentRun(run_key="x"), pb.ExperimentRun(run_key="y")])
-    ExperimentRunner.summarize(unlabelled, [pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(
+    summarize(unlabelled, [pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(
         embedding_answer_similarity=-1)) for key in ("x", "y")])
     assert verdict_view(unlabelled.verdict, METRICS)["text"] == (
         "There is no winner to name: no quality measure was taken (no reference excerpts, no expected answers, "
@@ -141,7 +141,7 @@ def test_the_experiments_page_and_the_cli_say_the_same_verdict_and_name_the_ques
 def test_the_summary_shows_answer_similarity_as_the_detail_does():
     built, results = experiment({"a": {"recall": [0.5], "iou": [0.1], "tokens": [10]}})
     results[0].metrics.embedding_answer_similarity = 0.375
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     summary = ElementTree.fromstring(experiments_html.experiment_summary_html(built, METRICS))
     runs = summary.find(".//table[@class='cl-table cl-runs-table']")
     heads = ["".join(th.itertext()) for th in runs.iter("th")]
@@ -154,7 +154,7 @@ def test_the_summary_shows_answer_similarity_as_the_detail_does():
 
 def test_a_retrieval_only_summary_has_no_llm_calls_or_cost_columns_nor_unmeasured_answer_columns():
     built, results = experiment({"a": {"recall": [0.5], "iou": [0.1], "tokens": [10]}})
-    ExperimentRunner.summarize(built, results)
+    summarize(built, results)
     heads = ["".join(th.itertext()) for th in ElementTree.fromstring(
         experiments_html.experiment_summary_html(built, METRICS)).iter("th")]
     assert heads[-2:] == ["chunks / q", "tokens / q"]

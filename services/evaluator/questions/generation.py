@@ -31,11 +31,12 @@ from chunklab import excerpts, tokens
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument
 from chunklab.limits import quoted
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
+from chunklab.metrics import cosine
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import models, pricing, question_prompt, question_sets
-from services.evaluator.experiments import RunnerDeps
-from chunklab.metrics import cosine
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.judging import models, pricing
+from services.evaluator.questions import question_prompt, question_sets
 
 log = logging.getLogger("chunklab.evaluator")
 

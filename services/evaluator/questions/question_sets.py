@@ -2,7 +2,7 @@
 their references name, and the content hash that experiments record.
 
 A reference is a document plus a character range, or an excerpt string that
-is located in the document's canonical text (services.evaluator.references).
+is located in the document's canonical text (services.evaluator.questions.references).
 """
 
 from __future__ import annotations

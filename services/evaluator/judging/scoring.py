@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab.metrics import chunk_span, context_overlap, overlap, reciprocal_rank, reference_spans, touches
-from services.evaluator.rank import RANK_FIELDS, rank_measures
+from services.evaluator.judging.rank import RANK_FIELDS, rank_measures
 
 
 def node_chunks(node: common_pb2.ExpansionNode) -> list[common_pb2.Chunk]:

@@ -6,7 +6,7 @@ and every question (collapsed) with a row per run, linked into the documents'
 text, written once (ADR 0068).
 The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
 stream). The functions here read the messages into plain view data; the
-templates (services/evaluator/templates/, the chunks through the shared
+templates (services/evaluator/reports/templates/, the chunks through the shared
 chunklab/templates/retrieval.html.j2) lay it out and escape every piece of
 text from outside (documents, questions, answers, judge reasons, names). The
 page holds no script, and a Content Security Policy forbids scripts and
@@ -20,16 +20,18 @@ from collections.abc import Iterator, Sequence
 
 from chunklab import retrieval_view
 from chunklab.metric_format import MetricFormat, usd
-from chunklab.verdict_view import verdict_view
-from chunklab.winner_view import winner_view
 from chunklab.render import render as render_template
 from chunklab.render import render_pieces
 from chunklab.v1 import evaluator_pb2
-from services.evaluator import metric_catalog, plots, validation
-from services.evaluator.report_technical import STATE, technical
+from chunklab.verdict_view import verdict_view
+from chunklab.winner_view import winner_view
+from services.evaluator.experiments import holdout
+from services.evaluator.judging import metric_catalog
+from services.evaluator.reports import plots
+from services.evaluator.reports.report_technical import STATE, technical
 
 CONTENT_TYPE = "text/html; charset=utf-8"
-PACKAGE, TEMPLATE = "services.evaluator", "report.html.j2"
+PACKAGE, TEMPLATE = "services.evaluator.reports", "report.html.j2"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 JUDGE_NAMES = {
     "context_relevance": "context relevance (1-10)",
@@ -122,7 +124,7 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
     figures.append(plots.bar_chart("Tokens sent to the LLM per question", labels,
                                    {"tokens": [float(r.mean_metrics.tokens_sent) for r in usable]},
                                    fmt=lambda v: METRICS.value("tokens_sent", v)))
-    metric = validation.headline_metric(usable)
+    metric = holdout.headline_metric(usable)
     if metric is not None:
         title = METRICS.label(metric)
         figures.append(plots.scatter(

@@ -14,11 +14,13 @@ from itertools import combinations
 import numpy as np
 
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator import compare, metric_catalog, validation
+from services.evaluator.experiments import holdout
+from services.evaluator.judging import metric_catalog
+from services.evaluator.reports import compare
 
 # The measures every run's mean is shown with an interval for, after the deciding one.
 SHOWN = ("recall", "precision", "iou", "hit_rate", "mrr", "tokens_sent")
-SAMPLES = validation.BOOTSTRAP_SAMPLES
+SAMPLES = holdout.BOOTSTRAP_SAMPLES
 
 
 def interval(values: Iterable[float]) -> tuple[float, float]:
@@ -28,7 +30,7 @@ def interval(values: Iterable[float]) -> tuple[float, float]:
 def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> pb.Verdict:
     """The verdict's numbers for one experiment (after its runs' means are filled in)."""
     usable = [r for r in experiment.runs if r.questions_done and not r.error]
-    metric = experiment.config.validation.metric or validation.headline_metric(usable) or ""
+    metric = experiment.config.validation.metric or holdout.headline_metric(usable) or ""
     if not usable:
         return pb.Verdict(metric=metric, unavailable="no run finished any question")
     if not metric:
@@ -38,13 +40,13 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     keys = [r.run_key for r in usable]
     found = pb.Verdict(metric=metric)
     for name in dict.fromkeys((metric, *SHOWN)):
-        table = validation.MeasureTable(name, keys, results)
+        table = holdout.MeasureTable(name, keys, results)
         measured = [(key, np.asarray(list(table.values[key].values()), dtype=float))
                     for key in keys if table.values[key]]
         for (key, values), (low, high) in zip(measured, compare.bootstrap_cis([v for _, v in measured], SAMPLES)):
             found.means.add(run_key=key, metric=name, mean=float(values.mean()), ci_low=low, ci_high=high,
                             questions=len(values))
-    table = validation.MeasureTable(metric, keys, results)
+    table = holdout.MeasureTable(metric, keys, results)
     higher = metric_catalog.BY_NAME[metric].info.higher_is_better
     for a, b in combinations(keys, 2):
         won, lost, tied = compare.count_wins(table.values[a], table.values[b], higher)

@@ -26,7 +26,7 @@ from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import FailedPrecondition
 from chunklab.replicas import process_gone
-from services.evaluator.store import ExperimentLeaseRow
+from services.evaluator.storage.tables import ExperimentLeaseRow
 
 log = logging.getLogger("chunklab.evaluator")
 

@@ -27,7 +27,8 @@ import numpy as np
 
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator import compare, metric_catalog
+from services.evaluator.judging import metric_catalog
+from services.evaluator.reports import compare
 
 DEFAULT_SHARE = 0.5
 DEFAULT_FOLDS = 5

@@ -20,7 +20,7 @@ from chunklab.errors import FailedPrecondition, InvalidArgument
 from chunklab.excerpts import SIMILARITY_THRESHOLD, Located, locate
 from chunklab.limits import quoted
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.question_sets import DocumentResolver, RawQuestion, RawReference
+from services.evaluator.questions.question_sets import DocumentResolver, RawQuestion, RawReference
 
 STRICT = evaluator_pb2.EXCERPT_CHECK_STRICT
 LENIENT = evaluator_pb2.EXCERPT_CHECK_LENIENT

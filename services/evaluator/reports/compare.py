@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from chunklab.v1 import evaluator_pb2
-from services.evaluator import metric_catalog
+from services.evaluator.judging import metric_catalog
 
 DEFAULT_SAMPLES = 2000
 MAX_SAMPLES = 100_000

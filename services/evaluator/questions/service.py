@@ -1,6 +1,6 @@
 """Question sets behind their RPCs: create, import and validate (every excerpt
-located, ADR 0059), and the review's edits (add, change, remove a question).
-Knows nothing of gRPC."""
+located, ADR 0059), get, list and delete, and the review's edits (add, change,
+remove a question). Knows nothing of gRPC."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from chunklab import limits
 from chunklab.errors import InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
-from services.evaluator import question_sets, references
-from services.evaluator.repository import Repository
+from services.evaluator.questions import question_sets, references
+from services.evaluator.storage.repository import Repository
 
 
 class QuestionSetService:
@@ -81,6 +81,16 @@ class QuestionSetService:
         (located,) = checked.questions
         located.question_id = question.question_id
         return located
+
+    def get(self, set_id: str) -> evaluator_pb2.QuestionSet:
+        return self._repo.get_question_set(set_id)
+
+    def list(self, request: evaluator_pb2.ListQuestionSetsRequest) -> evaluator_pb2.ListQuestionSetsResponse:
+        sets, token = self._repo.list_question_sets(request.page_size, request.page_token)
+        return evaluator_pb2.ListQuestionSetsResponse(question_sets=sets, next_page_token=token)
+
+    def delete(self, set_id: str) -> None:
+        self._repo.delete_question_set(set_id)
 
     def add_question(self, request: evaluator_pb2.AddQuestionRequest) -> evaluator_pb2.QuestionSet:
         question = self._located(request.question, "the new question")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator.rank import NDCG_CUTOFF, RECALL_CUTOFFS
+from services.evaluator.judging.rank import NDCG_CUTOFF, RECALL_CUTOFFS
 
 Value = Callable[[pb.QuestionResult], "float | None"]
 

@@ -24,7 +24,7 @@ from google.protobuf import json_format
 from chunklab import knobs, pages, retrieval_view
 from chunklab.metric_format import MetricFormat, judge_value, plural
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator import scoring
+from services.evaluator.judging import scoring
 
 # A card's text (chunks that are not a stretch of their document) is cut here, as before.
 MAX_CHUNK_CHARS = 1200

@@ -1,0 +1,1 @@
+"""Experiments: planned, estimated, recorded, run on a worker under a lease, summarised."""

@@ -1,0 +1,204 @@
+"""The experiment RPCs' logic: RunExperiment (plan, estimate, queue, stream),
+CancelExperiment, GetExperiment, ListExperiments, and marking at start-up the
+experiments a previous process left running."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Iterator
+
+from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import evaluator_pb2
+from services.evaluator.deps import RunnerDeps
+from services.evaluator.experiments import record
+from services.evaluator.experiments.estimate import estimate
+from services.evaluator.experiments.leases import Leases, Renewer
+from services.evaluator.experiments.plan import Plan, Planner
+from services.evaluator.experiments.run import RESUME_HINT, Runner
+from services.evaluator.experiments.summary import summarize
+from services.evaluator.experiments.worker import ExperimentWorker
+from services.evaluator.reports.report_technical import STATE
+
+log = logging.getLogger("chunklab.evaluator")
+
+# How often a RunExperiment stream with nothing to send looks whether its caller is still there.
+WATCH_S = 1.0
+
+# The states an experiment resumes from. Pending or running, yet not on the worker:
+# a run whose end could not be stored.
+RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED,
+             evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
+
+
+class ExperimentService:
+    def __init__(self, deps: RunnerDeps, leases: Leases) -> None:
+        """leases: where this replica claims the experiments it runs (ADR 0065)."""
+        self._deps = deps
+        self._repo = deps.repository
+        self._worker = ExperimentWorker()
+        self._planner = Planner(deps)
+        self._runner = Runner(deps, self._worker.cancelled)
+        self._leases = leases
+        self._renewer = Renewer(self._leases, lambda: set(self._worker.active), self._stop_leased)
+
+    # -- start-up and shutdown ----------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Marks experiments a previous process left RUNNING or PENDING as
+        interrupted (but not one another live replica holds the lease of): a
+        resume continues them. Returns the ids marked. Nothing else needs mending, since
+        experiments never change the active index sets (ADR 0038)."""
+        ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
+               *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
+        marked = []
+        for experiment_id in ids:
+            lease = self._leases.holder(experiment_id)
+            if lease is not None and lease.replica != self._leases.replica:
+                log.info("experiment %s runs on evaluator replica %s", experiment_id, lease.replica)
+                continue
+            self._leases.release(experiment_id)
+            experiment = self._repo.experiment(experiment_id)
+            experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+            experiment.error = ("interrupted: the evaluator restarted mid-run; finished questions are kept, "
+                                f"{RESUME_HINT}")
+            experiment.finished_at.CopyFrom(to_proto(utcnow()))
+            summarize(experiment, self._repo.results(experiment_id))
+            self._repo.save_experiment(experiment)
+            log.warning("experiment %s was interrupted by a restart", experiment_id)
+            marked.append(experiment_id)
+        return marked
+
+    def _stop_leased(self, experiment_id: str, why: str) -> None:
+        """The renewer's word on an experiment running here: cancelled elsewhere, or its lease lost."""
+        if why == "lost":
+            log.error("experiment %s: replica %s lost its lease (the database was out of reach for longer "
+                      "than the lease); stopping it so that it does not run twice", experiment_id,
+                      self._leases.replica)
+        self._worker.cancel(experiment_id)
+
+    def begin_stop(self) -> None:
+        """Tells the running experiments to stop at their next step (the next
+        question, or the next event of a document being processed)."""
+        self._runner.stop()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stops the running experiments (marked interrupted), waiting for them at
+        most `timeout`; queued ones stay pending and are marked at next start, as
+        is one that did not stop in time."""
+        self._runner.stop()
+        self._worker.wait_idle(timeout)
+        self._renewer.close()
+
+    # -- RPCs ---------------------------------------------------------------
+
+    def run(self, request: evaluator_pb2.RunExperimentRequest,
+            cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Plans, estimates and (unless a dry run) queues the experiment, then streams
+        its events. `cancelled` (the call ended) stops the planning; a queued
+        experiment runs on without its caller (ADR 0027: CancelExperiment stops
+        it) and the stream just stops watching it."""
+        cancelled = cancelled or threading.Event()
+        if request.resume_experiment_id:
+            experiment, plan = self._resume_plan(request, cancelled)
+        else:
+            plan = self._planner.plan(request.config, cancelled)
+            experiment = None
+        yield evaluator_pb2.ExperimentEvent(estimate=estimate(plan, self._repo))
+        if request.dry_run:
+            yield evaluator_pb2.ExperimentEvent(experiment=record.preview(plan))
+            return
+        if experiment is None:
+            experiment = record.new_experiment(plan, self._deps.code_version)
+            self._repo.add_experiment(experiment)
+        self._leases.claim(experiment.experiment_id)  # refused while another replica holds it
+        self._renewer.start()
+        events: queue.Queue = queue.Queue()
+        self._worker.submit(experiment.experiment_id, lambda: self._job(experiment, plan, events))
+        yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
+            experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
+            questions_done=experiment.questions_done, message="queued",
+        ))
+        while not cancelled.is_set():
+            try:
+                event = events.get(timeout=WATCH_S)
+            except queue.Empty:
+                continue
+            yield event
+            if event.HasField("experiment"):
+                return
+
+    def _job(self, experiment: evaluator_pb2.Experiment, plan: Plan, events: queue.Queue) -> None:
+        """One experiment's run on the worker; its events go to `events`, the last one the experiment."""
+        experiment_id = experiment.experiment_id
+
+        def publish(event: evaluator_pb2.ExperimentEvent) -> None:
+            if event.HasField("progress"):
+                self._worker.progress[experiment_id] = event.progress  # GetExperiment shows it mid-run
+            events.put(event)
+
+        try:
+            final = self._runner.run(experiment, plan, publish)
+        except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
+            experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
+            experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
+                                f"stored ({exc.message}); {RESUME_HINT}")
+            final = experiment
+        finally:
+            try:
+                self._leases.release(experiment_id)
+            except ServiceError as exc:  # e.g. a locked database: the lease runs out by itself
+                log.warning("the lease of experiment %s was not released: %s", experiment_id, exc.message)
+        events.put(evaluator_pb2.ExperimentEvent(experiment=final))  # the stream always ends
+
+    def cancel(self, request: evaluator_pb2.CancelExperimentRequest) -> evaluator_pb2.CancelExperimentResponse:
+        experiment_id = request.experiment_id
+        if not experiment_id:
+            raise InvalidArgument("experiment_id is empty")
+        experiment = self._repo.experiment(experiment_id)  # NOT_FOUND for an unknown id
+        if not self._worker.cancel(experiment_id) and self._leases.request_cancel(experiment_id) is None:
+            raise FailedPrecondition(
+                f"experiment {experiment_id} is {STATE.get(experiment.state, '?')}: "
+                "only a queued or running experiment can be cancelled"
+            )
+        return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
+
+    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest,
+                     cancelled: threading.Event) -> tuple[evaluator_pb2.Experiment, Plan]:
+        experiment_id = request.resume_experiment_id
+        experiment = self._repo.experiment(experiment_id)
+        if experiment_id in self._worker.active:
+            raise FailedPrecondition(f"experiment {experiment_id} is running now; there is nothing to resume")
+        self._leases.check_free(experiment_id)  # running on another replica
+        if experiment.state not in RESUMABLE:
+            raise FailedPrecondition(
+                f"experiment {experiment_id} is {STATE.get(experiment.state, '?')}; "
+                "only interrupted or failed experiments resume"
+            )
+        plan = self._planner.with_keys(self._planner.plan(experiment.config, cancelled), request.config)
+        if plan.question_set.content_hash != experiment.question_set_hash:
+            raise FailedPrecondition("the experiment's question set changed since it started; start a new experiment")
+        if [c.run_key for c in plan.cells] != [r.run_key for r in experiment.runs]:
+            raise FailedPrecondition(
+                "the chunker's strategies changed since the experiment started (its runs no longer expand the "
+                "same way); start a new experiment"
+            )
+        return experiment, plan
+
+    def get(self, request: evaluator_pb2.GetExperimentRequest) -> evaluator_pb2.Experiment:
+        experiment = self._repo.experiment(request.experiment_id)
+        results = self._repo.results(experiment.experiment_id)
+        summarize(experiment, results)
+        latest = self._worker.progress.get(experiment.experiment_id)
+        if latest is not None and experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING,
+                                                       evaluator_pb2.EXPERIMENT_STATE_RUNNING):
+            experiment.progress.CopyFrom(latest)
+        if not request.without_results:
+            experiment.results.extend(r for r in results if not request.run_key or r.run_key == request.run_key)
+        return experiment
+
+    def list(self, request) -> evaluator_pb2.ListExperimentsResponse:
+        experiments, token = self._repo.list_experiments(request.page_size, request.page_token)
+        return evaluator_pb2.ListExperimentsResponse(experiments=experiments, next_page_token=token)

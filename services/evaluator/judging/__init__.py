@@ -1,0 +1,1 @@
+"""What is measured: answers, the LLM judge, retrieval and rank measures, models and prices."""

@@ -1,0 +1,1 @@
+"""Question sets: files read, references located, questions generated, and their RPCs."""

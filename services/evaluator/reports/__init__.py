@@ -1,0 +1,1 @@
+"""What is read from finished experiments: comparisons, the verdict, the HTML report."""

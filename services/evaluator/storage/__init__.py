@@ -1,0 +1,1 @@
+"""The evaluator's tables, and one store per aggregate over them (Repository holds them all)."""
