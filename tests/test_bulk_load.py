@@ -30,7 +30,7 @@ from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool
 from services.chunker.service import ChunkerService
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
 from tests.support.redis_server import RedisServer
 
 NOTES = {

@@ -37,7 +37,7 @@ from tests.test_strategies import SPEC_NAMES
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 from services.chunker.token_map import TokenMap
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STARTED, RUNNING = chunker_pb2.STRATEGY_PHASE_STARTED, chunker_pb2.STRATEGY_PHASE_RUNNING

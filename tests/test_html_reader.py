@@ -14,7 +14,7 @@ from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, ResourceExhausted
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies import REGISTRY, SourceDocument
-from services.ingest.html_reader import HtmlLimits, read_html
+from services.ingest.readers.html import HtmlLimits, read_html
 from services.ingest.service import IngestService, resolve_format
 from services.ingest.store import Base
 from tests.test_ingest import create, deleted, service  # noqa: F401 - the fixtures

@@ -15,7 +15,7 @@ import docx
 import pytest
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest.safety import PIECE_BYTES, ZipLimits, check_docx_archive
+from services.ingest.safety.docx_checks import PIECE_BYTES, ZipLimits, check_docx_archive
 from tests.test_ingest import create, deleted, docx_bytes, handbook, rows, service, zip_bytes  # noqa: F401
 
 MB = 1_000_000

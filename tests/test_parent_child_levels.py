@@ -11,7 +11,7 @@ import pytest
 from chunklab import ids
 from chunklab.v1 import documents_pb2
 from services.chunker.strategies import SourceDocument
-from services.ingest.docx_reader import read_docx
+from services.ingest.readers.docx import read_docx
 from tests.test_ingest import docx_bytes
 from tests.test_strategies import REGULATION, document, families, run
 

@@ -18,9 +18,9 @@ from pypdf import PdfReader, PdfWriter
 from pypdf._codecs._codecs import LzwCodec
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest import pdf_filters
-from services.ingest.inflate import PIECE_BYTES
-from services.ingest.pdf_safety import PdfLimits, check_pdf
+from services.ingest.safety import pdf_filters
+from services.ingest.safety.inflate import PIECE_BYTES
+from services.ingest.safety.pdf_checks import PdfLimits, check_pdf
 from tests.test_ingest import create, deleted, rows, service  # noqa: F401
 
 MB = 1 << 20

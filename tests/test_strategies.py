@@ -23,7 +23,7 @@ from services.chunker.strategies import spans as spans_module
 from services.chunker.strategies.base import NoLLM
 from services.chunker.strategies.contextual import MAX_DOCUMENT_TOKENS, document_view
 from services.chunker.strategies.spans import Spans
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
 from tests.conftest import chroma_general
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -4,7 +4,8 @@ Each strategy succeeds or fails on its own, and a failed strategy stores
 nothing: its chunks are all embedded before the first one is sent, and the
 retriever swaps a (document, strategy)'s chunks only when the whole stream
 has arrived. Knows nothing of gRPC: the document comes from
-`fetch_document` and chunks go to `index_chunks`, both given by the server.
+`fetch_document` and chunks go to `index_chunks`, both given by the server
+(services/chunker/peers.py, over gRPC).
 """
 
 from __future__ import annotations

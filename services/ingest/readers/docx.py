@@ -21,7 +21,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import Writer, build_tree, markdown_table
+from services.ingest.readers.markdown import Writer, build_tree, markdown_table
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
