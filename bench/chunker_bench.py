@@ -55,7 +55,7 @@ from services.chunker.cache import EmbeddingCache  # noqa: E402
 from services.chunker.llm import LLMPool  # noqa: E402
 from services.chunker.service import ChunkerService  # noqa: E402
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context  # noqa: E402
-from services.ingest.parsing import parse  # noqa: E402
+from services.ingest.readers.markdown import parse  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "data" / "chroma-general" / "corpora"
 # Real Markdown that is on this machine (Debian's nodejs package): used to

@@ -104,8 +104,8 @@ def measure(scale: int, strategy_name: str, queries: int) -> dict:
     """One (scale, strategy): chunk, index and retrieve timed, peak RSS after each. Runs in its own process."""
     from chunklab.v1 import common_pb2, documents_pb2, retriever_pb2
     from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
-    from services.ingest.parsing import parse
-    from services.retriever.registry import IndexRegistry
+    from services.ingest.readers.markdown import parse
+    from services.retriever.index.registry import IndexRegistry
     from services.retriever.service import RetrieverService
     from services.retriever.store import RetrieverStore
 

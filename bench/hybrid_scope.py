@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunklab import ids  # noqa: E402
 from chunklab.v1 import common_pb2, retriever_pb2  # noqa: E402
-from services.retriever import conditions as c  # noqa: E402
-from services.retriever import lexical  # noqa: E402
-from services.retriever.payloads import ACTIVE, SET_STATE_FIELD  # noqa: E402
-from services.retriever.registry import IndexRegistry  # noqa: E402
+from services.retriever.index import conditions as c  # noqa: E402
+from services.retriever.index.payloads import ACTIVE, SET_STATE_FIELD  # noqa: E402
+from services.retriever.index.registry import IndexRegistry  # noqa: E402
+from services.retriever.search import lexical  # noqa: E402
 from services.retriever.service import RetrieverService  # noqa: E402
 from services.retriever.store import RetrieverStore, SetTermsRow  # noqa: E402
 

@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.retriever import conditions as c  # noqa: E402
-from services.retriever.edge_index import EdgeIndex  # noqa: E402
-from services.retriever.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, IndexPoint  # noqa: E402
+from services.retriever.index import conditions as c  # noqa: E402
+from services.retriever.index.edge import EdgeIndex  # noqa: E402
+from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, IndexPoint  # noqa: E402
 
 DIM = 384
 PER_DOC = 200

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from chunklab.db import make_sessionmaker  # noqa: E402
 from chunklab.errors import ResourceExhausted  # noqa: E402
 from chunklab.v1 import documents_pb2 as pb  # noqa: E402
-from services.ingest.pdf_reader import read_pdf  # noqa: E402
+from services.ingest.readers.pdf import read_pdf  # noqa: E402
 from services.ingest.service import IngestService  # noqa: E402
 from services.ingest.store import Base  # noqa: E402
 from tests.support import pdfs  # noqa: E402
@@ -203,7 +203,7 @@ def html_rows(sizes_mb: list[float]) -> None:
     then pages/s on a typical 100 kB saved page."""
     import lxml.html
 
-    from services.ingest.html_reader import read_html
+    from services.ingest.readers.html import read_html
 
     def rate(data: bytes, work, repeats: int) -> float:
         seconds = []

@@ -4,7 +4,7 @@ pdfplumber and pypdf side by side on generated PDFs.
 For each library: the time to get every line of a handbook with its font
 size and weight (what the reader needs), in pages/s and MB/s; the heading
 recall and precision of the reader's own font rule
-(services.ingest.pdf_reader.font_headings) applied to that library's lines,
+(services.ingest.readers.pdf.font_headings) applied to that library's lines,
 on the same handbook without an outline; and whether the library finds the
 ruled table of the layout sample.
 
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pypdfium2 as pdfium  # noqa: E402
 
-from services.ingest.pdf_layout import Line, read_pages  # noqa: E402
-from services.ingest.pdf_reader import font_headings  # noqa: E402
+from services.ingest.readers.pdf import font_headings  # noqa: E402
+from services.ingest.readers.pdf_layout import Line, read_pages  # noqa: E402
 from tests.support import pdfs  # noqa: E402
 
 

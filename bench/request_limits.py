@@ -35,7 +35,13 @@ from chunklab import clients, knobs, limits  # noqa: E402
 from chunklab.errors import InvalidArgument  # noqa: E402
 from chunklab.server import CHANNEL_OPTIONS, ErrorMappingInterceptor  # noqa: E402
 from chunklab.v1 import (  # noqa: E402
-    chunker_pb2_grpc, common_pb2, evaluator_pb2, evaluator_pb2_grpc, ingest_pb2, ingest_pb2_grpc, retriever_pb2,
+    chunker_pb2_grpc,
+    common_pb2,
+    evaluator_pb2,
+    evaluator_pb2_grpc,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    retriever_pb2,
     retriever_pb2_grpc,
 )
 from services.chunker.server import ChunkerServicer  # noqa: E402
@@ -156,7 +162,7 @@ def main() -> None:
                          options=CHANNEL_OPTIONS)
     ingest_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(None), server)
     chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(ChunkerServicer(None, None), server)
-    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(None, None), server)
+    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(None, None, None), server)
     evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(EvaluatorServicer(None), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()

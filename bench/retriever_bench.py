@@ -52,10 +52,10 @@ from chunklab.timeutil import to_proto, utcnow  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
 from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
 from chunklab_app.stack import Stack, wait_serving  # noqa: E402
-from services.retriever import conditions as c  # noqa: E402
-from services.retriever.edge_index import EdgeIndex  # noqa: E402
-from services.retriever.index import index_name  # noqa: E402
-from services.retriever.payloads import unit_vector  # noqa: E402
+from services.retriever.index import conditions as c  # noqa: E402
+from services.retriever.index.edge import EdgeIndex  # noqa: E402
+from services.retriever.index.payloads import unit_vector  # noqa: E402
+from services.retriever.index.vector_index import index_name  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general"
 MODEL = "all-MiniLM-L6-v2"

@@ -23,6 +23,7 @@ from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, 
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
 from services.chunker.broker import Batch, Broker, Delivery, local_consumer
+from services.chunker.failures import reported
 from services.chunker.service import ChunkerService
 
 log = logging.getLogger("chunklab.chunker.bulk")
@@ -206,9 +207,8 @@ class Worker:
                     return
                 except ServiceError as exc:
                     result.error = exc.message
-                except Exception as exc:  # noqa: BLE001 - reported with the job, the worker goes on
-                    log.exception("bulk job %s on %s failed", job.job_id, job.request.document_id)
-                    result.error = f"{type(exc).__name__}: {exc}"
+                except Exception:  # noqa: BLE001 - reported with the job, the worker goes on
+                    result.error = reported(log, f"bulk job {job.job_id} on document {job.request.document_id} failed")
             if not result.HasField("result") and not result.error:
                 # Stopped part-way: the job goes back on the queue for another worker.
                 self._broker.release(delivery, self.name)

@@ -4,25 +4,21 @@ from __future__ import annotations
 
 import logging
 
-import grpc
-
-from chunklab import cancellation, clients, embeddings, limits, tracing
+from chunklab import cancellation, embeddings, limits, tracing
 from chunklab.embeddings import get_provider, warm_up_in_background
-from chunklab.errors import from_rpc_error
 from chunklab.llm import ChatEndpoint
 from chunklab.server import CLOSE_S, configure_logging, serve
 from chunklab.settings import Settings, load_settings
-from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
 from services.chunker.broker import open_broker
 from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool
+from services.chunker.peers import GrpcPeers
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 
 log = logging.getLogger("chunklab.chunker")
-
-INDEX_BATCH = 256
 
 
 @limits.bounded(chunker_pb2.DESCRIPTOR.services_by_name["ChunkerService"])
@@ -60,34 +56,7 @@ class ChunkerServicer(chunker_pb2_grpc.ChunkerServiceServicer):
 
 def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
     """The service, and its bulk loads on the broker the settings name."""
-    ingest = clients.ingest(settings.ingest_address, settings)
-    retriever = clients.retriever(settings.retriever_address, settings)
-
-    def fetch_document(document_id: str, view=documents_pb2.DOCUMENT_VIEW_FULL) -> documents_pb2.Document:
-        try:
-            return ingest.GetDocument(
-                ingest_pb2.GetDocumentRequest(document_id=document_id, view=view), timeout=settings.rpc_timeout_s
-            )
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc, "ingest") from None
-
-    def document_exists(document_id: str) -> None:
-        """Raises NotFound (or UNAVAILABLE) unless ingest holds the document."""
-        fetch_document(document_id, documents_pb2.DOCUMENT_VIEW_BASIC)
-
-    def index_chunks(header, chunks) -> tuple[int, int]:
-        def messages():
-            yield retriever_pb2.IndexChunksRequest(header=header)
-            for start in range(0, len(chunks), INDEX_BATCH):
-                batch = retriever_pb2.IndexChunkBatch(chunks=chunks[start : start + INDEX_BATCH])
-                yield retriever_pb2.IndexChunksRequest(batch=batch)
-
-        try:
-            response = retriever.IndexChunks(messages(), timeout=settings.long_rpc_timeout_s)
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc, "retriever") from None
-        return response.chunks_indexed, response.chunks_replaced
-
+    peers = GrpcPeers(settings)
     llm = LLMPool(
         ChatEndpoint(
             base_url=settings.llm_base_url.strip(),
@@ -102,9 +71,9 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
         settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6),
         busy_timeout_s=settings.db_busy_timeout_s,
     )
-    service = ChunkerService(fetch_document, index_chunks, get_provider, settings.embedding_model, cache, llm)
+    service = ChunkerService(peers.get_document, peers.index_chunks, get_provider, settings.embedding_model, cache, llm)
     broker = open_broker(settings.broker_url, settings.data_dir, settings.db_busy_timeout_s)
-    return service, BulkLoads(service, broker, document_exists)
+    return service, BulkLoads(service, broker, peers.check_document)
 
 
 def main() -> None:

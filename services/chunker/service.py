@@ -4,7 +4,8 @@ Each strategy succeeds or fails on its own, and a failed strategy stores
 nothing: its chunks are all embedded before the first one is sent, and the
 retriever swaps a (document, strategy)'s chunks only when the whole stream
 has arrived. Knows nothing of gRPC: the document comes from
-`fetch_document` and chunks go to `index_chunks`, both given by the server.
+`fetch_document` and chunks go to `index_chunks`, both given by the server
+(services/chunker/peers.py, over gRPC).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, Serv
 from chunklab.llm import ChatEndpoint, LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from services.chunker.cache import EmbeddingCache
+from services.chunker.failures import reported
 from services.chunker.llm import NO_LLM, LLMPool
 from services.chunker.run import Progress, StrategyRun, progress_event, run_in_thread
 from services.chunker.strategies import REGISTRY, SourceDocument, Strategy
@@ -143,9 +145,8 @@ class ChunkerService:
                 reason = str(exc)
             except ServiceError as exc:
                 reason = exc.message
-            except Exception as exc:  # noqa: BLE001 - one strategy's failure must not stop the others
-                log.exception("strategy %s failed on %s", strategy.name, request.document_id)
-                reason = f"{type(exc).__name__}: {exc}"
+            except Exception:  # noqa: BLE001 - one strategy's failure must not stop the others
+                reason = reported(log, f"{strategy.name} failed on document {request.document_id}")
             else:
                 result.strategies_completed.append(outcome)
                 yield progress_event(

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import threading
 
-import grpc
-
-from chunklab import clients, limits, tracing
-from chunklab.errors import InvalidArgument, from_rpc_error
+from chunklab import limits, tracing
+from chunklab.db import make_sessionmaker
+from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.timeutil import from_proto
-from chunklab.v1 import ingest_pb2, ingest_pb2_grpc, retriever_pb2
-from services.ingest.language import detect as detect_language
+from chunklab.v1 import ingest_pb2, ingest_pb2_grpc
+from services.ingest.peers import GrpcPeers
+from services.ingest.readers.language import detect as detect_language
 from services.ingest.service import IngestService
 from services.ingest.store import Base
-from chunklab.db import make_sessionmaker
 
 
 @limits.bounded(ingest_pb2.DESCRIPTOR.services_by_name["IngestService"])
@@ -60,22 +59,10 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
 
 def build_service(settings: Settings) -> IngestService:
-    retriever = clients.retriever(settings.retriever_address, settings)
-
-    def delete_chunks(document_id: str) -> int:
-        try:
-            response = retriever.DeleteDocumentChunks(
-                retriever_pb2.DeleteDocumentChunksRequest(document_id=document_id),
-                timeout=settings.rpc_timeout_s,
-            )
-        except grpc.RpcError as exc:
-            raise from_rpc_error(exc, "retriever") from None
-        return response.chunks_deleted
-
     return IngestService(
         make_sessionmaker(settings.database_url_for("ingest"), Base, settings.db_busy_timeout_s),
         int(settings.max_upload_mb * 1_000_000),
-        delete_chunks,
+        GrpcPeers(settings).delete_chunks,
     )
 
 

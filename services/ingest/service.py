@@ -16,7 +16,6 @@ from pathlib import PurePath
 from docx.exceptions import PythonDocxError
 from docx.opc.exceptions import OpcError
 from lxml import etree
-
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
@@ -26,16 +25,16 @@ from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
 from chunklab.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest import parsing
-from services.ingest.parsing import Parsed
-from services.ingest.decoding import decode_text
-from services.ingest.docx_reader import read_docx
-from services.ingest.html_meta import parse_date
-from services.ingest.html_reader import read_html
-from services.ingest.language import detect as detect_language
-from services.ingest.pdf_reader import read_pdf
-from services.ingest.pdf_safety import check_pdf
-from services.ingest.safety import check_docx_archive
+from services.ingest.readers import markdown
+from services.ingest.readers.decoding import decode_text
+from services.ingest.readers.docx import read_docx
+from services.ingest.readers.html import read_html
+from services.ingest.readers.html_meta import parse_date
+from services.ingest.readers.language import detect as detect_language
+from services.ingest.readers.markdown import Parsed
+from services.ingest.readers.pdf import read_pdf
+from services.ingest.safety.docx_checks import check_docx_archive
+from services.ingest.safety.pdf_checks import check_pdf
 from services.ingest.store import DocumentRow
 
 _EXTENSIONS = {
@@ -105,11 +104,11 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
     if not text.strip():
         raise InvalidArgument(f"{name!r} holds no text, only whitespace")
     published = front_matter_date(text) if fmt == pb.DOCUMENT_FORMAT_MARKDOWN else None
-    return Parsed(text, parsing.parse(text, fmt), {"encoding": encoding}, published)
+    return Parsed(text, markdown.parse(text, fmt), {"encoding": encoding}, published)
 
 
 def _parse_pdf(name: str, data: bytes) -> Parsed:
-    """A PDF is checked before any reader sees it (pdf_safety, ADR 0053)."""
+    """A PDF is checked before any reader sees it (safety/pdf_checks.py, ADR 0053)."""
     check_pdf(name, data)
     return read_pdf(name, data)
 

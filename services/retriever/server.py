@@ -10,24 +10,25 @@ from chunklab.errors import InvalidArgument
 from chunklab.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import retriever_pb2, retriever_pb2_grpc
-from services.retriever.archive import ColdStorage
-from services.retriever.graph import GraphKeeper
-from services.retriever.journal import Journal
-from services.retriever.registry import IndexRegistry
-from services.retriever.rerank import RerankConfig, Rerankers
+from services.retriever.index.graph import GraphKeeper
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.lifecycle.archive import ColdStorage
+from services.retriever.lifecycle.journal import Journal
+from services.retriever.lifecycle.sets import IndexSets, Retention
+from services.retriever.lifecycle.sweeper import Sweeper
+from services.retriever.search.rerank import RerankConfig, Rerankers
 from services.retriever.service import RetrieverService
-from services.retriever.sets import IndexSets, Retention
 from services.retriever.store import RetrieverStore
-from services.retriever.sweeper import Sweeper
 
 log = logging.getLogger("chunklab.retriever")
 
 
 @limits.bounded(retriever_pb2.DESCRIPTOR.services_by_name["RetrieverService"])
 class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
-    def __init__(self, service: RetrieverService, sweeper: Sweeper) -> None:
+    def __init__(self, service: RetrieverService, sweeper: Sweeper, sets: IndexSets) -> None:
         self._service = service
         self._sweeper = sweeper
+        self._sets = sets
 
     def IndexChunks(self, request_iterator, context):
         first = next(request_iterator, None)
@@ -55,22 +56,22 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
         return self._service.stats(self._sweeper.archive_stats())
 
     def GetIndexedSet(self, request, context):
-        return self._sweeper.sets.get(request)
+        return self._sets.get(request)
 
     def ListIndexedSets(self, request, context):
-        return self._sweeper.sets.list(request)
+        return self._sets.list(request)
 
     def ListIndexedChunks(self, request, context):
-        return self._sweeper.sets.chunks(request)
+        return self._sets.chunks(request)
 
     def ActivateIndexedSet(self, request, context):
-        return self._sweeper.sets.activate(request)
+        return self._sets.activate(request)
 
     def PinIndexedSet(self, request, context):
-        return self._sweeper.sets.pin(request)
+        return self._sets.pin(request)
 
     def DeleteIndexedSet(self, request, context):
-        return self._sweeper.sets.delete(request)
+        return self._sets.delete(request)
 
     def ListFreshnessWindows(self, request, context):
         return self._service.list_windows()
@@ -88,10 +89,10 @@ class RetrieverServicer(retriever_pb2_grpc.RetrieverServiceServicer):
         return self._sweeper.restore(request.document_id)
 
 
-def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
-    """The service and its sweeper as the settings say: Qdrant Edge under
+def build(settings: Settings) -> tuple[RetrieverService, IndexSets, Sweeper]:
+    """The service, its index sets and its sweeper as the settings say: Qdrant Edge under
     <data_dir>/retriever/edge unless a Qdrant server URL is set; the writes a
-    killed process left unfinished settled (services/retriever/journal.py)."""
+    killed process left unfinished settled (services/retriever/lifecycle/journal.py)."""
     root = settings.data_dir / "retriever"
     store = RetrieverStore(settings.database_url_for("retriever"), settings.db_busy_timeout_s)
     client = None
@@ -105,11 +106,12 @@ def build(settings: Settings) -> tuple[RetrieverService, Sweeper]:
                                journal=Journal(root / "journal"),
                                rerankers=Rerankers(RerankConfig.from_settings(settings)))
     retention = Retention(settings.set_retention_days, int(settings.set_budget_mb * 1024**2))
-    sweeper = Sweeper(service, ColdStorage(root / "archive"), IndexSets(service, retention))
+    sets = IndexSets(service, retention)
+    sweeper = Sweeper(service, ColdStorage(root / "archive"), sets)
     # Writes a killed process left half-done are undone or finished before anything is served.
     service.settle()
     sweeper.settle()
-    return service, sweeper
+    return service, sets, sweeper
 
 
 def one_thread_per_query_encode() -> None:
@@ -131,12 +133,12 @@ def main() -> None:
     one_thread_per_query_encode()
     embeddings.configure(settings)  # "openai:" models learn their endpoint
     warm_up_in_background(settings.embedding_model)
-    service, sweeper = build(settings)
+    service, sets, sweeper = build(settings)
     log.info("retriever index: %s", f"Qdrant at {settings.qdrant_url}" if settings.qdrant_url else "Qdrant Edge")
     sweeper.start(settings.sweep_interval_s)
     graphs = GraphKeeper(service.registry, settings.hnsw_min_points, settings.hnsw_idle_s)
     graphs.start()
-    servicer = RetrieverServicer(service, sweeper)
+    servicer = RetrieverServicer(service, sweeper, sets)
 
     def stop() -> None:
         graphs.stop()

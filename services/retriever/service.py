@@ -1,6 +1,6 @@
 """Retriever logic: indexing, search, expansion, freshness. Knows nothing of gRPC.
 
-The sweeper and cold storage live in services/retriever/sweeper.py.
+The sweeper and cold storage live in services/retriever/lifecycle/sweeper.py.
 """
 
 from __future__ import annotations
@@ -17,15 +17,12 @@ from datetime import datetime, timezone
 from chunklab import ids, limits, retrieval
 from chunklab.embeddings import EmbeddingProvider, check_dimension
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
-from chunklab.knobs import dict_to_spec, spec_to_dict
+from chunklab.knobs import spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
-from services.retriever import conditions as c
-from services.retriever import expansion, lexical, ranking, rerank
-from services.retriever.freshness import ExpiryWatch, FreshnessPolicy, decayed
-from services.retriever.index import set_condition
-from services.retriever.journal import Journal, Note
-from services.retriever.payloads import (
+from services.retriever.checks import check_retrieve, check_window_days
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import (
     ACTIVE,
     CHUNK_FIELD,
     LOOKUP_ONLY_ROLES,
@@ -37,10 +34,13 @@ from services.retriever.payloads import (
     payload_to_chunk,
     unit_vector,
 )
-from services.retriever.registry import IndexRegistry
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.index.vector_index import set_condition
+from services.retriever.lifecycle.freshness import ExpiryWatch, FreshnessPolicy, decayed
+from services.retriever.lifecycle.journal import Journal, Note
+from services.retriever.search import expansion, lexical, ranking, rerank
+from services.retriever.search.term_stats import CountsCache, TermCounts, weighted_query
 from services.retriever.store import RetrieverStore, SetInfo
-from services.retriever.term_stats import CountsCache, TermCounts, weighted_query
-from services.retriever.validation import check_retrieve, check_window_days
 
 log = logging.getLogger("chunklab.retriever")
 
@@ -355,35 +355,9 @@ class RetrieverService:
             # Nothing in the index is outside its window as of this query:
             # the window filter would only cost time (3x a search, measured).
             visible = None
-        flt = options.filter
-        where = c.All(must=tuple(
-            x for x in (
-                c.match("strategy", options.strategy),
-                c.match("config_id", options.config_id) if options.config_id else c.match(SET_STATE_FIELD, ACTIVE),
-                c.match("document_id", *flt.document_ids) if flt.document_ids else None,
-                c.match("collection", *flt.collections) if flt.collections else None,
-                c.match("language", *flt.languages) if flt.languages else None,
-                visible,
-            ) if x is not None
-        ))
-
-        decay = options.recency_lambda > 0
-        depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if decay else top_k
-        depth = max(depth, rerank_depth)
-        dense = ranking.stable_top(lambda n: index.search(vector, where, n, request.exact),
-                                   max(depth, HYBRID_DEPTH) if options.hybrid else depth)
-        if options.hybrid:
-            terms = self._weighted_terms(index, model, options.strategy, options.config_id, where,
-                                         lexical.query_vector(query, flt.languages), flt.document_ids)
-            ranked = lexical.reciprocal_rank_fusion(
-                dense, ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
-            )
-        else:
-            ranked = dense
-        if decay:
-            ranked = ranking.ordered(
-                [(p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked]
-            )
+        where = _where(options, visible)
+        depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if options.recency_lambda > 0 else top_k
+        ranked = self._ranked(index, model, query, vector, where, max(depth, rerank_depth), as_of_ts, request)
         searched = time.perf_counter()
         rerank_scores: dict[str, float] = {}
         if reranker is not None:
@@ -391,6 +365,48 @@ class RetrieverService:
         else:
             hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         reranked = time.perf_counter()
+        flat, tree = self._expanded(index, model, options, visible, hits)
+        rerank.stamp(flat, tree, rerank_scores)
+        done = time.perf_counter()
+        return retriever_pb2.RetrieveResponse(
+            retrieved_chunks=flat,
+            expansion_tree=tree,
+            embedding_model=model,
+            reranker=reranker.description if reranker is not None else "",
+            timings=retriever_pb2.RetrieveTimings(
+                embed_ms=(embedded - started) * 1e3,
+                search_ms=(searched - embedded) * 1e3,
+                rerank_ms=(reranked - searched) * 1e3 if reranker is not None else 0.0,
+                expand_ms=(done - reranked) * 1e3,
+                total_ms=(done - started) * 1e3,
+                query_embedding_cached=cached,
+            ),
+        )
+
+    def _ranked(self, index, model: str, query: str, vector: list[float], where: c.Condition, depth: int,
+                as_of_ts: float, request: retriever_pb2.RetrieveRequest) -> list[tuple[dict, float]]:
+        """The candidates in ranking order: dense, fused with BM25 when hybrid,
+        reordered by recency decay when it is asked for."""
+        options = request.options
+        dense = ranking.stable_top(lambda n: index.search(vector, where, n, request.exact),
+                                   max(depth, HYBRID_DEPTH) if options.hybrid else depth)
+        ranked = dense
+        if options.hybrid:
+            terms = self._weighted_terms(index, model, options.strategy, options.config_id, where,
+                                         lexical.query_vector(query, options.filter.languages),
+                                         options.filter.document_ids)
+            ranked = lexical.reciprocal_rank_fusion(
+                dense, ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
+            )
+        if options.recency_lambda > 0:
+            ranked = ranking.ordered(
+                [(p, decayed(s, p[TIME_FIELD], as_of_ts, options.recency_lambda)) for p, s in ranked]
+            )
+        return ranked
+
+    def _expanded(self, index, model: str, options: common_pb2.RetrievalOptions, visible: c.Condition | None,
+                  hits: list[tuple[common_pb2.Chunk, float]]):
+        """The hits expanded as their sets' kind says: the flat list and the expansion tree."""
 
         def lookup(point_ids: list[str]) -> dict[str, common_pb2.Chunk]:
             return {
@@ -410,23 +426,7 @@ class RetrieverService:
             return DEFAULT_WINDOW if indexed_with is None else indexed_with
 
         kind = set_info(hits[0][0]).expansion if hits else common_pb2.EXPANSION_KIND_NONE
-        flat, tree = expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
-        rerank.stamp(flat, tree, rerank_scores)
-        done = time.perf_counter()
-        return retriever_pb2.RetrieveResponse(
-            retrieved_chunks=flat,
-            expansion_tree=tree,
-            embedding_model=model,
-            reranker=reranker.description if reranker is not None else "",
-            timings=retriever_pb2.RetrieveTimings(
-                embed_ms=(embedded - started) * 1e3,
-                search_ms=(searched - embedded) * 1e3,
-                rerank_ms=(reranked - searched) * 1e3 if reranker is not None else 0.0,
-                expand_ms=(done - reranked) * 1e3,
-                total_ms=(done - started) * 1e3,
-                query_embedding_cached=cached,
-            ),
-        )
+        return expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
 
     def _weighted_terms(self, index, model: str, strategy: str, config_id: str, where: c.Condition,
                         query: Sparse, document_ids=()) -> Sparse:
@@ -491,6 +491,22 @@ class RetrieverService:
             backend=self.registry.backend,
             indexes=[_index_info(model, index) for _, model, index in indexes],
         )
+
+
+def _where(options: common_pb2.RetrievalOptions, visible: c.Condition | None) -> c.All:
+    """What a candidate must be: of the strategy, of the configuration asked
+    for (or active), inside the request's filter and the freshness windows."""
+    flt = options.filter
+    return c.All(must=tuple(
+        x for x in (
+            c.match("strategy", options.strategy),
+            c.match("config_id", options.config_id) if options.config_id else c.match(SET_STATE_FIELD, ACTIVE),
+            c.match("document_id", *flt.document_ids) if flt.document_ids else None,
+            c.match("collection", *flt.collections) if flt.collections else None,
+            c.match("language", *flt.languages) if flt.languages else None,
+            visible,
+        ) if x is not None
+    ))
 
 
 def _index_info(model: str, index) -> retriever_pb2.VectorIndexInfo:

@@ -8,7 +8,7 @@ and the freshness windows that operators changed (ADR 0038).
 The set records are read on the query path (which expansion a hit's set
 declared, the `window` knob it was indexed with): they are cached here and
 forgotten whenever a document's sets change. Beside each record, in a table
-of its own, the set's BM25 statistics (services/retriever/term_stats.py),
+of its own, the set's BM25 statistics (services/retriever/search/term_stats.py),
 written in the same transaction.
 """
 
@@ -24,8 +24,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 from chunklab.db import make_sessionmaker
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 from chunklab.timeutil import utcnow
-from services.retriever.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
-from services.retriever.term_stats import TermCounts
+from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
+from services.retriever.search.term_stats import TermCounts
 
 
 class Base(DeclarativeBase):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -30,7 +31,7 @@ from services.chunker.bulk import BulkLoads, Worker
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool
 from services.chunker.service import ChunkerService
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
 from tests.support.redis_server import RedisServer
 
 NOTES = {
@@ -238,6 +239,28 @@ def test_a_document_deleted_after_it_was_queued_is_reported_not_retried(harness)
     (result,) = load.results
     assert result.error == "no document doc-0" and result.deliveries == 1
     assert harness.broker.queued() == 0
+
+
+class _UnreadableDocuments(dict):
+    def __getitem__(self, document_id):
+        raise RuntimeError(f"page 7 of /srv/secret-volume/{document_id} is unreadable")
+
+
+def test_a_job_that_fails_unexpectedly_reports_an_incident_not_the_exception(harness, caplog):
+    """ADR 0050: the job's error names the job and an incident id to look up
+    in the chunker's log; the exception's text stays in that log."""
+    harness.documents = _UnreadableDocuments(harness.documents)
+    bulk_load_id = harness.submit("doc-0")
+    with running(harness, "w"):
+        load = harness.wait(bulk_load_id)
+    (result,) = load.results
+    assert re.fullmatch(r"bulk job \S+ on document doc-0 failed with an internal error \(incident [0-9a-f]{12}\); "
+                        r"the chunker log has the details\. Try again, and report the incident if it fails again",
+                        result.error), result.error
+    assert "secret-volume" not in result.error and result.deliveries == 1 and harness.broker.queued() == 0
+    incident = re.search(r"incident ([0-9a-f]{12})", result.error).group(1)
+    (logged,) = [r for r in caplog.records if incident in r.getMessage()]
+    assert logged.exc_info and "secret-volume" in str(logged.exc_info[1])
 
 
 # -- through gRPC and the command line ------------------------------------------

@@ -10,6 +10,7 @@ at that server.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import threading
 import time
@@ -33,11 +34,11 @@ from services.chunker import run as run_module
 from services.chunker import service as service_module
 from services.chunker.cache import EmbeddingCache, content_key
 from services.chunker.llm import NO_LLM, LLMPool
-from tests.support.chunking import SPEC_NAMES
 from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 from services.chunker.token_map import TokenMap
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
+from tests.support.chunking import SPEC_NAMES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 STARTED, RUNNING = chunker_pb2.STRATEGY_PHASE_STARTED, chunker_pb2.STRATEGY_PHASE_RUNNING
@@ -209,6 +210,28 @@ def test_without_an_llm_the_contextual_strategies_say_so(tmp_path):
     assert set(harness.indexed) == {("doc-1", "fixed_size")}
     with pytest.raises(FailedPrecondition, match="contextual_retrieval needs an LLM.*CHUNKLAB_LLM_BASE_URL"):
         harness.preview("contextual_retrieval")
+
+
+class _BrokenIndex(dict):
+    def __setitem__(self, key, value):
+        raise RuntimeError("disk quota of /srv/secret-volume exceeded")
+
+
+def test_an_unexpected_failure_tells_the_client_an_incident_and_the_log_the_exception(harness, caplog):
+    """ADR 0050: the exception's text stays in the chunker's log under an
+    incident id; the strategy's reason says what failed and what to do."""
+    harness.indexed = _BrokenIndex()
+    events = harness.process("fixed_size")
+    (failure,) = result_of(events).strategies_failed
+    assert failure.strategy == "fixed_size"
+    assert re.fullmatch(r"fixed_size failed on document doc-1 with an internal error \(incident ([0-9a-f]{12})\); "
+                        r"the chunker log has the details\. Try again, and report the incident if it fails again",
+                        failure.reason), failure.reason
+    failed = [e.progress for e in events[:-1] if e.progress.phase == FAILED]
+    assert "secret-volume" not in failure.reason and "secret-volume" not in failed[0].error
+    incident = re.search(r"incident ([0-9a-f]{12})", failure.reason).group(1)
+    (logged,) = [r for r in caplog.records if incident in r.getMessage()]
+    assert logged.exc_info and "secret-volume" in str(logged.exc_info[1])
 
 
 def test_progress_goes_forward_strategy_by_strategy(harness):

@@ -21,12 +21,12 @@ from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app.stack import Stack, wait_serving
 from services.chunker.strategies import REGISTRY
-from services.retriever import conditions as c
-from services.retriever.archive import ColdStorage
-from services.retriever.registry import IndexRegistry
+from services.retriever.index import conditions as c
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.lifecycle.archive import ColdStorage
+from services.retriever.lifecycle.sweeper import Sweeper
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
-from services.retriever.sweeper import Sweeper
 from tests.support.databases import database_without_rows
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
@@ -346,7 +346,7 @@ def test_retention_drops_unused_inactive_sets_and_keeps_active_and_pinned_ones(k
     """ADR 0038: sets neither active nor pinned go after retention_days unused,
     or least recently used first past the size budget (never one used within the hour)."""
     from chunklab.timeutil import utcnow
-    from services.retriever.sets import IndexSets, Retention
+    from services.retriever.lifecycle.sets import IndexSets, Retention
 
     service, _ = kit
 

@@ -245,7 +245,7 @@ def test_the_qdrant_cluster_profile_runs_three_nodes_and_the_retriever_replicate
 
     from qdrant_client import QdrantClient
 
-    from services.retriever.server_index import QdrantServerIndex
+    from services.retriever.index.qdrant_server import QdrantServerIndex
 
     class Recording(QdrantClient):
         """A local-mode client that notes what each collection was created with."""

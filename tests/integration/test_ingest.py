@@ -4,6 +4,7 @@ refused with a precise error and nothing left behind."""
 from __future__ import annotations
 
 import io
+import logging
 import threading
 import zipfile
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from sqlalchemy import create_engine, make_url, text
 from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from chunklab.v1 import documents_pb2 as pb
+from services.ingest.readers.docx import read_docx
 from services.ingest.service import IngestService
 from services.ingest.store import Base
 from tests.support.faults import locked
@@ -175,6 +177,20 @@ def test_a_docx_without_headings_gives_a_flat_tree(service):
     full = service.get(document.document_id, pb.DOCUMENT_VIEW_FULL)
     assert [pb.NodeKind.Name(c.kind) for c in full.tree.root.children] == ["NODE_KIND_PARAGRAPH"] * 2
     assert full.text == "First paragraph.\n\nSecond paragraph."
+
+
+def test_a_list_whose_numbering_definition_is_missing_is_read_as_bullets_and_said_in_the_log(caplog):
+    def build(document):
+        for paragraph in ("Keep every receipt.", "File them monthly."):
+            num_pr = document.add_paragraph(paragraph)._p.get_or_add_pPr().get_or_add_numPr()
+            num_pr.get_or_add_numId().val = 999  # no such numbering definition
+            num_pr.get_or_add_ilvl().val = 0
+
+    with caplog.at_level(logging.WARNING, logger="chunklab.ingest.docx"):
+        content = read_docx(docx_bytes(build))
+    assert content.text == "- Keep every receipt.\n- File them monthly."
+    assert [r.getMessage() for r in caplog.records if r.name == "chunklab.ingest.docx"] == [
+        "DOCX lists with numbering definitions that cannot be read (numId 999) are shown as bullets"]
 
 
 # -- Markdown and text ------------------------------------------------------

@@ -20,8 +20,8 @@ from chunklab_app.cli import parser
 from frontend.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.experiments.record import run_options
-from services.retriever.registry import IndexRegistry
-from services.retriever.rerank import RerankConfig, Rerankers, llm_scores
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.search.rerank import RerankConfig, Rerankers, llm_scores
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 from tests.support.fake_openai import FakeOpenAI
@@ -150,7 +150,7 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
 
 
 def test_tei_is_sent_at_most_its_batch_size_at_a_time(service, servers, baseline, monkeypatch):
-    from services.retriever import rerank
+    from services.retriever.search import rerank
 
     rerank_server, _ = servers
     monkeypatch.setattr(rerank, "TEI_BATCH", 3)
@@ -204,7 +204,7 @@ def test_over_grpc_a_failing_reranker_is_unavailable_in_its_own_words(service, s
 
     rerank_server, _ = servers
     server = grpc.server(futures.ThreadPoolExecutor(2), interceptors=[ErrorMappingInterceptor()])
-    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(service, None), server)
+    retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(service, None, None), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     rerank_server.behaviour = "error"

@@ -1,5 +1,5 @@
 """HNSW graphs for the embedded index, built in another process and swapped
-in (services/retriever/graph.py, ADR 0035): answers keep, writes are never
+in (services/retriever/index/graph.py, ADR 0035): answers keep, writes are never
 lost, a crash or a failed build leaves a whole shard."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest
 
 from chunklab.v1 import retriever_pb2
 from frontend.formatting import index_stats_html
-from services.retriever import conditions as c
-from services.retriever import edge_index
-from services.retriever import graph as graph_module
-from services.retriever.edge_index import GRAPH_MARKER, EdgeIndex, GraphBuildFailed
-from services.retriever.graph import GraphKeeper
-from services.retriever.payloads import IndexPoint, unit_vector
-from services.retriever.registry import IndexRegistry
+from services.retriever.index import conditions as c
+from services.retriever.index import edge as edge_index
+from services.retriever.index import graph as graph_module
+from services.retriever.index.edge import GRAPH_MARKER, EdgeIndex, GraphBuildFailed
+from services.retriever.index.graph import GraphKeeper
+from services.retriever.index.payloads import IndexPoint, unit_vector
+from services.retriever.index.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from chunklab import ids
 from chunklab.v1 import common_pb2 as pb
 from services.chunker.strategies import REGISTRY
-from services.retriever.expansion import expand
+from services.retriever.search.expansion import expand
 
 
 def expand_as(hits, *args, **kwargs):

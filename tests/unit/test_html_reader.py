@@ -13,7 +13,7 @@ from chunklab.db import make_sessionmaker
 from chunklab.errors import InvalidArgument, ResourceExhausted
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies import REGISTRY, SourceDocument
-from services.ingest.html_reader import HtmlLimits, read_html
+from services.ingest.readers.html import HtmlLimits, read_html
 from services.ingest.service import IngestService, resolve_format
 from services.ingest.store import Base
 from tests.support.ingest import create

@@ -15,7 +15,11 @@ import docx
 import pytest
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest.safety import PIECE_BYTES, ZipLimits, check_docx_archive
+from services.ingest.safety.docx_checks import (
+    PIECE_BYTES,
+    ZipLimits,
+    check_docx_archive,
+)
 from tests.support.ingest import create, docx_bytes, handbook, rows, zip_bytes
 
 MB = 1_000_000

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest import parsing
+from services.ingest.readers import markdown as parsing
 
 MARKDOWN = """Preamble before any heading.
 

@@ -6,7 +6,6 @@ format without pages gets no label. The Documents page names formats and offers 
 from __future__ import annotations
 
 import re
-
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -14,8 +13,8 @@ import pytest
 from chunklab import ids
 from chunklab.client import ChunkLab
 from chunklab.v1 import common_pb2 as pb
-from chunklab.v1 import evaluator_pb2, ingest_pb2
 from chunklab.v1 import documents_pb2 as dpb
+from chunklab.v1 import evaluator_pb2, ingest_pb2
 from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app import retrieval_cli
 from chunklab_app.cli import parser
@@ -23,7 +22,7 @@ from frontend import boundaries, retrieval_html
 from frontend.pages import documents
 from services.chunker.strategies import REGISTRY
 from services.evaluator.reports import report
-from services.retriever.registry import IndexRegistry
+from services.retriever.index.registry import IndexRegistry
 from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 from tests.support.fake_stubs import settings

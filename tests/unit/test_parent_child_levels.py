@@ -11,9 +11,9 @@ import pytest
 from chunklab import ids
 from chunklab.v1 import documents_pb2
 from services.chunker.strategies import SourceDocument
-from services.ingest.docx_reader import read_docx
-from tests.support.ingest import docx_bytes
+from services.ingest.readers.docx import read_docx
 from tests.support.chunking import REGULATION, document, families, run
+from tests.support.ingest import docx_bytes
 
 LEVELS = ("article", "section", "paragraph")
 

@@ -9,9 +9,10 @@ import pytest
 
 from chunklab import pages
 from chunklab.errors import InvalidArgument
-from chunklab.v1 import common_pb2, documents_pb2 as pb
+from chunklab.v1 import common_pb2
+from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies import REGISTRY, SourceDocument
-from services.ingest.pdf_reader import pdf_date, read_pdf
+from services.ingest.readers.pdf import pdf_date, read_pdf
 from services.ingest.service import parse_upload, resolve_format
 from tests.support import pdfs
 from tests.support.chunking import FakeChat, check_exact, context

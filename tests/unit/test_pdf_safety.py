@@ -18,12 +18,21 @@ from pypdf import PdfReader, PdfWriter
 from pypdf._codecs._codecs import LzwCodec
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest import pdf_filters
-from services.ingest.inflate import PIECE_BYTES
-from services.ingest.pdf_safety import PdfLimits, check_pdf
+from services.ingest.safety import pdf_filters
+from services.ingest.safety.inflate import PIECE_BYTES
+from services.ingest.safety.pdf_checks import PdfLimits, check_pdf
+from tests.support.hand_pdfs import (
+    CATALOG,
+    MB,
+    bomb_pdf,
+    flate,
+    one_page_with,
+    pdf_bytes,
+    stream,
+    text_pdf,
+    zeros_deflated,
+)
 from tests.support.ingest import create, rows
-from tests.support.hand_pdfs import CATALOG, MB, bomb_pdf, flate, one_page_with, pdf_bytes, stream, text_pdf, zeros_deflated
-
 
 # -- PDFs written by hand -------------------------------------------------------
 

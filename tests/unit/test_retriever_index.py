@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from services.retriever import conditions as c
-from services.retriever import lexical
-from services.retriever.edge_index import EdgeIndex
-from services.retriever.freshness import ExpiryWatch, FreshnessPolicy
-from services.retriever.payloads import IndexPoint, unit_vector
-from services.retriever.server_index import QdrantServerIndex
-from services.retriever.term_stats import TermCounts, weighted_query
+from services.retriever.index import conditions as c
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.payloads import IndexPoint, unit_vector
+from services.retriever.index.qdrant_server import QdrantServerIndex
+from services.retriever.lifecycle.freshness import ExpiryWatch, FreshnessPolicy
+from services.retriever.search import lexical
+from services.retriever.search.term_stats import TermCounts, weighted_query
 
 DIM = 8
 
@@ -276,7 +276,7 @@ def test_both_stores_answer_the_same(tmp_path):
 def test_a_shard_written_when_the_store_applied_idf_is_rewritten_without_it_on_open(tmp_path):
     from qdrant_edge import EdgeShard, UpdateOperation
 
-    from services.retriever.edge_index import _point, shard_config
+    from services.retriever.index.edge import _point, shard_config
 
     points = [point("old", "fixed_size", i, text=t) for i, t in enumerate(["pump fault", "pump log", "a fault"])]
     legacy = EdgeShard.create(str(tmp_path / "shard"), shard_config(DIM, store_idf=True))
@@ -306,7 +306,7 @@ def test_a_collection_made_when_the_store_applied_idf_stops_applying_it():
 
 
 def test_stable_top_orders_ties_by_point_and_looks_past_a_tie_at_the_cut():
-    from services.retriever.ranking import stable_top
+    from services.retriever.search.ranking import stable_top
 
     # Twelve points tied at 0.7 behind one at 0.9; the store hands ties back newest first.
     ranking = [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": 99}, 0.9)]
@@ -328,7 +328,7 @@ def test_stable_top_orders_ties_by_point_and_looks_past_a_tie_at_the_cut():
 
 
 def test_tied_points_come_back_in_the_documented_order_from_either_store(index):
-    from services.retriever.ranking import stable_top
+    from services.retriever.search.ranking import stable_top
 
     same = vector(1)
     tied = [IndexPoint(p.point_id, p.payload, same, p.sparse) for p in

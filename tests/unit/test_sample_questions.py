@@ -7,7 +7,7 @@ from chunklab.v1 import documents_pb2, evaluator_pb2
 from chunklab_app.sample import DOCUMENTS, QUESTIONS
 from services.evaluator.questions import references
 from services.evaluator.questions.question_sets import DocumentResolver, read_file
-from services.ingest.decoding import decode_text
+from services.ingest.readers.decoding import decode_text
 
 
 def shipped_documents() -> list[documents_pb2.Document]:

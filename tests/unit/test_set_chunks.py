@@ -1,4 +1,4 @@
-"""ListIndexedChunks' paging on a real embedded index (services/retriever/sets.py):
+"""ListIndexedChunks' paging on a real embedded index (services/retriever/lifecycle/sets.py):
 roles in ChunkRole order, chunk_index within a role, pages cut by count and by
 bytes, and tokens that are not the service's refused."""
 
@@ -11,10 +11,10 @@ from chunklab import ids
 from chunklab.errors import InvalidArgument
 from chunklab.paging import encode_token
 from chunklab.v1 import common_pb2, retriever_pb2
-from services.retriever import sets
-from services.retriever.edge_index import EdgeIndex
-from services.retriever.payloads import IndexPoint, chunk_to_payload, unit_vector
-from services.retriever.sets import IndexSets
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.payloads import IndexPoint, chunk_to_payload, unit_vector
+from services.retriever.lifecycle import sets
+from services.retriever.lifecycle.sets import IndexSets
 
 DIM = 8
 MODEL = "all-MiniLM-L6-v2"

@@ -20,9 +20,19 @@ from services.chunker.strategies import spans as spans_module
 from services.chunker.strategies.base import NoLLM
 from services.chunker.strategies.contextual import MAX_DOCUMENT_TOKENS, document_view
 from services.chunker.strategies.spans import Spans
+from tests.support.chunking import (
+    REGULATION,
+    SPEC_NAMES,
+    FakeChat,
+    context,
+    covered_non_blank,
+    document,
+    families,
+    knob,
+    random_text,
+    run,
+)
 from tests.support.repo import chroma_general
-from tests.support.chunking import FakeChat, REGULATION, SPEC_NAMES, context, covered_non_blank, document, families, knob, run
-from tests.support.chunking import random_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

@@ -6,7 +6,7 @@ builds HNSW. So this process never builds HNSW (indexing_threshold 0), and
 `maintain()` only vacuums deleted points, which takes under a second at
 20,000. The HNSW graph is built in another process, on a copy of the shard,
 and swapped in when no write came in meanwhile (`rebuild_graph`, run by
-services/retriever/graph.py; ADR 0020, 0035). Until then, and for points
+services/retriever/index/graph.py; ADR 0020, 0035). Until then, and for points
 written since, searches are exact over the points the payload indexes select.
 
 EdgeShard is safe to call from several threads; a ReadWriteLock still makes
@@ -53,18 +53,31 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from services.retriever import conditions as c
-from services.retriever.index import (
-    DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex, other_sets, set_condition,
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import (
+    ACTIVE,
+    INACTIVE,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    SET_STATE_FIELD,
+    TIME_FIELD,
+    IndexPoint,
+    Sparse,
 )
-from services.retriever.payloads import (
-    ACTIVE, INACTIVE, INTEGER_FIELDS, KEYWORD_FIELDS, SET_STATE_FIELD, TIME_FIELD, IndexPoint, Sparse,
+from services.retriever.index.vector_index import (
+    DENSE,
+    SPARSE,
+    ReadWriteLock,
+    StoredPoint,
+    VectorIndex,
+    other_sets,
+    set_condition,
 )
 
 log = logging.getLogger("chunklab.retriever.edge")
 
 BATCH = 512
-_REPO = Path(__file__).resolve().parents[2]  # where `python -m services.retriever.graph` runs
+_REPO = Path(__file__).resolve().parents[3]  # where `python -m services.retriever.index.graph` runs
 # Written into a shard by the process that built its HNSW graph (when, over how many points,
 # and that it covers every point); the first write after marks it no longer current.
 GRAPH_MARKER = "chunklab-graph.json"
@@ -390,7 +403,7 @@ class GraphBuildFailed(RuntimeError):
 
 
 def graph_command(folder: Path, dimension: int) -> list[str]:
-    return [sys.executable, "-m", "services.retriever.graph", str(folder), str(dimension)]
+    return [sys.executable, "-m", "services.retriever.index.graph", str(folder), str(dimension)]
 
 
 def _run_build(command: list[str], stop: threading.Event | None, timeout_s: float) -> bool:

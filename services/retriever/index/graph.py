@@ -17,7 +17,7 @@ minutes. So:
   Qdrant scans the points the payload index selects when they are fewer
   than the graph's full-scan threshold.
 
-    python -m services.retriever.graph <shard copy folder> <dimension>
+    python -m services.retriever.index.graph <shard copy folder> <dimension>
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from services.retriever.edge_index import EdgeIndex, GraphBuildFailed, shard_config, write_marker
-from services.retriever.periodic import Periodic
-from services.retriever.registry import IndexRegistry
+from services.retriever.index.edge import EdgeIndex, GraphBuildFailed, shard_config, write_marker
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.lifecycle.periodic import Periodic
 
 log = logging.getLogger("chunklab.retriever.graph")
 

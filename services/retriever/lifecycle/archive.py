@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from services.retriever.index import StoredPoint
-from services.retriever.journal import durable_file, fsync_folder
-from services.retriever.payloads import IndexPoint, Sparse
+from services.retriever.index.payloads import IndexPoint, Sparse
+from services.retriever.index.vector_index import StoredPoint
+from services.retriever.lifecycle.journal import durable_file, fsync_folder
 
 
 def _f32(values) -> str:

@@ -31,9 +31,9 @@ from pypdf.errors import LimitReachedError, PyPdfError
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest.decoding import looks_like
-from services.ingest.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container
-from services.ingest.pdf_filters import DECODERS
+from services.ingest.readers.decoding import looks_like
+from services.ingest.safety.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container
+from services.ingest.safety.pdf_filters import DECODERS
 
 _PDF = Container(kind="PDF", bomb="a decompression bomb", verb="inflates", unit="stream inside a PDF")
 # Readers accept the header within the first kB and the end marker within the last.

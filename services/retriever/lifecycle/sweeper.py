@@ -20,13 +20,13 @@ from chunklab.errors import AlreadyExists, InvalidArgument, NotFound, ServiceErr
 from chunklab.paging import check_page_size, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import retriever_pb2
-from services.retriever import conditions as c
-from services.retriever.archive import ColdStorage, point_record, record_point
-from services.retriever.index import index_name
-from services.retriever.payloads import TIME_FIELD, payload_to_chunk
-from services.retriever.periodic import Periodic
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import TIME_FIELD, payload_to_chunk
+from services.retriever.index.vector_index import index_name
+from services.retriever.lifecycle.archive import ColdStorage, point_record, record_point
+from services.retriever.lifecycle.periodic import Periodic
+from services.retriever.lifecycle.sets import IndexSets
 from services.retriever.service import RetrieverService
-from services.retriever.sets import IndexSets
 
 log = logging.getLogger("chunklab.retriever.sweeper")
 
@@ -45,7 +45,7 @@ class Sweeper:
     def __init__(self, service: RetrieverService, storage: ColdStorage, sets: IndexSets | None = None) -> None:
         self.service = service
         self.storage = storage
-        self.sets = sets or IndexSets(service)
+        self._sets = sets or IndexSets(service)  # for their retention, applied after each sweep
         self._lock = threading.Lock()  # one sweep or restore at a time
         self._periodic = Periodic("periodic sweep", self._sweep_and_vacuum, log)
 
@@ -216,7 +216,7 @@ class Sweeper:
     def _sweep_and_vacuum(self) -> None:
         now = self.service.clock()
         self.sweep(now, dry_run=False)
-        self.sets.apply_retention(now)
+        self._sets.apply_retention(now)
         self.service.registry_maintain()
 
     def stop(self) -> None:

@@ -33,8 +33,8 @@ from chunklab.limits import excerpt
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2 as pb
-from services.retriever import ranking
-from services.retriever.payloads import payload_to_chunk
+from services.retriever.index.payloads import payload_to_chunk
+from services.retriever.search import ranking
 
 # Characters of a passage a reranker is sent: endpoints and cross-encoders cut
 # by tokens themselves; this bounds the request (the LLM's prompt: LLM_PASSAGE_CHARS).

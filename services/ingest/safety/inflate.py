@@ -4,7 +4,7 @@ A DOCX's zip members and a PDF's streams are both refused by the bytes they
 actually inflate to, counted a piece at a time as they come out (never held
 whole), per part and in all. A compression ratio refuses nothing: repeated text
 compresses hundreds to one and is a fine document. The limits below are the
-defaults of both `safety.ZipLimits` and `pdf_safety.PdfLimits`, so changing
+defaults of both `docx_checks.ZipLimits` and `pdf_checks.PdfLimits`, so changing
 one is one edit.
 """
 

@@ -3,7 +3,7 @@
 Read from the page's own markup, never guessed from its words: the charset
 from a byte-order mark, then `<meta charset>` (or its http-equiv form, or an
 XHTML page's XML declaration) in the first 1,024 bytes as browsers look for
-it, then services.ingest.decoding; the language from `<html lang>` (or
+it, then services.ingest.readers.decoding; the language from `<html lang>` (or
 `xml:lang`) and then `<meta http-equiv="content-language">`; the publication
 date from, in this order, `<meta property="article:published_time">`, the
 first `<time datetime>` in the article, JSON-LD's `datePublished`, and a
@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
 from chunklab.errors import InvalidArgument
-from services.ingest.decoding import decode_text, looks_like
+from services.ingest.readers.decoding import decode_text, looks_like
 
 # Browsers look for a declared charset in the first 1,024 bytes (WHATWG's prescan).
 PRESCAN_BYTES = 1024

@@ -14,7 +14,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from services.ingest.inflate import PIECE_BYTES, inflate
+from services.ingest.safety.inflate import PIECE_BYTES, inflate
 
 Pieces = Iterable[bytes]
 _NOT_HEX = re.compile(rb"[^0-9A-Fa-f>]")

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container, size_text
+from services.ingest.safety.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container, size_text
 
 ZIP_MAGIC = b"PK\x03\x04"
 _DOCX = Container(kind="DOCX", bomb="a zip bomb", verb="unpacks", unit="file inside a DOCX")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from services.retriever.conditions import All, Any_, Condition, Range, match
-from services.retriever.payloads import TIME_FIELD
+from services.retriever.index.conditions import All, Any_, Condition, Range, match
+from services.retriever.index.payloads import TIME_FIELD
 
 DAY_S = 86400.0
 DEFAULT = "default"
@@ -103,7 +103,7 @@ class ExpiryWatch:
         self._known: dict[object, tuple[FreshnessPolicy, int, float]] = {}
 
     def holds_expired(self, index, policy: FreshnessPolicy, as_of_ts: float) -> bool:
-        """`index` is a services.retriever.index.VectorIndex."""
+        """`index` is a services.retriever.index.vector_index.VectorIndex."""
         if not index.sole_writer:
             expired = policy.expired(as_of_ts)
             return expired is not None and index.exists(expired)

@@ -10,6 +10,7 @@ into that rendering. Empty paragraphs are dropped.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,7 +22,9 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import Writer, build_tree, markdown_table
+from services.ingest.readers.markdown import Writer, build_tree, markdown_table
+
+log = logging.getLogger("chunklab.ingest.docx")
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
@@ -90,8 +93,10 @@ def heading_level(paragraph: Paragraph, styles: _Styles) -> int | None:
     return None if level is None else level + 1
 
 
-def _numbering_format(paragraph: Paragraph, styles: _Styles) -> str | None:
-    """'bullet', 'number', or None when the paragraph is not in a list."""
+def _numbering_format(paragraph: Paragraph, styles: _Styles, unresolved: set[str]) -> str | None:
+    """'bullet', 'number', or None when the paragraph is not in a list. A list
+    whose numbering definition cannot be read is shown as bullets, and its
+    numId is added to `unresolved` so that the reader says so."""
     _, names = styles.resolve(paragraph._p.style)
     ppr = paragraph._p.pPr
     num_pr = ppr.numPr if ppr is not None else None
@@ -101,21 +106,27 @@ def _numbering_format(paragraph: Paragraph, styles: _Styles) -> str | None:
         return "number"
     if num_pr is not None and num_pr.numId is not None:
         try:
-            numbering = paragraph.part.numbering_part.element
-            num_id = num_pr.numId.val
-            ilvl = num_pr.ilvl.val if num_pr.ilvl is not None else 0
-            num = numbering.num_having_numId(num_id)
-            abstract_id = num.abstractNumId.val
-            for abstract in numbering.findall(qn("w:abstractNum")):
-                if int(abstract.get(qn("w:abstractNumId"))) == abstract_id:
-                    for lvl in abstract.findall(qn("w:lvl")):
-                        if int(lvl.get(qn("w:ilvl"))) == ilvl:
-                            fmt = lvl.find(qn("w:numFmt"))
-                            if fmt is not None and fmt.get(qn("w:val")) not in ("bullet", "none"):
-                                return "number"
+            if _numbered(paragraph, num_pr):
+                return "number"
         except (KeyError, AttributeError, NotImplementedError, ValueError):
-            pass
+            # No numbering part, a numId it does not define, a level that is no number.
+            unresolved.add(str(num_pr.numId.get(qn("w:val"))))
     return "bullet"
+
+
+def _numbered(paragraph: Paragraph, num_pr) -> bool:
+    """Whether the numbering definition the paragraph names counts (1., 2., ...) at its level."""
+    numbering = paragraph.part.numbering_part.element
+    ilvl = num_pr.ilvl.val if num_pr.ilvl is not None else 0
+    abstract_id = numbering.num_having_numId(num_pr.numId.val).abstractNumId.val
+    for abstract in numbering.findall(qn("w:abstractNum")):
+        if int(abstract.get(qn("w:abstractNumId"))) == abstract_id:
+            for lvl in abstract.findall(qn("w:lvl")):
+                if int(lvl.get(qn("w:ilvl"))) == ilvl:
+                    fmt = lvl.find(qn("w:numFmt"))
+                    if fmt is not None and fmt.get(qn("w:val")) not in ("bullet", "none"):
+                        return True
+    return False
 
 
 def _table_lines(table: Table) -> list[str]:
@@ -136,6 +147,7 @@ def _entries(document) -> list[tuple[str, object, str]]:
     """(kind, payload, list format) per non-empty block, in body order."""
     entries = []
     styles = _Styles(document)
+    unresolved: set[str] = set()
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             lines = _table_lines(item)
@@ -149,8 +161,11 @@ def _entries(document) -> list[tuple[str, object, str]]:
         if level is not None:
             entries.append(("heading", (level, text), ""))
             continue
-        fmt = _numbering_format(item, styles)
+        fmt = _numbering_format(item, styles, unresolved)
         entries.append(("paragraph", text, "") if fmt is None else ("item", text, fmt))
+    if unresolved:
+        log.warning("DOCX lists with numbering definitions that cannot be read (numId %s) are shown as bullets",
+                    ", ".join(sorted(unresolved)))
     return entries
 
 

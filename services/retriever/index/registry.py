@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from services.retriever.edge_index import EdgeIndex
-from services.retriever.index import VectorIndex, index_name
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.vector_index import VectorIndex, index_name
 from services.retriever.store import RetrieverStore
 
 COLLECTION_PREFIX = "chunklab_"
@@ -35,7 +35,7 @@ class IndexRegistry:
 
     def _make(self, name: str, dimension: int) -> VectorIndex:
         if self._client is not None:
-            from services.retriever.server_index import QdrantServerIndex
+            from services.retriever.index.qdrant_server import QdrantServerIndex
 
             return QdrantServerIndex(self._client, COLLECTION_PREFIX + name, dimension, self._replication_factor)
         return EdgeIndex(self._root / name, dimension)

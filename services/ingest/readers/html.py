@@ -30,8 +30,8 @@ import lxml.html
 from lxml import etree
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest import html_meta
-from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
+from services.ingest.readers import html_meta
+from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
 
 # libxml2's own depth limit without XML_PARSE_HUGE; deeper markup stops the parse.
 MAX_DEPTH = 256

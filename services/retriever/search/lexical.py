@@ -7,7 +7,7 @@ one entry per unique term on the query side), and stored beside the dense
 vector of each point, so the lexical index is written in the same upsert as
 the dense one and can never lag behind it. The stores apply no IDF of their
 own: the query's terms carry the IDF of the sets it searches
-(services/retriever/term_stats.py, ADR 0044).
+(services/retriever/search/term_stats.py, ADR 0044).
 
 Fusion happens here rather than in the store so that Edge and a Qdrant
 server give the same fused scores (their built-in RRFs count ranks from
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from qdrant_edge import Bm25, Bm25Config, TokenizerType
 
-from services.retriever.payloads import Sparse
+from services.retriever.index.payloads import Sparse
 
 RRF_K = 60
 

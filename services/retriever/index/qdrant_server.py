@@ -13,12 +13,25 @@ from collections.abc import Iterator
 
 from qdrant_client import QdrantClient, models
 
-from services.retriever import conditions as c
-from services.retriever.index import (
-    DENSE, SPARSE, ReadWriteLock, StoredPoint, VectorIndex, other_sets, set_condition,
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import (
+    ACTIVE,
+    INACTIVE,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    SET_STATE_FIELD,
+    TIME_FIELD,
+    IndexPoint,
+    Sparse,
 )
-from services.retriever.payloads import (
-    ACTIVE, INACTIVE, INTEGER_FIELDS, KEYWORD_FIELDS, SET_STATE_FIELD, TIME_FIELD, IndexPoint, Sparse,
+from services.retriever.index.vector_index import (
+    DENSE,
+    SPARSE,
+    ReadWriteLock,
+    StoredPoint,
+    VectorIndex,
+    other_sets,
+    set_condition,
 )
 
 BATCH = 256

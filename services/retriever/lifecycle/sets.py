@@ -19,13 +19,14 @@ from datetime import datetime, timedelta
 
 from chunklab import ids
 from chunklab.errors import InvalidArgument, NotFound
+from chunklab.knobs import dict_to_spec
 from chunklab.paging import check_page_size, decode_offset, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2, retriever_pb2
-from services.retriever import conditions as c
-from services.retriever.index import set_condition
-from services.retriever.payloads import payload_to_chunk
-from services.retriever.service import RetrieverService, dict_to_spec
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import payload_to_chunk
+from services.retriever.index.vector_index import set_condition
+from services.retriever.service import RetrieverService
 from services.retriever.store import SetKey
 
 log = logging.getLogger("chunklab.retriever.sets")

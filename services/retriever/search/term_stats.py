@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.retriever.payloads import Sparse
+from services.retriever.index.payloads import Sparse
 
 # Decoded counts kept in memory, least recently used dropped first.
 CACHE_BYTES = 128 * 1024**2

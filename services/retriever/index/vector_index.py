@@ -3,10 +3,10 @@
 Two implementations with the same semantics (the congruence tests run the
 same operations through both):
 
-- `EdgeIndex` (services/retriever/edge_index.py): Qdrant Edge, in-process,
+- `EdgeIndex` (services/retriever/index/edge.py): Qdrant Edge, in-process,
   one shard per (embedding model, dimension) in a folder under the data
   folder. The default: nothing to run beside the retriever.
-- `QdrantServerIndex` (services/retriever/server_index.py): a Qdrant server
+- `QdrantServerIndex` (services/retriever/index/qdrant_server.py): a Qdrant server
   or cluster through qdrant-client, one collection per (embedding model,
   dimension); tests use qdrant-client's local mode, which speaks the same API.
 
@@ -24,9 +24,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from services.retriever import conditions as c
-from services.retriever.conditions import Condition
-from services.retriever.payloads import ACTIVE, SET_STATE_FIELD, IndexPoint, Sparse
+from services.retriever.index import conditions as c
+from services.retriever.index.conditions import Condition
+from services.retriever.index.payloads import ACTIVE, SET_STATE_FIELD, IndexPoint, Sparse
 
 DENSE = "dense"
 SPARSE = "bm25"

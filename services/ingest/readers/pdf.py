@@ -5,7 +5,7 @@ headings as `#` lines, paragraphs re-flowed into one line each, list items
 as `- ` / `1. ` lines, ruled tables as Markdown tables, blocks separated by
 a blank line. Headings come from the outline (bookmarks) when the PDF has
 one, otherwise from font size and weight. Running headers, footers and page
-numbers are left out (services.ingest.pdf_layout). Every node carries the
+numbers are left out (services.ingest.readers.pdf_layout). Every node carries the
 pages its range touches and the tree the offset where each page begins.
 """
 
@@ -22,8 +22,8 @@ import pypdfium2.raw as pdfium_c
 from chunklab.errors import InvalidArgument
 from chunklab.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.parsing import Parsed, Writer, build_tree, markdown_table
-from services.ingest.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
+from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
+from services.ingest.readers.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from services.retriever.lexical import point_key
+from services.retriever.search.lexical import point_key
 
 SCORE_DIGITS = 6
 # The first request asks for this many more than the cut; each further one four times as many.
