@@ -1,5 +1,5 @@
 """What the commands share in reading their flags: the usage error, and one syntax
-for knob values in every command (ADR 0074):
+for knob values in every command (ADR 0075):
 
     --knob strategy.knob=value           one value (load, export snippet)
     --grid strategy.knob=value1,value2   values to try (experiment)

@@ -122,7 +122,7 @@ def test_a_snippet_for_an_unknown_knob_names_the_strategys_knobs(lab, stack_env,
 
 
 def test_a_snippet_takes_the_knob_syntax_of_every_command_and_refuses_another_strategys_knob(lab, stack_env, capsys):
-    """`--knob strategy.knob=value`, as `load` takes it (ADR 0074); a knob of another strategy is refused."""
+    """`--knob strategy.knob=value`, as `load` takes it (ADR 0075); a knob of another strategy is refused."""
     assert cli.main(["export", "snippet", "--strategy", "fixed_size", "--knob", "fixed_size.chunk_size=24",
                      "--knob", "fixed_size.chunk_overlap=0", "--library", "chunklab"]) == 0
     assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 24})" in capsys.readouterr().out

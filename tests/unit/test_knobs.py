@@ -139,7 +139,7 @@ def test_the_cli_form_strategy_knob_equals_values():
 
 
 def test_load_and_export_snippet_read_the_same_knob_flags():
-    """One --knob syntax (ADR 0074): strategy.knob=value in every command; knob=value too when the
+    """One --knob syntax (ADR 0075): strategy.knob=value in every command; knob=value too when the
     command names one strategy. `load` (strategy_specs) and `export snippet` give the same configuration."""
     real = [i for i in REGISTRY.infos() if i.name in ("fixed_size", "recursive")]
     lab = SimpleNamespace(list_strategies=lambda: real)
