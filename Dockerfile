@@ -32,7 +32,7 @@ RUN pip install --no-deps /src \
     && cp /src/deploy/healthcheck.py /opt/chunklab/healthcheck.py \
     && rm -rf /src \
     && python -c "from chunklab import tokens; tokens.ensure_offline_cache('/opt/tiktoken')" \
-    && python -m chunklab.onnx_export
+    && python -m chunklab.embeddings.onnx_export
 
 # A non-root user; /data is where compose mounts each service's volume (a new
 # named volume takes this folder's owner).

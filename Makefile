@@ -27,7 +27,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 # The bundled all-MiniLM-L6-v2 exported to ONNX (fp32 and int8), offline, from
 # the packaged weights, into the environment (ADR 0062); a no-op once built.
 onnx: $(STAMP)
-	$(PY) -m chunklab.onnx_export
+	$(PY) -m chunklab.embeddings.onnx_export
 
 # Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
 stubs: setup

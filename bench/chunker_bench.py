@@ -46,7 +46,8 @@ tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 
 import numpy as np  # noqa: E402
 
-from chunklab.embeddings import EmbeddingProvider, get_provider  # noqa: E402
+from chunklab.embeddings import get_provider  # noqa: E402
+from chunklab.embeddings.base import EmbeddingProvider  # noqa: E402
 from chunklab.knobs import to_spec  # noqa: E402
 from chunklab.llm import ChatEndpoint  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from benchmarks_page import COLD, DATA, FIGURES, TOP_K, experiment, grids, machine  # noqa: E402
 
-from chunklab import onnx_export  # noqa: E402
+from chunklab.embeddings import onnx_export  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2  # noqa: E402
 from chunklab_app.stack import Stack  # noqa: E402

@@ -43,8 +43,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from chunklab import onnx_export  # noqa: E402
-from chunklab.embeddings import EmbeddingProvider, get_provider  # noqa: E402
+from chunklab.embeddings import get_provider, onnx_export  # noqa: E402
+from chunklab.embeddings.base import EmbeddingProvider  # noqa: E402
 from chunklab.knobs import to_spec  # noqa: E402
 from chunklab.v1 import documents_pb2  # noqa: E402
 from services.chunker.cache import EmbeddingCache  # noqa: E402

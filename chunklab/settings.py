@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 from pydantic_settings.sources.utils import parse_env_vars
 
 from chunklab import replicas
+from chunklab.embeddings import DEFAULT_MODEL
 
 # Seconds a SQLite write waits for another writer's lock (chunklab.db).
 DB_BUSY_TIMEOUT_S = 10.0
@@ -58,8 +59,9 @@ class Settings(BaseSettings):
     # Seconds a write to a SQLite file waits while another connection holds it
     # locked; past it the call fails UNAVAILABLE (retryable) and writes nothing.
     db_busy_timeout_s: float = Field(DB_BUSY_TIMEOUT_S, gt=0, le=600)
-    embedding_model: str = "all-MiniLM-L6-v2-onnx-int8"
-    # The ONNX export of the bundled model (chunklab.onnx_export, ADR 0062); empty
+    # The stack's embedding model; unset or empty: chunklab.embeddings.DEFAULT_MODEL (ADR 0074).
+    embedding_model: str = DEFAULT_MODEL
+    # The ONNX export of the bundled model (chunklab.embeddings.onnx_export, ADR 0062); empty
     # means the Python environment's share/chunklab/onnx.
     onnx_dir: str = ""
     max_upload_mb: float = Field(50.0, gt=0)
@@ -161,6 +163,11 @@ class Settings(BaseSettings):
     @classmethod
     def _address(cls, value: str) -> str:
         return _check_address(value)
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _embedding_model(cls, value: str) -> str:
+        return value.strip() or DEFAULT_MODEL
 
     @field_validator("broker_url")
     @classmethod

@@ -38,8 +38,9 @@ from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
 from chunklab.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
-from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
+from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab_app import export_cli, questions_cli, retrieval_cli
+from chunklab_app.flags import UsageError, strategy_grids, strategy_specs
 from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
@@ -51,59 +52,7 @@ VIEWS = {
 }
 
 
-class UsageError(Exception):
-    """A command line that cannot work; the message says why."""
-
-
 # -- building the request ----------------------------------------------------
-
-def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo],
-                   option: str = "--grid") -> list[evaluator_pb2.StrategyGrid]:
-    """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids, every
-    value and every cell checked as the evaluator will check it."""
-    by_name = {info.name: info for info in infos}
-    if names == ["all"]:
-        names = list(by_name)
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise UsageError(f"unknown strategy {', '.join(unknown)}; the chunker offers {', '.join(by_name)}")
-    declared = {name: knobs.from_info(by_name[name]) for name in names}
-    axes: dict[str, list[tuple[str, list]]] = {name: [] for name in names}
-    for item in grids:
-        target, sep, values = item.partition("=")
-        strategy, dot, knob_name = target.partition(".")
-        if not sep or not dot or not values:
-            raise UsageError(f"{option} {item!r}: write strategy.knob=value1,value2")
-        if strategy not in axes:
-            raise UsageError(f"{option} {item!r}: add --strategy {strategy} too")
-        try:
-            knob = knobs.find(strategy, declared[strategy], knob_name)
-            axes[strategy].append((knob_name, knob.parse_values(strategy, values)))
-        except knobs.KnobError as exc:
-            raise UsageError(f"{option} {item!r}: {exc.message}") from None
-    out = []
-    for strategy, strategy_axes in axes.items():
-        try:
-            out.append(knobs.strategy_grid(strategy, declared[strategy], strategy_axes))
-        except knobs.KnobError as exc:
-            raise UsageError(f"{option}: {exc.message}") from None
-    return out
-
-
-def strategy_specs(names: list[str], settings: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
-    """--strategy names (or "all") and --knob strategy.knob=value into StrategySpecs."""
-    for setting in settings:
-        name, _, values = setting.partition("=")
-        if "," in values:
-            raise UsageError(f"--knob {name}: give one value (a load runs one configuration)")
-    specs = []
-    for grid in strategy_grids(names, settings, infos, option="--knob"):
-        spec = common_pb2.StrategySpec(name=grid.strategy)
-        for knob in grid.grid:
-            spec.knobs[knob.knob].CopyFrom(knob.values[0])
-        specs.append(spec)
-    return specs
-
 
 def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> evaluator_pb2.ModelEndpoint:
     key = os.environ.get(key_env, "") if key_env else ""
@@ -324,7 +273,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strategy", action="append", required=True,
                      help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}: '
                           f'{recommended.flags()}, beside --strategy {recommended.BASELINE} as the baseline')
-    run.add_argument("--grid", action="append", help="strategy.knob=v1,v2: values to try (repeatable)")
+    run.add_argument("--grid", action="append",
+                     help="strategy.knob=v1,v2: values to try (repeatable; knob=v1,v2 when one --strategy is given)")
     retrieval_cli.add_flags(run, experiment=True)
     check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
     check.add_argument("--validation", choices=VALIDATION_MODES, default="holdout",
@@ -375,7 +325,8 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument("files", nargs="+", help=f"documents to upload ({UPLOADABLE}; already uploaded ones are reused)")
     load.add_argument("--strategy", action="append", required=True,
                       help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}')
-    load.add_argument("--knob", action="append", help="strategy.knob=value (repeatable)")
+    load.add_argument("--knob", action="append",
+                      help="strategy.knob=value (repeatable; knob=value when one --strategy is given)")
     load.add_argument("--collection", default="", help="collection for the uploaded documents")
     load.add_argument("--embedding-model", help="default: the stack's configured model")
     load.add_argument("--no-wait", action="store_true", help="queue the load, print its id and return")

@@ -2,7 +2,7 @@
 
     chunklab export chunks --document handbook.md --strategy fixed_size --format langchain -o chunks.jsonl
     chunklab export snippet --experiment 7c1e...            # the experiment's winner
-    chunklab export snippet --strategy fixed_size --knob chunk_size=256 --knob chunk_overlap=32
+    chunklab export snippet --strategy fixed_size --knob fixed_size.chunk_size=256 --knob fixed_size.chunk_overlap=32
 
 The mapping itself lives in chunklab/export.py; this module only reads flags,
 asks the stack and prints.
@@ -14,6 +14,7 @@ import sys
 
 from chunklab import export, knobs
 from chunklab.client import ChunkLab
+from chunklab_app import flags
 
 
 class ExportUsage(Exception):
@@ -39,7 +40,8 @@ def add_export_command(commands) -> None:
     source.add_argument("--experiment", help="an experiment's id: its winner's configuration")
     source.add_argument("--strategy", help="a strategy, with --knob values (the others at their defaults)")
     code.add_argument("--run", default="", help="with --experiment: this run instead of the winner")
-    code.add_argument("--knob", action="append", default=[], help="knob=value (repeatable)")
+    code.add_argument("--knob", action="append", default=[],
+                      help="strategy.knob=value (repeatable; knob=value, since --strategy names one)")
     code.add_argument("--library", action="append", choices=export.LIBRARIES,
                       help="only this library's code (repeatable; default: all three, to paste one of)")
     code.set_defaults(handler=cmd_export_snippet)
@@ -84,21 +86,13 @@ def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = 
 
 
 def snippet_for_strategy(client: ChunkLab, strategy: str, settings: list[str], libraries=export.LIBRARIES) -> str:
-    """A strategy with knob=value settings (every other knob at its default) as code."""
+    """A strategy with --knob [strategy.]knob=value settings (every other knob at its default) as code."""
     infos = {info.name: info for info in client.list_strategies()}
     if strategy not in infos:
         raise ExportUsage(f"unknown strategy {strategy}; the chunker offers {', '.join(infos)}")
-    declared = knobs.from_info(infos[strategy])
-    given = {}
-    try:
-        for setting in settings:
-            name, sep, text = setting.partition("=")
-            if not sep:
-                raise ExportUsage(f"--knob {setting!r}: write knob=value")
-            given[name.strip()] = knobs.find(strategy, declared, name.strip()).parse(strategy, text)
-        spec, config_id = export.resolved_spec(infos[strategy], given)
-    except knobs.KnobError as exc:
-        raise ExportUsage(exc.message) from None
+    info = infos[strategy]
+    (given,) = flags.strategy_specs([strategy], settings, [info])
+    spec, config_id = export.resolved_spec(info, {name: knobs.python_value(v) for name, v in given.knobs.items()})
     return export.snippet(spec, config_id, libraries=libraries)
 
 

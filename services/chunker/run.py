@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from chunklab import tracing
-from chunklab.embeddings import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
 from chunklab.v1 import chunker_pb2

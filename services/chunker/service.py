@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from chunklab import knobs
-from chunklab.embeddings import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError, Unavailable
 from chunklab.llm import ChatEndpoint, LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chunklab.embeddings import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider
 from services.evaluator.judging import answers, models
 from services.evaluator.storage.repository import Repository
 

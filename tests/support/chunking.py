@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chunklab import ids, tokens
 from chunklab.v1 import common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
-from services.ingest.parsing import parse
+from services.ingest.readers.markdown import parse
 from tests.support.repo import FIXTURES
 
 REGULATION = (FIXTURES / "regulation.md").read_text()

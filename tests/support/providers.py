@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from chunklab.embeddings import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider
 
 
 class HashedProvider(EmbeddingProvider):

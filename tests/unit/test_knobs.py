@@ -4,6 +4,7 @@ checked and named the same way by the chunker, the evaluator, the UI and the CLI
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,7 +12,8 @@ from chunklab import knobs
 from chunklab.errors import InvalidArgument
 from chunklab.knobs import BOOL, CHOICE, DOUBLE, INT, Knob, KnobError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app.cli import UsageError, strategy_grids, strategy_specs
+from chunklab_app import export_cli
+from chunklab_app.flags import UsageError, strategy_grids, strategy_specs
 from frontend import experiment_config
 from frontend import knobs as forms
 from services.chunker.strategies import REGISTRY
@@ -134,6 +136,44 @@ def test_the_cli_form_strategy_knob_equals_values():
     with pytest.raises(UsageError) as raised:
         strategy_grids(["fixed_size"], ["fixed_size.size=1"], infos)
     assert str(raised.value) == "--grid 'fixed_size.size=1': fixed_size has no knob 'size'; its knobs are chunk_size, chunk_overlap"
+
+
+def test_load_and_export_snippet_read_the_same_knob_flags():
+    """One --knob syntax (ADR 0075): strategy.knob=value in every command; knob=value too when the
+    command names one strategy. `load` (strategy_specs) and `export snippet` give the same configuration."""
+    real = [i for i in REGISTRY.infos() if i.name in ("fixed_size", "recursive")]
+    lab = SimpleNamespace(list_strategies=lambda: real)
+    expected = {"chunk_size": common_pb2.KnobValue(int_value=24), "chunk_overlap": common_pb2.KnobValue(int_value=0)}
+    for flags in (["fixed_size.chunk_size=24", "fixed_size.chunk_overlap=0"], ["chunk_size=24", "chunk_overlap=0"],
+                  ["fixed_size.chunk_size=24", "chunk_overlap=0"]):
+        (spec,) = strategy_specs(["fixed_size"], flags, real)
+        assert dict(spec.knobs) == expected, flags
+        code = export_cli.snippet_for_strategy(lab, "fixed_size", flags, ["chunklab"])
+        assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 24})" in code, flags
+    (grid,) = strategy_grids(["fixed_size"], ["chunk_size=256,512"], real)
+    assert [(g.knob, [v.int_value for v in g.values]) for g in grid.grid] == [("chunk_size", [256, 512])]
+
+
+def test_a_knob_flag_for_another_strategy_or_without_one_among_several_is_refused_alike():
+    real = [i for i in REGISTRY.infos() if i.name in ("fixed_size", "recursive")]
+    lab = SimpleNamespace(list_strategies=lambda: real)
+    other = "--knob 'recursive.chunk_size=24': the command names --strategy fixed_size, not recursive"
+    for refused in (lambda: strategy_specs(["fixed_size"], ["recursive.chunk_size=24"], real),
+                    lambda: export_cli.snippet_for_strategy(lab, "fixed_size", ["recursive.chunk_size=24"])):
+        with pytest.raises(UsageError) as raised:
+            refused()
+        assert str(raised.value) == other
+    with pytest.raises(UsageError) as raised:
+        strategy_specs(["fixed_size", "recursive"], ["chunk_size=24"], real)
+    assert str(raised.value) == ("--knob 'chunk_size=24': write strategy.knob=value: the command names 2 strategies "
+                                 "(fixed_size, recursive)")
+    with pytest.raises(UsageError) as raised:
+        export_cli.snippet_for_strategy(lab, "fixed_size", ["chunk_size=24,32"])
+    assert str(raised.value) == "--knob 'chunk_size=24,32': give one value (a --knob sets one configuration)"
+    for malformed in ("chunk_size", "fixed_size.=24", ".chunk_size=24", "chunk_size="):
+        with pytest.raises(UsageError) as raised:
+            export_cli.snippet_for_strategy(lab, "fixed_size", [malformed])
+        assert str(raised.value) == f"--knob {malformed!r}: write strategy.knob=value"
 
 
 # -- the rules between knobs: declared once, checked before sending and on arrival ------

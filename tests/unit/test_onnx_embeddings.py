@@ -12,9 +12,11 @@ import shutil
 import numpy as np
 import pytest
 
-from chunklab import embeddings, onnx_export
+from chunklab import embeddings
+from chunklab.embeddings import onnx_export
+from chunklab.embeddings.minilm import MiniLMProvider
+from chunklab.embeddings.onnx import OnnxMiniLMProvider, open_session
 from chunklab.errors import FailedPrecondition
-from chunklab.onnx_embeddings import OnnxMiniLMProvider, open_session
 from services.chunker.cache import EmbeddingCache
 
 SENTENCES = [
@@ -68,7 +70,7 @@ def test_the_backend_is_chosen_by_model_name_and_never_shares_a_cache_namespace(
     torch_provider = embeddings.get_provider("all-MiniLM-L6-v2")
     fp32 = embeddings.get_provider("all-MiniLM-L6-v2-onnx")
     int8 = embeddings.get_provider("all-MiniLM-L6-v2-onnx-int8")
-    assert type(torch_provider) is embeddings.MiniLMProvider
+    assert type(torch_provider) is MiniLMProvider
     assert isinstance(fp32, OnnxMiniLMProvider) and fp32.variant == "fp32"
     assert isinstance(int8, OnnxMiniLMProvider) and int8.variant == "int8"
     assert embeddings.get_provider("all-MiniLM-L6-v2-onnx") is fp32  # one per process
@@ -94,7 +96,7 @@ def test_a_missing_export_is_refused_with_the_command_that_builds_it(tmp_path):
         OnnxMiniLMProvider("int8", tmp_path).embed_query("hello")
     assert caught.value.message == (
         f"the ONNX export of all-MiniLM-L6-v2 (int8) is not built: {tmp_path / 'model-int8.onnx'} is missing; "
-        "build it from the packaged weights, offline, with make onnx (or .venv/bin/python -m chunklab.onnx_export), "
+        "build it from the packaged weights, offline, with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export), "
         "or point CHUNKLAB_ONNX_DIR at a folder that holds one")
 
 
@@ -120,7 +122,7 @@ def test_an_export_of_an_older_recipe_is_refused_and_rebuilt_by_ensure_export(ex
         OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"])
     assert caught.value.message == (
         f"the ONNX export in {tmp_path} was built by recipe 1, not this version's {onnx_export.RECIPE}; "
-        "build it again with make onnx (or .venv/bin/python -m chunklab.onnx_export)")
+        "build it again with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export)")
     onnx_export.ensure_export(tmp_path)
     assert json.loads((tmp_path / "manifest.json").read_text())["recipe"] == onnx_export.RECIPE
     assert OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"]).shape == (1, 384)

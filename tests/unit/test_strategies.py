@@ -290,9 +290,9 @@ def test_semantic_golden_with_hashed_embeddings():
 
 @pytest.fixture(scope="module")
 def minilm():
-    from chunklab.embeddings import get_provider
+    from chunklab.embeddings import MINILM_MODEL, get_provider
 
-    return offline_context(get_provider().embed_documents)
+    return offline_context(get_provider(MINILM_MODEL).embed_documents)
 
 
 def test_semantic_boundaries_with_the_real_model(minilm):

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 
 from chunklab import retrieval
-from chunklab.embeddings import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled, InvalidArgument
 from chunklab.llm import ChatEndpoint
 from chunklab.v1 import documents_pb2, evaluator_pb2

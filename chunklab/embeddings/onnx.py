@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from chunklab import onnx_export
-from chunklab.embeddings import DEFAULT_MODEL, EmbeddingProvider
+from chunklab.embeddings import MINILM_INT8_MODEL, MINILM_ONNX_MODEL, onnx_export
+from chunklab.embeddings.base import EmbeddingProvider
 
 # The model name of each variant, as users choose it.
-ONNX_MODELS = {f"{DEFAULT_MODEL}-onnx": "fp32", f"{DEFAULT_MODEL}-onnx-int8": "int8"}
+ONNX_MODELS = {MINILM_ONNX_MODEL: "fp32", MINILM_INT8_MODEL: "int8"}
 # Texts per forward pass, longest first as sentence-transformers orders them,
 # so that a batch pads to lengths close to its own. Small batches keep each
 # operator's tensors in cache: 4 measured fastest of 1-32 (ADR 0071). int8 scales
@@ -51,7 +51,7 @@ class OnnxMiniLMProvider(EmbeddingProvider):
     """all-MiniLM-L6-v2 from its ONNX export (384 dimensions, reads 256 word pieces).
 
     The export is loaded on first use from `directory` (default: the
-    environment's, see chunklab.onnx_export); a missing or stale one is
+    environment's, see chunklab.embeddings.onnx_export); a missing or stale one is
     FAILED_PRECONDITION naming the command that builds it.
     """
 

