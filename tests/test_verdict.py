@@ -11,10 +11,11 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab_app import terminal
-from frontend import compare_html, experiments_html
+from frontend.pages.compare import compare_html
+from frontend.views import experiments_html
 from services.evaluator import compare, report
 from services.evaluator.experiments import ExperimentRunner
 
