@@ -90,6 +90,26 @@ def followed(steps, progress) -> Iterator[str]:
         yield told_html(exc)
 
 
+def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
+    """One strategy's tick box and its knob inputs (inside gr.render: keyed)."""
+    ticked = form.name == knobs.BASELINE
+    with gr.Group(elem_id=form.elem_id):
+        note = " Needs an LLM endpoint." if form.requires_llm else ""
+        use = gr.Checkbox(
+            label=form.name, value=ticked,
+            info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
+            key=f"use-{form.name}",
+        )
+        # A strategy's knobs show only while it is ticked: ten strategies' knobs at once
+        # make a page thousands of pixels tall. Drawn again, the row keeps what its box said.
+        with gr.Row(visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}",
+                    preserved_by_key=["visible"]) as knob_row:
+            inputs = [knob_input(field) for field in form.fields]
+        use.change(lambda on: gr.update(visible=on), inputs=use, outputs=knob_row,
+                   show_progress="hidden", key=f"show-knobs-{form.name}")
+    return use, inputs
+
+
 def strategy_section(
     gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
     then_bulk: tuple | None = None,
@@ -114,22 +134,7 @@ def strategy_section(
             return
         chosen: list[tuple[knobs.StrategyForm, gr.Checkbox, list]] = []
         for form in strategy_forms:
-            ticked = form.name == knobs.BASELINE
-            with gr.Group(elem_id=form.elem_id):
-                note = " Needs an LLM endpoint." if form.requires_llm else ""
-                use = gr.Checkbox(
-                    label=form.name, value=ticked,
-                    info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
-                    key=f"use-{form.name}",
-                )
-                # A strategy's knobs show only while it is ticked: ten strategies' knobs at once
-                # make a page thousands of pixels tall. Drawn again, the row keeps what its box said.
-                with gr.Row(visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}",
-                            preserved_by_key=["visible"]) as knob_row:
-                    inputs = [knob_input(field) for field in form.fields]
-                use.change(lambda on: gr.update(visible=on), inputs=use, outputs=knob_row,
-                           show_progress="hidden", key=f"show-knobs-{form.name}")
-            chosen.append((form, use, inputs))
+            chosen.append((form, *_strategy_group(form)))
         with gr.Row():
             process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button",
                                        interactive=bool(document_ready))

@@ -95,6 +95,22 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
     summary = gr.HTML(elem_id="viewer-summary", render=False)
     plots = [_histogram_plot("left"), _histogram_plot("right")]
     view = gr.HTML(elem_id="viewer", render=False)
+    _wire_pickers(gateway, forms, selected, (left, right), summary)
+    _draw(gateway, forms, selected, (left, right), [summary, *plots, view])
+    summary.render()
+    with gr.Row():
+        for plot in plots:
+            plot.render()
+    view.render()
+
+    return Viewer(left.strategy, _first_view(gateway, len(plots)), [summary, *plots, view])
+
+
+def _wire_pickers(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column],
+                  summary: gr.HTML) -> None:
+    """Each column's set dropdown follows the selected document, its source picks which
+    picker shows, and the right column's strategy follows the strategy forms."""
+    left, right = columns
 
     def set_choices(document_id: str | None, *current: str | None) -> tuple:
         """Each set dropdown given (the selected document's index sets, a still-listed choice
@@ -128,6 +144,13 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
         column.source.change(show_source, inputs=[column.source, selected, column.indexed_set],
                              outputs=[column.indexed_set, column.strategy, summary], show_progress="hidden")
 
+
+def _draw(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column],
+          outputs: list) -> None:
+    """Each column's knob inputs, drawn again when a picker changes, and the Show button that
+    fills `outputs` (the summary, both histograms and the view)."""
+    left, right = columns
+
     @gr.render(inputs=[forms, left.strategy, right.strategy, left.source, right.source], **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm], left_name: str | None, right_name: str | None,
              left_source: str, right_source: str):
@@ -144,7 +167,7 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
                     drawn.append((column, form, inputs))
         show = gr.Button("Show side by side", variant="primary", elem_id="viewer-button", key="viewer-button")
 
-        @said_in_place(outputs=2 + len(plots))
+        @said_in_place(outputs=len(outputs))
         def compare(values: dict):
             document_id = values[selected]
             if not document_id:
@@ -158,31 +181,27 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
         knob_inputs = [i for _, _, inputs in drawn for i in inputs]
         show.click(compare, inputs={selected, *(c.source for c in (left, right)),
                                     *(c.indexed_set for c in (left, right)), *knob_inputs},
-                   outputs=[summary, *plots, view], key=f"viewer-{left_source}-{left_name}-{right_source}-{right_name}")
+                   outputs=outputs, key=f"viewer-{left_source}-{left_name}-{right_source}-{right_name}")
 
-    summary.render()
-    with gr.Row():
-        for plot in plots:
-            plot.render()
-    view.render()
 
-    @said_in_place(outputs=2 + len(plots))
+def _first_view(gateway: ChunkLab, plot_count: int):
+    @said_in_place(outputs=2 + plot_count)
     def first_view(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None):
         """The sample's speech drawn at once with the pickers' first choices; any other
         document waits for its Show button (a preview of a long one costs the chunker time)."""
         by_name = {form.name: form for form in strategy_forms or []}
         pair = [by_name.get(left_default(list(by_name))), by_name.get(right_default(list(by_name)))]
         if not document_id or None in pair:
-            return tuple(gr.skip() for _ in range(2 + len(plots)))
+            return tuple(gr.skip() for _ in range(2 + plot_count))
         with told_as_sentence():
             document = gateway.get_document_text(document_id)
             if not samples.is_sample(document):
-                return tuple(gr.skip() for _ in range(2 + len(plots)))
+                return tuple(gr.skip() for _ in range(2 + plot_count))
             shown = [_preview(gateway, document_id, form, knobs.strategy_spec(form, [f.default for f in form.fields]))
                      for form in pair]
         return _views(document, shown)
 
-    return Viewer(left.strategy, first_view, [summary, *plots, view])
+    return first_view
 
 
 def _configuration(gateway: ChunkLab, document_id: str, column: Column, form: knobs.StrategyForm | None,
