@@ -3,7 +3,7 @@ Gradio's native plots of the deciding measure against tokens sent (the Pareto
 front in its own colour), each run's mean of a chosen measure as bars with the
 95% interval in the tooltip and in the table beside them (Gradio's BarPlot draws
 no error bars), and per-question wins, ties and losses of every pair of runs.
-The data comes from frontend.result_plots."""
+The data comes from frontend.views.result_plots."""
 
 from __future__ import annotations
 

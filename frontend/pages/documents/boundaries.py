@@ -7,7 +7,7 @@ chunks overlap (fixed_size's overlap), plain text where no chunk reaches. A
 label at each chunk's start gives its index and token count, and hovering a
 piece names its chunk. Parent-child strategies show each parent as a framed
 block with its children alternating inside it. No Gradio here; all document
-text is escaped. Two configurations side by side: frontend.boundary_columns,
+text is escaped. Two configurations side by side: boundary_columns.py,
 which cuts each side with `segments` too.
 """
 

@@ -104,7 +104,7 @@ class SideBySide:
 
     def opening(self, waiting: bool):
         """The page's first minute: the sample's first question asked of the configurations
-        the page opens on, columns filled, before anyone types (frontend.first_minute).
+        the page opens on, columns filled, before anyone types (first_minute.py).
         On loading the page (`waiting` False) the lists are filled whatever happens, and
         without the sample the columns say why; on the timer's tick (`waiting`) nothing
         changes until the sample is there. The timer stops once the page is filled or
