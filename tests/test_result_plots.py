@@ -1,4 +1,4 @@
-"""The Experiments and Compare pages' plot data (frontend.result_plots, ADR 0058) on
+"""The Experiments and Compare pages' plot data (frontend.views.result_plots, ADR 0058) on
 hand-built experiments, every cell checked: recall against tokens sent with the
 Pareto front, each run's mean with its 95% interval, wins and losses per pair."""
 

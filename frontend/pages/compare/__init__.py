@@ -16,8 +16,7 @@ from chunklab.metric_format import MetricFormat
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_error
 from frontend.pages.compare import compare_html
 from frontend.pages.compare.compare_html import PLOT_COLUMNS
-from frontend.views import experiments_html
-from frontend.views import plot_section
+from frontend.views import experiments_html, plot_section
 
 
 def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):

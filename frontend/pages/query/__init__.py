@@ -16,7 +16,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from frontend.forms.retrieval import retrieval_limit_updates
 from frontend.pages.query import side_by_side
-from frontend.pages.query.ask import Ask, AnswerArea, answer_section
+from frontend.pages.query.ask import AnswerArea, Ask, answer_section
 from frontend.pages.query.query_form import QueryForm, form_section
 
 
