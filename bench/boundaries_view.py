@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO))
 
 from chunklab import render, sentences  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
-from frontend import boundary_stats  # noqa: E402
-from frontend.boundaries import boundary_html  # noqa: E402
-from frontend.boundary_columns import Configuration, side_by_side_html  # noqa: E402
+from frontend.pages.documents import boundary_stats  # noqa: E402
+from frontend.pages.documents.boundaries import boundary_html  # noqa: E402
+from frontend.pages.documents.boundary_columns import Configuration, side_by_side_html  # noqa: E402
 from frontend.style import CSS  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -16,7 +16,8 @@ import pytest
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
 from chunklab_app.terminal import print_table, summary_rows
-from frontend import compare_html, experiments_html
+from frontend.pages.compare import compare_html
+from frontend.views import experiments_html
 from services.chunker.strategies import REGISTRY
 from tests.support.evaluator_server import serve_evaluator
 from tests.support.rank_cases import CASES

@@ -17,7 +17,7 @@ from chunklab.llm import ChatEndpoint
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app.cli import parser
-from frontend.retrieval_html import expansion_tree_html
+from frontend.views.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.experiments.record import run_options
 from services.retriever.index.registry import IndexRegistry

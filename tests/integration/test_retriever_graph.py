@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from chunklab.v1 import retriever_pb2
-from frontend.formatting import index_stats_html
+from frontend.views.formatting import index_stats_html
 from services.retriever.index import conditions as c
 from services.retriever.index import edge as edge_index
 from services.retriever.index import graph as graph_module

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 from chunklab import sentences
 from chunklab.v1 import common_pb2 as pb
-from frontend import boundary_stats
-from frontend.boundary_columns import Configuration, rows, side_by_side_html
+from frontend.pages.documents import boundary_stats
+from frontend.pages.documents.boundary_columns import Configuration, rows, side_by_side_html
 
 TEXT = "One two three. Four <five> six. Seven eight."
 #       0         1         2         3         4

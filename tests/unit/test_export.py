@@ -12,7 +12,7 @@ import pytest
 from chunklab import export, knobs, tokens
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
 from chunklab_app import export_cli
-from frontend.pages import export as export_page
+from frontend.forms import export as export_page
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 
 TEXT = "# Tides\n\nThe moon pulls the sea.\n\nTwice a day it rises.\n"

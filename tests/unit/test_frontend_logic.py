@@ -10,9 +10,10 @@ import pytest
 
 from chunklab.client import ChunkLab
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
-from frontend import formatting, knobs, retrieval_html
-from frontend.answer_html import answer_request
-from frontend.pages.query import ACTIVE_SETS, configuration_choices, default_strategy
+from frontend.forms import knobs
+from frontend.pages.query.answer_html import answer_request
+from frontend.pages.query.query_form import ACTIVE_SETS, configuration_choices, default_strategy
+from frontend.views import formatting, retrieval_html
 from tests.support.fake_stubs import settings
 
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
@@ -356,7 +357,7 @@ def test_the_query_page_offers_each_configuration_of_a_strategy_and_the_active_s
 
 
 def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
-    from frontend.query_columns import neighbour_note
+    from frontend.pages.query.query_columns import neighbour_note
     from services.chunker.strategies import REGISTRY
 
     notes = {name: neighbour_note(REGISTRY.get(name).info()) for name in ("fixed_size", "recursive", "parent_child")}

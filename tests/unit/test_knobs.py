@@ -14,8 +14,8 @@ from chunklab.knobs import BOOL, CHOICE, DOUBLE, INT, Knob, KnobError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 from chunklab_app import export_cli
 from chunklab_app.flags import UsageError, strategy_grids, strategy_specs
-from frontend import experiment_config
-from frontend import knobs as forms
+from frontend.forms import experiment_config
+from frontend.forms import knobs as forms
 from services.chunker.strategies import REGISTRY
 from services.chunker.strategies.base import Registry, Strategy
 from services.evaluator.experiments import grid

@@ -10,10 +10,11 @@ import re
 
 import pytest
 
-from chunklab_app import terminal
 from chunklab.v1 import common_pb2
 from chunklab.v1 import evaluator_pb2 as pb
-from frontend import compare_html, experiments_html
+from chunklab_app import terminal
+from frontend.pages.compare import compare_html
+from frontend.views import experiments_html
 from services.evaluator.reports import report
 
 METRICS = report.METRICS

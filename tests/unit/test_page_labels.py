@@ -18,8 +18,9 @@ from chunklab.v1 import evaluator_pb2, ingest_pb2
 from chunklab.v1 import retriever_pb2 as rpb
 from chunklab_app import retrieval_cli
 from chunklab_app.cli import parser
-from frontend import boundaries, retrieval_html
 from frontend.pages import documents
+from frontend.pages.documents import boundaries
+from frontend.views import retrieval_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.reports import report
 from services.retriever.index.registry import IndexRegistry
@@ -199,7 +200,7 @@ def test_the_upload_offers_pdf_and_html_and_refuses_other_types(tmp_path):
 
 
 def test_an_uploaded_pdf_is_named_with_its_format_and_pages():
-    from frontend import formatting
+    from frontend.views import formatting
 
     document = dpb.Document(document_id="d1", name="manual.pdf", collection="default", character_count=5400,
                             format=dpb.DOCUMENT_FORMAT_PDF, metadata={"pages": "12"})

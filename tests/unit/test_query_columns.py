@@ -14,8 +14,8 @@ import pytest
 from chunklab.client import ClientError
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
-from frontend import query_columns
-from frontend.query_columns import Configuration
+from frontend.pages.query import query_columns
+from frontend.pages.query.query_columns import Configuration
 from services.evaluator.judging import metric_catalog
 from services.evaluator.judging.scoring import retrieval_metrics
 from tests.support.fake_stubs import FakeRpcError

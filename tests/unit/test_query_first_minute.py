@@ -11,7 +11,8 @@ from chunklab import retrieval_view
 from chunklab.metrics import Span
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app import sample
-from frontend import answer_html, first_minute, rerank_form
+from frontend.forms import rerank as rerank_form
+from frontend.pages.query import answer_html, first_minute
 
 TEXT = "Fog horns warned ships. The horn sounded twice a minute. Flags showed a gale. Radio came later."
 HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
@@ -38,7 +39,7 @@ def test_overlapping_and_touching_chunks_of_one_document_are_one_passage_and_the
 
 
 def test_a_passage_says_what_is_merged_in_the_page():
-    from frontend import retrieval_html
+    from frontend.views import retrieval_html
     from chunklab.v1 import retriever_pb2
 
     html = retrieval_html.flat_list_html(retriever_pb2.RetrieveResponse(
@@ -122,7 +123,7 @@ def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
 
 
 def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k():
-    from frontend.pages.experiment_form import RunSettings
+    from frontend.pages.experiments.experiment_form import RunSettings
 
     boxes = {name: object() for name in (
         "question_set", "name", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "hybrid",
@@ -146,6 +147,6 @@ def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k
 
 
 def experiment_config_validations():
-    from frontend import experiment_config
+    from frontend.forms import experiment_config
 
     return experiment_config.VALIDATIONS

@@ -12,9 +12,9 @@ import pytest
 
 from chunklab import recommended
 from chunklab_app import benchpage, cli
-from frontend import knobs
-from frontend.pages.common import hybrid_checkbox
-from frontend.pages.query import default_strategy
+from frontend.forms import knobs
+from frontend.forms.retrieval import hybrid_checkbox
+from frontend.pages.query.query_form import default_strategy
 
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "results.json"
 

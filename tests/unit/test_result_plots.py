@@ -1,4 +1,4 @@
-"""The Experiments and Compare pages' plot data (frontend.result_plots, ADR 0058) on
+"""The Experiments and Compare pages' plot data (frontend.views.result_plots, ADR 0058) on
 hand-built experiments, every cell checked: recall against tokens sent with the
 Pareto front, each run's mean with its 95% interval, wins and losses per pair."""
 
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
-from frontend import result_plots
-from services.evaluator.reports import compare, report
+from frontend.views import result_plots
 from services.evaluator.experiments.summary import summarize
+from services.evaluator.reports import compare, report
 
 METRICS = report.METRICS
 
@@ -79,7 +79,7 @@ def test_wins_and_losses_per_pair_in_one_experiment_and_across_two(three):
 
 
 def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
-    from frontend.pages import result_plots as section
+    from frontend.views import plot_section as section
 
     tradeoff, metric, means, intervals, wins, shown = section.updates([three[0]], list(three[0].verdict.pairs), METRICS)
     pd.testing.assert_frame_equal(tradeoff["value"], result_plots.tradeoff_frame([three[0]], METRICS))

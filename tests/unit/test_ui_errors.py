@@ -9,11 +9,12 @@ import gradio as gr
 
 from chunklab.client import ClientError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from frontend import formatting, knobs
-from frontend.pages.common import said_in_place, told_as_sentence, told_sentence, user_error
-from frontend.pages.experiment_form import follow_experiment
-from frontend.pages.experiments import action_updates, experiment_actions
-from frontend.pages.processing import followed
+from frontend.errors import said_in_place, told_as_sentence, told_sentence, user_error
+from frontend.forms import knobs
+from frontend.pages.documents.processing import followed
+from frontend.pages.experiments.detail import action_updates, experiment_actions
+from frontend.pages.experiments.experiment_form import follow_experiment
+from frontend.views import formatting
 from tests.support.fake_stubs import FakeRpcError
 
 OVERLAP = "fixed_size.chunk_overlap (600) must be smaller than chunk_size (512)"

@@ -14,8 +14,9 @@ from chunklab import samples
 from chunklab.client import ClientError
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, retriever_pb2
-from frontend import formatting
 from frontend.pages import documents, freshness
+from frontend.pages.documents import document_list
+from frontend.views import formatting
 from tests.support.fake_stubs import FakeRpcError
 
 ADDRESS = "127.0.0.1:4"
@@ -105,11 +106,11 @@ def test_a_fresh_page_opens_on_the_samples_speech_until_something_newer_is_uploa
     speech = document("state_of_the_union.md", samples.SPEECH.read_bytes(), "speech-0001")
     guide = document("rag-field-guide.md", samples.FIELD_GUIDE.read_bytes(), "guide-0001")
     mine = document("notes.md", b"# Notes\n", "notes-0001")
-    assert documents.opening_document([]) is None
+    assert document_list.opening_document([]) is None
     # Newest first, as ListDocuments answers: the guide came last, the speech is opened.
-    assert documents.opening_document([guide, speech]) == "speech-0001"
-    assert documents.opening_document([mine, guide, speech]) == "notes-0001"
-    assert documents.opening_document([guide]) == "guide-0001"  # no speech: the newest
+    assert document_list.opening_document([guide, speech]) == "speech-0001"
+    assert document_list.opening_document([mine, guide, speech]) == "notes-0001"
+    assert document_list.opening_document([guide]) == "guide-0001"  # no speech: the newest
     # Same name, other bytes: not the sample.
     assert not samples.is_sample(document("state_of_the_union.md", b"another speech"))
 
@@ -118,10 +119,10 @@ def test_delete_asks_about_the_document_by_name_with_its_chunk_count():
     notes = document("notes.md", b"# Notes\n", "0123456789abcdef")
     sets = [retriever_pb2.IndexedSet(strategy="fixed_size", points=12),
             retriever_pb2.IndexedSet(strategy="recursive", points=30)]
-    assert documents.delete_question(notes, sets) == (
+    assert document_list.delete_question(notes, sets) == (
         "Delete notes.md · default · 01234567 and its 42 indexed chunks (2 index sets)? "
         "Experiments keep the results they measured on it.")
-    assert documents.delete_question(notes, []) == (
+    assert document_list.delete_question(notes, []) == (
         "Delete notes.md · default · 01234567 and its text (it has no indexed chunks)? "
         "Experiments keep the results they measured on it.")
 
@@ -132,7 +133,8 @@ def info_said(update) -> bool:
 
 
 def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_their_lists():
-    from frontend.pages import common, compare, experiments, query
+    from frontend.forms import retrieval
+    from frontend.pages import compare, experiments, query
 
     query_page, experiments_page, compare_page = (handlers(page.build(Down())) for page in (query, experiments, compare))
     (options,) = [f for f in query_page["options"] if len(f.outputs) == 6][:1]
@@ -141,7 +143,7 @@ def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_the
     (configurations, *_) = query_page["configurations"]
     assert configurations.fn("fixed_size", "", "")[0] == gr.update(info=DOWN)
     # The bounds of top_k and the neighbour, window and recency inputs (both pages read them on load).
-    assert common.retrieval_limit_updates(Down()) == (gr.update(info=DOWN), *(gr.skip(),) * 4)
+    assert retrieval.retrieval_limit_updates(Down()) == (gr.update(info=DOWN), *(gr.skip(),) * 4)
 
     (listing, *_) = experiments_page["listing"]
     table, chosen = listing.fn(None)

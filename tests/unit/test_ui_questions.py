@@ -12,9 +12,9 @@ import pytest
 from chunklab.client import ClientError
 
 from chunklab.v1 import documents_pb2, evaluator_pb2 as E
-from frontend import questions_html as views
-from frontend import question_sets as page
-from frontend.pages.common import told_as_sentence
+from frontend.errors import told_as_sentence
+from frontend.pages.questions import question_sets as page
+from frontend.pages.questions import questions_html as views
 from tests.support.fake_stubs import settings
 
 TEXT = "The first lighthouses were fires lit on hilltops. Keepers trimmed the wick every four hours, so they were called wickies."

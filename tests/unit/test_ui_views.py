@@ -13,16 +13,13 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from chunklab.client import SavedReport
 from chunklab.metric_format import MetricFormat
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
-from frontend import (
-    answer_html,
-    boundaries,
-    compare_html,
-    experiment_config,
-    experiments_html,
-    freshness_html,
-    knobs,
-    reports_html,
-)
+from frontend.forms import experiment_config, knobs
+from frontend.pages.compare import compare_html
+from frontend.pages.documents import boundaries
+from frontend.pages.freshness import freshness_html
+from frontend.pages.query import answer_html
+from frontend.pages.reports import reports_html
+from frontend.views import experiments_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.judging import metric_catalog
 
@@ -486,7 +483,7 @@ def test_as_of_dates_and_restore_messages():
 
 
 def test_a_bulk_load_shows_each_documents_outcome_and_how_far_it_is():
-    from frontend.formatting import bulk_load_html
+    from frontend.views.formatting import bulk_load_html
 
     load = chunker_pb2.BulkLoad(bulk_load_id="abcdef0123456789", jobs_total=4, broker="Redis at redis:6379/0")
     ok = load.results.add(job_id="1", document_id="d1", deliveries=1)
@@ -505,7 +502,7 @@ def test_a_bulk_load_shows_each_documents_outcome_and_how_far_it_is():
 
 
 def test_recent_bulk_loads_read_as_a_table_newest_first():
-    from frontend.formatting import bulk_loads_html
+    from frontend.views.formatting import bulk_loads_html
 
     assert "No bulk load yet" in bulk_loads_html([])
     running = chunker_pb2.BulkLoad(bulk_load_id="1" * 32, jobs_total=5, jobs_finished=2, jobs_failed=1,

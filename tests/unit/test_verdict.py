@@ -11,12 +11,13 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.verdict_view import pareto_front, verdict_view
 from chunklab_app import terminal
-from frontend import compare_html, experiments_html
-from services.evaluator.reports import compare, report
+from frontend.pages.compare import compare_html
+from frontend.views import experiments_html
 from services.evaluator.experiments.summary import summarize
+from services.evaluator.reports import compare, report
 
 METRICS = report.METRICS
 
