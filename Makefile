@@ -31,7 +31,7 @@ onnx: $(STAMP)
 
 # Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
 stubs: setup
-	$(PY) -m chunklab.gen_stubs
+	$(PY) -m tools.gen_stubs
 
 # Chromium for the browser tests, from the distribution (never a download
 # of its own by a test tool).

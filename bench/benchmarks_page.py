@@ -47,7 +47,7 @@ from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
 from chunklab_app import benchpage  # noqa: E402
 from chunklab_app.stack import Stack  # noqa: E402
-from chunklab_app.terminal import Progress, follow  # noqa: E402
+from chunklab_app.cli.terminal import Progress, follow  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 PAGE = REPO / "docs" / "benchmarks.md"

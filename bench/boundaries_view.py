@@ -27,7 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from chunklab import render, sentences  # noqa: E402
+from chunklab.views import render  # noqa: E402
+
+from chunklab.text import sentences
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
 from frontend.pages.documents import boundary_stats  # noqa: E402
 from frontend.pages.documents.boundaries import boundary_html  # noqa: E402

@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from chunklab import tokens  # noqa: E402
+from chunklab.text import tokens  # noqa: E402
 
 tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 

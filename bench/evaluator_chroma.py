@@ -33,7 +33,7 @@ from chunklab.knobs import Knob, knob_value  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
 from chunklab_app.stack import Stack  # noqa: E402
-from chunklab_app.terminal import Progress, follow  # noqa: E402
+from chunklab_app.cli.terminal import Progress, follow  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 TOP_K = 5

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.server import CHANNEL_OPTIONS  # noqa: E402
+from chunklab.rpc.server import CHANNEL_OPTIONS  # noqa: E402
 from chunklab.v1 import common_pb2, retriever_pb2, retriever_pb2_grpc  # noqa: E402
 
 GAPS_MS = (0, 1, 2, 5, 10, 50)

@@ -31,7 +31,7 @@ import pypdfium2 as pdfium
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.db import make_sessionmaker  # noqa: E402
+from chunklab.db.sessions import make_sessionmaker  # noqa: E402
 from chunklab.errors import ResourceExhausted  # noqa: E402
 from chunklab.v1 import documents_pb2 as pb  # noqa: E402
 from services.ingest.readers.pdf import read_pdf  # noqa: E402

@@ -2,7 +2,7 @@
 
 The four servicers are served as every ChunkLab server serves them (the
 error-mapping interceptor, the message limits), each with no service behind
-it: a request the shared checks (chunklab/limits.py, ADR 0050) did not refuse
+it: a request the shared checks (chunklab/rpc/limits.py, ADR 0050) did not refuse
 would reach a missing service and come back INTERNAL, which this counts as a
 failure. Side by side:
 
@@ -31,9 +31,11 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab import clients, knobs, limits  # noqa: E402
+from chunklab.rpc import channels, limits  # noqa: E402
+
+from chunklab import knobs
 from chunklab.errors import InvalidArgument  # noqa: E402
-from chunklab.server import CHANNEL_OPTIONS, ErrorMappingInterceptor  # noqa: E402
+from chunklab.rpc.server import CHANNEL_OPTIONS, ErrorMappingInterceptor  # noqa: E402
 from chunklab.v1 import (  # noqa: E402
     chunker_pb2_grpc,
     common_pb2,
@@ -167,7 +169,7 @@ def main() -> None:
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     address = f"127.0.0.1:{port}"
-    stubs = (clients.ingest(address), clients.chunker(address), clients.retriever(address), clients.evaluator(address))
+    stubs = (channels.ingest(address), channels.chunker(address), channels.retriever(address), channels.evaluator(address))
     try:
         print(f"{'hostile request':36} {'on the wire':>12} {'round trip':>11} {'checks':>10}")
         for what, request, send in hostile(stubs):

@@ -46,7 +46,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab import clients, ids  # noqa: E402
+from chunklab.rpc import channels  # noqa: E402
+
+from chunklab import ids
 from chunklab.embeddings import get_provider  # noqa: E402
 from chunklab.timeutil import to_proto, utcnow  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
@@ -221,7 +223,7 @@ def run_size(size: int, n: int, rounds: int, texts, base, all_questions, rng, gr
         data_dir = Path(tmp) / "service"
         stack = start(data_dir, graph)
         try:
-            stub = clients.retriever(stack.addresses["retriever"])
+            stub = channels.retriever(stack.addresses["retriever"])
             started = time.perf_counter()
             documents = index_synthetic(stub, size, texts, base, rng)
             print(f"  indexed {size:,} chunks through IndexChunks in {time.perf_counter() - started:.1f}s", flush=True)
@@ -244,7 +246,7 @@ def run_size(size: int, n: int, rounds: int, texts, base, all_questions, rng, gr
                 encoder = ENCODERS[round_ % len(ENCODERS)]
                 stack = start(data_dir, graph)
                 try:
-                    stub = clients.retriever(stack.addresses["retriever"])
+                    stub = channels.retriever(stack.addresses["retriever"])
                     # Warm both sides as a running service is warm: the model, and every
                     # document's pages of the shard (one filtered search each).
                     run_case(stub, index, provider, [(f"warm-up {i}", None) for i in range(10)], None, encoder)

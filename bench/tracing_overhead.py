@@ -1,11 +1,11 @@
 """What tracing costs a Retrieve: the same call with tracing off and on, side by side.
 
-Two stand-alone retriever servers built by chunklab.server.serve (the
+Two stand-alone retriever servers built by chunklab.rpc.server.serve (the
 interceptors every service has), each a process of its own answering a
 canned top-5 ±1/1 RetrieveResponse (bench/grpc_idle.py's, about 46 kB): one
 with no OTLP endpoint (tracing off: no interceptor, nothing of the SDK
 loaded), one exporting to a real OTLP receiver in this process. This process
-calls both through chunklab.clients channels, untraced and traced, in
+calls both through chunklab.rpc.channels channels, untraced and traced, in
 alternating blocks, so that both see the same machine load. The call itself is
 cheap here (no query embedding, no search): the ratio is an upper bound on what
 tracing adds to a real Retrieve, whose embedding alone takes milliseconds.
@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 
 from grpc_idle import Answering  # noqa: E402 - bench/ is this script's folder
 
-from chunklab import clients, tracing  # noqa: E402
-from chunklab.server import serve  # noqa: E402
+from chunklab.rpc import channels, tracing  # noqa: E402
+from chunklab.rpc.server import serve  # noqa: E402
 from chunklab.settings import load_settings, settings_from  # noqa: E402
 from chunklab.v1 import common_pb2, retriever_pb2, retriever_pb2_grpc  # noqa: E402
 from tests.support.otlp_receiver import Receiver  # noqa: E402
@@ -69,9 +69,9 @@ def main() -> None:
         servers = {"off": start_server(base), "on": start_server(traced_env)}
         try:
             off_settings, on_settings = settings_from(base), settings_from(traced_env)
-            stubs = {"off": clients.retriever(servers["off"][1], off_settings)}  # made before tracing starts
+            stubs = {"off": channels.retriever(servers["off"][1], off_settings)}  # made before tracing starts
             tracing.start("bench", on_settings)
-            stubs["on"] = clients.retriever(servers["on"][1], on_settings)
+            stubs["on"] = channels.retriever(servers["on"][1], on_settings)
             request = retriever_pb2.RetrieveRequest(query="what do rivers carry?", options=common_pb2.RetrievalOptions(
                 strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1))
             took: dict[str, list[float]] = {"off": [], "on": []}

@@ -1,6 +1,6 @@
 """Domain errors that cross the wire as precise gRPC status codes.
 
-Service logic raises these; the server plumbing (chunklab.server) turns them
+Service logic raises these; the server plumbing (chunklab.rpc.server) turns them
 into `context.abort(code, message)`. Messages are shown to people: they say
 what was wrong and what to do.
 """

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chunklab.errors import InvalidArgument
-from chunklab.limits import quoted
+from chunklab.rpc.limits import quoted
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 
 INT = chunker_pb2.KNOB_TYPE_INT

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import openai
 
 from chunklab.errors import Cancelled
-from chunklab.limits import excerpt
+from chunklab.rpc.limits import excerpt
 
 
 class LLMError(Exception):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from google.protobuf.descriptor import FieldDescriptor
 
 from chunklab.errors import InvalidArgument
-from chunklab.limits import COLLECTION_NAME, NAME_CHARS, excerpt
+from chunklab.rpc.limits import COLLECTION_NAME, NAME_CHARS, excerpt
 from chunklab.v1 import common_pb2
 
 LIMITS = common_pb2.RetrievalLimits(

@@ -15,10 +15,10 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator, mode
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
-from chunklab import replicas
+from chunklab.rpc import replicas
 from chunklab.embeddings import DEFAULT_MODEL
 
-# Seconds a SQLite write waits for another writer's lock (chunklab.db).
+# Seconds a SQLite write waits for another writer's lock (chunklab.db.sessions).
 DB_BUSY_TIMEOUT_S = 10.0
 # A token travels as an HTTP/2 header value: printable ASCII, no spaces.
 _TOKEN = re.compile(r"[\x21-\x7e]{16,}")
@@ -232,7 +232,7 @@ class Settings(BaseSettings):
 
     @property
     def tracing(self) -> bool:
-        """Whether this process exports spans (chunklab.tracing)."""
+        """Whether this process exports spans (chunklab.rpc.tracing)."""
         return bool(self.otlp_endpoint) and not self.otel_sdk_disabled
 
     @property

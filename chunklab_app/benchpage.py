@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from chunklab.render import render
+from chunklab.views.render import render
 from chunklab_app import growth
 
 # The goal of issue 17, item 7: both at once, in the pooled protocol.

@@ -1,7 +1,7 @@
 """Starts the whole stack: the four services and the UI, each its own process.
 
 `make up` runs `python -m chunklab_app.stack`: services on loopback, the UI's URL
-printed, then the sample (chunklab_app.sample) loaded in the background with its
+printed, then the sample (chunklab_app.sample_loader) loaded in the background with its
 progress in the output; Ctrl-C stops it all.
 Tests use `Stack` with port 0 so that every server picks a free port, and
 `Stack.client()` to call it.
@@ -23,10 +23,12 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from chunklab import clients, tokens, tracing
+from chunklab.rpc import channels, tracing
+
+from chunklab.text import tokens
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings, settings_from
-from chunklab_app import sample
+from chunklab_app import sample_loader
 
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
@@ -149,7 +151,7 @@ class Stack:
 def wait_serving(address: str, timeout: float, settings: Settings | None = None) -> None:
     """Waits until the server's standard health service says SERVING (over
     TLS when the settings say so; health needs no token)."""
-    stub = health_pb2_grpc.HealthStub(clients.channel(address, settings))
+    stub = health_pb2_grpc.HealthStub(channels.channel(address, settings))
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -172,13 +174,13 @@ def load_sample_in_background(client: ChunkLab, strategies: list[str] | None, st
         print(f"  sample     {line}", flush=True)
 
     try:
-        loaded = sample.load_sample(client, strategies, log)
+        loaded = sample_loader.load_sample(client, strategies, log)
     except Exception as exc:  # noqa: BLE001 - the stack runs on without its sample
         if not stopping.is_set():
             log(f"could not be loaded ({exc}); ChunkLab works without it, see {REPO / 'samples'}")
         return
     state = "finished" if loaded.finished else "not all finished (see the Experiments page)"
-    log(f"ready in {time.monotonic() - started:.0f}s: question set {sample.QUESTION_SET_NAME}, "
+    log(f"ready in {time.monotonic() - started:.0f}s: question set {sample_loader.QUESTION_SET_NAME}, "
         f"{len(loaded.experiment_ids)} experiments {state}")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from chunklab import security, tracing
+from chunklab.rpc import security, tracing
 from chunklab.client import ChunkLab
 from chunklab.settings import Settings, load_settings
 from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from chunklab import tokens
+from chunklab.text import tokens
 from chunklab_app.stack import Stack
 from tests.support.repo import REPO
 from tests.support.stack import REPORT_PIECE_BYTES

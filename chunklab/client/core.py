@@ -13,9 +13,9 @@ from typing import Any, Self
 import grpc
 from google.protobuf.message import Message
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client.errors import ClientError
-from chunklab.paging import MAX_PAGE_SIZE
+from chunklab.rpc.paging import MAX_PAGE_SIZE
 from chunklab.settings import Settings
 
 SERVICES = ("ingest", "chunker", "retriever", "evaluator")
@@ -52,7 +52,7 @@ class Calls:
 
     def _stub(self, service: str) -> Any:
         if service not in self._stubs:
-            self._stubs[service] = getattr(clients, service)(self.address(service), self.settings)
+            self._stubs[service] = getattr(channels, service)(self.address(service), self.settings)
         return self._stubs[service]
 
     def _deadline(self, long: bool) -> float:

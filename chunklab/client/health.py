@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client.core import SERVICES, Calls
 
 
@@ -29,7 +29,7 @@ class HealthCalls(Calls):
             address = self.address(service)
             # A fresh channel each time: a cached one could report a server
             # that has gone away as still connected for a while.
-            with clients.channel(address, self.settings) as channel:
+            with channels.channel(address, self.settings) as channel:
                 try:
                     reply = health_pb2_grpc.HealthStub(channel).Check(
                         health_pb2.HealthCheckRequest(service=""), timeout=min(self.settings.rpc_timeout_s, 5.0)

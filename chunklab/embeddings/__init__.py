@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from chunklab.errors import InvalidArgument, ServiceError
-from chunklab.limits import excerpt
+from chunklab.rpc.limits import excerpt
 
 if TYPE_CHECKING:
     from chunklab.embeddings.base import EmbeddingProvider
@@ -164,7 +164,7 @@ def warm_up_in_background(name: str = "", then: Callable[[EmbeddingProvider], ob
     # Not a daemon: a process told to stop while ONNX Runtime is still creating its session
     # would tear its thread pool down mid-creation and abort ("terminate called without an
     # active exception"); the interpreter waits for the warm-up instead, and the server's
-    # shutdown watchdog (chunklab.server) still bounds that wait.
+    # shutdown watchdog (chunklab.rpc.server) still bounds that wait.
     thread = threading.Thread(target=load, name="embedding-warm-up", daemon=False)
     thread.start()
     return thread

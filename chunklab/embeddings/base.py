@@ -39,7 +39,7 @@ class EmbeddingProvider(ABC):
         that usage reads the same whichever model ran. Remote providers
         return what the endpoint billed.
         """
-        from chunklab import tokens
+        from chunklab.text import tokens
 
         vectors = self.embed_documents(texts)
         return vectors, tokens.count_total(texts)

@@ -15,7 +15,7 @@ import numpy as np
 from chunklab.embeddings import OPENAI_PREFIX
 from chunklab.embeddings.base import EmbeddingProvider, unit_rows
 from chunklab.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, ServiceError, Unavailable
-from chunklab.limits import excerpt
+from chunklab.rpc.limits import excerpt
 
 log = logging.getLogger("chunklab.embeddings")
 

@@ -1,12 +1,12 @@
 """Taking a configuration home from the UI (ADR 0060): the Documents page's
 Export button for the chosen index set, and the Experiments page's code box
-with the winner's settings. The shapes and the code come from chunklab/export.py."""
+with the winner's settings. The shapes and the code come from chunklab_app/export.py."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from chunklab import export
+from chunklab_app import export
 from chunklab.client import ChunkLab
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.report_files import ReportFiles

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chunklab import knobs, recommended
+from chunklab import knobs
+
+from chunklab_app import recommended
 from chunklab.knobs import Knob
 from chunklab.v1 import chunker_pb2, common_pb2
 
@@ -30,7 +32,7 @@ RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-rend
 
 def ticked_first(name: str) -> bool:
     """Whether the experiment form ticks the strategy at first: the ones docs/benchmarks.md
-    recommends (chunklab.recommended), and the baseline to compare them against."""
+    recommends (chunklab_app.recommended), and the baseline to compare them against."""
     return name == BASELINE or name in recommended.STRATEGIES
 
 

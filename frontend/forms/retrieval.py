@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from chunklab import recommended
+from chunklab_app import recommended
 from chunklab.client import ChunkLab, ClientError
 from frontend.errors import said_as_info
 
 
 def hybrid_checkbox(elem_id: str) -> gr.Checkbox:
     """The hybrid retrieval box of the Query page and the experiment form: ticked at first as
-    docs/benchmarks.md recommends (chunklab.recommended); the API's default stays off."""
+    docs/benchmarks.md recommends (chunklab_app.recommended); the API's default stays off."""
     return gr.Checkbox(label="hybrid (BM25 + dense)", value=recommended.HYBRID, elem_id=elem_id)
 
 

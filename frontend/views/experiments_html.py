@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat, judge_value, plural, usd
-from chunklab.render import render, render_macro
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import MetricFormat, judge_value, plural, usd
+from chunklab.views.render import render, render_macro
 from chunklab.v1 import evaluator_pb2
-from chunklab.verdict_view import verdict_view
-from chunklab.winner_view import winner_view
+from chunklab.views.verdict_view import verdict_view
+from chunklab.views.winner_view import winner_view
 from frontend.views.formatting import when
 from frontend.views.retrieval_html import NO_CHUNKS
 

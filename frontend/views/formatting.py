@@ -12,8 +12,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from chunklab import knobs, pages
-from chunklab.render import render
+from chunklab import knobs
+
+from chunklab.text import pages
+from chunklab.views.render import render
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
 
 DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
 from frontend.views import result_plots as data
 from frontend.views.result_plots import MEANS_COLUMNS, TRADEOFF_COLUMNS, WINS_COLUMNS

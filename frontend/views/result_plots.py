@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
-from chunklab.verdict_view import TOKENS, pareto_front
+from chunklab.views.verdict_view import TOKENS, pareto_front
 
 TRADEOFF_COLUMNS = ("run", "tokens sent", "quality", "Pareto front")
 FRONT, DOMINATED = "on the Pareto front", "beaten on both"

@@ -1,16 +1,16 @@
 """HTML for a retrieval result: the flat `retrieved_chunks` list, the `expansion_tree`
 and the line that sums up the context.
 
-The list and the tree come from the shared template (chunklab/templates/
+The list and the tree come from the shared template (chunklab/views/templates/
 retrieval.html.j2), which the evaluator's reports use too; Jinja escapes every
 piece of document text, since documents are user uploads and may hold markup.
 """
 
 from __future__ import annotations
 
-from chunklab import retrieval_view
-from chunklab.metric_format import plural
-from chunklab.render import render, render_macro
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import plural
+from chunklab.views.render import render, render_macro
 from chunklab.v1 import common_pb2, retriever_pb2
 
 NO_CHUNKS = "No chunks were retrieved: no chunk of the searched index sets matches the filters."

@@ -34,9 +34,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunklab.db import busy_error, is_busy
+from chunklab.db.sessions import busy_error, is_busy
 from chunklab.errors import Unavailable
-from chunklab.replicas import process_gone
+from chunklab.rpc.replicas import process_gone
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # Bulk loads and their results are kept this long after they are submitted.
@@ -373,7 +373,7 @@ class EmbeddedBroker(Broker):
 
     @staticmethod
     def _orphaned(db: sqlite3.Connection, now: float) -> tuple | None:
-        """A leased job whose worker's process is gone (chunklab.replicas.process_gone)."""
+        """A leased job whose worker's process is gone (chunklab.rpc.replicas.process_gone)."""
         for job_id, payload, deliveries, consumer in db.execute(
                 "SELECT id, payload, deliveries, consumer FROM jobs WHERE leased_until >= ? ORDER BY id", (now,)):
             if process_gone(consumer):

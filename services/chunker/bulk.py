@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, Unavailable
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2

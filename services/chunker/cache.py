@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chunklab.db import is_busy
+from chunklab.db.sessions import is_busy
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grpc
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.errors import from_rpc_error
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, ingest_pb2, retriever_pb2
@@ -21,8 +21,8 @@ INDEX_BATCH = 256
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._ingest = clients.ingest(settings.ingest_address, settings)
-        self._retriever = clients.retriever(settings.retriever_address, settings)
+        self._ingest = channels.ingest(settings.ingest_address, settings)
+        self._retriever = channels.retriever(settings.retriever_address, settings)
 
     def get_document(
         self, document_id: str, view: documents_pb2.DocumentView = documents_pb2.DOCUMENT_VIEW_FULL

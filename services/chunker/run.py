@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
@@ -128,7 +128,7 @@ def run_in_thread(
 ) -> Generator[Any, None, T]:
     """Runs work(emit) in a thread; yields what it emits; returns what it returns.
     The thread carries the caller's trace, and the work is a span of it with these
-    ids (chunklab.tracing): the strategy's calls to the retriever are part of the trace.
+    ids (chunklab.rpc.tracing): the strategy's calls to the retriever are part of the trace.
 
     If the consumer stops listening (the stream is closed), `cancelled` is
     set and the work stops at its next progress report, embedding or LLM call.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from chunklab import cancellation, embeddings, limits, tracing
+from chunklab.rpc import cancellation, limits, tracing
+
+from chunklab import embeddings
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.llm import ChatEndpoint
-from chunklab.server import CLOSE_S, configure_logging, serve
+from chunklab.rpc.server import CLOSE_S, configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
 from services.chunker.broker import open_broker

@@ -10,12 +10,12 @@ inside each piece. cl100k_base's expression is
     | ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s
 
 and at a *context-free boundary* p every scan of the text ends a piece,
-wherever the scan started (chunklab.tokens.is_boundary: the three kinds and
+wherever the scan started (chunklab.text.tokens.is_boundary: the three kinds and
 why). Two consequences:
 - The tokens of a text are the tokens of its parts cut at such boundaries,
   concatenated; so distinct lines are encoded once each (a document that
   repeats itself is not encoded twice; chonkie memoizes per split likewise),
-  in two threads (chunklab.tokens.token_offsets).
+  in two threads (chunklab.text.tokens.token_offsets).
 - A slice [a, b) has the whole text's tokens between its first boundary
   c >= a and its last boundary d <= b: count = tokens(text[a:c]) +
   (tokens of the whole text in [c, d)) + tokens(text[d:b]). Only the short
@@ -25,8 +25,8 @@ why). Two consequences:
 
 from __future__ import annotations
 
-from chunklab import tokens
-from chunklab.tokens import is_boundary, token_offsets
+from chunklab.text import tokens
+from chunklab.text.tokens import is_boundary, token_offsets
 
 # How far into a slice to look for a boundary at either edge.
 EDGE = 64

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import grpc
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.errors import from_rpc_error
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
@@ -27,9 +27,9 @@ def retrieve_request(query: str, options: common_pb2.RetrievalOptions) -> retrie
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._ingest = clients.ingest(settings.ingest_address, settings)
-        self._chunker = clients.chunker(settings.chunker_address, settings)
-        self._retriever = clients.retriever(settings.retriever_address, settings)
+        self._ingest = channels.ingest(settings.ingest_address, settings)
+        self._chunker = channels.chunker(settings.chunker_address, settings)
+        self._retriever = channels.retriever(settings.retriever_address, settings)
 
     def get_document(self, document_id: str, full: bool = False) -> documents_pb2.Document:
         view = documents_pb2.DOCUMENT_VIEW_FULL if full else documents_pb2.DOCUMENT_VIEW_BASIC

@@ -11,12 +11,13 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab import cancellation, embeddings, limits, tracing
-from chunklab.db import make_sessionmaker
+from chunklab.rpc import cancellation, limits, tracing
+from chunklab import embeddings
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
-from chunklab.replicas import replica_name
-from chunklab.server import configure_logging, serve
+from chunklab.rpc.replicas import replica_name
+from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
 from services.evaluator.deps import RunnerDeps

@@ -5,7 +5,7 @@ feedback. Knows nothing of gRPC: peers come as an object with plain methods
 
 from __future__ import annotations
 
-from chunklab.replicas import replica_name
+from chunklab.rpc.replicas import replica_name
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.experiments.leases import Leases
 from services.evaluator.experiments.service import ExperimentService

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grpc
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.errors import from_rpc_error
 from chunklab.settings import Settings
 from chunklab.v1 import retriever_pb2
@@ -18,7 +18,7 @@ from chunklab.v1 import retriever_pb2
 class GrpcPeers:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._retriever = clients.retriever(settings.retriever_address, settings)
+        self._retriever = channels.retriever(settings.retriever_address, settings)
 
     def delete_chunks(self, document_id: str) -> int:
         """Deletes the document's chunks from the index and from cold storage; returns how many."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from chunklab import limits, tracing
-from chunklab.db import make_sessionmaker
+from chunklab.rpc import limits, tracing
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import InvalidArgument
-from chunklab.server import configure_logging, serve
+from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.timeutil import from_proto
 from chunklab.v1 import ingest_pb2, ingest_pb2_grpc

@@ -20,9 +20,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
-from chunklab import limits
+from chunklab.rpc import limits
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
-from chunklab.paging import check_page_size, decode_offset, encode_token
+from chunklab.rpc.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers import markdown

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from chunklab import embeddings, limits, retrieval, tracing
+from chunklab import embeddings, retrieval
+
+from chunklab.rpc import limits, tracing
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
-from chunklab.server import configure_logging, serve
+from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.index.graph import GraphKeeper

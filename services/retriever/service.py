@@ -14,7 +14,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from chunklab import ids, limits, retrieval
+from chunklab import ids, retrieval
+
+from chunklab.rpc import limits
 from chunklab.embeddings import check_dimension
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound

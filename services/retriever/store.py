@@ -21,7 +21,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, LargeBinary, String, delete, func, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
-from chunklab.db import make_sessionmaker
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 from chunklab.timeutil import utcnow
 from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD

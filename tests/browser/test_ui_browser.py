@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab import samples
+from chunklab_app import samples
 from chunklab.knobs import to_spec
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
@@ -663,24 +663,24 @@ def sample_loaded(ui_stack) -> str:
     to stay quick, and its labelled question set), without its experiments, which other
     tests' lists would see; returns the question set's id. Last in the module, since the
     Query page opens on it once it is there."""
-    from chunklab_app import sample
+    from chunklab_app import sample_loader
 
     lab = ui_stack.client()
-    return sample.question_set(lab, sample.upload_and_process(lab, ["fixed_size", "recursive"], lambda _: None))
+    return sample_loader.question_set(lab, sample_loader.upload_and_process(lab, ["fixed_size", "recursive"], lambda _: None))
 
 
 def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_without_typing(
         sample_loaded, ui_stack, page):
     from playwright.sync_api import expect
 
-    from chunklab_app import sample
+    from chunklab_app import sample_loader
 
     first = next(q for q in ui_stack.client().get_question_set(sample_loaded).questions if q.references)
     page.get_by_role("tab", name="Query").click()
     # Nothing typed, nothing clicked: the sample's first question, asked of several configurations
     # (the baseline first, since the recommended strategy is not processed here).
     expect(page.locator("#query-text textarea")).to_have_value(first.text)
-    expect(page.locator("#query-question-set input")).to_have_value(re.compile(rf"^{sample.QUESTION_SET_NAME} · "))
+    expect(page.locator("#query-question-set input")).to_have_value(re.compile(rf"^{sample_loader.QUESTION_SET_NAME} · "))
     expect(page.locator("#query-columns .cl-columns")).to_have_attribute("data-question-id", first.question_id)
     columns = page.locator("#query-columns section.cl-column[data-state=done]")
     columns.nth(1).wait_for()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import filecmp
 import re
 
-from chunklab import gen_stubs
+from tools import gen_stubs
 from chunklab.v1 import chunker_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 
 REPO = gen_stubs.REPO

@@ -1,5 +1,5 @@
 """No Python module builds HTML by hand: every fragment and report comes from a Jinja2
-template with autoescape (chunklab.render), so no text can reach a page unescaped
+template with autoescape (chunklab.views.render), so no text can reach a page unescaped
 because someone forgot a call, and no escaping helper is needed at all."""
 
 from __future__ import annotations

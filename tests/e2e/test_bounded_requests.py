@@ -12,7 +12,7 @@ import math
 import grpc
 import pytest
 
-from chunklab import clients, limits, paging
+from chunklab.rpc import channels, limits, paging
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from tests.support.status import status_of
 
@@ -30,8 +30,8 @@ FORGED = "page_token is not one this service gave out; pass next_page_token unch
 @pytest.fixture(scope="module")
 def stubs(stack):
     a = stack.addresses
-    return (clients.ingest(a["ingest"]), clients.chunker(a["chunker"]), clients.retriever(a["retriever"]),
-            clients.evaluator(a["evaluator"]))
+    return (channels.ingest(a["ingest"]), channels.chunker(a["chunker"]), channels.retriever(a["retriever"]),
+            channels.evaluator(a["evaluator"]))
 
 
 @pytest.fixture(scope="module")

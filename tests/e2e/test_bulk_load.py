@@ -20,7 +20,7 @@ import grpc
 import pytest
 from support.providers import HashedProvider
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
 from chunklab.settings import Settings
@@ -289,7 +289,7 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
     outcome = json.loads(done.stdout)
     assert outcome["jobs_total"] == outcome["jobs_finished"] == 2
     assert outcome["broker"].startswith("embedded queue (")
-    retriever = clients.retriever(stack.addresses["retriever"])
+    retriever = channels.retriever(stack.addresses["retriever"])
     for row in outcome["documents"]:
         assert row["document"] in NOTES and not row["error"] and not row["failed"]
         for completed in row["completed"]:
@@ -299,14 +299,14 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
             assert indexed.points == completed["chunks"] > 0 and indexed.active  # a bulk load is a user's
         assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}
     assert "queued on embedded queue" in done.stderr and "2/2 documents done" in done.stderr
-    chunker = clients.chunker(stack.addresses["chunker"])
+    chunker = channels.chunker(stack.addresses["chunker"])
     newest = chunker.ListBulkLoads(chunker_pb2.ListBulkLoadsRequest(limit=1), timeout=30).bulk_loads[0]
     assert newest.bulk_load_id == outcome["bulk_load_id"] and (newest.jobs_finished, newest.jobs_failed) == (2, 0)
 
 
 @pytest.mark.e2e
 def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(stack, note_files):
-    chunker = clients.chunker(stack.addresses["chunker"])
+    chunker = channels.chunker(stack.addresses["chunker"])
     fixed = [common_pb2.StrategySpec(name="fixed_size")]
     cases = [
         (chunker_pb2.SubmitBulkLoadRequest(strategies=fixed), grpc.StatusCode.INVALID_ARGUMENT, "at least one document"),

@@ -24,7 +24,11 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
 from support.providers import HashedProvider
 
-from chunklab import clients, ids, tokens
+from chunklab.rpc import channels
+
+from chunklab import ids
+
+from chunklab.text import tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
 from chunklab.settings import Settings
@@ -478,7 +482,7 @@ def test_a_good_llm_gives_enriched_chunks_through_grpc(llm_stack, good_llm):
     plain = indexed(llm_stack, document_id, "fixed_size")
     assert sorted(c.content for c in plain) == sorted(c.content for c in chunks)
 
-    preview = clients.chunker(llm_stack.addresses["chunker"]).PreviewChunks(
+    preview = channels.chunker(llm_stack.addresses["chunker"]).PreviewChunks(
         chunker_pb2.PreviewChunksRequest(document_id=document_id, strategy=spec("contextual_retrieval", chunk_size=40, chunk_overlap=0)),
         timeout=60,
     )
@@ -542,7 +546,7 @@ def test_grpc_progress_events_come_in_order(llm_stack, good_llm):
 
 
 def test_grpc_errors_are_precise(llm_stack):
-    chunker = clients.chunker(llm_stack.addresses["chunker"])
+    chunker = channels.chunker(llm_stack.addresses["chunker"])
     with pytest.raises(grpc.RpcError) as caught:
         list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(
             document_id="no-such-document", strategies=[spec("fixed_size")]), timeout=30))

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.v1 import evaluator_pb2
 from chunklab_app.stack import REPO
 
@@ -80,7 +80,7 @@ def test_a_20_run_report_is_written_as_it_streams_and_reads_collapsed_per_questi
     assert len(summary["runs"]) == 20 and f"report written to {target}" in done.stderr
     # The file is the stream's bytes, which came in several pieces (16 KiB each on the test stack).
     request = evaluator_pb2.GetReportRequest(experiment_id=summary["experiment_id"], view=evaluator_pb2.REPORT_VIEW_TECHNICAL)
-    header, *pieces = clients.evaluator(stack.addresses["evaluator"]).GetReport(request, timeout=60)
+    header, *pieces = channels.evaluator(stack.addresses["evaluator"]).GetReport(request, timeout=60)
     assert header.header.file_name.startswith("chunklab-") and len(pieces) > 1
     assert target.read_bytes() == b"".join(p.data for p in pieces)
     html = target.read_text(encoding="utf-8")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from chunklab import clients, tokens
+from chunklab.rpc import channels
+
+from chunklab.text import tokens
 from chunklab.v1 import (
     chunker_pb2,
     common_pb2,
@@ -60,7 +62,7 @@ def indexes(entries) -> list[int]:
 
 
 def test_upload_keeps_the_text_exactly_and_detects_a_reupload(stack, topics):
-    full = clients.ingest(stack.addresses["ingest"]).GetDocument(
+    full = channels.ingest(stack.addresses["ingest"]).GetDocument(
         ingest_pb2.GetDocumentRequest(document_id=topics.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
         timeout=10,
     )
@@ -81,7 +83,7 @@ def test_processing_streams_progress_and_the_chunks_are_the_token_windows(stack,
     windows = expected_windows(text, CHUNK_SIZE)
     assert outcome.chunk_count == len(windows) == 8
 
-    preview = clients.chunker(stack.addresses["chunker"]).PreviewChunks(
+    preview = channels.chunker(stack.addresses["chunker"]).PreviewChunks(
         chunker_pb2.PreviewChunksRequest(document_id=topics.document_id, strategy=fixed_size()), timeout=30
     )
     assert [c.content for c in preview.chunks] == windows
@@ -208,22 +210,22 @@ def test_deleting_a_document_removes_its_chunks_from_the_index(stack):
     doc = upload(stack, "short-lived.md", b"Penguins huddle together through the antarctic winter.\n").document
     process(stack, doc.document_id, fixed_size(chunk_size=16))
     assert retrieve(stack, "penguins", doc.document_id, top_k=5).retrieved_chunks
-    deleted = clients.ingest(stack.addresses["ingest"]).DeleteDocument(
+    deleted = channels.ingest(stack.addresses["ingest"]).DeleteDocument(
         ingest_pb2.DeleteDocumentRequest(document_id=doc.document_id), timeout=30
     )
     assert deleted.chunks_deleted == 1
     assert not retrieve(stack, "penguins", doc.document_id, top_k=5).retrieved_chunks
     with pytest.raises(grpc.RpcError) as err:
-        clients.ingest(stack.addresses["ingest"]).GetDocument(
+        channels.ingest(stack.addresses["ingest"]).GetDocument(
             ingest_pb2.GetDocumentRequest(document_id=doc.document_id), timeout=10
         )
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
 
 def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
-    ingest = clients.ingest(stack.addresses["ingest"])
-    chunker = clients.chunker(stack.addresses["chunker"])
-    retriever = clients.retriever(stack.addresses["retriever"])
+    ingest = channels.ingest(stack.addresses["ingest"])
+    chunker = channels.chunker(stack.addresses["chunker"])
+    retriever = channels.retriever(stack.addresses["retriever"])
 
     code, message = status_of(lambda: upload(stack, "empty.md", b""))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "empty" in message

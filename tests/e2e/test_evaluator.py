@@ -16,7 +16,11 @@ from html.parser import HTMLParser
 import grpc
 import pytest
 
-from chunklab import clients, knobs, sentences
+from chunklab.rpc import channels
+
+from chunklab import knobs
+
+from chunklab.text import sentences
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
@@ -53,7 +57,7 @@ def import_set(stack, name: str, data: bytes, mapping: dict | None = None, piece
 
 
 def evaluator(stack):
-    return clients.evaluator(stack.addresses["evaluator"])
+    return channels.evaluator(stack.addresses["evaluator"])
 
 
 def run(stack, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False) -> list[evaluator_pb2.ExperimentEvent]:
@@ -84,7 +88,7 @@ def get(stack, experiment_id: str) -> evaluator_pb2.Experiment:
 
 def full_text(stack, document_id: str) -> str:
     request = ingest_pb2.GetDocumentRequest(document_id=document_id, view=documents_pb2.DOCUMENT_VIEW_FULL)
-    return clients.ingest(stack.addresses["ingest"]).GetDocument(request, timeout=30).text
+    return channels.ingest(stack.addresses["ingest"]).GetDocument(request, timeout=30).text
 
 
 # -- fixtures ---------------------------------------------------------------------
@@ -244,7 +248,7 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
     assert run_.questions_done == 276 and run_.config_id
     questions = {q.question_id: q for q in evaluator(stack).GetQuestionSet(
         evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30).questions}
-    retriever = clients.retriever(stack.addresses["retriever"])
+    retriever = channels.retriever(stack.addresses["retriever"])
     document_ids = sorted({r.document_id for q in questions.values() for r in q.references})
     totals = dict.fromkeys(("recall", "precision", "iou", "hit_rate", "mrr", "recall_at_1", "recall_at_3",
                             "recall_at_5", "map"), 0.0)
@@ -488,7 +492,7 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     were; a configuration already indexed (or being indexed) is never processed twice."""
     documents, _ = chroma
     chatlogs = documents["chatlogs"].document_id
-    retriever = clients.retriever(stack.addresses["retriever"])
+    retriever = channels.retriever(stack.addresses["retriever"])
     user_spec = common_pb2.StrategySpec(name="fixed_size", knobs={
         "chunk_size": common_pb2.KnobValue(int_value=200), "chunk_overlap": common_pb2.KnobValue(int_value=20)})
     stack.client().process(chatlogs, [user_spec])  # what a user processed: the active set
@@ -622,7 +626,7 @@ def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_ques
     question_set = evaluator(stack).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
         name="duplicated clauses", questions=questions), timeout=60)
     doc_ids = [d.document_id for d in documents.values()]
-    retriever = clients.retriever(stack.addresses["retriever"])
+    retriever = channels.retriever(stack.addresses["retriever"])
 
     def results(hybrid: bool) -> list[tuple]:
         experiment = finished(run(stack, evaluator_pb2.ExperimentConfig(

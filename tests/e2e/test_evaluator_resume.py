@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client import ChunkLab
 from chunklab.knobs import to_spec
 from chunklab.settings import Settings
@@ -76,7 +76,7 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             assert [asked(c) for c in fake.calls] == QUESTIONS[:3]
 
             process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
-            evaluator = clients.evaluator(address)
+            evaluator = channels.evaluator(address)
             interrupted = evaluator.GetExperiment(
                 evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
             assert interrupted.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED

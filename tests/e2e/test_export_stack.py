@@ -9,9 +9,13 @@ import json
 import grpc
 import pytest
 
-from chunklab import clients, export, knobs
+from chunklab.rpc import channels
+
+from chunklab_app import export
+
+from chunklab import knobs
 from chunklab.v1 import common_pb2, retriever_pb2
-from chunklab_app import cli, export_cli
+from chunklab_app.cli import export_cli, main as cli
 from tests.support.status import status_of
 
 TEXT = ("# Export handbook\n\n## Harbours\n\nThe export pilot boards every tanker at the outer buoy and stays "
@@ -43,7 +47,7 @@ def stack_env(stack, monkeypatch):
 
 
 def test_list_indexed_chunks_pages_through_children_then_parents(stack, lab, document):
-    stub = clients.retriever(stack.addresses["retriever"], stack.settings())
+    stub = channels.retriever(stack.addresses["retriever"], stack.settings())
     key = retriever_pb2.IndexedSetKey(embedding_model=lab.settings.embedding_model,
                                       document_id=document.document_id, strategy="parent_child")
     pages, token = [], ""

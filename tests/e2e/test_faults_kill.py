@@ -19,7 +19,7 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client import ClientError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
 from services.evaluator.judging import judge
@@ -96,7 +96,7 @@ def test_ingest_killed_mid_upload_keeps_every_acknowledged_document_whole(stack)
         ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(
             name="unfinished.md", collection="kill-ingest", size_bytes=len(unfinished))),
         ingest_pb2.CreateDocumentRequest(data=unfinished[:40]))
-    cut = clients.ingest(stack.addresses["ingest"]).CreateDocument.future(stream, timeout=WAIT_S)
+    cut = channels.ingest(stack.addresses["ingest"]).CreateDocument.future(stream, timeout=WAIT_S)
     stack.kill("ingest")
     stop.set()
     release.set()
@@ -211,7 +211,7 @@ def test_evaluator_killed_mid_judging_keeps_finished_questions_and_acknowledged_
     llm.behaviour = "good"
     answered = [e for e in lab.answer(evaluator_pb2.AnswerRequest(
         question="When does the harbour open?", retrieval=asked, answer_model=endpoint))][-1].result
-    evaluator = clients.evaluator(stack.addresses["evaluator"])
+    evaluator = channels.evaluator(stack.addresses["evaluator"])
     question_set = evaluator.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
         name="harbour", questions=[evaluator_pb2.Question(text=t) for t in
                                    ("When does the harbour open?", "What does a night cost?")]), timeout=WAIT_S)

@@ -22,7 +22,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.v1 import chunker_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from chunklab_app.stack import Stack
 
@@ -34,10 +34,10 @@ MAX_DEPTH = 3
 # Streamed replies read at most this far (an answer, an experiment's progress).
 MAX_REPLIES = 50
 SERVICES = {
-    "ingest": (ingest_pb2, clients.ingest),
-    "chunker": (chunker_pb2, clients.chunker),
-    "retriever": (retriever_pb2, clients.retriever),
-    "evaluator": (evaluator_pb2, clients.evaluator),
+    "ingest": (ingest_pb2, channels.ingest),
+    "chunker": (chunker_pb2, channels.chunker),
+    "retriever": (retriever_pb2, channels.retriever),
+    "evaluator": (evaluator_pb2, channels.evaluator),
 }
 # Statuses no request may get: the service did not know what happened, or ran past the deadline.
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL, grpc.StatusCode.DEADLINE_EXCEEDED}
@@ -159,5 +159,5 @@ def test_no_request_gets_unknown_or_internal_or_runs_past_its_deadline(fuzzed, s
         call(fuzzed, service, method, [fill(data, request_class()) for _ in range(count)])
 
     run()
-    health = health_pb2_grpc.HealthStub(clients.channel(fuzzed.addresses[service]))
+    health = health_pb2_grpc.HealthStub(channels.channel(fuzzed.addresses[service]))
     assert health.Check(health_pb2.HealthCheckRequest(), timeout=30).status == health_pb2.HealthCheckResponse.SERVING

@@ -10,7 +10,7 @@ import docx
 import grpc
 import pytest
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client import ClientError
 from chunklab.v1 import documents_pb2, ingest_pb2
 from tests.support import pdfs
@@ -38,7 +38,7 @@ def upload(stack, name: str, data: bytes, collection: str = "") -> ingest_pb2.Cr
 
 def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
     response = upload(stack, "travel.docx", handbook_docx(), collection="policies")
-    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+    document = channels.ingest(stack.addresses["ingest"]).GetDocument(
         ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
         timeout=10,
     )
@@ -58,7 +58,7 @@ def test_a_docx_uploads_through_grpc_into_its_heading_tree(stack):
 
 def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
     response = upload(stack, "layout.pdf", pdfs.layout_sample().data, collection="pdfs")
-    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+    document = channels.ingest(stack.addresses["ingest"]).GetDocument(
         ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
         timeout=10,
     )
@@ -78,7 +78,7 @@ def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(st
     header = ingest_pb2.UploadHeader(name="huge.md", size_bytes=80_000_000)
     messages = [ingest_pb2.CreateDocumentRequest(header=header), ingest_pb2.CreateDocumentRequest(data=b"small")]
     with pytest.raises(grpc.RpcError) as err:
-        clients.ingest(stack.addresses["ingest"]).CreateDocument(iter(messages), timeout=60)
+        channels.ingest(stack.addresses["ingest"]).CreateDocument(iter(messages), timeout=60)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "CHUNKLAB_MAX_UPLOAD_MB" in err.value.details()
 
@@ -112,7 +112,7 @@ def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):
 
 def test_list_filters_by_collection_and_language(stack):
     upload(stack, "nieuws.txt", "De trein naar Amsterdam vertrekt elk uur vanaf het centraal station.".encode(), collection="nieuws")
-    listed = clients.ingest(stack.addresses["ingest"]).ListDocuments(
+    listed = channels.ingest(stack.addresses["ingest"]).ListDocuments(
         ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
     )
     assert [d.name for d in listed.documents] == ["nieuws.txt"] and listed.total_size == 1
@@ -122,7 +122,7 @@ def test_a_saved_web_page_uploads_through_grpc_without_its_navigation(stack):
     from tests.support.saved_page import SAVED_PAGE, SAVED_PAGE_TEXT
 
     response = upload(stack, "leave.html", SAVED_PAGE, collection="policies")
-    document = clients.ingest(stack.addresses["ingest"]).GetDocument(
+    document = channels.ingest(stack.addresses["ingest"]).GetDocument(
         ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
         timeout=10,
     )

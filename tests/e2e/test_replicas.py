@@ -19,7 +19,7 @@ from collections import Counter
 import grpc
 import pytest
 
-from chunklab import clients, replicas
+from chunklab.rpc import channels, replicas
 from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab_app.stack import wait_serving
@@ -76,8 +76,8 @@ def landed(call, request, times: int) -> Counter:
 
 def test_one_client_spreads_its_calls_over_both_replicas_and_the_survivor_serves_it_alone(stack, replica_set):
     chunker_1 = f"{socket.gethostname()}:{stack.processes['chunker'].pid}"  # the stack's own: host:pid
-    chunker = clients.chunker(f"{replica_set['chunker-1']},{replica_set['chunker-2']}")
-    evaluator = clients.evaluator(f"{replica_set['evaluator-1']},{replica_set['evaluator-2']}")
+    chunker = channels.chunker(f"{replica_set['chunker-1']},{replica_set['chunker-2']}")
+    evaluator = channels.evaluator(f"{replica_set['evaluator-1']},{replica_set['evaluator-2']}")
     strategies = landed(chunker.ListStrategies, chunker_pb2.ListStrategiesRequest(), 20)
     assert set(strategies) == {chunker_1, "chunker-2"} and sum(strategies.values()) == 20, strategies
     sets = landed(evaluator.ListQuestionSets, evaluator_pb2.ListQuestionSetsRequest(), 20)
@@ -126,7 +126,7 @@ def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_aft
         with pytest.raises(ClientError) as again:
             list(both.resume_experiment(experiment_id))
         assert again.value.code == grpc.StatusCode.FAILED_PRECONDITION and "succeeded" in again.value.details
-        final = clients.evaluator(replica_set["evaluator-2"]).GetExperiment(
+        final = channels.evaluator(replica_set["evaluator-2"]).GetExperiment(
             evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
         assert sorted(r.question for r in final.results) == sorted(QUESTIONS)
         assert final.runs[0].questions_done == 5 and final.runs[0].usage.llm_calls == 5

@@ -18,7 +18,9 @@ import grpc
 import numpy as np
 import pytest
 
-from chunklab import clients, ids, knobs
+from chunklab.rpc import channels
+
+from chunklab import ids, knobs
 from chunklab.embeddings import get_provider
 from chunklab.settings import Settings
 from chunklab.timeutil import to_proto
@@ -50,7 +52,7 @@ def start_retriever(data_dir, **env) -> Stack:
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory):
     stack = start_retriever(tmp_path_factory.mktemp("retriever"))
-    yield clients.retriever(stack.addresses["retriever"])
+    yield channels.retriever(stack.addresses["retriever"])
     stack.stop()
 
 

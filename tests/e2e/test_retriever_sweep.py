@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from chunklab import clients, ids
+from chunklab.rpc import channels
+
+from chunklab import ids
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
@@ -304,7 +306,7 @@ def start(data_dir) -> Stack:
 def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
     stack = start(tmp_path)
     try:
-        stub = clients.retriever(stack.addresses["retriever"])
+        stub = channels.retriever(stack.addresses["retriever"])
         chunk = pb.Chunk(chunk_id=ids.chunk_id("d", "fixed_size", "cfg", 0), document_id="d", document_name="d.md",
                          strategy="fixed_size", chunk_index=0, content="a chat line", collection="chat",
                          published_at=to_proto(NOW - timedelta(days=3)))
@@ -327,7 +329,7 @@ def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
 
     stack = start(tmp_path)  # the same data folder: windows and archive are still there
     try:
-        stub = clients.retriever(stack.addresses["retriever"])
+        stub = channels.retriever(stack.addresses["retriever"])
         windows = stub.ListFreshnessWindows(rpb.ListFreshnessWindowsRequest(), timeout=10).windows
         assert {w.collection: w.max_age_days for w in windows}["chat"] == 2
         listed = stub.ListArchivedDocuments(rpb.ListArchivedDocumentsRequest(), timeout=10)

@@ -18,9 +18,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.errors import NotFound
-from chunklab.server import ErrorMappingInterceptor
+from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
 
 SERVICE_NAMES = {
@@ -34,7 +34,7 @@ SERVICE_NAMES = {
 @pytest.mark.e2e
 @pytest.mark.parametrize("service", list(SERVICE_NAMES))
 def test_every_service_reports_health_and_describes_itself_by_reflection(stack, service):
-    channel = clients.channel(stack.addresses[service])
+    channel = channels.channel(stack.addresses[service])
     health = health_pb2_grpc.HealthStub(channel)
     for name in ("", SERVICE_NAMES[service]):
         reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
@@ -67,7 +67,7 @@ def exploding():
     chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(Exploding(), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    yield clients.chunker(f"127.0.0.1:{port}")
+    yield channels.chunker(f"127.0.0.1:{port}")
     server.stop(0)
 
 
@@ -178,7 +178,7 @@ def test_sigterm_stops_a_service_gracefully(tmp_path):
     line = process.stdout.readline()
     assert "evaluator listening on 127.0.0.1:" in line
     address = line.rsplit(" ", 1)[-1].strip()
-    health = health_pb2_grpc.HealthStub(clients.channel(address))
+    health = health_pb2_grpc.HealthStub(channels.channel(address))
     assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == health_pb2.HealthCheckResponse.SERVING
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)

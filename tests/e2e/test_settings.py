@@ -45,7 +45,7 @@ def test_a_service_refuses_to_start_with_a_bad_setting_and_names_it(tmp_path, va
 
 
 def test_replica_addresses_a_client_dials_are_one_name_or_a_list_of_ip_ports(monkeypatch):
-    from chunklab.replicas import target
+    from chunklab.rpc.replicas import target
 
     monkeypatch.setenv("CHUNKLAB_CHUNKER_ADDRESS", "127.0.0.1:50052, 127.0.0.1:50062")
     monkeypatch.setenv("CHUNKLAB_EVALUATOR_ADDRESS", "[::1]:50054,[::1]:50064")

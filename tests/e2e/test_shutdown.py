@@ -17,11 +17,11 @@ import threading
 
 import pytest
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.v1 import (
     chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2, retriever_pb2,
 )
-from chunklab_app import sample
+from chunklab_app import sample_loader
 from chunklab_app.stack import Stack
 from services.evaluator.judging.answers import SYSTEM as ANSWER_PROMPT
 from tests.support.fake_openai import FakeOpenAI
@@ -49,9 +49,9 @@ def busy_stack(tmp_path_factory, llm):
         "CHUNKLAB_LLM_TIMEOUT_S": "900", "CHUNKLAB_LLM_MAX_RETRIES": "0",
     }).start()
     lab = stack.client()
-    document_ids = sample.upload_and_process(lab, ["fixed_size"], log=lambda _line: None)
-    sample.question_set(lab, document_ids)
-    document_id = document_ids[sample.FIELD_GUIDE.stem]
+    document_ids = sample_loader.upload_and_process(lab, ["fixed_size"], log=lambda _line: None)
+    sample_loader.question_set(lab, document_ids)
+    document_id = document_ids[sample_loader.FIELD_GUIDE.stem]
     yield stack, document_id
     stack.stop()
 
@@ -100,7 +100,7 @@ def assert_exits_on_sigterm(stack: Stack, service: str) -> None:
 
 def test_the_evaluator_exits_while_it_answers_and_runs_an_experiment(busy_stack, llm):
     stack, _ = busy_stack
-    evaluator = clients.evaluator(stack.addresses["evaluator"])
+    evaluator = channels.evaluator(stack.addresses["evaluator"])
     answer = evaluator.Answer(evaluator_pb2.AnswerRequest(
         question="What is chunking?", retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
         answer_model=evaluator_pb2.ModelEndpoint(model="fake"),
@@ -121,7 +121,7 @@ def test_the_chunker_exits_while_it_processes_in_a_bulk_load_and_in_a_call(busy_
     stack, document_id = busy_stack
     stack.client().submit_bulk_load([document_id], [CONTEXTUAL])
     wait_for(lambda: other_calls(llm) >= 1, "the bulk worker's contextual strategy to reach the LLM")
-    chunker = clients.chunker(stack.addresses["chunker"])
+    chunker = channels.chunker(stack.addresses["chunker"])
     processing = chunker.ProcessDocument(
         chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=[CONTEXTUAL]), timeout=900)
     assert next(processing).progress.phase == chunker_pb2.STRATEGY_PHASE_STARTED
@@ -132,7 +132,7 @@ def test_the_chunker_exits_while_it_processes_in_a_bulk_load_and_in_a_call(busy_
 
 def test_the_retriever_exits_mid_index_stream(busy_stack, held_open):
     stack, document_id = busy_stack
-    retriever = clients.retriever(stack.addresses["retriever"])
+    retriever = channels.retriever(stack.addresses["retriever"])
     header = retriever_pb2.IndexHeader(document_id=document_id, strategy="fixed_size", config_id="c",
                                        embedding_model="all-MiniLM-L6-v2", dimension=384)
     call = retriever.IndexChunks.future(held_open(retriever_pb2.IndexChunksRequest(header=header)), timeout=900)
@@ -143,7 +143,7 @@ def test_the_retriever_exits_mid_index_stream(busy_stack, held_open):
 
 def test_ingest_exits_mid_upload(busy_stack, held_open):
     stack, _ = busy_stack
-    ingest = clients.ingest(stack.addresses["ingest"])
+    ingest = channels.ingest(stack.addresses["ingest"])
     header = ingest_pb2.UploadHeader(name="never-finished.md", size_bytes=10)
     call = ingest.CreateDocument.future(held_open(ingest_pb2.CreateDocumentRequest(header=header)), timeout=900)
 

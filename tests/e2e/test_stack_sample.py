@@ -1,4 +1,4 @@
-"""What `make up` loads (chunklab_app.sample): the sample documents processed, their
+"""What `make up` loads (chunklab_app.sample_loader): the sample documents processed, their
 question set imported and one experiment finished, ready to query and compare; loading
 again adds no document, question set or experiment. Two strategies here to stay fast;
 `make up` itself processes every strategy that needs no LLM."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab_app import sample
+from chunklab_app import sample_loader
 
 pytestmark = pytest.mark.e2e
 
@@ -18,14 +18,14 @@ STRATEGIES = ["fixed_size", "recursive"]
 def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_nothing(stack):
     lab = stack.client()
     lines = []
-    loaded = sample.load_sample(lab, STRATEGIES, lines.append)
+    loaded = sample_loader.load_sample(lab, STRATEGIES, lines.append)
     counts = (len(lab.list_documents()), len(lab.list_question_sets()), len(lab.list_experiments()))
     again = []
-    assert sample.load_sample(lab, STRATEGIES, again.append) == loaded
+    assert sample_loader.load_sample(lab, STRATEGIES, again.append) == loaded
     assert (len(lab.list_documents()), len(lab.list_question_sets()), len(lab.list_experiments())) == counts
     assert again == []  # nothing processed, imported or run the second time
     assert lines[-2:] == [f"running the sample experiment '{name}': fixed_size, recursive"
-                          for name in sample.EXPERIMENTS]
+                          for name in sample_loader.EXPERIMENTS]
 
     guide = loaded.document_ids["rag-field-guide"]
     response = lab.retrieve("Which separators does recursive splitting try?", common_pb2.RetrievalOptions(
@@ -35,7 +35,7 @@ def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_noth
         for document_id in loaded.document_ids.values():
             assert lab.indexed_set(document_id, strategy) is not None
 
-    (question_set,) = [q for q in lab.list_question_sets() if q.name == sample.QUESTION_SET_NAME]
+    (question_set,) = [q for q in lab.list_question_sets() if q.name == sample_loader.QUESTION_SET_NAME]
     assert question_set.question_set_id == loaded.question_set_id and question_set.question_count == 82
     assert loaded.finished
     top_5, top_2 = (lab.get_experiment(i, without_results=True) for i in loaded.experiment_ids)

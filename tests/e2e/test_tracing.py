@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.client import ChunkLab
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app.stack import REPO, Stack
@@ -208,14 +208,14 @@ def test_an_experiment_is_one_trace_with_its_runs_on_the_evaluators_worker(trace
 # What a process with tracing off does: starts it (in vain), opens a channel and calls the retriever.
 OFF_PROBE = """
 import json, sys
-from chunklab import clients, tracing
+from chunklab.rpc import channels, tracing
 from chunklab.settings import load_settings
 from chunklab.v1 import retriever_pb2
 
 settings = load_settings()
 on = tracing.start("retriever", settings)
-channel = clients.channel(settings.retriever_address, settings)
-limits = clients.retriever(settings.retriever_address, settings).GetRetrievalLimits(
+channel = channels.channel(settings.retriever_address, settings)
+limits = channels.retriever(settings.retriever_address, settings).GetRetrievalLimits(
     retriever_pb2.GetRetrievalLimitsRequest(), timeout=30)
 print(json.dumps({"tracing": on, "channel": type(channel).__module__, "server_interceptors": tracing.server_interceptors(),
                   "max_top_k": limits.max_top_k,

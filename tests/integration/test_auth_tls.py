@@ -13,9 +13,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from chunklab import clients, security
+from chunklab.rpc import channels, security
 from chunklab.client import ChunkLab, ClientError
-from chunklab.server import CHANNEL_OPTIONS, ErrorMappingInterceptor
+from chunklab.rpc.server import CHANNEL_OPTIONS, ErrorMappingInterceptor
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, ingest_pb2_grpc
 from tests.support.certificates import make_certificates
 from tests.support.fake_stubs import settings as base_settings
@@ -41,7 +41,7 @@ class Ingest(ingest_pb2_grpc.IngestServiceServicer):
 
 
 def start_server(settings) -> tuple[grpc.Server, str]:
-    """A server protected as chunklab.server.serve protects one, with health and reflection."""
+    """A server protected as chunklab.rpc.server.serve protects one, with health and reflection."""
     server = grpc.server(futures.ThreadPoolExecutor(4),
                          interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
                          options=CHANNEL_OPTIONS)
@@ -68,8 +68,8 @@ def with_token(token: str):
 
 def calls(address: str, settings) -> dict:
     """One call of each kind (unary, server stream, client stream), each returning what a user would check."""
-    chunker = clients.chunker(address, settings)
-    ingest = clients.ingest(address, settings)
+    chunker = channels.chunker(address, settings)
+    ingest = channels.ingest(address, settings)
     upload = [ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="a.md")),
               ingest_pb2.CreateDocumentRequest(data=b"hello")]
 

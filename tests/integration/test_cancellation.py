@@ -11,10 +11,10 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab import cancellation, clients
-from chunklab.db import make_sessionmaker
+from chunklab.rpc import cancellation, channels
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import NotFound
-from chunklab.server import ErrorMappingInterceptor
+from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import (
     common_pb2,
     evaluator_pb2,
@@ -75,7 +75,7 @@ def evaluator(database_url):
     evaluator_pb2_grpc.add_EvaluatorServiceServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    yield clients.evaluator(f"127.0.0.1:{port}"), service, servicer, peers
+    yield channels.evaluator(f"127.0.0.1:{port}"), service, servicer, peers
     server.stop(None)
     service.stop()  # as the real server's on_stop: experiments end, the lease renewer too
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from chunklab.db import make_sessionmaker
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2

@@ -16,7 +16,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from sqlalchemy import create_engine, make_url, text
 
-from chunklab.db import make_sessionmaker
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.docx import read_docx

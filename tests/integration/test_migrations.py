@@ -1,4 +1,4 @@
-"""Schema migrations (chunklab/migrations.py, ADR 0067) on SQLite and a real
+"""Schema migrations (chunklab/db/migrations.py, ADR 0067) on SQLite and a real
 PostgreSQL: a fresh database upgrades to head and then equals the models; one
 the previous release made with create_all (no version table) keeps its rows
 and is stamped as the baseline; a later revision adds a column to an old
@@ -21,8 +21,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from chunklab.db import make_engine, make_sessionmaker
-from chunklab.migrations import Schema, SchemaTooNew, alembic_config, schema_of, upgrade_to_head
+from chunklab.db.sessions import make_engine, make_sessionmaker
+from chunklab.db.migrations import Schema, SchemaTooNew, alembic_config, schema_of, upgrade_to_head
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, evaluator_pb2
 from services.evaluator import server as evaluator_server

@@ -15,7 +15,7 @@ import threading
 import grpc
 import pytest
 
-from chunklab.db import make_sessionmaker
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.judging.models import ModelDefaults

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
-from chunklab_app.terminal import print_table, summary_rows
+from chunklab_app.cli.terminal import print_table, summary_rows
 from frontend.pages.compare import compare_html
 from frontend.views import experiments_html
 from services.chunker.strategies import REGISTRY

@@ -16,7 +16,7 @@ from chunklab.errors import FailedPrecondition, InvalidArgument, Unavailable
 from chunklab.llm import ChatEndpoint
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
-from chunklab_app.cli import parser
+from chunklab_app.cli.main import parser
 from frontend.views.retrieval_html import expansion_tree_html
 from services.chunker.strategies import REGISTRY
 from services.evaluator.experiments.record import run_options
@@ -198,7 +198,7 @@ def test_over_grpc_a_failing_reranker_is_unavailable_in_its_own_words(service, s
 
     import grpc
 
-    from chunklab.server import ErrorMappingInterceptor
+    from chunklab.rpc.server import ErrorMappingInterceptor
     from chunklab.v1 import retriever_pb2_grpc
     from services.retriever.server import RetrieverServicer
 
@@ -329,7 +329,7 @@ def test_the_command_line_and_experiments_carry_the_rerank_options(capsys):
     args = parser().parse_args(["experiment", "--question-set", "qs-1", "--strategy", "fixed_size",
                                 "--rerank-kind", "tei", "--rerank-depth", "30", "--rerank-base-url",
                                 "http://tei:8080/rerank"])
-    from chunklab_app import retrieval_cli
+    from chunklab_app.cli import retrieval_cli
 
     options = retrieval_cli.options(args, experiment=True)
     assert options.rerank == pb.RerankOptions(kind=pb.RERANKER_KIND_TEI, depth=30, base_url="http://tei:8080/rerank")

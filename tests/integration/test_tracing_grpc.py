@@ -1,5 +1,5 @@
-"""chunklab.tracing_grpc's interceptors on an in-process server and a
-chunklab.clients channel, exporting to a real OTLP receiver: the status a
+"""chunklab.rpc.tracing_grpc's interceptors on an in-process server and a
+chunklab.rpc.channels channel, exporting to a real OTLP receiver: the status a
 failed call leaves on each side, a traced stream that is still a call the
 client can cancel, a streamed request's ids from its header, and a trace
 carried into another thread."""
@@ -12,9 +12,9 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab import clients, tracing
+from chunklab.rpc import channels, tracing
 from chunklab.errors import NotFound
-from chunklab.server import ErrorMappingInterceptor
+from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.settings import settings_from
 from chunklab.v1 import (
     chunker_pb2,
@@ -97,7 +97,7 @@ def test_a_failed_call_fails_the_client_span_and_the_servers_only_for_the_server
     receiver, address, settings, _ = traced
     receiver.clear()
     with pytest.raises(grpc.RpcError) as failed:
-        clients.retriever(address, settings).Retrieve(retriever_pb2.RetrieveRequest(query=query), timeout=10)
+        channels.retriever(address, settings).Retrieve(retriever_pb2.RetrieveRequest(query=query), timeout=10)
     assert failed.value.code() == code
     spans = flushed(receiver, 2)
     client, server = spans[("CLIENT", RETRIEVE)], spans[("SERVER", RETRIEVE)]
@@ -109,7 +109,7 @@ def test_a_failed_call_fails_the_client_span_and_the_servers_only_for_the_server
 def test_a_traced_stream_is_still_a_call_the_client_cancels(traced):
     receiver, address, settings, chunker = traced
     receiver.clear()
-    call = clients.chunker(address, settings).ProcessDocument(
+    call = channels.chunker(address, settings).ProcessDocument(
         chunker_pb2.ProcessDocumentRequest(document_id="d1"), timeout=30)
     assert [next(call).progress.strategy for _ in range(3)] == ["fixed_size"] * 3
     call.cancel()
@@ -127,7 +127,7 @@ def test_a_streamed_upload_is_tagged_from_its_header_and_its_reply(traced):
     receiver.clear()
     header = ingest_pb2.UploadHeader(name="notes.md", collection="news", size_bytes=4)
     messages = [ingest_pb2.CreateDocumentRequest(header=header), ingest_pb2.CreateDocumentRequest(data=b"text")]
-    reply = clients.ingest(address, settings).CreateDocument(iter(messages), timeout=10)
+    reply = channels.ingest(address, settings).CreateDocument(iter(messages), timeout=10)
     assert reply.document.document_id == "doc-2"
     server = flushed(receiver, 2)[("SERVER", CREATE)]
     assert (server.attributes["chunklab.collection"], server.attributes["chunklab.document_id"]) == ("news", "doc-2")
@@ -136,7 +136,7 @@ def test_a_streamed_upload_is_tagged_from_its_header_and_its_reply(traced):
 def test_work_carried_into_a_thread_stays_in_the_trace(traced):
     receiver, address, settings, _ = traced
     receiver.clear()
-    stub = clients.retriever(address, settings)
+    stub = channels.retriever(address, settings)
     with tracing.span("run experiment", experiment_id="e1"):
         work = tracing.carried(lambda: stub.Retrieve(retriever_pb2.RetrieveRequest(query="q"), timeout=10))
     thread = threading.Thread(target=work)  # started after the span ended, as a queued job is

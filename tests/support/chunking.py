@@ -10,7 +10,9 @@ import re
 import numpy as np
 from hypothesis import strategies as st
 
-from chunklab import ids, tokens
+from chunklab import ids
+
+from chunklab.text import tokens
 from chunklab.v1 import common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 from services.ingest.readers.markdown import parse

@@ -36,7 +36,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chunklab import tokens
+from chunklab.text import tokens
 from chunklab_app.stack import wait_serving
 from tests.support.compose_model import REPO
 from tests.support.redis_server import free_port

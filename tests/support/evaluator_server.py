@@ -10,9 +10,9 @@ from contextlib import contextmanager
 
 import grpc
 
-from chunklab import clients
-from chunklab.db import make_sessionmaker
-from chunklab.server import ErrorMappingInterceptor
+from chunklab.rpc import channels
+from chunklab.db.sessions import make_sessionmaker
+from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2_grpc, retriever_pb2
 from services.chunker.strategies import REGISTRY
 from services.evaluator.deps import RunnerDeps
@@ -42,7 +42,7 @@ def serve_evaluator(peers, database_url: str, timeout_s: float, max_retries: int
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
-        yield clients.evaluator(f"127.0.0.1:{port}")
+        yield channels.evaluator(f"127.0.0.1:{port}")
     finally:
         server.stop(None)
         service.stop()  # as the real server's on_stop: experiments end, the lease renewer too

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import docx
 
-from chunklab.db import make_sessionmaker
+from chunklab.db.sessions import make_sessionmaker
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.service import IngestService
 from services.ingest.store import Base, DocumentRow

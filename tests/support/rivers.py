@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from chunklab import clients
+from chunklab.rpc import channels
 from chunklab.client import ChunkLab
 from chunklab.v1 import common_pb2, evaluator_pb2
 from tests.support.fake_openai import FakeOpenAI
@@ -35,7 +35,7 @@ def rivers_experiment(address: str, fake: FakeOpenAI, document_id: str, name: st
     fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
     fake.script = ["good", "good", "slow"]
     fake.delay_s = 120
-    question_set = clients.evaluator(address).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
+    question_set = channels.evaluator(address).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
         name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
     return evaluator_pb2.ExperimentConfig(
         name=name, question_set_id=question_set.question_set_id,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from chunklab import tokens
+from chunklab.text import tokens
 from chunklab.v1 import (
     common_pb2,
 )

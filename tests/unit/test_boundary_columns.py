@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from chunklab import sentences
+from chunklab.text import sentences
 from chunklab.v1 import common_pb2 as pb
 from frontend.pages.documents import boundary_stats
 from frontend.pages.documents.boundary_columns import Configuration, rows, side_by_side_html

@@ -11,9 +11,9 @@ import pytest
 from chunklab import retrieval
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab_app import retrieval_cli
-from chunklab_app.cli import parser
-from chunklab_app.terminal import Progress, follow
+from chunklab_app.cli import retrieval_cli
+from chunklab_app.cli.main import parser
+from chunklab_app.cli.terminal import Progress, follow
 
 EXPERIMENT = ["experiment", "--question-set", "qs-1", "--strategy", "fixed_size"]
 
@@ -153,7 +153,7 @@ def test_each_document_processed_is_a_line_naming_it():
 
 
 def test_the_experiment_command_sends_the_validation_it_is_given():
-    from chunklab_app import cli
+    from chunklab_app.cli import main as cli
 
     args = cli.parser().parse_args(["experiment", "--question-set", "qs", "--strategy", "fixed_size",
                                     "--validation", "k-fold", "--folds", "4", "--validation-seed", "9",

@@ -1,4 +1,4 @@
-"""Locating excerpts (chunklab.excerpts), sampling a generator's passages and
+"""Locating excerpts (chunklab.text.excerpts), sampling a generator's passages and
 reading its replies (services.evaluator.questions.generation, question_prompt): exact
 values on hand-built texts."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab.excerpts import SIMILARITY_THRESHOLD, Located, locate, similarity, snap
+from chunklab.text.excerpts import SIMILARITY_THRESHOLD, Located, locate, similarity, snap
 from services.evaluator.questions.generation import PASSAGE_CHARS, allocate, sample_passages
 from services.evaluator.questions.question_prompt import Draft, UnusableReply, parse_reply
 

@@ -1,4 +1,4 @@
-"""Taking a configuration home (chunklab/export.py, ADR 0060): exact export
+"""Taking a configuration home (chunklab_app/export.py, ADR 0060): exact export
 lines for a small processed document, the LangChain and LlamaIndex shapes as
 their libraries load them, and the splitter snippets run as pasted."""
 
@@ -9,9 +9,13 @@ import json
 import gradio as gr
 import pytest
 
-from chunklab import export, knobs, tokens
+from chunklab_app import export
+
+from chunklab import knobs
+
+from chunklab.text import tokens
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
-from chunklab_app import export_cli
+from chunklab_app.cli import export_cli
 from frontend.forms import export as export_page
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 

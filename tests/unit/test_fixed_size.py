@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunklab import tokens
+from chunklab.text import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context

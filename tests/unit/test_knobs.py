@@ -12,8 +12,8 @@ from chunklab import knobs
 from chunklab.errors import InvalidArgument
 from chunklab.knobs import BOOL, CHOICE, DOUBLE, INT, Knob, KnobError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
-from chunklab_app import export_cli
-from chunklab_app.flags import UsageError, strategy_grids, strategy_specs
+from chunklab_app.cli import export_cli
+from chunklab_app.cli.flags import UsageError, strategy_grids, strategy_specs
 from frontend.forms import experiment_config
 from frontend.forms import knobs as forms
 from services.chunker.strategies import REGISTRY
@@ -85,7 +85,7 @@ def test_a_knob_lists_as_its_default_and_what_it_takes():
 
 
 def test_chunklab_strategies_lists_every_knob_with_its_default_and_range(capsys):
-    from chunklab_app.cli import cmd_strategies
+    from chunklab_app.cli.main import cmd_strategies
 
     class Catalog:
         def list_strategies(self):

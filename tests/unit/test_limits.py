@@ -1,4 +1,4 @@
-"""The shared request limits (chunklab/limits.py) on hand-built messages: the exact
+"""The shared request limits (chunklab/rpc/limits.py) on hand-built messages: the exact
 refusal for each kind of field, the servicer decorator that checks every request
 (and every message of a client stream) before the method runs, and the shared
 checks that other owners keep: collection names, page tokens, grid sizes and
@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from chunklab import limits, paging
+from chunklab.rpc import limits, paging
 from chunklab.embeddings import MAX_DIMENSION, check_dimension
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import (
@@ -117,7 +117,7 @@ def test_every_string_field_of_every_request_has_a_limit():
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 visit(method.input_type)
-    assert not missing, f"give these fields a limit in chunklab/limits.py STRING_LIMITS: {missing}"
+    assert not missing, f"give these fields a limit in chunklab/rpc/limits.py STRING_LIMITS: {missing}"
     assert limits.string_limit("resume_experiment_id") == limits.ID_CHARS
     assert limits.string_limit("content") is None
 

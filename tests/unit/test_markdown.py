@@ -1,4 +1,4 @@
-"""The one Markdown block scanner (chunklab.markdown): exact block ranges on
+"""The one Markdown block scanner (chunklab.text.markdown): exact block ranges on
 hand-built documents, fence rules, and agreement with a CommonMark parser."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from chunklab import markdown
-from chunklab.markdown import Kind
+from chunklab.text import markdown
+from chunklab.text.markdown import Kind
 
 DOCUMENT = (
     "---\n"

@@ -1,6 +1,6 @@
 """Every number reads one way everywhere (findings of 2026-12-01, item 7): the report,
 the Experiments page, the CLI and the Compare page format a run's measures through
-chunklab.metric_format, so MRR is 0.756, recall 97.7%, tokens 1,234 and cost $0.0123
+chunklab.views.metric_format, so MRR is 0.756, recall 97.7%, tokens 1,234 and cost $0.0123
 on each of them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from chunklab.v1 import common_pb2
 from chunklab.v1 import evaluator_pb2 as pb
-from chunklab_app import terminal
+from chunklab_app.cli import terminal
 from frontend.pages.compare import compare_html
 from frontend.views import experiments_html
 from services.evaluator.reports import report

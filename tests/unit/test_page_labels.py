@@ -16,8 +16,8 @@ from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import documents_pb2 as dpb
 from chunklab.v1 import evaluator_pb2, ingest_pb2
 from chunklab.v1 import retriever_pb2 as rpb
-from chunklab_app import retrieval_cli
-from chunklab_app.cli import parser
+from chunklab_app.cli import retrieval_cli
+from chunklab_app.cli.main import parser
 from frontend.pages import documents
 from frontend.pages.documents import boundaries
 from frontend.views import retrieval_html

@@ -1,6 +1,6 @@
 """Offsets to pages and how pages read, for paged documents (PDF)."""
 
-from chunklab.pages import page_at, page_label, page_span
+from chunklab.text.pages import page_at, page_label, page_span
 
 
 STARTS = [0, 100, 250]  # page 1 is [0, 100), page 2 [100, 250), page 3 from 250

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chunklab.errors import InvalidArgument
-from chunklab.paging import MAX_PAGE_SIZE, check_page_size, decode_offset, decode_token, encode_token
+from chunklab.rpc.paging import MAX_PAGE_SIZE, check_page_size, decode_offset, decode_token, encode_token
 
 
 def test_a_token_reads_back_what_it_was_given():

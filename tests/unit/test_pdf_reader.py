@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab import pages
+from chunklab.text import pages
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2
 from chunklab.v1 import documents_pb2 as pb

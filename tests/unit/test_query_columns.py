@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from chunklab.client import ClientError
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from frontend.pages.query import query_columns
 from frontend.pages.query.query_columns import Configuration

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab import retrieval_view
+from chunklab.views import retrieval_view
 from chunklab.metrics import Span
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab_app import sample
+from chunklab_app import sample_loader
 from frontend.forms import rerank as rerank_form
 from frontend.pages.query import answer_html, first_minute
 
@@ -66,7 +66,7 @@ def question(number, references=1):
 
 def test_the_page_opens_on_the_samples_first_labelled_question_asked_of_its_first_configurations():
     sets = [evaluator_pb2.QuestionSet(question_set_id="other", name="mine.jsonl"),
-            evaluator_pb2.QuestionSet(question_set_id="s1", name=sample.QUESTION_SET_NAME)]
+            evaluator_pb2.QuestionSet(question_set_id="s1", name=sample_loader.QUESTION_SET_NAME)]
     assert first_minute.sample_set_id(sets) == "s1"
     assert first_minute.sample_set_id(sets[:1]) is None
     the_set = evaluator_pb2.QuestionSet(question_set_id="s1", questions=[question(1, 0), question(2), question(3)])

@@ -1,4 +1,4 @@
-"""The defaults the product offers first (chunklab.recommended): that they are what
+"""The defaults the product offers first (chunklab_app.recommended): that they are what
 docs/benchmarks.md decided, and that the experiment form, the Query page and the CLI take them
 from that one module."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from chunklab import recommended
-from chunklab_app import benchpage, cli
+from chunklab_app import recommended
+from chunklab_app import benchpage
+from chunklab_app.cli import main as cli
 from frontend.forms import knobs
 from frontend.forms.retrieval import hybrid_checkbox
 from frontend.pages.query.query_form import default_strategy

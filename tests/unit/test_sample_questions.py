@@ -4,7 +4,7 @@ check against the shipped documents, every excerpt exactly where the set says.""
 from __future__ import annotations
 
 from chunklab.v1 import documents_pb2, evaluator_pb2
-from chunklab_app.sample import DOCUMENTS, QUESTIONS
+from chunklab_app.sample_loader import DOCUMENTS, QUESTIONS
 from services.evaluator.questions import references
 from services.evaluator.questions.question_sets import DocumentResolver, read_file
 from services.ingest.readers.decoding import decode_text

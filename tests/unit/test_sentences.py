@@ -1,4 +1,4 @@
-"""Sentence splitting with offsets in the twelve languages (chunklab.sentences)."""
+"""Sentence splitting with offsets in the twelve languages (chunklab.text.sentences)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunklab import sentences
+from chunklab.text import sentences
 
 CASES = {
     "en": (

@@ -9,7 +9,7 @@ import pytest
 
 from chunklab import ids
 from chunklab.errors import InvalidArgument
-from chunklab.paging import encode_token
+from chunklab.rpc.paging import encode_token
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever.index.edge import EdgeIndex
 from services.retriever.index.payloads import IndexPoint, chunk_to_payload, unit_vector

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunklab import ids, tokens
+from chunklab import ids
+
+from chunklab.text import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.llm import LLMError
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import io
 
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
-from chunklab_app.terminal import print_table
+from chunklab_app.cli.terminal import print_table
 from services.evaluator.judging import metric_catalog
 
 

@@ -1,4 +1,4 @@
-"""The ids a span carries (chunklab.tracing_grpc.message_attributes): exact
+"""The ids a span carries (chunklab.rpc.tracing_grpc.message_attributes): exact
 attributes for hand-built requests and replies, nothing for text, and every
 message of every contract readable without an error (a tracing bug must
 never fail a call)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab.tracing_grpc import message_attributes
+from chunklab.rpc.tracing_grpc import message_attributes
 from chunklab.v1 import (
     chunker_pb2,
     common_pb2,

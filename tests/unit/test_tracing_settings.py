@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.settings import invalid_settings, settings_from
 
 pytestmark = pytest.mark.unit

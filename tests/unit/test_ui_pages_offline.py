@@ -10,7 +10,7 @@ import grpc
 import gradio as gr
 import pytest
 
-from chunklab import samples
+from chunklab_app import samples
 from chunklab.client import ClientError
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, retriever_pb2

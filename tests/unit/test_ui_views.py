@@ -11,7 +11,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from chunklab.client import SavedReport
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
 from frontend.forms import experiment_config, knobs
 from frontend.pages.compare import compare_html

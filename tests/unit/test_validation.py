@@ -9,7 +9,7 @@ import pytest
 
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
-from chunklab.winner_view import winner_view
+from chunklab.views.winner_view import winner_view
 from services.evaluator.reports import report
 from services.evaluator.experiments import holdout
 from services.evaluator.experiments.summary import summarize

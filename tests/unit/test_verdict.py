@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
-from chunklab.verdict_view import pareto_front, verdict_view
-from chunklab_app import terminal
+from chunklab.views.verdict_view import pareto_front, verdict_view
+from chunklab_app.cli import terminal
 from frontend.pages.compare import compare_html
 from frontend.views import experiments_html
 from services.evaluator.experiments.summary import summarize

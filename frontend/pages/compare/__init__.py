@@ -12,7 +12,7 @@ import gradio as gr
 import pandas as pd
 
 from chunklab.client import ChunkLab, ClientError
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_error
 from frontend.pages.compare import compare_html
 from frontend.pages.compare.compare_html import PLOT_COLUMNS

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat
-from chunklab.render import render
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import MetricFormat
+from chunklab.views.render import render
 from chunklab.v1 import evaluator_pb2
-from chunklab.verdict_view import verdict_view
-from chunklab.winner_view import winner_view
+from chunklab.views.verdict_view import verdict_view
+from chunklab.views.winner_view import winner_view
 from frontend.views.experiments_html import embedding_model, question_set_label, state_name, title
 from frontend.views.result_plots import plot_label
 

@@ -17,8 +17,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import ids, pages
-from chunklab.render import render
+from chunklab import ids
+
+from chunklab.text import pages
+from chunklab.views.render import render
 from chunklab.v1 import chunker_pb2, common_pb2
 
 # Beyond this many characters the viewer shows the start of the document only:

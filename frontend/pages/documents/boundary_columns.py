@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import pages
-from chunklab.render import render
+from chunklab.text import pages
+from chunklab.views.render import render
 from chunklab.v1 import common_pb2
 from frontend.pages.documents.boundaries import chunk_notes, segments, truncation_notes
 from frontend.pages.documents.boundary_stats import searchable

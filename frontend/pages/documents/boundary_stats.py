@@ -4,7 +4,7 @@ histogram, the share of tiny fragments and the share of cuts in mid-sentence.
 Counted over the searchable chunks (what a query can hit: a parent_child
 configuration's children, not its parents). A cut is a position where a chunk
 starts or ends, other than the text's own start and end; it is in mid-sentence
-when it falls strictly inside a sentence of chunklab.sentences (the splitter
+when it falls strictly inside a sentence of chunklab.text.sentences (the splitter
 the chunker's sentence-based strategies use), so a cut anywhere in the space
 between two sentences is on a boundary. No Gradio here.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from chunklab.render import render
+from chunklab.views.render import render
 from chunklab.v1 import common_pb2
 
 # A fragment this small carries too little to be found or to answer from on its own.

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from chunklab import samples
+from chunklab_app import samples
 from chunklab.client import ChunkLab
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update

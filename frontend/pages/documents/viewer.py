@@ -8,7 +8,7 @@ document's index sets (ListIndexedSets, then ListIndexedChunks); the right colum
 can also be left empty to see one configuration alone, parents framed. The text
 comes from ingest's FULL view.
 
-A page that opens on the sample's speech (chunklab.samples) shows it at once, the
+A page that opens on the sample's speech (chunklab_app.samples) shows it at once, the
 pickers' first choices (the baseline's preview beside recursive's, knobs as declared)
 drawn without a click: the first minute shows two cuts side by side (issue 18).
 """
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab import samples, sentences
+from chunklab_app import samples
+
+from chunklab.text import sentences
 from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import retriever_pb2
 from frontend.errors import said_in_place, told_as_sentence, told_html, user_error

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, told_html, user_error
 from frontend.forms import export

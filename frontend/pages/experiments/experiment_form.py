@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab import recommended
+from chunklab_app import recommended
 from chunklab.client import ChunkLab, ClientError
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from frontend.errors import said_in_place, told_as_sentence, told_html, user_error
 from frontend.forms import experiment_config, knobs

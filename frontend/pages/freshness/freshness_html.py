@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from chunklab.metric_format import plural
-from chunklab.render import render
+from chunklab.views.metric_format import plural
+from chunklab.views.render import render
 from chunklab.settings import PRESET_FRESHNESS_WINDOWS
 from chunklab.v1 import retriever_pb2
 

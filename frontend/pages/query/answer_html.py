@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chunklab import retrieval_view
-from chunklab.metric_format import usd
-from chunklab.render import render
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import usd
+from chunklab.views.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2
 
 # The data-state values, in the order an answer goes through them.

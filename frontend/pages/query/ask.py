@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab import recommended
+from chunklab_app import recommended
 from chunklab.client import ChunkLab, ClientError
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, told_html, told_sentence, user_error
 from frontend.forms import experiment_config

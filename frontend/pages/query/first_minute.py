@@ -1,5 +1,5 @@
 """The Query page's first minute (issue 18): it opens on a question of the sample question set
-(chunklab.samples, loaded by chunklab_app.sample; ADR 0063) asked of several configurations at once, the recommended
+(chunklab_app.samples, loaded by chunklab_app.sample_loader; ADR 0063) asked of several configurations at once, the recommended
 strategies' and the baseline's among them (ADR 0064), with the references highlighted,
 before anyone types anything.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab import samples
+from chunklab_app import samples
 from chunklab.v1 import evaluator_pb2
 from frontend.pages.query import query_columns
 

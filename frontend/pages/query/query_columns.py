@@ -16,10 +16,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
-from chunklab import metrics, recommended, retrieval_view
+from chunklab import metrics
+
+from chunklab_app import recommended
+
+from chunklab.views import retrieval_view
 from chunklab.client import ClientError
-from chunklab.metric_format import MetricFormat
-from chunklab.render import render
+from chunklab.views.metric_format import MetricFormat
+from chunklab.views.render import render
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from frontend.forms.knobs import BASELINE
 from frontend.pages.query import answer_html
@@ -74,7 +78,7 @@ FIRST_COLUMNS = 4
 
 
 def default_configurations(choices: Sequence[tuple[str, str]]) -> list[str]:
-    """The active sets the page opens on: the recommended strategies' (chunklab.recommended),
+    """The active sets the page opens on: the recommended strategies' (chunklab_app.recommended),
     the baseline's, then other processed strategies' in the list's order, FIRST_COLUMNS in all."""
     active = [value for _, value in choices if value.endswith("/")]
     first = [configuration_value(name, "") for name in (*recommended.STRATEGIES, BASELINE)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab import recommended
+from chunklab_app import recommended
 from chunklab.knobs import label
 from frontend.forms import experiment_config, knobs
 from frontend.forms.rerank import rerank_inputs, rerank_options
@@ -19,7 +19,7 @@ ACTIVE_SETS = "active set of each document"
 
 def default_strategy(names: list[str], current: str | None, indexed: set[str] | frozenset = frozenset()) -> str | None:
     """Keeps the user's choice; otherwise the strategy docs/benchmarks.md recommends
-    (chunklab.recommended) where it has an index set (`indexed`: a question of a strategy
+    (chunklab_app.recommended) where it has an index set (`indexed`: a question of a strategy
     not processed yet would only fail), else the baseline, fixed_size, where it exists."""
     if current in names:
         return current

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from chunklab.client import ChunkLab
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.forms import experiment_config
 from frontend.pages.query import answer_html, first_minute, query_columns

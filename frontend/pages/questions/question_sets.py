@@ -1,7 +1,7 @@
 """The Question sets page's handlers (frontend/pages/questions/ wires them):
 each takes the gateway and the form's plain values and returns what the page
 shows, raising gr.Error with a sentence for what a person must fix. Calls go
-through chunklab.client; excerpts are located by chunklab.excerpts, the rule
+through chunklab.client; excerpts are located by chunklab.text.excerpts, the rule
 the evaluator applies (ADR 0059), so an edit is snapped or refused with its
 closest span before it is sent."""
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import gradio as gr
 
-from chunklab import excerpts
+from chunklab.text import excerpts
 from chunklab.client import ChunkLab
 from chunklab.v1 import evaluator_pb2
 from frontend.errors import told_as_sentence, user_error
@@ -216,7 +216,7 @@ def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[
 
 
 def located(gateway: ChunkLab, question: evaluator_pb2.Question) -> tuple[evaluator_pb2.Question, str]:
-    """The question with every excerpt located (chunklab.excerpts, the evaluator's own rule),
+    """The question with every excerpt located (chunklab.text.excerpts, the evaluator's own rule),
     and how each was found; a gr.Error says which excerpt is not in its document and its closest span."""
     references, sentences = [], []
     for reference in question.references:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chunklab.render import render
+from chunklab.views.render import render
 from chunklab.v1 import evaluator_pb2
 
 # Characters of the document shown on each side of an excerpt.

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from chunklab.client import SavedReport
-from chunklab.render import render
+from chunklab.views.render import render
 from chunklab.v1 import evaluator_pb2
 from frontend.views.formatting import size_label
 

@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from chunklab import ids, pages, tokens
+from chunklab import ids
+
+from chunklab.text import pages, tokens
 from chunklab import knobs as knob_codec
 from chunklab.errors import InvalidArgument
 from chunklab.knobs import Knob

@@ -24,7 +24,7 @@ class Semantic(Strategy):
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
-        """Sentences (chunklab.sentences) are embedded with the run's model;
+        """Sentences (chunklab.text.sentences) are embedded with the run's model;
         a chunk is the slice from its first sentence's start to its last
         sentence's end. The hard maximum wins over min_sentences (ADR 0011)."""
         text = source.text

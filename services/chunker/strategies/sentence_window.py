@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chunklab import sentences
+from chunklab.text import sentences
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.spans import NEWLINE, Spans

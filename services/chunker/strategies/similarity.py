@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from chunklab import sentences
+from chunklab.text import sentences
 from services.chunker.strategies.base import ChunkingContext
 from services.chunker.strategies.spans import NEWLINE, Spans
 

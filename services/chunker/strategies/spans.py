@@ -26,8 +26,8 @@ from bisect import bisect_right
 
 import numpy as np
 
-from chunklab import markdown, sentences
-from chunklab.tokens import is_boundary
+from chunklab.text import markdown, sentences
+from chunklab.text.tokens import is_boundary
 from services.chunker.token_map import TokenMap
 
 # The separator cascade, most meaningful first (SPEC section 3, `recursive`).
@@ -137,7 +137,7 @@ class Spans:
         """_split of a part too big for the budget, remembered by content.
 
         Only for parts whose both ends are context-free piece boundaries
-        (chunklab.tokens.is_boundary): inside them the whole text's tokens
+        (chunklab.text.tokens.is_boundary): inside them the whole text's tokens
         are the part's own, so every estimate, cut and count of the split
         depends on the part's text alone and the remembered pieces are the
         very pieces the split would find again. Not at the header level,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import median
 
-from chunklab import tokens
+from chunklab.text import tokens
 from chunklab.knobs import python_value
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.experiments.ask import expected_answer

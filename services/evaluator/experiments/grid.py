@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from chunklab import knobs
 from chunklab.errors import InvalidArgument
-from chunklab.limits import excerpt
+from chunklab.rpc.limits import excerpt
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 
 MAX_RUNS = 200

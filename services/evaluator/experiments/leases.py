@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import FailedPrecondition
-from chunklab.replicas import process_gone
+from chunklab.rpc.replicas import process_gone
 from services.evaluator.storage.tables import ExperimentLeaseRow
 
 log = logging.getLogger("chunklab.evaluator")

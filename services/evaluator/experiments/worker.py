@@ -6,7 +6,7 @@ import logging
 import queue
 import threading
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.v1 import evaluator_pb2
 
 log = logging.getLogger("chunklab.evaluator")

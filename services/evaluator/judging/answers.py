@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab import markdown, pages, sentences
+from chunklab.text import markdown, pages, sentences
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.llm import ChatClient, ChatResult
 from chunklab.v1 import common_pb2

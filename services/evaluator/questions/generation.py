@@ -3,7 +3,7 @@
 Passages are sampled across each document (every part of it, the same ones
 for the same seed); each is asked for one question with its expected answer
 and exact excerpts. A question is kept when its excerpts are located in the
-canonical text (exactly, or snapped from a close span by chunklab.excerpts)
+canonical text (exactly, or snapped from a close span by chunklab.text.excerpts)
 and dropped, with the reason, when they are not, when an excerpt is too long
 to be a reference or occurs in the question itself, or when it is a
 near-duplicate (by embeddings) of a question kept before it. A model that
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab import excerpts, tokens
+from chunklab.text import excerpts, tokens
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument
-from chunklab.limits import quoted
+from chunklab.rpc.limits import quoted
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.metrics import cosine
 from chunklab.timeutil import to_proto, utcnow

@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from chunklab.limits import TEXT_CHARS
+from chunklab.rpc.limits import TEXT_CHARS
 
 PROMPT_NAME = "questions-v1"
 

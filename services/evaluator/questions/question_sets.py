@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
-from chunklab.limits import quoted
+from chunklab.rpc.limits import quoted
 from chunklab.v1 import documents_pb2, evaluator_pb2
 
 # Column / key names accepted for each field (the first is the canonical one).

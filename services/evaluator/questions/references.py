@@ -1,7 +1,7 @@
 """A question set's references checked against the canonical texts, and the
 validation report that lists every problem with its fix (ADR 0059).
 
-Every excerpt is located by chunklab.excerpts. One that is not exactly
+Every excerpt is located by chunklab.text.excerpts. One that is not exactly
 where the set says is a problem carrying the closest span (its range, its
 exact text as the suggested fix, its similarity). STRICT refuses a set with
 any problem; LENIENT keeps the questions whose excerpts are all located
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab.errors import FailedPrecondition, InvalidArgument
-from chunklab.excerpts import SIMILARITY_THRESHOLD, Located, locate
-from chunklab.limits import quoted
+from chunklab.text.excerpts import SIMILARITY_THRESHOLD, Located, locate
+from chunklab.rpc.limits import quoted
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.questions.question_sets import DocumentResolver, RawQuestion, RawReference
 

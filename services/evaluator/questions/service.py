@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chunklab import limits
+from chunklab.rpc import limits
 from chunklab.errors import InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.questions import question_sets, references

@@ -7,7 +7,7 @@ text, written once (ADR 0068).
 The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
 stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/reports/templates/, the chunks through the shared
-chunklab/templates/retrieval.html.j2) lay it out and escape every piece of
+chunklab/views/templates/retrieval.html.j2) lay it out and escape every piece of
 text from outside (documents, questions, answers, judge reasons, names). The
 page holds no script, and a Content Security Policy forbids scripts and
 remote loads even if something slipped.
@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from chunklab import retrieval_view
-from chunklab.metric_format import MetricFormat, usd
-from chunklab.render import render as render_template
-from chunklab.render import render_pieces
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import MetricFormat, usd
+from chunklab.views.render import render as render_template
+from chunklab.views.render import render_pieces
 from chunklab.v1 import evaluator_pb2
-from chunklab.verdict_view import verdict_view
-from chunklab.winner_view import winner_view
+from chunklab.views.verdict_view import verdict_view
+from chunklab.views.winner_view import winner_view
 from services.evaluator.experiments import holdout
 from services.evaluator.judging import metric_catalog
 from services.evaluator.reports import plots

@@ -21,8 +21,12 @@ from dataclasses import dataclass, field
 
 from google.protobuf import json_format
 
-from chunklab import knobs, pages, retrieval_view
-from chunklab.metric_format import MetricFormat, judge_value, plural
+from chunklab import knobs
+
+from chunklab.text import pages
+
+from chunklab.views import retrieval_view
+from chunklab.views.metric_format import MetricFormat, judge_value, plural
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.judging import scoring
 

@@ -2,7 +2,7 @@
 measure, by how much over the runner-up with a paired bootstrap 95% interval,
 every run's means with their intervals, and per-question wins and losses of
 every pair of runs. Whether the interval names a winner, and what the winner
-costs on the other measures, is said by chunklab.verdict_view, which the
+costs on the other measures, is said by chunklab.views.verdict_view, which the
 report, the UI and the CLI share.
 """
 

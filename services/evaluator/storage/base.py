@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import InvalidArgument, NotFound
-from chunklab.paging import check_page_size, decode_offset, encode_token
+from chunklab.rpc.paging import check_page_size, decode_offset, encode_token
 
 
 def page_bounds(page_size: int, page_token: str) -> tuple[int, int]:

@@ -4,7 +4,7 @@ The canonical text of a Markdown or text file is the file's text exactly, so
 character offsets from outside (question-set references) stay valid. Every
 node carries its [start_char, end_char) range in that text.
 
-Markdown: the blocks of chunklab.markdown.scan, the scanner that sentence
+Markdown: the blocks of chunklab.text.markdown.scan, the scanner that sentence
 splitting and `recursive` share (ADR 0041): ATX and setext headings; fenced
 and indented code is one block and never yields headings; lists and tables
 are blocks of their own; front matter is left out. Plain text: paragraphs at
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from chunklab import markdown
+from chunklab.text import markdown
 from chunklab.v1 import documents_pb2 as pb
 
 # The tree's node kind of each scanned block; front matter and blank lines

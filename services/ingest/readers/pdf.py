@@ -20,7 +20,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from chunklab.errors import InvalidArgument
-from chunklab.pages import PAGE_COUNT_KEY, page_span
+from chunklab.text.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
 from services.ingest.readers.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from chunklab import ids
 from chunklab.errors import InvalidArgument, NotFound
 from chunklab.knobs import dict_to_spec
-from chunklab.paging import check_page_size, decode_offset, decode_token, encode_token
+from chunklab.rpc.paging import check_page_size, decode_offset, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever.index import conditions as c

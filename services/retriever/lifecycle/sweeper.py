@@ -17,7 +17,7 @@ import threading
 from datetime import datetime, timezone
 
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
-from chunklab.paging import check_page_size, decode_token, encode_token
+from chunklab.rpc.paging import check_page_size, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import retriever_pb2
 from services.retriever.index import conditions as c

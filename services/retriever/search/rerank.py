@@ -29,7 +29,7 @@ from typing import Protocol
 import httpx
 
 from chunklab.errors import FailedPrecondition, Unavailable
-from chunklab.limits import excerpt
+from chunklab.rpc.limits import excerpt
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2 as pb

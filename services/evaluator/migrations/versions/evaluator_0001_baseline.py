@@ -1,13 +1,13 @@
 """Baseline of the evaluator schema (question sets, generations, experiments with their results,
 answered queries and feedback): the tables the release before migrations made with create_all,
-frozen here (chunklab/migrations.py).
+frozen here (chunklab/db/migrations.py).
 
 Revision ID: evaluator_0001
 """
 
 import sqlalchemy as sa
 
-from chunklab.migrations import create_missing
+from chunklab.db.migrations import create_missing
 
 revision = "evaluator_0001"
 down_revision = None

@@ -1,12 +1,12 @@
 """Baseline of the ingest schema (one row per document with its canonical text and its parse): the
-tables the release before migrations made with create_all, frozen here (chunklab/migrations.py).
+tables the release before migrations made with create_all, frozen here (chunklab/db/migrations.py).
 
 Revision ID: ingest_0001
 """
 
 import sqlalchemy as sa
 
-from chunklab.migrations import create_missing
+from chunklab.db.migrations import create_missing
 
 revision = "ingest_0001"
 down_revision = None

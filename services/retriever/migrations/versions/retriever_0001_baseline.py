@@ -1,13 +1,13 @@
 """Baseline of the retriever schema (vector indexes, index set records with their BM25 statistics,
 freshness windows): the tables the release before migrations made with create_all, frozen here
-(chunklab/migrations.py).
+(chunklab/db/migrations.py).
 
 Revision ID: retriever_0001
 """
 
 import sqlalchemy as sa
 
-from chunklab.migrations import create_missing
+from chunklab.db.migrations import create_missing
 
 revision = "retriever_0001"
 down_revision = None

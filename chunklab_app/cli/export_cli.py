@@ -4,7 +4,7 @@
     chunklab export snippet --experiment 7c1e...            # the experiment's winner
     chunklab export snippet --strategy fixed_size --knob fixed_size.chunk_size=256 --knob fixed_size.chunk_overlap=32
 
-The mapping itself lives in chunklab/export.py; this module only reads flags,
+The mapping itself lives in chunklab_app/export.py; this module only reads flags,
 asks the stack and prints.
 """
 
@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import sys
 
-from chunklab import export, knobs
+from chunklab_app import export
+
+from chunklab import knobs
 from chunklab.client import ChunkLab
-from chunklab_app import flags
+from chunklab_app.cli import flags
 
 
 class ExportUsage(Exception):

@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterable
 
 from chunklab.client import ExperimentOutcome, experiment_outcome
-from chunklab.metric_format import MetricFormat, measured
+from chunklab.views.metric_format import MetricFormat, measured
 from chunklab.v1 import evaluator_pb2
-from chunklab.verdict_view import verdict_view
-from chunklab.winner_view import winner_view
+from chunklab.views.verdict_view import verdict_view
+from chunklab.views.winner_view import winner_view
 
 STATES = {
     evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",

@@ -1,7 +1,7 @@
 """View data for a retrieval result: the flat `retrieved_chunks` and the `expansion_tree`.
 
 The UI's Query and Experiments pages and the evaluator's reports draw these
-alike, through `chunklab/templates/retrieval.html.j2`; this module is the one
+alike, through `chunklab/views/templates/retrieval.html.j2`; this module is the one
 place that reads the Chunk and ExpansionNode messages for them. Plain data
 out, no HTML: the template lays it out and escapes it.
 """
@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from chunklab import ids, pages
+from chunklab import ids
+
+from chunklab.text import pages
 from chunklab.metrics import Span, chunk_span, overlap_ranges
 from chunklab.v1 import common_pb2
 

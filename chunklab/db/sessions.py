@@ -4,7 +4,7 @@ the same code through psycopg. On both a write waits for another writer's lock
 at most `busy_timeout_s` (SQLite's busy_timeout, PostgreSQL's lock_timeout)
 before it fails as UNAVAILABLE with the same message. Opening a service's
 sessions upgrades its schema to the newest revision first
-(chunklab/migrations.py)."""
+(chunklab/db/migrations.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
 from chunklab.errors import Unavailable
-from chunklab.migrations import schema_of, upgrade_to_head
+from chunklab.db.migrations import schema_of, upgrade_to_head
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # SQLite's primary result codes for "another connection holds the lock".

@@ -7,7 +7,7 @@ whitespace, in document order and never overlapping. Every non-whitespace
 character of the text lies in exactly one span.
 
 How:
-1. The text is cut into blocks first: the blocks of chunklab.markdown.scan
+1. The text is cut into blocks first: the blocks of chunklab.text.markdown.scan
    (the scanner ingest and `recursive` share), each list item and each table
    row on its own, and at blank lines inside a block (in code). A sentence
    never crosses a block, so a heading without a full stop does not swallow
@@ -32,7 +32,7 @@ import re
 
 import sentencex
 
-from chunklab import markdown
+from chunklab.text import markdown
 
 # Languages whose rules sentencex knows under another code, and documents
 # whose language is unknown ("und"): English rules are the broadest default.

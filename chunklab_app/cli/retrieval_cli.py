@@ -14,7 +14,11 @@ import argparse
 
 from google.protobuf import json_format
 
-from chunklab import pages, retrieval, retrieval_view
+from chunklab.text import pages
+
+from chunklab import retrieval
+
+from chunklab.views import retrieval_view
 from chunklab.client import ChunkLab
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chunklab.metric_format import MetricFormat, times
+from chunklab.views.metric_format import MetricFormat, times
 from chunklab.v1 import evaluator_pb2 as pb
 
 TOKENS, IOU = "tokens_sent", "iou"

@@ -1,4 +1,4 @@
-"""The two gRPC interceptors of chunklab.tracing, imported only when tracing is on.
+"""The two gRPC interceptors of chunklab.rpc.tracing, imported only when tracing is on.
 
 Written here rather than taken from opentelemetry-instrumentation-grpc (ADR
 0066): its client interceptor hands a server stream back as a plain generator,
@@ -26,7 +26,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from chunklab import security, tracing
+from chunklab.rpc import security, tracing
 
 # Server spans fail only for these codes; the rest are the caller's doing.
 SERVER_ERRORS = frozenset({grpc.StatusCode.UNKNOWN, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNIMPLEMENTED,

@@ -10,7 +10,7 @@ ask one question, or bulk-load documents through the message broker.
     python -m chunklab_app.cli export snippet --experiment <id>
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
-(chunklab_app.retrieval_cli, from chunklab.retrieval.SETTINGS).
+(chunklab_app.cli.retrieval_cli, from chunklab.retrieval.SETTINGS).
 
 It is a client only, through chunklab.client: it talks to a running stack
 (addresses from the CHUNKLAB_*_ADDRESS settings), or starts one with --start
@@ -33,15 +33,19 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from chunklab import knobs, recommended, tracing
+from chunklab import knobs
+
+from chunklab_app import recommended
+
+from chunklab.rpc import tracing
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, evaluator_pb2
-from chunklab_app import export_cli, questions_cli, retrieval_cli
-from chunklab_app.flags import UsageError, strategy_grids, strategy_specs
-from chunklab_app.terminal import STATES, Progress, follow, print_table, summary_rows
+from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
+from chunklab_app.cli.flags import UsageError, strategy_grids, strategy_specs
+from chunklab_app.cli.terminal import STATES, Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
 UPLOADABLE = "Markdown, text, DOCX, PDF or HTML files"

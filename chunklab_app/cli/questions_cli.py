@@ -24,7 +24,7 @@ from google.protobuf import json_format
 from chunklab.client import ChunkLab, ClientError, generation_outcome
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2
-from chunklab_app.terminal import Progress
+from chunklab_app.cli.terminal import Progress
 
 G = evaluator_pb2
 

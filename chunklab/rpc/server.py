@@ -1,7 +1,7 @@
 """What every ChunkLab gRPC server shares: health, reflection, error mapping,
-message limits, the token check and TLS (chunklab.security) and a graceful
+message limits, the token check and TLS (chunklab.rpc.security) and a graceful
 shutdown on SIGTERM that always ends the process; spans of every call
-(chunklab.tracing) when the process turned tracing on.
+(chunklab.rpc.tracing) when the process turned tracing on.
 
 A service's own `server.py` builds its servicer and calls `serve(...)`.
 """
@@ -23,15 +23,15 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from chunklab import replicas, security, tracing
+from chunklab.rpc import replicas, security, tracing
 from chunklab.errors import ServiceError
-from chunklab.limits import cut
+from chunklab.rpc.limits import cut
 from chunklab.settings import Settings
 
-log = logging.getLogger("chunklab.server")
+log = logging.getLogger("chunklab.rpc.server")
 
 # The one message-size limit, set on purpose for every server and every channel
-# (chunklab.clients): above gRPC's 4 MB default receive limit so that a large
+# (chunklab.rpc.channels): above gRPC's 4 MB default receive limit so that a large
 # document's FULL view or an experiment with its results fits in one reply;
 # uploads and imports stream in pieces of 1 MiB.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024

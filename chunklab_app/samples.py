@@ -1,5 +1,5 @@
 """The sample documents shipped in samples/ (ADR 0063), where the stack's loader
-(chunklab_app.sample) and the pages that open on them (the Documents page's boundary
+(chunklab_app.sample_loader) and the pages that open on them (the Documents page's boundary
 viewer) both find them: a document is the sample's when its bytes are the shipped file's."""
 
 from __future__ import annotations

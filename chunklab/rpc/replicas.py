@@ -3,7 +3,7 @@
 A peer address is one `host:port`, whose name may resolve to every replica
 (compose's service names do), or a comma-separated list of `ip:port`, one per
 replica. `target` turns either into the target gRPC dials; the channel's
-`round_robin` policy (chunklab.clients) spreads calls over every address.
+`round_robin` policy (chunklab.rpc.channels) spreads calls over every address.
 Each server names its replica in the trailing metadata of every call
 (`chunklab-replica`), so a client, grpcurl -v or a test can see where a call landed.
 """

@@ -4,7 +4,7 @@ Every HTML fragment of the UI and every report comes from a template: Python
 prepares plain view data, the template lays it out, and Jinja escapes every
 value it prints unless a template says otherwise. A package's own templates sit
 in its `templates/` folder; the shared ones (the retrieved chunks and the
-expansion tree, drawn alike by the UI and the reports) in `chunklab/templates/`.
+expansion tree, drawn alike by the UI and the reports) in `chunklab/views/templates/`.
 Templates are package data, so they ship with any install.
 
 Undefined names raise (StrictUndefined): a misspelt field fails a test rather
@@ -18,7 +18,7 @@ from functools import cache
 
 import jinja2
 
-SHARED = "chunklab"
+SHARED = "chunklab.views"
 
 
 @cache

@@ -2,9 +2,9 @@
 
 Every call carries a deadline (callers pass `timeout=`); the channel retries
 only UNAVAILABLE, through gRPC's service config. Each channel speaks TLS and
-carries the token as its settings say (chunklab.security; default: the
+carries the token as its settings say (chunklab.rpc.security; default: the
 environment's settings, as the services read them), and is traced when the
-process turned tracing on (chunklab.tracing).
+process turned tracing on (chunklab.rpc.tracing).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 
 import grpc
 
-from chunklab import replicas, security, tracing
-from chunklab.server import CHANNEL_OPTIONS
+from chunklab.rpc import replicas, security, tracing
+from chunklab.rpc.server import CHANNEL_OPTIONS
 from chunklab.settings import Settings
 from chunklab.v1 import (
     chunker_pb2_grpc,
@@ -47,7 +47,7 @@ _RETRY_CONFIG = json.dumps(
 
 def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
     """address: one host:port (a name may resolve to every replica) or a list of
-    ip:port, one per replica (chunklab.replicas; calls go round robin)."""
+    ip:port, one per replica (chunklab.rpc.replicas; calls go round robin)."""
     return tracing.traced_channel(security.open_channel(
         replicas.target(address),
         settings if settings is not None else Settings(),

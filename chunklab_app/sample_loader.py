@@ -1,6 +1,6 @@
 """The sample `make up` loads, so that every page shows a real result when it first opens.
 
-Two documents shipped in samples/ (ADR 0063; chunklab.samples names them): the 2024 State
+Two documents shipped in samples/ (ADR 0063; chunklab_app.samples names them): the 2024 State
 of the Union address (a US government work, public domain; 49 k characters) and the
 project's own RAG field guide,
 with 82 labelled questions (76 from the chroma-general benchmark, MIT licence, and 6 of
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chunklab import tracing
+from chunklab.rpc import tracing
 from chunklab.client import ChunkLab, experiment_outcome
-from chunklab.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
+from chunklab_app.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
 from chunklab.v1 import common_pb2, evaluator_pb2
 
 # The experiments, by name, with the number of chunks each retrieves: the first is the

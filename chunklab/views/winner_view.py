@@ -5,7 +5,7 @@ Plain data out; the callers lay it out."""
 
 from __future__ import annotations
 
-from chunklab.metric_format import MetricFormat
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
 
 

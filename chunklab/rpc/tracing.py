@@ -3,9 +3,9 @@
 Each process calls `start(name, settings)` once, before it opens a channel or
 builds a server. With an OTLP endpoint in the settings (OTEL_EXPORTER_OTLP_ENDPOINT)
 it installs the SDK: spans of service.name `chunklab-<name>` are batched and
-exported over OTLP/gRPC, every server that chunklab.server builds gets a server
-interceptor and every channel that chunklab.clients opens a client interceptor
-(chunklab.tracing_grpc), and the trace context travels in the calls' metadata
+exported over OTLP/gRPC, every server that chunklab.rpc.server builds gets a server
+interceptor and every channel that chunklab.rpc.channels opens a client interceptor
+(chunklab.rpc.tracing_grpc), and the trace context travels in the calls' metadata
 (W3C traceparent). Without one, nothing of OpenTelemetry is even imported:
 servers and channels get no interceptor, `span` and `carried` cost a check.
 
@@ -30,7 +30,7 @@ import grpc
 
 from chunklab.settings import Settings
 
-log = logging.getLogger("chunklab.tracing")
+log = logging.getLogger("chunklab.rpc.tracing")
 
 SERVICE_NAMESPACE = "chunklab"
 # Attribute names of ChunkLab's own ids on spans (chunklab.document_id, ...).
@@ -105,7 +105,7 @@ def server_interceptors() -> list[grpc.ServerInterceptor]:
     one's outcome), or none when tracing is off."""
     if _tracing is None:
         return []
-    from chunklab import tracing_grpc
+    from chunklab.rpc import tracing_grpc
 
     return [tracing_grpc.ServerTracing(_tracing.tracer)]
 
@@ -114,7 +114,7 @@ def traced_channel(channel: grpc.Channel) -> grpc.Channel:
     """The channel with the client interceptor when tracing is on, else itself."""
     if _tracing is None:
         return channel
-    from chunklab import tracing_grpc
+    from chunklab.rpc import tracing_grpc
 
     return grpc.intercept_channel(channel, tracing_grpc.ClientTracing(_tracing.tracer))
 
