@@ -16,7 +16,7 @@ from chunklab.db import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.leases import Leases
+from services.evaluator.leases import Leases, Renewer
 from services.evaluator.repository import Repository
 from services.evaluator.store import Base
 
@@ -90,6 +90,27 @@ def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shar
     assert a.holder("exp-1").replica == "evaluator-a"
     a.release("exp-1")
     assert a.holder("exp-1") is None and b.renew() == {}
+
+
+def test_the_renewer_renews_only_what_runs_here_so_a_lease_an_ended_experiment_kept_runs_out(shared):
+    """An experiment whose end could not release its lease (its database was locked) holds
+    it no longer than the lease: the renewer outlives it, but renews only what runs here."""
+    _, clock, replicas = shared
+    a, b = replicas["evaluator-a"], replicas["evaluator-b"]
+    active, stopped = {"exp-1"}, []
+    renewer = Renewer(a, lambda: set(active), lambda experiment_id, why: stopped.append((experiment_id, why)))
+    a.claim("exp-1")
+    clock.now += 20
+    renewer.renew_once()
+    assert a.holder("exp-1").expires_at == clock.now + 30  # renewed while it runs
+    active.clear()  # it ended, and its lease was not released
+    clock.now += 20
+    renewer.renew_once()
+    assert b.holder("exp-1").expires_at == clock.now + 10  # no longer renewed
+    clock.now += 11
+    renewer.renew_once()
+    b.claim("exp-1")  # another replica resumes it once the lease ran out
+    assert b.holder("exp-1").replica == "evaluator-b" and stopped == []
 
 
 def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):

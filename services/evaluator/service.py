@@ -55,7 +55,9 @@ class ExperimentWorker:
         # The latest progress event of each queued or running experiment (GetExperiment's `progress`).
         self.progress: dict[str, evaluator_pb2.ExperimentProgress] = {}
 
-    def submit(self, experiment_id: str, job) -> None:
+    def submit(self, experiment_id: str, job, finished=None) -> None:
+        """Queues `job`; `finished` is called once the experiment has left `active`
+        (then a resume, or a look at its lease, sees it ended)."""
         with self._lock:
             self.active.add(experiment_id)
             self._busy += 1
@@ -69,11 +71,11 @@ class ExperimentWorker:
                 job()
 
         # The run's calls (processing, retrieval) belong to the trace of the call that started it.
-        self._jobs.put((experiment_id, tracing.carried(traced)))
+        self._jobs.put((experiment_id, tracing.carried(traced), finished))
 
     def _loop(self) -> None:
         while True:
-            experiment_id, job = self._jobs.get()
+            experiment_id, job, finished = self._jobs.get()
             try:
                 job()
             except Exception:  # noqa: BLE001 - the runner records failures; never kill the worker
@@ -85,6 +87,8 @@ class ExperimentWorker:
                     self.progress.pop(experiment_id, None)
                     self._busy -= 1
                     self._idle.notify_all()
+                if finished is not None:
+                    finished()
 
     def cancel(self, experiment_id: str) -> bool:
         """Asks a queued or running experiment to stop; False when it is neither."""
@@ -279,6 +283,8 @@ class EvaluatorService:
                 self._worker.progress[experiment_id] = event.progress  # GetExperiment shows it mid-run
             events.put(event)
 
+        ended: list[evaluator_pb2.Experiment] = []
+
         def job() -> None:
             try:
                 final = self._runner.run(experiment, plan, publish)
@@ -293,9 +299,12 @@ class EvaluatorService:
                 except ServiceError as exc:  # e.g. a locked database: the lease runs out by itself
                     log.warning("the lease of experiment %s was not released: %s", experiment.experiment_id,
                                 exc.message)
-            events.put(evaluator_pb2.ExperimentEvent(experiment=final))  # the stream always ends
+            ended.append(final)
 
-        self._worker.submit(experiment.experiment_id, job)
+        def finished() -> None:  # the stream always ends, once the experiment can be resumed
+            events.put(evaluator_pb2.ExperimentEvent(experiment=ended[0] if ended else experiment))
+
+        self._worker.submit(experiment.experiment_id, job, finished)
         yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
             experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
             questions_done=experiment.questions_done, message="queued",
