@@ -205,14 +205,21 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         def watch_stop(experiment_id: str | None):
             if running(experiment_id) is not None:
-                return open_experiment(experiment_id)[0], gr.skip(), gr.skip(), gr.skip(), gr.skip()
-            return (*open_experiment(experiment_id), gr.Timer(active=False))
+                return open_experiment(experiment_id)[0], *[gr.skip()] * 8
+            summary, runs, *buttons = open_experiment(experiment_id)
+            # The run's questions are read again too: the run shown mid-run stays chosen, so no change
+            # of the Run list reads them, and they would stay those done when it was opened; the list
+            # and the Experiment choice then say its final state.
+            return (summary, runs, *buttons, gr.Timer(active=False), *open_run(experiment_id, runs.get("value")),
+                    *listing(experiment_id))
 
         cancel.click(do_cancel, inputs=detail_experiment, outputs=[detail_summary, table]).then(
             lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, watching],
             show_progress="hidden")
-        watching.tick(watch_stop, inputs=detail_experiment, outputs=[detail_summary, detail_run, resume, cancel, watching],
-                      show_progress="hidden")
+        watching.tick(watch_stop, inputs=detail_experiment, outputs=[
+            detail_summary, detail_run, resume, cancel, watching, run_results, detail_question, table,
+            detail_experiment,
+        ], show_progress="hidden")
         detail_experiment.change(lambda experiment_id: gr.Timer(active=running(experiment_id) is not None),
                                  inputs=detail_experiment, outputs=watching, show_progress="hidden")
 
