@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from chunklab.db import make_sessionmaker
 from chunklab.errors import FailedPrecondition
@@ -111,6 +113,30 @@ def test_the_renewer_renews_only_what_runs_here_so_a_lease_an_ended_experiment_k
     renewer.renew_once()
     b.claim("exp-1")  # another replica resumes it once the lease ran out
     assert b.holder("exp-1").replica == "evaluator-b" and stopped == []
+
+
+def test_a_resume_of_an_experiment_that_kept_its_lease_is_not_refused_by_a_renewal_in_between(shared):
+    """Its end could not release the lease (a locked database) and nothing runs here any more: a
+    renewal between the resume's claim reading the lease and taking it over made the replica refuse
+    itself ("being run by evaluator replica <itself> ... 30s left")."""
+    _, clock, replicas = shared
+    a = replicas["evaluator-a"]
+    renewer = Renewer(a, lambda: set(), lambda experiment_id, why: None)
+    a.claim("exp-1")
+    armed = [True]
+
+    def renewal_in_between(state) -> None:
+        if armed[0] and state.is_update:  # the claim's conditional update, about to run
+            armed[0] = False
+            clock.now += 1
+            renewer.renew_once()
+
+    event.listen(Session, "do_orm_execute", renewal_in_between)
+    try:
+        a.claim("exp-1")
+    finally:
+        event.remove(Session, "do_orm_execute", renewal_in_between)
+    assert not armed[0] and a.holder("exp-1").replica == "evaluator-a"
 
 
 def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
