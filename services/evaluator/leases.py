@@ -168,6 +168,8 @@ class Renewer:
         """Renews the leases of the experiments queued or running here, and no other: the
         lease of one that ended without releasing it (its database was locked) runs out."""
         active = set(self._active())
+        if not active:
+            return
         held = self._leases.renew(active)
         for experiment_id in active & set(self._active()):  # not one that ended meanwhile
             if experiment_id not in held:
