@@ -39,11 +39,18 @@ def storms(ui_stack) -> str:
 
 @pytest.fixture
 def page(browser, ui_stack):
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": 1400, "height": 1200})
     page = context.new_page()
+    # Waits end on what the page shows; these bounds (expect's own default is 5 s) only stop a hang,
+    # and leave a loaded machine the time a chain of events takes there.
     page.set_default_timeout(30 * SECONDS)
+    expect.set_options(timeout=30 * SECONDS)
     page.goto(ui_stack.ui_url)
-    # The strategy form appears once the chunker's ListStrategies has answered.
-    page.locator("#knob-fixed_size-chunk_size input").wait_for()
+    # The strategy form appears once the chunker's ListStrategies has answered (after every call
+    # the page makes as it loads, so longer on a loaded machine).
+    page.locator("#knob-fixed_size-chunk_size input").wait_for(timeout=120 * SECONDS)
     yield page
+    expect.set_options(timeout=5 * SECONDS)
     context.close()

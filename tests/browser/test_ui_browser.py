@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -572,9 +573,9 @@ def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(
     page.locator("#documents-refresh").click()  # uploaded through gRPC after the page loaded
     choose(page, "document-select", re.compile(r"^two-configs\.md "))
     rows = page.locator("#indexed-sets tr[data-strategy=fixed_size]")
+    expect(rows.first.locator("td").nth(1)).to_have_text("chunk_overlap=16, chunk_size=128")  # this document's
     expect(rows).to_have_count(2)
     assert [r.get_attribute("data-active") for r in rows.all()] == ["true", "false"]  # newest, active, first
-    expect(rows.first.locator("td").nth(1)).to_have_text("chunk_overlap=16, chunk_size=128")
 
     page.get_by_role("tab", name="Query").click()
     expect(page.locator("#query-strategy input")).to_have_value("fixed_size")
@@ -706,3 +707,36 @@ def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_with
     assert any(int(columns.nth(i).locator(".cl-column-measures").get_attribute("data-found"))
                for i in range(len(strategies)))
     screenshot(page, "query-first-minute")
+
+
+def test_an_experiment_opened_while_it_runs_shows_its_questions_once_it_has_finished(page, ui_stack, storms):
+    """The Detail view follows an experiment opened mid-run (no question answered yet): once it has
+    finished, its Question list holds its results and the first one shows, with no click."""
+    from playwright.sync_api import expect
+
+    lab = ui_stack.client()
+    question_set = lab.import_question_set("".join(json.dumps(q) + "\n" for q in QUESTIONS).encode(),
+                                           name="storms-mid-run.jsonl")
+    answering = threading.Event()
+    with FakeOpenAI() as llm:
+        llm.responder = lambda messages, model: answering.wait(60) and "Fog horns warned ships."
+        events = lab.run_experiment(evaluator_pb2.ExperimentConfig(
+            name="storms mid-run", question_set_id=question_set.question_set_id,
+            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+            retrieval=common_pb2.RetrievalOptions(filter=common_pb2.RetrievalFilter(document_ids=[storms])),
+            answer_model=evaluator_pb2.ModelEndpoint(base_url=llm.base_url, model="fake"),
+            judge_model=evaluator_pb2.ModelEndpoint(model="none")))
+        next(e for e in events if e.progress.message == "started")  # stored as running
+        page.get_by_role("tab", name="Experiments").click()
+        page.locator("#experiments-refresh").click()
+        choose(page, "detail-experiment", re.compile(r"^storms mid-run · running · "))
+        expect(page.locator("#detail-cancel")).to_be_enabled()  # the page sees it running
+        expect(page.locator("#detail-run input")).to_have_value(re.compile(r"^fixed_size"))
+        answering.set()
+        *_, last = events
+    assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, last.experiment.error
+    expect(page.locator("#detail-cancel")).to_be_disabled()
+    expect(page.locator("#detail-experiment input")).to_have_value(re.compile(r"^storms mid-run · succeeded · "))
+    expect(page.locator("#question-detail .cl-question h4")).to_have_text(QUESTIONS[0]["question"])
+    choose(page, "detail-question", QUESTIONS[1]["question"])
+    expect(page.locator("#question-detail .cl-question h4")).to_have_text(QUESTIONS[1]["question"])

@@ -15,6 +15,7 @@ deletes nothing."""
 from __future__ import annotations
 
 import resource
+import threading
 import time
 from concurrent import futures
 
@@ -141,7 +142,14 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
     question_set = evaluator.CreateQuestionSet(request, timeout=WAIT_S)
 
     document = upload(lab, note(5), "ferry.md", "locked-evaluator")
-    chat.word_delay_s = 0.1  # each answer takes a second: the lock comes while one is written
+    # The first answer comes at once, the next once the lock is taken: the lock comes while one is written.
+    answer, locking, first = chat.responder, threading.Event(), len(chat.calls) + 1
+
+    def answer_after_the_first(messages, model):
+        assert len(chat.calls) == first or locking.wait(WAIT_S), "the lock never came"
+        return answer(messages, model)
+
+    chat.responder = answer_after_the_first
     config = evaluator_pb2.ExperimentConfig(
         name="stopped by a lock", question_set_id=question_set.question_set_id,
         strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
@@ -152,8 +160,9 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
     events = lab.run_experiment(config)
     experiment_id = next(e.progress.experiment_id for e in events if e.progress.questions_done == 1)
     with locked(database):
+        locking.set()
         final = [e for e in events if e.HasField("experiment")][-1].experiment  # the stream ends, never hangs
-    chat.word_delay_s = 0.0
+    chat.responder = answer
     assert final.state == evaluator_pb2.EXPERIMENT_STATE_FAILED
     assert final.error == (f"{locked_message('evaluator.sqlite3')}; its end could not be stored "
                            f"({locked_message('evaluator.sqlite3')}); continue it with Resume on the Experiments page "

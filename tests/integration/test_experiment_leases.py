@@ -11,12 +11,14 @@ import subprocess
 import sys
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.experiments.leases import Leases
+from services.evaluator.experiments.leases import Leases, Renewer
 from services.evaluator.storage.repository import Repository
 from services.evaluator.storage.tables import Base
 
@@ -90,6 +92,51 @@ def test_a_cancel_on_another_replica_reaches_the_holder_at_its_next_renewal(shar
     assert a.holder("exp-1").replica == "evaluator-a"
     a.release("exp-1")
     assert a.holder("exp-1") is None and b.renew() == {}
+
+
+def test_the_renewer_renews_only_what_runs_here_so_a_lease_an_ended_experiment_kept_runs_out(shared):
+    """An experiment whose end could not release its lease (its database was locked) holds
+    it no longer than the lease: the renewer outlives it, but renews only what runs here."""
+    _, clock, replicas = shared
+    a, b = replicas["evaluator-a"], replicas["evaluator-b"]
+    active, stopped = {"exp-1"}, []
+    renewer = Renewer(a, lambda: set(active), lambda experiment_id, why: stopped.append((experiment_id, why)))
+    a.claim("exp-1")
+    clock.now += 20
+    renewer.renew_once()
+    assert a.holder("exp-1").expires_at == clock.now + 30  # renewed while it runs
+    active.clear()  # it ended, and its lease was not released
+    clock.now += 20
+    renewer.renew_once()
+    assert b.holder("exp-1").expires_at == clock.now + 10  # no longer renewed
+    clock.now += 11
+    renewer.renew_once()
+    b.claim("exp-1")  # another replica resumes it once the lease ran out
+    assert b.holder("exp-1").replica == "evaluator-b" and stopped == []
+
+
+def test_a_resume_of_an_experiment_that_kept_its_lease_is_not_refused_by_a_renewal_in_between(shared):
+    """Its end could not release the lease (a locked database) and nothing runs here any more: a
+    renewal between the resume's claim reading the lease and taking it over made the replica refuse
+    itself ("being run by evaluator replica <itself> ... 30s left")."""
+    _, clock, replicas = shared
+    a = replicas["evaluator-a"]
+    renewer = Renewer(a, lambda: set(), lambda experiment_id, why: None)
+    a.claim("exp-1")
+    armed = [True]
+
+    def renewal_in_between(state) -> None:
+        if armed[0] and state.is_update:  # the claim's conditional update, about to run
+            armed[0] = False
+            clock.now += 1
+            renewer.renew_once()
+
+    event.listen(Session, "do_orm_execute", renewal_in_between)
+    try:
+        a.claim("exp-1")
+    finally:
+        event.remove(Session, "do_orm_execute", renewal_in_between)
+    assert not armed[0] and a.holder("exp-1").replica == "evaluator-a"
 
 
 def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):

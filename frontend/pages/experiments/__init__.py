@@ -37,7 +37,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         view = detail.detail_section(gateway)
 
         handlers = detail.DetailHandlers(gateway)
-        detail.wire_actions(handlers, view, (settings.answer[2], settings.judge[2]), created)
+        detail.wire_actions(handlers, view, (settings.answer[2], settings.judge[2]), created, run_results)
         page.load(
             _loader(gateway), inputs=[settings.embedding_model, settings.documents],
             outputs=[forms, settings.embedding_model, settings.documents, status],

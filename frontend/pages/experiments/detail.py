@@ -183,12 +183,17 @@ class DetailHandlers:
 
     def watch_stop(self, experiment_id: str | None):
         if self.running(experiment_id) is not None:
-            return self.open_experiment(experiment_id)[0], gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return (*self.open_experiment(experiment_id), gr.Timer(active=False))
+            return self.open_experiment(experiment_id)[0], *[gr.skip()] * 8
+        summary, runs, *buttons = self.open_experiment(experiment_id)
+        # The run's questions are read again too: the run shown mid-run stays chosen, so no change
+        # of the Run list reads them, and they would stay those done when it was opened; the list
+        # and the Experiment choice then say its final state.
+        return (summary, runs, *buttons, gr.Timer(active=False), *self.open_run(experiment_id, runs.get("value")),
+                *self.listing(experiment_id))
 
 
 def wire_actions(handlers: DetailHandlers, view: DetailView, keys: tuple[gr.Textbox, gr.Textbox],
-                 created: gr.State) -> None:
+                 created: gr.State, run_results: gr.State) -> None:
     """Resume (with the answer and judge keys of section 2), Cancel, and the watch of a
     queued or running experiment."""
     resume, cancel, experiment = view.resume, view.cancel, view.experiment
@@ -206,8 +211,9 @@ def wire_actions(handlers: DetailHandlers, view: DetailView, keys: tuple[gr.Text
     cancel.click(handlers.do_cancel, inputs=experiment, outputs=[view.summary, view.table]).then(
         lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, watching],
         show_progress="hidden")
-    watching.tick(handlers.watch_stop, inputs=experiment, outputs=[view.summary, view.run, resume, cancel, watching],
-                  show_progress="hidden")
+    watching.tick(handlers.watch_stop, inputs=experiment, outputs=[
+        view.summary, view.run, resume, cancel, watching, run_results, view.question, view.table, experiment,
+    ], show_progress="hidden")
     experiment.change(lambda experiment_id: gr.Timer(active=handlers.running(experiment_id) is not None),
                       inputs=experiment, outputs=watching, show_progress="hidden")
 

@@ -105,14 +105,15 @@ class Leases:
                                      "try again")
         raise self.refusal(lease)
 
-    def renew(self) -> dict[str, bool]:
-        """Extends every lease this replica holds; returns them, each with whether
-        CancelExperiment asked (on another replica) for it to stop."""
+    def renew(self, only: Collection[str] | None = None) -> dict[str, bool]:
+        """Extends every lease this replica holds (`only`: of these experiments); returns
+        them, each with whether CancelExperiment asked (on another replica) for it to stop."""
+        mine = [Row.replica == self.replica]
+        if only is not None:
+            mine.append(Row.experiment_id.in_(list(only)))
         with self._sessions.begin() as session:
-            session.execute(update(Row).where(Row.replica == self.replica)
-                            .values(expires_at=self._clock() + self.lease_s))
-            rows = session.execute(select(Row.experiment_id, Row.cancel_requested)
-                                   .where(Row.replica == self.replica)).all()
+            session.execute(update(Row).where(*mine).values(expires_at=self._clock() + self.lease_s))
+            rows = session.execute(select(Row.experiment_id, Row.cancel_requested).where(*mine)).all()
         return {experiment_id: cancel for experiment_id, cancel in rows}
 
     def request_cancel(self, experiment_id: str) -> Lease | None:
@@ -159,12 +160,19 @@ class Renewer:
     def _loop(self) -> None:
         while not self._closed.wait(self._every_s):
             try:
-                held = self._leases.renew()
+                self.renew_once()
             except Exception:  # noqa: BLE001 - the database may be back at the next renewal
                 log.exception("renewing the experiment leases of replica %s failed", self._leases.replica)
-                continue
-            for experiment_id in list(self._active()):
-                if experiment_id not in held:
-                    self._stop(experiment_id, "lost")
-                elif held[experiment_id]:
-                    self._stop(experiment_id, "cancel")
+
+    def renew_once(self) -> None:
+        """Renews the leases of the experiments queued or running here, and no other: the
+        lease of one that ended without releasing it (its database was locked) runs out."""
+        active = set(self._active())
+        if not active:
+            return
+        held = self._leases.renew(active)
+        for experiment_id in active & set(self._active()):  # not one that ended meanwhile
+            if experiment_id not in held:
+                self._stop(experiment_id, "lost")
+            elif held[experiment_id]:
+                self._stop(experiment_id, "cancel")

@@ -116,7 +116,13 @@ class ExperimentService:
         self._leases.claim(experiment.experiment_id)  # refused while another replica holds it
         self._renewer.start()
         events: queue.Queue = queue.Queue()
-        self._worker.submit(experiment.experiment_id, lambda: self._job(experiment, plan, events))
+        ended: list[evaluator_pb2.Experiment] = []
+
+        def finished() -> None:  # the stream always ends, once the experiment can be resumed
+            events.put(evaluator_pb2.ExperimentEvent(experiment=ended[0] if ended else experiment))
+
+        self._worker.submit(experiment.experiment_id, lambda: ended.append(self._job(experiment, plan, events)),
+                            finished)
         yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
             experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
             questions_done=experiment.questions_done, message="queued",
@@ -130,8 +136,9 @@ class ExperimentService:
             if event.HasField("experiment"):
                 return
 
-    def _job(self, experiment: evaluator_pb2.Experiment, plan: Plan, events: queue.Queue) -> None:
-        """One experiment's run on the worker; its events go to `events`, the last one the experiment."""
+    def _job(self, experiment: evaluator_pb2.Experiment, plan: Plan, events: queue.Queue) -> evaluator_pb2.Experiment:
+        """One experiment's run on the worker; its progress goes to `events`, and it returns the
+        experiment as it ended (the stream's last event, sent once the worker has let it go)."""
         experiment_id = experiment.experiment_id
 
         def publish(event: evaluator_pb2.ExperimentEvent) -> None:
@@ -151,7 +158,7 @@ class ExperimentService:
                 self._leases.release(experiment_id)
             except ServiceError as exc:  # e.g. a locked database: the lease runs out by itself
                 log.warning("the lease of experiment %s was not released: %s", experiment_id, exc.message)
-        events.put(evaluator_pb2.ExperimentEvent(experiment=final))  # the stream always ends
+        return final
 
     def cancel(self, request: evaluator_pb2.CancelExperimentRequest) -> evaluator_pb2.CancelExperimentResponse:
         experiment_id = request.experiment_id

@@ -36,7 +36,9 @@ class ExperimentWorker:
         # The latest progress event of each queued or running experiment (GetExperiment's `progress`).
         self.progress: dict[str, evaluator_pb2.ExperimentProgress] = {}
 
-    def submit(self, experiment_id: str, job) -> None:
+    def submit(self, experiment_id: str, job, finished=None) -> None:
+        """Queues `job`; `finished` is called once the experiment has left `active`
+        (then a resume, or a look at its lease, sees it ended)."""
         with self._lock:
             self.active.add(experiment_id)
             self._busy += 1
@@ -50,11 +52,11 @@ class ExperimentWorker:
                 job()
 
         # The run's calls (processing, retrieval) belong to the trace of the call that started it.
-        self._jobs.put((experiment_id, tracing.carried(traced)))
+        self._jobs.put((experiment_id, tracing.carried(traced), finished))
 
     def _loop(self) -> None:
         while True:
-            experiment_id, job = self._jobs.get()
+            experiment_id, job, finished = self._jobs.get()
             try:
                 job()
             except Exception:  # noqa: BLE001 - the runner records failures; never kill the worker
@@ -66,6 +68,8 @@ class ExperimentWorker:
                     self.progress.pop(experiment_id, None)
                     self._busy -= 1
                     self._idle.notify_all()
+                if finished is not None:
+                    finished()
 
     def cancel(self, experiment_id: str) -> bool:
         """Asks a queued or running experiment to stop; False when it is neither."""
