@@ -61,7 +61,7 @@ def measured() -> tuple[pb.Experiment, list[pb.QuestionResult]]:
 def _heads(html: str, table: str) -> list[str]:
     start = html.index(table)
     part = html[start:html.index("</thead>", start)]
-    return [re.sub(r"<[^>]+>", "", th).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", part, re.S)]
+    return [re.sub(r"<[^>]+>", "", th).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", part, re.DOTALL)]
 
 
 def shown(view: str, experiment: pb.Experiment, results: list[pb.QuestionResult]) -> list[str]:
