@@ -20,6 +20,11 @@ _AXIS = {
 }
 
 
+# The judge's scores are the JudgeScores fields that are a Score.
+_JUDGE_SCORES = frozenset(f.name for f in pb.JudgeScores.DESCRIPTOR.fields
+                          if f.message_type is pb.Score.DESCRIPTOR)
+_NEEDS_REFERENCES = frozenset({"labelled", "hits", "rank"})
+
 # Per unit: how a value reads, how a difference reads, and the factor from the stored number.
 _FORMATS = {
     pb.METRIC_UNIT_PERCENT: ("{:.1f}%", "{:+.1f} pts", 100.0),
@@ -90,6 +95,26 @@ class MetricFormat:
         """The names of one group ("labelled", "rank", "judge", "efficiency"), in reading order."""
         return [name for name in self.order if self._infos[name].group == group]
 
+    def groups(self, *groups: str) -> list[str]:
+        """The names of these groups, group by group: a table's columns."""
+        return [name for group in groups for name in self.group(group)]
+
+    def of(self, name: str, metrics: pb.RetrievalMetrics, judge: pb.JudgeScores | None = None) -> float | None:
+        """Any catalogue measure of one result or of a run's means, None when it was not taken:
+        the judge's scores from `judge`, the rest from `metrics` (the labelled, hits and rank
+        groups need references; a negative value, embedding similarity's -1, is not a measure)."""
+        if name in _JUDGE_SCORES:
+            score = getattr(judge, name) if judge is not None else pb.Score()
+            return score.value if score.measured else None
+        if self.info(name).group in _NEEDS_REFERENCES:
+            return measured(metrics, name)
+        value = float(getattr(metrics, name))
+        return None if value < 0 else value
+
+    def judge_scores(self) -> list[str]:
+        """The judge group's measures the judge scores with a reason (embedding similarity is no judge's)."""
+        return [name for name in self.group("judge") if name in _JUDGE_SCORES]
+
     def measured_in(self, group: str, means: Iterable[pb.RetrievalMetrics]) -> list[str]:
         """The group's measures that at least one of these means has: a table's columns."""
         means = list(means)
@@ -113,6 +138,11 @@ class MetricFormat:
         present = set(names)
         known = [m for m in self.order if m in present]
         return known + sorted(present - set(known))
+
+
+def score(value: float) -> str:
+    """A retrieval score (similarity, rerank) as every view writes it, e.g. "0.500"."""
+    return f"{value:.3f}"
 
 
 def usd(amount: float) -> str:

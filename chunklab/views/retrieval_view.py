@@ -15,6 +15,7 @@ from chunklab import ids
 
 from chunklab.text import pages
 from chunklab.metrics import Span, chunk_span, overlap_ranges
+from chunklab.views import metric_format
 from chunklab.v1 import common_pb2
 
 
@@ -134,7 +135,7 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None,
         chunk_index=chunk.chunk_index,
         label=label,
         badge=f"{label} #{item.rank}" if label == "hit" and item.rank else label,
-        score=f"{item.score:.4f}" if item.HasField("score") else "",
+        score=metric_format.score(item.score) if item.HasField("score") else "",
         document=chunk.document_name or chunk.document_id,
         unit=unit_name(chunk),
         token_count=chunk.token_count,
@@ -145,7 +146,7 @@ def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None,
         content=content,
         cut=cut,
         enriched_content=enriched,
-        rerank_score=f"{item.rerank_score:.4f}" if item.HasField("rerank_score") else "",
+        rerank_score=metric_format.score(item.rerank_score) if item.HasField("rerank_score") else "",
         segments=segments(chunk, references) if references and not cut else (),
     )
 

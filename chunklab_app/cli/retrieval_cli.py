@@ -18,7 +18,7 @@ from chunklab.text import pages
 
 from chunklab import retrieval
 
-from chunklab.views import retrieval_view
+from chunklab.views import metric_format, retrieval_view
 from chunklab.client import ChunkLab
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import common_pb2
@@ -103,12 +103,12 @@ def cmd_query(args, client: ChunkLab) -> int:
         return 0
     for item in response.retrieved_chunks:
         chunk = item.chunk
-        score = f"{item.score:.3f}" if item.HasField("score") else ""
+        shown = metric_format.score(item.score) if item.HasField("score") else ""
         if item.HasField("rerank_score"):
-            score += f" rerank {item.rerank_score:.3f}"
+            shown += f" rerank {metric_format.score(item.rerank_score)}"
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
         size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
-        print(f"{retrieval_view.label_name(item.label):<9} {score:>6} {chunk.document_name} #{chunk.chunk_index} "
+        print(f"{retrieval_view.label_name(item.label):<9} {shown:>6} {chunk.document_name} #{chunk.chunk_index} "
               f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}")
     return 0

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 
 from chunklab.client import ExperimentOutcome, experiment_outcome
-from chunklab.views.metric_format import MetricFormat, measured
+from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
@@ -77,21 +77,21 @@ def follow(events: Iterable[evaluator_pb2.ExperimentEvent], progress: Progress) 
         progress.close()
 
 
+# The groups each output shows, every measure of each (the catalogue's order and labels).
+ROW_GROUPS = ("labelled", "hits", "rank", "judge")  # --json: every measure, None where it was not taken
+TABLE_GROUPS = ("labelled", "efficiency")  # the table; the rank measures get a table of their own
+
+
 def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> list[dict]:
-    """One row per run; a rank measure that was not taken (recall@10 of a top-5 run) is None."""
+    """One row per run; a measure that was not taken (recall@10 of a top-5 run) is None."""
     rows = []
     for run in experiment.runs:
-        m, j = run.mean_metrics, run.mean_judge
+        m = run.mean_metrics
         row = {"run": run.run_key, "questions": run.questions_done, "error": run.error}
-        if m.questions_labelled:
-            row.update(recall=m.recall, precision=m.precision, iou=m.iou, hit_rate=m.hit_rate, mrr=m.mrr,
-                       recall_hits=m.recall_hits, precision_hits=m.precision_hits, iou_hits=m.iou_hits)
-            row.update({name: measured(m, name) for name in metrics.group("rank")})
+        row.update({name: metrics.of(name, m, run.mean_judge) for name in metrics.groups(*ROW_GROUPS)
+                    if m.questions_labelled or metrics.info(name).group == "judge"})  # no references: no key
         row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
                    llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
-        for measure in ("context_relevance", "answer_similarity", "faithfulness", "hallucination"):
-            score = getattr(j, measure)
-            row[measure] = score.value if score.measured else None
         rows.append(row)
     return rows
 
@@ -109,25 +109,19 @@ def _print_rank_table(experiment: evaluator_pb2.Experiment, metrics: MetricForma
             print(f"{run.run_key:<48} {cells}", file=out)
 
 
-# The table's measures, labelled and formatted as the evaluator's catalogue says.
-TABLE_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr")
-
-
 def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out=sys.stdout) -> None:
-    rows = summary_rows(experiment, metrics)
     print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
           + (f" ({experiment.error})" if experiment.error else ""), file=out)
-    labels = [metrics.label(name) for name in TABLE_METRICS]
-    widths = [max(8, len(label)) for label in labels]
-    print(f"{'run':<48} " + " ".join(f"{label:>{w}}" for label, w in zip(labels, widths))
-          + f" {metrics.label('tokens_sent'):>12}", file=out)
-    for row in rows:
-        if row["error"]:
-            print(f"{row['run']:<48} not measured: {row['error']}", file=out)
+    names = metrics.groups(*TABLE_GROUPS)
+    widths = [max(8, len(metrics.label(name))) for name in names]
+    print(f"{'run':<48} " + " ".join(f"{metrics.label(n):>{w}}" for n, w in zip(names, widths)), file=out)
+    for run in experiment.runs:
+        if run.error:
+            print(f"{run.run_key:<48} not measured: {run.error}", file=out)
             continue
-        cells = " ".join(f"{metrics.value(name, row[name]) if name in row else '-':>{w}}"
-                         for name, w in zip(TABLE_METRICS, widths))
-        print(f"{row['run']:<48} {cells} {metrics.value('tokens_sent', row['tokens_per_question']):>12}", file=out)
+        values = [metrics.of(n, run.mean_metrics, run.mean_judge) for n in names]
+        cells = " ".join(f"{'-' if v is None else metrics.value(n, v):>{w}}" for n, v, w in zip(names, values, widths))
+        print(f"{run.run_key:<48} {cells}", file=out)
     _print_rank_table(experiment, metrics, out)
     verdict = verdict_view(experiment.verdict, metrics)
     if verdict is not None:

@@ -29,7 +29,6 @@ STATES = {
     evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
     evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
 }
-JUDGE_MEASURES = ("context_relevance", "answer_similarity", "faithfulness", "hallucination")
 
 
 def state_name(experiment: evaluator_pb2.Experiment) -> str:
@@ -142,16 +141,17 @@ class ExperimentTracker:
         return render("frontend", "experiment_progress.html.j2", line=line)
 
 
-# The run table's measures, in the catalogue's words and formats.
-RUN_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr", "iou_hits")
+# The run table shows every measure of these groups, in the catalogue's order and words;
+# the rank and judge groups only where some run has them, the efficiency group as "tokens / q".
+RUN_GROUPS = ("labelled", "hits")
 
 
-def judged_columns(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list[str]:
+def judged_columns(runs: Sequence[evaluator_pb2.ExperimentRun], metrics: MetricFormat) -> list[str]:
     """The answer measures some run has: answer similarity by embeddings, then the judge's;
     columns no run measured are left out, so the summary never says "not measured" for a
     measure the detail shows."""
-    shown = ["embedding_answer_similarity"] if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs) else []
-    return shown + [m for m in JUDGE_MEASURES if any(getattr(r.mean_judge, m).measured for r in runs)]
+    return [name for name in metrics.group("judge")
+            if any(metrics.of(name, r.mean_metrics, r.mean_judge) is not None for r in runs)]
 
 
 def costed(runs: Sequence[evaluator_pb2.ExperimentRun]) -> bool:
@@ -163,15 +163,12 @@ def costed(runs: Sequence[evaluator_pb2.ExperimentRun]) -> bool:
 def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
                   judged: Sequence[str] = (), with_cost: bool = True) -> list[str]:
     m = run.mean_metrics
-    cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in RUN_METRICS]
+    cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–"
+             for name in metrics.groups(*RUN_GROUPS)]
     cells += [metrics.cell(name, m) for name in ranked]
     for measure in judged:
-        if measure == "embedding_answer_similarity":
-            similarity = m.embedding_answer_similarity
-            cells.append(metrics.value(measure, similarity) if similarity >= 0 else "not measured")
-            continue
-        score = getattr(run.mean_judge, measure)
-        cells.append(metrics.value(measure, score.value) if score.measured else "not measured")
+        value = metrics.of(measure, m, run.mean_judge)
+        cells.append("not measured" if value is None else metrics.value(measure, value))
     cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent)]
     if with_cost:
         cells += [f"{run.usage.llm_calls}", usd(run.usage.estimated_cost_usd)]
@@ -180,7 +177,7 @@ def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranke
 
 def run_columns(metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = (),
                 with_cost: bool = True) -> list[str]:
-    return ["run", "questions", *(metrics.label(name) for name in (*RUN_METRICS, *ranked, *judged)),
+    return ["run", "questions", *(metrics.label(name) for name in (*metrics.groups(*RUN_GROUPS), *ranked, *judged)),
             "chunks / q", "tokens / q", *(("LLM calls", "cost") if with_cost else ())]
 
 
@@ -198,7 +195,7 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
     (recall@10 needs a top_k of 10), LLM calls and cost only where some run called an LLM."""
     p = experiment.provenance
     ranked = metrics.measured_in("rank", (run.mean_metrics for run in experiment.runs))
-    judged = judged_columns(experiment.runs)
+    judged = judged_columns(experiment.runs, metrics)
     shown_set = question_set_label(question_set) if question_set else experiment.config.question_set_id[:8]
     facts = [
         f"{experiment.questions_done}/{experiment.questions_total} questions",
@@ -238,8 +235,10 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
 
     measures = []
     if m.labelled:
-        measures += [f"{shown(name)} ({shown(name + '_hits')})" for name in ("recall", "precision", "iou")]
-        measures += [shown("hit_rate"), f"{shown('mrr')} ({shown('mrr_hits')})"]
+        hits = metrics.group("hits")  # each beside its measure on the expanded context, "recall 50% (…)"
+        measures += [f"{shown(name)} ({shown(name + '_hits')})" if name + "_hits" in hits else shown(name)
+                     for name in metrics.group("labelled")]
+        measures += [shown(name) for name in hits if name.removesuffix("_hits") not in metrics.group("labelled")]
         ranked = metrics.measured_in("rank", [m])
         if ranked:  # none at all: a result stored before the rank measures existed
             measures.append(", ".join(metrics.facts("rank", m)))
@@ -248,8 +247,8 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
                 measures.append(f"not measured (deeper than the run's top_k): {', '.join(unmeasured)}")
     else:
         measures.append("no reference excerpts: recall, precision and IoU are not measured")
-    if m.embedding_answer_similarity >= 0:
-        measures.append(shown("embedding_answer_similarity"))
+    measures += [shown(name) for name in metrics.group("judge")  # the judge's own scores are listed below
+                 if name not in metrics.judge_scores() and metrics.of(name, m) is not None]
     measures.append(f"{m.chunks_sent} chunks, {metrics.value('tokens_sent', m.tokens_sent)} tokens sent")
     measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
     return measures
@@ -257,10 +256,10 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
 
 def question_detail_html(result: evaluator_pb2.QuestionResult, metrics: MetricFormat) -> str:
     """One question of one run: its answer, measures, judge reasons and the context it was given."""
-    judge = None
-    if result.judge.judge_model or any(getattr(result.judge, x).measured for x in JUDGE_MEASURES):
+    judge, scored = None, metrics.judge_scores()
+    if result.judge.judge_model or any(getattr(result.judge, x).measured for x in scored):
         judge = {"model": result.judge.judge_model,
-                 "scores": [_score_row(name, getattr(result.judge, name)) for name in JUDGE_MEASURES]}
+                 "scores": [_score_row(name, getattr(result.judge, name)) for name in scored]}
     return render(
         "frontend", "question_detail.html.j2", question_id=result.question_id, run_key=result.run_key,
         question=result.question, error=result.error, answer=result.answer, extractive=result.extractive,

@@ -146,7 +146,7 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
     # The Query page's tree shows both scores on each hit's card.
     shown = re.findall(r'score ([\d.]+)</span> · <span class="cl-rerank-score">rerank ([\d.]+)</span>',
                        expansion_tree_html(response))
-    assert shown == [(f"{scores[i]:.4f}", f"{priority(CONTENTS[i]):.4f}") for i in wanted]
+    assert shown == [(f"{scores[i]:.3f}", f"{priority(CONTENTS[i]):.3f}") for i in wanted]  # metric_format.score
 
 
 def test_tei_is_sent_at_most_its_batch_size_at_a_time(service, servers, baseline, monkeypatch):

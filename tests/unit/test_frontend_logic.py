@@ -60,7 +60,7 @@ def test_flat_list_keeps_the_service_order_with_labels_and_scores_for_hits_only(
         ("1", "neighbor"), ("2", "hit"), ("3", "neighbor"), ("4", "neighbor"), ("5", "hit"), ("6", "neighbor"),
     ]
     scores = {i.get("data-chunk-index"): i.find(".//span[@class='cl-score']") for i in items}
-    assert scores["5"].text == "score 0.9100" and scores["2"].text == "score 0.7300"
+    assert scores["5"].text == "score 0.910" and scores["2"].text == "score 0.730"  # metric_format.score
     assert all(scores[k] is None for k in ("1", "3", "4", "6"))
     text = "".join(items[0].itertext())
     assert "guide.md" in text and "chunk 1" in text and "11 tokens" in text and "chars 100–190" in text

@@ -106,7 +106,7 @@ def test_columns_stand_side_by_side_with_tokens_latency_and_scores(page):
     facts = "".join(small.find("p[@class='cl-column-facts']").itertext())
     assert facts == "14 tokens sent · 2 chunks: 2 hits + 0 added by expansion · 12 ms"  # 40 // 4 + 17 // 4 tokens
     assert [s.text for s in small.findall(".//ol[@class='cl-flat-list']//span[@class='cl-score']")] == [
-        "score 0.8100", "score 0.4200"]
+        "score 0.810", "score 0.420"]  # one score format (metric_format.score)
     assert [c.get("data-chunk-index") for c in small.findall(".//ol[@class='cl-flat-list']/li")] == ["0", "3"]
     # The expansion tree is one click away: inside the column's details.
     tree = small.find("details[@class='cl-column-tree']")

@@ -104,6 +104,10 @@ def test_the_report_holds_both_views_escaped_and_without_script():
     assert 'id="managerial"' in html and 'id="technical"' in html and 'href="#technical"' in html
 
 
+ROW = {"run": "fixed_size[chunk_size=40]", "IoU": "0.0%", "recall": "100.0%", "precision": "0.0%", "hit rate": "0.0%",
+       "MRR": "0.000", "tokens sent": "0", "chunks": "0"}
+
+
 def test_the_technical_view_is_a_row_per_run_linked_to_where_each_chunk_starts_in_its_document():
     html = report.render(experiment(), question_set(), [result()], evaluator_pb2.REPORT_VIEW_TECHNICAL)
     assert "<svg" not in html and "exact: every candidate scored, never an approximate HNSW graph" in html
@@ -113,11 +117,11 @@ def test_the_technical_view_is_a_row_per_run_linked_to_where_each_chunk_starts_i
     start = html.index('<table class="results">')
     table = ET.fromstring(html[start:html.index("</table>", start) + len("</table>")].replace("&", "&amp;"))
     head = [th.text for th in table.iter("th")]
-    assert head == ["run", "recall", "precision", "IoU", "hit rate", "MRR", "tokens sent", "chunks",
-                    "hits in score order, and what each pulled in"]
+    assert head[0] == "run" and head[-2:] == ["chunks", "hits in score order, and what each pulled in"]
     row = table.find("tbody/tr")
-    assert [td.text for td in row.findall("td")[:8]] == ["fixed_size[chunk_size=40]", "100.0%", "0.0%", "0.0%",
-                                                        "0.0%", "0.000", "0", "0"]
+    cells = dict(zip(head, (td.text for td in row.findall("td"))))
+    # The catalogue's order (ADR 0077); test_metric_columns checks that no measure of the row's groups is left out.
+    assert [(h, cells[h]) for h in head if h in ROW] == list(ROW.items())
     (hit,) = row.findall("td/i")
     (link, neighbour) = hit.iter("a")
     assert (link.text, hit[0].tail, "".join(hit.find("small").itertext())) == ("2", " 0.500", " ↑1")

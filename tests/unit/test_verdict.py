@@ -76,10 +76,12 @@ def test_a_lead_whose_interval_holds_no_tie_names_the_winner_and_its_costs(clear
     assert (round(found.ci_low, 6), round(found.ci_high, 6)) == (0.05, 0.1)
     view = verdict_view(found, METRICS)
     assert (view["text"], view["pareto"]) == (CLEAR, CLEAR_FRONT)
-    assert view["columns"] == ["recall", "IoU", "precision", "hit rate", "MRR", "tokens sent"]
+    known = ["recall", "IoU", "precision", "hit rate", "MRR", "tokens sent"]  # the deciding measure first
+    assert [c for c in view["columns"] if c in known] == known and view["columns"][0] == "recall"
     first = view["rows"][0]
-    assert (first["run_key"], first["winner"], first["cells"][0]) == ("parent_child", True, "97.5% [92.5%, 100.0%]")  # 3+ of 4 draws at 0.9: 5% of resamples
-    assert first["cells"][1] == "1.7% [1.7%, 1.7%]" and first["cells"][5] == "2,050 [2,050, 2,050]"
+    cells = dict(zip(view["columns"], first["cells"]))
+    assert (first["run_key"], first["winner"], cells["recall"]) == ("parent_child", True, "97.5% [92.5%, 100.0%]")  # 3+ of 4 draws at 0.9: 5% of resamples
+    assert cells["IoU"] == "1.7% [1.7%, 1.7%]" and cells["tokens sent"] == "2,050 [2,050, 2,050]"
 
 
 def test_a_lead_whose_interval_holds_a_tie_names_no_winner_but_the_pareto_sets(tie):

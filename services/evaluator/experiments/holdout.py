@@ -70,6 +70,11 @@ def headline_metric(runs: Sequence[pb.ExperimentRun]) -> str | None:
     return None
 
 
+def _family(group: str) -> str:
+    """The winner is scored on its deciding measure's kin: a measure on the hits counts as labelled."""
+    return "labelled" if group == "hits" else group
+
+
 def _unavailable(mode: int, seed: int, metric: str, why: str) -> pb.WinnerValidation:
     return pb.WinnerValidation(mode=mode, seed=seed, metric=metric, unavailable=why)
 
@@ -121,7 +126,7 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
             f"{n} questions have {metric_catalog.BY_NAME[metric].info.label} for every run; "
             f"{MODE_NAMES[mode]} validation needs at least {needed}"))
     others = [m.info.name for m in metric_catalog.CATALOG
-              if m.info.group == metric_catalog.BY_NAME[metric].info.group and m.info.name != metric]
+              if _family(m.info.group) == _family(metric_catalog.BY_NAME[metric].info.group) and m.info.name != metric]
     measured = [(name, MeasureTable(name, runs, results)) for name in others]
     tables = [(metric, table)] + [(name, t) for name, t in measured if t.questions]
     order = [table.questions[i] for i in np.random.default_rng(seed).permutation(n)]

@@ -60,11 +60,11 @@ CATALOG: tuple[Metric, ...] = (
             f"share of questions with any reference token retrieved, {EXPANDED}"),
     _metric("mrr", "MRR", RATIO, _labelled("mrr"), "labelled",
             "mean reciprocal rank of the first hit that touches a reference"),
-    _metric("iou_hits", "IoU (hits only)", PERCENT, _labelled("iou_hits"), "labelled", f"IoU {HITS}"),
-    _metric("recall_hits", "recall (hits only)", PERCENT, _labelled("recall_hits"), "labelled", f"recall {HITS}"),
-    _metric("precision_hits", "precision (hits only)", PERCENT, _labelled("precision_hits"), "labelled",
+    _metric("iou_hits", "IoU (hits only)", PERCENT, _labelled("iou_hits"), "hits", f"IoU {HITS}"),
+    _metric("recall_hits", "recall (hits only)", PERCENT, _labelled("recall_hits"), "hits", f"recall {HITS}"),
+    _metric("precision_hits", "precision (hits only)", PERCENT, _labelled("precision_hits"), "hits",
             f"precision {HITS}"),
-    _metric("mrr_hits", "MRR (hits only)", RATIO, _labelled("mrr_hits"), "labelled", f"MRR {HITS}"),
+    _metric("mrr_hits", "MRR (hits only)", RATIO, _labelled("mrr_hits"), "hits", f"MRR {HITS}"),
     *(_metric(f"recall_at_{k}", f"recall@{k}", PERCENT, _ranked(f"recall_at_{k}"), "rank",
               f"share of the reference excerpts that one of the first {k} hits touches (with what it pulled in); "
               f"not measured when the run's top_k is below {k}") for k in RECALL_CUTOFFS),
@@ -91,6 +91,11 @@ CATALOG: tuple[Metric, ...] = (
 )
 
 BY_NAME: dict[str, Metric] = {m.info.name: m for m in CATALOG}
+
+
+def group(name: str) -> list[str]:
+    """The names of one group, in the catalogue's order: what a table of that group shows."""
+    return [m.info.name for m in CATALOG if m.info.group == name]
 
 
 def list_metrics() -> pb.ListMetricsResponse:

@@ -33,15 +33,11 @@ from services.evaluator.reports.report_technical import STATE, technical
 CONTENT_TYPE = "text/html; charset=utf-8"
 PACKAGE, TEMPLATE = "services.evaluator.reports", "report.html.j2"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-JUDGE_NAMES = {
-    "context_relevance": "context relevance (1-10)",
-    "answer_similarity": "answer similarity (1-10)",
-    "faithfulness": "faithfulness (1-10)",
-    "hallucination": "hallucination (share of yes)",
-}
 # Every metric formatted as the catalogue says (the UI and the CLI read the same one).
 METRICS = MetricFormat(metric_catalog.list_metrics().metrics)
-LABELLED_COLUMNS = ("recall", "precision", "iou", "hit_rate", "mrr", "recall_hits", "iou_hits")
+# The summary shows every measure of these groups a run has, in the catalogue's order and words
+# (the judge group where a judge was configured or some run has a score, with each score's reason).
+LABELLED_GROUPS = ("labelled", "hits")
 
 
 def file_name(experiment: evaluator_pb2.Experiment) -> str:
@@ -62,37 +58,37 @@ def _cell(text: str, tip: str | None = None) -> dict:
     return {"text": text, "tip": tip}
 
 
+def _answer_columns(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> list[str]:
+    """The judge group's measures: the judge's scores when judged, the others (embedding
+    similarity) where some run has them."""
+    return [name for name in METRICS.group("judge") if (judged and name in METRICS.judge_scores()) or any(
+        METRICS.of(name, r.mean_metrics, r.mean_judge) is not None for r in runs)]
+
+
+def _answer_cell(run: evaluator_pb2.ExperimentRun, name: str) -> dict:
+    value = METRICS.of(name, run.mean_metrics, run.mean_judge)
+    if name in METRICS.judge_scores():
+        score = getattr(run.mean_judge, name)
+        return _cell(METRICS.value(name, value) if value is not None else "not measured", score.reason)
+    return _cell(METRICS.value(name, value) if value is not None else "–")
+
+
 def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> tuple[list[str], list[dict]]:
     """The head and one row per run; columns for measures that no run has are left out
     (recall@10 of a top-5 experiment, ADR 0052)."""
-    labelled = any(r.mean_metrics.questions_labelled for r in runs)
-    similar = any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs)
+    labelled = METRICS.groups(*LABELLED_GROUPS) if any(r.mean_metrics.questions_labelled for r in runs) else []
     ranked = METRICS.measured_in("rank", (r.mean_metrics for r in runs))
-    head = ["run", "questions"]
-    if labelled:
-        head += [METRICS.label(name) for name in (*LABELLED_COLUMNS, *ranked)]
-    if similar:
-        head.append("answer sim. (emb.)")
-    if judged:
-        head += list(JUDGE_NAMES.values())
+    answers = _answer_columns(runs, judged)
     costed = any(r.usage.llm_calls or r.usage.estimated_cost_usd for r in runs)  # else two columns of zeros
-    head += ["chunks / q", "tokens / q", *(("LLM calls", "est. cost") if costed else ())]
+    head = ["run", "questions", *(METRICS.label(name) for name in (*labelled, *ranked, *answers)),
+            "chunks / q", "tokens / q", *(("LLM calls", "est. cost") if costed else ())]
     rows = []
     for run in runs:
-        m, j = run.mean_metrics, run.mean_judge
+        m = run.mean_metrics
         cells = [_cell(f"{run.questions_done}/{run.questions_total}")]
-        if labelled:
-            for name in LABELLED_COLUMNS:
-                cells.append(_cell(METRICS.value(name, getattr(m, name)) if m.questions_labelled else "–"))
-            cells += [_cell(METRICS.cell(name, m)) for name in ranked]
-        if similar:
-            similarity = m.embedding_answer_similarity
-            cells.append(_cell(METRICS.value("embedding_answer_similarity", similarity) if similarity >= 0 else "–"))
-        if judged:
-            for measure in JUDGE_NAMES:
-                score = getattr(j, measure)
-                shown = METRICS.value(measure, score.value) if score.measured else "not measured"
-                cells.append(_cell(shown, score.reason))
+        cells += [_cell(METRICS.value(name, getattr(m, name)) if m.questions_labelled else "–") for name in labelled]
+        cells += [_cell(METRICS.cell(name, m)) for name in ranked]
+        cells += [_answer_cell(run, name) for name in answers]
         cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent))]
         if costed:
             cells += [_cell(str(run.usage.llm_calls)), _cell(usd(run.usage.estimated_cost_usd))]
@@ -113,12 +109,12 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
             {"recall": [r.mean_metrics.recall for r in usable], "precision": [r.mean_metrics.precision for r in usable],
              "IoU": [r.mean_metrics.iou for r in usable]}, fmt=lambda v: METRICS.value("recall", v), max_value=1.0,
         ))
-    judged = [m for m in ("context_relevance", "answer_similarity", "faithfulness")
-              if any(getattr(r.mean_judge, m).measured for r in usable)]
+    judged = [m for m in METRICS.judge_scores() if METRICS.info(m).unit == evaluator_pb2.METRIC_UNIT_SCORE
+              and any(getattr(r.mean_judge, m).measured for r in usable)]
     if judged:
         figures.append(plots.bar_chart(
             "Judge scores (1-10, measured questions only)", labels,
-            {m.replace("_", " "): [getattr(r.mean_judge, m).value for r in usable] for m in judged},
+            {METRICS.label(m): [getattr(r.mean_judge, m).value for r in usable] for m in judged},
             fmt=lambda v: METRICS.value("context_relevance", v), max_value=10.0,
         ))
     figures.append(plots.bar_chart("Tokens sent to the LLM per question", labels,
@@ -157,7 +153,7 @@ def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
 def managerial(experiment: evaluator_pb2.Experiment) -> dict:
     runs = list(experiment.runs)
     judge_model = experiment.provenance.judge_model
-    judged = any(getattr(r.mean_judge, m).measured for r in runs for m in JUDGE_NAMES) or bool(
+    judged = any(getattr(r.mean_judge, m).measured for r in runs for m in METRICS.judge_scores()) or bool(
         judge_model and not judge_model.startswith("none"))
     head, rows = summary_table(runs, judged)
     return {"verdict": verdict_view(experiment.verdict, METRICS), "validation": winner_view(experiment.validation, METRICS),

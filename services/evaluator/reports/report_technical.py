@@ -26,15 +26,15 @@ from chunklab import knobs
 from chunklab.text import pages
 
 from chunklab.views import retrieval_view
-from chunklab.views.metric_format import MetricFormat, judge_value, plural
+from chunklab.views.metric_format import MetricFormat, judge_value, plural, score
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.judging import scoring
 
 # A card's text (chunks that are not a stretch of their document) is cut here, as before.
 MAX_CHUNK_CHARS = 1200
-# A result row's measures, in the catalogue's words; the rank measures stay in the managerial table.
-ROW_METRICS = ("recall", "precision", "iou", "hit_rate", "mrr")
-JUDGE_NAMES = ("context_relevance", "answer_similarity", "faithfulness", "hallucination")
+# A result row shows every measure of these groups, in the catalogue's order and words; the
+# hits-only and rank measures stay in the managerial table, the judge's scores go under the row.
+ROW_GROUPS = ("labelled", "efficiency")
 STATE = {
     evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
     evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
@@ -151,7 +151,7 @@ def _hits(tree: common_pb2.ExpansionTree, links: dict[str, str]) -> list[dict]:
         after = [w for w in node.window if w.chunk.chunk_index >= index]
         out.append({
             "rank": node.hit.rank, "link": links[node.hit.chunk.chunk_id], "index": index,
-            "score": f"{node.hit.score:.3f}" if node.hit.HasField("score") else "",
+            "score": score(node.hit.score) if node.hit.HasField("score") else "",
             "before": _links([*node.neighbors_prev, *before], links),
             "after": _links([*node.neighbors_next, *after], links),
             "parent": _links([node.parent], links) if node.HasField("parent") else [],
@@ -159,25 +159,25 @@ def _hits(tree: common_pb2.ExpansionTree, links: dict[str, str]) -> list[dict]:
     return out
 
 
-def _judge(scores: evaluator_pb2.JudgeScores) -> list[dict]:
+def _judge(scores: evaluator_pb2.JudgeScores, metrics: MetricFormat) -> list[dict]:
     return [{"name": measure.replace("_", " "), "value": judge_value(measure, getattr(scores, measure)),
-             "reason": getattr(scores, measure).reason} for measure in JUDGE_NAMES]
+             "reason": getattr(scores, measure).reason} for measure in metrics.judge_scores()]
 
 
 def result_row(result: evaluator_pb2.QuestionResult, links: dict[str, str], metrics: MetricFormat) -> dict:
     """One run's answer to one question as a table row (and its answer and judge beneath, if any)."""
     m = result.metrics
-    cells = [metrics.value(name, getattr(m, name)) if m.labelled else "–" for name in ROW_METRICS]
-    cells.append(metrics.value("tokens_sent", m.tokens_sent))
+    values = [(name, metrics.of(name, m)) for name in metrics.groups(*ROW_GROUPS)]
+    cells = ["–" if value is None else metrics.value(name, value) for name, value in values]
     judged = result.HasField("judge") and (result.judge.judge_model or any(
-        getattr(result.judge, x).measured for x in JUDGE_NAMES))
+        getattr(result.judge, x).measured for x in metrics.judge_scores()))
     return {
         "run_key": result.run_key, "cells": cells, "error": result.error, "chunks_sent": m.chunks_sent,
         "retrieve_ms": f"{m.retrieve_ms:.0f}", "hits": _hits(result.expansion_tree, links),
         "answer": result.answer, "extractive": result.extractive,
         "similarity": (metrics.value("embedding_answer_similarity", m.embedding_answer_similarity)
                        if m.embedding_answer_similarity >= 0 else ""),
-        "judge": _judge(result.judge) if judged else [],
+        "judge": _judge(result.judge, metrics) if judged else [],
         "judge_model": result.judge.judge_model,
     }
 
@@ -249,5 +249,5 @@ def technical(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.
                         ensure_ascii=False)
     return {"config": config_rows(experiment, question_set, names), "runs": [run_row(run) for run in experiment.runs],
             "config_json": config, "questions": question_views(question_set, results, texts.links, names, metrics),
-            "columns": [metrics.label(name) for name in (*ROW_METRICS, "tokens_sent")],
+            "columns": [metrics.label(name) for name in metrics.groups(*ROW_GROUPS)],
             "documents": texts.views(), "cards": texts.card_views(), "max_chars": MAX_CHUNK_CHARS}

@@ -18,8 +18,8 @@ from services.evaluator.experiments import holdout
 from services.evaluator.judging import metric_catalog
 from services.evaluator.reports import compare
 
-# The measures every run's mean is shown with an interval for, after the deciding one.
-SHOWN = ("recall", "precision", "iou", "hit_rate", "mrr", "tokens_sent")
+# Every run's mean is shown with an interval for each measure of these groups, after the deciding one.
+SHOWN_GROUPS = ("labelled", "efficiency")
 SAMPLES = holdout.BOOTSTRAP_SAMPLES
 
 
@@ -39,7 +39,7 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
             "only be told apart by what they send to the LLM"))
     keys = [r.run_key for r in usable]
     found = pb.Verdict(metric=metric)
-    for name in dict.fromkeys((metric, *SHOWN)):
+    for name in dict.fromkeys((metric, *(n for group in SHOWN_GROUPS for n in metric_catalog.group(group)))):
         table = holdout.MeasureTable(name, keys, results)
         measured = [(key, np.asarray(list(table.values[key].values()), dtype=float))
                     for key in keys if table.values[key]]
