@@ -7,6 +7,9 @@ what was wrong and what to do.
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 import grpc
 
 
@@ -50,6 +53,15 @@ class Cancelled(ServiceError):
 
     def __init__(self, message: str = "the call ended before its work was done") -> None:
         super().__init__(message)
+
+
+def logged(log: logging.Logger, what: str, exc: BaseException | None = None) -> str:
+    """Logs `exc` (by default the exception being handled), its text and trace, as
+    `what` under a new 12-hex-digit incident id, and returns the id: the client is
+    told `what` in our words and the id, never the exception's text (ADR 0079)."""
+    incident = uuid.uuid4().hex[:12]
+    log.error("%s (incident %s)", what, incident, exc_info=exc if exc is not None else True)
+    return incident
 
 
 def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
