@@ -55,6 +55,29 @@ class Cancelled(ServiceError):
         super().__init__(message)
 
 
+# What an HTTP status from a provider means, said to a person (the body stays in the log).
+_STATUS_MEANING = {
+    400: "it refused the request",
+    401: "it refused the API key",
+    403: "it refused the API key",
+    404: "it does not know the model or the address",
+    408: "it timed out",
+    413: "it refused the request as too large",
+    422: "it refused the request",
+    429: "it is rate limiting",
+}
+
+
+def status_meaning(status_code: int) -> str:
+    """What an HTTP error status from a provider (an LLM, an embedding or rerank
+    endpoint) means, in a few words, without its body."""
+    if status_code in _STATUS_MEANING:
+        return _STATUS_MEANING[status_code]
+    if status_code >= 500:
+        return "an error on its side"
+    return "an unexpected status"
+
+
 def logged(log: logging.Logger, what: str, exc: BaseException | None = None) -> str:
     """Logs `exc` (by default the exception being handled), its text and trace, as
     `what` under a new 12-hex-digit incident id, and returns the id: the client is

@@ -18,32 +18,10 @@ from dataclasses import dataclass
 
 import openai
 
-from chunklab.errors import Cancelled
+from chunklab.errors import Cancelled, status_meaning
 from chunklab.rpc.limits import excerpt
 
 log = logging.getLogger(__name__)
-
-# What an HTTP status from a provider means, said to a person (the body stays in the log).
-_STATUS_MEANING = {
-    400: "it refused the request",
-    401: "it refused the API key",
-    403: "it refused the API key",
-    404: "it does not know the model or the address",
-    408: "it timed out",
-    413: "it refused the request as too large",
-    422: "it refused the request",
-    429: "it is rate limiting",
-}
-
-
-def status_meaning(status_code: int) -> str:
-    """What an HTTP error status from a provider (an LLM, an embedding or rerank
-    endpoint) means, in a few words, without its body."""
-    if status_code in _STATUS_MEANING:
-        return _STATUS_MEANING[status_code]
-    if status_code >= 500:
-        return "an error on its side"
-    return "an unexpected status"
 
 
 class LLMError(Exception):

@@ -156,8 +156,11 @@ class RedisBroker(Broker):
         except self._errors as exc:
             if "NOGROUP" in str(exc):  # Redis restarted without its data: make the group again next time
                 self._grouped = False
-            unreachable = isinstance(exc, self._unreachable)
-            what = "is unreachable or too slow" if unreachable else "refused a command"
+                what = "lost its queue (Redis restarted without its data; it is set up again at the next call)"
+            elif isinstance(exc, self._unreachable):
+                what = "is unreachable or too slow"
+            else:
+                what = "refused a command"
             incident = logged(log, f"the message broker ({self.describe}) {what}")
             raise Unavailable(f"the message broker ({self.describe}) {what} (incident {incident}); the chunker "
                               "log has the details. Check that Redis is running and reachable, then try again") from None
