@@ -78,6 +78,23 @@ def status_meaning(status_code: int) -> str:
     return "an unexpected status"
 
 
+# Words gRPC itself uses when it cannot reach a server. An UNAVAILABLE without
+# them is the service's own answer (e.g. "the answer model failed: ..."): the
+# service is there, something behind it is not, and its sentence says what.
+TRANSPORT_WORDS = (
+    "failed to connect", "connection refused", "connection reset", "socket closed", "broken pipe",
+    "dns resolution failed", "connections to all backends failing", "name resolution",
+)
+
+
+def said_by_grpc(code: grpc.StatusCode | None, details: str) -> bool:
+    """Whether a failed call's details are gRPC's own words (the server was not
+    reached, or not in time) rather than a sentence one of our services wrote."""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return True
+    return code == grpc.StatusCode.UNAVAILABLE and any(w in details.lower() for w in TRANSPORT_WORDS)
+
+
 def logged(log: logging.Logger, what: str, exc: BaseException | None = None) -> str:
     """Logs `exc` (by default the exception being handled), its text and trace, as
     `what` under a new 12-hex-digit incident id, and returns the id: the client is
@@ -108,6 +125,11 @@ def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     if code == grpc.StatusCode.UNAUTHENTICATED:  # the caller got in; this service's own token did not
         return FailedPrecondition(f"the {peer} service refused this service's token: give every service of the "
                                   f"stack the same CHUNKLAB_AUTH_TOKEN ({details})")
-    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    if said_by_grpc(code, details):  # gRPC's words go to the log, ours to the client (ADR 0079)
+        logging.getLogger("chunklab.errors").warning("the %s service is unreachable or too slow: %s: %s",
+                                                     peer, code.name, details)
+        return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): check that it is "
+                           "running and that its address is right, then try again")
+    if code == grpc.StatusCode.UNAVAILABLE:  # the peer's own sentence says what is missing behind it
         return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): {details}")
     return ServiceError(f"the {peer} service failed ({code.name}): {details}")

@@ -322,5 +322,5 @@ def _first_json(text: str):
         try:
             return decoder.raw_decode(text, match.start())[0]
         except ValueError:
-            continue
+            continue  # not JSON from this bracket on: the next one is tried; none at all is said below
     raise Unscorable("the reply holds no JSON")
