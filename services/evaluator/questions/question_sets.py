@@ -156,9 +156,8 @@ _CSV_PROBLEMS = (
 
 
 def _csv_problem(exc: csv.Error) -> str:
-    said = str(exc).lower()
     for known, meaning in _CSV_PROBLEMS:
-        if known in said:
+        if known in str(exc).lower():
             return meaning
     return "the quoting of a field is broken: save the file as CSV again"
 

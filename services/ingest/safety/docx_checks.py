@@ -165,10 +165,9 @@ def _declares_doctype(content: bytes) -> bool:
 
 def _reason(exc: Exception) -> str:
     """Why a member cannot be read, in our words; zipfile's own text goes to the log."""
-    text = str(exc) or type(exc).__name__
-    log.info("a zip member cannot be read: %s: %s", type(exc).__name__, text[:500])
-    if "encrypted" in text:
+    log.info("a zip member cannot be read: %s: %s", type(exc).__name__, str(exc)[:500])
+    if "encrypted" in str(exc):
         return "it is encrypted: save the document without a password"
-    if "compression" in text.lower():
+    if "compression" in str(exc).lower():
         return "it is compressed with a method Word does not use"
     return "its bytes do not match what the archive says of them"
