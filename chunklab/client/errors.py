@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import grpc
 
 from chunklab.errors import said_by_grpc
@@ -30,8 +32,10 @@ class ClientError(Exception):
         code = exc.code() if hasattr(exc, "code") else None
         details = (exc.details() if hasattr(exc, "details") else "") or "no details given"
         name = code.name if code is not None else "UNKNOWN"
-        if said_by_grpc(code, details):
-            message = f"The {service} service at {address} is unreachable or too slow ({name}): {details}"
+        if said_by_grpc(code, details):  # gRPC's own words: to the log, and in `details` (ADR 0079)
+            logging.getLogger("chunklab.client").info("%s at %s: %s: %s", service, address, name, details)
+            message = (f"The {service} service at {address} is unreachable or too slow ({name}): check that it is "
+                       "running and that the address is right")
         elif code == grpc.StatusCode.UNAUTHENTICATED:  # the service's sentence says what to set
             message = f"The {service} service at {address} refused the call. {details}"
         else:

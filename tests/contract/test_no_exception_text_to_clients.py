@@ -41,10 +41,10 @@ ALLOWED = {
         "a peer's details are a sentence one of our services wrote (its interceptor sends no other text); "
         "gRPC's own words for a peer out of reach are recognised (said_by_grpc) and go to the log",
     ("chunklab/client/errors.py", "from_rpc_error"):
-        "the client library passes on the service's sentence (see above); a transport failure is the "
-        "person's own connection, named with its address",
-    ("chunklab/client/health.py", "service_health"):
-        "the health view shows the status gRPC gave the person's own call, beside the address it called",
+        "the client library passes on the service's sentence (see above); gRPC's own words are recognised "
+        "(said_by_grpc) and go to the log",
+    ("chunklab/client/health.py", "_why"):
+        "as above, for the health view",
     ("chunklab/rpc/server.py", "_abort_for"):
         "exc.message is read only after isinstance(exc, ServiceError): our sentence",
     ("frontend/errors.py", "said"):
