@@ -143,7 +143,7 @@ class Knob:
                     raw = number(raw)
                     break
                 except ValueError:
-                    pass
+                    pass  # not this kind of number: the text is tried as the next kind, else kept; coerce judges it
         return self.coerce(strategy, raw)
 
     def parse_values(self, strategy: str, text: str | None) -> list[Any]:

@@ -3,11 +3,14 @@
 One small client for the contextual strategies, answers and judges: every
 call has a timeout, transient failures (429, 5xx, connection) are retried
 with backoff by the openai library, and every failure ends as an LLMError
-whose message says what went wrong and where.
+whose message says what went wrong and where, in our words: the provider's
+own text (its error body, the connection library's message) goes to the log
+of the service that called, never into the message (ADR 0079).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -15,8 +18,10 @@ from dataclasses import dataclass
 
 import openai
 
-from chunklab.errors import Cancelled
+from chunklab.errors import Cancelled, status_meaning
 from chunklab.rpc.limits import excerpt
+
+log = logging.getLogger(__name__)
 
 
 class LLMError(Exception):
@@ -69,20 +74,22 @@ class ChatClient:
         )
 
     def _fail(self, exc: Exception) -> LLMError:
+        """The LLMError a person reads, by the exception's class and status code; the
+        provider's own text goes to the log (ADR 0079)."""
         where = self.endpoint.describe()
+        log.warning("the LLM (%s) failed: %s: %s", where, type(exc).__name__, excerpt(exc, 2000))
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(f"the LLM ({where}) did not answer within {self.endpoint.timeout_s:g}s")
         if isinstance(exc, openai.APIConnectionError):
-            return LLMError(f"the LLM ({where}) is unreachable: {exc}")
+            return LLMError(f"the LLM ({where}) is unreachable: no connection could be made or it was cut "
+                            f"(after {self.endpoint.max_retries} retries); check the address and that it is running")
         if isinstance(exc, openai.RateLimitError):
             return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
         if isinstance(exc, openai.APIStatusError):
-            # The openai client's message starts "Error code: 500 - ": the status is said once.
-            detail = exc.message.removeprefix(f"Error code: {exc.status_code}").removeprefix(" - ")
-            said = f": {excerpt(detail, 200)}" if detail else ""
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code}{said}", exc.status_code)
-        return LLMError(f"the LLM ({where}) gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})",
-                        unusable=True)
+            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); "
+                            "its reply is in the service log", exc.status_code)
+        return LLMError(f"the LLM ({where}) gave an unusable reply (not a chat completion); "
+                        "its reply is in the service log", unusable=True)
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
                  response_format: dict | None = None) -> ChatResult:

@@ -159,7 +159,7 @@ def wait_serving(address: str, timeout: float, settings: Settings | None = None)
             if reply.status == health_pb2.HealthCheckResponse.SERVING:
                 return
         except grpc.RpcError:
-            pass
+            pass  # not up yet: asked again until the deadline, whose error names the address
         if time.monotonic() > deadline:
             raise RuntimeError(f"{address} is not SERVING after {timeout:.0f}s")
         time.sleep(0.1)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import grpc
 
-# Words gRPC itself uses when it cannot reach a server. An UNAVAILABLE without
-# them is the service's own answer (e.g. "the answer model failed: ..."): the
-# service is there, something behind it is not, and its sentence says what.
-_TRANSPORT_WORDS = (
-    "failed to connect", "connection refused", "connection reset", "socket closed", "broken pipe",
-    "dns resolution failed", "connections to all backends failing", "name resolution",
-)
+from chunklab.errors import said_by_grpc
 
 
 class ClientError(Exception):
@@ -36,9 +32,10 @@ class ClientError(Exception):
         code = exc.code() if hasattr(exc, "code") else None
         details = (exc.details() if hasattr(exc, "details") else "") or "no details given"
         name = code.name if code is not None else "UNKNOWN"
-        unreachable = code == grpc.StatusCode.UNAVAILABLE and any(w in details.lower() for w in _TRANSPORT_WORDS)
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED or unreachable:
-            message = f"The {service} service at {address} is unreachable or too slow ({name}): {details}"
+        if said_by_grpc(code, details):  # gRPC's own words: to the log, and in `details` (ADR 0079)
+            logging.getLogger("chunklab.client").info("%s at %s: %s: %s", service, address, name, details)
+            message = (f"The {service} service at {address} is unreachable or too slow ({name}): check that it is "
+                       "running and that the address is right")
         elif code == grpc.StatusCode.UNAUTHENTICATED:  # the service's sentence says what to set
             message = f"The {service} service at {address} refused the call. {details}"
         else:

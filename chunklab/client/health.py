@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from chunklab.errors import said_by_grpc
 from chunklab.rpc import channels
 from chunklab.client.core import SERVICES, Calls
 
@@ -37,5 +39,14 @@ class HealthCalls(Calls):
                     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
                     rows.append(ServiceHealth(service, address, status))
                 except grpc.RpcError as exc:
-                    rows.append(ServiceHealth(service, address, "UNREACHABLE", f"{exc.code().name}: {exc.details()}"))
+                    rows.append(ServiceHealth(service, address, "UNREACHABLE", _why(exc)))
         return rows
+
+
+def _why(exc: grpc.RpcError) -> str:
+    """Why a health check failed, in our words (gRPC's own go to the log, ADR 0079)."""
+    code, details = exc.code(), exc.details() or ""
+    if said_by_grpc(code, details):
+        logging.getLogger("chunklab.client").info("health check: %s: %s", code.name, details)
+        return f"{code.name}: not reached in time; check that it is running and that the address is right"
+    return f"{code.name}: {details}"  # the service answered: its own sentence

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -90,8 +91,10 @@ def graph_path(directory: Path, variant: str) -> Path:
     try:
         manifest = json.loads(manifest_file.read_text())
         built_from = manifest.get("source")
-    except (OSError, ValueError) as exc:
-        raise FailedPrecondition(f"{manifest_file} is unreadable ({exc}); build the export again with {BUILD_COMMAND}") from None
+    except (OSError, ValueError):
+        logging.getLogger(__name__).warning("%s is unreadable", manifest_file, exc_info=True)
+        raise FailedPrecondition(f"{manifest_file} is unreadable (no JSON manifest could be read from it; the "
+                                 f"service log says why); build the export again with {BUILD_COMMAND}") from None
     current = source_fingerprint(packaged_model_dir())
     if built_from != current:
         raise FailedPrecondition(

@@ -14,7 +14,14 @@ import numpy as np
 
 from chunklab.embeddings import OPENAI_PREFIX
 from chunklab.embeddings.base import EmbeddingProvider, unit_rows
-from chunklab.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, ServiceError, Unavailable
+from chunklab.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    ResourceExhausted,
+    ServiceError,
+    Unavailable,
+    status_meaning,
+)
 from chunklab.rpc.limits import excerpt
 
 log = logging.getLogger("chunklab.embeddings")
@@ -105,10 +112,13 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
         import openai
 
         where = f"the embeddings endpoint ({self.describe()})"
+        # Its own text (the body, the connection library's message) goes to the log only (ADR 0079).
+        log.warning("%s failed: %s: %s", where, type(exc).__name__, excerpt(exc, 2000))
         if isinstance(exc, openai.APITimeoutError):
             return Unavailable(f"{where} did not answer within {self._endpoint.timeout_s:g}s")
         if isinstance(exc, openai.APIConnectionError):
-            return Unavailable(f"{where} is unreachable: {exc}")
+            return Unavailable(f"{where} is unreachable: no connection could be made or it was cut (after "
+                               f"{self._endpoint.max_retries} retries); check the address and that it is running")
         if isinstance(exc, openai.RateLimitError):
             return ResourceExhausted(f"{where} refused: rate limited after {self._endpoint.max_retries} retries")
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -116,11 +126,13 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
                 f"{where} refused the API key (HTTP {exc.status_code}); check CHUNKLAB_EMBEDDING_API_KEY"
             )
         if isinstance(exc, openai.NotFoundError):
-            return FailedPrecondition(f"{where} does not serve model {self.model!r} (HTTP 404): {excerpt(exc.message, 200)}")
+            return FailedPrecondition(f"{where} does not serve model {self.model!r} (HTTP 404)")
         if isinstance(exc, openai.APIStatusError):
             kind = InvalidArgument if exc.status_code in (400, 413, 422) else Unavailable
-            return kind(f"{where} answered HTTP {exc.status_code}: {excerpt(exc.message, 200)}")
-        return FailedPrecondition(f"{where} gave an unusable reply ({type(exc).__name__}: {excerpt(exc, 200)})")
+            return kind(f"{where} answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); its reply is in "
+                        "the service log")
+        return FailedPrecondition(f"{where} gave an unusable reply (not an embeddings response); its reply is in "
+                                  "the service log")
 
     def _create(self, inputs: list[str], role: str):
         import openai

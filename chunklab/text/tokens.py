@@ -92,7 +92,7 @@ def token_byte_lengths() -> np.ndarray:
         try:
             table[token] = len(enc.decode_single_token_bytes(token))
         except KeyError:
-            pass
+            pass  # a number the encoding leaves unused: no token has it, its length stays 0
     return table
 
 

@@ -25,6 +25,7 @@ waiting for the lease (consumer names say `host:pid:`, `local_consumer`).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sqlite3
@@ -35,9 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunklab.db.sessions import busy_error, is_busy
-from chunklab.errors import Unavailable
+from chunklab.errors import Unavailable, logged
 from chunklab.rpc.replicas import process_gone
 from chunklab.settings import DB_BUSY_TIMEOUT_S
+
+log = logging.getLogger(__name__)
 
 # Bulk loads and their results are kept this long after they are submitted.
 KEEP_S = 7 * 24 * 3600.0
@@ -135,6 +138,7 @@ class RedisBroker(Broker):
         parsed = self._redis.connection_pool.connection_kwargs
         self.describe = f"Redis at {parsed.get('host', '?')}:{parsed.get('port', '?')}/{parsed.get('db', 0)}"
         self._errors, self._refused = redis.RedisError, redis.ResponseError
+        self._unreachable = (redis.ConnectionError, redis.TimeoutError)
         self._grouped = False
 
     def _guard(self, call, *args):
@@ -152,7 +156,14 @@ class RedisBroker(Broker):
         except self._errors as exc:
             if "NOGROUP" in str(exc):  # Redis restarted without its data: make the group again next time
                 self._grouped = False
-            raise Unavailable(f"the message broker ({self.describe}) failed: {exc}") from None
+                what = "lost its queue (Redis restarted without its data; it is set up again at the next call)"
+            elif isinstance(exc, self._unreachable):
+                what = "is unreachable or too slow"
+            else:
+                what = "refused a command"
+            incident = logged(log, f"the message broker ({self.describe}) {what}")
+            raise Unavailable(f"the message broker ({self.describe}) {what} (incident {incident}); the chunker "
+                              "log has the details. Check that Redis is running and reachable, then try again") from None
 
     def submit(self, batch_id: str, payloads: list[bytes]) -> None:
         def run() -> None:
@@ -426,7 +437,9 @@ class _Transaction:
     def _failed(self, exc: sqlite3.Error) -> Unavailable:
         if is_busy(exc):
             return busy_error(f"of the message broker ({self._describe})", self._busy_timeout_s)
-        return Unavailable(f"the message broker ({self._describe}) failed: {exc}")
+        incident = logged(log, f"the message broker's database ({self._describe}) failed", exc)
+        return Unavailable(f"the message broker's database ({self._describe}) failed (incident {incident}); the "
+                           "chunker log has the details. Check the data folder's disk, then try again")
 
     def __enter__(self) -> sqlite3.Connection:
         try:

@@ -266,7 +266,7 @@ class EmbeddingCache:
         try:
             self._disk.close()
         except sqlite3.Error:
-            pass
+            pass  # closing a store already given up on: its failure was logged just above, nothing more is lost
         self._disk = None
 
     def clear_memory(self) -> None:

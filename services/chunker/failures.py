@@ -8,13 +8,13 @@ the client is told what failed, the id, and what to do.
 from __future__ import annotations
 
 import logging
-import uuid
+
+from chunklab.errors import logged
 
 
 def reported(log: logging.Logger, what: str) -> str:
     """Logs the exception being handled under a new incident id; returns the
     sentence for the client. Call it from an `except` block."""
-    incident = uuid.uuid4().hex[:12]
-    log.exception("%s (incident %s)", what, incident)
+    incident = logged(log, what)
     return (f"{what} with an internal error (incident {incident}); the chunker log has the details. "
             "Try again, and report the incident if it fails again")

@@ -6,6 +6,7 @@ Knows nothing of gRPC: it takes plain values and raises chunklab.errors.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import uuid
 import zipfile
@@ -65,6 +66,8 @@ def resolve_format(name: str, declared: int) -> int:
 
 # What python-docx raises on a package that is a safe zip but not a well-formed
 # Word document (parts missing, relationships pointing nowhere, odd XML).
+log = logging.getLogger(__name__)
+
 _UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
                     zipfile.BadZipFile, OpcError, PythonDocxError)
 
@@ -91,8 +94,10 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
         try:
             content = read_docx(data)
         except _UNREADABLE_DOCX as exc:
+            log.info("%r is not a readable Word document: %s: %s", name, type(exc).__name__, str(exc)[:500])
             raise InvalidArgument(
-                f"{name!r} is not a readable Word document ({type(exc).__name__}: {str(exc)[:200]}); "
+                f"{name!r} is not a readable Word document (its parts cannot be parsed; the ingest log says "
+                "where); "
                 "open it in Word and save it again as .docx"
             ) from None
         if not content.text.strip():

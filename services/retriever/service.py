@@ -32,6 +32,7 @@ from services.retriever.index.payloads import (
     SET_STATE_FIELD,
     TIME_FIELD,
     IndexPoint,
+    NoDirection,
     Sparse,
     chunk_to_payload,
     payload_to_chunk,
@@ -239,7 +240,7 @@ class RetrieverService:
             if searchable:
                 try:
                     dense = unit_vector(item.vector)
-                except ValueError as exc:
+                except NoDirection as exc:
                     raise InvalidArgument(f"chunk {chunk.chunk_index}: {exc}") from None
                 sparse = lexical.document_vector(
                     chunk.enriched_content if chunk.HasField("enriched_content") else chunk.content, chunk.language

@@ -3,6 +3,7 @@ from the embedded SQLite queue and from a real Redis server."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -111,7 +112,9 @@ def test_an_unreachable_redis_is_unavailable_with_where_it_was_looked_for():
     broker = RedisBroker(f"redis://127.0.0.1:{free_port()}/0")
     with pytest.raises(Unavailable) as caught:
         broker.receive("worker", lease_s=10, wait_s=0.1)
-    assert f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0" in caught.value.message
+    assert f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0) is unreachable or too " \
+        "slow (incident " in caught.value.message
+    assert "Connection refused" not in caught.value.message and "Errno" not in caught.value.message
     with pytest.raises(Unavailable):
         broker.submit("batch", [b"job"])
 
@@ -124,14 +127,17 @@ def test_an_abandoned_job_behind_many_live_ones_is_still_found(broker):
     assert again is not None and again.payload == abandoned.payload == b"job 14" and again.deliveries == 2
 
 
-def test_a_redis_that_lost_its_data_is_set_up_again(redis_server):
+def test_a_redis_that_lost_its_data_is_set_up_again(redis_server, caplog):
     broker = RedisBroker(redis_server.url)
     broker._redis.flushdb()
     broker.submit("before", [b"job"])
     broker._redis.flushall()  # a restart without persistence: the stream and its group are gone
-    with pytest.raises(Unavailable) as caught:
+    with pytest.raises(Unavailable) as caught, caplog.at_level("ERROR", logger="services.chunker.broker"):
         broker.receive("worker", lease_s=10, wait_s=0.1)
-    assert "NOGROUP" in caught.value.message
+    assert "lost its queue (Redis restarted without its data" in caught.value.message
+    incident = re.search(r"\(incident ([0-9a-f]{12})\)", caught.value.message).group(1)
+    assert "NOGROUP" not in caught.value.message  # Redis's own words stay in the log, under the incident
+    assert f"(incident {incident})" in caplog.text and "NOGROUP" in caplog.text
     broker.submit("after", [b"new job"])
     assert broker.receive("worker", lease_s=10, wait_s=1).payload == b"new job"
     broker.close()

@@ -159,7 +159,7 @@ def test_requests_are_batched_and_carry_the_role(fake, configured):
 @pytest.mark.parametrize(
     ("behaviour", "error", "message"),
     [
-        ("error", Unavailable, "answered HTTP 500.*the model crashed"),
+        ("error", Unavailable, r"answered HTTP 500 \(an error on its side\); its reply is in the service log$"),
         ("rate_limit", ResourceExhausted, "rate limited"),
         ("garbage", FailedPrecondition, "unusable reply"),
         ("empty", FailedPrecondition, "returned 0 vectors for 2 texts"),

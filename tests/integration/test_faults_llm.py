@@ -88,7 +88,7 @@ def test_an_answer_retries_a_rate_limit_and_a_crash_once_then_succeeds(evaluator
 
 @pytest.mark.parametrize("behaviour, calls, problem", [
     ("rate_limit", 2, "refused: rate limited after 1 retries"),
-    ("error", 2, "answered HTTP 500: the model crashed"),
+    ("error", 2, "answered HTTP 500 (an error on its side); its reply is in the service log"),
     ("slow", 2, f"did not answer within {TIMEOUT_S:g}s"),
     ("truncated", 1, f"stopped before the end of its reply: the stream ended after {len(CUT)} characters {UNFINISHED}"),
     ("garbage", 1, f"stopped before the end of its reply: the stream ended after 0 characters {UNFINISHED}"),
@@ -145,7 +145,7 @@ def test_an_experiment_counts_every_question_and_says_why_each_failed(evaluator,
     where = f"the answer model failed: the LLM (fake at {answers.base_url})"
     assert [(r.question, r.error) for r in results] == [
         ("What is chunking?", ""),
-        ("Why chunk?", f"{where} answered HTTP 500: the model crashed"),
+        ("Why chunk?", f"{where} answered HTTP 500 (an error on its side); its reply is in the service log"),
         ("How big is a chunk?",
          f"{where} stopped before the end of its reply: the stream ended after {len(CUT)} characters {UNFINISHED}"),
         ("Who chunks?", f"{where} did not answer within {TIMEOUT_S:g}s"),
@@ -154,7 +154,7 @@ def test_an_experiment_counts_every_question_and_says_why_each_failed(evaluator,
     scores = results[0].judge
     assert not scores.context_relevance.measured
     assert scores.context_relevance.reason == (
-        "not measured after 3 attempts: unusable judge reply: not JSON (Expecting value at character 0)")
+        "not measured after 3 attempts: unusable judge reply: not JSON (unreadable at character 0)")
     assert (scores.faithfulness.measured, scores.faithfulness.value) == (True, 9.0)
     assert (scores.hallucination.measured, scores.hallucination.value) == (True, 0.0)
     assert [c["behaviour"] for c in judges.calls[:3]] == ["rate_limit", "garbage", "good"]

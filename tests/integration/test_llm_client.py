@@ -59,3 +59,28 @@ def test_transient_failures_are_retried(server):
 def test_no_endpoint_is_a_clear_error():
     with pytest.raises(LLMError, match="CHUNKLAB_LLM_BASE_URL"):
         ChatClient(ChatEndpoint("", "", ""))
+
+
+def test_the_providers_own_text_goes_to_the_log_not_into_the_error(server, caplog):
+    """ADR 0079: the error says what happened in our words (by class and status code);
+    the provider's body stays in the log of the service that called."""
+    server.behaviour = "error"
+    with caplog.at_level("WARNING", logger="chunklab.llm"), pytest.raises(LLMError) as caught:
+        client(server).complete([{"role": "user", "content": "hi"}])
+    assert str(caught.value) == (f"the LLM (fake-model at {server.base_url}) answered HTTP 500 (an error on its side); "
+                                 "its reply is in the service log")
+    assert "the model crashed" in caplog.text
+
+
+def test_an_endpoint_nobody_listens_on_is_unreachable_in_our_words(caplog):
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+    endpoint = ChatEndpoint(url, "secret", "fake-model", 5.0, 0)
+    with caplog.at_level("WARNING", logger="chunklab.llm"), pytest.raises(LLMError) as caught:
+        ChatClient(endpoint).complete([{"role": "user", "content": "hi"}])
+    assert str(caught.value) == (f"the LLM (fake-model at {url}) is unreachable: no connection could be made or it "
+                                 "was cut (after 0 retries); check the address and that it is running")
+    assert "APIConnectionError: Connection error" in caplog.text

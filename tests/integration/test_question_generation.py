@@ -118,9 +118,9 @@ def test_a_generation_keeps_located_questions_and_counts_every_other_with_its_re
     problems = {o.passage_number: o.problem for o in generation.outcomes}
     assert problems[4] == (f"a near-duplicate (cosine 1.00) of passage 1's question "
                            f"'Which river flows past Harwick?'")
-    assert problems[6] == ("no usable reply after 2 attempts (unusable reply: not JSON (Expecting value at "
+    assert problems[6] == ("no usable reply after 2 attempts (unusable reply: not JSON (unreadable at "
                            "character 0))")
-    assert problems[8] == f"the LLM (fake at {fake.base_url}) answered HTTP 500: the model crashed"
+    assert problems[8] == f"the LLM (fake at {fake.base_url}) answered HTTP 500 (an error on its side); its reply is in the service log"
     assert problems[10] == f"an excerpt is {len(LONG)} characters long, over {question_prompt.MAX_EXCERPT_CHARS}"
     assert problems[3].startswith("the excerpt 'The mayor owns three purple elephants.' is not in the document")
     # asked = kept + dropped by reason + failed: nothing is silently left out of the count.
@@ -246,7 +246,7 @@ def test_an_endpoint_that_refuses_the_schema_is_asked_with_a_plainer_format(eval
 @pytest.mark.parametrize("behaviour, calls, problem", [
     ("slow", 2, f"did not answer within {TIMEOUT_S:g}s"),
     ("garbage", 2, "no usable reply after 2 attempts (the LLM (fake at {url}) gave an unusable reply "
-                   "(JSONDecodeError: Expecting value: line 1 column 1 (char 0)))"),
+                   "(not a chat completion); its reply is in the service log)"),
 ])
 def test_a_model_that_times_out_or_sends_garbage_is_a_counted_failure_and_no_empty_set(
         evaluator, fake, behaviour, calls, problem):

@@ -172,7 +172,7 @@ def test_the_default_depth_is_twenty_or_top_k(service, servers, baseline):
 
 
 @pytest.mark.parametrize("behaviour, said", [
-    ("error", "answered HTTP 500: {\"error\": \"model not loaded\"}"),
+    ("error", "answered HTTP 500 (an error on its side; its reply is in the retriever log)"),
     ("garbage", "gave an unusable reply"),
     ("short", "gave an unusable reply (4 passages were sent; no score for {missing})"),
 ])
@@ -217,7 +217,8 @@ def test_over_grpc_a_failing_reranker_is_unavailable_in_its_own_words(service, s
                 stub.Retrieve(request, timeout=10)
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
             assert caught.value.details() == (
-                f'the reranker at {rerank_server.cohere_url} answered HTTP 500: {{"error": "model not loaded"}}; '
+                f"the reranker at {rerank_server.cohere_url} answered HTTP 500 (an error on its side; its reply is in "
+                "the retriever log); "
                 "the query was not reranked: try again, or search without reranking")
             request.options.rerank.depth = 1
             with pytest.raises(grpc.RpcError) as caught:
@@ -234,7 +235,7 @@ def test_an_endpoint_that_is_down_fails_the_query_unavailable(service):
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{free.getsockname()[1]}/v1/rerank"
-    with pytest.raises(Unavailable, match=re.escape(f"the reranker at {url} is unreachable (")):
+    with pytest.raises(Unavailable, match=re.escape(f"the reranker at {url} is unreachable (it refused the connection or is not running)")):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP, base_url=url))
 
 
@@ -278,7 +279,7 @@ def test_an_llm_reply_without_scores_fails_the_query_unavailable(service, server
     _, llm = servers
     llm.responder = lambda messages, model: "I would rather not rank these."
     with pytest.raises(Unavailable, match=r"the LLM reranker \(fake-chat at .*\) gave no usable scores "
-                                          r"\(the reply holds no JSON\)"):
+                                          r"\(the reply holds no JSON; its reply is in the retriever log\)"):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_LLM))
 
 

@@ -88,7 +88,7 @@ def test_replies_are_read_defensively(text, draft):
 
 
 @pytest.mark.parametrize("text, problem", [
-    ("No JSON at all.", "not JSON (Expecting value at character 0)"),
+    ("No JSON at all.", "not JSON (unreadable at character 0)"),
     ('{"answer": "B"}', "no question in it (keys ['answer'])"),
     ('"just a string"', "a JSON str, not an object"),
 ])

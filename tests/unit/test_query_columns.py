@@ -156,7 +156,7 @@ def test_an_unreachable_retriever_is_named_with_its_address():
         grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"))
     assert query_columns.error_sentence(exc) == (
         "This configuration could not be searched: The retriever service at 127.0.0.1:3 is unreachable or too "
-        "slow (UNAVAILABLE): failed to connect to all addresses.")
+        "slow (UNAVAILABLE): check that it is running and that the address is right.")
 
 
 def test_without_a_question_from_a_set_nothing_is_marked_or_measured(columns):

@@ -20,7 +20,8 @@ from frontend.views import formatting
 from tests.support.fake_stubs import FakeRpcError
 
 ADDRESS = "127.0.0.1:4"
-DOWN = f"The retriever service at {ADDRESS} is unreachable or too slow (UNAVAILABLE): failed to connect to all addresses"
+DOWN = (f"The retriever service at {ADDRESS} is unreachable or too slow (UNAVAILABLE): check that it is running "
+        "and that the address is right")
 SAID = formatting.message_html(DOWN, "error")
 
 

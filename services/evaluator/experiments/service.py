@@ -131,7 +131,7 @@ class ExperimentService:
             try:
                 event = events.get(timeout=WATCH_S)
             except queue.Empty:
-                continue
+                continue  # no event yet: a wait that timed out, not a failure; the loop looks at `cancelled` again
             yield event
             if event.HasField("experiment"):
                 return

@@ -83,7 +83,7 @@ def parse_reply(measure: str, text: str) -> tuple[float, str]:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise UnusableReply(f"not JSON ({exc.msg} at character {exc.pos})") from None
+        raise UnusableReply(f"not JSON (unreadable at character {exc.pos})") from None
     if not isinstance(data, dict):
         raise UnusableReply(f"a JSON {type(data).__name__}, not an object")
     key = "hallucination" if measure == "hallucination" else "score"

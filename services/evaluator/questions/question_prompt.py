@@ -99,11 +99,11 @@ def _object(text: str):
     except json.JSONDecodeError as exc:
         first = body.find("{")
         if first < 0:
-            raise UnusableReply(f"not JSON ({exc.msg} at character {exc.pos})") from None
+            raise UnusableReply(f"not JSON (unreadable at character {exc.pos})") from None
         try:
             return json.JSONDecoder().raw_decode(body[first:])[0]
         except json.JSONDecodeError as inner:
-            raise UnusableReply(f"not JSON ({inner.msg} at character {first + inner.pos})") from None
+            raise UnusableReply(f"not JSON (unreadable at character {first + inner.pos})") from None
 
 
 def _first(data: dict, keys: tuple[str, ...]):

@@ -73,7 +73,8 @@ def _references(value, default_document: str, line: int) -> list[RawReference]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise InvalidArgument(f"line {line}: references is not a JSON list ({exc.msg})") from None
+            raise InvalidArgument(f"line {line}: references is not a JSON list (not valid JSON at character "
+                                  f"{exc.pos + 1})") from None
     if not isinstance(value, list):
         raise InvalidArgument(f"line {line}: references must be a list of objects")
     refs = []
@@ -138,11 +139,27 @@ def read_jsonl(data: bytes) -> list[RawQuestion]:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise InvalidArgument(f"line {line}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+            raise InvalidArgument(f"line {line}: not a JSON object (not valid JSON at column {exc.colno})") from None
         if not isinstance(record, dict):
             raise InvalidArgument(f"line {line}: a JSON {type(record).__name__}, expected an object")
         questions.append(_question(record, line))
     return questions
+
+
+# What the csv module's refusals mean, in our words (its own text is not shown: ADR 0079).
+_CSV_PROBLEMS = (
+    ("field larger than field limit", f"a field is over {csv.field_size_limit():,} characters"),
+    ("line contains nul", "the line holds a NUL byte: save the file as CSV text again"),
+    ("new-line character seen in unquoted field", "a line break inside a field that is not quoted"),
+    ("unexpected end of data", "a quote is not closed before the end of the file"),
+)
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    for known, meaning in _CSV_PROBLEMS:
+        if known in str(exc).lower():
+            return meaning
+    return "the quoting of a field is broken: save the file as CSV again"
 
 
 def read_csv(data: bytes) -> list[RawQuestion]:
@@ -153,7 +170,7 @@ def read_csv(data: bytes) -> list[RawQuestion]:
     except StopIteration:
         raise InvalidArgument("the CSV file is empty") from None
     except csv.Error as exc:
-        raise InvalidArgument(f"line 1: unreadable CSV header ({exc})") from None
+        raise InvalidArgument(f"line 1: unreadable CSV header ({_csv_problem(exc)})") from None
     header = [h.strip() for h in header]
     if not any(h in QUESTION_KEYS for h in header):
         raise InvalidArgument(f"line 1: the CSV header needs a 'question' column; it has {', '.join(header)}")
@@ -165,7 +182,7 @@ def read_csv(data: bytes) -> list[RawQuestion]:
         except StopIteration:
             break
         except csv.Error as exc:
-            raise InvalidArgument(f"line {line}: unreadable CSV ({exc})") from None
+            raise InvalidArgument(f"line {line}: unreadable CSV ({_csv_problem(exc)})") from None
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):

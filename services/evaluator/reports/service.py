@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
+from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.experiments import holdout
 from services.evaluator.experiments.summary import summarize
@@ -44,7 +44,7 @@ class ReportService:
         for set_id in {e.config.question_set_id for e in experiments}:
             try:
                 names[set_id] = self._repo.get_question_set(set_id, with_questions=False).name
-            except ServiceError:
+            except NotFound:  # deleted since: the warning says so; a database out of reach is raised
                 continue
         return names
 

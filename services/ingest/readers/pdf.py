@@ -11,6 +11,7 @@ pages its range touches and the tree the offset where each page begins.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -324,6 +325,8 @@ def _stamp_pages(node: pb.TreeNode, page_starts: list[int]) -> None:
 
 # What PDFium raises on a file it cannot open (a damaged cross-reference
 # table, a truncated file), and what a broken outline or font can raise.
+log = logging.getLogger(__name__)
+
 _UNREADABLE = (pdfium.PdfiumError, KeyError, ValueError, TypeError, IndexError, AttributeError)
 
 
@@ -339,8 +342,9 @@ def read_pdf(name: str, data: bytes) -> Parsed:
         finally:
             document.close()
     except _UNREADABLE as exc:
+        log.info("%r is not a readable PDF: %s: %s", name, type(exc).__name__, str(exc)[:500])
         raise InvalidArgument(
-            f"{name!r} is not a readable PDF ({type(exc).__name__}: {str(exc)[:200]}); "
+            f"{name!r} is not a readable PDF (the PDF reader could not parse it; the ingest log says where); "
             "open it in a PDF viewer and save or print it again as PDF"
         ) from None
     remove_furniture(pages)

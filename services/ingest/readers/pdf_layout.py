@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+
+log = logging.getLogger(__name__)
 
 # A ruled table of two rows and two columns draws rules at three x and three
 # y positions at least; a page with fewer never reaches the table finder.
@@ -173,7 +176,8 @@ def _find_tables(ruled: list[Page], data: bytes) -> None:
     except unreadable as exc:
         for page in ruled:
             if page.number not in done:
-                page.tables_skipped = f"{type(exc).__name__}: {str(exc)[:100]}"
+                page.tables_skipped = "the table finder could not parse the page"
+        log.info("the table finder stopped on a PDF: %s: %s", type(exc).__name__, str(exc)[:500])
     for page in ruled:
         page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
 

@@ -17,6 +17,7 @@ for their structure, and no XML part may declare a DOCTYPE or entities
 from __future__ import annotations
 
 import io
+import logging
 import re
 import struct
 import zipfile
@@ -27,6 +28,8 @@ from chunklab.errors import InvalidArgument, ResourceExhausted
 from services.ingest.safety.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container, size_text
 
 ZIP_MAGIC = b"PK\x03\x04"
+log = logging.getLogger(__name__)
+
 _DOCX = Container(kind="DOCX", bomb="a zip bomb", verb="unpacks", unit="file inside a DOCX")
 _DOCTYPE = re.compile(rb"<!\s{0,16}(DOCTYPE|ENTITY)", re.IGNORECASE)
 _DOCTYPE_UTF16 = [p.encode(enc) for p in ("<!DOCTYPE", "<!ENTITY") for enc in ("utf-16-le", "utf-16-be")]
@@ -59,7 +62,9 @@ def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) 
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
     except _CORRUPT as exc:
-        raise InvalidArgument(f"{name!r} is a corrupt or truncated zip archive ({exc}); save it again") from None
+        log.info("%r is a corrupt zip archive: %s: %s", name, type(exc).__name__, str(exc)[:500])
+        raise InvalidArgument(f"{name!r} is a corrupt or truncated zip archive (its directory cannot be read); "
+                              "save it again") from None
     _check_member_count(name, len(members), limits)
     _check_names(name, members)
     _check_layout(name, data, members)
@@ -159,7 +164,10 @@ def _declares_doctype(content: bytes) -> bool:
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    if "encrypted" in text:
+    """Why a member cannot be read, in our words; zipfile's own text goes to the log."""
+    log.info("a zip member cannot be read: %s: %s", type(exc).__name__, str(exc)[:500])
+    if "encrypted" in str(exc):
         return "it is encrypted: save the document without a password"
-    return text[:200]
+    if "compression" in str(exc).lower():
+        return "it is compressed with a method Word does not use"
+    return "its bytes do not match what the archive says of them"

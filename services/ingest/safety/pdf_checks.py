@@ -21,6 +21,7 @@ A PDF is judged by its bytes first, then by its structure:
 from __future__ import annotations
 
 import io
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from chunklab.errors import InvalidArgument, ResourceExhausted
 from services.ingest.readers.decoding import looks_like
 from services.ingest.safety.inflate import MAX_PART_BYTES, MAX_TOTAL_BYTES, PIECE_BYTES, Budget, Container
 from services.ingest.safety.pdf_filters import DECODERS
+
+log = logging.getLogger(__name__)
 
 _PDF = Container(kind="PDF", bomb="a decompression bomb", verb="inflates", unit="stream inside a PDF")
 # Readers accept the header within the first kB and the end marker within the last.
@@ -99,21 +102,25 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
     except NotImplementedError as exc:
         if not _ENCRYPT.search(data):
             raise _damaged(name, exc) from None
+        log.info("%r: pypdf cannot open its encryption: %s", name, str(exc)[:500])
         raise InvalidArgument(
-            f"{name!r} is encrypted in a way that cannot be opened here ({str(exc)[:200]}); "
+            f"{name!r} is encrypted in a way that cannot be opened here; "
             "save a copy without security and upload that"
         ) from None
     except LimitReachedError as exc:
+        log.info("%r passes a limit of pypdf: %s", name, str(exc)[:500])
         raise ResourceExhausted(
-            f"{name!r} is refused: it passes a limit of the PDF parser ({str(exc)[:200]}); split it into smaller PDFs"
+            f"{name!r} is refused: it passes a limit of the PDF parser (its size, nesting or number of objects); "
+            "split it into smaller PDFs"
         ) from None
     except _UNREADABLE as exc:
         raise _damaged(name, exc) from None
 
 
 def _damaged(name: str, exc: Exception) -> InvalidArgument:
+    log.info("%r is a damaged PDF: %s: %s", name, type(exc).__name__, str(exc)[:500])
     return InvalidArgument(
-        f"{name!r} is a damaged PDF that cannot be read ({type(exc).__name__}: {str(exc)[:200]}); "
+        f"{name!r} is a damaged PDF that cannot be read (the ingest log says where); "
         "open it in a PDF viewer and save or export it again as PDF"
     )
 

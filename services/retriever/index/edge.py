@@ -411,7 +411,7 @@ def _run_build(command: list[str], stop: threading.Event | None, timeout_s: floa
     try:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=_REPO)
     except OSError as exc:
-        raise GraphBuildFailed(str(exc)) from None
+        raise GraphBuildFailed(f"the build process could not start ({exc.strerror})") from None
     deadline = time.monotonic() + timeout_s
     while True:
         try:

@@ -84,6 +84,10 @@ def payload_to_chunk(payload: dict) -> common_pb2.Chunk:
     return chunk
 
 
+class NoDirection(ValueError):
+    """A vector of zeros, or with NaN or inf: our sentence says so."""
+
+
 def unit_vector(values) -> list[float]:
     """float32 and unit length: the index uses the dot product, so cosine
     similarity is computed once here and a stored vector is never changed by
@@ -91,5 +95,5 @@ def unit_vector(values) -> list[float]:
     vector = np.asarray(values, dtype=np.float32)
     norm = float(np.linalg.norm(vector))
     if not math.isfinite(norm) or norm == 0.0:
-        raise ValueError("a vector of zeros (or with NaN/inf) has no direction")
+        raise NoDirection("a vector of zeros (or with NaN/inf) has no direction")
     return (vector / np.float32(norm)).astype(np.float32).tolist()

@@ -105,7 +105,7 @@ def write_failed(what: str, folder: Path, exc: OSError, kept: str, retry: str) -
     """A write under `folder` that the file system refused, as a person can act on
     it: RESOURCE_EXHAUSTED when the disk (or a quota, or a size limit) is full,
     FAILED_PRECONDITION otherwise (a folder it may not write, a read-only disk)."""
-    reason = f"{exc.strerror or exc} ({errno.errorcode.get(exc.errno, 'OSError')})"
+    reason = f"{exc.strerror or 'the file system refused it'} ({errno.errorcode.get(exc.errno, 'OSError')})"
     said = f"{what} could not be written to {folder}: {reason}; {kept}"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return ResourceExhausted(f"{said}: free space there and {retry}")

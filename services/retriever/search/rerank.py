@@ -17,6 +17,7 @@ Knows nothing of gRPC.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import threading
@@ -28,13 +29,15 @@ from typing import Protocol
 
 import httpx
 
-from chunklab.errors import FailedPrecondition, Unavailable
+from chunklab.errors import FailedPrecondition, Unavailable, logged
 from chunklab.rpc.limits import excerpt
-from chunklab.llm import ChatClient, ChatEndpoint, LLMError
+from chunklab.llm import ChatClient, ChatEndpoint, LLMError, status_meaning
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2 as pb
 from services.retriever.index.payloads import payload_to_chunk
 from services.retriever.search import ranking
+
+log = logging.getLogger(__name__)
 
 # Characters of a passage a reranker is sent: endpoints and cross-encoders cut
 # by tokens themselves; this bounds the request (the LLM's prompt: LLM_PASSAGE_CHARS).
@@ -164,9 +167,11 @@ class CrossEncoderReranker:
 
         try:
             self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
-        except Exception as exc:  # noqa: BLE001 - whatever the folder holds, the user is told what failed
+        except Exception:  # noqa: BLE001 - whatever the folder holds, the user is told what failed
+            incident = logged(log, f"the folder {folder} could not be loaded as a CrossEncoder")
             raise FailedPrecondition(f"the folder {excerpt(str(folder))!r} could not be loaded as a "
-                                     f"sentence-transformers CrossEncoder: {excerpt(exc, 200)}") from None
+                                     f"sentence-transformers CrossEncoder (incident {incident}; the retriever log "
+                                     "says why): check that it holds a cross-encoder's files") from None
         labels = self._model.config.num_labels
         if labels != 1:
             raise FailedPrecondition(f"the cross-encoder in {excerpt(str(folder))!r} gives {labels} scores per "
@@ -209,36 +214,50 @@ class HttpReranker:
         except httpx.TimeoutException:
             raise Unavailable(f"{where} did not answer within {self.timeout_s:g}s; {NOT_RERANKED}") from None
         except httpx.HTTPError as exc:
-            raise Unavailable(f"{where} is unreachable ({excerpt(exc, 200)}); {NOT_RERANKED}") from None
+            log.warning("%s is unreachable: %s: %s", where, type(exc).__name__, excerpt(exc, 500))
+            said = "it refused the connection or is not running" if isinstance(exc, httpx.ConnectError) else \
+                "the connection failed"
+            raise Unavailable(f"{where} is unreachable ({said}); {NOT_RERANKED}") from None
         if reply.status_code >= 400:
-            raise Unavailable(f"{where} answered HTTP {reply.status_code}: {excerpt(reply.text, 200)}; {NOT_RERANKED}")
+            log.warning("%s answered HTTP %d: %s", where, reply.status_code, excerpt(reply.text, 2000))
+            raise Unavailable(f"{where} answered HTTP {reply.status_code} ({status_meaning(reply.status_code)}; its "
+                              f"reply is in the retriever log); {NOT_RERANKED}")
         try:
             data = reply.json()
             items = data["results"] if isinstance(data, dict) else data
             return in_order([(item["index"], item.get("relevance_score", item.get("score"))) for item in items], count)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise Unavailable(f"{where} gave an unusable reply ({excerpt(exc, 120)}): {excerpt(reply.text, 120)}; "
-                              f"{NOT_RERANKED}") from None
+        except Unscorable as exc:
+            log.warning("%s gave unusable scores: %s", where, excerpt(reply.text, 2000))
+            raise Unavailable(f"{where} gave an unusable reply ({exc.args[0]}); {NOT_RERANKED}") from None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("%s gave an unusable reply: %s", where, excerpt(reply.text, 2000))
+            raise Unavailable(f"{where} gave an unusable reply (not JSON results with an index and a score per "
+                              f"passage; the reply is in the retriever log); {NOT_RERANKED}") from None
+
+
+class Unscorable(ValueError):
+    """A reply's scores are not one finite number per passage sent; the message says
+    what is wrong, in our words (it quotes at most an index or a score, in excerpt)."""
 
 
 def in_order(found: Iterable[tuple[object, object]], count: int) -> list[float]:
     """Scores by passage from (index, score) pairs, which must score each of `count`
-    passages once with a finite number (ValueError saying what is wrong otherwise)."""
+    passages once with a finite number (Unscorable saying what is wrong otherwise)."""
     scores: dict[int, float] = {}
     for index, score in found:
         if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).strip().isdigit():
-            raise ValueError(f"index {excerpt(repr(index), 40)} is not a passage number")
+            raise Unscorable(f"index {excerpt(repr(index), 40)} is not a passage number")
         try:
             number = float(score)  # a number, or a number written as text
         except (TypeError, ValueError):
-            raise ValueError(f"passage {index} has no numeric score ({excerpt(repr(score), 40)})") from None
+            raise Unscorable(f"passage {index} has no numeric score ({excerpt(repr(score), 40)})") from None
         if not math.isfinite(number):
-            raise ValueError(f"passage {index} has score {score!r}")
+            raise Unscorable(f"passage {index} has score {score!r}")
         scores[int(index)] = number
     missing = sorted(set(range(count)) - set(scores))
     if missing or len(scores) != count:
         extra = sorted(set(scores) - set(range(count)))
-        raise ValueError(f"{count} passages were sent; " + (f"no score for {missing[:10]}" if missing else
+        raise Unscorable(f"{count} passages were sent; " + (f"no score for {missing[:10]}" if missing else
                                                             f"scores for passages never sent: {extra[:10]}"))
     return [scores[i] for i in range(count)]
 
@@ -268,8 +287,9 @@ class LlmReranker:
             raise Unavailable(f"{exc}; {NOT_RERANKED}") from None
         try:
             return llm_scores(reply, len(passages))
-        except ValueError as exc:
-            raise Unavailable(f"{where} gave no usable scores ({exc}): {excerpt(reply, 120)!r}; "
+        except Unscorable as exc:
+            log.warning("%s gave no usable scores: %s", where, excerpt(reply, 2000))
+            raise Unavailable(f"{where} gave no usable scores ({exc.args[0]}; its reply is in the retriever log); "
                               f"{NOT_RERANKED}") from None
 
 
@@ -287,12 +307,12 @@ def llm_scores(reply: str, count: int) -> list[float]:
     if isinstance(value, dict):
         return in_order(value.items(), count)
     if not isinstance(value, list):
-        raise ValueError("the reply holds no list of scores")
+        raise Unscorable("the reply holds no list of scores")
     if all(isinstance(item, dict) for item in value):
         try:
             return in_order(((item["index"], item["score"]) for item in value), count)
-        except KeyError as exc:
-            raise ValueError(f"an entry has no {exc}") from None
+        except KeyError:
+            raise Unscorable("an entry has no 'index' or no 'score'") from None
     return in_order(enumerate(value), count)
 
 
@@ -302,5 +322,5 @@ def _first_json(text: str):
         try:
             return decoder.raw_decode(text, match.start())[0]
         except ValueError:
-            continue
-    raise ValueError("the reply holds no JSON")
+            continue  # not JSON from this bracket on: the next one is tried; none at all is said below
+    raise Unscorable("the reply holds no JSON")
