@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from chunklab import experiment_state
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.experiments import holdout
@@ -54,7 +55,7 @@ class ReportService:
         experiment = self._repo.experiment(request.experiment_id)
         if experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
             raise FailedPrecondition(
-                f"experiment {experiment.experiment_id} is still {report.STATE[experiment.state]}; "
+                f"experiment {experiment.experiment_id} is still {experiment_state.name(experiment.state)}; "
                 "its report is written once it ends"
             )
         results = self._repo.results(experiment.experiment_id)
