@@ -32,6 +32,7 @@ LIMITS = common_pb2.RetrievalLimits(
     max_filter_values=1000,
     max_rerank_depth=100,
     default_rerank_depth=20,
+    max_freshness_days=36500,  # the retriever's freshness windows (UpdateFreshnessWindow)
 )
 MAX_FILTER_VALUE_CHARS = NAME_CHARS
 
