@@ -132,7 +132,8 @@ def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k
     settings = RunSettings(**boxes, retrieval=row, answer=(object(), object(), object()),
                            judge=(object(), object(), object()), validation=(object(), object()),
                            rerank=(object(), object(), object(), object()))
-    values = {boxes["question_set"]: "qs", boxes["name"]: "", row["top_k"]: 8, row["neighbor_prev"]: 0,
+    values = {**{row[s.path]: None for s in ROW},  # every box of the row empty but those set below
+              boxes["question_set"]: "qs", boxes["name"]: "", row["top_k"]: 8, row["neighbor_prev"]: 0,
               row["neighbor_next"]: 0, row["window"]: "", boxes["embedding_model"]: "", row["hybrid"]: True,
               row["recency_lambda"]: 0, boxes["retrieval_only"]: True, boxes["documents"]: [],
               **{c: "" for c in (*settings.answer, *settings.judge)},
