@@ -136,8 +136,8 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
-        print(json.dumps({"experiment_id": experiment.experiment_id, "state": experiment_state.name(experiment.state, None),
-                          "error": experiment.error, "runs": runs,
+        print(json.dumps({"experiment_id": experiment.experiment_id,
+                          "state": experiment_state.name(experiment.state, None), "error": experiment.error, "runs": runs,
                           "validation": json_format.MessageToDict(experiment.validation,
                                                                   preserving_proto_field_name=True)}, indent=2))
     else:

@@ -10,7 +10,7 @@ import gradio as gr
 
 from chunklab_app import recommended
 from chunklab.knobs import label
-from frontend.forms import experiment_config, knobs
+from frontend.forms import knobs
 from frontend.forms.rerank import rerank_inputs, rerank_options
 from frontend.forms.retrieval import ROW, RetrievalInputs, retrieval_inputs, row_values
 
