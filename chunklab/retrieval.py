@@ -32,6 +32,7 @@ LIMITS = common_pb2.RetrievalLimits(
     max_filter_values=1000,
     max_rerank_depth=100,
     default_rerank_depth=20,
+    max_freshness_days=36500,  # the retriever's freshness windows (UpdateFreshnessWindow)
 )
 MAX_FILTER_VALUE_CHARS = NAME_CHARS
 
@@ -93,11 +94,16 @@ class Setting:
     path: str  # e.g. "top_k", "filter.collections"
     help: str
     low: float | None = None
-    high: float | None = None
+    limit: str = ""  # the field of RetrievalLimits (LIMITS, GetRetrievalLimits) that is its upper bound
     unit: str = ""  # after the bounds in messages, e.g. "sentences"
     zero_is_default: bool = False  # 0 means "the default" (top_k), outside the bounds
     names_a_set: bool = False  # strategy and config_id: a query names them, an experiment's grids do
     validate: Callable | None = None  # (value) for text, (path, values) for lists
+
+    @property
+    def high(self) -> float | None:
+        """Its upper bound, as LIMITS (and so GetRetrievalLimits) states it; None for unbounded settings."""
+        return getattr(LIMITS, self.limit) if self.limit else None
 
     @property
     def descriptor(self) -> FieldDescriptor:
@@ -167,11 +173,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("strategy", "the strategy to search, e.g. fixed_size", names_a_set=True, validate=check_strategy),
     Setting("config_id", "which index set of the strategy (a configuration id, as ListIndexedSets shows "
             "it); empty: each document's active set", names_a_set=True, validate=check_config_id),
-    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, LIMITS.max_top_k,
+    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, "max_top_k",
             zero_is_default=True),
-    Setting("neighbor_prev", "chunks before each hit (strategies that expand by neighbours)", 0, LIMITS.max_neighbors),
-    Setting("neighbor_next", "chunks after each hit (strategies that expand by neighbours)", 0, LIMITS.max_neighbors),
-    Setting("window", "sentence_window: sentences each side of a hit (default: as indexed)", 0, LIMITS.max_window,
+    Setting("neighbor_prev", "chunks before each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
+    Setting("neighbor_next", "chunks after each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
+    Setting("window", "sentence_window: sentences each side of a hit (default: as indexed)", 0, "max_window",
             unit="sentences"),
     Setting("filter.document_ids", "search only these documents (ids); empty: every document",
             validate=_filter_values(None, "")),
@@ -182,11 +188,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedding_model", "the embedding model to search with (default: the stack's configured model)"),
     Setting("hybrid", "fuse a lexical (BM25) ranking with the dense one"),
     Setting("recency_lambda", "recency decay λ per day: score × exp(−λ·age in days); 0: none", 0,
-            LIMITS.max_recency_lambda, unit="per day"),
+            "max_recency_lambda", unit="per day"),
     Setting("rerank.kind", "rerank the first candidates with a cross-encoder folder, an HTTP rerank endpoint "
             "(Cohere/Jina shape, or TEI's), or the chat LLM; empty: no reranking"),
     Setting("rerank.depth", f"candidates the reranker scores (default {LIMITS.default_rerank_depth}, at least "
-            "top_k)", 1, LIMITS.max_rerank_depth, zero_is_default=True),
+            "top_k)", 1, "max_rerank_depth", zero_is_default=True),
     Setting("rerank.model", "cross_encoder: the model's folder on the retriever's machine; http, tei, llm: the "
             "model to ask for (default: the retriever's configured one)"),
     Setting("rerank.base_url", "http, tei: the rerank endpoint's URL; llm: the chat endpoint's base URL "

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from chunklab import experiment_state
 from chunklab.rpc import tracing
 from chunklab.client import ChunkLab, experiment_outcome
 from chunklab_app.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
@@ -87,7 +88,7 @@ def experiment(client: ChunkLab, name: str, top_k: int, question_set_id: str, st
     found = [e for e in client.list_experiments() if e.config.name == name]
     if found and found[0].state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
         return found[0]
-    if found and found[0].state in (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED):
+    if found and experiment_state.resumable(found[0].state):
         log(f"resuming the sample experiment '{name}'")
         events = client.resume_experiment(found[0].experiment_id)
     elif found:  # pending or running: another start of the stack is on it

@@ -140,6 +140,10 @@ class EvaluationCalls(Calls):
         with self.open_report(experiment_id, view) as download:
             return download.save(report_path(target, download.report.file_name))
 
+    def evaluator_limits(self) -> evaluator_pb2.EvaluatorLimits:
+        """The bounds the evaluator enforces on what a person sets (e.g. questions to generate)."""
+        return self._call("evaluator", "GetEvaluatorLimits", evaluator_pb2.GetEvaluatorLimitsRequest())
+
     def list_metrics(self) -> list[evaluator_pb2.MetricInfo]:
         """Every measure with its unit and whether higher is better, as the evaluator defines them."""
         return list(self._call("evaluator", "ListMetrics", evaluator_pb2.ListMetricsRequest()).metrics)

@@ -197,7 +197,7 @@ class RerankOptions(_message.Message):
     def __init__(self, kind: _Optional[_Union[RerankerKind, str]] = ..., depth: _Optional[int] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ...) -> None: ...
 
 class RetrievalLimits(_message.Message):
-    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values", "max_rerank_depth", "default_rerank_depth")
+    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values", "max_rerank_depth", "default_rerank_depth", "max_freshness_days")
     MAX_TOP_K_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TOP_K_FIELD_NUMBER: _ClassVar[int]
     MAX_NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
@@ -206,6 +206,7 @@ class RetrievalLimits(_message.Message):
     MAX_FILTER_VALUES_FIELD_NUMBER: _ClassVar[int]
     MAX_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_FRESHNESS_DAYS_FIELD_NUMBER: _ClassVar[int]
     max_top_k: int
     default_top_k: int
     max_neighbors: int
@@ -214,7 +215,8 @@ class RetrievalLimits(_message.Message):
     max_filter_values: int
     max_rerank_depth: int
     default_rerank_depth: int
-    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ..., max_rerank_depth: _Optional[int] = ..., default_rerank_depth: _Optional[int] = ...) -> None: ...
+    max_freshness_days: int
+    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ..., max_rerank_depth: _Optional[int] = ..., default_rerank_depth: _Optional[int] = ..., max_freshness_days: _Optional[int] = ...) -> None: ...
 
 class RetrievedChunk(_message.Message):
     __slots__ = ("chunk", "label", "score", "rank", "rerank_score")

@@ -1171,6 +1171,16 @@ class ListMetricsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class GetEvaluatorLimitsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class EvaluatorLimits(_message.Message):
+    __slots__ = ("max_question_count",)
+    MAX_QUESTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    max_question_count: int
+    def __init__(self, max_question_count: _Optional[int] = ...) -> None: ...
+
 class ListMetricsResponse(_message.Message):
     __slots__ = ("metrics",)
     METRICS_FIELD_NUMBER: _ClassVar[int]

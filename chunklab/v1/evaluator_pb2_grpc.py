@@ -129,6 +129,11 @@ class EvaluatorServiceStub:
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.SerializeToString,
                 response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.FromString,
                 _registered_method=True)
+        self.GetEvaluatorLimits = channel.unary_unary(
+                '/chunklab.v1.EvaluatorService/GetEvaluatorLimits',
+                request_serializer=chunklab_dot_v1_dot_evaluator__pb2.GetEvaluatorLimitsRequest.SerializeToString,
+                response_deserializer=chunklab_dot_v1_dot_evaluator__pb2.EvaluatorLimits.FromString,
+                _registered_method=True)
         self.SubmitFeedback = channel.unary_unary(
                 '/chunklab.v1.EvaluatorService/SubmitFeedback',
                 request_serializer=chunklab_dot_v1_dot_evaluator__pb2.SubmitFeedbackRequest.SerializeToString,
@@ -343,6 +348,15 @@ class EvaluatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetEvaluatorLimits(self, request, context):
+        """The bounds the evaluator enforces on what a person sets (e.g.
+        GenerateQuestionSet's question_count), so that clients build their inputs
+        from them. Errors: none.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SubmitFeedback(self, request, context):
         """Errors: INVALID_ARGUMENT, NOT_FOUND (query).
         """
@@ -454,6 +468,11 @@ def add_EvaluatorServiceServicer_to_server(servicer, server):
                     servicer.ListMetrics,
                     request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.FromString,
                     response_serializer=chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.SerializeToString,
+            ),
+            'GetEvaluatorLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEvaluatorLimits,
+                    request_deserializer=chunklab_dot_v1_dot_evaluator__pb2.GetEvaluatorLimitsRequest.FromString,
+                    response_serializer=chunklab_dot_v1_dot_evaluator__pb2.EvaluatorLimits.SerializeToString,
             ),
             'SubmitFeedback': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitFeedback,
@@ -979,6 +998,33 @@ class EvaluatorService:
             '/chunklab.v1.EvaluatorService/ListMetrics',
             chunklab_dot_v1_dot_evaluator__pb2.ListMetricsRequest.SerializeToString,
             chunklab_dot_v1_dot_evaluator__pb2.ListMetricsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEvaluatorLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chunklab.v1.EvaluatorService/GetEvaluatorLimits',
+            chunklab_dot_v1_dot_evaluator__pb2.GetEvaluatorLimitsRequest.SerializeToString,
+            chunklab_dot_v1_dot_evaluator__pb2.EvaluatorLimits.FromString,
             options,
             channel_credentials,
             insecure,

@@ -166,8 +166,9 @@ class RetrieverServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRetrievalLimits(self, request, context):
-        """The bounds Retrieve enforces on RetrievalOptions, so that clients build
-        their inputs from them. Errors: none.
+        """The bounds Retrieve enforces on RetrievalOptions, and UpdateFreshnessWindow
+        on a window's days, so that clients build their inputs from them.
+        Errors: none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -252,7 +253,7 @@ class RetrieverServiceServicer:
     def UpdateFreshnessWindow(self, request, context):
         """Sets (and persists) one collection's window; 0 means unlimited.
         Errors: INVALID_ARGUMENT (empty or malformed collection, window outside
-        0..36500 days).
+        0..max_freshness_days of GetRetrievalLimits).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

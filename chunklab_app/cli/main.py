@@ -33,6 +33,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
+from chunklab import experiment_state
 from chunklab import knobs
 
 from chunklab_app import recommended
@@ -45,7 +46,7 @@ from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
 from chunklab_app.cli.flags import UsageError, strategy_grids, strategy_specs
-from chunklab_app.cli.terminal import STATES, Progress, follow, print_table, summary_rows
+from chunklab_app.cli.terminal import Progress, follow, print_table, summary_rows
 
 # Ingest tells a file's format by its name's extension: the CLI sends the name and nothing else.
 UPLOADABLE = "Markdown, text, DOCX, PDF or HTML files"
@@ -135,8 +136,8 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
-        print(json.dumps({"experiment_id": experiment.experiment_id, "state": STATES.get(experiment.state),
-                          "error": experiment.error, "runs": runs,
+        print(json.dumps({"experiment_id": experiment.experiment_id,
+                          "state": experiment_state.name(experiment.state, None), "error": experiment.error, "runs": runs,
                           "validation": json_format.MessageToDict(experiment.validation,
                                                                   preserving_proto_field_name=True)}, indent=2))
     else:

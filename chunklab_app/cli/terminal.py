@@ -7,19 +7,13 @@ import sys
 import time
 from collections.abc import Iterable
 
+from chunklab import experiment_state
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
 
-STATES = {
-    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
-    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
-    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
-    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
-    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
-}
 
 
 class Progress:
@@ -110,7 +104,7 @@ def _print_rank_table(experiment: evaluator_pb2.Experiment, metrics: MetricForma
 
 
 def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out=sys.stdout) -> None:
-    print(f"experiment {experiment.experiment_id}: {STATES.get(experiment.state, '?')}"
+    print(f"experiment {experiment.experiment_id}: {experiment_state.name(experiment.state, '?')}"
           + (f" ({experiment.error})" if experiment.error else ""), file=out)
     names = metrics.groups(*TABLE_GROUPS)
     widths = [max(8, len(metrics.label(name))) for name in names]

@@ -9,7 +9,7 @@ is refused at once), with the words the evaluator would use. No Gradio here.
 
 from __future__ import annotations
 
-from chunklab import knobs
+from chunklab import knobs, retrieval
 from chunklab.v1 import common_pb2, evaluator_pb2
 from frontend.forms.knobs import StrategyForm
 
@@ -87,20 +87,19 @@ def experiment_config(
     question_set_id: str,
     grids: list[evaluator_pb2.StrategyGrid],
     top_k: int = 5,
-    neighbor_prev: int = 0,
-    neighbor_next: int = 0,
-    window: int | None = None,
     embedding_model: str = "",
-    hybrid: bool = False,
-    recency_lambda: float = 0.0,
     retrieval_only: bool = False,
     answer_model: evaluator_pb2.ModelEndpoint | None = None,
     judge_model: evaluator_pb2.ModelEndpoint | None = None,
     document_ids: list[str] | None = None,
     validation: evaluator_pb2.Validation | None = None,
     rerank: common_pb2.RerankOptions | None = None,
+    **row,
 ) -> evaluator_pb2.ExperimentConfig:
-    """The config RunExperiment takes; raises ValueError for what the form can tell is missing."""
+    """The config RunExperiment takes; raises ValueError for what the form can tell is missing.
+    `row`: the retrieval row's settings by path (forms.retrieval.row_values: neighbor_prev,
+    window, hybrid, recency_lambda, …), filled by chunklab.retrieval.options; `window` None
+    leaves each set's own window."""
     if not question_set_id:
         raise ValueError("Choose a question set (or import one) first.")
     if not grids:
@@ -109,21 +108,13 @@ def experiment_config(
         name=name.strip(),
         question_set_id=question_set_id,
         strategies=grids,
-        retrieval=common_pb2.RetrievalOptions(
-            top_k=top_k,
-            neighbor_prev=neighbor_prev,
-            neighbor_next=neighbor_next,
-            embedding_model=embedding_model or "",
-            hybrid=hybrid,
-            recency_lambda=recency_lambda,
-            filter=common_pb2.RetrievalFilter(document_ids=document_ids or []),
-            rerank=rerank,
-        ),
+        retrieval=retrieval.options({"top_k": top_k, **row, "embedding_model": embedding_model or "",
+                                     "filter.document_ids": document_ids or []}),
         retrieval_only=retrieval_only,
         validation=validation,
     )
-    if window is not None:
-        config.retrieval.window = window
+    if rerank is not None:
+        config.retrieval.rerank.CopyFrom(rerank)
     if answer_model is not None:
         config.answer_model.CopyFrom(answer_model)
     if judge_model is not None:

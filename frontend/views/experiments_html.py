@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chunklab import experiment_state
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.views.render import render, render_macro
@@ -22,17 +23,10 @@ from chunklab.views.winner_view import winner_view
 from frontend.views.formatting import when
 from frontend.views.retrieval_html import NO_CHUNKS
 
-STATES = {
-    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
-    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
-    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
-    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
-    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
-}
 
 
 def state_name(experiment: evaluator_pb2.Experiment) -> str:
-    return STATES.get(experiment.state, "unknown")
+    return experiment_state.name(experiment.state)
 
 
 def neighbours_badge(experiment: evaluator_pb2.Experiment) -> str:

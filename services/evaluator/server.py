@@ -25,6 +25,7 @@ from services.evaluator.experiments import grid
 from services.evaluator.experiments.leases import Leases
 from services.evaluator.judging import answers, metric_catalog
 from services.evaluator.judging.models import ModelDefaults
+from services.evaluator.limits import LIMITS
 from services.evaluator.peers import GrpcPeers
 from services.evaluator.service import EvaluatorService
 from services.evaluator.storage.repository import Repository
@@ -103,6 +104,9 @@ class EvaluatorServicer(evaluator_pb2_grpc.EvaluatorServiceServicer):
 
     def ListMetrics(self, request, context):
         return metric_catalog.list_metrics()
+
+    def GetEvaluatorLimits(self, request, context):
+        return LIMITS
 
 
 def _header_and_pieces(request_iterator):

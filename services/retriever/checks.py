@@ -2,7 +2,8 @@
 
 RetrievalOptions' bounds live in chunklab/retrieval.py (one owner, shared with
 the evaluator and published by GetRetrievalLimits); what is checked here is
-the rest of a RetrieveRequest and the freshness windows.
+the rest of a RetrieveRequest and the freshness windows (their bound in
+retrieval.LIMITS too, published with the others).
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 from chunklab import retrieval
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import retriever_pb2
-
-MAX_FRESHNESS_DAYS = 36500
 
 
 def check_retrieve(request: retriever_pb2.RetrieveRequest) -> str:
@@ -26,5 +25,6 @@ def check_retrieve(request: retriever_pb2.RetrieveRequest) -> str:
 
 
 def check_window_days(days: int) -> None:
-    if not 0 <= days <= MAX_FRESHNESS_DAYS:
-        raise InvalidArgument(f"max_age_days must be between 0 (unlimited) and {MAX_FRESHNESS_DAYS}, got {days}")
+    most = retrieval.LIMITS.max_freshness_days
+    if not 0 <= days <= most:
+        raise InvalidArgument(f"max_age_days must be between 0 (unlimited) and {most}, got {days}")

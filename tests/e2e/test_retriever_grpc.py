@@ -463,6 +463,9 @@ def test_the_retrieval_limits_are_published_as_enforced(retriever):
     code, message = code_of(lambda: ask(retriever, "q", "fixed_size", limits.max_top_k + 1))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and str(limits.max_top_k) in message
     assert ask(retriever, "side by side", "fixed_size", 0, "sbs").expansion_tree.hits  # 0: the default top_k
+    code, message = code_of(lambda: retriever.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
+        window=rpb.FreshnessWindow(collection="news", max_age_days=limits.max_freshness_days + 1)), timeout=10))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and str(limits.max_freshness_days) in message
 
 
 # -- rankings that do not depend on the index's layout (ADR 0044) ----------------

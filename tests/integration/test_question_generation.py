@@ -275,3 +275,14 @@ def test_a_generation_a_restart_left_running_is_marked_interrupted(evaluator, fa
     stored = repository.generation(generation.generation_id)
     assert stored.state == G.GENERATION_STATE_INTERRUPTED
     assert stored.error == "interrupted: the evaluator restarted; finished passages are kept, resume it"
+
+
+def test_the_question_count_limit_is_published_as_enforced(evaluator, fake):
+    stub, _ = evaluator
+    limits = stub.GetEvaluatorLimits(G.GetEvaluatorLimitsRequest(), timeout=DEADLINE_S)
+    assert limits.max_question_count == 500
+    request = G.GenerateQuestionSetRequest(document_ids=["d-1"], question_count=limits.max_question_count + 1,
+                                           generator_model=G.ModelEndpoint(base_url=fake.base_url, model="fake"))
+    assert status_of(lambda: list(stub.GenerateQuestionSet(request, timeout=DEADLINE_S))) == (
+        grpc.StatusCode.INVALID_ARGUMENT, f"question_count must be between 1 and {limits.max_question_count}, "
+                                          f"got {limits.max_question_count + 1}")

@@ -125,14 +125,17 @@ def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
 def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k():
     from frontend.pages.experiments.experiment_form import RunSettings
 
-    boxes = {name: object() for name in (
-        "question_set", "name", "top_k", "neighbor_prev", "neighbor_next", "window", "embedding_model", "hybrid",
-        "recency", "retrieval_only", "documents")}
-    settings = RunSettings(**boxes, answer=(object(), object(), object()), judge=(object(), object(), object()),
-                           validation=(object(), object()), rerank=(object(), object(), object(), object()))
-    values = {boxes["question_set"]: "qs", boxes["name"]: "", boxes["top_k"]: 8, boxes["neighbor_prev"]: 0,
-              boxes["neighbor_next"]: 0, boxes["window"]: "", boxes["embedding_model"]: "", boxes["hybrid"]: True,
-              boxes["recency"]: 0, boxes["retrieval_only"]: True, boxes["documents"]: [],
+    from frontend.forms.retrieval import ROW, RetrievalInputs
+
+    boxes = {name: object() for name in ("question_set", "name", "embedding_model", "retrieval_only", "documents")}
+    row = RetrievalInputs({s.path: object() for s in ROW})  # the retrieval row, by setting path
+    settings = RunSettings(**boxes, retrieval=row, answer=(object(), object(), object()),
+                           judge=(object(), object(), object()), validation=(object(), object()),
+                           rerank=(object(), object(), object(), object()))
+    values = {**{row[s.path]: None for s in ROW},  # every box of the row empty but those set below
+              boxes["question_set"]: "qs", boxes["name"]: "", row["top_k"]: 8, row["neighbor_prev"]: 0,
+              row["neighbor_next"]: 0, row["window"]: "", boxes["embedding_model"]: "", row["hybrid"]: True,
+              row["recency_lambda"]: 0, boxes["retrieval_only"]: True, boxes["documents"]: [],
               **{c: "" for c in (*settings.answer, *settings.judge)},
               settings.validation[0]: next(iter(experiment_config_validations())), settings.validation[1]: 0}
     kind, depth, model, url = settings.rerank

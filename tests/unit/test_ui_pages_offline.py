@@ -151,3 +151,45 @@ def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_the
     assert table == SAID and info_said(chosen)
     (choices, *_) = compare_page["choices"]
     assert info_said(choices.fn(["e1"]))
+
+
+class Up:
+    """A gateway whose services serve their limits (and refuse nothing else asked here)."""
+
+    settings = Settings()
+
+    def retrieval_limits(self):
+        from chunklab import retrieval
+        return retrieval.LIMITS
+
+    def evaluator_limits(self):
+        from chunklab.v1 import evaluator_pb2
+        return evaluator_pb2.EvaluatorLimits(max_question_count=7)
+
+    def __getattr__(self, name):
+        return Down().__getattr__(name)
+
+
+def test_the_window_days_and_the_question_count_take_their_bounds_from_the_services_and_keep_them_when_down():
+    """No limit is copied into the UI (ADR 0078): each page reads it on load from the service
+    that enforces it; a service out of reach leaves the input as it was, saying why under it."""
+    from chunklab import retrieval
+    from frontend.pages import questions
+
+    freshness_load = [f for f in handlers(freshness.build(Up())).get("<lambda>", [])
+                      if [o.elem_id for o in f.outputs] == ["window-days"]]
+    questions_load = [f for f in handlers(questions.build(Up())).get("<lambda>", [])
+                      if [o.elem_id for o in f.outputs] == ["gen-count"]]
+    assert len(freshness_load) == len(questions_load) == 1
+    days, count = freshness_load[0].fn(), questions_load[0].fn()
+    assert (days["minimum"], days["maximum"]) == (0, retrieval.LIMITS.max_freshness_days)
+    assert (count["minimum"], count["maximum"]) == (1, 7)
+    # The inputs themselves hold no maximum of their own.
+    for page, elem_id in ((freshness.build(Down()), "window-days"), (questions.build(Down()), "gen-count")):
+        (box,) = [b for b in page.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+        assert box.maximum is None, elem_id
+
+    down = Down()
+    down_fns = [f for page in (freshness.build(down), questions.build(down)) for f in handlers(page).get("<lambda>", [])
+                if [o.elem_id for o in f.outputs] in (["window-days"], ["gen-count"])]
+    assert [info_said(f.fn()) for f in down_fns] == [True, True]

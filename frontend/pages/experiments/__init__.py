@@ -45,9 +45,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             lambda current: question_set_update(gateway, current),
             inputs=question_set, outputs=question_set, show_progress="hidden",
         )
-        page.load(lambda: retrieval_limit_updates(gateway), outputs=[
-            settings.top_k, settings.neighbor_prev, settings.neighbor_next, settings.window, settings.recency,
-        ], show_progress="hidden")
+        page.load(lambda: retrieval_limit_updates(gateway), outputs=settings.retrieval.bounded,
+                  show_progress="hidden")
         view.refresh.click(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
         _wire_documents(gateway, settings)
         # A finished run shows up in the list and opens in the detail view.

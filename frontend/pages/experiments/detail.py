@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from chunklab import experiment_state
 from chunklab.client import ChunkLab, ClientError
 from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
@@ -18,9 +19,6 @@ from frontend.pages.experiments.experiment_form import follow_experiment
 from frontend.views import experiments_html, plot_section
 from frontend.views.formatting import message_html
 
-# What the evaluator resumes and what it cancels (EvaluatorService's _resume_plan and cancel_experiment).
-RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED)
-CANCELLABLE = (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
 WATCH_S = 2.0  # how often an opened experiment is read while it is queued or running
 
 
@@ -35,9 +33,13 @@ def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
 
 
 def action_updates(state: int | None) -> tuple:
-    """Resume and Cancel enabled only where they can act: Resume for an interrupted or
-    failed experiment, Cancel for a queued or running one; both off without one."""
-    return gr.update(interactive=state in RESUMABLE), gr.update(interactive=state in CANCELLABLE)
+    """Resume and Cancel enabled where the evaluator accepts them (chunklab.experiment_state:
+    Resume for an interrupted or failed experiment, Cancel for a queued or running one, as
+    its stored state says); both off without one."""
+    if state is None:
+        return gr.update(interactive=False), gr.update(interactive=False)
+    return (gr.update(interactive=experiment_state.resumable(state)),
+            gr.update(interactive=experiment_state.cancellable(state)))
 
 
 def experiment_actions(gateway: ChunkLab, experiment_id: str | None) -> tuple:
@@ -179,7 +181,7 @@ class DetailHandlers:
             experiment = self.gateway.get_experiment(experiment_id, without_results=True) if experiment_id else None
         except ClientError:
             experiment = None
-        return experiment if experiment is not None and experiment.state in CANCELLABLE else None
+        return experiment if experiment is not None and experiment_state.cancellable(experiment.state) else None
 
     def watch_stop(self, experiment_id: str | None):
         if self.running(experiment_id) is not None:

@@ -24,7 +24,7 @@ from frontend.forms import experiment_config, knobs
 from frontend.forms.knobs import RENDER_ONE_AT_A_TIME
 from frontend.forms.pickers import question_set_update
 from frontend.forms.rerank import rerank_inputs, rerank_options
-from frontend.forms.retrieval import hybrid_checkbox
+from frontend.forms.retrieval import RetrievalInputs, retrieval_inputs, row_values
 from frontend.pages.questions import question_sets
 from frontend.views import experiments_html
 from frontend.views.formatting import message_html
@@ -36,13 +36,8 @@ class RunSettings:
 
     question_set: gr.Dropdown
     name: gr.Textbox
-    top_k: gr.Number
-    neighbor_prev: gr.Number
-    neighbor_next: gr.Number
-    window: gr.Textbox
+    retrieval: RetrievalInputs
     embedding_model: gr.Dropdown
-    hybrid: gr.Checkbox
-    recency: gr.Number
     retrieval_only: gr.Checkbox
     documents: gr.Dropdown
     answer: tuple[gr.Textbox, gr.Textbox, gr.Textbox]
@@ -52,31 +47,26 @@ class RunSettings:
 
     def components(self) -> set:
         return {
-            self.question_set, self.name, self.top_k, self.neighbor_prev, self.neighbor_next, self.window,
-            self.embedding_model, self.hybrid, self.recency, self.retrieval_only, self.documents,
+            self.question_set, self.name, *self.retrieval.inputs, self.embedding_model, self.retrieval_only,
+            self.documents,
             *self.answer, *self.judge, *self.validation, *self.rerank,
         }
 
     def config(self, values: dict, grids: list[evaluator_pb2.StrategyGrid]) -> evaluator_pb2.ExperimentConfig:
         """The ExperimentConfig for the submitted values; ValueError says what is missing or wrong."""
-        top_k = experiment_config.whole(values[self.top_k], 5)
+        row = row_values([values[box] for box in self.retrieval.inputs])
         return experiment_config.experiment_config(
             name=values[self.name] or "",
             question_set_id=values[self.question_set] or "",
             grids=grids,
-            top_k=top_k,
-            neighbor_prev=experiment_config.whole(values[self.neighbor_prev], 0),
-            neighbor_next=experiment_config.whole(values[self.neighbor_next], 0),
-            window=experiment_config.optional_whole(values[self.window], "window"),
+            **row,
             embedding_model=values[self.embedding_model] or "",
-            hybrid=bool(values[self.hybrid]),
-            recency_lambda=float(values[self.recency] or 0.0),
             retrieval_only=bool(values[self.retrieval_only]),
             answer_model=experiment_config.endpoint(*(values[c] for c in self.answer)),
             judge_model=experiment_config.endpoint(*(values[c] for c in self.judge)),
             document_ids=values[self.documents] or [],
             validation=experiment_config.validation(values[self.validation[0]], values[self.validation[1]]),
-            rerank=rerank_options(*(values[c] for c in self.rerank), top_k=top_k),
+            rerank=rerank_options(*(values[c] for c in self.rerank), top_k=row["top_k"]),
         )
 
 
@@ -159,20 +149,12 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
     gr.Markdown("### 2. Retrieval and models")
     with gr.Row():
         # Bounds come from the retriever (GetRetrievalLimits) when the page loads.
-        top_k = gr.Number(label="top_k", value=5, precision=0, elem_id="exp-top-k")
-        prev = gr.Number(label="neighbor_prev", value=0, precision=0,
-                         info="strategies that expand by neighbours (fixed_size)", elem_id="exp-neighbor-prev")
-        nxt = gr.Number(label="neighbor_next", value=0, precision=0,
-                        info="strategies that expand by neighbours (fixed_size)", elem_id="exp-neighbor-next")
-        window = gr.Textbox(label="window", placeholder="as indexed", max_lines=1,
-                            info="sentence_window: units each side", elem_id="exp-window")
-        recency = gr.Number(label="recency λ", value=0, step=0.01, elem_id="exp-recency")
+        retrieval = retrieval_inputs("exp")
     with gr.Row():
         embedding = gr.Dropdown(label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
                                 elem_id="exp-embedding-model")
         documents = gr.Dropdown(label="Only these documents (empty = all)", choices=[], multiselect=True,
                                 elem_id="exp-documents")
-        hybrid = hybrid_checkbox("exp-hybrid")
         retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
     rerank = rerank_inputs("exp")
     with gr.Accordion("Answer and judge models (optional)", open=False):
@@ -200,8 +182,8 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
         seed = gr.Number(label="split seed", value=0, precision=0, elem_id="exp-validation-seed")
     name = gr.Textbox(label="Experiment name (optional)", elem_id="exp-name")
     return RunSettings(
-        question_set=question_set, name=name, top_k=top_k, neighbor_prev=prev, neighbor_next=nxt, window=window,
-        embedding_model=embedding, hybrid=hybrid, recency=recency, retrieval_only=retrieval_only,
+        question_set=question_set, name=name, retrieval=retrieval, embedding_model=embedding,
+        retrieval_only=retrieval_only,
         documents=documents, answer=answer, judge=judge, validation=(mode, seed), rerank=rerank,
     )
 

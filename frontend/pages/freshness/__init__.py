@@ -13,7 +13,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab
 from frontend.errors import said_in_place, told_as_sentence, user_error
-from frontend.forms import experiment_config
+from frontend.forms import experiment_config, limits
 from frontend.pages.freshness import freshness_html
 from frontend.views.formatting import message_html
 
@@ -52,8 +52,8 @@ def _layout() -> FreshnessParts:
     windows = gr.HTML(elem_id="windows-table")
     with gr.Row(equal_height=True):
         collection = gr.Dropdown(label="Collection", choices=[], allow_custom_value=True, elem_id="window-collection")
-        days = gr.Number(label="Window in days (0 = unlimited)", value=0, precision=0, minimum=0, maximum=36500,
-                         elem_id="window-days")
+        days = gr.Number(label="Window in days (0 = unlimited)", value=0, precision=0, minimum=0,
+                         elem_id="window-days")  # its maximum: the retriever's, on load
         save = gr.Button("Save window", scale=0, elem_id="window-save")
     window_status = gr.HTML(elem_id="window-status")
 
@@ -149,6 +149,7 @@ class Freshness:
 def _wire(handlers: Freshness, page: gr.Blocks, parts: FreshnessParts) -> None:
     listed_windows = [parts.windows, parts.collection]
     listed_archived = [parts.archived, parts.archived_choice]
+    page.load(lambda: limits.freshness_days_update(handlers.gateway), outputs=parts.days, show_progress="hidden")
     page.load(handlers.list_windows, inputs=parts.collection, outputs=listed_windows).then(
         handlers.list_archived, inputs=parts.archived_choice, outputs=listed_archived
     )

@@ -44,7 +44,7 @@ def _wire_form(gateway: ChunkLab, handlers: Ask, page: gr.Blocks, form: QueryFor
     page.load(lambda: retrieval_limit_updates(gateway), outputs=form.limited, show_progress="hidden")
     form.refresh_button.click(handlers.options, inputs=option_inputs, outputs=option_outputs)
     configuration_inputs = [form.strategy, form.configuration, form.embedding]
-    configuration_outputs = [form.configuration, form.neighbor_prev, form.neighbor_next]
+    configuration_outputs = [form.configuration, form.retrieval["neighbor_prev"], form.retrieval["neighbor_next"]]
     form.strategy.change(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs)
     form.embedding.change(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs)
     form.configuration.focus(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chunklab.retrieval import options as built_options
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import usd
 from chunklab.views.render import render
@@ -116,36 +117,25 @@ def retrieval_options(
     strategy: str,
     *,
     top_k: int = 5,
-    neighbor_prev: int = 0,
-    neighbor_next: int = 0,
-    window: int | None = None,
-    hybrid: bool = False,
-    recency_lambda: float = 0.0,
     document_ids: list[str] | None = None,
     collections: list[str] | None = None,
     languages: list[str] | None = None,
     embedding_model: str = "",
     config_id: str = "",
     rerank: common_pb2.RerankOptions | None = None,
+    **row,
 ) -> common_pb2.RetrievalOptions:
-    """The Query form's retrieval options; `window` None leaves the set's own window, an
-    empty `config_id` searches each document's active set, `rerank` None (or off) reranks nothing."""
-    retrieval = common_pb2.RetrievalOptions(
-        strategy=strategy,
-        config_id=config_id,
-        top_k=top_k,
-        neighbor_prev=neighbor_prev,
-        neighbor_next=neighbor_next,
-        filter=common_pb2.RetrievalFilter(
-            document_ids=document_ids or [], collections=collections or [], languages=languages or []
-        ),
-        embedding_model=embedding_model,
-        hybrid=hybrid,
-        recency_lambda=recency_lambda,
-        rerank=rerank,
-    )
-    if window is not None:
-        retrieval.window = window
+    """The Query form's retrieval options: `row` the retrieval row's settings by path
+    (forms.retrieval.row_values: neighbor_prev, window, hybrid, recency_lambda, …), filled
+    by chunklab.retrieval.options; `window` None leaves the set's own window, an empty
+    `config_id` searches each document's active set, `rerank` None (or off) reranks nothing."""
+    retrieval = built_options({
+        "strategy": strategy, "config_id": config_id, "top_k": top_k, **row,
+        "filter.document_ids": document_ids or [], "filter.collections": collections or [],
+        "filter.languages": languages or [], "embedding_model": embedding_model,
+    })
+    if rerank is not None:
+        retrieval.rerank.CopyFrom(rerank)
     return retrieval
 
 

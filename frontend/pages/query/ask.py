@@ -21,7 +21,7 @@ from frontend.forms import experiment_config
 from frontend.forms.pickers import document_dropdown_update
 from frontend.pages.query import answer_html, query_columns
 from frontend.pages.query.query_form import (
-    ACTIVE_SETS, configuration_choices, default_strategy, filter_choices, form_options,
+    ACTIVE_SETS, MODEL_AT, configuration_choices, default_strategy, filter_choices, form_options,
 )
 from frontend.views import retrieval_html
 from frontend.views.formatting import message_html
@@ -114,9 +114,10 @@ class Ask:
         with told_as_sentence():
             return document_dropdown_update(self.gateway, selection or [])
 
-    def ask(self, question_text, strategy_name, config_id, document_ids, k, prev, nxt, window_value, lam, use_hybrid,
-            collection_names, language_codes, model_name, rerank_kind, rerank_depth, rerank_model, rerank_url,
-            base_url, chat_model, api_key):
+    def ask(self, question_text, strategy_name, config_id, document_ids, *values):
+        """values: QueryForm.options' after the documents, then the answer model's base URL, model and key."""
+        options, (base_url, chat_model, api_key) = values[:-3], values[-3:]
+        model_name = options[MODEL_AT - 1]
         # Refusals and failures are one sentence in the answer area, not "Error" pills over the page.
         def refused(sentence: str):
             return (gr.skip(), message_html(sentence, "error"), *[gr.skip()] * 7)
@@ -130,8 +131,7 @@ class Ask:
         try:
             request = answer_html.answer_request(
                 question_text, strategy_name,
-                **form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names,
-                               language_codes, model_name, rerank_kind, rerank_depth, rerank_model, rerank_url),
+                **form_options(document_ids, *options),
                 answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
                 config_id=config_id or "",
             )

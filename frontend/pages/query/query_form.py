@@ -10,9 +10,9 @@ import gradio as gr
 
 from chunklab_app import recommended
 from chunklab.knobs import label
-from frontend.forms import experiment_config, knobs
+from frontend.forms import knobs
 from frontend.forms.rerank import rerank_inputs, rerank_options
-from frontend.forms.retrieval import hybrid_checkbox
+from frontend.forms.retrieval import ROW, RetrievalInputs, retrieval_inputs, row_values
 
 ACTIVE_SETS = "active set of each document"
 
@@ -55,18 +55,22 @@ def filter_choices(documents) -> tuple[list[str], list[str]]:
     return collections, languages
 
 
-def form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, collection_names, language_codes,
-                 model_name, rerank_kind=None, rerank_depth=None, rerank_model=None, rerank_url=None) -> dict:
-    """The form's retrieval options as answer_html.retrieval_options takes them; ValueError
-    names an input that holds no whole number, or reranking boxes the retriever would refuse."""
-    top_k = experiment_config.whole(k, 5)
+# Where QueryForm.options puts the embedding model, and how many values it holds.
+MODEL_AT = 1 + len(ROW) + 2
+OPTIONS_COUNT = MODEL_AT + 1 + 4
+
+
+def form_options(document_ids, *values) -> dict:
+    """The form's retrieval options as answer_html.retrieval_options takes them, from
+    QueryForm.options' values (documents, the retrieval row, collections, languages, the
+    embedding model, the four reranking boxes, which may be left out); ValueError names an
+    input that holds no whole number, or reranking boxes the retriever would refuse."""
+    row = row_values(values[:len(ROW)])
+    collection_names, language_codes, model_name, *rerank = values[len(ROW):]
+    rerank_kind, rerank_depth, rerank_model, rerank_url = (*rerank, None, None, None, None)[:4]
     return {
-        "top_k": top_k,
-        "rerank": rerank_options(rerank_kind, rerank_depth, rerank_model, rerank_url, top_k),
-        "neighbor_prev": experiment_config.whole(prev, 0),
-        "neighbor_next": experiment_config.whole(nxt, 0),
-        "window": experiment_config.optional_whole(window_value, "window"),
-        "hybrid": bool(use_hybrid), "recency_lambda": float(lam or 0.0),
+        **row,
+        "rerank": rerank_options(rerank_kind, rerank_depth, rerank_model, rerank_url, row["top_k"]),
         "document_ids": document_ids, "collections": collection_names, "languages": language_codes,
         "embedding_model": model_name or "",
     }
@@ -74,9 +78,9 @@ def form_options(document_ids, k, prev, nxt, window_value, lam, use_hybrid, coll
 
 @dataclass(frozen=True)
 class QueryForm:
-    """The form's inputs. `options` lists form_options' inputs in its order (documents …
-    embedding model, the four reranking boxes); `answer_model` the answer model's base URL,
-    model and key."""
+    """The form's inputs. `options` lists form_options' inputs in its order (documents, the
+    retrieval row … embedding model, the four reranking boxes); `answer_model` the answer
+    model's base URL, model and key."""
 
     question: gr.Textbox
     ask_button: gr.Button
@@ -86,12 +90,7 @@ class QueryForm:
     configuration: gr.Dropdown
     documents: gr.Dropdown
     refresh_button: gr.Button
-    top_k: gr.Number
-    neighbor_prev: gr.Number
-    neighbor_next: gr.Number
-    window: gr.Textbox
-    recency: gr.Number
-    hybrid: gr.Checkbox
+    retrieval: RetrievalInputs
     rerank: tuple[gr.Dropdown, gr.Number, gr.Textbox, gr.Textbox]
     collections: gr.Dropdown
     languages: gr.Dropdown
@@ -101,13 +100,13 @@ class QueryForm:
 
     @property
     def options(self) -> list:
-        return [self.documents, self.top_k, self.neighbor_prev, self.neighbor_next, self.window, self.recency,
-                self.hybrid, self.collections, self.languages, self.embedding, *self.rerank]
+        return [self.documents, *self.retrieval.inputs, self.collections, self.languages, self.embedding,
+                *self.rerank]
 
     @property
     def limited(self) -> list:
         """The inputs whose bounds come from the retriever (forms.retrieval.retrieval_limit_updates)."""
-        return [self.top_k, self.neighbor_prev, self.neighbor_next, self.window, self.recency]
+        return self.retrieval.bounded
 
 
 def _question_rows() -> tuple[gr.Textbox, gr.Button, gr.Dropdown, gr.Dropdown]:
@@ -139,29 +138,10 @@ def _strategy_row() -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown, gr.Button]:
     return strategy, configuration, documents, refresh_button
 
 
-def _retrieval_row() -> tuple[gr.Number, gr.Number, gr.Number, gr.Textbox, gr.Number, gr.Checkbox]:
+def _retrieval_row() -> RetrievalInputs:
     with gr.Row():
         # Bounds come from the retriever (GetRetrievalLimits) when the page loads.
-        top_k = gr.Number(label="top_k", value=5, precision=0, elem_id="query-top-k")
-        neighbor_prev = gr.Number(
-            label="neighbor_prev", value=0, precision=0, info="strategies that expand by neighbours (fixed_size)",
-            elem_id="query-neighbor-prev",
-        )
-        neighbor_next = gr.Number(
-            label="neighbor_next", value=0, precision=0, info="strategies that expand by neighbours (fixed_size)",
-            elem_id="query-neighbor-next",
-        )
-        # A Textbox, not a Number: empty ("as indexed") differs from 0, and gr.Number shows 0 for empty.
-        window = gr.Textbox(
-            label="window", placeholder="as indexed", max_lines=1,
-            info="sentence_window only: units each side", elem_id="query-window",
-        )
-        recency = gr.Number(
-            label="recency λ per day", value=0, step=0.01, info="score × exp(−λ·age); 0 = off",
-            elem_id="query-recency",
-        )
-        hybrid = hybrid_checkbox("query-hybrid")
-    return top_k, neighbor_prev, neighbor_next, window, recency, hybrid
+        return retrieval_inputs("query")
 
 
 def _more_accordion() -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown, tuple[gr.Textbox, gr.Textbox, gr.Textbox]]:
@@ -196,14 +176,13 @@ def form_section() -> QueryForm:
     """The form, then the page's status line under it."""
     question, ask_button, question_set, picked = _question_rows()
     strategy, configuration, documents, refresh_button = _strategy_row()
-    top_k, neighbor_prev, neighbor_next, window, recency, hybrid = _retrieval_row()
+    retrieval = _retrieval_row()
     rerank = rerank_inputs("query")
     collections, languages, embedding, answer_model = _more_accordion()
     status = gr.HTML(elem_id="query-status")
     return QueryForm(
         question=question, ask_button=ask_button, question_set=question_set, picked=picked, strategy=strategy,
-        configuration=configuration, documents=documents, refresh_button=refresh_button, top_k=top_k,
-        neighbor_prev=neighbor_prev, neighbor_next=neighbor_next, window=window, recency=recency, hybrid=hybrid,
+        configuration=configuration, documents=documents, refresh_button=refresh_button, retrieval=retrieval,
         rerank=rerank, collections=collections, languages=languages, embedding=embedding,
         answer_model=answer_model, status=status,
     )

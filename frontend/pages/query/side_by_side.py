@@ -18,7 +18,7 @@ from chunklab.views.metric_format import MetricFormat
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.forms import experiment_config
 from frontend.pages.query import answer_html, first_minute, query_columns
-from frontend.pages.query.query_form import form_options
+from frontend.pages.query.query_form import MODEL_AT, OPTIONS_COUNT, form_options
 from frontend.views import experiments_html
 from frontend.views.formatting import message_html
 
@@ -91,12 +91,12 @@ class SideBySide:
         if not (question_text_value or "").strip():
             raise user_error("Type a question first, or pick one from a question set.")
         try:
-            offered = self.column_choices(form[9])
+            offered = self.column_choices(form[MODEL_AT])
             picks = query_columns.chosen(picked_values or [], offered)
             query_columns.check_count(picks, offered)
         except ValueError as exc:
             raise user_error(str(exc)) from None
-        options, answer_model = self.checked_options(form[:14], form[14:])
+        options, answer_model = self.checked_options(form[:OPTIONS_COUNT], form[OPTIONS_COUNT:])
         with told_as_sentence():
             chosen_set = self.gateway.get_question_set(set_id) if set_id and question_id else None
         question, note = query_columns.picked_question(chosen_set, question_id or "", question_text_value)
@@ -122,7 +122,7 @@ class SideBySide:
             if waiting and sample_id is None:
                 yield (*[gr.skip()] * 6,)
                 return
-            offered = self.column_choices(form[9])
+            offered = self.column_choices(form[MODEL_AT])
             with told_as_sentence():
                 view = None if typed or sample_id is None else first_minute.first_view(
                     self.gateway.get_question_set(sample_id), offered)
@@ -138,7 +138,7 @@ class SideBySide:
                        gr.skip() if typed else message_html(first_minute.WAITING, "info"),
                        gr.update(active=not typed))
                 return
-            options, answer_model = self.checked_options(form[:14], form[14:])
+            options, answer_model = self.checked_options(form[:OPTIONS_COUNT], form[OPTIONS_COUNT:])
             picks = query_columns.chosen(view.configurations, offered)
             filled = self.compared(view.question.text, view.question, "", picks, options, answer_model)
             yield (self.question_set_update(sets, view.question_set_id),

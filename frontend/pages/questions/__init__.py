@@ -15,6 +15,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab
 from frontend.errors import said_in_place, told_as_sentence
+from frontend.forms import limits
 from frontend.forms.pickers import document_dropdown_update, question_set_update
 from frontend.pages.questions import generation, review
 from frontend.pages.questions import question_sets as handlers
@@ -70,6 +71,7 @@ def _wire_lists(gateway: ChunkLab, page: gr.Blocks, generating: GenerationForm, 
                 question_set_update(gateway, current_set))
 
     page.load(load, inputs=[documents, chosen], outputs=[documents, document, chosen], show_progress="hidden")
+    page.load(lambda: limits.question_count_update(gateway), outputs=generating.count, show_progress="hidden")
     line = generation.Generation(gateway).generator_line
     for event in (generating.base_url.change, generating.model.change, page.load):
         event(line, inputs=[generating.base_url, generating.model], outputs=generating.generator,

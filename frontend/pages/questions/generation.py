@@ -46,8 +46,8 @@ def generation_section(gateway: ChunkLab) -> GenerationForm:
     gr.Markdown("### Generate a question set from documents")
     with gr.Row():
         documents = gr.Dropdown(label="Documents", choices=[], multiselect=True, scale=3, elem_id="gen-documents")
-        count = gr.Number(label="Number of questions", value=10, precision=0, minimum=1, maximum=500,
-                          elem_id="gen-count")
+        count = gr.Number(label="Number of questions", value=10, precision=0, minimum=1,
+                          elem_id="gen-count")  # its maximum: the evaluator's, on load
         seed = gr.Number(label="Seed", value=0, precision=0, elem_id="gen-seed",
                          info="the same seed asks about the same passages")
         name = gr.Textbox(label="Name (optional)", placeholder="generated from the first document",

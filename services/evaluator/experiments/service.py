@@ -9,6 +9,7 @@ import queue
 import threading
 from collections.abc import Iterator
 
+from chunklab import experiment_state
 from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
@@ -20,17 +21,11 @@ from services.evaluator.experiments.plan import Plan, Planner
 from services.evaluator.experiments.run import RESUME_HINT, Runner
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.experiments.worker import ExperimentWorker
-from services.evaluator.reports.report_technical import STATE
 
 log = logging.getLogger("chunklab.evaluator")
 
 # How often a RunExperiment stream with nothing to send looks whether its caller is still there.
 WATCH_S = 1.0
-
-# The states an experiment resumes from. Pending or running, yet not on the worker:
-# a run whose end could not be stored.
-RESUMABLE = (evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED, evaluator_pb2.EXPERIMENT_STATE_FAILED,
-             evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING)
 
 
 class ExperimentService:
@@ -165,9 +160,10 @@ class ExperimentService:
         if not experiment_id:
             raise InvalidArgument("experiment_id is empty")
         experiment = self._repo.experiment(experiment_id)  # NOT_FOUND for an unknown id
-        if not self._worker.cancel(experiment_id) and self._leases.request_cancel(experiment_id) is None:
+        held = self._worker.cancel(experiment_id) or self._leases.request_cancel(experiment_id) is not None
+        if not experiment_state.cancellable(experiment.state, held):
             raise FailedPrecondition(
-                f"experiment {experiment_id} is {STATE.get(experiment.state, '?')}: "
+                f"experiment {experiment_id} is {experiment_state.name(experiment.state, '?')}: "
                 "only a queued or running experiment can be cancelled"
             )
         return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
@@ -179,10 +175,11 @@ class ExperimentService:
         if experiment_id in self._worker.active:
             raise FailedPrecondition(f"experiment {experiment_id} is running now; there is nothing to resume")
         self._leases.check_free(experiment_id)  # running on another replica
-        if experiment.state not in RESUMABLE:
+        # Held by no runner (the two checks above): one stored as queued or running resumes too.
+        if not experiment_state.resumable(experiment.state, held=False):
             raise FailedPrecondition(
-                f"experiment {experiment_id} is {STATE.get(experiment.state, '?')}; "
-                "only interrupted or failed experiments resume"
+                f"experiment {experiment_id} is {experiment_state.name(experiment.state, '?')}; "
+                f"only {experiment_state.names(experiment_state.STOPPED)} experiments resume"
             )
         plan = self._planner.with_keys(self._planner.plan(experiment.config, cancelled), request.config)
         if plan.question_set.content_hash != experiment.question_set_hash:
@@ -199,8 +196,7 @@ class ExperimentService:
         results = self._repo.results(experiment.experiment_id)
         summarize(experiment, results)
         latest = self._worker.progress.get(experiment.experiment_id)
-        if latest is not None and experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING,
-                                                       evaluator_pb2.EXPERIMENT_STATE_RUNNING):
+        if latest is not None and experiment.state in experiment_state.ACTIVE:
             experiment.progress.CopyFrom(latest)
         if not request.without_results:
             experiment.results.extend(r for r in results if not request.run_key or r.run_key == request.run_key)

@@ -35,12 +35,12 @@ from chunklab.metrics import cosine
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.deps import RunnerDeps
+from services.evaluator.limits import LIMITS
 from services.evaluator.judging import models, pricing
 from services.evaluator.questions import question_prompt, question_sets
 
 log = logging.getLogger("chunklab.evaluator")
 
-MAX_QUESTIONS = 500
 # Characters of text a passage gives the model.
 PASSAGE_CHARS = 1500
 # Cosine similarity of two questions' embeddings from which the later one is a duplicate.
@@ -171,8 +171,8 @@ class Generator:
         if not request.resume_generation_id:
             if not request.document_ids:
                 raise InvalidArgument("name the documents to generate questions from (document_ids)")
-            if not 1 <= request.question_count <= MAX_QUESTIONS:
-                raise InvalidArgument(f"question_count must be between 1 and {MAX_QUESTIONS}, "
+            if not 1 <= request.question_count <= LIMITS.max_question_count:
+                raise InvalidArgument(f"question_count must be between 1 and {LIMITS.max_question_count}, "
                                       f"got {request.question_count}")
             return request, None, []
         generation = self._repo.generation(request.resume_generation_id)

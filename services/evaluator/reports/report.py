@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from chunklab import experiment_state
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat, usd
 from chunklab.views.render import render as render_template
@@ -28,7 +29,7 @@ from chunklab.views.winner_view import winner_view
 from services.evaluator.experiments import holdout
 from services.evaluator.judging import metric_catalog
 from services.evaluator.reports import plots
-from services.evaluator.reports.report_technical import STATE, technical
+from services.evaluator.reports.report_technical import technical
 
 CONTENT_TYPE = "text/html; charset=utf-8"
 PACKAGE, TEMPLATE = "services.evaluator.reports", "report.html.j2"
@@ -137,7 +138,7 @@ def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
     runs = list(experiment.runs)
     notes = []
     if experiment.state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
-        notes.append(f"This experiment is {STATE.get(experiment.state, 'unknown')}: "
+        notes.append(f"This experiment is {experiment_state.name(experiment.state)}: "
                      f"{experiment.questions_done} of {experiment.questions_total} questions finished. "
                      f"{experiment.error}")
     notes += [f"{run.run_key} did not run: {run.error}" for run in runs if run.error]
@@ -176,7 +177,7 @@ def page(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb2.Quest
         strategies=", ".join(dict.fromkeys(g.strategy for g in experiment.config.strategies)),
         question_set=question_set.name, question_count=question_set.question_count,
         neighbours=retrieval_view.neighbours_badge(experiment), embedding_model=experiment.provenance.embedding_model,
-        top_k=experiment.config.retrieval.top_k, state=STATE.get(experiment.state, "?"),
+        top_k=experiment.config.retrieval.top_k, state=experiment_state.name(experiment.state, "?"),
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results, METRICS) if show_technical else None,

@@ -27,6 +27,7 @@ from chunklab.text import pages
 
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, score
+from chunklab import experiment_state
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.judging import scoring
 
@@ -35,13 +36,6 @@ MAX_CHUNK_CHARS = 1200
 # A result row shows every measure of these groups, in the catalogue's order and words; the
 # hits-only and rank measures stay in the managerial table, the judge's scores go under the row.
 ROW_GROUPS = ("labelled", "efficiency")
-STATE = {
-    evaluator_pb2.EXPERIMENT_STATE_PENDING: "pending",
-    evaluator_pb2.EXPERIMENT_STATE_RUNNING: "running",
-    evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED: "succeeded",
-    evaluator_pb2.EXPERIMENT_STATE_FAILED: "failed",
-    evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED: "interrupted",
-}
 
 
 @dataclass
@@ -215,7 +209,7 @@ def config_rows(experiment: evaluator_pb2.Experiment, question_set: evaluator_pb
     documents = [f"{names.get(d, 'a document no result shows')} (id {d[:8]}, sha256 {h[:12]})"
                  for d, h in sorted(p.document_hashes.items(), key=lambda kv: (names.get(kv[0], "~"), kv[0]))]
     return [
-        ("experiment id", experiment.experiment_id), ("state", STATE.get(experiment.state, "?")),
+        ("experiment id", experiment.experiment_id), ("state", experiment_state.name(experiment.state, "?")),
         ("question set", f"{question_set.name or 'unnamed'} · {plural(question_set.question_count, 'question')} · "
                          f"{experiment.config.question_set_id[:8]} (as the Question-set dropdown names it)"),
         ("question-set content hash", experiment.question_set_hash),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from chunklab import experiment_state
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.experiments import holdout
@@ -52,9 +53,9 @@ class ReportService:
         """GetReport's stream: the header, then the file in pieces, rendered as they are sent.
         Nothing is sent before the experiment is found finished, so a refusal is the stream's status."""
         experiment = self._repo.experiment(request.experiment_id)
-        if experiment.state in (evaluator_pb2.EXPERIMENT_STATE_PENDING, evaluator_pb2.EXPERIMENT_STATE_RUNNING):
+        if experiment.state in experiment_state.ACTIVE:
             raise FailedPrecondition(
-                f"experiment {experiment.experiment_id} is still {report.STATE[experiment.state]}; "
+                f"experiment {experiment.experiment_id} is still {experiment_state.name(experiment.state)}; "
                 "its report is written once it ends"
             )
         results = self._repo.results(experiment.experiment_id)

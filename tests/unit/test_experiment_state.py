@@ -1,0 +1,122 @@
+"""An experiment's states have one owner (chunklab.experiment_state, ADR 0078): the UI, the
+command line and the evaluator name them, and accept Resume and Cancel, alike for every
+value of the contract's enum."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from chunklab import experiment_state
+from chunklab.errors import FailedPrecondition
+from chunklab.v1 import evaluator_pb2
+from chunklab_app.cli import terminal
+from frontend.pages.experiments.detail import action_updates
+from frontend.views import experiments_html
+from services.evaluator.experiments.service import ExperimentService
+from services.evaluator.reports import report_technical
+
+STATES = [v.number for v in evaluator_pb2.ExperimentState.DESCRIPTOR.values if v.number]
+
+
+class Accepted(Exception):
+    """The evaluator went past its state check (to plan the resume)."""
+
+
+class Repo:
+    def __init__(self, state: int):
+        self.state = state
+
+    def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
+        return evaluator_pb2.Experiment(experiment_id=experiment_id, state=self.state)
+
+
+class Worker:
+    """A worker running `held` ids."""
+
+    def __init__(self, held: bool):
+        self.active = {"e1"} if held else set()
+
+    def cancel(self, experiment_id: str) -> bool:
+        return experiment_id in self.active
+
+
+class Leases:
+    def check_free(self, experiment_id: str) -> None:
+        pass
+
+    def request_cancel(self, experiment_id: str):
+        return None
+
+
+class Planner:
+    def plan(self, *_):
+        return None
+
+    def with_keys(self, *_):
+        raise Accepted
+
+
+def evaluator(state: int, held: bool) -> ExperimentService:
+    service = ExperimentService.__new__(ExperimentService)
+    service._repo, service._worker, service._leases, service._planner = Repo(state), Worker(held), Leases(), Planner()
+    return service
+
+
+def evaluator_resumes(state: int) -> bool:
+    """Whether the evaluator resumes an experiment stored in `state` that nothing runs."""
+    request = evaluator_pb2.RunExperimentRequest(resume_experiment_id="e1")
+    try:
+        evaluator(state, held=False)._resume_plan(request, None)
+    except Accepted:
+        return True
+    except FailedPrecondition:
+        return False
+    raise AssertionError("the resume neither planned nor was refused")
+
+
+def evaluator_cancels(state: int, held: bool) -> bool:
+    try:
+        evaluator(state, held).cancel(evaluator_pb2.CancelExperimentRequest(experiment_id="e1"))
+    except FailedPrecondition:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("state", STATES, ids=experiment_state.name)
+def test_the_ui_offers_resume_and_cancel_where_the_evaluator_accepts_them(state):
+    # The UI knows the stored state only: queued or running means a runner holds it.
+    held = state in experiment_state.ACTIVE
+    resume, cancel = action_updates(state)
+    assert resume == gr.update(interactive=experiment_state.resumable(state))
+    assert cancel == gr.update(interactive=experiment_state.cancellable(state))
+    assert experiment_state.resumable(state) == (evaluator_resumes(state) and not held)
+    assert experiment_state.cancellable(state) == evaluator_cancels(state, held)
+
+
+@pytest.mark.parametrize("state", STATES, ids=experiment_state.name)
+def test_one_that_nothing_runs_resumes_whatever_its_stored_state_unless_it_ended(state):
+    """A queued or running experiment whose evaluator died (or could not store its end)
+    resumes; a succeeded one never does; a held one is cancelled, not resumed."""
+    assert experiment_state.resumable(state, held=False) == evaluator_resumes(state)
+    assert evaluator_resumes(state) == (state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED)
+    assert not experiment_state.resumable(state, held=True)
+    assert experiment_state.cancellable(state, held=True) and evaluator_cancels(state, held=True)
+    assert not experiment_state.cancellable(state, held=False) and not evaluator_cancels(state, held=False)
+
+
+@pytest.mark.parametrize("state", STATES, ids=experiment_state.name)
+def test_the_ui_the_command_line_and_the_reports_name_a_state_alike(state):
+    name = evaluator_pb2.ExperimentState.Name(state).removeprefix("EXPERIMENT_STATE_").lower()
+    experiment = evaluator_pb2.Experiment(experiment_id="e1", state=state)
+    assert experiments_html.state_name(experiment) == name
+    assert experiment_state.name(state) == name
+    assert report_technical.experiment_state.name(state, "?") == name
+    assert terminal.experiment_state.name(state, "?") == name
+
+
+def test_a_state_outside_the_enum_is_unknown_and_the_refusals_name_the_stopped_states():
+    assert experiment_state.name(0) == "unknown"
+    assert experiment_state.name(99, "?") == "?"
+    assert experiment_state.names(experiment_state.STOPPED) == "interrupted or failed"
+    assert not experiment_state.resumable(0) and not experiment_state.cancellable(0)
