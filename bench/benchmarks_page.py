@@ -46,8 +46,8 @@ from chunklab.knobs import spec_to_dict  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
 from chunklab_app import benchpage  # noqa: E402
-from chunklab_app.stack import Stack  # noqa: E402
 from chunklab_app.cli.terminal import Progress, follow  # noqa: E402
+from chunklab_app.stack import Stack  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 PAGE = REPO / "docs" / "benchmarks.md"
@@ -70,14 +70,19 @@ COMMAND = ".venv/bin/python bench/benchmarks_page.py (run last by make bench)"
 
 def machine() -> dict:
     """The machine a figure ran on: CPU model, cores, RAM, Python, load, date."""
-    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor() or "unknown")
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor() or "unknown",
+    )
     mem_kb = next((int(line.split()[1]) for line in _lines("/proc/meminfo") if line.startswith("MemTotal")), 0)
     return {
-        "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem_kb / 1024 / 1024, 1),
-        "python": platform.python_version(), "os": f"{platform.system()} {platform.release()}",
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_gb": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
         "load": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
 
@@ -96,8 +101,13 @@ def grids(infos, only: list[str]) -> tuple[list[tuple[str, str, evaluator_pb2.St
         if only and info.name not in only:
             continue
         if info.requires_llm:
-            skipped.append({"label": f"{info.name} (defaults)", "strategy": info.name,
-                            "note": "skipped: needs an LLM (requires_llm); this bench measures without one"})
+            skipped.append(
+                {
+                    "label": f"{info.name} (defaults)",
+                    "strategy": info.name,
+                    "note": "skipped: needs an LLM (requires_llm); this bench measures without one",
+                }
+            )
             continue
         cells.append(("defaults", f"{info.name} (defaults)", evaluator_pb2.StrategyGrid(strategy=info.name)))
     for strategy in ("fixed_size", "recursive"):
@@ -109,18 +119,24 @@ def grids(infos, only: list[str]) -> tuple[list[tuple[str, str, evaluator_pb2.St
 
 
 def sized(strategy: str, size: int, overlap: int) -> evaluator_pb2.StrategyGrid:
-    return evaluator_pb2.StrategyGrid(strategy=strategy, grid=[
-        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=size)]),
-        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=overlap)]),
-    ])
+    return evaluator_pb2.StrategyGrid(
+        strategy=strategy,
+        grid=[
+            evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=size)]),
+            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=overlap)]),
+        ],
+    )
 
 
 def experiment(lab, question_set_id: str, name: str, cells, retrieval: common_pb2.RetrievalOptions):
     """One experiment over the cells; returns (its runs in cell order, each run's results, wall seconds).
     Results are fetched run by run: every run's at once exceeds gRPC's message limit."""
     config = evaluator_pb2.ExperimentConfig(
-        name=f"benchmarks page: {name}", question_set_id=question_set_id,
-        strategies=[grid for _, _, grid in cells], retrieval=retrieval, retrieval_only=True,
+        name=f"benchmarks page: {name}",
+        question_set_id=question_set_id,
+        strategies=[grid for _, _, grid in cells],
+        retrieval=retrieval,
+        retrieval_only=True,
     )
     print(f"== {name}: {len(cells)} runs", file=sys.stderr, flush=True)
     started = time.perf_counter()
@@ -132,19 +148,31 @@ def experiment(lab, question_set_id: str, name: str, cells, retrieval: common_pb
 
 def row_of(group: str, label: str, retrieval: str, run, results) -> dict:
     """A page row from one run and its questions' results."""
-    base = {"label": label, "strategy": run.spec.name, "knobs": spec_to_dict(run.spec)["knobs"],
-            "retrieval": retrieval, "group": group}
+    base = {
+        "label": label,
+        "strategy": run.spec.name,
+        "knobs": spec_to_dict(run.spec)["knobs"],
+        "retrieval": retrieval,
+        "group": group,
+    }
     if run.error or not run.questions_done:
         return {**base, "note": f"failed: {run.error or 'no question answered'}"}
     mine = [r for r in results if r.run_key == run.run_key and r.metrics.labelled]
     values = {k: np.array([getattr(r.metrics, k) for r in mine]) for k in ("recall", "precision", "iou")}
     rank = {k: getattr(run.mean_metrics, k) for k in benchpage.RANK_KEYS if run.mean_metrics.HasField(k)}
     return {
-        **base, "questions": len(mine), **{k: [float(v.mean()), float(v.std())] for k, v in values.items()},
-        "tokens_sent": float(np.mean([r.metrics.tokens_sent for r in mine])), "chunks": run.chunk_count,
-        "chunk_tokens": 0.0, "rank": rank,
-        "seconds": {"processing": run.processing_seconds, "query": sum(r.metrics.retrieve_ms for r in mine) / 1000,
-                    **{phase: getattr(run.processing_phases, f"{phase}_seconds") for phase in ("chunk", "embed", "index")}},
+        **base,
+        "questions": len(mine),
+        **{k: [float(v.mean()), float(v.std())] for k, v in values.items()},
+        "tokens_sent": float(np.mean([r.metrics.tokens_sent for r in mine])),
+        "chunks": run.chunk_count,
+        "chunk_tokens": 0.0,
+        "rank": rank,
+        "seconds": {
+            "processing": run.processing_seconds,
+            "query": sum(r.metrics.retrieve_ms for r in mine) / 1000,
+            **{phase: getattr(run.processing_phases, f"{phase}_seconds") for phase in ("chunk", "embed", "index")},
+        },
     }
 
 
@@ -157,8 +185,11 @@ def chunk_sizes(lab, documents, rows: list[dict]) -> None:
     for row in rows:
         if "note" in row or row.get("retrieval") != "dense":
             continue
-        counts = [c.token_count for d in documents
-                  for c in lab.preview_chunks(d.document_id, to_spec(row["strategy"], row["knobs"])).chunks]
+        counts = [
+            c.token_count
+            for d in documents
+            for c in lab.preview_chunks(d.document_id, to_spec(row["strategy"], row["knobs"])).chunks
+        ]
         row["chunk_tokens"] = float(np.mean(counts)) if counts else 0.0
     sizes = {(r["strategy"], json.dumps(r["knobs"], sort_keys=True)): r for r in rows if r.get("retrieval") == "dense"}
     for row in rows:
@@ -176,11 +207,15 @@ def measure(lab, only: list[str]) -> dict:
     question_set = lab.import_question_set(DATA / "questions.csv")
     phases["import questions (locate references)"] = time.perf_counter() - started
     cells, rows = grids(lab.list_strategies(), only)
-    modes = [("dense", cells, common_pb2.RetrievalOptions(top_k=TOP_K)),
-             ("hybrid", cells, common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=True)),
-             ("neighbours ±1/1", [("expansion", f"fixed_size {s}/{o} ±1/1", sized("fixed_size", s, o))
-                                  for s, o in NEIGHBOUR_SIZES],
-              common_pb2.RetrievalOptions(top_k=TOP_K, neighbor_prev=1, neighbor_next=1))]
+    modes = [
+        ("dense", cells, common_pb2.RetrievalOptions(top_k=TOP_K)),
+        ("hybrid", cells, common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=True)),
+        (
+            "neighbours ±1/1",
+            [("expansion", f"fixed_size {s}/{o} ±1/1", sized("fixed_size", s, o)) for s, o in NEIGHBOUR_SIZES],
+            common_pb2.RetrievalOptions(top_k=TOP_K, neighbor_prev=1, neighbor_next=1),
+        ),
+    ]
     for retrieval, mode_cells, options in modes:
         runs, results, seconds = experiment(lab, question_set.question_set_id, retrieval, mode_cells, options)
         phases[f"experiment: {retrieval} ({len(mode_cells)} runs)"] = seconds
@@ -223,8 +258,16 @@ def write(results: dict) -> None:
     growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else None  # bench/growth.py's, when it ran
     cold = json.loads(COLD.read_text()) if COLD.exists() else None  # bench/cold_experiment.py's, when it ran
     backends = json.loads(BACKENDS.read_text()) if BACKENDS.exists() else None  # bench/embedding_backends.py's
-    PAGE.write_text(benchpage.page(results, plot_path=str(PLOT.relative_to(PAGE.parent)), growth_results=growth,
-                                   growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)), cold_results=cold, backend_results=backends))
+    PAGE.write_text(
+        benchpage.page(
+            results,
+            plot_path=str(PLOT.relative_to(PAGE.parent)),
+            growth_results=growth,
+            growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)),
+            cold_results=cold,
+            backend_results=backends,
+        )
+    )
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
 
 
@@ -233,13 +276,18 @@ def main() -> int:
     parser.add_argument("--cold", action="store_true", help="start without the kept embedding cache")
     parser.add_argument("--render-only", action="store_true", help=f"rebuild the page from {RESULTS.name}")
     parser.add_argument("--strategy", action="append", help="only these strategies (repeatable; a smoke run)")
-    parser.add_argument("--model", help=f"measure with this embedding model instead of {PROTOCOL_MODEL} and print; the page is not written")
+    parser.add_argument(
+        "--model",
+        help=f"measure with this embedding model instead of {PROTOCOL_MODEL} and print; the page is not written",
+    )
     args = parser.parse_args()
     if args.model:
         for row in run(args.cold, args.strategy or [], args.model)["rows"]:
             if "note" not in row:
-                print(f"{row['label']:<40} {row['retrieval']:<16} recall {100 * row['recall'][0]:5.1f} ± {100 * row['recall'][1]:4.1f}"
-                      f"  IoU {100 * row['iou'][0]:4.1f}  tokens sent {row['tokens_sent']:7.0f}")
+                print(
+                    f"{row['label']:<40} {row['retrieval']:<16} recall {100 * row['recall'][0]:5.1f} ± {100 * row['recall'][1]:4.1f}"
+                    f"  IoU {100 * row['iou'][0]:4.1f}  tokens sent {row['tokens_sent']:7.0f}"
+                )
         return 0
     if args.render_only:
         results = json.loads(RESULTS.read_text())

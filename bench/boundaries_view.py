@@ -27,10 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from chunklab.views import render  # noqa: E402
-
-from chunklab.text import sentences
+from chunklab.text import sentences  # noqa: E402
 from chunklab.v1 import common_pb2 as pb  # noqa: E402
+from chunklab.views import render  # noqa: E402
 from frontend.pages.documents import boundary_stats  # noqa: E402
 from frontend.pages.documents.boundaries import boundary_html  # noqa: E402
 from frontend.pages.documents.boundary_columns import Configuration, side_by_side_html  # noqa: E402
@@ -38,8 +37,28 @@ from frontend.style import CSS  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 PAGE_CHARS = 3_000
-WORDS = ("keeper", "lamp", "harbour", "storm", "lens", "beacon", "tide", "signal", "ship", "tower", "oil", "wick",
-         "fog", "horn", "light", "coast", "rock", "flag", "radio", "engine")
+WORDS = (
+    "keeper",
+    "lamp",
+    "harbour",
+    "storm",
+    "lens",
+    "beacon",
+    "tide",
+    "signal",
+    "ship",
+    "tower",
+    "oil",
+    "wick",
+    "fog",
+    "horn",
+    "light",
+    "coast",
+    "rock",
+    "flag",
+    "radio",
+    "engine",
+)
 
 
 def document(pages: int, seed: int = 7) -> tuple[str, list[int]]:
@@ -60,8 +79,13 @@ def document(pages: int, seed: int = 7) -> tuple[str, list[int]]:
 
 
 def _chunk(text: str, index: int, start: int, end: int) -> pb.Chunk:
-    return pb.Chunk(chunk_index=index, start_char=start, end_char=end, content=text[start:end],
-                    token_count=len(text[start:end].split()))
+    return pb.Chunk(
+        chunk_index=index,
+        start_char=start,
+        end_char=end,
+        content=text[start:end],
+        token_count=len(text[start:end].split()),
+    )
 
 
 def windows(text: str, size: int = 1_200, overlap: int = 200) -> list[pb.Chunk]:
@@ -157,22 +181,31 @@ def main() -> int:
     spans, split_ms = timed(lambda: sentences.split(text), repeat=1)
     left = Configuration("windows 1200/200", windows(text))
     right = Configuration("sentences ≤ 800", packed_sentences(text, spans))
-    print(f"document: {args.pages} pages, {len(text):,} characters, {len(spans):,} sentences "
-          f"(split in {split_ms:,.0f} ms); {len(left.chunks)} and {len(right.chunks)} chunks")
+    print(
+        f"document: {args.pages} pages, {len(text):,} characters, {len(spans):,} sentences "
+        f"(split in {split_ms:,.0f} ms); {len(left.chunks)} and {len(right.chunks)} chunks"
+    )
     for side in (left, right):
         figures, ms = timed(lambda: boundary_stats.boundary_stats(side.chunks, spans, len(text)))
-        print(f"  {side.label}: tiny {figures.tiny_share:.1%}, mid-sentence {figures.mid_sentence_share:.1%} "
-              f"(figures in {ms:,.1f} ms)")
+        print(
+            f"  {side.label}: tiny {figures.tiny_share:.1%}, mid-sentence {figures.mid_sentence_share:.1%} "
+            f"(figures in {ms:,.1f} ms)"
+        )
 
     render.environment("frontend")  # templates loaded once, outside the timings
     one, one_ms = timed(lambda: boundary_html(text, left.chunks, page_starts=page_starts))
-    both, both_ms = timed(lambda: "".join(boundary_html(text, side.chunks, page_starts=page_starts,
-                                                        max_chars=len(text)) for side in (left, right)))
+    both, both_ms = timed(
+        lambda: "".join(
+            boundary_html(text, side.chunks, page_starts=page_starts, max_chars=len(text)) for side in (left, right)
+        )
+    )
     after, after_ms = timed(lambda: side_by_side_html(text, left, right, page_starts=page_starts))
-    views = {"before: one view, first 200,000 chars": (one, one_ms, ""),
-             "before: two views, whole text": (both, both_ms, ""),
-             "after: side by side, all laid out": (after, after_ms, EAGER_CSS),
-             "after: side by side, lazy blocks": (after, after_ms, "")}
+    views = {
+        "before: one view, first 200,000 chars": (one, one_ms, ""),
+        "before: two views, whole text": (both, both_ms, ""),
+        "after: side by side, all laid out": (after, after_ms, EAGER_CSS),
+        "after: side by side, lazy blocks": (after, after_ms, ""),
+    }
     print(f"{'view':40} {'HTML':>8} {'Python':>8}")
     for name, (html, ms, _) in views.items():
         print(f"{name:40} {len(html.encode()) / 1e6:>6.2f}MB {ms:>6,.0f}ms")

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.knobs import to_spec  # noqa: E402
-from chunklab_app.stack import Stack, wait_serving  # noqa: E402
+from chunklab.knobs import to_spec
+from chunklab_app.stack import Stack, wait_serving
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general" / "corpora"
 SPEC = to_spec("fixed_size", {"chunk_size": 256})
@@ -83,10 +83,14 @@ def run(name: str, documents, folder: Path, env: dict[str, str], load, replicas:
         for i in range(replicas):
             replica_env = stack.env()
             replica_env.update(CHUNKLAB_CHUNKER_ADDRESS="127.0.0.1:0", CHUNKLAB_BULK_WORKERS="1")
-            wait_serving(stack._spawn(f"chunker-replica-{i}", "services.chunker", replica_env, "listening on", 300), 300)
+            wait_serving(
+                stack._spawn(f"chunker-replica-{i}", "services.chunker", replica_env, "listening on", 300), 300
+            )
         # Warm every worker as a running stack is warm (models load in the background at start).
-        load(stack, upload(stack, [(f"warm-up-{i}.md", f"# Warm-up {i}\n\nA line to embed, number {i}.\n")
-                                   for i in range(4)]))
+        load(
+            stack,
+            upload(stack, [(f"warm-up-{i}.md", f"# Warm-up {i}\n\nA line to embed, number {i}.\n") for i in range(4)]),
+        )
         ids = upload(stack, documents)
         started = time.perf_counter()
         chunks = load(stack, ids)
@@ -133,8 +137,10 @@ def main() -> None:
     base = rows[0]["seconds"]
     print(f"\n{'way':<40} {'seconds':>8} {'docs/s':>7} {'chunks':>7} {'vs one after another':>21}")
     for row in rows:
-        print(f"{row['name']:<40} {row['seconds']:8.1f} {len(documents) / row['seconds']:7.2f} {row['chunks']:7d} "
-              f"{base / row['seconds']:20.2f}x")
+        print(
+            f"{row['name']:<40} {row['seconds']:8.1f} {len(documents) / row['seconds']:7.2f} {row['chunks']:7d} "
+            f"{base / row['seconds']:20.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -163,8 +163,9 @@ def encode_in_threads(text: str) -> Callable[[], object]:
 
     cut = text.find("\n", len(text) // 2) + 1 or len(text)
     halves, pool = (text[:cut], text[cut:]), ThreadPoolExecutor(2)
-    return lambda: [f.result() for f in [pool.submit(lambda h: tokens.thread_encoding().encode_ordinary(h), h)
-                                         for h in halves]]
+    return lambda: [
+        f.result() for f in [pool.submit(lambda h: tokens.thread_encoding().encode_ordinary(h), h) for h in halves]
+    ]
 
 
 def chunking(rounds: int, chosen: list[str]) -> None:
@@ -175,9 +176,11 @@ def chunking(rounds: int, chosen: list[str]) -> None:
     # langchain all encode here at tiktoken's best speed (tokens.thread_encoding).
     encoding = tokens.encoding()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
-    print("memoization: chonkie's RecursiveChunker caches the token count of each split (lru_cache, 4096);"
-          " chunklab encodes each distinct line of a document once and splits each distinct long part once."
-          " Both caches live for one document only (a new chunker per run).")
+    print(
+        "memoization: chonkie's RecursiveChunker caches the token count of each split (lru_cache, 4096);"
+        " chunklab encodes each distinct line of a document once and splits each distinct long part once."
+        " Both caches live for one document only (a new chunker per run)."
+    )
     for key, (label, text) in texts().items():
         if key not in chosen:
             continue
@@ -187,9 +190,11 @@ def chunking(rounds: int, chosen: list[str]) -> None:
         two = timed(encode_in_threads(text), rounds)
         distinct = "".join(dict.fromkeys(text.splitlines(keepends=True)))
         floor = timed(lambda: encoding.encode_ordinary(distinct), rounds)
-        print(f"   tiktoken encode alone: {mb / one:.1f} MB/s in 1 thread ({one * 1e3:.1f} ms), {mb / two:.1f} MB/s "
-              f"in 2 threads (x{one / two:.2f}); the distinct lines are {len(distinct.encode()) / 1e6 / mb:.0%} "
-              f"of the text and take {floor * 1e3:.1f} ms to encode in 1 thread")
+        print(
+            f"   tiktoken encode alone: {mb / one:.1f} MB/s in 1 thread ({one * 1e3:.1f} ms), {mb / two:.1f} MB/s "
+            f"in 2 threads (x{one / two:.2f}); the distinct lines are {len(distinct.encode()) / 1e6 / mb:.0%} "
+            f"of the text and take {floor * 1e3:.1f} ms to encode in 1 thread"
+        )
         # A new chonkie chunker per run: RecursiveChunker memoizes token counts
         # per instance (lru_cache), which would time a cache on repeated runs.
         token_chunker = lambda: TokenChunker(tokenizer=encoding, chunk_size=SIZE, chunk_overlap=OVERLAP)  # noqa: E731
@@ -204,14 +209,30 @@ def chunking(rounds: int, chosen: list[str]) -> None:
         groups = {
             f"token windows (overlap {OVERLAP})": [
                 ("chonkie TokenChunker", lambda: token_chunker().chunk(text), chonkie_pieces),
-                ("chunklab fixed_size, 1 thread", ours("fixed_size", text, 1, chunk_size=SIZE, chunk_overlap=OVERLAP), our_pieces),
-                ("chunklab fixed_size, 2 threads", ours("fixed_size", text, 2, chunk_size=SIZE, chunk_overlap=OVERLAP), our_pieces),
+                (
+                    "chunklab fixed_size, 1 thread",
+                    ours("fixed_size", text, 1, chunk_size=SIZE, chunk_overlap=OVERLAP),
+                    our_pieces,
+                ),
+                (
+                    "chunklab fixed_size, 2 threads",
+                    ours("fixed_size", text, 2, chunk_size=SIZE, chunk_overlap=OVERLAP),
+                    our_pieces,
+                ),
                 ("langchain TokenTextSplitter", lambda: token_splitter.split_text(text), langchain_pieces),
             ],
             "recursive (overlap 0)": [
                 ("chonkie RecursiveChunker", lambda: recursive_chunker().chunk(text), chonkie_pieces),
-                ("chunklab recursive, 1 thread", ours("recursive", text, 1, chunk_size=SIZE, chunk_overlap=0), our_pieces),
-                ("chunklab recursive, 2 threads", ours("recursive", text, 2, chunk_size=SIZE, chunk_overlap=0), our_pieces),
+                (
+                    "chunklab recursive, 1 thread",
+                    ours("recursive", text, 1, chunk_size=SIZE, chunk_overlap=0),
+                    our_pieces,
+                ),
+                (
+                    "chunklab recursive, 2 threads",
+                    ours("recursive", text, 2, chunk_size=SIZE, chunk_overlap=0),
+                    our_pieces,
+                ),
                 ("langchain RecursiveCharacter", lambda: recursive_splitter.split_text(text), langchain_pieces),
             ],
         }
@@ -219,14 +240,20 @@ def chunking(rounds: int, chosen: list[str]) -> None:
             print(f"-- {group}")
             timings = race([run for _, run, _ in contenders], rounds)
             baseline = timings[0][0]  # chonkie
-            print(f"   target: 1.5x chonkie = {1.5 * mb / baseline:.1f} MB/s ({baseline / 1.5 * 1e3:.1f} ms); tiktoken "
-                  f"encodes this text at {mb / one:.1f} MB/s in 1 thread, {mb / two:.1f} MB/s in 2")
-            for (name, run, pieces), (seconds, chunks) in zip(contenders, timings):
-                print(f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
-                      f"x{baseline / seconds:4.2f} vs chonkie  {check(text, pieces(chunks), SIZE)}")
+            print(
+                f"   target: 1.5x chonkie = {1.5 * mb / baseline:.1f} MB/s ({baseline / 1.5 * 1e3:.1f} ms); tiktoken "
+                f"encodes this text at {mb / one:.1f} MB/s in 1 thread, {mb / two:.1f} MB/s in 2"
+            )
+            for (name, _run, pieces), (seconds, chunks) in zip(contenders, timings):
+                print(
+                    f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
+                    f"x{baseline / seconds:4.2f} vs chonkie  {check(text, pieces(chunks), SIZE)}"
+                )
             run = contenders[1][1]
-            print(f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their ids "
-                  f"alone takes {run.messages(timings[1][1]) * 1e3:.1f} ms)")
+            print(
+                f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their ids "
+                f"alone takes {run.messages(timings[1][1]) * 1e3:.1f} ms)"
+            )
 
 
 class RecordingProvider(EmbeddingProvider):
@@ -252,8 +279,13 @@ class RecordingProvider(EmbeddingProvider):
 def pipeline(rounds: int, corpus: str) -> None:
     text = (CORPORA / corpus).read_text(encoding="utf-8")
     document = documents_pb2.Document(
-        document_id="bench", name=corpus, text=text, language="en", collection="default",
-        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+        document_id="bench",
+        name=corpus,
+        text=text,
+        language="en",
+        collection="default",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+        tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
     )
     minilm = get_provider("all-MiniLM-L6-v2")
     model = minilm.model()
@@ -265,10 +297,13 @@ def pipeline(rounds: int, corpus: str) -> None:
         common_pb2.StrategySpec(name="semantic_parent_child"),
         common_pb2.StrategySpec(name="hybrid_semantic_recursive"),
     ]
-    print(f"\n== embedding pipeline on {corpus} ({len(text) / 1e3:.0f} k characters), {minilm.name}, "
-          f"best of {rounds} ==")
-    print(f"   {'strategy':<26} {'texts':>6} {'raw s':>7} {'pipeline s':>10} {'of raw':>7} "
-          f"{'again (mem) s':>13} {'faster':>7} {'again (disk) s':>14} {'faster':>7}")
+    print(
+        f"\n== embedding pipeline on {corpus} ({len(text) / 1e3:.0f} k characters), {minilm.name}, best of {rounds} =="
+    )
+    print(
+        f"   {'strategy':<26} {'texts':>6} {'raw s':>7} {'pipeline s':>10} {'of raw':>7} "
+        f"{'again (mem) s':>13} {'faster':>7} {'again (disk) s':>14} {'faster':>7}"
+    )
     for spec in strategies:
         request = chunker_pb2.ProcessDocumentRequest(document_id="bench", strategies=[spec])
 
@@ -278,8 +313,12 @@ def pipeline(rounds: int, corpus: str) -> None:
             with tempfile.TemporaryDirectory() as folder:
                 cache = EmbeddingCache(Path(folder) / "cache.sqlite3", max_bytes=CACHE_LIMIT)
                 service = ChunkerService(
-                    lambda _id: document, lambda header, chunks: (len(chunks), 0), lambda _name: recording,
-                    minilm.name, cache, LLMPool(ChatEndpoint("", "", ""), 1),
+                    lambda _id: document,
+                    lambda header, chunks: (len(chunks), 0),
+                    lambda _name: recording,
+                    minilm.name,
+                    cache,
+                    LLMPool(ChatEndpoint("", "", ""), 1),
                 )
 
                 def run() -> float:
@@ -313,8 +352,10 @@ def pipeline(rounds: int, corpus: str) -> None:
             cold, warm, disk = cold_run(RecordingProvider(minilm))
             cold_s.append(cold), warm_s.append(warm), disk_s.append(disk)
         raw, cold, warm, disk = (min(x) for x in (raw_s, cold_s, warm_s, disk_s))
-        print(f"   {spec.name:<26} {len(same):>6} {raw:>7.2f} {cold:>10.2f} {raw / cold:>6.0%} "
-              f"{warm:>13.3f} {cold / warm:>6.0f}x {disk:>14.3f} {cold / disk:>6.0f}x")
+        print(
+            f"   {spec.name:<26} {len(same):>6} {raw:>7.2f} {cold:>10.2f} {raw / cold:>6.0%} "
+            f"{warm:>13.3f} {cold / warm:>6.0f}x {disk:>14.3f} {cold / disk:>6.0f}x"
+        )
 
 
 def main() -> None:

@@ -79,40 +79,62 @@ def cold_run(model: str) -> dict:
             parse_s = time.perf_counter() - began
             cells, skipped = grids(lab.list_strategies(), [])
             cells = [cell for cell in cells if cell[0] == "defaults"]
-            runs, _, experiment_s = experiment(lab, question_set.question_set_id, f"cold, {model}", cells,
-                                               common_pb2.RetrievalOptions(top_k=TOP_K))
+            runs, _, experiment_s = experiment(
+                lab, question_set.question_set_id, f"cold, {model}", cells, common_pb2.RetrievalOptions(top_k=TOP_K)
+            )
             total_s = time.perf_counter() - began
             cpu = {name: used - cpu_before[name] for name, used in cpu_seconds(stack).items()}
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
-    strategies = [{"strategy": run.spec.name, "chunks": run.chunk_count, "processing": run.processing_seconds,
-                   **{p: getattr(run.processing_phases, f"{p}_seconds") for p in PHASES}} for run in runs]
+    strategies = [
+        {
+            "strategy": run.spec.name,
+            "chunks": run.chunk_count,
+            "processing": run.processing_seconds,
+            **{p: getattr(run.processing_phases, f"{p}_seconds") for p in PHASES},
+        }
+        for run in runs
+    ]
     phases = {"parse": parse_s, **{p: sum(s[p] for s in strategies) for p in PHASES}}
     processing = sum(run.processing_seconds for run in runs)
     # What processing spent outside its three phases (waiting for the chunker thread, events) counts as index.
     phases["index"] += max(0.0, processing - sum(phases[p] for p in PHASES))
     phases["query"] = max(0.0, experiment_s - processing)
-    return {"model": model, "total_s": total_s, "cpu_s": sum(cpu.values()), "cpu_by_service": cpu, "stack_s": stack_s, "phases": phases, "strategies": strategies,
-            "skipped": [row["strategy"] for row in skipped], "failed": failed,
-            "load": [round(x, 1) for x in (*load_before, *os.getloadavg())]}
+    return {
+        "model": model,
+        "total_s": total_s,
+        "cpu_s": sum(cpu.values()),
+        "cpu_by_service": cpu,
+        "stack_s": stack_s,
+        "phases": phases,
+        "strategies": strategies,
+        "skipped": [row["strategy"] for row in skipped],
+        "failed": failed,
+        "load": [round(x, 1) for x in (*load_before, *os.getloadavg())],
+    }
 
 
 def report(result: dict) -> str:
     phases = "  ".join(f"{name} {seconds:6.1f}s" for name, seconds in result["phases"].items())
     services = ", ".join(f"{name} {seconds:.1f}" for name, seconds in result["cpu_by_service"].items())
-    lines = [f"{result['model']:<28} total {result['total_s']:6.1f}s  ({phases})  stack start {result['stack_s']:.1f}s  "
-             f"load before {result['load'][0]:.1f}, after {result['load'][3]:.1f}",
-             f"    CPU seconds of the services over the experiment: {result['cpu_s']:.1f} ({services})"]
+    lines = [
+        f"{result['model']:<28} total {result['total_s']:6.1f}s  ({phases})  stack start {result['stack_s']:.1f}s  "
+        f"load before {result['load'][0]:.1f}, after {result['load'][3]:.1f}",
+        f"    CPU seconds of the services over the experiment: {result['cpu_s']:.1f} ({services})",
+    ]
     for row in result["strategies"]:
-        lines.append(f"    {row['strategy']:<28} {row['chunks']:>5} chunks  chunk {row['chunk']:5.1f}s  "
-                     f"embed {row['embed']:5.1f}s  index {row['index']:5.1f}s")
+        lines.append(
+            f"    {row['strategy']:<28} {row['chunks']:>5} chunks  chunk {row['chunk']:5.1f}s  "
+            f"embed {row['embed']:5.1f}s  index {row['index']:5.1f}s"
+        )
     lines += [f"    FAILED {failure}" for failure in result["failed"]]
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", help=f"embedding model of a stack (repeatable; default: "
-                        f"{' then '.join(MODELS)})")
+    parser.add_argument(
+        "--model", action="append", help=f"embedding model of a stack (repeatable; default: {' then '.join(MODELS)})"
+    )
     args = parser.parse_args()
     models = args.model or list(MODELS)
     if any("onnx" in model for model in models):
@@ -124,9 +146,11 @@ def main() -> int:
     if len(results) > 1:
         first = results[0]
         for other in results[1:]:
-            print(f"{first['model']} is {other['total_s'] / first['total_s']:.2f}x as fast as {other['model']} "
-                  f"(total, wall), {other['cpu_s'] / first['cpu_s']:.2f}x (CPU seconds); embed "
-                  f"{other['phases']['embed'] / max(first['phases']['embed'], 1e-9):.2f}x (wall)")
+            print(
+                f"{first['model']} is {other['total_s'] / first['total_s']:.2f}x as fast as {other['model']} "
+                f"(total, wall), {other['cpu_s'] / first['cpu_s']:.2f}x (CPU seconds); embed "
+                f"{other['phases']['embed'] / max(first['phases']['embed'], 1e-9):.2f}x (wall)"
+            )
     FIGURES.mkdir(parents=True, exist_ok=True)
     COLD.write_text(json.dumps({"runs": results, "machine": machine(), "command": COMMAND}, indent=1) + "\n")
     print(f"wrote {COLD.relative_to(REPO)}")

@@ -46,17 +46,20 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from chunklab.embeddings import get_provider, onnx_export  # noqa: E402
 from chunklab.embeddings.base import EmbeddingProvider  # noqa: E402
 from chunklab.knobs import to_spec  # noqa: E402
+from chunklab.metrics import Span, overlap  # noqa: E402
 from chunklab.v1 import documents_pb2  # noqa: E402
 from services.chunker.cache import EmbeddingCache  # noqa: E402
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context  # noqa: E402
-from chunklab.metrics import Span, overlap  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench"))
 from benchmarks_page import machine  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
-BACKENDS = {"torch": "all-MiniLM-L6-v2", "onnx fp32": "all-MiniLM-L6-v2-onnx",
-            "onnx int8": "all-MiniLM-L6-v2-onnx-int8"}
+BACKENDS = {
+    "torch": "all-MiniLM-L6-v2",
+    "onnx fp32": "all-MiniLM-L6-v2-onnx",
+    "onnx int8": "all-MiniLM-L6-v2-onnx-int8",
+}
 TOP_K = 5
 RESULTS = REPO / "docs" / "benchmarks" / "embedding_backends.json"
 
@@ -75,8 +78,13 @@ def chunk_corpora() -> tuple[list[str], list[Span]]:
 
 def questions() -> list[tuple[str, list[Span]]]:
     with open(DATA / "questions.csv", newline="") as handle:
-        return [(row["question"], [Span(row["corpus_id"], r["start_index"], r["end_index"])
-                                   for r in json.loads(row["references"])]) for row in csv.DictReader(handle)]
+        return [
+            (
+                row["question"],
+                [Span(row["corpus_id"], r["start_index"], r["end_index"]) for r in json.loads(row["references"])],
+            )
+            for row in csv.DictReader(handle)
+        ]
 
 
 def raw_encoder(name: str, provider: EmbeddingProvider):
@@ -167,8 +175,16 @@ def main() -> int:
         ranked[label] = search(vectors[label], query_vectors)
         agree = (vectors[label] * vectors["torch"]).sum(axis=1)
         same_top = np.mean([len(set(a) & set(b)) / TOP_K for a, b in zip(ranked[label], ranked["torch"])])
-        rows.append((label, speed[label], quality(ranked[label], spans, asked), float(agree.min()),
-                     float(agree.mean()), float(same_top)))
+        rows.append(
+            (
+                label,
+                speed[label],
+                quality(ranked[label], spans, asked),
+                float(agree.min()),
+                float(agree.mean()),
+                float(same_top),
+            )
+        )
     print(table(rows, len(texts), len(asked), args.rounds, load_at_start))
     write_results(rows, len(texts), len(asked), args.rounds, load_at_start)
     return 0
@@ -177,18 +193,41 @@ def main() -> int:
 def write_results(rows, chunks: int, asked: int, rounds: int, load_at_start: str) -> None:
     """The table as the benchmarks page reads it: each backend's figures and its ratios to torch."""
     torch_rate, torch_recall = rows[0][1], rows[0][2]["recall"]
-    backends = [{
-        "backend": label, "model": BACKENDS[label], "raw": rate["raw"], "raw_cpu": rate["raw_cpu"],
-        "pipeline": rate["pipeline"], "kept": rate["kept"], "raw_x": rate["raw"] / torch_rate["raw"],
-        "cpu_x": rate["raw_cpu"] / torch_rate["raw_cpu"], "pipeline_x": rate["pipeline"] / torch_rate["pipeline"],
-        "recall": scores["recall"], "recall_delta_pt": 100 * (scores["recall"] - torch_recall),
-        "iou": scores["iou"], "cos_min": cos_min, "cos_mean": cos_mean, "top5_same": same_top,
-    } for label, rate, scores, cos_min, cos_mean, same_top in rows]
+    backends = [
+        {
+            "backend": label,
+            "model": BACKENDS[label],
+            "raw": rate["raw"],
+            "raw_cpu": rate["raw_cpu"],
+            "pipeline": rate["pipeline"],
+            "kept": rate["kept"],
+            "raw_x": rate["raw"] / torch_rate["raw"],
+            "cpu_x": rate["raw_cpu"] / torch_rate["raw_cpu"],
+            "pipeline_x": rate["pipeline"] / torch_rate["pipeline"],
+            "recall": scores["recall"],
+            "recall_delta_pt": 100 * (scores["recall"] - torch_recall),
+            "iou": scores["iou"],
+            "cos_min": cos_min,
+            "cos_mean": cos_mean,
+            "top5_same": same_top,
+        }
+        for label, rate, scores, cos_min, cos_mean, same_top in rows
+    ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "backends": backends, "chunks": chunks, "questions": asked, "rounds": rounds,
-        "machine": machine() | {"load": f"{load_at_start} at the start, {load_now()} at the end"},
-        "command": ".venv/bin/python bench/embedding_backends.py"}, indent=1) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "backends": backends,
+                "chunks": chunks,
+                "questions": asked,
+                "rounds": rounds,
+                "machine": machine() | {"load": f"{load_at_start} at the start, {load_now()} at the end"},
+                "command": ".venv/bin/python bench/embedding_backends.py",
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS.relative_to(REPO)}")
 
 
@@ -212,7 +251,8 @@ def table(rows, chunks: int, asked: int, rounds: int, load_at_start: str) -> str
             f"{rate['pipeline'] / torch_rate['pipeline']:>5.2f}x "
             f"{100 * scores['recall']:>6.1f}% "
             f"{100 * (scores['recall'] - torch_recall):>+6.2f} {100 * scores['precision']:>8.2f}% "
-            f"{100 * scores['iou']:>5.2f}% {cos_min:>8.4f} {cos_mean:>8.4f} {same_top:>10.1%}")
+            f"{100 * scores['iou']:>5.2f}% {cos_min:>8.4f} {cos_mean:>8.4f} {same_top:>10.1%}"
+        )
     return "\n".join(lines)
 
 

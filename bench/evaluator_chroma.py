@@ -32,8 +32,8 @@ from chunklab.client import ChunkLab  # noqa: E402
 from chunklab.knobs import Knob, knob_value  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
-from chunklab_app.stack import Stack  # noqa: E402
 from chunklab_app.cli.terminal import Progress, follow  # noqa: E402
+from chunklab_app.stack import Stack  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma-general"
 TOP_K = 5
@@ -65,8 +65,11 @@ def measure(lab: ChunkLab, only: list[str], configs: list[str] = (), hybrid: boo
     infos = lab.list_strategies()
     has_llm = bool(os.environ.get("CHUNKLAB_LLM_BASE_URL"))
     needs_llm = {info.name for info in infos if info.requires_llm}
-    grids = chosen_grids(infos, configs) if configs else [
-        evaluator_pb2.StrategyGrid(strategy=info.name) for info in infos if not only or info.name in only]
+    grids = (
+        chosen_grids(infos, configs)
+        if configs
+        else [evaluator_pb2.StrategyGrid(strategy=info.name) for info in infos if not only or info.name in only]
+    )
     rows = []
     for grid, fused in [(g, f) for g in grids for f in ((False, True) if hybrid else (False,))]:
         label = grid.strategy
@@ -74,8 +77,11 @@ def measure(lab: ChunkLab, only: list[str], configs: list[str] = (), hybrid: boo
             rows.append({"strategy": label, "note": "not measurable without an LLM (no CHUNKLAB_LLM_BASE_URL)"})
             continue
         config = evaluator_pb2.ExperimentConfig(
-            name=f"chroma-general {grid.strategy}", question_set_id=question_set.question_set_id,
-            strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=fused), retrieval_only=True,
+            name=f"chroma-general {grid.strategy}",
+            question_set_id=question_set.question_set_id,
+            strategies=[grid],
+            retrieval=common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=fused),
+            retrieval_only=True,
         )
         started = time.perf_counter()
         print(f"{label} ...", file=sys.stderr, flush=True)
@@ -87,14 +93,21 @@ def measure(lab: ChunkLab, only: list[str], configs: list[str] = (), hybrid: boo
             continue
         label = run.run_key + (" hybrid" if fused else "")
         full = lab.get_experiment(experiment.experiment_id)
-        values = {k: np.array([getattr(r.metrics, k) for r in full.results if r.metrics.labelled])
-                  for k in ("recall", "precision", "iou", "recall_hits", "iou_hits")}
-        rows.append({
-            "strategy": label, "questions": len(values["recall"]),
-            **{k: (float(v.mean()), float(v.std())) for k, v in values.items()},
-            "tokens": run.mean_metrics.tokens_sent, "chunks": run.chunk_count,
-            "processing_s": run.processing_seconds, "seconds": seconds,
-        })
+        values = {
+            k: np.array([getattr(r.metrics, k) for r in full.results if r.metrics.labelled])
+            for k in ("recall", "precision", "iou", "recall_hits", "iou_hits")
+        }
+        rows.append(
+            {
+                "strategy": label,
+                "questions": len(values["recall"]),
+                **{k: (float(v.mean()), float(v.std())) for k, v in values.items()},
+                "tokens": run.mean_metrics.tokens_sent,
+                "chunks": run.chunk_count,
+                "processing_s": run.processing_seconds,
+                "seconds": seconds,
+            }
+        )
     return rows
 
 
@@ -122,9 +135,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--running", action="store_true", help="use the running stack at the configured addresses")
     parser.add_argument("--strategy", action="append", help="only these strategies, at their defaults (repeatable)")
-    parser.add_argument("--config", action="append", metavar="STRATEGY:KNOB=VALUE,...",
-                        help="a configuration to run instead of every default (repeatable), e.g. recursive:chunk_size=200,chunk_overlap=0")
-    parser.add_argument("--hybrid", action="store_true", help="run each configuration again with hybrid (BM25 + dense) retrieval")
+    parser.add_argument(
+        "--config",
+        action="append",
+        metavar="STRATEGY:KNOB=VALUE,...",
+        help="a configuration to run instead of every default (repeatable), e.g. recursive:chunk_size=200,chunk_overlap=0",
+    )
+    parser.add_argument(
+        "--hybrid", action="store_true", help="run each configuration again with hybrid (BM25 + dense) retrieval"
+    )
     args = parser.parse_args()
     settings = Settings()
     options = (args.strategy or [], args.config or [], args.hybrid)

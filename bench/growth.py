@@ -110,18 +110,40 @@ def measure(scale: int, strategy_name: str, queries: int) -> dict:
     from services.retriever.store import RetrieverStore
 
     markdown = documents_pb2.DOCUMENT_FORMAT_MARKDOWN
-    sources = [SourceDocument(documents_pb2.Document(
-        document_id=name, name=f"{name}.md", text=text, language="en", collection="growth", format=markdown,
-        tree=parse(text, markdown))) for name, text in documents(scale)]
+    sources = [
+        SourceDocument(
+            documents_pb2.Document(
+                document_id=name,
+                name=f"{name}.md",
+                text=text,
+                language="en",
+                collection="growth",
+                format=markdown,
+                tree=parse(text, markdown),
+            )
+        )
+        for name, text in documents(scale)
+    ]
     mb = sum(len(s.text.encode()) for s in sources) / 1e6
     strategy = REGISTRY.build(common_pb2.StrategySpec(name=strategy_name))
     context = offline_context()
     # Warm-up, untimed: the tokenizer's tables load and the code paths run once (on a copy of each
     # corpus), and the retriever's shard is created (with one chunk), so no fixed cost paid once per
     # process counts in the 1× rows.
-    warm = [SourceDocument(documents_pb2.Document(
-        document_id="warm-up", name="warm-up.md", text=source.text, language="en", collection="warm-up",
-        format=markdown, tree=source.tree)) for source in sources[::scale]]
+    warm = [
+        SourceDocument(
+            documents_pb2.Document(
+                document_id="warm-up",
+                name="warm-up.md",
+                text=source.text,
+                language="en",
+                collection="warm-up",
+                format=markdown,
+                tree=source.tree,
+            )
+        )
+        for source in sources[::scale]
+    ]
     warm_chunks = [strategy.chunks_of(source, context) for source in warm][0][:1]
     rss = {"start": rss_mb()}
     seconds, cpu = {}, {}
@@ -139,10 +161,17 @@ def measure(scale: int, strategy_name: str, queries: int) -> dict:
     for d, (source, own) in enumerate([(warm[0], warm_chunks)] + list(zip(sources, chunks))):
         vectors = unit_vectors(len(own), d)
         header = retriever_pb2.IndexHeader(
-            document_id=source.document.document_id, strategy=strategy.name, config_id=strategy.config_id,
-            embedding_model=MODEL, dimension=DIM, spec=common_pb2.StrategySpec(name=strategy.name),
-            expansion=REGISTRY.get(strategy.name).expansion)
-        requests.append((header, [retriever_pb2.IndexedChunk(chunk=c, vector=v.tolist()) for c, v in zip(own, vectors)]))
+            document_id=source.document.document_id,
+            strategy=strategy.name,
+            config_id=strategy.config_id,
+            embedding_model=MODEL,
+            dimension=DIM,
+            spec=common_pb2.StrategySpec(name=strategy.name),
+            expansion=REGISTRY.get(strategy.name).expansion,
+        )
+        requests.append(
+            (header, [retriever_pb2.IndexedChunk(chunk=c, vector=v.tolist()) for c, v in zip(own, vectors)])
+        )
     with tempfile.TemporaryDirectory() as tmp:
         store = RetrieverStore(f"sqlite:///{Path(tmp) / 'retriever.sqlite3'}")
         provider = RandomProvider()
@@ -151,11 +180,24 @@ def measure(scale: int, strategy_name: str, queries: int) -> dict:
         timed("index", lambda: [service.index_chunks(header, items) for header, items in requests[1:]])
         asks = questions(queries)
         options = common_pb2.RetrievalOptions(strategy=strategy.name, top_k=5)
-        timed("retrieve", lambda: [service.retrieve(retriever_pb2.RetrieveRequest(query=ask, exact=True, options=options))
-                                   for ask in asks])
+        timed(
+            "retrieve",
+            lambda: [
+                service.retrieve(retriever_pb2.RetrieveRequest(query=ask, exact=True, options=options)) for ask in asks
+            ],
+        )
         service.close()
-    return {"scale": scale, "mb": mb, "documents": len(sources), "strategy": strategy.name,
-            "chunks": sum(len(own) for own in chunks), "queries": len(asks), "seconds": seconds, "cpu_seconds": cpu, "rss_mb": rss}
+    return {
+        "scale": scale,
+        "mb": mb,
+        "documents": len(sources),
+        "strategy": strategy.name,
+        "chunks": sum(len(own) for own in chunks),
+        "queries": len(asks),
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "rss_mb": rss,
+    }
 
 
 def main() -> int:
@@ -164,7 +206,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="scales 1,10 only")
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="chunker strategies, at their defaults")
     parser.add_argument("--queries", type=int, default=50, help="questions retrieved at every scale")
-    parser.add_argument("--plot-only", action="store_true", help=f"redraw the plot from {RESULTS.name}, measuring nothing")
+    parser.add_argument(
+        "--plot-only", action="store_true", help=f"redraw the plot from {RESULTS.name}, measuring nothing"
+    )
     args = parser.parse_args()
     if args.plot_only:
         growth.plot(json.loads(RESULTS.read_text())["rows"], PLOT)
@@ -189,20 +233,26 @@ def main() -> int:
             with spawn.Pool(1) as pool:  # a fresh process: its peak RSS is this measurement's alone
                 row = pool.apply(measure, (scale, name, args.queries))
             rows.append(row)
-            print(f"  {name} at {scale}×: {row['mb']:.1f} MB, {row['chunks']:,} chunks, "
-                  f"chunk {row['seconds']['chunk']:.2f}s, index {row['seconds']['index']:.2f}s, "
-                  f"retrieve {row['seconds']['retrieve']:.2f}s", flush=True)
-    print("\nGrowth: seconds are wall time, CPU seconds in brackets; the ratios (×) are CPU time per MB against the smallest scale "
-          "(~1.0 = linear growth; CPU time, all threads of the process, is what a loaded shared machine "
-          f"disturbs least); ms/query: wall time over {args.queries} questions, top 5, dense, exact search")
+            print(
+                f"  {name} at {scale}×: {row['mb']:.1f} MB, {row['chunks']:,} chunks, "
+                f"chunk {row['seconds']['chunk']:.2f}s, index {row['seconds']['index']:.2f}s, "
+                f"retrieve {row['seconds']['retrieve']:.2f}s",
+                flush=True,
+            )
+    print(
+        "\nGrowth: seconds are wall time, CPU seconds in brackets; the ratios (×) are CPU time per MB against the smallest scale "
+        "(~1.0 = linear growth; CPU time, all threads of the process, is what a loaded shared machine "
+        f"disturbs least); ms/query: wall time over {args.queries} questions, top 5, dense, exact search"
+    )
     print("Embedding is not measured: vectors are deterministic pseudo-random 384-d unit vectors.")
     print("Peak RSS: ru_maxrss of a fresh spawned process per row (+RSS: above its level before chunking).\n")
     print(growth.text_table(rows))
     from benchmarks_page import machine
 
     FIGURES.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"machine": machine(), "command": COMMAND, "queries": args.queries,
-                                   "rows": rows}, indent=1) + "\n")
+    RESULTS.write_text(
+        json.dumps({"machine": machine(), "command": COMMAND, "queries": args.queries, "rows": rows}, indent=1) + "\n"
+    )
     growth.plot(rows, PLOT)
     print(f"\nwrote {RESULTS.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
     return 0

@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.rpc.server import CHANNEL_OPTIONS  # noqa: E402
-from chunklab.v1 import common_pb2, retriever_pb2, retriever_pb2_grpc  # noqa: E402
+from chunklab.rpc.server import CHANNEL_OPTIONS
+from chunklab.v1 import common_pb2, retriever_pb2, retriever_pb2_grpc
 
 GAPS_MS = (0, 1, 2, 5, 10, 50)
 
@@ -77,8 +77,12 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
-        stub = retriever_pb2_grpc.RetrieverServiceStub(grpc.insecure_channel(f"127.0.0.1:{port}", options=CHANNEL_OPTIONS))
-        request = retriever_pb2.RetrieveRequest(query="q", options=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=5))
+        stub = retriever_pb2_grpc.RetrieverServiceStub(
+            grpc.insecure_channel(f"127.0.0.1:{port}", options=CHANNEL_OPTIONS)
+        )
+        request = retriever_pb2.RetrieveRequest(
+            query="q", options=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=5)
+        )
         size = stub.Retrieve(request, timeout=10).ByteSize()
         for _ in range(200):
             stub.Retrieve(request, timeout=10)
@@ -98,8 +102,10 @@ def main() -> None:
                 p50, p95 = np.percentile(took, [50, 95])
                 base = base or p50
                 cells.append(f"{p50:6.3f} / {p95:6.3f}")
-            print(f"{gap_ms:>8} ms {cells[0]:>16} {cells[1]:>16}   (p50 x{float(cells[0].split('/')[0]) / base:.1f} "
-                  "of back to back)")
+            print(
+                f"{gap_ms:>8} ms {cells[0]:>16} {cells[1]:>16}   (p50 x{float(cells[0].split('/')[0]) / base:.1f} "
+                "of back to back)"
+            )
     finally:
         server.kill()
 

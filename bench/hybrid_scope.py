@@ -24,14 +24,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab import ids  # noqa: E402
-from chunklab.v1 import common_pb2, retriever_pb2  # noqa: E402
-from services.retriever.index import conditions as c  # noqa: E402
-from services.retriever.index.payloads import ACTIVE, SET_STATE_FIELD  # noqa: E402
-from services.retriever.index.registry import IndexRegistry  # noqa: E402
-from services.retriever.search import lexical  # noqa: E402
-from services.retriever.service import RetrieverService  # noqa: E402
-from services.retriever.store import RetrieverStore, SetTermsRow  # noqa: E402
+from chunklab import ids
+from chunklab.v1 import common_pb2, retriever_pb2
+from services.retriever.index import conditions as c
+from services.retriever.index.payloads import ACTIVE, SET_STATE_FIELD
+from services.retriever.index.registry import IndexRegistry
+from services.retriever.search import lexical
+from services.retriever.service import RetrieverService
+from services.retriever.store import RetrieverStore, SetTermsRow
 
 DIM = 384
 CHUNK_WORDS = 120
@@ -54,7 +54,7 @@ class RandomProvider:
 
 def pieces() -> list[str]:
     words = " ".join(p.read_text(encoding="utf-8") for p in sorted(CORPORA.glob("*.md"))).split()
-    return [" ".join(words[i:i + CHUNK_WORDS]) for i in range(0, len(words) - CHUNK_WORDS, CHUNK_WORDS)]
+    return [" ".join(words[i : i + CHUNK_WORDS]) for i in range(0, len(words) - CHUNK_WORDS, CHUNK_WORDS)]
 
 
 def index(service: RetrieverService, documents: int, configs: int, per_document: int, rng) -> None:
@@ -65,17 +65,33 @@ def index(service: RetrieverService, documents: int, configs: int, per_document:
             config = f"cfg{k}"
             items = []
             start = (d * per_document) % max(1, len(texts) - per_document)
-            for i, text in enumerate(texts[start:start + per_document]):
-                chunk = common_pb2.Chunk(chunk_id=ids.chunk_id(doc, "fixed_size", config, i, common_pb2.CHUNK_ROLE_CHUNK),
-                                         document_id=doc, document_name=f"{doc}.md", strategy="fixed_size",
-                                         chunk_index=i, content=text, collection="bench", language="en")
+            for i, text in enumerate(texts[start : start + per_document]):
+                chunk = common_pb2.Chunk(
+                    chunk_id=ids.chunk_id(doc, "fixed_size", config, i, common_pb2.CHUNK_ROLE_CHUNK),
+                    document_id=doc,
+                    document_name=f"{doc}.md",
+                    strategy="fixed_size",
+                    chunk_index=i,
+                    content=text,
+                    collection="bench",
+                    language="en",
+                )
                 items.append(retriever_pb2.IndexedChunk(chunk=chunk, vector=rng.standard_normal(DIM).tolist()))
-            service.index_chunks(retriever_pb2.IndexHeader(
-                document_id=doc, strategy="fixed_size", config_id=config, embedding_model=RandomProvider.name,
-                dimension=DIM, spec=common_pb2.StrategySpec(name="fixed_size"),
-                expansion=common_pb2.EXPANSION_KIND_NEIGHBORS,
-                activation=common_pb2.ACTIVATION_UNSPECIFIED if k == configs - 1 else common_pb2.ACTIVATION_KEEP_CURRENT,
-            ), items)
+            service.index_chunks(
+                retriever_pb2.IndexHeader(
+                    document_id=doc,
+                    strategy="fixed_size",
+                    config_id=config,
+                    embedding_model=RandomProvider.name,
+                    dimension=DIM,
+                    spec=common_pb2.StrategySpec(name="fixed_size"),
+                    expansion=common_pb2.EXPANSION_KIND_NEIGHBORS,
+                    activation=common_pb2.ACTIVATION_UNSPECIFIED
+                    if k == configs - 1
+                    else common_pb2.ACTIVATION_KEEP_CURRENT,
+                ),
+                items,
+            )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -95,28 +111,42 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = RetrieverStore(f"sqlite:///{Path(tmp) / 'retriever.sqlite3'}")
         provider = RandomProvider()
-        service = RetrieverService(IndexRegistry(Path(tmp) / "edge", store, None), store, provider.name,
-                                   lambda name: provider, {})
+        service = RetrieverService(
+            IndexRegistry(Path(tmp) / "edge", store, None), store, provider.name, lambda name: provider, {}
+        )
         started = time.perf_counter()
         index(service, args.documents, args.configs, args.chunks, rng)
-        print(f"indexed {args.documents} documents x {args.configs} configurations x {args.chunks} chunks "
-              f"in {time.perf_counter() - started:.1f}s")
-        (_, _, edge), = service.registry.all()
+        print(
+            f"indexed {args.documents} documents x {args.configs} configurations x {args.chunks} chunks "
+            f"in {time.perf_counter() - started:.1f}s"
+        )
+        ((_, _, edge),) = service.registry.all()
         rows = {}
         for label, doc_filter in (("every document", []), ("one document", ["doc-0007"])):
             timings: dict[str, list[float]] = {"dense": [], "hybrid": [], "statistics step": []}
             for question in questions:
                 for name, hybrid in (("dense", False), ("hybrid", True)):
-                    request = retriever_pb2.RetrieveRequest(query=question, exact=True, options=common_pb2.RetrievalOptions(
-                        strategy="fixed_size", top_k=5, hybrid=hybrid,
-                        filter=common_pb2.RetrievalFilter(document_ids=doc_filter)))
+                    request = retriever_pb2.RetrieveRequest(
+                        query=question,
+                        exact=True,
+                        options=common_pb2.RetrievalOptions(
+                            strategy="fixed_size",
+                            top_k=5,
+                            hybrid=hybrid,
+                            filter=common_pb2.RetrievalFilter(document_ids=doc_filter),
+                        ),
+                    )
                     t = time.perf_counter()
                     service.retrieve(request)
                     timings[name].append((time.perf_counter() - t) * 1e3)
-                where = c.All(must=(c.match(SET_STATE_FIELD, ACTIVE),) + (
-                    (c.match("document_id", *doc_filter),) if doc_filter else ()))
+                where = c.All(
+                    must=(c.match(SET_STATE_FIELD, ACTIVE),)
+                    + ((c.match("document_id", *doc_filter),) if doc_filter else ())
+                )
                 t = time.perf_counter()
-                service._weighted_terms(edge, provider.name, "fixed_size", "", where, lexical.query_vector(question), doc_filter)
+                service._weighted_terms(
+                    edge, provider.name, "fixed_size", "", where, lexical.query_vector(question), doc_filter
+                )
                 timings["statistics step"].append((time.perf_counter() - t) * 1e3)
             rows[label] = {k: percentiles(v) for k, v in timings.items()}
         for label, found in rows.items():
@@ -126,8 +156,10 @@ def main() -> None:
         with store._sessions() as session:
             stats_bytes = sum(len(r.counts) for r in session.query(SetTermsRow))
         points_bytes = sum(s["bytes"] for s in store.list_sets())
-        print(f"\nstatistics: {stats_bytes / 1e6:.1f} MB for {args.documents * args.configs} sets, "
-              f"{stats_bytes / points_bytes:.2f}x the points' bytes ({points_bytes / 1e6:.1f} MB)")
+        print(
+            f"\nstatistics: {stats_bytes / 1e6:.1f} MB for {args.documents * args.configs} sets, "
+            f"{stats_bytes / points_bytes:.2f}x the points' bytes ({points_bytes / 1e6:.1f} MB)"
+        )
         service.close()
 
 

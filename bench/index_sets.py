@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.retriever.index import conditions as c  # noqa: E402
-from services.retriever.index.edge import EdgeIndex  # noqa: E402
-from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, IndexPoint  # noqa: E402
+from services.retriever.index import conditions as c
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, IndexPoint
 
 DIM = 384
 PER_DOC = 200
@@ -36,11 +36,24 @@ def configuration(config_id: str, vectors: np.ndarray, active: bool) -> dict[str
     by_doc: dict[str, list[IndexPoint]] = {}
     for i, vector in enumerate(vectors):
         doc = f"d{i // PER_DOC}"
-        by_doc.setdefault(doc, []).append(IndexPoint(str(uuid.uuid4()), {
-            "document_id": doc, "strategy": "fixed_size", "config_id": config_id, "collection": "policies",
-            "language": "en", "role": "chunk", "chunk_index": i % PER_DOC, "published_ts": 0.0,
-            SET_STATE_FIELD: ACTIVE if active else INACTIVE, "chunk": "x" * 2000,
-        }, vector.tolist()))
+        by_doc.setdefault(doc, []).append(
+            IndexPoint(
+                str(uuid.uuid4()),
+                {
+                    "document_id": doc,
+                    "strategy": "fixed_size",
+                    "config_id": config_id,
+                    "collection": "policies",
+                    "language": "en",
+                    "role": "chunk",
+                    "chunk_index": i % PER_DOC,
+                    "published_ts": 0.0,
+                    SET_STATE_FIELD: ACTIVE if active else INACTIVE,
+                    "chunk": "x" * 2000,
+                },
+                vector.tolist(),
+            )
+        )
     return by_doc
 
 
@@ -81,14 +94,19 @@ def main() -> None:
             load(new, f"c{n}", configuration(f"c{n}", vectors(), False), False)
         rows = [
             ("one configuration, by strategy", timed(old, queries, strategy)),
-            ("active sets (strategy + set_state)",
-             timed(new, queries, c.All(must=(strategy, c.match(SET_STATE_FIELD, ACTIVE))))),
+            (
+                "active sets (strategy + set_state)",
+                timed(new, queries, c.All(must=(strategy, c.match(SET_STATE_FIELD, ACTIVE)))),
+            ),
             ("one set by config_id", timed(new, queries, c.All(must=(strategy, c.match("config_id", "c0"))))),
             ("an inactive set by config_id", timed(new, queries, c.All(must=(strategy, c.match("config_id", "c1")))))
-            if args.others else None,
+            if args.others
+            else None,
         ]
-        print(f"{args.points:,} points per configuration; the shard with sets holds {1 + args.others} configurations "
-              f"({new.count():,} points); exact top-5 search, ms")
+        print(
+            f"{args.points:,} points per configuration; the shard with sets holds {1 + args.others} configurations "
+            f"({new.count():,} points); exact top-5 search, ms"
+        )
         base50, base95 = rows[0][1]
         print(f"{'search':<38} {'p50':>8} {'p95':>8} {'p50 ratio':>10} {'p95 ratio':>10}")
         for label, (p50, p95) in [r for r in rows if r is not None]:

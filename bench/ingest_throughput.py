@@ -31,19 +31,51 @@ import pypdfium2 as pdfium
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.db.sessions import make_sessionmaker  # noqa: E402
-from chunklab.errors import ResourceExhausted  # noqa: E402
-from chunklab.v1 import documents_pb2 as pb  # noqa: E402
-from services.ingest.readers.pdf import read_pdf  # noqa: E402
-from services.ingest.service import IngestService  # noqa: E402
-from services.ingest.store import Base  # noqa: E402
-from tests.support import pdfs  # noqa: E402
+from chunklab.db.sessions import make_sessionmaker
+from chunklab.errors import ResourceExhausted
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.readers.pdf import read_pdf
+from services.ingest.service import IngestService
+from services.ingest.store import Base
+from tests.support import pdfs
 
-WORDS = (
-    "retrieval chunk document section article paragraph policy employee leave contract payment "
-    "invoice customer service quality report annual budget market growth risk control audit data "
-    "model system process review approval deadline meeting team project result value"
-).split()
+WORDS = [
+    "retrieval",
+    "chunk",
+    "document",
+    "section",
+    "article",
+    "paragraph",
+    "policy",
+    "employee",
+    "leave",
+    "contract",
+    "payment",
+    "invoice",
+    "customer",
+    "service",
+    "quality",
+    "report",
+    "annual",
+    "budget",
+    "market",
+    "growth",
+    "risk",
+    "control",
+    "audit",
+    "data",
+    "model",
+    "system",
+    "process",
+    "review",
+    "approval",
+    "deadline",
+    "meeting",
+    "team",
+    "project",
+    "result",
+    "value",
+]
 
 
 def sentence(rng: random.Random) -> str:
@@ -120,7 +152,7 @@ def docx_of_size(target_bytes: int) -> bytes:
 
 def time_ingest(data: bytes, name: str, repeats: int) -> list[float]:
     seconds = []
-    for r in range(repeats):
+    for _ in range(repeats):
         with tempfile.TemporaryDirectory() as folder:
             sessions = make_sessionmaker(f"sqlite:///{folder}/ingest.sqlite3", Base)
             service = IngestService(sessions, 200_000_000, lambda _doc: 0)
@@ -155,26 +187,38 @@ def reader_seconds(data: bytes, repeats: int) -> list[float]:
 
 
 def pdf_rows(page_counts: list[int]) -> None:
-    print(f"\n{'pages':>6} | {'MB':>5} | {'ingest MB/s':>11} | {'ingest pages/s':>14} | {'reader pages/s':>14} | "
-          f"{'PDFium pages/s':>14} | {'reader / PDFium':>15}")
+    print(
+        f"\n{'pages':>6} | {'MB':>5} | {'ingest MB/s':>11} | {'ingest pages/s':>14} | {'reader pages/s':>14} | "
+        f"{'PDFium pages/s':>14} | {'reader / PDFium':>15}"
+    )
     print("-" * 98)
     for count in page_counts:
         data = pdfs.book(count, outline=True).data
         ingest_s = statistics.median(time_ingest(data, "bench.pdf", 3))
         reader_s = statistics.median(reader_seconds(data, 3))
         direct_s = statistics.median(pdfium_text_seconds(data, 3))
-        print(f"{count:>6} | {len(data) / 1e6:>5.2f} | {len(data) / 1e6 / ingest_s:>11.2f} | {count / ingest_s:>14.1f} | "
-              f"{count / reader_s:>14.1f} | {count / direct_s:>14.1f} | {reader_s / direct_s:>14.1f}x")
+        print(
+            f"{count:>6} | {len(data) / 1e6:>5.2f} | {len(data) / 1e6 / ingest_s:>11.2f} | {count / ingest_s:>14.1f} | "
+            f"{count / reader_s:>14.1f} | {count / direct_s:>14.1f} | {reader_s / direct_s:>14.1f}x"
+        )
+
+
 def make_html(size_bytes: int, seed: int = 1) -> bytes:
     """A saved web page of about size_bytes: navigation, banners and scripts
     around an article of headings, paragraphs, lists, tables and code."""
     rng = random.Random(seed)
-    chrome = ('<header><nav><ul>' + "".join(f'<li><a href="/{w}">{w}</a></li>' for w in WORDS[:8])
-              + '</ul></nav></header><div class="cookie-banner"><p>We use cookies.</p><button>OK</button></div>'
-              '<aside><h2>Related</h2><ul><li><a href="/a">A</a></li></ul></aside>')
-    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Benchmark page</title>'
-             '<script>var config = {"a": 1};</script><style>body { margin: 0 }</style></head><body>',
-             chrome, "<main><article><h1>Benchmark page</h1>"]
+    chrome = (
+        "<header><nav><ul>"
+        + "".join(f'<li><a href="/{w}">{w}</a></li>' for w in WORDS[:8])
+        + '</ul></nav></header><div class="cookie-banner"><p>We use cookies.</p><button>OK</button></div>'
+        '<aside><h2>Related</h2><ul><li><a href="/a">A</a></li></ul></aside>'
+    )
+    parts = [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Benchmark page</title>'
+        '<script>var config = {"a": 1};</script><style>body { margin: 0 }</style></head><body>',
+        chrome,
+        "<main><article><h1>Benchmark page</h1>",
+    ]
     size, i = 0, 0
     while size < size_bytes:
         if i % 40 == 0:
@@ -184,13 +228,20 @@ def make_html(size_bytes: int, seed: int = 1) -> bytes:
         if i % 25 == 5:
             parts.append("<ul>" + "".join(f"<li>{sentence(rng)}</li>" for _ in range(3)) + "</ul>")
         if i % 50 == 10:
-            parts.append("<table><tr><th>Item</th><th>Value</th></tr>"
-                         + "".join(f"<tr><td>{rng.choice(WORDS)}</td><td>{rng.randint(1, 99)}</td></tr>" for _ in range(4))
-                         + "</table>")
+            parts.append(
+                "<table><tr><th>Item</th><th>Value</th></tr>"
+                + "".join(f"<tr><td>{rng.choice(WORDS)}</td><td>{rng.randint(1, 99)}</td></tr>" for _ in range(4))
+                + "</table>"
+            )
         if i % 60 == 20:
             parts.append('<pre><code class="language-python">total = sum(values)\nprint(total &lt; 10)</code></pre>')
-        text = "<p>" + " ".join(f"<em>{s}</em>" if j == 1 else s for j, s in
-                                enumerate(sentence(rng) for _ in range(rng.randint(3, 6)))) + "</p>\n"
+        text = (
+            "<p>"
+            + " ".join(
+                f"<em>{s}</em>" if j == 1 else s for j, s in enumerate(sentence(rng) for _ in range(rng.randint(3, 6)))
+            )
+            + "</p>\n"
+        )
         parts.append(text)
         size += len(text)
         i += 1
@@ -232,7 +283,9 @@ def html_rows(sizes_mb: list[float]) -> None:
     for _ in range(count):
         lxml.html.document_fromstring(page)
     parse_rate = count / (time.perf_counter() - started)
-    print(f"typical page ({len(page) / 1e3:.0f} kB): reader {reader_rate:.0f} pages/s, lxml parse {parse_rate:.0f} pages/s")
+    print(
+        f"typical page ({len(page) / 1e3:.0f} kB): reader {reader_rate:.0f} pages/s, lxml parse {parse_rate:.0f} pages/s"
+    )
 
 
 def main() -> None:

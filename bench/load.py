@@ -43,10 +43,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.client import ChunkLab, ClientError  # noqa: E402
-from chunklab.knobs import to_spec  # noqa: E402
-from chunklab.v1 import common_pb2  # noqa: E402
-from chunklab_app.stack import Stack  # noqa: E402
+from chunklab.client import ChunkLab, ClientError
+from chunklab.knobs import to_spec
+from chunklab.v1 import common_pb2
+from chunklab_app.stack import Stack
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general"
 STRATEGY = "fixed_size"
@@ -73,7 +73,7 @@ class Calls:
         except ClientError as exc:
             self.errors[exc.code.name if exc.code is not None else "refused by the client"] += 1
             return None
-        except Exception as exc:  # noqa: BLE001 - a load run counts every failure and goes on
+        except Exception as exc:  # a load run counts every failure and goes on
             self.errors[type(exc).__name__] += 1
             return None
         self.latencies_ms.append((time.perf_counter() - began) * 1e3)
@@ -169,8 +169,7 @@ class LoadReport:
 
     def errors(self) -> Counter[str]:
         """Every failure of the run by status code."""
-        return (self.alone.errors + self.under_load.errors + self.uploads.upload.errors
-                + self.uploads.process.errors)
+        return self.alone.errors + self.under_load.errors + self.uploads.upload.errors + self.uploads.process.errors
 
 
 def questions(data: Path = DATA) -> list[str]:
@@ -198,8 +197,8 @@ def marked_document(words: list[str], mark: str, number: int, size: int) -> byte
     """`size` words of the corpora (where this number's window starts) with the
     mark after every MARK_EVERY_WORDS words: bytes and chunk texts of their own."""
     start = (number * size) % max(1, len(words) - size)
-    window = words[start:start + size]
-    lines = [" ".join(window[i:i + MARK_EVERY_WORDS]) + f" [{mark}]" for i in range(0, len(window), MARK_EVERY_WORDS)]
+    window = words[start : start + size]
+    lines = [" ".join(window[i : i + MARK_EVERY_WORDS]) + f" [{mark}]" for i in range(0, len(window), MARK_EVERY_WORDS)]
     return (f"# Load document {mark}\n\n" + "\n\n".join(lines) + "\n").encode()
 
 
@@ -244,8 +243,9 @@ def search(stack: Stack, asked: list[str], client: int, start: threading.Barrier
     return out
 
 
-def upload_and_process(stack: Stack, words: list[str], uploader: int, run: str, start: threading.Barrier,
-                       seconds: float, size: int) -> Uploads:
+def upload_and_process(
+    stack: Stack, words: list[str], uploader: int, run: str, start: threading.Barrier, seconds: float, size: int
+) -> Uploads:
     """One uploader's documents, each uploaded and then processed with fixed_size,
     until `seconds` have passed (the document under way is finished)."""
     lab = stack.client()
@@ -279,8 +279,16 @@ def upload_and_process(stack: Stack, words: list[str], uploader: int, run: str, 
     return out
 
 
-def run_load(stack: Stack, clients: int, uploaders: int, seconds: float, alone_seconds: float,
-             upload_words: int = 600, data: Path = DATA, memory_every: float = 0.0) -> LoadReport:
+def run_load(
+    stack: Stack,
+    clients: int,
+    uploaders: int,
+    seconds: float,
+    alone_seconds: float,
+    upload_words: int = 600,
+    data: Path = DATA,
+    memory_every: float = 0.0,
+) -> LoadReport:
     """The baseline (one client alone), then the clients and the uploaders side by
     side; memory read before the baseline and after the load (and every
     `memory_every` seconds of it, if more than 0)."""
@@ -295,8 +303,10 @@ def run_load(stack: Stack, clients: int, uploaders: int, seconds: float, alone_s
         threading.Thread(target=sample_memory, args=(stack, memory_every, done, samples), daemon=True).start()
     with ThreadPoolExecutor(clients + uploaders) as pool:
         searching = [pool.submit(search, stack, asked, 1 + c, start, seconds) for c in range(clients)]
-        uploading = [pool.submit(upload_and_process, stack, words, u, run, start, seconds, upload_words)
-                     for u in range(uploaders)]
+        uploading = [
+            pool.submit(upload_and_process, stack, words, u, run, start, seconds, upload_words)
+            for u in range(uploaders)
+        ]
         under_load, uploads = Searches(), Uploads()
         for future in searching:
             under_load.absorb(future.result())
@@ -309,46 +319,68 @@ def run_load(stack: Stack, clients: int, uploaders: int, seconds: float, alone_s
         indexed = lab.indexed_set(document_id, STRATEGY)
         if indexed is not None:
             uploads.indexed[document_id] = indexed.points
-    return LoadReport(clients, uploaders, seconds, alone, under_load, uploads, memory_before, memory_after,
-                      samples, memory_every)
+    return LoadReport(
+        clients, uploaders, seconds, alone, under_load, uploads, memory_before, memory_after, samples, memory_every
+    )
 
 
 def table(report: LoadReport) -> str:
     """The report as a person reads it."""
     alone, loaded, up = report.alone, report.under_load, report.uploads
     lines = [f"{'Retrieve':<34} {'calls':>7} {'errors':>7} {'calls/s':>8} {'p50 ms':>8} {'p95 ms':>8}"]
-    for label, calls in (("one client alone", alone),
-                         (f"{report.clients} clients, {report.uploaders} uploading", loaded)):
-        lines.append(f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.1f} "
-                     f"{calls.percentile(50):8.1f} {calls.percentile(95):8.1f}")
-    lines.append(f"{'under load / alone':<34} {'':7} {'':7} {loaded.per_second / alone.per_second:7.2f}x "
-                 f"{loaded.percentile(50) / alone.percentile(50):7.2f}x {loaded.percentile(95) / alone.percentile(95):7.2f}x")
+    for label, calls in (
+        ("one client alone", alone),
+        (f"{report.clients} clients, {report.uploaders} uploading", loaded),
+    ):
+        lines.append(
+            f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.1f} "
+            f"{calls.percentile(50):8.1f} {calls.percentile(95):8.1f}"
+        )
+    lines.append(
+        f"{'under load / alone':<34} {'':7} {'':7} {loaded.per_second / alone.per_second:7.2f}x "
+        f"{loaded.percentile(50) / alone.percentile(50):7.2f}x {loaded.percentile(95) / alone.percentile(95):7.2f}x"
+    )
     lines += ["", f"{'inside the retriever, p50 / p95 ms':<34} {'embed':>15} {'search':>15} {'total':>15}"]
     for label, calls in (("one client alone", alone), ("under load", loaded)):
-        lines.append(f"{label:<34} " + " ".join(f"{percentile(v, 50):7.1f} /{percentile(v, 95):6.1f}"
-                                                 for v in calls.server_ms.values()))
-    lines.append(f"answers without a chunk: {alone.empty + loaded.empty}; "
-                 f"query embeddings from the cache: {alone.cached + loaded.cached}")
+        lines.append(
+            f"{label:<34} "
+            + " ".join(f"{percentile(v, 50):7.1f} /{percentile(v, 95):6.1f}" for v in calls.server_ms.values())
+        )
+    lines.append(
+        f"answers without a chunk: {alone.empty + loaded.empty}; "
+        f"query embeddings from the cache: {alone.cached + loaded.cached}"
+    )
     if report.uploaders:  # none with --uploaders 0
         lines += ["", f"{'uploads':<34} {'calls':>7} {'errors':>7} {'docs/s':>8} {'p50 s':>8} {'p95 s':>8}"]
         for label, calls in (("upload (CreateDocument)", up.upload), ("process (ProcessDocument)", up.process)):
-            lines.append(f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.2f} "
-                         f"{calls.percentile(50) / 1e3:8.2f} {calls.percentile(95) / 1e3:8.2f}")
-        lines.append(f"documents uploaded {len(up.uploaded)} (already stored: {up.already_existed}), "
-                     f"processed {len(up.processed)}, in the index {len(up.indexed)}; chunks embedded {up.embedded}, "
-                     f"from the cache {up.embeddings_cached}; strategies failed {len(up.failures)}")
+            lines.append(
+                f"{label:<34} {calls.count:7d} {sum(calls.errors.values()):7d} {calls.per_second:8.2f} "
+                f"{calls.percentile(50) / 1e3:8.2f} {calls.percentile(95) / 1e3:8.2f}"
+            )
+        lines.append(
+            f"documents uploaded {len(up.uploaded)} (already stored: {up.already_existed}), "
+            f"processed {len(up.processed)}, in the index {len(up.indexed)}; chunks embedded {up.embedded}, "
+            f"from the cache {up.embeddings_cached}; strategies failed {len(up.failures)}"
+        )
     errors = report.errors()
     lines += ["", "errors by status code: " + (", ".join(f"{code} {n}" for code, n in errors.most_common()) or "none")]
-    lines += ["", f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak RSS':>9} "
-                  f"{'heap before':>12} {'heap after':>11}"]
+    lines += [
+        "",
+        f"{'memory (MB)':<12} {'RSS before':>10} {'RSS after':>10} {'peak RSS':>9} "
+        f"{'heap before':>12} {'heap after':>11}",
+    ]
     for name, before in report.memory_before.items():
         after = report.memory_after[name]
-        lines.append(f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} "
-                     f"{after['VmHWM'] / 1024:9.0f} {before['RssAnon'] / 1024:12.0f} {after['RssAnon'] / 1024:11.0f}")
+        lines.append(
+            f"{name:<12} {before['VmRSS'] / 1024:10.0f} {after['VmRSS'] / 1024:10.0f} "
+            f"{after['VmHWM'] / 1024:9.0f} {before['RssAnon'] / 1024:12.0f} {after['RssAnon'] / 1024:11.0f}"
+        )
     if report.memory_samples:
         lines += ["", f"RSS (MB) every {report.memory_every:.0f} s of the load:"]
-        lines += [f"{name:<12} " + " ".join(f"{s[name] / 1024:.0f}" for s in report.memory_samples)
-                  for name in report.memory_before]
+        lines += [
+            f"{name:<12} " + " ".join(f"{s[name] / 1024:.0f}" for s in report.memory_samples)
+            for name in report.memory_before
+        ]
     return "\n".join(lines)
 
 
@@ -359,20 +391,38 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the clients and uploaders run")
     parser.add_argument("--alone-seconds", type=float, default=10.0, help="how long the baseline client runs")
     parser.add_argument("--upload-words", type=int, default=600, help="words per uploaded document")
-    parser.add_argument("--memory-every", type=float, default=0.0, metavar="SECONDS",
-                        help="also print every service's RSS this often during the load (0: before and after only)")
+    parser.add_argument(
+        "--memory-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="also print every service's RSS this often during the load (0: before and after only)",
+    )
     args = parser.parse_args()
     if args.clients < 1 or args.uploaders < 0 or args.seconds <= 0 or args.alone_seconds <= 0:
         parser.error("--clients needs 1 or more, --uploaders 0 or more, --seconds and --alone-seconds more than 0")
-    print(f"load: {args.clients} clients x {args.seconds:.0f}s of Retrieve, {args.uploaders} uploading and "
-          f"processing; baseline one client x {args.alone_seconds:.0f}s; {os.cpu_count()} cores", flush=True)
+    print(
+        f"load: {args.clients} clients x {args.seconds:.0f}s of Retrieve, {args.uploaders} uploading and "
+        f"processing; baseline one client x {args.alone_seconds:.0f}s; {os.cpu_count()} cores",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="chunklab-load-") as folder, Stack(data_dir=Path(folder)) as stack:
         started = time.perf_counter()
         chunks = seed(stack.client())
-        print(f"seeded {', '.join(f'{n} ({c} chunks)' for n, c in chunks.items())} in "
-              f"{time.perf_counter() - started:.0f}s", flush=True)
-        report = run_load(stack, args.clients, args.uploaders, args.seconds, args.alone_seconds, args.upload_words,
-                          memory_every=args.memory_every)
+        print(
+            f"seeded {', '.join(f'{n} ({c} chunks)' for n, c in chunks.items())} in "
+            f"{time.perf_counter() - started:.0f}s",
+            flush=True,
+        )
+        report = run_load(
+            stack,
+            args.clients,
+            args.uploaders,
+            args.seconds,
+            args.alone_seconds,
+            args.upload_words,
+            memory_every=args.memory_every,
+        )
     print("\n" + table(report))
     if report.errors() or report.uploads.failures or len(report.uploads.indexed) < len(report.uploads.uploaded):
         raise SystemExit("the load run had errors or documents left unprocessed (see above)")

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pypdfium2 as pdfium  # noqa: E402
+import pypdfium2 as pdfium
 
-from services.ingest.readers.pdf import font_headings  # noqa: E402
-from services.ingest.readers.pdf_layout import Line, read_pages  # noqa: E402
-from tests.support import pdfs  # noqa: E402
+from services.ingest.readers.pdf import font_headings
+from services.ingest.readers.pdf_layout import Line, read_pages
+from tests.support import pdfs
 
 
 def _bold(name: str) -> bool:
@@ -58,8 +58,18 @@ def pdfplumber_lines(data: bytes) -> list[Line]:
                 text = "".join(c["text"] for c in chars).strip()
                 if text:
                     first = chars[0]
-                    lines.append(Line(text, number, first["x0"], chars[-1]["x1"], first["top"], bottom,
-                                      round(first["size"], 1), _bold(first["fontname"])))
+                    lines.append(
+                        Line(
+                            text,
+                            number,
+                            first["x0"],
+                            chars[-1]["x1"],
+                            first["top"],
+                            bottom,
+                            round(first["size"], 1),
+                            _bold(first["fontname"]),
+                        )
+                    )
     return lines
 
 
@@ -77,7 +87,9 @@ def pypdf_lines(data: bytes) -> list[Line]:
             if text.strip() and font is not None:
                 scale = (tm[2] ** 2 + tm[3] ** 2) ** 0.5 * (cm[2] ** 2 + cm[3] ** 2) ** 0.5
                 y = round(height - tm[5] * cm[3] - cm[5], 1)
-                runs.setdefault(y, []).append((text.strip(), round(size * scale, 1), _bold(str(font.get("/BaseFont", "")))))
+                runs.setdefault(y, []).append(
+                    (text.strip(), round(size * scale, 1), _bold(str(font.get("/BaseFont", ""))))
+                )
 
         page.extract_text(visitor_text=visit)
         for y, parts in sorted(runs.items()):
@@ -115,8 +127,10 @@ def main() -> None:
     sample = pdfs.layout_sample().data
     size_mb = len(generated.data) / 1e6
     print(f"{generated.pages}-page handbook without outline, {size_mb:.2f} MB, {len(generated.headings)} headings\n")
-    print(f"{'library':<11} | {'s':>6} | {'pages/s':>8} | {'MB/s':>6} | {'heading recall':>14} | "
-          f"{'precision':>9} | {'table':>9}")
+    print(
+        f"{'library':<11} | {'s':>6} | {'pages/s':>8} | {'MB/s':>6} | {'heading recall':>14} | "
+        f"{'precision':>9} | {'table':>9}"
+    )
     print("-" * 82)
     for name, lines_of in LIBRARIES.items():
         seconds, lines = [], []
@@ -126,8 +140,10 @@ def main() -> None:
             seconds.append(time.perf_counter() - started)
         median = statistics.median(seconds)
         found, precise = recall(lines, generated.headings)
-        print(f"{name:<11} | {median:>6.2f} | {generated.pages / median:>8.1f} | {size_mb / median:>6.3f} | "
-              f"{found:>13.1%} | {precise:>9.1%} | {table_found(name, sample):>9}")
+        print(
+            f"{name:<11} | {median:>6.2f} | {generated.pages / median:>8.1f} | {size_mb / median:>6.3f} | "
+            f"{found:>13.1%} | {precise:>9.1%} | {table_found(name, sample):>9}"
+        )
 
 
 if __name__ == "__main__":

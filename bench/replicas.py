@@ -28,22 +28,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.client import ChunkLab  # noqa: E402
-from chunklab.knobs import to_spec  # noqa: E402
-from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
-from chunklab_app.stack import Stack, wait_serving  # noqa: E402
+from chunklab.client import ChunkLab
+from chunklab.knobs import to_spec
+from chunklab.v1 import common_pb2, evaluator_pb2
+from chunklab_app.stack import Stack, wait_serving
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general" / "corpora"
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SPEC = to_spec("fixed_size", {"chunk_size": 256})
-QUESTIONS = ["What did the president say about the economy?", "Who won the match?",
-             "What is the capital mentioned?", "When was it founded?", "What happened next?"]
+QUESTIONS = [
+    "What did the president say about the economy?",
+    "Who won the match?",
+    "What is the capital mentioned?",
+    "When was it founded?",
+    "What happened next?",
+]
 
 
 def paragraphs() -> list[str]:
     folder = DATA if DATA.is_dir() else SAMPLES
-    return [p for path in sorted(folder.glob("*.md")) for p in path.read_text(encoding="utf-8").split("\n\n")
-            if p.strip()]
+    return [
+        p for path in sorted(folder.glob("*.md")) for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()
+    ]
 
 
 def documents(count: int, tag: str, source: list[str], piece_bytes: int = 8000) -> list[tuple[str, str]]:
@@ -68,8 +74,9 @@ def timed(calls: list, concurrency: int) -> float:
 
 
 def answer_call(lab: ChunkLab, question: str):
-    request = evaluator_pb2.AnswerRequest(question=question, retrieval=common_pb2.RetrievalOptions(
-        strategy="fixed_size", top_k=5))
+    request = evaluator_pb2.AnswerRequest(
+        question=question, retrieval=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=5)
+    )
     return lambda: list(lab.answer(request))
 
 
@@ -97,8 +104,9 @@ def main() -> None:
                 second[name] = stack._spawn(f"{name}-2", module, env, "listening on", 300)
                 wait_serving(second[name], 300)
             one = stack.client()
-            both = ChunkLab.at({**stack.addresses, **{n: f"{stack.addresses[n]},{a}" for n, a in second.items()}},
-                               stack.settings())
+            both = ChunkLab.at(
+                {**stack.addresses, **{n: f"{stack.addresses[n]},{a}" for n, a in second.items()}}, stack.settings()
+            )
             ways = {"1 replica": one, "2 replicas": both}
             warm = documents(4, "warm", source, 2000)  # models load on first use in every replica
             for lab in ways.values():
@@ -114,19 +122,25 @@ def main() -> None:
                     ids = [one.upload_document(text.encode(), name=name).document.document_id for name, text in batch]
                     seconds = timed([lambda d=d: lab.process(d, [SPEC]) for d in ids], args.concurrency)
                     best[("chunker", way)] = min(best.get(("chunker", way), seconds), seconds)
-                    print(f"  round {round_number + 1}, chunker, {way}: {args.documents / seconds:.2f} docs/s", flush=True)
+                    print(
+                        f"  round {round_number + 1}, chunker, {way}: {args.documents / seconds:.2f} docs/s", flush=True
+                    )
                     if args.answers:
                         calls = [answer_call(lab, QUESTIONS[i % len(QUESTIONS)]) for i in range(args.answers)]
                         seconds = timed(calls, args.concurrency)
                         best[("evaluator", way)] = min(best.get(("evaluator", way), seconds), seconds)
-                        print(f"  round {round_number + 1}, evaluator, {way}: {args.answers / seconds:.2f} answers/s",
-                              flush=True)
+                        print(
+                            f"  round {round_number + 1}, evaluator, {way}: {args.answers / seconds:.2f} answers/s",
+                            flush=True,
+                        )
         finally:
             stack.stop()
     print(f"\nbest of {args.rounds} rounds, {args.concurrency} calls at a time; load average after: {load_average()}")
     print(f"{'service':<10} {'work':<26} {'1 replica':>10} {'2 replicas':>11} {'ratio':>7}")
-    for service, work, count, unit in (("chunker", f"ProcessDocument, {args.documents} docs", args.documents, "docs/s"),
-                                       ("evaluator", f"Answer, {args.answers} calls", args.answers, "ans/s")):
+    for service, work, count, unit in (
+        ("chunker", f"ProcessDocument, {args.documents} docs", args.documents, "docs/s"),
+        ("evaluator", f"Answer, {args.answers} calls", args.answers, "ans/s"),
+    ):
         if (service, "1 replica") not in best:
             continue
         single, double = (count / best[(service, way)] for way in ways)

@@ -31,12 +31,11 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.rpc import channels, limits  # noqa: E402
-
 from chunklab import knobs
-from chunklab.errors import InvalidArgument  # noqa: E402
-from chunklab.rpc.server import CHANNEL_OPTIONS, ErrorMappingInterceptor  # noqa: E402
-from chunklab.v1 import (  # noqa: E402
+from chunklab.errors import InvalidArgument
+from chunklab.rpc import channels, limits
+from chunklab.rpc.server import CHANNEL_OPTIONS, ErrorMappingInterceptor
+from chunklab.v1 import (
     chunker_pb2_grpc,
     common_pb2,
     evaluator_pb2,
@@ -46,12 +45,12 @@ from chunklab.v1 import (  # noqa: E402
     retriever_pb2,
     retriever_pb2_grpc,
 )
-from services.chunker.server import ChunkerServicer  # noqa: E402
-from services.chunker.strategies import REGISTRY  # noqa: E402
-from services.evaluator.experiments import grid  # noqa: E402
-from services.evaluator.server import EvaluatorServicer  # noqa: E402
-from services.ingest.server import IngestServicer  # noqa: E402
-from services.retriever.server import RetrieverServicer  # noqa: E402
+from services.chunker.server import ChunkerServicer
+from services.chunker.strategies import REGISTRY
+from services.evaluator.experiments import grid
+from services.evaluator.server import EvaluatorServicer
+from services.ingest.server import IngestServicer
+from services.retriever.server import RetrieverServicer
 
 TEN_MB = "x" * 10_000_000
 WORDS = "word " * 2_000_000
@@ -62,8 +61,10 @@ def knob_values(start: int, count: int) -> list[common_pb2.KnobValue]:
 
 
 def grid_request(*axes: tuple[str, int, int]) -> evaluator_pb2.RunExperimentRequest:
-    strategy = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-        evaluator_pb2.KnobGrid(knob=knob, values=knob_values(start, count)) for knob, start, count in axes])
+    strategy = evaluator_pb2.StrategyGrid(
+        strategy="fixed_size",
+        grid=[evaluator_pb2.KnobGrid(knob=knob, values=knob_values(start, count)) for knob, start, count in axes],
+    )
     config = evaluator_pb2.ExperimentConfig(question_set_id="qs", strategies=[strategy])
     return evaluator_pb2.RunExperimentRequest(config=config, dry_run=True)
 
@@ -122,21 +123,54 @@ def checked_in(request, rounds: int) -> float:
 
 
 def passing() -> list[tuple[str, object]]:
-    chunks = [retriever_pb2.IndexedChunk(vector=[0.05] * 384, chunk=common_pb2.Chunk(
-        chunk_id=f"{i:08d}-0000-5000-8000-000000000000", document_id="d", document_name="guide.md",
-        strategy="fixed_size", config_id="3f2a9c0d1e4b5a67", chunk_index=i, content="word " * 100,
-        heading_path=["Guide", "Part"], language="en", collection="default", published_at={"seconds": 1_700_000_000}))
-        for i in range(256)]
+    chunks = [
+        retriever_pb2.IndexedChunk(
+            vector=[0.05] * 384,
+            chunk=common_pb2.Chunk(
+                chunk_id=f"{i:08d}-0000-5000-8000-000000000000",
+                document_id="d",
+                document_name="guide.md",
+                strategy="fixed_size",
+                config_id="3f2a9c0d1e4b5a67",
+                chunk_index=i,
+                content="word " * 100,
+                heading_path=["Guide", "Part"],
+                language="en",
+                collection="default",
+                published_at={"seconds": 1_700_000_000},
+            ),
+        )
+        for i in range(256)
+    ]
     batch = retriever_pb2.IndexChunksRequest(batch=retriever_pb2.IndexChunkBatch(chunks=chunks))
-    questions = evaluator_pb2.CreateQuestionSetRequest(name="chroma-general", questions=[
-        evaluator_pb2.Question(text="What does the state of the union say about jobs?", references=[
-            evaluator_pb2.Reference(document_id="d", start_char=10, end_char=400, content="text " * 80)])
-        for _ in range(276)])
-    retrieve = retriever_pb2.RetrieveRequest(query="How are chunks expanded?", options=common_pb2.RetrievalOptions(
-        strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1, hybrid=True,
-        filter=common_pb2.RetrievalFilter(collections=["default"], languages=["en"])))
-    return [("IndexChunks batch, 256 chunks x 384", batch), ("CreateQuestionSet, 276 questions", questions),
-            ("Retrieve, a question", retrieve)]
+    questions = evaluator_pb2.CreateQuestionSetRequest(
+        name="chroma-general",
+        questions=[
+            evaluator_pb2.Question(
+                text="What does the state of the union say about jobs?",
+                references=[
+                    evaluator_pb2.Reference(document_id="d", start_char=10, end_char=400, content="text " * 80)
+                ],
+            )
+            for _ in range(276)
+        ],
+    )
+    retrieve = retriever_pb2.RetrieveRequest(
+        query="How are chunks expanded?",
+        options=common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            top_k=5,
+            neighbor_prev=1,
+            neighbor_next=1,
+            hybrid=True,
+            filter=common_pb2.RetrievalFilter(collections=["default"], languages=["en"]),
+        ),
+    )
+    return [
+        ("IndexChunks batch, 256 chunks x 384", batch),
+        ("CreateQuestionSet, 276 questions", questions),
+        ("Retrieve, a question", retrieve),
+    ]
 
 
 def built_cells(count: int) -> tuple[float, float]:
@@ -160,8 +194,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()],
-                         options=CHANNEL_OPTIONS)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()], options=CHANNEL_OPTIONS
+    )
     ingest_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(None), server)
     chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(ChunkerServicer(None, None), server)
     retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(RetrieverServicer(None, None, None), server)
@@ -169,18 +204,27 @@ def main() -> None:
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     address = f"127.0.0.1:{port}"
-    stubs = (channels.ingest(address), channels.chunker(address), channels.retriever(address), channels.evaluator(address))
+    stubs = (
+        channels.ingest(address),
+        channels.chunker(address),
+        channels.retriever(address),
+        channels.evaluator(address),
+    )
     try:
         print(f"{'hostile request':36} {'on the wire':>12} {'round trip':>11} {'checks':>10}")
         for what, request, send in hostile(stubs):
             size = request.ByteSize() / 1e6
-            print(f"{what:36} {size:10.2f}MB {refused_in(send, request, args.rounds) * 1e3:9.1f}ms "
-                  f"{checked_in(request, args.rounds) * 1e3:8.2f}ms")
+            print(
+                f"{what:36} {size:10.2f}MB {refused_in(send, request, args.rounds) * 1e3:9.1f}ms "
+                f"{checked_in(request, args.rounds) * 1e3:8.2f}ms"
+            )
         cells = 30_000
         counted = checked_in(grid_request(("chunk_size", 100, 3000), ("chunk_overlap", 0, 10)), args.rounds)
         built, pairwise = built_cells(cells)
-        print(f"\na grid of {cells:,} cells: built cell by cell {built:.1f}s and checked for repeats pairwise "
-              f"{pairwise:.1f}s before; counted from its shape and walked {counted * 1e3:.2f}ms now")
+        print(
+            f"\na grid of {cells:,} cells: built cell by cell {built:.1f}s and checked for repeats pairwise "
+            f"{pairwise:.1f}s before; counted from its shape and walked {counted * 1e3:.2f}ms now"
+        )
         print(f"\n{'passing request':36} {'on the wire':>12} {'checks':>10}")
         for what, request in passing():
             print(f"{what:36} {request.ByteSize() / 1e3:10.1f}kB {checked_in(request, args.rounds) * 1e6:8.0f}µs")

@@ -46,18 +46,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunklab.rpc import channels  # noqa: E402
-
 from chunklab import ids
-from chunklab.embeddings import get_provider  # noqa: E402
-from chunklab.timeutil import to_proto, utcnow  # noqa: E402
-from chunklab.v1 import common_pb2 as pb  # noqa: E402
-from chunklab.v1 import retriever_pb2 as rpb  # noqa: E402
-from chunklab_app.stack import Stack, wait_serving  # noqa: E402
-from services.retriever.index import conditions as c  # noqa: E402
-from services.retriever.index.edge import EdgeIndex  # noqa: E402
-from services.retriever.index.payloads import unit_vector  # noqa: E402
-from services.retriever.index.vector_index import index_name  # noqa: E402
+from chunklab.embeddings import get_provider
+from chunklab.rpc import channels
+from chunklab.timeutil import to_proto, utcnow
+from chunklab.v1 import common_pb2 as pb
+from chunklab.v1 import retriever_pb2 as rpb
+from chunklab_app.stack import Stack, wait_serving
+from services.retriever.index import conditions as c
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.payloads import unit_vector
+from services.retriever.index.vector_index import index_name
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "chroma-general"
 MODEL = "all-MiniLM-L6-v2"
@@ -83,8 +82,11 @@ def questions() -> list[str]:
 
 
 def start(data_dir: Path, graph: bool) -> Stack:
-    env = {"CHUNKLAB_SWEEP_INTERVAL_S": "0", "CHUNKLAB_HNSW_IDLE_S": "1",
-           "CHUNKLAB_HNSW_MIN_POINTS": "10000" if graph else "0"}
+    env = {
+        "CHUNKLAB_SWEEP_INTERVAL_S": "0",
+        "CHUNKLAB_HNSW_IDLE_S": "1",
+        "CHUNKLAB_HNSW_MIN_POINTS": "10000" if graph else "0",
+    }
     stack = Stack(data_dir=data_dir, extra_env=env)
     stack.addresses["retriever"] = f"{stack.host}:0"
     stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 300)
@@ -103,18 +105,35 @@ def index_synthetic(stub, size: int, texts: list[str], base: np.ndarray, rng) ->
         items = [
             rpb.IndexedChunk(
                 chunk=pb.Chunk(
-                    chunk_id=ids.chunk_id(doc, "fixed_size", "bench", i), document_id=doc, document_name=f"{doc}.md",
-                    strategy="fixed_size", chunk_index=i, role=pb.CHUNK_ROLE_CHUNK, content=texts[picks[i]],
-                    collection="policies", language="en", published_at=published,
+                    chunk_id=ids.chunk_id(doc, "fixed_size", "bench", i),
+                    document_id=doc,
+                    document_name=f"{doc}.md",
+                    strategy="fixed_size",
+                    chunk_index=i,
+                    role=pb.CHUNK_ROLE_CHUNK,
+                    content=texts[picks[i]],
+                    collection="policies",
+                    language="en",
+                    published_at=published,
                 ),
                 vector=noisy[i].astype(np.float32).tolist(),
             )
             for i in range(PER_DOC)
         ]
-        header = rpb.IndexHeader(document_id=doc, strategy="fixed_size", config_id="bench", embedding_model=MODEL,
-                                 dimension=base.shape[1], expansion=pb.EXPANSION_KIND_NEIGHBORS)
-        stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header),
-                               rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(chunks=items))]), timeout=600)
+        header = rpb.IndexHeader(
+            document_id=doc,
+            strategy="fixed_size",
+            config_id="bench",
+            embedding_model=MODEL,
+            dimension=base.shape[1],
+            expansion=pb.EXPANSION_KIND_NEIGHBORS,
+        )
+        stub.IndexChunks(
+            iter(
+                [rpb.IndexChunksRequest(header=header), rpb.IndexChunksRequest(batch=rpb.IndexChunkBatch(chunks=items))]
+            ),
+            timeout=600,
+        )
     return documents
 
 
@@ -141,8 +160,9 @@ def recall_at(index: EdgeIndex, vectors: list[list[float]], k: int = 5) -> float
 
 
 def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.RetrieveTimings]:
-    request = rpb.RetrieveRequest(query=query, options=pb.RetrievalOptions(
-        strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1))
+    request = rpb.RetrieveRequest(
+        query=query, options=pb.RetrievalOptions(strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1)
+    )
     if doc:
         request.filter.document_ids.append(doc)
     started = time.perf_counter()
@@ -150,8 +170,9 @@ def service_call(stub, query: str, doc: str | None) -> tuple[float, rpb.Retrieve
     return (time.perf_counter() - started) * 1e3, response.timings
 
 
-def raw_call(index: EdgeIndex, provider, query: str, doc: str | None, cached: dict | None,
-             encoder: str) -> tuple[float, float]:
+def raw_call(
+    index: EdgeIndex, provider, query: str, doc: str | None, cached: dict | None, encoder: str
+) -> tuple[float, float]:
     """What Retrieve has to do at the least: encode the question, search.
 
     `encoder` "encode" is sentence-transformers' own `SentenceTransformer.encode`,
@@ -202,17 +223,22 @@ def summarize(samples: dict) -> dict:
     transport_ms = [s - t.total_ms for s, t in zip(service_ms, timings)]
     return {
         "calls": len(service_ms),
-        "service_p50": percentile(service_ms, 50), "service_p95": percentile(service_ms, 95),
+        "service_p50": percentile(service_ms, 50),
+        "service_p95": percentile(service_ms, 95),
         "server_embed_p50": percentile([t.embed_ms for t in timings], 50),
         "server_total_p50": percentile([t.total_ms for t in timings], 50),
         "server_total_p95": percentile([t.total_ms for t in timings], 95),
         "server_search_p95": percentile([t.search_ms for t in timings], 95),
         "server_expand_p50": percentile([t.expand_ms for t in timings], 50),
         "server_expand_p95": percentile([t.expand_ms for t in timings], 95),
-        "transport_p50": percentile(transport_ms, 50), "transport_p95": percentile(transport_ms, 95),
-        "raw_encode_p50": percentile(encode_ms, 50), "raw_encode_p95": percentile(encode_ms, 95),
-        "raw_search_p50": percentile(search_ms, 50), "raw_search_p95": percentile(search_ms, 95),
-        "raw_total_p50": percentile(total_ms, 50), "raw_total_p95": percentile(total_ms, 95),
+        "transport_p50": percentile(transport_ms, 50),
+        "transport_p95": percentile(transport_ms, 95),
+        "raw_encode_p50": percentile(encode_ms, 50),
+        "raw_encode_p95": percentile(encode_ms, 95),
+        "raw_search_p50": percentile(search_ms, 50),
+        "raw_search_p95": percentile(search_ms, 95),
+        "raw_total_p50": percentile(total_ms, 50),
+        "raw_total_p95": percentile(total_ms, 95),
         "cached": statistics.mean(t.query_embedding_cached for t in timings),
     }
 
@@ -258,14 +284,17 @@ def run_size(size: int, n: int, rounds: int, texts, base, all_questions, rng, gr
                         print(f"  unfiltered recall@5 against exact search: {recall:.3f}", flush=True)
                     for case, asks in (("unfiltered", unfiltered), ("filtered to one document", filtered)):
                         run_case(stub, index, provider, asks, None, encoder, cases.setdefault((case, encoder), {}))
-                    run_case(stub, index, provider, unfiltered, vectors, encoder,
-                             cases.setdefault((CACHED, "none"), {}))
+                    run_case(
+                        stub, index, provider, unfiltered, vectors, encoder, cases.setdefault((CACHED, "none"), {})
+                    )
                 finally:
                     stack.stop()
         finally:
             index.close()
-    return [{"size": size, "case": case, "encoder": encoder, "recall_at_5": recall, **summarize(samples)}
-            for (case, encoder), samples in cases.items()]
+    return [
+        {"size": size, "case": case, "encoder": encoder, "recall_at_5": recall, **summarize(samples)}
+        for (case, encoder), samples in cases.items()
+    ]
 
 
 def report(rows: list[dict]) -> None:
@@ -274,9 +303,11 @@ def report(rows: list[dict]) -> None:
 
     sizes = sorted({r["size"] for r in rows})
     print("\nRetrieve via gRPC (top_k 5, ±1/1, query embedded unless cached) vs raw encode + raw search, ms")
-    header = (f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "
-              f"{'raw p50':>8} {'raw p95':>8} {'ratio p95':>9}  target       | {'svc p95':>8} {'direct raw p95':>14} "
-              f"{'ratio':>6}")
+    header = (
+        f"{'chunks':>8} {'case':<26} {'svc p50':>8} {'svc p95':>8} {'enc p95':>8} {'srch p95':>8} "
+        f"{'raw p50':>8} {'raw p95':>8} {'ratio p95':>9}  target       | {'svc p95':>8} {'direct raw p95':>14} "
+        f"{'ratio':>6}"
+    )
     print(header)
     print("-" * len(header))
     for size in sizes:
@@ -284,49 +315,68 @@ def report(rows: list[dict]) -> None:
             r, d = row(size, case, "encode"), row(size, case, "direct")
             ratio = r["service_p95"] / r["raw_total_p95"]
             verdict = f"{'ok' if ratio <= 1.2 else 'MISSED'} (<= 1.2)"
-            print(f"{size:>8,} {case:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} "
-                  f"{r['raw_encode_p95']:8.2f} {r['raw_search_p95']:8.3f} {r['raw_total_p50']:8.2f} "
-                  f"{r['raw_total_p95']:8.2f} {ratio:9.2f}  {verdict:<13}| {d['service_p95']:8.2f} "
-                  f"{d['raw_total_p95']:14.2f} {d['service_p95'] / d['raw_total_p95']:6.2f}")
+            print(
+                f"{size:>8,} {case:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} "
+                f"{r['raw_encode_p95']:8.2f} {r['raw_search_p95']:8.3f} {r['raw_total_p50']:8.2f} "
+                f"{r['raw_total_p95']:8.2f} {ratio:9.2f}  {verdict:<13}| {d['service_p95']:8.2f} "
+                f"{d['raw_total_p95']:14.2f} {d['service_p95'] / d['raw_total_p95']:6.2f}"
+            )
         r, uncached = row(size, CACHED, "none"), row(size, "unfiltered", "encode")
         # The target here: a question asked again is not embedded again (the server says so per call).
         verdict = "ok" if r["cached"] == 1.0 else f"MISSED: {100 * (1 - r['cached']):.0f}% embedded again"
-        print(f"{size:>8,} {CACHED:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} {'-':>8} "
-              f"{r['raw_search_p95']:8.3f} {'':>8} {'':>8} {r['service_p95'] / uncached['raw_total_p95']:9.2f}  "
-              f"{verdict}: vs a new question's raw encode+search {uncached['raw_total_p95']:.2f}; "
-              f"vs raw search alone x{r['service_p95'] / r['raw_search_p95']:.1f}")
-    print("(svc: the gRPC call as a client sees it; enc/srch/raw: encode with SentenceTransformer.encode and search "
-          "in this process on a copy of the same shard, alternated with the service calls. Right of the bar, from "
-          "the rounds whose raw side encodes the service's own direct way (tokenize, one forward pass, pool): "
-          "what the service adds beyond its own encoder)")
+        print(
+            f"{size:>8,} {CACHED:<26} {r['service_p50']:8.2f} {r['service_p95']:8.2f} {'-':>8} "
+            f"{r['raw_search_p95']:8.3f} {'':>8} {'':>8} {r['service_p95'] / uncached['raw_total_p95']:9.2f}  "
+            f"{verdict}: vs a new question's raw encode+search {uncached['raw_total_p95']:.2f}; "
+            f"vs raw search alone x{r['service_p95'] / r['raw_search_p95']:.1f}"
+        )
+    print(
+        "(svc: the gRPC call as a client sees it; enc/srch/raw: encode with SentenceTransformer.encode and search "
+        "in this process on a copy of the same shard, alternated with the service calls. Right of the bar, from "
+        "the rounds whose raw side encodes the service's own direct way (tokenize, one forward pass, pool): "
+        "what the service adds beyond its own encoder)"
+    )
     print("\nwhere the service's time goes, ms (p50 / p95):")
-    print(f"{'chunks':>8} {'case':<26} {'raw encoder':<12} {'calls':>6} {'round trip':>14} {'expansion':>14} "
-          f"{'server total':>14} {'raw encode':>14}")
+    print(
+        f"{'chunks':>8} {'case':<26} {'raw encoder':<12} {'calls':>6} {'round trip':>14} {'expansion':>14} "
+        f"{'server total':>14} {'raw encode':>14}"
+    )
     for r in rows:
-        print(f"{r['size']:>8,} {r['case']:<26} {r['encoder']:<12} {r['calls']:>6} "
-              f"{r['transport_p50']:6.2f} /{r['transport_p95']:6.2f} {r['server_expand_p50']:6.2f} /"
-              f"{r['server_expand_p95']:6.2f} {r['server_total_p50']:6.2f} /{r['server_total_p95']:6.2f} "
-              f"{r['raw_encode_p50']:6.2f} /{r['raw_encode_p95']:6.2f}")
-    print("(round trip: what the client waited minus what the server spent in Retrieve, i.e. gRPC both ways; "
-          "expansion: fetching and building the ±1/1 neighbours, work the raw side does not do)")
+        print(
+            f"{r['size']:>8,} {r['case']:<26} {r['encoder']:<12} {r['calls']:>6} "
+            f"{r['transport_p50']:6.2f} /{r['transport_p95']:6.2f} {r['server_expand_p50']:6.2f} /"
+            f"{r['server_expand_p95']:6.2f} {r['server_total_p50']:6.2f} /{r['server_total_p95']:6.2f} "
+            f"{r['raw_encode_p50']:6.2f} /{r['raw_encode_p95']:6.2f}"
+        )
+    print(
+        "(round trip: what the client waited minus what the server spent in Retrieve, i.e. gRPC both ways; "
+        "expansion: fetching and building the ±1/1 neighbours, work the raw side does not do)"
+    )
     if len(sizes) == 2:
         print("\ngrowth from {:,} to {:,} chunks (p95):".format(*sizes))
         for case, encoder in (("unfiltered", "encode"), ("filtered to one document", "encode"), (CACHED, "none")):
             small, large = (row(size, case, encoder) for size in sizes)
-            print(f"  {case:<26} raw search x{large['raw_search_p95'] / small['raw_search_p95']:.1f}, "
-                  f"service x{large['service_p95'] / small['service_p95']:.2f}")
+            print(
+                f"  {case:<26} raw search x{large['raw_search_p95'] / small['raw_search_p95']:.1f}, "
+                f"service x{large['service_p95'] / small['service_p95']:.2f}"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--queries", type=int, default=138, help="distinct questions per case (276 in all)")
-    parser.add_argument("--rounds", type=int, default=4,
-                        help="rounds, each against a freshly started retriever (every question new again); "
-                             "they alternate the raw side's encoder between encode() and the direct path")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="rounds, each against a freshly started retriever (every question new again); "
+        "they alternate the raw side's encoder between encode() and the direct path",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--exact", action="store_true",
-                        help="no HNSW graph (CHUNKLAB_HNSW_MIN_POINTS=0): every search exact")
+    parser.add_argument(
+        "--exact", action="store_true", help="no HNSW graph (CHUNKLAB_HNSW_MIN_POINTS=0): every search exact"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     import torch

@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.retriever.index import conditions as c  # noqa: E402
-from services.retriever.index.edge import EdgeIndex  # noqa: E402
-from services.retriever.index.payloads import IndexPoint  # noqa: E402
+from services.retriever.index import conditions as c
+from services.retriever.index.edge import EdgeIndex
+from services.retriever.index.payloads import IndexPoint
 
 STRATEGIES = ("fixed_size", "recursive", "semantic", "sentence_window")
 DIM = 384
@@ -38,11 +38,22 @@ def make_points(n: int, rng) -> dict[str, list[IndexPoint]]:
     points: dict[str, list[IndexPoint]] = {}
     for s, strategy in enumerate(STRATEGIES):
         points[strategy] = [
-            IndexPoint(str(uuid.uuid4()), {
-                "document_id": f"d{i // 200}", "strategy": strategy, "config_id": "c", "collection": "policies",
-                "language": "en", "role": "chunk", "chunk_index": i % 200, "published_ts": 0.0, "set_state": "active",
-                "chunk": "x" * 2000,
-            }, vectors[s * per + i].tolist())
+            IndexPoint(
+                str(uuid.uuid4()),
+                {
+                    "document_id": f"d{i // 200}",
+                    "strategy": strategy,
+                    "config_id": "c",
+                    "collection": "policies",
+                    "language": "en",
+                    "role": "chunk",
+                    "chunk_index": i % 200,
+                    "published_ts": 0.0,
+                    "set_state": "active",
+                    "chunk": "x" * 2000,
+                },
+                vectors[s * per + i].tolist(),
+            )
             for i in range(per)
         ]
     return points
@@ -101,9 +112,14 @@ def main() -> None:
             load(shared, group)
             load(separate[strategy], group)
         disk = shared.disk_bytes(), sum(i.disk_bytes() for i in separate.values())
-        print(f"{args.points:,} points, {len(STRATEGIES)} strategies; disk: shared {disk[0] / 1e6:.1f} MB, "
-              f"one shard per strategy {disk[1] / 1e6:.1f} MB in total")
-        show("exact search (the retriever's Edge configuration), ms, mean over strategies", measure(shared, separate, queries))
+        print(
+            f"{args.points:,} points, {len(STRATEGIES)} strategies; disk: shared {disk[0] / 1e6:.1f} MB, "
+            f"one shard per strategy {disk[1] / 1e6:.1f} MB in total"
+        )
+        show(
+            "exact search (the retriever's Edge configuration), ms, mean over strategies",
+            measure(shared, separate, queries),
+        )
         for index in (shared, *separate.values()):
             index.close()
 

@@ -40,9 +40,13 @@ from tests.support.otlp_receiver import Receiver  # noqa: E402
 def serve_canned() -> None:
     settings = load_settings()
     tracing.start("retriever", settings)
-    serve("retriever", "127.0.0.1:0",
-          lambda server: retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(Answering(), server),
-          [retriever_pb2.DESCRIPTOR.services_by_name["RetrieverService"].full_name], settings=settings)
+    serve(
+        "retriever",
+        "127.0.0.1:0",
+        lambda server: retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(Answering(), server),
+        [retriever_pb2.DESCRIPTOR.services_by_name["RetrieverService"].full_name],
+        settings=settings,
+    )
 
 
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
@@ -72,8 +76,10 @@ def main() -> None:
             stubs = {"off": channels.retriever(servers["off"][1], off_settings)}  # made before tracing starts
             tracing.start("bench", on_settings)
             stubs["on"] = channels.retriever(servers["on"][1], on_settings)
-            request = retriever_pb2.RetrieveRequest(query="what do rivers carry?", options=common_pb2.RetrievalOptions(
-                strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1))
+            request = retriever_pb2.RetrieveRequest(
+                query="what do rivers carry?",
+                options=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=5, neighbor_prev=1, neighbor_next=1),
+            )
             took: dict[str, list[float]] = {"off": [], "on": []}
             for stub in stubs.values():  # warm both up: connections, caches
                 for _ in range(100):

@@ -82,8 +82,14 @@ def status_meaning(status_code: int) -> str:
 # them is the service's own answer (e.g. "the answer model failed: ..."): the
 # service is there, something behind it is not, and its sentence says what.
 TRANSPORT_WORDS = (
-    "failed to connect", "connection refused", "connection reset", "socket closed", "broken pipe",
-    "dns resolution failed", "connections to all backends failing", "name resolution",
+    "failed to connect",
+    "connection refused",
+    "connection reset",
+    "socket closed",
+    "broken pipe",
+    "dns resolution failed",
+    "connections to all backends failing",
+    "name resolution",
 )
 
 
@@ -123,13 +129,18 @@ def from_rpc_error(exc: grpc.RpcError, peer: str) -> ServiceError:
     if code in passthrough:
         return passthrough[code](f"{peer}: {details}")
     if code == grpc.StatusCode.UNAUTHENTICATED:  # the caller got in; this service's own token did not
-        return FailedPrecondition(f"the {peer} service refused this service's token: give every service of the "
-                                  f"stack the same CHUNKLAB_AUTH_TOKEN ({details})")
+        return FailedPrecondition(
+            f"the {peer} service refused this service's token: give every service of the "
+            f"stack the same CHUNKLAB_AUTH_TOKEN ({details})"
+        )
     if said_by_grpc(code, details):  # gRPC's words go to the log, ours to the client (ADR 0079)
-        logging.getLogger("chunklab.errors").warning("the %s service is unreachable or too slow: %s: %s",
-                                                     peer, code.name, details)
-        return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): check that it is "
-                           "running and that its address is right, then try again")
+        logging.getLogger("chunklab.errors").warning(
+            "the %s service is unreachable or too slow: %s: %s", peer, code.name, details
+        )
+        return Unavailable(
+            f"the {peer} service is unreachable or too slow ({code.name}): check that it is "
+            "running and that its address is right, then try again"
+        )
     if code == grpc.StatusCode.UNAVAILABLE:  # the peer's own sentence says what is missing behind it
         return Unavailable(f"the {peer} service is unreachable or too slow ({code.name}): {details}")
     return ServiceError(f"the {peer} service failed ({code.name}): {details}")

@@ -29,7 +29,7 @@ def name(state: int, unknown: str = "unknown") -> str:
 
 
 def names(states) -> str:
-    """"interrupted or failed": the states in their order, for a sentence."""
+    """ "interrupted or failed": the states in their order, for a sentence."""
     named = [name(s) for s in states]
     return " or ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
 

@@ -23,7 +23,7 @@ ROLE_NAMES = {
 
 
 def role_name(role: int) -> str:
-    """"chunk", "sentence", "child" or "parent" (unspecified reads as chunk)."""
+    """ "chunk", "sentence", "child" or "parent" (unspecified reads as chunk)."""
     return ROLE_NAMES[role]
 
 
@@ -57,4 +57,3 @@ class ChunkIds:
         digest.update(str(chunk_index).encode())
         x = "%032x" % (int.from_bytes(digest.digest()[:16], "big") & _CLEAR | _SET)
         return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
-

@@ -67,8 +67,12 @@ class Knob:
 
     def to_proto(self) -> chunker_pb2.KnobSpec:
         spec = chunker_pb2.KnobSpec(
-            name=self.name, description=self.description, type=self.type, default_value=knob_value(self.default),
-            choices=list(self.choices), query_time=self.query_time,
+            name=self.name,
+            description=self.description,
+            type=self.type,
+            default_value=knob_value(self.default),
+            choices=list(self.choices),
+            query_time=self.query_time,
         )
         if self.min_value is not None:
             spec.min_value = self.min_value
@@ -79,10 +83,14 @@ class Knob:
     @classmethod
     def from_proto(cls, spec: chunker_pb2.KnobSpec) -> Knob:
         return cls(
-            name=spec.name, type=spec.type, default=python_value(spec.default_value), description=spec.description,
+            name=spec.name,
+            type=spec.type,
+            default=python_value(spec.default_value),
+            description=spec.description,
             min_value=spec.min_value if spec.HasField("min_value") else None,
             max_value=spec.max_value if spec.HasField("max_value") else None,
-            choices=tuple(spec.choices), query_time=spec.query_time,
+            choices=tuple(spec.choices),
+            query_time=spec.query_time,
         )
 
     def coerce(self, strategy: str, value: common_pb2.KnobValue | Any) -> Any:
@@ -93,7 +101,9 @@ class Knob:
         raw = python_value(value) if isinstance(value, common_pb2.KnobValue) else value
         where = f"{strategy}.{self.name}"
         if raw is None:
-            raise KnobError(f"{where} has no value; give one, or leave the knob out for its default {label(self.default)}")
+            raise KnobError(
+                f"{where} has no value; give one, or leave the knob out for its default {label(self.default)}"
+            )
         if self.type == INT:
             if isinstance(raw, float) and raw.is_integer():
                 raw = int(raw)
@@ -182,9 +192,13 @@ def label(value: common_pb2.KnobValue | Any) -> str:
 
 def to_spec(strategy: str, values: Mapping[str, Any]) -> common_pb2.StrategySpec:
     """A StrategySpec from Python values (or KnobValues, kept as they are)."""
-    return common_pb2.StrategySpec(name=strategy, knobs={
-        name: value if isinstance(value, common_pb2.KnobValue) else knob_value(value) for name, value in values.items()
-    })
+    return common_pb2.StrategySpec(
+        name=strategy,
+        knobs={
+            name: value if isinstance(value, common_pb2.KnobValue) else knob_value(value)
+            for name, value in values.items()
+        },
+    )
 
 
 def spec_to_dict(spec: common_pb2.StrategySpec) -> dict:
@@ -208,7 +222,9 @@ def find(strategy: str, knobs: Sequence[Knob], name: str) -> Knob:
     for knob in knobs:
         if knob.name == name:
             return knob
-    raise KnobError(f"{strategy} has no knob {quoted(name)}; its knobs are {', '.join(k.name for k in knobs) or 'none'}")
+    raise KnobError(
+        f"{strategy} has no knob {quoted(name)}; its knobs are {', '.join(k.name for k in knobs) or 'none'}"
+    )
 
 
 @dataclass(frozen=True)
@@ -300,9 +316,12 @@ def combinations(strategy: str, knobs: Sequence[Knob], axes: Sequence[tuple[str,
     return cells
 
 
-def strategy_grid(strategy: str, knobs: Sequence[Knob], axes: Sequence[tuple[str, Sequence[Any]]]) -> evaluator_pb2.StrategyGrid:
+def strategy_grid(
+    strategy: str, knobs: Sequence[Knob], axes: Sequence[tuple[str, Sequence[Any]]]
+) -> evaluator_pb2.StrategyGrid:
     """The StrategyGrid of a grid's axes, once every cell is checked as the evaluator will check it."""
     combinations(strategy, knobs, axes)
-    return evaluator_pb2.StrategyGrid(strategy=strategy, grid=[
-        evaluator_pb2.KnobGrid(knob=name, values=[knob_value(v) for v in values]) for name, values in axes
-    ])
+    return evaluator_pb2.StrategyGrid(
+        strategy=strategy,
+        grid=[evaluator_pb2.KnobGrid(knob=name, values=[knob_value(v) for v in values]) for name, values in axes],
+    )

@@ -81,18 +81,31 @@ class ChatClient:
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(f"the LLM ({where}) did not answer within {self.endpoint.timeout_s:g}s")
         if isinstance(exc, openai.APIConnectionError):
-            return LLMError(f"the LLM ({where}) is unreachable: no connection could be made or it was cut "
-                            f"(after {self.endpoint.max_retries} retries); check the address and that it is running")
+            return LLMError(
+                f"the LLM ({where}) is unreachable: no connection could be made or it was cut "
+                f"(after {self.endpoint.max_retries} retries); check the address and that it is running"
+            )
         if isinstance(exc, openai.RateLimitError):
             return LLMError(f"the LLM ({where}) refused: rate limited after {self.endpoint.max_retries} retries")
         if isinstance(exc, openai.APIStatusError):
-            return LLMError(f"the LLM ({where}) answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); "
-                            "its reply is in the service log", exc.status_code)
-        return LLMError(f"the LLM ({where}) gave an unusable reply (not a chat completion); "
-                        "its reply is in the service log", unusable=True)
+            return LLMError(
+                f"the LLM ({where}) answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); "
+                "its reply is in the service log",
+                exc.status_code,
+            )
+        return LLMError(
+            f"the LLM ({where}) gave an unusable reply (not a chat completion); its reply is in the service log",
+            unusable=True,
+        )
 
-    def complete(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
-                 response_format: dict | None = None) -> ChatResult:
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        response_format: dict | None = None,
+    ) -> ChatResult:
         """One reply. `response_format` (e.g. a json_schema) is passed as it is, for
         endpoints that constrain their output; an endpoint that refuses it answers 400."""
         started = time.perf_counter()
@@ -117,8 +130,14 @@ class ChatClient:
             latency_ms=(time.perf_counter() - started) * 1e3,
         )
 
-    def stream(self, messages: list[dict], *, max_tokens: int | None = None, temperature: float = 0.0,
-               cancelled: threading.Event | None = None) -> Iterator[str | ChatResult]:
+    def stream(
+        self,
+        messages: list[dict],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        cancelled: threading.Event | None = None,
+    ) -> Iterator[str | ChatResult]:
         """Yields pieces of text as they arrive, then one ChatResult with the whole text.
 
         Once `cancelled` is set (the caller went away) the reply is dropped: the
@@ -161,9 +180,11 @@ class ChatClient:
                 stream.close()
         if not finished:
             written = sum(len(p) for p in pieces)
-            raise LLMError(f"the LLM ({self.endpoint.describe()}) stopped before the end of its reply: the stream "
-                           f"ended after {written} characters without saying it was finished (the connection was "
-                           "cut, or the endpoint does not stream chat completions)")
+            raise LLMError(
+                f"the LLM ({self.endpoint.describe()}) stopped before the end of its reply: the stream "
+                f"ended after {written} characters without saying it was finished (the connection was "
+                "cut, or the endpoint does not stream chat completions)"
+            )
         yield ChatResult(
             text="".join(pieces),
             prompt_tokens=prompt_tokens,

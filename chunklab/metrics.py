@@ -113,8 +113,9 @@ def reference_spans(references: Iterable[evaluator_pb2.Reference]) -> list[Span]
     return [Span(r.document_id, r.start_char, r.end_char) for r in references]
 
 
-def context_overlap(retrieved: Iterable[common_pb2.RetrievedChunk],
-                    references: Iterable[evaluator_pb2.Reference]) -> Overlap:
+def context_overlap(
+    retrieved: Iterable[common_pb2.RetrievedChunk], references: Iterable[evaluator_pb2.Reference]
+) -> Overlap:
     """Recall, precision and IoU of what the LLM sees (`retrieved_chunks`) against a
     question's references: the evaluator's `recall`, `precision` and `iou`."""
     return overlap(reference_spans(references), [chunk_span(item.chunk) for item in retrieved])
@@ -123,8 +124,9 @@ def context_overlap(retrieved: Iterable[common_pb2.RetrievedChunk],
 def overlap_ranges(span: Span, references: Iterable[Span]) -> list[Range]:
     """The characters of span that lie in a reference of its document, merged: what
     a page highlights inside a chunk."""
-    return intersect([(span.start, span.end)],
-                     [(r.start, r.end) for r in references if r.document_id == span.document_id])
+    return intersect(
+        [(span.start, span.end)], [(r.start, r.end) for r in references if r.document_id == span.document_id]
+    )
 
 
 def touches(span: Span, references: Sequence[Span]) -> bool:

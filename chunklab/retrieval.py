@@ -59,6 +59,7 @@ def check_config_id(config_id: str) -> None:
 
 def _filter_values(pattern: re.Pattern | None, example: str) -> Callable[[str, list[str]], None]:
     """The check of one filter list: how many values, none empty or too long, each well formed."""
+
     def check(path: str, values: list[str]) -> None:
         if len(values) > LIMITS.max_filter_values:
             raise InvalidArgument(f"{path} has {len(values)} values; at most {LIMITS.max_filter_values}")
@@ -71,12 +72,17 @@ def _filter_values(pattern: re.Pattern | None, example: str) -> Callable[[str, l
                 )
             if pattern is not None and not pattern.match(value):
                 raise InvalidArgument(f"{path} value {excerpt(value)!r} is malformed ({example})")
+
     return check
 
 
-_KINDS = {FieldDescriptor.CPPTYPE_INT32: int, FieldDescriptor.CPPTYPE_DOUBLE: float,
-          FieldDescriptor.CPPTYPE_BOOL: bool, FieldDescriptor.CPPTYPE_STRING: str,
-          FieldDescriptor.CPPTYPE_ENUM: str}  # an enum is set by its short name, e.g. "cross_encoder"
+_KINDS = {
+    FieldDescriptor.CPPTYPE_INT32: int,
+    FieldDescriptor.CPPTYPE_DOUBLE: float,
+    FieldDescriptor.CPPTYPE_BOOL: bool,
+    FieldDescriptor.CPPTYPE_STRING: str,
+    FieldDescriptor.CPPTYPE_ENUM: str,
+}  # an enum is set by its short name, e.g. "cross_encoder"
 _URL = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
 
 
@@ -135,7 +141,7 @@ class Setting:
         return self.descriptor.has_presence
 
     def bounds(self, joined_by: str = "to") -> str:
-        """"1 to 100", "0 to 20 sentences"; empty for unbounded settings."""
+        """ "1 to 100", "0 to 20 sentences"; empty for unbounded settings."""
         if self.high is None:
             return ""
         return f"{self.low:g} {joined_by} {self.high:g}" + (f" {self.unit}" if self.unit else "")
@@ -171,32 +177,70 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("strategy", "the strategy to search, e.g. fixed_size", names_a_set=True, validate=check_strategy),
-    Setting("config_id", "which index set of the strategy (a configuration id, as ListIndexedSets shows "
-            "it); empty: each document's active set", names_a_set=True, validate=check_config_id),
-    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, "max_top_k",
-            zero_is_default=True),
+    Setting(
+        "config_id",
+        "which index set of the strategy (a configuration id, as ListIndexedSets shows "
+        "it); empty: each document's active set",
+        names_a_set=True,
+        validate=check_config_id,
+    ),
+    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, "max_top_k", zero_is_default=True),
     Setting("neighbor_prev", "chunks before each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
     Setting("neighbor_next", "chunks after each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
-    Setting("window", "sentence_window: sentences each side of a hit (default: as indexed)", 0, "max_window",
-            unit="sentences"),
-    Setting("filter.document_ids", "search only these documents (ids); empty: every document",
-            validate=_filter_values(None, "")),
-    Setting("filter.collections", "search only these collections; empty: every collection",
-            validate=_filter_values(COLLECTION_NAME, "e.g. news")),
-    Setting("filter.languages", "search only documents in these languages; empty: every language",
-            validate=_filter_values(_LANGUAGE, "e.g. en or pt-BR")),
+    Setting(
+        "window",
+        "sentence_window: sentences each side of a hit (default: as indexed)",
+        0,
+        "max_window",
+        unit="sentences",
+    ),
+    Setting(
+        "filter.document_ids",
+        "search only these documents (ids); empty: every document",
+        validate=_filter_values(None, ""),
+    ),
+    Setting(
+        "filter.collections",
+        "search only these collections; empty: every collection",
+        validate=_filter_values(COLLECTION_NAME, "e.g. news"),
+    ),
+    Setting(
+        "filter.languages",
+        "search only documents in these languages; empty: every language",
+        validate=_filter_values(_LANGUAGE, "e.g. en or pt-BR"),
+    ),
     Setting("embedding_model", "the embedding model to search with (default: the stack's configured model)"),
     Setting("hybrid", "fuse a lexical (BM25) ranking with the dense one"),
-    Setting("recency_lambda", "recency decay λ per day: score × exp(−λ·age in days); 0: none", 0,
-            "max_recency_lambda", unit="per day"),
-    Setting("rerank.kind", "rerank the first candidates with a cross-encoder folder, an HTTP rerank endpoint "
-            "(Cohere/Jina shape, or TEI's), or the chat LLM; empty: no reranking"),
-    Setting("rerank.depth", f"candidates the reranker scores (default {LIMITS.default_rerank_depth}, at least "
-            "top_k)", 1, "max_rerank_depth", zero_is_default=True),
-    Setting("rerank.model", "cross_encoder: the model's folder on the retriever's machine; http, tei, llm: the "
-            "model to ask for (default: the retriever's configured one)"),
-    Setting("rerank.base_url", "http, tei: the rerank endpoint's URL; llm: the chat endpoint's base URL "
-            "(default: the retriever's configured one)", validate=check_url),
+    Setting(
+        "recency_lambda",
+        "recency decay λ per day: score × exp(−λ·age in days); 0: none",
+        0,
+        "max_recency_lambda",
+        unit="per day",
+    ),
+    Setting(
+        "rerank.kind",
+        "rerank the first candidates with a cross-encoder folder, an HTTP rerank endpoint "
+        "(Cohere/Jina shape, or TEI's), or the chat LLM; empty: no reranking",
+    ),
+    Setting(
+        "rerank.depth",
+        f"candidates the reranker scores (default {LIMITS.default_rerank_depth}, at least top_k)",
+        1,
+        "max_rerank_depth",
+        zero_is_default=True,
+    ),
+    Setting(
+        "rerank.model",
+        "cross_encoder: the model's folder on the retriever's machine; http, tei, llm: the "
+        "model to ask for (default: the retriever's configured one)",
+    ),
+    Setting(
+        "rerank.base_url",
+        "http, tei: the rerank endpoint's URL; llm: the chat endpoint's base URL "
+        "(default: the retriever's configured one)",
+        validate=check_url,
+    ),
 )
 BY_PATH = {setting.path: setting for setting in SETTINGS}
 
@@ -252,8 +296,9 @@ def _check_rerank(options: common_pb2.RetrievalOptions) -> None:
             "the hits it keeps"
         )
     if rerank.kind == common_pb2.RERANKER_KIND_CROSS_ENCODER and rerank.base_url:
-        raise InvalidArgument("rerank.base_url is for http, tei and llm rerankers; a cross_encoder is a folder "
-                              "named by rerank.model")
+        raise InvalidArgument(
+            "rerank.base_url is for http, tei and llm rerankers; a cross_encoder is a folder named by rerank.model"
+        )
 
 
 def top_k(options: common_pb2.RetrievalOptions) -> int:

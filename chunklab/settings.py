@@ -15,8 +15,8 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator, mode
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
-from chunklab.rpc import replicas
 from chunklab.embeddings import DEFAULT_MODEL
+from chunklab.rpc import replicas
 
 # Seconds a SQLite write waits for another writer's lock (chunklab.db.sessions).
 DB_BUSY_TIMEOUT_S = 10.0
@@ -191,8 +191,9 @@ class Settings(BaseSettings):
         value = value.strip()
         scheme, sep, rest = value.partition("://")
         if value and not (sep and scheme.lower() in ("http", "https") and rest.strip("/")):
-            raise ValueError(f"expected the OTLP collector's gRPC URL, e.g. http://127.0.0.1:4317 (https:// for TLS), "
-                             f"got {value!r}")
+            raise ValueError(
+                f"expected the OTLP collector's gRPC URL, e.g. http://127.0.0.1:4317 (https:// for TLS), got {value!r}"
+            )
         return value
 
     @field_validator("otlp_protocol")
@@ -200,8 +201,10 @@ class Settings(BaseSettings):
     def _otlp_protocol(cls, value: str) -> str:
         value = value.strip().lower() or "grpc"
         if value != "grpc":
-            raise ValueError(f"ChunkLab exports traces over OTLP/gRPC only, got {value!r}: set it to grpc (or unset "
-                             "it) and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's gRPC port (4317)")
+            raise ValueError(
+                f"ChunkLab exports traces over OTLP/gRPC only, got {value!r}: set it to grpc (or unset "
+                "it) and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's gRPC port (4317)"
+            )
         return value
 
     @field_validator("auth_token")

@@ -33,12 +33,27 @@ RANK_KEYS = ("recall_at_1", "recall_at_3", "recall_at_5", "recall_at_10", "ndcg"
 
 # The Chroma report's all-MiniLM-L6-v2 rows (five corpora; ours pools three), in percent.
 PUBLISHED = (
-    {"name": "TokenTextSplitter 250/125", "strategy": "fixed_size", "knobs": {"chunk_size": 250, "chunk_overlap": 125},
-     "recall": (82.4, 36.2), "iou": (3.5, None)},
-    {"name": "RecursiveCharacterTextSplitter 200/0", "strategy": "recursive",
-     "knobs": {"chunk_size": 200, "chunk_overlap": 0}, "recall": (75.7, None), "iou": (6.5, None)},
-    {"name": "ClusterSemanticChunker 200", "strategy": "cluster_semantic", "knobs": {"max_tokens": 200},
-     "recall": (75.2, None), "iou": (7.2, None)},
+    {
+        "name": "TokenTextSplitter 250/125",
+        "strategy": "fixed_size",
+        "knobs": {"chunk_size": 250, "chunk_overlap": 125},
+        "recall": (82.4, 36.2),
+        "iou": (3.5, None),
+    },
+    {
+        "name": "RecursiveCharacterTextSplitter 200/0",
+        "strategy": "recursive",
+        "knobs": {"chunk_size": 200, "chunk_overlap": 0},
+        "recall": (75.7, None),
+        "iou": (6.5, None),
+    },
+    {
+        "name": "ClusterSemanticChunker 200",
+        "strategy": "cluster_semantic",
+        "knobs": {"max_tokens": 200},
+        "recall": (75.2, None),
+        "iou": (7.2, None),
+    },
 )
 
 
@@ -52,9 +67,11 @@ def pareto_front(rows: Sequence[Mapping]) -> list[Mapping]:
     the recall, better on one of the two. In order of tokens sent."""
     runs = measured(rows)
     front = [
-        row for row in runs
+        row
+        for row in runs
         if not any(
-            other["tokens_sent"] <= row["tokens_sent"] and other["recall"][0] >= row["recall"][0]
+            other["tokens_sent"] <= row["tokens_sent"]
+            and other["recall"][0] >= row["recall"][0]
             and (other["tokens_sent"] < row["tokens_sent"] or other["recall"][0] > row["recall"][0])
             for other in runs
         )
@@ -64,8 +81,11 @@ def pareto_front(rows: Sequence[Mapping]) -> list[Mapping]:
 
 def matches(row: Mapping, strategy: str, knobs: Mapping, retrieval: str = "dense") -> bool:
     """Whether the row is the strategy with these knob values (others at any value) and retrieval."""
-    return (row.get("strategy") == strategy and row.get("retrieval", "dense") == retrieval
-            and all(row.get("knobs", {}).get(k) == v for k, v in knobs.items()))
+    return (
+        row.get("strategy") == strategy
+        and row.get("retrieval", "dense") == retrieval
+        and all(row.get("knobs", {}).get(k) == v for k, v in knobs.items())
+    )
 
 
 def baseline(rows: Sequence[Mapping]) -> Mapping | None:
@@ -86,10 +106,15 @@ def choose_default(rows: Sequence[Mapping], group: str | None = None) -> tuple[M
     if not eligible:
         return None, "no Pareto point reaches the baseline IoU"
     best = max(eligible, key=lambda row: (shortfall(row) == 0, row["recall"][0], -row["tokens_sent"]))
-    rule = ("among the Pareto points (recall against tokens sent) "
-            + (f"whose IoU is at least the token-window baseline 250/125 ({100 * floor:.1f}%)" if base else
-               "(no token-window baseline was measured)")
-            + ", prefer one that reaches the goal (recall ≥ 93% and IoU ≥ 8%), then the best recall")
+    rule = (
+        "among the Pareto points (recall against tokens sent) "
+        + (
+            f"whose IoU is at least the token-window baseline 250/125 ({100 * floor:.1f}%)"
+            if base
+            else "(no token-window baseline was measured)"
+        )
+        + ", prefer one that reaches the goal (recall ≥ 93% and IoU ≥ 8%), then the best recall"
+    )
     return best, rule
 
 
@@ -119,8 +144,10 @@ def goal_sides(rows: Sequence[Mapping]) -> dict:
     runs = measured(rows)
     by_recall = [row for row in runs if row["recall"][0] >= GOAL_RECALL]
     by_iou = [row for row in runs if row["iou"][0] >= GOAL_IOU]
-    return {"recall_met": max(by_recall, key=lambda row: row["iou"][0], default=None),
-            "iou_met": max(by_iou, key=lambda row: row["recall"][0], default=None)}
+    return {
+        "recall_met": max(by_recall, key=lambda row: row["iou"][0], default=None),
+        "iou_met": max(by_iou, key=lambda row: row["recall"][0], default=None),
+    }
 
 
 def hybrid_gains(rows: Sequence[Mapping]) -> list[dict]:
@@ -130,11 +157,24 @@ def hybrid_gains(rows: Sequence[Mapping]) -> list[dict]:
     for row in runs:
         if row.get("retrieval") != "dense":
             continue
-        twin = next((other for other in runs if other.get("retrieval") == "hybrid"
-                     and other["strategy"] == row["strategy"] and other.get("knobs") == row.get("knobs")), None)
+        twin = next(
+            (
+                other
+                for other in runs
+                if other.get("retrieval") == "hybrid"
+                and other["strategy"] == row["strategy"]
+                and other.get("knobs") == row.get("knobs")
+            ),
+            None,
+        )
         if twin is not None:
-            gains.append({"label": row["label"], "recall": 100 * (twin["recall"][0] - row["recall"][0]),
-                          "iou": 100 * (twin["iou"][0] - row["iou"][0])})
+            gains.append(
+                {
+                    "label": row["label"],
+                    "recall": 100 * (twin["recall"][0] - row["recall"][0]),
+                    "iou": 100 * (twin["iou"][0] - row["iou"][0]),
+                }
+            )
     return gains
 
 
@@ -162,13 +202,20 @@ def table_rows(rows: Sequence[Mapping]) -> list[dict]:
             cells.append({"label": row["label"], "note": row["note"]})
             continue
         rank = row.get("rank", {})
-        cells.append({
-            "label": row["label"], "retrieval": row.get("retrieval", "dense"), "pareto": id(row) in front,
-            "recall": _pct(row["recall"]), "precision": _pct(row["precision"]), "iou": _pct(row["iou"]),
-            "chunk_tokens": f"{row['chunk_tokens']:.0f}", "tokens_sent": f"{row['tokens_sent']:,.0f}",
-            "chunks": f"{row['chunks']:,}",
-            "rank": [f"{100 * rank[k]:.1f}" if k in rank else "—" for k in RANK_KEYS],
-        })
+        cells.append(
+            {
+                "label": row["label"],
+                "retrieval": row.get("retrieval", "dense"),
+                "pareto": id(row) in front,
+                "recall": _pct(row["recall"]),
+                "precision": _pct(row["precision"]),
+                "iou": _pct(row["iou"]),
+                "chunk_tokens": f"{row['chunk_tokens']:.0f}",
+                "tokens_sent": f"{row['tokens_sent']:,.0f}",
+                "chunks": f"{row['chunks']:,}",
+                "rank": [f"{100 * rank[k]:.1f}" if k in rank else "—" for k in RANK_KEYS],
+            }
+        )
     return cells
 
 
@@ -177,11 +224,16 @@ def published_rows(rows: Sequence[Mapping]) -> list[dict]:
     out = []
     for pub in PUBLISHED:
         ours = next((row for row in measured(rows) if matches(row, pub["strategy"], pub["knobs"])), None)
-        out.append({
-            "name": pub["name"], "recall": _published_pct(pub["recall"]), "iou": _published_pct(pub["iou"]),
-            "ours": ours["label"] if ours else "not measured",
-            "our_recall": _pct(ours["recall"]) if ours else "—", "our_iou": _pct(ours["iou"]) if ours else "—",
-        })
+        out.append(
+            {
+                "name": pub["name"],
+                "recall": _published_pct(pub["recall"]),
+                "iou": _published_pct(pub["iou"]),
+                "ours": ours["label"] if ours else "not measured",
+                "our_recall": _pct(ours["recall"]) if ours else "—",
+                "our_iou": _pct(ours["iou"]) if ours else "—",
+            }
+        )
     return out
 
 
@@ -193,8 +245,13 @@ def time_rows(rows: Sequence[Mapping]) -> list[dict]:
         seconds = dict(row.get("seconds", {}))
         if "embed" not in seconds and "embed_index" in seconds:
             seconds["embed"] = seconds["embed_index"]
-        out.append({"label": row["label"], "retrieval": row.get("retrieval", "dense"),
-                    **{k: f"{seconds[k]:.1f}" if k in seconds else "—" for k in ("chunk", "embed", "index", "query")}})
+        out.append(
+            {
+                "label": row["label"],
+                "retrieval": row.get("retrieval", "dense"),
+                **{k: f"{seconds[k]:.1f}" if k in seconds else "—" for k in ("chunk", "embed", "index", "query")},
+            }
+        )
     return out
 
 
@@ -223,14 +280,20 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
             group = [row for row in runs if row.get("retrieval", "dense") == retrieval]
             if group:
                 recall = [100 * r["recall"][0] for r in group]
-                tokens_axes.scatter([r["tokens_sent"] for r in group], recall, marker=marker, label=retrieval, alpha=0.8)
+                tokens_axes.scatter(
+                    [r["tokens_sent"] for r in group], recall, marker=marker, label=retrieval, alpha=0.8
+                )
                 iou_axes.scatter([100 * r["iou"][0] for r in group], recall, marker=marker, label=retrieval, alpha=0.8)
         x, y = [r["tokens_sent"] for r in front], [100 * r["recall"][0] for r in front]
         tokens_axes.step(x, y, where="post", color="#d53f8c", label="Pareto front")
         tokens_axes.scatter(x, y, s=120, facecolors="none", edgecolors="#d53f8c")
         for i, row in enumerate(front):
-            tokens_axes.annotate(_short_label(row), (row["tokens_sent"], 100 * row["recall"][0]),
-                                 textcoords="offset points", xytext=(6, -11 if i % 2 else 5))
+            tokens_axes.annotate(
+                _short_label(row),
+                (row["tokens_sent"], 100 * row["recall"][0]),
+                textcoords="offset points",
+                xytext=(6, -11 if i % 2 else 5),
+            )
         tokens_axes.axhline(100 * GOAL_RECALL, color="grey", linestyle=":", label="goal recall 93%")
         tokens_axes.set_xscale("log")
         tokens_axes.set_xlabel("tokens sent per question (log scale)")
@@ -238,8 +301,14 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
         tokens_axes.set_title("recall against tokens sent (Pareto front ringed)")
         tokens_axes.legend(loc="lower right")
         top = max([100 * r["iou"][0] for r in runs] + [100 * GOAL_IOU + 1])
-        iou_axes.fill_between([100 * GOAL_IOU, top + 1], 100 * GOAL_RECALL, 100, color="#38a169", alpha=0.15,
-                              label="goal: recall ≥ 93%, IoU ≥ 8%")
+        iou_axes.fill_between(
+            [100 * GOAL_IOU, top + 1],
+            100 * GOAL_RECALL,
+            100,
+            color="#38a169",
+            alpha=0.15,
+            label="goal: recall ≥ 93%, IoU ≥ 8%",
+        )
         iou_axes.set_xlabel("IoU (%)")
         iou_axes.set_ylabel("recall (%)")
         iou_axes.set_title("recall against IoU")
@@ -254,8 +323,14 @@ def save_png(figure, path: Path) -> None:
     figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None, growth_plot: str = "",
-         cold_results: Mapping | None = None, backend_results: Mapping | None = None) -> str:
+def page(
+    results: Mapping,
+    plot_path: str,
+    growth_results: Mapping | None = None,
+    growth_plot: str = "",
+    cold_results: Mapping | None = None,
+    backend_results: Mapping | None = None,
+) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
     a Growth section when bench/growth.py's results are given, the cold experiment's table when
     bench/cold_experiment.py's are and the embedding backends' when bench/embedding_backends.py's are."""
@@ -266,15 +341,34 @@ def page(results: Mapping, plot_path: str, growth_results: Mapping | None = None
     gains = hybrid_gains(rows)
     base = baseline(rows)
     return render(
-        "chunklab_app", "benchmarks.md.j2",
-        results=results, table=table_rows(rows), published=published_rows(rows), times=time_rows(rows),
+        "chunklab_app",
+        "benchmarks.md.j2",
+        results=results,
+        table=table_rows(rows),
+        published=published_rows(rows),
+        times=time_rows(rows),
         front=[_short_label(row) for row in pareto_front(rows)],
-        default=default, rule=rule, base=base, reached=reached, closest=closest,
-        gaps=({"recall": 100 * (GOAL_RECALL - closest["recall"][0]), "iou": 100 * (GOAL_IOU - closest["iou"][0])}
-              if closest else None),
-        gains=gains, hybrid_on=hybrid_by_default(gains), strategy_default=strategy_default,
-        sides=goal_sides(rows), plot_path=plot_path, pct=_pct, knob_text=knob_text,
+        default=default,
+        rule=rule,
+        base=base,
+        reached=reached,
+        closest=closest,
+        gaps=(
+            {"recall": 100 * (GOAL_RECALL - closest["recall"][0]), "iou": 100 * (GOAL_IOU - closest["iou"][0])}
+            if closest
+            else None
+        ),
+        gains=gains,
+        hybrid_on=hybrid_by_default(gains),
+        strategy_default=strategy_default,
+        sides=goal_sides(rows),
+        plot_path=plot_path,
+        pct=_pct,
+        knob_text=knob_text,
         skipped=[row for row in rows if "note" in row],
-        growth=growth_results, growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
-        growth_plot=growth_plot, cold=cold_results, backends=backend_results,
+        growth=growth_results,
+        growth_table=growth.table_rows(growth_results["rows"]) if growth_results else [],
+        growth_plot=growth_plot,
+        cold=cold_results,
+        backends=backend_results,
     )

@@ -36,10 +36,12 @@ DOCUMENT_PLACEHOLDER = "your_document.md"
 SOURCE, PREVIOUS, NEXT, PARENT, CHILD = "1", "2", "3", "4", "5"
 # ChunkLab's embedding models by the names LangChain's and LlamaIndex's Hugging Face classes load.
 # The ONNX variants are the same weights (ADR 0062): a splitter that embeds loads the original.
-HUGGING_FACE_NAMES = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
-                      "all-MiniLM-L6-v2-onnx": "sentence-transformers/all-MiniLM-L6-v2",
-                      "all-MiniLM-L6-v2-onnx-int8": "sentence-transformers/all-MiniLM-L6-v2",
-                      "multilingual-e5-small": "intfloat/multilingual-e5-small"}
+HUGGING_FACE_NAMES = {
+    "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
+    "all-MiniLM-L6-v2-onnx": "sentence-transformers/all-MiniLM-L6-v2",
+    "all-MiniLM-L6-v2-onnx-int8": "sentence-transformers/all-MiniLM-L6-v2",
+    "multilingual-e5-small": "intfloat/multilingual-e5-small",
+}
 
 
 class ExportError(ValueError):
@@ -47,6 +49,7 @@ class ExportError(ValueError):
 
 
 # -- chunks ----------------------------------------------------------------------
+
 
 def knob_values(spec: common_pb2.StrategySpec) -> dict[str, Any]:
     """A spec's knobs as Python values, by name."""
@@ -56,16 +59,26 @@ def knob_values(spec: common_pb2.StrategySpec) -> dict[str, Any]:
 def chunk_record(chunk: common_pb2.Chunk, knob_values: Mapping[str, Any]) -> dict:
     """ChunkLab's own line: content is canonical_text[start_char:end_char]."""
     record = {
-        "chunk_id": chunk.chunk_id, "document_id": chunk.document_id, "document_name": chunk.document_name,
-        "strategy": chunk.strategy, "config_id": chunk.config_id, "knobs": dict(knob_values),
-        "chunk_index": chunk.chunk_index, "role": ids.role_name(chunk.role),
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "document_name": chunk.document_name,
+        "strategy": chunk.strategy,
+        "config_id": chunk.config_id,
+        "knobs": dict(knob_values),
+        "chunk_index": chunk.chunk_index,
+        "role": ids.role_name(chunk.role),
         "parent_id": chunk.parent_id if chunk.HasField("parent_id") else None,
-        "start_char": chunk.start_char, "end_char": chunk.end_char,
+        "start_char": chunk.start_char,
+        "end_char": chunk.end_char,
     }
     if chunk.first_page:
         record.update(first_page=chunk.first_page, last_page=chunk.last_page)
-    record.update(heading_path=list(chunk.heading_path), content=chunk.content, token_count=chunk.token_count,
-                  embedding_model=chunk.embedding_model)
+    record.update(
+        heading_path=list(chunk.heading_path),
+        content=chunk.content,
+        token_count=chunk.token_count,
+        embedding_model=chunk.embedding_model,
+    )
     if chunk.HasField("enriched_content"):
         record["enriched_content"] = chunk.enriched_content
     return record
@@ -75,11 +88,17 @@ def flat_metadata(chunk: common_pb2.Chunk, knob_values: Mapping[str, Any]) -> di
     """The metadata of the LangChain and LlamaIndex shapes: scalars only (vector
     stores such as Chroma refuse lists and nulls), headings joined by " > "."""
     metadata = {
-        "source": chunk.document_name, "document_id": chunk.document_id, "chunk_id": chunk.chunk_id,
-        "strategy": chunk.strategy, "config_id": chunk.config_id,
+        "source": chunk.document_name,
+        "document_id": chunk.document_id,
+        "chunk_id": chunk.chunk_id,
+        "strategy": chunk.strategy,
+        "config_id": chunk.config_id,
         "knobs": ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(knob_values.items())),
-        "chunk_index": chunk.chunk_index, "role": ids.role_name(chunk.role),
-        "start_index": chunk.start_char, "end_index": chunk.end_char, "token_count": chunk.token_count,
+        "chunk_index": chunk.chunk_index,
+        "role": ids.role_name(chunk.role),
+        "start_index": chunk.start_char,
+        "end_index": chunk.end_char,
+        "token_count": chunk.token_count,
         "embedding_model": chunk.embedding_model,
     }
     if chunk.HasField("parent_id"):
@@ -114,8 +133,9 @@ def llamaindex_nodes(chunks: list[common_pb2.Chunk], knob_values: Mapping[str, A
             children.setdefault(chunk.parent_id, []).append(chunk.chunk_id)
     for chunk in chunks:
         metadata = flat_metadata(chunk, knob_values)
-        relationships: dict[str, Any] = {SOURCE: {**_related(chunk.document_id),
-                                                  "metadata": {"source": chunk.document_name}}}
+        relationships: dict[str, Any] = {
+            SOURCE: {**_related(chunk.document_id), "metadata": {"source": chunk.document_name}}
+        }
         for key, step in ((PREVIOUS, -1), (NEXT, 1)):
             if (found := by_position.get((chunk.role, chunk.chunk_index + step))) is not None:
                 relationships[key] = _related(found)
@@ -123,9 +143,16 @@ def llamaindex_nodes(chunks: list[common_pb2.Chunk], knob_values: Mapping[str, A
             relationships[PARENT] = _related(chunk.parent_id)
         if chunk.chunk_id in children:
             relationships[CHILD] = [_related(child) for child in children[chunk.chunk_id]]
-        yield {"id_": chunk.chunk_id, "text": chunk.content, "metadata": metadata,
-               "excluded_embed_metadata_keys": list(metadata), "excluded_llm_metadata_keys": list(metadata),
-               "relationships": relationships, "start_char_idx": chunk.start_char, "end_char_idx": chunk.end_char}
+        yield {
+            "id_": chunk.chunk_id,
+            "text": chunk.content,
+            "metadata": metadata,
+            "excluded_embed_metadata_keys": list(metadata),
+            "excluded_llm_metadata_keys": list(metadata),
+            "relationships": relationships,
+            "start_char_idx": chunk.start_char,
+            "end_char_idx": chunk.end_char,
+        }
 
 
 def export_lines(chunks: Iterable[common_pb2.Chunk], spec: common_pb2.StrategySpec, fmt: str) -> Iterator[str]:
@@ -150,8 +177,9 @@ def file_name(document_name: str, strategy: str, config_id: str, fmt: str) -> st
     return f"{stem}.{strategy}.{config_id}.{fmt}{SUFFIX}"
 
 
-def write_export(lab, document_id: str, strategy: str, fmt: str, target: str | Path, config_id: str = "",
-                 embedding_model: str = "") -> tuple[Path, int]:
+def write_export(
+    lab, document_id: str, strategy: str, fmt: str, target: str | Path, config_id: str = "", embedding_model: str = ""
+) -> tuple[Path, int]:
     """Writes one index set's chunks (the active one unless config_id names
     another) to a file, or into a folder under file_name(); returns the path
     and how many chunks it holds."""
@@ -160,10 +188,11 @@ def write_export(lab, document_id: str, strategy: str, fmt: str, target: str | P
     found = lab.indexed_set(document_id, strategy, embedding_model=embedding_model, config_id=config_id)
     if found is None:
         which = f"configuration {config_id}" if config_id else "an active set"
-        raise ExportError(f"document {document_id} has no {strategy} index set with {which}; process it first, "
-                          "or pick one of its sets (the Documents page lists them)")
-    chunks = lab.indexed_chunks(document_id, strategy, config_id=found.config_id,
-                                embedding_model=found.embedding_model)
+        raise ExportError(
+            f"document {document_id} has no {strategy} index set with {which}; process it first, "
+            "or pick one of its sets (the Documents page lists them)"
+        )
+    chunks = lab.indexed_chunks(document_id, strategy, config_id=found.config_id, embedding_model=found.embedding_model)
     path = Path(target)
     if path.is_dir() or str(target).endswith(("/", "\\")):
         path.mkdir(parents=True, exist_ok=True)
@@ -174,6 +203,7 @@ def write_export(lab, document_id: str, strategy: str, fmt: str, target: str | P
 
 
 # -- configurations as code --------------------------------------------------------
+
 
 def _literal(message, first: Mapping[str, str] | None = None, skip: tuple[str, ...] = ()) -> str:
     """A common_pb2 message as the Python that builds it: `first` written as
@@ -193,8 +223,9 @@ def _literal(message, first: Mapping[str, str] | None = None, skip: tuple[str, .
     return f"common_pb2.{message.DESCRIPTOR.name}({', '.join(parts)})"
 
 
-def chunklab_snippet(spec: common_pb2.StrategySpec, config_id: str = "",
-                     retrieval: common_pb2.RetrievalOptions | None = None) -> str:
+def chunklab_snippet(
+    spec: common_pb2.StrategySpec, config_id: str = "", retrieval: common_pb2.RetrievalOptions | None = None
+) -> str:
     """ChunkLab's client: process a document with the configuration, read its
     chunks back, and search it with the same retrieval settings."""
     values = knob_values(spec)
@@ -203,33 +234,41 @@ def chunklab_snippet(spec: common_pb2.StrategySpec, config_id: str = "",
     # The experiment's documents are not the user's: its filter stays behind.
     shown = _literal(retrieval, {"strategy": repr(spec.name), "config_id": "config_id"}, skip=("filter",))
     expected = f"  # {config_id}" if config_id else ""
-    return "\n".join([
-        "from chunklab.client import ChunkLab",
-        "from chunklab.knobs import to_spec",
-        "from chunklab.settings import Settings",
-        "from chunklab.v1 import common_pb2",
-        "",
-        "lab = ChunkLab(Settings())  # the stack at CHUNKLAB_*_ADDRESS, with CHUNKLAB_API_TOKEN if it has one",
-        f"spec = to_spec({spec.name!r}, {values!r})",
-        f"document = lab.upload_document({DOCUMENT_PLACEHOLDER!r}).document",
-        f"result = lab.process(document.document_id, [spec]{f', embedding_model={model!r}' if model else ''})",
-        "if result.strategies_failed:",
-        "    raise SystemExit(result.strategies_failed[0].reason)",
-        f"config_id = result.strategies_completed[0].config_id{expected}",
-        f"chunks = lab.indexed_chunks(document.document_id, {spec.name!r}, config_id=config_id"
-        f"{f', embedding_model={model!r}' if model else ''})",
-        f"options = {shown}",
-        'context = lab.retrieve("your question", options).retrieved_chunks',
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "from chunklab.client import ChunkLab",
+                "from chunklab.knobs import to_spec",
+                "from chunklab.settings import Settings",
+                "from chunklab.v1 import common_pb2",
+                "",
+                "lab = ChunkLab(Settings())  # the stack at CHUNKLAB_*_ADDRESS, with CHUNKLAB_API_TOKEN if it has one",
+                f"spec = to_spec({spec.name!r}, {values!r})",
+                f"document = lab.upload_document({DOCUMENT_PLACEHOLDER!r}).document",
+                f"result = lab.process(document.document_id, [spec]{f', embedding_model={model!r}' if model else ''})",
+                "if result.strategies_failed:",
+                "    raise SystemExit(result.strategies_failed[0].reason)",
+                f"config_id = result.strategies_completed[0].config_id{expected}",
+                f"chunks = lab.indexed_chunks(document.document_id, {spec.name!r}, config_id=config_id"
+                f"{f', embedding_model={model!r}' if model else ''})",
+                f"options = {shown}",
+                'context = lab.retrieve("your question", options).retrieved_chunks',
+            ]
+        )
+        + "\n"
+    )
 
 
 def _read_text() -> str:
-    return f"text = open({DOCUMENT_PLACEHOLDER!r}, encoding=\"utf-8\").read()"
+    return f'text = open({DOCUMENT_PLACEHOLDER!r}, encoding="utf-8").read()'
 
 
 def _read_documents() -> list[str]:
-    return ["from llama_index.core import Document", "",
-            f"documents = [Document(text=open({DOCUMENT_PLACEHOLDER!r}, encoding=\"utf-8\").read())]"]
+    return [
+        "from llama_index.core import Document",
+        "",
+        f'documents = [Document(text=open({DOCUMENT_PLACEHOLDER!r}, encoding="utf-8").read())]',
+    ]
 
 
 CL100K = 'tiktoken.get_encoding("cl100k_base").encode'
@@ -241,47 +280,63 @@ def _hugging_face(model: str) -> str:
 
 def _fixed_size(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     size, overlap = v["chunk_size"], v["chunk_overlap"]
-    return ([
-        "from langchain_text_splitters import TokenTextSplitter", "", _read_text(),
-        "# Token windows over cl100k_base, cut as ChunkLab's fixed_size cuts them.",
-        f'splitter = TokenTextSplitter(encoding_name="cl100k_base", chunk_size={size}, chunk_overlap={overlap})',
-        "chunks = splitter.split_text(text)",
-    ], [
-        "import tiktoken", "from llama_index.core.node_parser import TokenTextSplitter", *_read_documents(),
-        "# The same token sizes over cl100k_base; LlamaIndex cuts at spaces first, so boundaries differ a little.",
-        f"parser = TokenTextSplitter(chunk_size={size}, chunk_overlap={overlap}, tokenizer={CL100K})",
-        "nodes = parser.get_nodes_from_documents(documents)",
-    ])
+    return (
+        [
+            "from langchain_text_splitters import TokenTextSplitter",
+            "",
+            _read_text(),
+            "# Token windows over cl100k_base, cut as ChunkLab's fixed_size cuts them.",
+            f'splitter = TokenTextSplitter(encoding_name="cl100k_base", chunk_size={size}, chunk_overlap={overlap})',
+            "chunks = splitter.split_text(text)",
+        ],
+        [
+            "import tiktoken",
+            "from llama_index.core.node_parser import TokenTextSplitter",
+            *_read_documents(),
+            "# The same token sizes over cl100k_base; LlamaIndex cuts at spaces first, so boundaries differ a little.",
+            f"parser = TokenTextSplitter(chunk_size={size}, chunk_overlap={overlap}, tokenizer={CL100K})",
+            "nodes = parser.get_nodes_from_documents(documents)",
+        ],
+    )
 
 
 def _recursive(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     size, overlap = v["chunk_size"], v["chunk_overlap"]
-    return ([
-        "from langchain_text_splitters import RecursiveCharacterTextSplitter", "", _read_text(),
-        "# ChunkLab splits at Markdown headers before blank lines, and its chunk_size is a hard maximum;",
-        "# here a part without separators can stay longer than chunk_size.",
-        "splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
-        f'    encoding_name="cl100k_base", chunk_size={size}, chunk_overlap={overlap})',
-        "chunks = splitter.split_text(text)",
-    ], [
-        "import tiktoken", "from llama_index.core.node_parser import SentenceSplitter", *_read_documents(),
-        "# The nearest: paragraphs, then sentences, then words, merged up to chunk_size tokens.",
-        f"parser = SentenceSplitter(chunk_size={size}, chunk_overlap={overlap}, tokenizer={CL100K})",
-        "nodes = parser.get_nodes_from_documents(documents)",
-    ])
+    return (
+        [
+            "from langchain_text_splitters import RecursiveCharacterTextSplitter",
+            "",
+            _read_text(),
+            "# ChunkLab splits at Markdown headers before blank lines, and its chunk_size is a hard maximum;",
+            "# here a part without separators can stay longer than chunk_size.",
+            "splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
+            f'    encoding_name="cl100k_base", chunk_size={size}, chunk_overlap={overlap})',
+            "chunks = splitter.split_text(text)",
+        ],
+        [
+            "import tiktoken",
+            "from llama_index.core.node_parser import SentenceSplitter",
+            *_read_documents(),
+            "# The nearest: paragraphs, then sentences, then words, merged up to chunk_size tokens.",
+            f"parser = SentenceSplitter(chunk_size={size}, chunk_overlap={overlap}, tokenizer={CL100K})",
+            "nodes = parser.get_nodes_from_documents(documents)",
+        ],
+    )
 
 
 def _sentence_window(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     window = v["window"]
     if window < 1:
-        llama = ["# No equivalent: SentenceWindowNodeParser needs window_size of at least 1 "
-                 "(this configuration has 0)."]
+        llama = [
+            "# No equivalent: SentenceWindowNodeParser needs window_size of at least 1 (this configuration has 0)."
+        ]
     else:
         llama = [
             "from llama_index.core.node_parser import SentenceWindowNodeParser",
-            "from llama_index.core.postprocessor import MetadataReplacementPostProcessor", *_read_documents(),
+            "from llama_index.core.postprocessor import MetadataReplacementPostProcessor",
+            *_read_documents(),
             "# One sentence a node, the sentences around it in its metadata.",
-            f"parser = SentenceWindowNodeParser.from_defaults(window_size={window}, window_metadata_key=\"window\",",
+            f'parser = SentenceWindowNodeParser.from_defaults(window_size={window}, window_metadata_key="window",',
             '                                                 original_text_metadata_key="original_text")',
             "nodes = parser.get_nodes_from_documents(documents)",
             "# At query time a hit is replaced by its window, as ChunkLab's retriever expands it:",
@@ -294,71 +349,98 @@ def _sentence_window(v: Mapping, model: str) -> tuple[list[str], list[str]]:
 
 
 def _semantic(v: Mapping, model: str) -> tuple[list[str], list[str]]:
-    caveat = (f"# Cuts at a percentile of the distances between sentences, not at ChunkLab's similarity "
-              f"threshold {knobs.label(v['threshold'])},")
+    caveat = (
+        f"# Cuts at a percentile of the distances between sentences, not at ChunkLab's similarity "
+        f"threshold {knobs.label(v['threshold'])},"
+    )
     limits = f"# and has no min_sentences ({v['min_sentences']}) or max_tokens ({v['max_tokens']}): tune the amount."
-    return ([
-        "from langchain_experimental.text_splitter import SemanticChunker",
-        "from langchain_huggingface import HuggingFaceEmbeddings", "", _read_text(),
-        caveat, limits,
-        f"embeddings = HuggingFaceEmbeddings(model_name={_hugging_face(model)!r})",
-        'splitter = SemanticChunker(embeddings, breakpoint_threshold_type="percentile",',
-        "                           breakpoint_threshold_amount=95.0)",
-        "chunks = splitter.split_text(text)",
-    ], [
-        "from llama_index.core.node_parser import SemanticSplitterNodeParser",
-        "from llama_index.embeddings.huggingface import HuggingFaceEmbedding", *_read_documents(),
-        caveat, limits,
-        f"embed_model = HuggingFaceEmbedding(model_name={_hugging_face(model)!r})",
-        "parser = SemanticSplitterNodeParser(buffer_size=1, breakpoint_percentile_threshold=95,",
-        "                                    embed_model=embed_model)",
-        "nodes = parser.get_nodes_from_documents(documents)",
-    ])
+    return (
+        [
+            "from langchain_experimental.text_splitter import SemanticChunker",
+            "from langchain_huggingface import HuggingFaceEmbeddings",
+            "",
+            _read_text(),
+            caveat,
+            limits,
+            f"embeddings = HuggingFaceEmbeddings(model_name={_hugging_face(model)!r})",
+            'splitter = SemanticChunker(embeddings, breakpoint_threshold_type="percentile",',
+            "                           breakpoint_threshold_amount=95.0)",
+            "chunks = splitter.split_text(text)",
+        ],
+        [
+            "from llama_index.core.node_parser import SemanticSplitterNodeParser",
+            "from llama_index.embeddings.huggingface import HuggingFaceEmbedding",
+            *_read_documents(),
+            caveat,
+            limits,
+            f"embed_model = HuggingFaceEmbedding(model_name={_hugging_face(model)!r})",
+            "parser = SemanticSplitterNodeParser(buffer_size=1, breakpoint_percentile_threshold=95,",
+            "                                    embed_model=embed_model)",
+            "nodes = parser.get_nodes_from_documents(documents)",
+        ],
+    )
 
 
 def _parent_child(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     parent, child = v["parent_max_tokens"], v["child_max_tokens"]
-    caveat = (f"# Parents by size only: ChunkLab's parents follow the headings (parent_level={v['parent_level']}), "
-              "its children the paragraphs.")
-    return ([
-        "from langchain_text_splitters import RecursiveCharacterTextSplitter", "", caveat,
-        "# LangChain's ParentDocumentRetriever takes these two splitters (and a vector store and a docstore).",
-        "parent_splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
-        f'    encoding_name="cl100k_base", chunk_size={parent}, chunk_overlap=0)',
-        "child_splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
-        f'    encoding_name="cl100k_base", chunk_size={child}, chunk_overlap=0)',
-    ], [
-        "from llama_index.core.node_parser import HierarchicalNodeParser, get_leaf_nodes", *_read_documents(),
-        caveat,
-        f"parser = HierarchicalNodeParser.from_defaults(chunk_sizes=[{parent}, {child}], chunk_overlap=0)",
-        "nodes = parser.get_nodes_from_documents(documents)",
-        "leaves = get_leaf_nodes(nodes)  # index these; AutoMergingRetriever returns their parents",
-    ])
+    caveat = (
+        f"# Parents by size only: ChunkLab's parents follow the headings (parent_level={v['parent_level']}), "
+        "its children the paragraphs."
+    )
+    return (
+        [
+            "from langchain_text_splitters import RecursiveCharacterTextSplitter",
+            "",
+            caveat,
+            "# LangChain's ParentDocumentRetriever takes these two splitters (and a vector store and a docstore).",
+            "parent_splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
+            f'    encoding_name="cl100k_base", chunk_size={parent}, chunk_overlap=0)',
+            "child_splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
+            f'    encoding_name="cl100k_base", chunk_size={child}, chunk_overlap=0)',
+        ],
+        [
+            "from llama_index.core.node_parser import HierarchicalNodeParser, get_leaf_nodes",
+            *_read_documents(),
+            caveat,
+            f"parser = HierarchicalNodeParser.from_defaults(chunk_sizes=[{parent}, {child}], chunk_overlap=0)",
+            "nodes = parser.get_nodes_from_documents(documents)",
+            "leaves = get_leaf_nodes(nodes)  # index these; AutoMergingRetriever returns their parents",
+        ],
+    )
 
 
 def _markdown_structure(v: Mapping, model: str) -> tuple[list[str], list[str]]:
     most = v["max_tokens"]
-    return ([
-        "from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter", "",
-        _read_text(),
-        "headers = [(\"#\" * level, f\"h{level}\") for level in range(1, 7)]",
-        "sections = MarkdownHeaderTextSplitter(headers_to_split_on=headers).split_text(text)",
-        "splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
-        f'    encoding_name="cl100k_base", chunk_size={most}, chunk_overlap=0)',
-        "chunks = splitter.split_documents(sections)",
-    ], [
-        "import tiktoken", "from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter",
-        *_read_documents(),
-        "sections = MarkdownNodeParser().get_nodes_from_documents(documents)",
-        f"nodes = SentenceSplitter(chunk_size={most}, chunk_overlap=0, tokenizer={CL100K})(sections)",
-    ])
+    return (
+        [
+            "from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter",
+            "",
+            _read_text(),
+            'headers = [("#" * level, f"h{level}") for level in range(1, 7)]',
+            "sections = MarkdownHeaderTextSplitter(headers_to_split_on=headers).split_text(text)",
+            "splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(",
+            f'    encoding_name="cl100k_base", chunk_size={most}, chunk_overlap=0)',
+            "chunks = splitter.split_documents(sections)",
+        ],
+        [
+            "import tiktoken",
+            "from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter",
+            *_read_documents(),
+            "sections = MarkdownNodeParser().get_nodes_from_documents(documents)",
+            f"nodes = SentenceSplitter(chunk_size={most}, chunk_overlap=0, tokenizer={CL100K})(sections)",
+        ],
+    )
 
 
 # Strategy name -> its nearest (LangChain lines, LlamaIndex lines). A strategy not
 # listed has no equivalent in either, and its snippet says so.
 SPLITTERS: dict[str, Callable[[Mapping, str], tuple[list[str], list[str]]]] = {
-    "fixed_size": _fixed_size, "recursive": _recursive, "sentence_window": _sentence_window,
-    "semantic": _semantic, "parent_child": _parent_child, "markdown_structure": _markdown_structure,
+    "fixed_size": _fixed_size,
+    "recursive": _recursive,
+    "sentence_window": _sentence_window,
+    "semantic": _semantic,
+    "parent_child": _parent_child,
+    "markdown_structure": _markdown_structure,
 }
 
 
@@ -377,16 +459,22 @@ LIBRARIES = ("chunklab", "langchain", "llamaindex")
 _HEADINGS = {"chunklab": "ChunkLab", "langchain": "LangChain (nearest)", "llamaindex": "LlamaIndex (nearest)"}
 
 
-def snippets(spec: common_pb2.StrategySpec, config_id: str = "",
-             retrieval: common_pb2.RetrievalOptions | None = None) -> dict[str, str]:
+def snippets(
+    spec: common_pb2.StrategySpec, config_id: str = "", retrieval: common_pb2.RetrievalOptions | None = None
+) -> dict[str, str]:
     """Each library's code on its own, every one runnable as pasted: ChunkLab's
     call, then LangChain's and LlamaIndex's nearest settings."""
     model = retrieval.embedding_model if retrieval is not None else ""
     return {"chunklab": chunklab_snippet(spec, config_id, retrieval), **splitter_snippets(spec, model)}
 
 
-def snippet(spec: common_pb2.StrategySpec, config_id: str = "", retrieval: common_pb2.RetrievalOptions | None = None,
-            title: str = "", libraries: Iterable[str] = LIBRARIES) -> str:
+def snippet(
+    spec: common_pb2.StrategySpec,
+    config_id: str = "",
+    retrieval: common_pb2.RetrievalOptions | None = None,
+    title: str = "",
+    libraries: Iterable[str] = LIBRARIES,
+) -> str:
     """The libraries' snippets under one title, each under its heading (paste one of them)."""
     code = snippets(spec, config_id, retrieval)
     parts = [f"# {title or knobs.run_key(spec.name, knob_values(spec))}\n"]
@@ -412,8 +500,9 @@ def winner_run(experiment: evaluator_pb2.Experiment, run_key: str = "") -> evalu
     if not wanted:
         why = experiment.validation.unavailable or "it has no validated winner yet"
         keys = ", ".join(r.run_key for r in experiment.runs) or "none"
-        raise ExportError(f"experiment {experiment.experiment_id} names no winner ({why}); "
-                          f"choose one of its runs: {keys}")
+        raise ExportError(
+            f"experiment {experiment.experiment_id} names no winner ({why}); choose one of its runs: {keys}"
+        )
     for run in experiment.runs:
         if run.run_key == wanted:
             return run

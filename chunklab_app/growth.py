@@ -55,30 +55,66 @@ def table_rows(rows: Sequence[Mapping]) -> list[dict]:
     for row in sorted(rows, key=lambda r: (r["strategy"], r["scale"])):
         ratio = found[(row["strategy"], row["scale"])]
         seconds, rss = row["seconds"], row["rss_mb"]
-        cells.append({
-            "strategy": row["strategy"], "scale": f"{row['scale']}×", "mb": f"{row['mb']:.1f}",
-            "documents": f"{row['documents']:,}", "chunks": f"{row['chunks']:,}",
-            **{phase: f"{seconds[phase]:.2f}" + (f" ({row['cpu_seconds'][phase]:.2f})" if "cpu_seconds" in row else "")
-               for phase in ("chunk", "index")},
-            "retrieve_ms": f"{1e3 * seconds['retrieve'] / row['queries']:.2f}",
-            **{f"{phase}_ratio": f"{ratio[phase]:.2f}" for phase in PHASES},
-            "rss": f"{max(rss[p] for p in PHASES):.0f}", "rss_added": f"{max(rss[p] for p in PHASES) - rss['start']:.0f}",
-        })
+        cells.append(
+            {
+                "strategy": row["strategy"],
+                "scale": f"{row['scale']}×",
+                "mb": f"{row['mb']:.1f}",
+                "documents": f"{row['documents']:,}",
+                "chunks": f"{row['chunks']:,}",
+                **{
+                    phase: f"{seconds[phase]:.2f}"
+                    + (f" ({row['cpu_seconds'][phase]:.2f})" if "cpu_seconds" in row else "")
+                    for phase in ("chunk", "index")
+                },
+                "retrieve_ms": f"{1e3 * seconds['retrieve'] / row['queries']:.2f}",
+                **{f"{phase}_ratio": f"{ratio[phase]:.2f}" for phase in PHASES},
+                "rss": f"{max(rss[p] for p in PHASES):.0f}",
+                "rss_added": f"{max(rss[p] for p in PHASES) - rss['start']:.0f}",
+            }
+        )
     return cells
 
 
-HEADER = ("strategy", "scale", "MB", "docs", "chunks", "chunk s (CPU)", "index s (CPU)", "ms/query",
-          "chunk ×", "index ×", "retrieve ×", "peak RSS MB", "+RSS MB")
-KEYS = ("strategy", "scale", "mb", "documents", "chunks", "chunk", "index", "retrieve_ms",
-        "chunk_ratio", "index_ratio", "retrieve_ratio", "rss", "rss_added")
+HEADER = (
+    "strategy",
+    "scale",
+    "MB",
+    "docs",
+    "chunks",
+    "chunk s (CPU)",
+    "index s (CPU)",
+    "ms/query",
+    "chunk ×",
+    "index ×",
+    "retrieve ×",
+    "peak RSS MB",
+    "+RSS MB",
+)
+KEYS = (
+    "strategy",
+    "scale",
+    "mb",
+    "documents",
+    "chunks",
+    "chunk",
+    "index",
+    "retrieve_ms",
+    "chunk_ratio",
+    "index_ratio",
+    "retrieve_ratio",
+    "rss",
+    "rss_added",
+)
 
 
 def text_table(rows: Sequence[Mapping]) -> str:
     """The table as the terminal shows it: aligned columns, ratios are time per MB against the smallest scale."""
     cells = [HEADER] + [tuple(cell[k] for k in KEYS) for cell in table_rows(rows)]
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
-    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths)))
-                     for line in cells)
+    return "\n".join(
+        "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths))) for line in cells
+    )
 
 
 def plot(rows: Sequence[Mapping], path: Path) -> None:
@@ -105,8 +141,9 @@ def plot(rows: Sequence[Mapping], path: Path) -> None:
                 time_axes.plot(mb, seconds, marker=markers[phase], color=colour, label=f"{strategy}: {phase}")
                 if seconds[0] > 0:
                     time_axes.plot(mb, [seconds[0] * m / mb[0] for m in mb], linestyle=":", color=colour, alpha=0.5)
-            memory_axes.plot(mb, [max(row["rss_mb"][p] for p in PHASES) for row in own], marker="o", color=colour,
-                             label=strategy)
+            memory_axes.plot(
+                mb, [max(row["rss_mb"][p] for p in PHASES) for row in own], marker="o", color=colour, label=strategy
+            )
         time_axes.set_xscale("log")
         time_axes.set_yscale("log")
         time_axes.set_xlabel("corpus (MB of text, log scale)")

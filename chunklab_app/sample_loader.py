@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from chunklab import experiment_state
-from chunklab.rpc import tracing
 from chunklab.client import ChunkLab, experiment_outcome
-from chunklab_app.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
+from chunklab.rpc import tracing
 from chunklab.v1 import common_pb2, evaluator_pb2
+from chunklab_app.samples import DOCUMENTS, FIELD_GUIDE, QUESTION_SET_NAME, QUESTIONS  # noqa: F401 - FIELD_GUIDE, for the tests
 
 # The experiments, by name, with the number of chunks each retrieves: the first is the
 # sample's result; the second (the same runs sending fewer chunks) gives Compare a pair.
@@ -47,8 +48,7 @@ def non_llm_strategies(client: ChunkLab) -> list[str]:
     return [info.name for info in client.list_strategies() if not info.requires_llm]
 
 
-def upload_and_process(client: ChunkLab, strategies: Sequence[str],
-                       log: Callable[[str], None]) -> dict[str, str]:
+def upload_and_process(client: ChunkLab, strategies: Sequence[str], log: Callable[[str], None]) -> dict[str, str]:
     """Uploads each sample document (once) and processes it with each strategy that has
     no active index set for it yet; returns the documents' ids by file stem."""
     document_ids = {}
@@ -58,8 +58,7 @@ def upload_and_process(client: ChunkLab, strategies: Sequence[str],
     return document_ids
 
 
-def upload_and_process_one(client: ChunkLab, path: Path, strategies: Sequence[str],
-                           log: Callable[[str], None]) -> str:
+def upload_and_process_one(client: ChunkLab, path: Path, strategies: Sequence[str], log: Callable[[str], None]) -> str:
     document = client.upload_document(path, language="en").document
     missing = [name for name in strategies if client.indexed_set(document.document_id, name) is None]
     for number, name in enumerate(missing, start=1):
@@ -76,13 +75,15 @@ def question_set(client: ChunkLab, document_ids: dict[str, str]) -> str:
     for existing in client.list_question_sets():
         if existing.name == QUESTION_SET_NAME:
             return existing.question_set_id
-    imported = client.import_question_set(QUESTIONS, name=QUESTION_SET_NAME, document_ids=document_ids,
-                                          excerpt_check=evaluator_pb2.EXCERPT_CHECK_STRICT)
+    imported = client.import_question_set(
+        QUESTIONS, name=QUESTION_SET_NAME, document_ids=document_ids, excerpt_check=evaluator_pb2.EXCERPT_CHECK_STRICT
+    )
     return imported.question_set_id
 
 
-def experiment(client: ChunkLab, name: str, top_k: int, question_set_id: str, strategies: Sequence[str],
-               log: Callable[[str], None]) -> evaluator_pb2.Experiment:
+def experiment(
+    client: ChunkLab, name: str, top_k: int, question_set_id: str, strategies: Sequence[str], log: Callable[[str], None]
+) -> evaluator_pb2.Experiment:
     """A sample experiment: found by name, resumed when an earlier start was stopped
     mid-run, else run now (retrieval only, so it needs no LLM)."""
     found = [e for e in client.list_experiments() if e.config.name == name]
@@ -95,7 +96,9 @@ def experiment(client: ChunkLab, name: str, top_k: int, question_set_id: str, st
         return found[0]
     else:
         config = evaluator_pb2.ExperimentConfig(
-            name=name, question_set_id=question_set_id, retrieval_only=True,
+            name=name,
+            question_set_id=question_set_id,
+            retrieval_only=True,
             strategies=[evaluator_pb2.StrategyGrid(strategy=strategy) for strategy in strategies],
             retrieval=common_pb2.RetrievalOptions(top_k=top_k),
         )
@@ -107,8 +110,9 @@ def experiment(client: ChunkLab, name: str, top_k: int, question_set_id: str, st
     return outcome.experiment
 
 
-def load_sample(client: ChunkLab, strategies: Sequence[str] | None = None,
-                log: Callable[[str], None] = lambda _line: None) -> LoadedSample:
+def load_sample(
+    client: ChunkLab, strategies: Sequence[str] | None = None, log: Callable[[str], None] = lambda _line: None
+) -> LoadedSample:
     """Loads the sample (each step once). `strategies`: those to process (default: every
     strategy without an LLM); the experiment runs those of EXPERIMENT_STRATEGIES among them.
     The experiment's strategies are processed first and the experiment run before the
@@ -123,5 +127,9 @@ def load_sample(client: ChunkLab, strategies: Sequence[str] | None = None,
     set_id = question_set(client, document_ids)
     done = [experiment(client, name, top_k, set_id, compared, log) for name, top_k in EXPERIMENTS.items()]
     upload_and_process(client, [name for name in chosen if name not in compared], log)
-    return LoadedSample(document_ids, set_id, [e.experiment_id for e in done],
-                        all(e.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED for e in done))
+    return LoadedSample(
+        document_ids,
+        set_id,
+        [e.experiment_id for e in done],
+        all(e.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED for e in done),
+    )

@@ -23,11 +23,10 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from chunklab.rpc import channels, tracing
-
-from chunklab.text import tokens
 from chunklab.client import ChunkLab
+from chunklab.rpc import channels, tracing
 from chunklab.settings import Settings, load_settings, settings_from
+from chunklab.text import tokens
 from chunklab_app import sample_loader
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,13 +174,15 @@ def load_sample_in_background(client: ChunkLab, strategies: list[str] | None, st
 
     try:
         loaded = sample_loader.load_sample(client, strategies, log)
-    except Exception as exc:  # noqa: BLE001 - the stack runs on without its sample
+    except Exception as exc:  # the stack runs on without its sample
         if not stopping.is_set():
             log(f"could not be loaded ({exc}); ChunkLab works without it, see {REPO / 'samples'}")
         return
     state = "finished" if loaded.finished else "not all finished (see the Experiments page)"
-    log(f"ready in {time.monotonic() - started:.0f}s: question set {sample_loader.QUESTION_SET_NAME}, "
-        f"{len(loaded.experiment_ids)} experiments {state}")
+    log(
+        f"ready in {time.monotonic() - started:.0f}s: question set {sample_loader.QUESTION_SET_NAME}, "
+        f"{len(loaded.experiment_ids)} experiments {state}"
+    )
 
 
 def _interrupt(_signum: int, _frame) -> None:
@@ -191,8 +192,10 @@ def _interrupt(_signum: int, _frame) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Start ChunkLab: four services and the UI on loopback.")
     parser.add_argument("--no-sample", action="store_true", help="do not load the sample")
-    parser.add_argument("--sample-strategies", help="comma-separated strategies to process the sample with "
-                        "(default: every strategy that needs no LLM)")
+    parser.add_argument(
+        "--sample-strategies",
+        help="comma-separated strategies to process the sample with (default: every strategy that needs no LLM)",
+    )
     args = parser.parse_args()
     settings = load_settings()
     tracing.start("stack", settings)  # the sample's loading, one trace per document
@@ -220,8 +223,9 @@ def main() -> None:
         if not args.no_sample:
             strategies = [n.strip() for n in (args.sample_strategies or "").split(",") if n.strip()] or None
             print("  sample     loading in the background: the pages show it when it is ready", flush=True)
-            threading.Thread(target=load_sample_in_background, args=(stack.client(settings), strategies, stopping),
-                             daemon=True).start()
+            threading.Thread(
+                target=load_sample_in_background, args=(stack.client(settings), strategies, stopping), daemon=True
+            ).start()
         while all(p.poll() is None for p in stack.processes.values()):
             time.sleep(0.5)
         dead = [n for n, p in stack.processes.items() if p.poll() is not None]

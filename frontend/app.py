@@ -19,15 +19,17 @@ from typing import Any
 
 import gradio as gr
 
-from chunklab.rpc import security, tracing
 from chunklab.client import ChunkLab
+from chunklab.rpc import security, tracing
 from chunklab.settings import Settings, load_settings
 from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports
 from frontend.report_files import FILES
 from frontend.style import CSS
 
-LOGIN_MESSAGE = ("This ChunkLab stack is protected by a token. Sign in with any user name and the stack's token "
-                 "(CHUNKLAB_AUTH_TOKEN) as the password.")
+LOGIN_MESSAGE = (
+    "This ChunkLab stack is protected by a token. Sign in with any user name and the stack's token "
+    "(CHUNKLAB_AUTH_TOKEN) as the password."
+)
 
 PAGES = (
     ("Documents", "documents", documents),

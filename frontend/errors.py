@@ -67,6 +67,7 @@ def said_in_place(outputs: int, at: int = 0) -> Callable:
             return tuple(line if i == at else gr.skip() for i in range(outputs))
 
         if inspect.isgeneratorfunction(handler):  # a handler that streams its progress
+
             @functools.wraps(handler)
             def streamed(*args, **kwargs):
                 try:

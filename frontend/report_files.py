@@ -62,7 +62,7 @@ class ReportFiles:
         folder = self.root / token
         folder.mkdir()
         folders = sorted((p for p in self.root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime_ns)
-        for old in folders[:-self._kept]:
+        for old in folders[: -self._kept]:
             shutil.rmtree(old, ignore_errors=True)
         return token, folder
 

@@ -21,8 +21,9 @@ tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory) -> Stack:
     """Four services, each its own process, bound to port 0 on loopback."""
-    running = Stack(data_dir=tmp_path_factory.mktemp("stack"),
-                    extra_env={"CHUNKLAB_REPORT_PIECE_BYTES": str(REPORT_PIECE_BYTES)}).start()
+    running = Stack(
+        data_dir=tmp_path_factory.mktemp("stack"), extra_env={"CHUNKLAB_REPORT_PIECE_BYTES": str(REPORT_PIECE_BYTES)}
+    ).start()
     yield running
     running.stop()
 
@@ -31,7 +32,6 @@ def stack(tmp_path_factory) -> Stack:
 def deleted() -> list[str]:
     """The documents whose chunks a service under test was asked to delete."""
     return []
-
 
 
 # -- test kinds ---------------------------------------------------------------
@@ -66,11 +66,15 @@ def kind_problem(kind: str, item: pytest.Item) -> str:
         return f"{where} is in no kind folder: move it into tests/<kind>/, one of {', '.join(KINDS)}"
     other = sorted({m.name for m in item.iter_markers() if m.name in KINDS} - {kind})
     if other:
-        return (f"{where} has two kinds: its folder says {kind}, but {item.name} is marked "
-                f"{' and '.join(other)}; a module has one kind (move it, or split the module)")
+        return (
+            f"{where} has two kinds: its folder says {kind}, but {item.name} is marked "
+            f"{' and '.join(other)}; a module has one kind (move it, or split the module)"
+        )
     if "stack" in item.fixturenames and kind not in ("e2e", "browser"):
-        return (f"{where} is in tests/{kind}/, but {item.name} uses the stack fixture "
-                "(services as processes), which makes the module e2e")
+        return (
+            f"{where} is in tests/{kind}/, but {item.name} uses the stack fixture "
+            "(services as processes), which makes the module e2e"
+        )
     return ""
 
 

@@ -27,8 +27,18 @@ from chunklab.client.reports import ReportDownload, SavedReport, report_path
 from chunklab.client.retrieval import RetrievalCalls
 
 __all__ = [
-    "SERVICES", "UPLOAD_PIECE_BYTES", "ChunkLab", "ClientError", "ExperimentOutcome", "GenerationOutcome",
-    "ReportDownload", "SavedReport", "ServiceHealth", "experiment_outcome", "export_records", "generation_outcome",
+    "SERVICES",
+    "UPLOAD_PIECE_BYTES",
+    "ChunkLab",
+    "ClientError",
+    "ExperimentOutcome",
+    "GenerationOutcome",
+    "ReportDownload",
+    "SavedReport",
+    "ServiceHealth",
+    "experiment_outcome",
+    "export_records",
+    "generation_outcome",
     "report_path",
 ]
 

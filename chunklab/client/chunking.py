@@ -18,16 +18,18 @@ class ChunkingCalls(Calls):
     def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
         return list(self.strategy_catalog().strategies)
 
-    def preview_chunks(self, document_id: str, strategy: common_pb2.StrategySpec,
-                       embedding_model: str = "") -> chunker_pb2.PreviewChunksResponse:
+    def preview_chunks(
+        self, document_id: str, strategy: common_pb2.StrategySpec, embedding_model: str = ""
+    ) -> chunker_pb2.PreviewChunksResponse:
         """Chunks a document with one strategy without indexing (may embed or call an LLM: long deadline)."""
         request = chunker_pb2.PreviewChunksRequest(
             document_id=document_id, strategy=strategy, embedding_model=embedding_model
         )
         return self._call("chunker", "PreviewChunks", request, long=True)
 
-    def process_document(self, document_id: str, strategies: Iterable[common_pb2.StrategySpec],
-                         embedding_model: str = "") -> Iterator[chunker_pb2.ProcessDocumentEvent]:
+    def process_document(
+        self, document_id: str, strategies: Iterable[common_pb2.StrategySpec], embedding_model: str = ""
+    ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
         """Yields ProcessDocument's progress events; the last one holds the result.
         Each configuration processed becomes the active one of its strategy."""
         request = chunker_pb2.ProcessDocumentRequest(
@@ -35,8 +37,9 @@ class ChunkingCalls(Calls):
         )
         return self._stream("chunker", "ProcessDocument", request)
 
-    def process(self, document_id: str, strategies: Iterable[common_pb2.StrategySpec],
-                embedding_model: str = "") -> chunker_pb2.ProcessDocumentResult:
+    def process(
+        self, document_id: str, strategies: Iterable[common_pb2.StrategySpec], embedding_model: str = ""
+    ) -> chunker_pb2.ProcessDocumentResult:
         """Processes a document and returns the result (strategies completed and
         failed) once the stream ends."""
         result = None
@@ -44,12 +47,14 @@ class ChunkingCalls(Calls):
             if event.HasField("result"):
                 result = event.result
         if result is None:
-            raise ClientError("The chunker ended the processing stream without a result; see its log.",
-                              service="chunker")
+            raise ClientError(
+                "The chunker ended the processing stream without a result; see its log.", service="chunker"
+            )
         return result
 
-    def submit_bulk_load(self, document_ids: Iterable[str], strategies: Iterable[common_pb2.StrategySpec],
-                         embedding_model: str = "") -> chunker_pb2.BulkLoad:
+    def submit_bulk_load(
+        self, document_ids: Iterable[str], strategies: Iterable[common_pb2.StrategySpec], embedding_model: str = ""
+    ) -> chunker_pb2.BulkLoad:
         """Queues one job per document on the chunker's message broker; returns at once."""
         request = chunker_pb2.SubmitBulkLoadRequest(
             document_ids=list(document_ids), strategies=list(strategies), embedding_model=embedding_model
@@ -67,8 +72,9 @@ class ChunkingCalls(Calls):
         """The most recent bulk loads, newest first, as summaries."""
         return list(self._call("chunker", "ListBulkLoads", chunker_pb2.ListBulkLoadsRequest()).bulk_loads)
 
-    def follow_bulk_load(self, bulk_load_id: str, timeout: float | None = None,
-                         interval_s: float = 0.5) -> Iterator[chunker_pb2.BulkLoad]:
+    def follow_bulk_load(
+        self, bulk_load_id: str, timeout: float | None = None, interval_s: float = 0.5
+    ) -> Iterator[chunker_pb2.BulkLoad]:
         """Yields the bulk load as it goes, polled every interval_s, until every
         job has finished or `timeout` seconds (default: the long deadline) have
         passed; the last one yielded is the outcome so far."""

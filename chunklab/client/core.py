@@ -13,8 +13,8 @@ from typing import Any, Self
 import grpc
 from google.protobuf.message import Message
 
-from chunklab.rpc import channels
 from chunklab.client.errors import ClientError
+from chunklab.rpc import channels
 from chunklab.rpc.paging import MAX_PAGE_SIZE
 from chunklab.settings import Settings
 
@@ -116,8 +116,9 @@ def read_source(source: Source, name: str, what: str) -> tuple[Path | bytes, str
     return path, path.name, size
 
 
-def client_stream(request_type: type, header: Message, source: Path | bytes,
-                  piece_bytes: int = UPLOAD_PIECE_BYTES) -> Iterator[Message]:
+def client_stream(
+    request_type: type, header: Message, source: Path | bytes, piece_bytes: int = UPLOAD_PIECE_BYTES
+) -> Iterator[Message]:
     """A header message, then the bytes in data messages of at most piece_bytes
     (a file is read piece by piece, never whole)."""
     if not 0 < piece_bytes <= UPLOAD_PIECE_BYTES:

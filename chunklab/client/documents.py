@@ -7,8 +7,14 @@ from chunklab.v1 import documents_pb2, ingest_pb2
 
 
 class DocumentCalls(Calls):
-    def upload_document(self, source: Source, collection: str = "", name: str = "", language: str = "",
-                        piece_bytes: int = UPLOAD_PIECE_BYTES) -> ingest_pb2.CreateDocumentResponse:
+    def upload_document(
+        self,
+        source: Source,
+        collection: str = "",
+        name: str = "",
+        language: str = "",
+        piece_bytes: int = UPLOAD_PIECE_BYTES,
+    ) -> ingest_pb2.CreateDocumentResponse:
         """Streams a file (a path, or bytes named by `name`) to CreateDocument: the
         header with the size, then pieces of at most 1 MiB. The same bytes
         uploaded again give the stored document (`already_existed`).
@@ -17,18 +23,23 @@ class DocumentCalls(Calls):
         collection means "default" and an empty language means detect it."""
         data, file_name, size = read_source(source, name, "uploaded file")
         header = ingest_pb2.UploadHeader(
-            name=name.strip() or file_name, collection=collection.strip(), language=language.strip().lower(), size_bytes=size
+            name=name.strip() or file_name,
+            collection=collection.strip(),
+            language=language.strip().lower(),
+            size_bytes=size,
         )
-        return self._call("ingest", "CreateDocument", client_stream(
-            ingest_pb2.CreateDocumentRequest, header, data, piece_bytes))
+        return self._call(
+            "ingest", "CreateDocument", client_stream(ingest_pb2.CreateDocumentRequest, header, data, piece_bytes)
+        )
 
     def list_documents(self, collection: str = "", language: str = "") -> list[documents_pb2.Document]:
         """Every document (of the collection and language, if given), all pages followed."""
         request = ingest_pb2.ListDocumentsRequest(collection=collection, language=language)
         return self._every_page("ingest", "ListDocuments", request, "documents")
 
-    def get_document(self, document_id: str,
-                     view: documents_pb2.DocumentView = documents_pb2.DOCUMENT_VIEW_BASIC) -> documents_pb2.Document:
+    def get_document(
+        self, document_id: str, view: documents_pb2.DocumentView = documents_pb2.DOCUMENT_VIEW_BASIC
+    ) -> documents_pb2.Document:
         request = ingest_pb2.GetDocumentRequest(document_id=document_id, view=view)
         return self._call("ingest", "GetDocument", request)
 

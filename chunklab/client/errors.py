@@ -16,8 +16,7 @@ class ClientError(Exception):
     service called ("" when nothing was sent); `code` and `details` are the
     status and the service's own words, for callers that act on them."""
 
-    def __init__(self, message: str, *, service: str = "", code: grpc.StatusCode | None = None,
-                 details: str = ""):
+    def __init__(self, message: str, *, service: str = "", code: grpc.StatusCode | None = None, details: str = ""):
         super().__init__(message)
         self.message = message
         self.service = service
@@ -34,8 +33,10 @@ class ClientError(Exception):
         name = code.name if code is not None else "UNKNOWN"
         if said_by_grpc(code, details):  # gRPC's own words: to the log, and in `details` (ADR 0079)
             logging.getLogger("chunklab.client").info("%s at %s: %s: %s", service, address, name, details)
-            message = (f"The {service} service at {address} is unreachable or too slow ({name}): check that it is "
-                       "running and that the address is right")
+            message = (
+                f"The {service} service at {address} is unreachable or too slow ({name}): check that it is "
+                "running and that the address is right"
+            )
         elif code == grpc.StatusCode.UNAUTHENTICATED:  # the service's sentence says what to set
             message = f"The {service} service at {address} refused the call. {details}"
         else:

@@ -23,9 +23,10 @@ class ExperimentOutcome:
     experiment: evaluator_pb2.Experiment | None
 
 
-def experiment_outcome(events: Iterable[evaluator_pb2.ExperimentEvent],
-                       on_progress: Callable[[evaluator_pb2.ExperimentProgress], None] | None = None,
-                       ) -> ExperimentOutcome:
+def experiment_outcome(
+    events: Iterable[evaluator_pb2.ExperimentEvent],
+    on_progress: Callable[[evaluator_pb2.ExperimentProgress], None] | None = None,
+) -> ExperimentOutcome:
     """Follows a RunExperiment stream (new or resumed) to its end, telling
     on_progress of each progress event."""
     estimate = experiment = None
@@ -59,9 +60,14 @@ class EvaluationCalls(Calls):
 
     # -- question sets -------------------------------------------------------------
 
-    def import_question_set(self, source: Source, name: str = "", document_ids: dict[str, str] | None = None,
-                            piece_bytes: int = UPLOAD_PIECE_BYTES,
-                            excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED) -> evaluator_pb2.QuestionSet:
+    def import_question_set(
+        self,
+        source: Source,
+        name: str = "",
+        document_ids: dict[str, str] | None = None,
+        piece_bytes: int = UPLOAD_PIECE_BYTES,
+        excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED,
+    ) -> evaluator_pb2.QuestionSet:
         """Streams a JSONL or CSV file (a path, or bytes named by `name`) to
         ImportQuestionSet; the format follows the file name's extension, and
         document_ids maps the file's corpus ids to documents. excerpt_check
@@ -70,12 +76,17 @@ class EvaluationCalls(Calls):
         data, file_name, _ = read_source(source, name, "question file")
         header = import_header(file_name, name, document_ids, excerpt_check)
         # References are located in the documents' text: large sets take a while.
-        return self._call("evaluator", "ImportQuestionSet", client_stream(
-            evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes), long=True)
+        return self._call(
+            "evaluator",
+            "ImportQuestionSet",
+            client_stream(evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes),
+            long=True,
+        )
 
     def list_question_sets(self) -> list[evaluator_pb2.QuestionSet]:
-        return self._every_page("evaluator", "ListQuestionSets", evaluator_pb2.ListQuestionSetsRequest(),
-                                "question_sets")
+        return self._every_page(
+            "evaluator", "ListQuestionSets", evaluator_pb2.ListQuestionSetsRequest(), "question_sets"
+        )
 
     def get_question_set(self, question_set_id: str) -> evaluator_pb2.QuestionSet:
         """The set with its questions and their references."""
@@ -89,14 +100,16 @@ class EvaluationCalls(Calls):
 
     # -- experiments -----------------------------------------------------------------
 
-    def run_experiment(self, config: evaluator_pb2.ExperimentConfig,
-                       dry_run: bool = False) -> Iterator[evaluator_pb2.ExperimentEvent]:
+    def run_experiment(
+        self, config: evaluator_pb2.ExperimentConfig, dry_run: bool = False
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
         """Yields RunExperiment's events: the estimate, progress, and last the experiment."""
         request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
         return self._stream("evaluator", "RunExperiment", request, long=not dry_run)
 
-    def resume_experiment(self, experiment_id: str, answer_api_key: str = "",
-                          judge_api_key: str = "") -> Iterator[evaluator_pb2.ExperimentEvent]:
+    def resume_experiment(
+        self, experiment_id: str, answer_api_key: str = "", judge_api_key: str = ""
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
         """Continues an interrupted experiment with its stored configuration; the
         API keys, which are never stored, are given again."""
         keys = evaluator_pb2.ExperimentConfig()
@@ -115,8 +128,9 @@ class EvaluationCalls(Calls):
     def list_experiments(self) -> list[evaluator_pb2.Experiment]:
         return self._every_page("evaluator", "ListExperiments", evaluator_pb2.ListExperimentsRequest(), "experiments")
 
-    def get_experiment(self, experiment_id: str, run_key: str = "",
-                       without_results: bool = False) -> evaluator_pb2.Experiment:
+    def get_experiment(
+        self, experiment_id: str, run_key: str = "", without_results: bool = False
+    ) -> evaluator_pb2.Experiment:
         request = evaluator_pb2.GetExperimentRequest(
             experiment_id=experiment_id, run_key=run_key, without_results=without_results
         )
@@ -133,8 +147,9 @@ class EvaluationCalls(Calls):
         request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=view)
         return opened(self._stream("evaluator", "GetReport", request, long=True))
 
-    def write_report(self, experiment_id: str, target: str | os.PathLike,
-                     view: int = evaluator_pb2.REPORT_VIEW_BOTH) -> SavedReport:
+    def write_report(
+        self, experiment_id: str, target: str | os.PathLike, view: int = evaluator_pb2.REPORT_VIEW_BOTH
+    ) -> SavedReport:
         """Writes the report to target, a .html file or a folder (made if missing; the file then
         named as the evaluator names it), piece by piece: at any size, never held whole."""
         with self.open_report(experiment_id, view) as download:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from chunklab.client.core import SERVICES, Calls
 from chunklab.errors import said_by_grpc
 from chunklab.rpc import channels
-from chunklab.client.core import SERVICES, Calls
 
 
 @dataclass(frozen=True)

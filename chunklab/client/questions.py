@@ -19,11 +19,16 @@ QUESTION_FORMATS = {
 }
 
 
-def import_header(file_name: str, name: str = "", document_ids: dict[str, str] | None = None,
-                  excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED) -> evaluator_pb2.ImportHeader:
+def import_header(
+    file_name: str,
+    name: str = "",
+    document_ids: dict[str, str] | None = None,
+    excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED,
+) -> evaluator_pb2.ImportHeader:
     """The header of an import or a validation: the format follows the file name's extension."""
-    header = evaluator_pb2.ImportHeader(name=name.strip() or file_name, document_ids=document_ids or {},
-                                        excerpt_check=excerpt_check)
+    header = evaluator_pb2.ImportHeader(
+        name=name.strip() or file_name, document_ids=document_ids or {}, excerpt_check=excerpt_check
+    )
     fmt = QUESTION_FORMATS.get(os.path.splitext(file_name)[1].lower())
     if fmt is not None:
         header.format = fmt
@@ -40,9 +45,10 @@ class GenerationOutcome:
     generation_id: str
 
 
-def generation_outcome(events: Iterable[evaluator_pb2.GenerationEvent],
-                       on_progress: Callable[[evaluator_pb2.GenerationProgress], None] | None = None,
-                       ) -> GenerationOutcome:
+def generation_outcome(
+    events: Iterable[evaluator_pb2.GenerationEvent],
+    on_progress: Callable[[evaluator_pb2.GenerationProgress], None] | None = None,
+) -> GenerationOutcome:
     estimate = generation = None
     generation_id = ""
     for event in events:
@@ -65,25 +71,37 @@ def export_records(question_set: evaluator_pb2.QuestionSet) -> Iterator[dict]:
         record: dict = {"question": question.text}
         if question.expected_answer:
             record["expected_answer"] = question.expected_answer
-        record["references"] = [{"document_id": r.document_id, "start_char": r.start_char, "end_char": r.end_char,
-                                  "content": r.content} for r in question.references]
+        record["references"] = [
+            {"document_id": r.document_id, "start_char": r.start_char, "end_char": r.end_char, "content": r.content}
+            for r in question.references
+        ]
         if question.metadata:
             record["metadata"] = dict(sorted(question.metadata.items()))
         yield record
 
 
 class QuestionCalls(Calls):
-    def validate_question_set(self, source: Source, name: str = "", document_ids: dict[str, str] | None = None,
-                              excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED,
-                              piece_bytes: int = UPLOAD_PIECE_BYTES) -> evaluator_pb2.QuestionSetValidation:
+    def validate_question_set(
+        self,
+        source: Source,
+        name: str = "",
+        document_ids: dict[str, str] | None = None,
+        excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_UNSPECIFIED,
+        piece_bytes: int = UPLOAD_PIECE_BYTES,
+    ) -> evaluator_pb2.QuestionSetValidation:
         """Every excerpt of a JSONL or CSV file located, every problem with its fix; nothing stored."""
         data, file_name, _ = read_source(source, name, "question file")
         header = import_header(file_name, name, document_ids, excerpt_check)
-        return self._call("evaluator", "ValidateQuestionSet", client_stream(
-            evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes), long=True)
+        return self._call(
+            "evaluator",
+            "ValidateQuestionSet",
+            client_stream(evaluator_pb2.ImportQuestionSetRequest, header, data, piece_bytes),
+            long=True,
+        )
 
-    def generate_question_set(self, request: evaluator_pb2.GenerateQuestionSetRequest
-                              ) -> Iterator[evaluator_pb2.GenerationEvent]:
+    def generate_question_set(
+        self, request: evaluator_pb2.GenerateQuestionSetRequest
+    ) -> Iterator[evaluator_pb2.GenerationEvent]:
         """Yields GenerateQuestionSet's events: the estimate, progress per passage, and last the
         generation. Closing the iterator ends the call, which interrupts the generation
         (resume it with resume_generation_id)."""
@@ -107,6 +125,7 @@ class QuestionCalls(Calls):
 
     def export_question_set(self, question_set_id: str) -> str:
         """The set as JSONL text (one question a line, references with their exact ranges)."""
-        question_set = self._call("evaluator", "GetQuestionSet",
-                                  evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set_id))
+        question_set = self._call(
+            "evaluator", "GetQuestionSet", evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set_id)
+        )
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in export_records(question_set))

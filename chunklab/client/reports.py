@@ -70,7 +70,9 @@ class ReportDownload:
             os.replace(partial, path)
         except OSError as exc:
             _remove(partial)
-            raise ClientError(f"cannot write the report to {path}: {exc.strerror or 'the file system refused it'}") from None
+            raise ClientError(
+                f"cannot write the report to {path}: {exc.strerror or 'the file system refused it'}"
+            ) from None
         except BaseException:
             _remove(partial)
             raise

@@ -87,17 +87,24 @@ def upgrade_to_head(engine: Engine, schema: Schema) -> None:
         if connection.dialect.name == "postgresql":
             # However long an upgrade takes (no lock_timeout).
             connection.execute(text("SET LOCAL lock_timeout = 0"))
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
-                               {"key": zlib.crc32(schema.version_table.encode())})
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": zlib.crc32(schema.version_table.encode())}
+            )
         elif connection.dialect.name == "sqlite":
             # The file's write lock before anything is read: the others wait (busy_timeout).
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         current = MigrationContext.configure(
-            connection, opts={"version_table": schema.version_table}).get_current_heads()
+            connection, opts={"version_table": schema.version_table}
+        ).get_current_heads()
         refuse_unknown(script, current, schema, engine)
         if not current and set(inspect(connection).get_table_names()) & set(schema.metadata.tables):
-            log.info("the %s database has the previous release's tables and no %s table: "
-                     "keeping them as revision %s (baseline)", schema.name, schema.version_table, script.get_base())
+            log.info(
+                "the %s database has the previous release's tables and no %s table: "
+                "keeping them as revision %s (baseline)",
+                schema.name,
+                schema.version_table,
+                script.get_base(),
+            )
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 
@@ -133,8 +140,11 @@ def run_env(metadata: MetaData) -> None:
     from alembic import context
 
     connection: Connection = context.config.attributes["connection"]
-    context.configure(connection=connection, target_metadata=metadata,
-                      version_table=context.config.attributes["schema"].version_table,
-                      render_as_batch=connection.dialect.name == "sqlite")
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        version_table=context.config.attributes["schema"].version_table,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
     with context.begin_transaction():
         context.run_migrations()

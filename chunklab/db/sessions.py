@@ -14,8 +14,8 @@ from pathlib import PurePath
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
-from chunklab.errors import Unavailable
 from chunklab.db.migrations import schema_of, upgrade_to_head
+from chunklab.errors import Unavailable
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 
 # SQLite's primary result codes for "another connection holds the lock".
@@ -67,8 +67,7 @@ def make_engine(url: str, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Engine:
     return engine
 
 
-def make_sessionmaker(url: str, base: type[DeclarativeBase],
-                      busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
+def make_sessionmaker(url: str, base: type[DeclarativeBase], busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> sessionmaker:
     """Sessions on the database at `url`, its schema (the tables of `base`)
     upgraded to the newest revision; refuses (SchemaTooNew) one newer than that."""
     engine = make_engine(url, busy_timeout_s)

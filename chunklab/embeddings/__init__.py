@@ -130,7 +130,8 @@ def get_provider(name: str = "") -> EmbeddingProvider:
             else:
                 hint = f"; or {OPENAI_PREFIX}<model> for an OpenAI-compatible endpoint"
                 raise InvalidArgument(
-                    f"unknown embedding model {excerpt(name)!r}; available: {', '.join(sorted(_FACTORIES))}{hint}")
+                    f"unknown embedding model {excerpt(name)!r}; available: {', '.join(sorted(_FACTORIES))}{hint}"
+                )
             _PROVIDERS[name] = provider
         return provider
 
@@ -145,8 +146,9 @@ def check_dimension(provider: EmbeddingProvider, dimension: int) -> None:
         raise InvalidArgument(f"a vector's dimension must be between 1 and {MAX_DIMENSION:,}, got {dimension}")
 
 
-def warm_up_in_background(name: str = "", then: Callable[[EmbeddingProvider], object] | None = None
-                          ) -> threading.Thread:
+def warm_up_in_background(
+    name: str = "", then: Callable[[EmbeddingProvider], object] | None = None
+) -> threading.Thread:
     """Loads the model off the request path, so the first query is not the slow one; `then`
     (given the loaded provider) warms what a service does with it first, e.g. an extractive answer."""
 
@@ -158,7 +160,7 @@ def warm_up_in_background(name: str = "", then: Callable[[EmbeddingProvider], ob
                 then(provider)
         except ServiceError as exc:
             log.warning("warming up %r failed: %s", name, exc.message)
-        except Exception:  # noqa: BLE001 - the first real call reports the problem
+        except Exception:  # the first real call reports the problem
             log.exception("warming up %r failed", name)
 
     # Not a daemon: a process told to stop while ONNX Runtime is still creating its session

@@ -55,9 +55,7 @@ class MiniLMProvider(EmbeddingProvider):
         import torch
 
         with torch.inference_mode():
-            features = model.tokenizer(
-                [text], truncation=True, max_length=model.max_seq_length, return_tensors="pt"
-            )
+            features = model.tokenizer([text], truncation=True, max_length=model.max_seq_length, return_tensors="pt")
             hidden = transformer.auto_model(**features).last_hidden_state
             mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

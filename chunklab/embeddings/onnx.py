@@ -43,8 +43,9 @@ def open_session(graph: Path, options=None):
     options.intra_op_num_threads = os.cpu_count() or 1
     # Idle threads sleep rather than spin: the services share a few cores.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"],
-                                        disabled_optimizers=DISABLED_FUSIONS)
+    return onnxruntime.InferenceSession(
+        str(graph), options, providers=["CPUExecutionProvider"], disabled_optimizers=DISABLED_FUSIONS
+    )
 
 
 class OnnxMiniLMProvider(EmbeddingProvider):

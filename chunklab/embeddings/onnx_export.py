@@ -87,24 +87,29 @@ def graph_path(directory: Path, variant: str) -> Path:
         raise FailedPrecondition(
             f"the ONNX export of all-MiniLM-L6-v2 ({variant}) is not built: {graph} is missing; "
             f"build it from the packaged weights, offline, with {BUILD_COMMAND}, "
-            "or point CHUNKLAB_ONNX_DIR at a folder that holds one")
+            "or point CHUNKLAB_ONNX_DIR at a folder that holds one"
+        )
     try:
         manifest = json.loads(manifest_file.read_text())
         built_from = manifest.get("source")
     except (OSError, ValueError):
         logging.getLogger(__name__).warning("%s is unreadable", manifest_file, exc_info=True)
-        raise FailedPrecondition(f"{manifest_file} is unreadable (no JSON manifest could be read from it; the "
-                                 f"service log says why); build the export again with {BUILD_COMMAND}") from None
+        raise FailedPrecondition(
+            f"{manifest_file} is unreadable (no JSON manifest could be read from it; the "
+            f"service log says why); build the export again with {BUILD_COMMAND}"
+        ) from None
     current = source_fingerprint(packaged_model_dir())
     if built_from != current:
         raise FailedPrecondition(
             f"the ONNX export in {directory} was built from {built_from}, not the installed weights {current}; "
-            f"build it again with {BUILD_COMMAND}")
+            f"build it again with {BUILD_COMMAND}"
+        )
     recipe = manifest.get("recipe", 1)  # exports before ADR 0071 name none
     if recipe != RECIPE:
         raise FailedPrecondition(
             f"the ONNX export in {directory} was built by recipe {recipe}, not this version's {RECIPE}; "
-            f"build it again with {BUILD_COMMAND}")
+            f"build it again with {BUILD_COMMAND}"
+        )
     return graph
 
 
@@ -122,8 +127,9 @@ def _pooled_encoder(model_dir: Path):
             self.auto_model = auto_model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.auto_model(input_ids=input_ids, attention_mask=attention_mask,
-                                     token_type_ids=token_type_ids).last_hidden_state
+            hidden = self.auto_model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, dim=1)
@@ -157,22 +163,46 @@ def export(directory: Path | None = None, model_dir: Path | None = None) -> Path
         traced, fused = Path(build) / "traced.onnx", Path(build) / GRAPHS["fp32"]
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
-            torch.onnx.export(encoder, example, str(traced), dynamo=False, opset_version=OPSET,
-                              input_names=list(inputs), output_names=["sentence_embedding"], dynamic_axes=dynamic)
+            torch.onnx.export(
+                encoder,
+                example,
+                str(traced),
+                dynamo=False,
+                opset_version=OPSET,
+                input_names=list(inputs),
+                output_names=["sentence_embedding"],
+                dynamic_axes=dynamic,
+            )
         fusions = FusionOptions("bert")
         fusions.enable_skip_layer_norm = False  # slower than what it replaces (ADR 0071)
-        optimize_model(str(traced), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN, opt_level=1,
-                       optimization_options=fusions).save_model_to_file(str(fused))
+        optimize_model(
+            str(traced),
+            model_type="bert",
+            num_heads=HEADS,
+            hidden_size=HIDDEN,
+            opt_level=1,
+            optimization_options=fusions,
+        ).save_model_to_file(str(fused))
         # Per output channel, the attention's Q/K/V projection included (QAttention):
         # cosine to torch's vectors 0.98 min, 0.994 mean on the shared set (ADR 0071).
-        quantize_dynamic(str(fused), str(Path(build) / GRAPHS["int8"]), weight_type=QuantType.QInt8,
-                         per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        quantize_dynamic(
+            str(fused),
+            str(Path(build) / GRAPHS["int8"]),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul", "Attention"],
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
         for name in GRAPHS.values():
             os.replace(Path(build) / name, directory / name)
     manifest = {
-        "source": source_fingerprint(model_dir), "recipe": RECIPE, "opset": OPSET, "max_seq_length": max_seq_length(model_dir),
-        "torch": torch.__version__, "onnxruntime": metadata.version("onnxruntime"), "graphs": GRAPHS,
+        "source": source_fingerprint(model_dir),
+        "recipe": RECIPE,
+        "opset": OPSET,
+        "max_seq_length": max_seq_length(model_dir),
+        "torch": torch.__version__,
+        "onnxruntime": metadata.version("onnxruntime"),
+        "graphs": GRAPHS,
     }
     partial = directory / (MANIFEST + ".part")
     partial.write_text(json.dumps(manifest, indent=2) + "\n")
@@ -192,8 +222,12 @@ def ensure_export(directory: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Export the packaged all-MiniLM-L6-v2 to ONNX (fp32 and int8), offline.")
-    parser.add_argument("--dir", type=Path, default=None, help="target folder (default: CHUNKLAB_ONNX_DIR or the environment's)")
+    parser = argparse.ArgumentParser(
+        description="Export the packaged all-MiniLM-L6-v2 to ONNX (fp32 and int8), offline."
+    )
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="target folder (default: CHUNKLAB_ONNX_DIR or the environment's)"
+    )
     parser.add_argument("--force", action="store_true", help="build again even if an export of these weights is there")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -117,8 +117,10 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
         if isinstance(exc, openai.APITimeoutError):
             return Unavailable(f"{where} did not answer within {self._endpoint.timeout_s:g}s")
         if isinstance(exc, openai.APIConnectionError):
-            return Unavailable(f"{where} is unreachable: no connection could be made or it was cut (after "
-                               f"{self._endpoint.max_retries} retries); check the address and that it is running")
+            return Unavailable(
+                f"{where} is unreachable: no connection could be made or it was cut (after "
+                f"{self._endpoint.max_retries} retries); check the address and that it is running"
+            )
         if isinstance(exc, openai.RateLimitError):
             return ResourceExhausted(f"{where} refused: rate limited after {self._endpoint.max_retries} retries")
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -129,10 +131,13 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
             return FailedPrecondition(f"{where} does not serve model {self.model!r} (HTTP 404)")
         if isinstance(exc, openai.APIStatusError):
             kind = InvalidArgument if exc.status_code in (400, 413, 422) else Unavailable
-            return kind(f"{where} answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); its reply is in "
-                        "the service log")
-        return FailedPrecondition(f"{where} gave an unusable reply (not an embeddings response); its reply is in "
-                                  "the service log")
+            return kind(
+                f"{where} answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); its reply is in "
+                "the service log"
+            )
+        return FailedPrecondition(
+            f"{where} gave an unusable reply (not an embeddings response); its reply is in the service log"
+        )
 
     def _create(self, inputs: list[str], role: str):
         import openai
@@ -209,7 +214,7 @@ def endpoint_provider(name: str, endpoint: EmbeddingEndpoint) -> EmbeddingProvid
             f"the embedding model {name!r} needs an OpenAI-compatible embeddings endpoint: "
             "set CHUNKLAB_EMBEDDING_BASE_URL (and CHUNKLAB_EMBEDDING_API_KEY if it needs one)"
         )
-    model = name[len(OPENAI_PREFIX):].strip()
+    model = name[len(OPENAI_PREFIX) :].strip()
     if not model:
         raise InvalidArgument(f"name the endpoint's model after {OPENAI_PREFIX!r}, e.g. openai:text-embedding-3-small")
     return OpenAIEmbeddingProvider(name, model, endpoint)

@@ -40,7 +40,7 @@ _RETRY_CONFIG = json.dumps(
                     "retryableStatusCodes": ["UNAVAILABLE"],
                 },
             }
-        ]
+        ],
     }
 )
 
@@ -48,15 +48,22 @@ _RETRY_CONFIG = json.dumps(
 def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
     """address: one host:port (a name may resolve to every replica) or a list of
     ip:port, one per replica (chunklab.rpc.replicas; calls go round robin)."""
-    return tracing.traced_channel(security.open_channel(
-        replicas.target(address),
-        settings if settings is not None else Settings(),
-        [*CHANNEL_OPTIONS, ("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
-         # gRPC waits up to 120 s between reconnects to a peer that went away; a
-         # restarted service should be found again within a second.
-         ("grpc.initial_reconnect_backoff_ms", 250), ("grpc.min_reconnect_backoff_ms", 250),
-         ("grpc.max_reconnect_backoff_ms", 1000)],
-    ))
+    return tracing.traced_channel(
+        security.open_channel(
+            replicas.target(address),
+            settings if settings is not None else Settings(),
+            [
+                *CHANNEL_OPTIONS,
+                ("grpc.service_config", _RETRY_CONFIG),
+                ("grpc.enable_retries", 1),
+                # gRPC waits up to 120 s between reconnects to a peer that went away; a
+                # restarted service should be found again within a second.
+                ("grpc.initial_reconnect_backoff_ms", 250),
+                ("grpc.min_reconnect_backoff_ms", 250),
+                ("grpc.max_reconnect_backoff_ms", 1000),
+            ],
+        )
+    )
 
 
 def ingest(address: str, settings: Settings | None = None) -> ingest_pb2_grpc.IngestServiceStub:

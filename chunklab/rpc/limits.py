@@ -42,8 +42,23 @@ MESSAGE_CHARS = 4_000  # how long a status message may be (gRPC trailers are cap
 
 STRING_LIMITS: dict[str, int | None] = {
     **dict.fromkeys(("query", "question", "text", "expected_answer"), TEXT_CHARS),
-    **dict.fromkeys(("name", "strategy", "embedding_model", "model", "collection", "collections", "language",
-                     "languages", "knob", "metric", "document_name", "key"), NAME_CHARS),
+    **dict.fromkeys(
+        (
+            "name",
+            "strategy",
+            "embedding_model",
+            "model",
+            "collection",
+            "collections",
+            "language",
+            "languages",
+            "knob",
+            "metric",
+            "document_name",
+            "key",
+        ),
+        NAME_CHARS,
+    ),
     **dict.fromkeys(("description", "comment"), NOTE_CHARS),
     **dict.fromkeys(("base_url", "api_key", "page_token", "string_value", "run_key", "metadata"), SETTING_CHARS),
     # A chunk's text, its headings and a reference excerpt are as long as the document
@@ -173,8 +188,7 @@ def check_string(value: str, field: str, where: str) -> None:
 def _check_string(value: str, limit: int | None, name: str) -> None:
     if limit is not None and len(value) > limit:
         raise InvalidArgument(
-            f"{name} is {len(value):,} characters long, over its limit of {limit:,} "
-            f"(it starts {excerpt(value, 40)!r})"
+            f"{name} is {len(value):,} characters long, over its limit of {limit:,} (it starts {excerpt(value, 40)!r})"
         )
     check_no_nul(value, name)
 
@@ -215,8 +229,7 @@ def bounded(service: ServiceDescriptor, first: Mapping[str, Callable[[Message], 
 
     def decorate(cls: type) -> type:
         for method in service.methods:
-            setattr(cls, method.name, _wrap(getattr(cls, method.name), method.client_streaming,
-                                            first.get(method.name)))
+            setattr(cls, method.name, _wrap(getattr(cls, method.name), method.client_streaming, first.get(method.name)))
         return cls
 
     return decorate
@@ -224,6 +237,7 @@ def bounded(service: ServiceDescriptor, first: Mapping[str, Callable[[Message], 
 
 def _wrap(behavior: Callable, client_streaming: bool, first: Callable[[Message], None] | None) -> Callable:
     if client_streaming:
+
         @functools.wraps(behavior)
         def streamed(self, request_iterator, context):
             return behavior(self, _checked_stream(request_iterator), context)

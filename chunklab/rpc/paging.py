@@ -40,7 +40,7 @@ def decode_token(token: str) -> str:
         value = ""
     if not value.startswith(_PREFIX) or len(value) == len(_PREFIX):
         raise InvalidArgument("page_token is not one this service gave out; pass next_page_token unchanged")
-    return value[len(_PREFIX):]
+    return value[len(_PREFIX) :]
 
 
 def decode_offset(token: str) -> int:

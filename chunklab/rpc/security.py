@@ -21,11 +21,16 @@ from chunklab.settings import Settings
 AUTH_KEY = "authorization"
 # Probes and tools must reach these without a token: a load balancer's health
 # check and grpcurl's discovery carry none.
-OPEN_SERVICES = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
-                 "grpc.reflection.v1.ServerReflection")
+OPEN_SERVICES = (
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1alpha.ServerReflection",
+    "grpc.reflection.v1.ServerReflection",
+)
 NO_TOKEN = "This ChunkLab stack needs a token: set CHUNKLAB_AUTH_TOKEN to the stack's token."
-WRONG_TOKEN = ("The token sent is not this ChunkLab stack's: set CHUNKLAB_AUTH_TOKEN to the stack's token "
-               "(sent as `authorization: Bearer <token>`).")
+WRONG_TOKEN = (
+    "The token sent is not this ChunkLab stack's: set CHUNKLAB_AUTH_TOKEN to the stack's token "
+    "(sent as `authorization: Bearer <token>`)."
+)
 
 
 def token_matches(sent: str, token: str) -> bool:
@@ -93,16 +98,20 @@ def exposure_warning(what: str, host: str, settings: Settings) -> str:
     """A warning for a bind that others can reach without a token ('' when there is none)."""
     if settings.auth_token or is_loopback(host):
         return ""
-    return (f"WARNING: chunklab {what} listens on {host or 'every interface'}, beyond loopback, without a token: "
-            "anyone who can reach it can call it. Set CHUNKLAB_AUTH_TOKEN (and CHUNKLAB_TLS_CERT/KEY) "
-            "to protect it.")
+    return (
+        f"WARNING: chunklab {what} listens on {host or 'every interface'}, beyond loopback, without a token: "
+        "anyone who can reach it can call it. Set CHUNKLAB_AUTH_TOKEN (and CHUNKLAB_TLS_CERT/KEY) "
+        "to protect it."
+    )
 
 
 # -- clients ----------------------------------------------------------------------
 
+
 class _CallDetails(
-    collections.namedtuple("_CallDetails", ("method", "timeout", "metadata", "credentials", "wait_for_ready",
-                                            "compression")),
+    collections.namedtuple(
+        "_CallDetails", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")
+    ),
     grpc.ClientCallDetails,
 ):
     pass
@@ -110,12 +119,22 @@ class _CallDetails(
 
 def with_metadata(details: grpc.ClientCallDetails, extra: tuple | list) -> grpc.ClientCallDetails:
     """The same call with `extra` (key, value) pairs added to its metadata (the token, a trace's context)."""
-    return _CallDetails(details.method, details.timeout, [*(details.metadata or ()), *extra],
-                        details.credentials, details.wait_for_ready, details.compression)
+    return _CallDetails(
+        details.method,
+        details.timeout,
+        [*(details.metadata or ()), *extra],
+        details.credentials,
+        details.wait_for_ready,
+        details.compression,
+    )
 
 
-class BearerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
-                  grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+class BearerToken(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
     """Adds `authorization: Bearer <token>` to every call of a channel, of every kind."""
 
     def __init__(self, token: str) -> None:

@@ -23,8 +23,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from chunklab.rpc import replicas, security, tracing
 from chunklab.errors import ServiceError
+from chunklab.rpc import replicas, security, tracing
 from chunklab.rpc.limits import cut
 from chunklab.settings import Settings
 
@@ -57,8 +57,9 @@ def _abort_for(exc: Exception, context: grpc.ServicerContext, method: str) -> No
         context.abort(grpc.StatusCode.CANCELLED, "the client went away")
     incident = uuid.uuid4().hex[:12]
     log.exception("internal error in %s (incident %s)", method, incident)
-    context.abort(grpc.StatusCode.INTERNAL,
-                  f"internal error in {method} (incident {incident}); the service log has the details")
+    context.abort(
+        grpc.StatusCode.INTERNAL, f"internal error in {method} (incident {incident}); the service log has the details"
+    )
 
 
 def _already_aborted(context: grpc.ServicerContext) -> bool:
@@ -70,7 +71,7 @@ def _wrap_unary(behavior: Callable, method: str) -> Callable:
     def handler(request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return behavior(request, context)
-        except Exception as exc:  # noqa: BLE001 - mapped to a status below
+        except Exception as exc:  # mapped to a status below
             if _already_aborted(context):
                 raise
             _abort_for(exc, context, method)
@@ -83,7 +84,7 @@ def _wrap_stream(behavior: Callable, method: str) -> Callable:
     def handler(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         try:
             yield from behavior(request, context)
-        except Exception as exc:  # noqa: BLE001 - mapped to a status below
+        except Exception as exc:
             if _already_aborted(context):
                 raise
             _abort_for(exc, context, method)
@@ -142,21 +143,26 @@ def serve(
     handler is stuck in work it cannot be told to stop.
     """
     if len(replicas.addresses(address)) > 1:
-        sys.exit(f"chunklab {name}: {address} lists several addresses (what its clients dial, ADR 0065); "
-                 f"a server listens on one: give this replica its own CHUNKLAB_{name.upper()}_ADDRESS")
+        sys.exit(
+            f"chunklab {name}: {address} lists several addresses (what its clients dial, ADR 0065); "
+            f"a server listens on one: give this replica its own CHUNKLAB_{name.upper()}_ADDRESS"
+        )
     replica = replicas.replica_name(settings.replica_name)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-        interceptors=[*tracing.server_interceptors(), replicas.ReplicaInterceptor(replica),
-                      *security.server_interceptors(settings), ErrorMappingInterceptor()],
+        interceptors=[
+            *tracing.server_interceptors(),
+            replicas.ReplicaInterceptor(replica),
+            *security.server_interceptors(settings),
+            ErrorMappingInterceptor(),
+        ],
         options=CHANNEL_OPTIONS,
     )
     register(server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        [*service_full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-         reflection.SERVICE_NAME],
+        [*service_full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
         server,
     )
     host = address.rpartition(":")[0]
@@ -176,8 +182,7 @@ def serve(
             log.info("%s: signal %s again; already stopping", name, signum)
             return
         signalled.set()
-        log.info("%s: signal %s, draining for up to %.1fs, gone within %.1fs", name, signum, grace_s,
-                 grace_s + CLOSE_S)
+        log.info("%s: signal %s, draining for up to %.1fs, gone within %.1fs", name, signum, grace_s, grace_s + CLOSE_S)
         # A daemon thread: it outlives the main thread and the interpreter's
         # join of the threads still at work, which is where a stuck handler
         # or pool worker would otherwise keep the process alive.
@@ -205,8 +210,11 @@ def _give_up(name: str) -> None:
     Every record is committed when it is written, so a call that finished
     stored everything; work still in flight ends as if its caller had gone."""
     busy = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
-    log.warning("%s: still busy at the shutdown deadline (threads: %s); exiting without waiting for them",
-                name, ", ".join(busy[:12]) + (" ..." if len(busy) > 12 else ""))
+    log.warning(
+        "%s: still busy at the shutdown deadline (threads: %s); exiting without waiting for them",
+        name,
+        ", ".join(busy[:12]) + (" ..." if len(busy) > 12 else ""),
+    )
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -72,12 +72,14 @@ def start(process: str, settings: Settings) -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    resource = Resource.create({
-        "service.name": service_name(process),
-        "service.namespace": SERVICE_NAMESPACE,
-        # Replicas of one service (ADR on replicas) tell themselves apart by it.
-        "service.instance.id": f"{socket.gethostname()}:{os.getpid()}",
-    })
+    resource = Resource.create(
+        {
+            "service.name": service_name(process),
+            "service.namespace": SERVICE_NAMESPACE,
+            # Replicas of one service (ADR on replicas) tell themselves apart by it.
+            "service.instance.id": f"{socket.gethostname()}:{os.getpid()}",
+        }
+    )
     # Not the global provider: a test process can stop tracing and start it again.
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))

@@ -29,12 +29,30 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from chunklab.rpc import security, tracing
 
 # Server spans fail only for these codes; the rest are the caller's doing.
-SERVER_ERRORS = frozenset({grpc.StatusCode.UNKNOWN, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNIMPLEMENTED,
-                           grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS})
+SERVER_ERRORS = frozenset(
+    {
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.UNIMPLEMENTED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DATA_LOSS,
+    }
+)
 # String fields of a request (or of its header, key, options ...) that become
 # chunklab.<field> attributes: ids and names only, never text.
-ID_FIELDS = ("document_id", "experiment_id", "resume_experiment_id", "question_set_id", "bulk_load_id", "query_id",
-             "strategy", "config_id", "embedding_model", "collection")
+ID_FIELDS = (
+    "document_id",
+    "experiment_id",
+    "resume_experiment_id",
+    "question_set_id",
+    "bulk_load_id",
+    "query_id",
+    "strategy",
+    "config_id",
+    "embedding_model",
+    "collection",
+)
 NESTED = ("header", "key", "options", "retrieval", "document", "config")
 STRATEGY_SPEC = "chunklab.v1.StrategySpec"
 
@@ -61,8 +79,7 @@ def _plan(descriptor: Descriptor) -> tuple[tuple[str, str, str], ...]:
             if field.message_type is not None and field.message_type.full_name == STRATEGY_SPEC:
                 repeated = field.is_repeated
                 steps.append((outer, name, "specs" if repeated else "spec"))
-            elif name in ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING \
-                    and not field.is_repeated:
+            elif name in ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING and not field.is_repeated:
                 steps.append((outer, name, "id"))
     return tuple(steps)
 
@@ -93,8 +110,13 @@ def _set_code(span: Any, code: grpc.StatusCode | None, failed: Callable[[grpc.St
 
 # -- clients ------------------------------------------------------------------------
 
-class ClientTracing(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
-                    grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+
+class ClientTracing(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
     """A CLIENT span per call, a child of the caller's current span, whose
     context goes to the server in the call's metadata."""
 
@@ -142,6 +164,7 @@ class ClientTracing(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInte
 
 
 # -- servers ------------------------------------------------------------------------
+
 
 class ServerTracing(grpc.ServerInterceptor):
     """A SERVER span per call, a child of the span in the caller's metadata
@@ -194,7 +217,9 @@ def _finish(span: Any, context: grpc.ServicerContext, exc: BaseException | None 
         code = grpc.StatusCode.UNKNOWN
     elif code is None and not context.is_active():  # the caller went away, or its deadline passed
         remaining = context.time_remaining()
-        code = grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 else grpc.StatusCode.CANCELLED
+        code = (
+            grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 else grpc.StatusCode.CANCELLED
+        )
     _set_code(span, code, SERVER_ERRORS.__contains__)
     span.end()
 

@@ -27,7 +27,7 @@ def page_span(page_starts: Sequence[int], start: int, end: int) -> tuple[int, in
 
 
 def page_label(first: int, last: int = 0) -> str:
-    """"p. 12", "pp. 12–13", or "" when there are no pages."""
+    """ "p. 12", "pp. 12–13", or "" when there are no pages."""
     if first <= 0:
         return ""
     if last <= first:

@@ -54,8 +54,7 @@ _WHITESPACE = frozenset(" \t\r\n\f\v\u00a0\u2028\u2029\u3000\u200b\ufeff")
 NEVER_LAST = {
     "en": {"Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "e.g.", "i.e.", "vs.", "cf."},
     "de": {"Hr.", "Fr.", "Dr.", "Prof.", "z.B.", "d.h.", "u.a.", "bzw.", "vgl.", "ggf.", "Nr.", "sog."},
-    "fr": {"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Dr.", "Pr.", "Me.", "Mgr.", "cf.", "c.-à-d.",
-           "p.ex."},
+    "fr": {"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Dr.", "Pr.", "Me.", "Mgr.", "cf.", "c.-à-d.", "p.ex."},
     "es": {"Sr.", "Sra.", "Srta.", "Sres.", "Dr.", "Dra.", "D.", "Dña.", "Ud.", "Uds.", "p.ej."},
     "pt": {"Sr.", "Sra.", "Srta.", "Dr.", "Dra.", "D.", "p.ex."},
     "it": {"Sig.", "Sigg.", "Sig.ra", "Dott.", "Dott.ssa", "Prof.", "Ing.", "Avv.", "p.es."},

@@ -101,9 +101,7 @@ def token_byte_lengths() -> np.ndarray:
 # The pre-tokenizer expression the proofs below are about (tiktoken 0.14's
 # cl100k_base). With any other, no shortcut is taken: whole texts and whole
 # slices are encoded as they are.
-PROVEN_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
+PROVEN_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 
 
 @functools.cache
@@ -186,7 +184,9 @@ def thread_encoding():
         shared = encoding()
         try:
             own = tiktoken.Encoding(
-                shared.name, pat_str=shared._pat_str, mergeable_ranks=shared._mergeable_ranks,
+                shared.name,
+                pat_str=shared._pat_str,
+                mergeable_ranks=shared._mergeable_ranks,
                 special_tokens=shared._special_tokens,
             )
         except AttributeError:  # a tiktoken without these: share it (the same tokens, slower)

@@ -21,8 +21,7 @@ _AXIS = {
 
 
 # The judge's scores are the JudgeScores fields that are a Score.
-_JUDGE_SCORES = frozenset(f.name for f in pb.JudgeScores.DESCRIPTOR.fields
-                          if f.message_type is pb.Score.DESCRIPTOR)
+_JUDGE_SCORES = frozenset(f.name for f in pb.JudgeScores.DESCRIPTOR.fields if f.message_type is pb.Score.DESCRIPTOR)
 _NEEDS_REFERENCES = frozenset({"labelled", "hits", "rank"})
 
 # Per unit: how a value reads, how a difference reads, and the factor from the stored number.
@@ -45,8 +44,9 @@ class MetricFormat:
 
     def info(self, name: str) -> pb.MetricInfo:
         """The metric's entry; a name the catalogue does not know reads as a plain ratio."""
-        return self._infos.get(name) or pb.MetricInfo(name=name, label=name, unit=pb.METRIC_UNIT_RATIO,
-                                                      higher_is_better=True)
+        return self._infos.get(name) or pb.MetricInfo(
+            name=name, label=name, unit=pb.METRIC_UNIT_RATIO, higher_is_better=True
+        )
 
     def label(self, name: str) -> str:
         return self.info(name).label or name
@@ -121,9 +121,12 @@ class MetricFormat:
         return [name for name in self.group(group) if any(measured(m, name) is not None for m in means)]
 
     def facts(self, group: str, metrics: pb.RetrievalMetrics) -> list[str]:
-        """"label value" of each of the group's measures that were taken, e.g. "recall@1 50.0%"."""
-        return [f"{self.label(name)} {self.value(name, value)}" for name in self.group(group)
-                if (value := measured(metrics, name)) is not None]
+        """ "label value" of each of the group's measures that were taken, e.g. "recall@1 50.0%"."""
+        return [
+            f"{self.label(name)} {self.value(name, value)}"
+            for name in self.group(group)
+            if (value := measured(metrics, name)) is not None
+        ]
 
     def cell(self, name: str, metrics: pb.RetrievalMetrics) -> str:
         """A retrieval measure as a table shows it: "–" without references, "not

@@ -12,11 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from chunklab import ids
-
-from chunklab.text import pages
 from chunklab.metrics import Span, chunk_span, overlap_ranges
-from chunklab.views import metric_format
+from chunklab.text import pages
 from chunklab.v1 import common_pb2
+from chunklab.views import metric_format
 
 
 @dataclass(frozen=True)
@@ -115,15 +114,16 @@ def _marked(text: str, span: Span, references: Sequence[Span]) -> tuple[Segment,
     at = span.start
     for start, end in [*ranges, (span.end, span.end)]:
         if start > at:
-            pieces.append(Segment(text[at - span.start:start - span.start], at, start, False))
+            pieces.append(Segment(text[at - span.start : start - span.start], at, start, False))
         if end > start:
-            pieces.append(Segment(text[start - span.start:end - span.start], start, end, True))
+            pieces.append(Segment(text[start - span.start : end - span.start], start, end, True))
         at = end
     return tuple(pieces)
 
 
-def chunk_view(item: common_pb2.RetrievedChunk, max_chars: int | None = None,
-               references: Sequence[Span] = ()) -> ChunkView:
+def chunk_view(
+    item: common_pb2.RetrievedChunk, max_chars: int | None = None, references: Sequence[Span] = ()
+) -> ChunkView:
     """A card's data; with max_chars, texts longer than that are cut (reports keep files small);
     with a question's references, the stretches of text that lie in them are marked."""
     chunk = item.chunk
@@ -157,8 +157,9 @@ def text_view(chunk: common_pb2.Chunk, max_chars: int | None = None) -> ChunkVie
     return replace(chunk_view(common_pb2.RetrievedChunk(chunk=chunk), max_chars), label="text", badge="text")
 
 
-def flat_view(items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None,
-              references: Sequence[Span] = ()) -> list[ChunkView]:
+def flat_view(
+    items: Iterable[common_pb2.RetrievedChunk], max_chars: int | None = None, references: Sequence[Span] = ()
+) -> list[ChunkView]:
     """`retrieved_chunks` exactly in the service's order: what the LLM sees."""
     return [chunk_view(item, max_chars, references) for item in items]
 
@@ -187,8 +188,13 @@ def passage_view(items: Iterable[common_pb2.RetrievedChunk], references: Sequenc
     runs: list[list[common_pb2.RetrievedChunk]] = []
     for item in items:
         chunk, last = item.chunk, runs[-1][-1].chunk if runs else None
-        if (last is not None and _is_range(chunk) and _is_range(last) and chunk.document_id == last.document_id
-                and chunk.start_char <= max(c.chunk.end_char for c in runs[-1])):
+        if (
+            last is not None
+            and _is_range(chunk)
+            and _is_range(last)
+            and chunk.document_id == last.document_id
+            and chunk.start_char <= max(c.chunk.end_char for c in runs[-1])
+        ):
             runs[-1].append(item)
         else:
             runs.append([item])
@@ -201,13 +207,16 @@ def _passage(run: list[common_pb2.RetrievedChunk], references: Sequence[Span]) -
     for item in run[1:]:
         chunk = item.chunk
         if chunk.end_char > end:
-            text += chunk.content[end - chunk.start_char:]
+            text += chunk.content[end - chunk.start_char :]
             end = chunk.end_char
     span = Span(first.document_id, first.start_char, end)
     sent = sum(len(item.chunk.content) for item in run)
     return PassageView(
-        document=first.document_name or first.document_id, start_char=first.start_char, end_char=end,
-        chunks=[chunk_view(item, references=references) for item in run], text=text,
+        document=first.document_name or first.document_id,
+        start_char=first.start_char,
+        end_char=end,
+        chunks=[chunk_view(item, references=references) for item in run],
+        text=text,
         segments=_marked(text, span, references) if len(run) > 1 else (),
         tokens_sent=sum(item.chunk.token_count for item in run),
         repeated_chars=sent - len(text) if len(run) > 1 else 0,
@@ -218,8 +227,9 @@ def _group(items, role: str, caption: str, max_chars: int | None, references: Se
     return [GroupView(role, caption, flat_view(items, max_chars, references))] if items else []
 
 
-def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None,
-              references: Sequence[Span] = ()) -> NodeView:
+def node_view(
+    node: common_pb2.ExpansionNode, max_chars: int | None = None, references: Sequence[Span] = ()
+) -> NodeView:
     """A hit with what it pulled in, in reading order around it.
 
     Neighbours and sentence-window units before the hit sit above it and those
@@ -234,22 +244,32 @@ def node_view(node: common_pb2.ExpansionNode, max_chars: int | None = None,
         rank=node.hit.rank,
         hit=chunk_view(node.hit, max_chars, references),
         above=[
-            *_group(node.neighbors_prev, "neighbors_prev",
-                    f"↑ {len(node.neighbors_prev)} preceding (neighbors_prev)", max_chars, references),
-            *_group(before, "window", f"↑ {len(before)} sentence-window units before the hit", max_chars,
-                    references),
+            *_group(
+                node.neighbors_prev,
+                "neighbors_prev",
+                f"↑ {len(node.neighbors_prev)} preceding (neighbors_prev)",
+                max_chars,
+                references,
+            ),
+            *_group(before, "window", f"↑ {len(before)} sentence-window units before the hit", max_chars, references),
         ],
         below=[
-            *_group(node.neighbors_next, "neighbors_next",
-                    f"↓ {len(node.neighbors_next)} following (neighbors_next)", max_chars, references),
+            *_group(
+                node.neighbors_next,
+                "neighbors_next",
+                f"↓ {len(node.neighbors_next)} following (neighbors_next)",
+                max_chars,
+                references,
+            ),
             *_group(after, "window", f"↓ {len(after)} sentence-window units after the hit", max_chars, references),
             *_group(parent, "parent", "parent (what the LLM sees, the hit inside it)", max_chars, references),
         ],
     )
 
 
-def tree_view(tree: common_pb2.ExpansionTree, max_chars: int | None = None,
-              references: Sequence[Span] = ()) -> list[NodeView]:
+def tree_view(
+    tree: common_pb2.ExpansionTree, max_chars: int | None = None, references: Sequence[Span] = ()
+) -> list[NodeView]:
     """`expansion_tree`: the hits in the service's (score) order, each with its expansion."""
     return [node_view(node, max_chars, references) for node in tree.hits]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chunklab.views.metric_format import MetricFormat, times
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views.metric_format import MetricFormat, times
 
 TOKENS, IOU = "tokens_sent", "iou"
 
@@ -52,15 +52,20 @@ def _costs(found: pb.Verdict, metrics: MetricFormat) -> list[str]:
         costs.append(f"sends {times(share)} the tokens" if share else "sends tokens where it sends none")
     iou = means.get(IOU, {})
     if found.metric != IOU and win in iou and second in iou and iou[win].mean < iou[second].mean:
-        costs.append(f"has {metrics.label(IOU)} {metrics.value(IOU, iou[win].mean)} "
-                     f"against {metrics.value(IOU, iou[second].mean)}")
+        costs.append(
+            f"has {metrics.label(IOU)} {metrics.value(IOU, iou[win].mean)} "
+            f"against {metrics.value(IOU, iou[second].mean)}"
+        )
     return costs
 
 
 def pareto_sentence(found: pb.Verdict, metrics: MetricFormat) -> str:
     label = metrics.label(found.metric)
-    parts = [f"against {metrics.label(other)}: {', '.join(runs)}"
-             for other in (TOKENS, IOU) if other != found.metric and (runs := front(found, metrics, other))]
+    parts = [
+        f"against {metrics.label(other)}: {', '.join(runs)}"
+        for other in (TOKENS, IOU)
+        if other != found.metric and (runs := front(found, metrics, other))
+    ]
     return f"The best trade-offs (Pareto front) of {label} {'; '.join(parts)}." if parts else ""
 
 
@@ -79,12 +84,16 @@ def headline(found: pb.Verdict, metrics: MetricFormat) -> str:
     value = metrics.value(found.metric, mean[win].mean) if win in mean else ""
     if not second:
         return f"{win} is the only run that answered questions ({label} {value}): there is nothing to compare it with."
-    lead = (f"{metrics.difference(found.metric, found.difference)} "
-            f"{metrics.interval(found.metric, found.ci_low, found.ci_high)}")
+    lead = (
+        f"{metrics.difference(found.metric, found.difference)} "
+        f"{metrics.interval(found.metric, found.ci_low, found.ci_high)}"
+    )
     if not clear(found):
         runner = metrics.value(found.metric, mean[second].mean) if second in mean else ""
-        return (f"No clear winner on {label}: {win} ({value}) leads {second} ({runner}) by {lead} "
-                f"over {found.shared_questions} questions, and that 95% interval holds a tie.")
+        return (
+            f"No clear winner on {label}: {win} ({value}) leads {second} ({runner}) by {lead} "
+            f"over {found.shared_questions} questions, and that 95% interval holds a tie."
+        )
     best = "highest" if metrics.info(found.metric).higher_is_better else "lowest"
     costs = _costs(found, metrics)
     tail = f" but {' and '.join(costs)}." if costs else ", at no cost in tokens sent or IoU."
@@ -100,9 +109,21 @@ def verdict_view(found: pb.Verdict, metrics: MetricFormat) -> dict | None:
     names = [name for name in dict.fromkeys((found.metric, *metrics.ordered(means))) if name in means]
     runs = list(dict.fromkeys(m.run_key for m in found.means))
     fronts = {other: set(front(found, metrics, other)) for other in (TOKENS, IOU) if other != found.metric}
-    rows = [{"run_key": key, "winner": key == found.winner_run_key and clear(found),
-             "front": any(key in f for f in fronts.values()),
-             "cells": [metrics.mean_interval(n, m.mean, m.ci_low, m.ci_high) if (m := means[n].get(key)) else "–"
-                       for n in names]} for key in runs]
-    return {"text": headline(found, metrics), "pareto": pareto_sentence(found, metrics),
-            "columns": [metrics.label(n) for n in names], "rows": rows}
+    rows = [
+        {
+            "run_key": key,
+            "winner": key == found.winner_run_key and clear(found),
+            "front": any(key in f for f in fronts.values()),
+            "cells": [
+                metrics.mean_interval(n, m.mean, m.ci_low, m.ci_high) if (m := means[n].get(key)) else "–"
+                for n in names
+            ],
+        }
+        for key in runs
+    ]
+    return {
+        "text": headline(found, metrics),
+        "pareto": pareto_sentence(found, metrics),
+        "columns": [metrics.label(n) for n in names],
+        "rows": rows,
+    }

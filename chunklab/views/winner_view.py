@@ -5,8 +5,8 @@ Plain data out; the callers lay it out."""
 
 from __future__ import annotations
 
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views.metric_format import MetricFormat
 
 
 def _interval(metrics: MetricFormat, name: str, score: pb.ValidatedScore) -> str:
@@ -21,30 +21,49 @@ def winner_view(found: pb.WinnerValidation, metrics: MetricFormat) -> dict | Non
     if found.unavailable:
         return {"text": f"The winner could not be checked on held-out questions: {found.unavailable}.", "rows": []}
     label = metrics.label(found.metric)
-    total = found.selection_questions + (found.confirmation_questions if found.mode == pb.VALIDATION_MODE_HOLDOUT else 0)
+    total = found.selection_questions + (
+        found.confirmation_questions if found.mode == pb.VALIDATION_MODE_HOLDOUT else 0
+    )
     head = found.scores[0]
     if found.mode == pb.VALIDATION_MODE_NONE:
-        text = (f"{found.winner_run_key} was chosen and scored on the same {found.selection_questions} questions, "
-                "which flatters it: run the experiment with holdout or k-fold validation to see how it holds up "
-                "on questions it was not chosen on.")
+        text = (
+            f"{found.winner_run_key} was chosen and scored on the same {found.selection_questions} questions, "
+            "which flatters it: run the experiment with holdout or k-fold validation to see how it holds up "
+            "on questions it was not chosen on."
+        )
     elif found.mode == pb.VALIDATION_MODE_HOLDOUT:
-        text = (f"{found.winner_run_key} was chosen on {found.selection_questions} of the {total} questions "
-                f"(seed {found.seed}) and scores {label} {metrics.value(found.metric, head.confirmation_mean)} "
-                f"(95% interval {_interval(metrics, found.metric, head)}) on the other {found.confirmation_questions}, "
-                f"against {metrics.value(found.metric, head.selection_mean)} on the questions that chose it.")
+        text = (
+            f"{found.winner_run_key} was chosen on {found.selection_questions} of the {total} questions "
+            f"(seed {found.seed}) and scores {label} {metrics.value(found.metric, head.confirmation_mean)} "
+            f"(95% interval {_interval(metrics, found.metric, head)}) on the other {found.confirmation_questions}, "
+            f"against {metrics.value(found.metric, head.selection_mean)} on the questions that chose it."
+        )
     else:
         folds = len(found.fold_winners)
-        text = (f"In {folds}-fold validation (seed {found.seed}), {found.winner_run_key} was chosen in "
-                f"{list(found.fold_winners).count(found.winner_run_key)} of {folds} folds. Choosing the best "
-                f"configuration this way scores {label} {metrics.value(found.metric, head.confirmation_mean)} "
-                f"(95% interval {_interval(metrics, found.metric, head)}) on questions it was not chosen on, against "
-                f"{metrics.value(found.metric, head.selection_mean)} on the questions that chose it.")
+        text = (
+            f"In {folds}-fold validation (seed {found.seed}), {found.winner_run_key} was chosen in "
+            f"{list(found.fold_winners).count(found.winner_run_key)} of {folds} folds. Choosing the best "
+            f"configuration this way scores {label} {metrics.value(found.metric, head.confirmation_mean)} "
+            f"(95% interval {_interval(metrics, found.metric, head)}) on questions it was not chosen on, against "
+            f"{metrics.value(found.metric, head.selection_mean)} on the questions that chose it."
+        )
     if found.all_questions_winner_run_key and found.all_questions_winner_run_key != found.winner_run_key:
-        text += (f" On every question at once {found.all_questions_winner_run_key} looks best: part of such a "
-                 "lead is luck on the questions it is measured on.")
+        text += (
+            f" On every question at once {found.all_questions_winner_run_key} looks best: part of such a "
+            "lead is luck on the questions it is measured on."
+        )
     confirmed = found.mode != pb.VALIDATION_MODE_NONE
-    rows = [{"metric": metrics.label(s.metric), "selection": metrics.value(s.metric, s.selection_mean),
-             "confirmation": (f"{metrics.value(s.metric, s.confirmation_mean)} ({_interval(metrics, s.metric, s)})"
-                              if confirmed else "not confirmed"),
-             "all": metrics.value(s.metric, s.all_mean)} for s in found.scores]
+    rows = [
+        {
+            "metric": metrics.label(s.metric),
+            "selection": metrics.value(s.metric, s.selection_mean),
+            "confirmation": (
+                f"{metrics.value(s.metric, s.confirmation_mean)} ({_interval(metrics, s.metric, s)})"
+                if confirmed
+                else "not confirmed"
+            ),
+            "all": metrics.value(s.metric, s.all_mean),
+        }
+        for s in found.scores
+    ]
     return {"text": text, "rows": rows}

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import sys
 
-from chunklab_app import export
-
 from chunklab import knobs
 from chunklab.client import ChunkLab
+from chunklab_app import export
 from chunklab_app.cli import flags
 
 
@@ -31,8 +30,12 @@ def add_export_command(commands) -> None:
     chunks.add_argument("--document", required=True, help="the document's id, or its file name when only one has it")
     chunks.add_argument("--strategy", required=True)
     chunks.add_argument("--config-id", default="", help="which index set (default: the active one)")
-    chunks.add_argument("--format", choices=export.FORMATS, default="jsonl",
-                        help="jsonl: ChunkLab's records; langchain: Document objects; llamaindex: TextNode objects")
+    chunks.add_argument(
+        "--format",
+        choices=export.FORMATS,
+        default="jsonl",
+        help="jsonl: ChunkLab's records; langchain: Document objects; llamaindex: TextNode objects",
+    )
     chunks.add_argument("--embedding-model", default="", help="default: the stack's configured model")
     chunks.add_argument("-o", "--out", required=True, help="a file, or a folder (ending in /) that gets a named file")
     chunks.set_defaults(handler=cmd_export_chunks)
@@ -42,10 +45,18 @@ def add_export_command(commands) -> None:
     source.add_argument("--experiment", help="an experiment's id: its winner's configuration")
     source.add_argument("--strategy", help="a strategy, with --knob values (the others at their defaults)")
     code.add_argument("--run", default="", help="with --experiment: this run instead of the winner")
-    code.add_argument("--knob", action="append", default=[],
-                      help="strategy.knob=value (repeatable; knob=value, since --strategy names one)")
-    code.add_argument("--library", action="append", choices=export.LIBRARIES,
-                      help="only this library's code (repeatable; default: all three, to paste one of)")
+    code.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        help="strategy.knob=value (repeatable; knob=value, since --strategy names one)",
+    )
+    code.add_argument(
+        "--library",
+        action="append",
+        choices=export.LIBRARIES,
+        help="only this library's code (repeatable; default: all three, to paste one of)",
+    )
     code.set_defaults(handler=cmd_export_snippet)
 
 
@@ -65,8 +76,15 @@ def document_id_of(client: ChunkLab, given: str) -> str:
 
 def cmd_export_chunks(args, client: ChunkLab) -> int:
     try:
-        path, count = export.write_export(client, document_id_of(client, args.document), args.strategy, args.format,
-                                          args.out, config_id=args.config_id, embedding_model=args.embedding_model)
+        path, count = export.write_export(
+            client,
+            document_id_of(client, args.document),
+            args.strategy,
+            args.format,
+            args.out,
+            config_id=args.config_id,
+            embedding_model=args.embedding_model,
+        )
     except export.ExportError as exc:
         raise ExportUsage(str(exc)) from None
     except OSError as exc:
@@ -75,8 +93,7 @@ def cmd_export_chunks(args, client: ChunkLab) -> int:
     return 0
 
 
-def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = "",
-                           libraries=export.LIBRARIES) -> str:
+def snippet_for_experiment(client: ChunkLab, experiment_id: str, run_key: str = "", libraries=export.LIBRARIES) -> str:
     """The winner's (or run_key's) configuration as code, with the experiment's retrieval settings."""
     experiment = client.get_experiment(experiment_id, without_results=True)
     try:

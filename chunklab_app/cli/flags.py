@@ -31,16 +31,19 @@ def knob_setting(item: str, strategies: Sequence[str], option: str = "--knob") -
         raise UsageError(f"{option} {item!r}: write {form}")
     if not dot:
         if len(strategies) != 1:
-            raise UsageError(f"{option} {item!r}: write {form}: the command names "
-                             f"{len(strategies)} strategies ({', '.join(strategies)})")
+            raise UsageError(
+                f"{option} {item!r}: write {form}: the command names "
+                f"{len(strategies)} strategies ({', '.join(strategies)})"
+            )
         strategy = strategies[0]
     elif strategy not in strategies:
         raise UsageError(f"{option} {item!r}: the command names --strategy {', '.join(strategies)}, not {strategy}")
     return strategy, knob, values
 
 
-def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo],
-                   option: str = "--grid") -> list[evaluator_pb2.StrategyGrid]:
+def strategy_grids(
+    names: list[str], grids: list[str], infos: list[chunker_pb2.StrategyInfo], option: str = "--grid"
+) -> list[evaluator_pb2.StrategyGrid]:
     """--strategy names (or "all") and --grid strategy.knob=v1,v2 into StrategyGrids, every
     value and every cell checked as the evaluator will check it."""
     by_name = {info.name: info for info in infos}
@@ -67,7 +70,9 @@ def strategy_grids(names: list[str], grids: list[str], infos: list[chunker_pb2.S
     return out
 
 
-def strategy_specs(names: list[str], settings: list[str], infos: list[chunker_pb2.StrategyInfo]) -> list[common_pb2.StrategySpec]:
+def strategy_specs(
+    names: list[str], settings: list[str], infos: list[chunker_pb2.StrategyInfo]
+) -> list[common_pb2.StrategySpec]:
     """--strategy names (or "all") and --knob strategy.knob=value into StrategySpecs (one configuration each)."""
     for setting in settings:
         if "," in setting.partition("=")[2]:

@@ -33,17 +33,14 @@ from pathlib import Path
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from chunklab import experiment_state
-from chunklab import knobs
-
-from chunklab_app import recommended
-
-from chunklab.rpc import tracing
+from chunklab import experiment_state, knobs
 from chunklab.client import ChunkLab, ClientError
 from chunklab.errors import InvalidArgument
-from chunklab.views.metric_format import MetricFormat
+from chunklab.rpc import tracing
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, evaluator_pb2
+from chunklab.views.metric_format import MetricFormat
+from chunklab_app import recommended
 from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
 from chunklab_app.cli.flags import UsageError, strategy_grids, strategy_specs
 from chunklab_app.cli.terminal import Progress, follow, print_table, summary_rows
@@ -59,23 +56,32 @@ VIEWS = {
 
 # -- building the request ----------------------------------------------------
 
+
 def endpoint(base_url: str | None, model: str | None, key_env: str | None) -> evaluator_pb2.ModelEndpoint:
     key = os.environ.get(key_env, "") if key_env else ""
     return evaluator_pb2.ModelEndpoint(base_url=base_url or "", model=model or "", api_key=key)
 
 
-VALIDATION_MODES = {"holdout": evaluator_pb2.VALIDATION_MODE_HOLDOUT, "k-fold": evaluator_pb2.VALIDATION_MODE_K_FOLD,
-                    "none": evaluator_pb2.VALIDATION_MODE_NONE}
+VALIDATION_MODES = {
+    "holdout": evaluator_pb2.VALIDATION_MODE_HOLDOUT,
+    "k-fold": evaluator_pb2.VALIDATION_MODE_K_FOLD,
+    "none": evaluator_pb2.VALIDATION_MODE_NONE,
+}
 
 
 def validation_of(args) -> evaluator_pb2.Validation:
     """The --validation flags as the contract's Validation (the evaluator checks their ranges)."""
-    return evaluator_pb2.Validation(mode=VALIDATION_MODES[args.validation], seed=args.validation_seed,
-                                    selection_share=args.selection_share, folds=args.folds,
-                                    metric=args.validation_metric)
+    return evaluator_pb2.Validation(
+        mode=VALIDATION_MODES[args.validation],
+        seed=args.validation_seed,
+        selection_share=args.selection_share,
+        folds=args.folds,
+        metric=args.validation_metric,
+    )
 
 
 # -- talking to the stack ----------------------------------------------------
+
 
 def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -> Path:
     """--report and `report --out`: a .html file, or a folder (made if missing) that gets the
@@ -84,6 +90,7 @@ def write_report(client: ChunkLab, experiment_id: str, target: str, view: str) -
 
 
 # -- commands ----------------------------------------------------------------
+
 
 def cmd_experiment(args, client: ChunkLab) -> int:
     progress = Progress()
@@ -104,11 +111,16 @@ def cmd_experiment(args, client: ChunkLab) -> int:
         question_set = client.import_question_set(args.questions, document_ids=mapping, excerpt_check=check)
         question_set_id = question_set.question_set_id
         left_out = question_set.validation.questions_left_out
-        progress.message(f"imported {question_set.question_count} questions as {question_set_id}"
-                         + (f" ({left_out} left out: `chunklab questions validate` says why)" if left_out else ""))
+        progress.message(
+            f"imported {question_set.question_count} questions as {question_set_id}"
+            + (f" ({left_out} left out: `chunklab questions validate` says why)" if left_out else "")
+        )
     config = evaluator_pb2.ExperimentConfig(
-        name=args.name or "", question_set_id=question_set_id, strategies=grids,
-        retrieval=options, retrieval_only=args.retrieval_only,
+        name=args.name or "",
+        question_set_id=question_set_id,
+        strategies=grids,
+        retrieval=options,
+        retrieval_only=args.retrieval_only,
         answer_model=endpoint(args.answer_base_url, args.answer_model, args.api_key_env),
         judge_model=endpoint(args.judge_base_url, args.judge_model, args.api_key_env),
         validation=validation_of(args),
@@ -136,10 +148,18 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
         runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
-        print(json.dumps({"experiment_id": experiment.experiment_id,
-                          "state": experiment_state.name(experiment.state, None), "error": experiment.error, "runs": runs,
-                          "validation": json_format.MessageToDict(experiment.validation,
-                                                                  preserving_proto_field_name=True)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "experiment_id": experiment.experiment_id,
+                    "state": experiment_state.name(experiment.state, None),
+                    "error": experiment.error,
+                    "runs": runs,
+                    "validation": json_format.MessageToDict(experiment.validation, preserving_proto_field_name=True),
+                },
+                indent=2,
+            )
+        )
     else:
         print_table(experiment, MetricFormat(client.list_metrics()))
     if args.report:
@@ -155,9 +175,12 @@ def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
     """One line per run that did not answer every question (a "succeeded" experiment
     at 2208/2760 has some), saying how far it got and why: such an experiment is
     no full result, so the command exits 1."""
-    return [f"run {run.run_key} did not run: {run.questions_done}/{run.questions_total} questions"
-            + (f" ({run.error})" if run.error else "")
-            for run in experiment.runs if run.error or run.questions_done < run.questions_total]
+    return [
+        f"run {run.run_key} did not run: {run.questions_done}/{run.questions_total} questions"
+        + (f" ({run.error})" if run.error else "")
+        for run in experiment.runs
+        if run.error or run.questions_done < run.questions_total
+    ]
 
 
 def cmd_report(args, client: ChunkLab) -> int:
@@ -172,9 +195,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
         print(f"warning: {warning}")
     metrics = MetricFormat(client.list_metrics())
     for d in reply.differences:
-        print(f"{metrics.label(d.metric):<28} {d.run_key:<40} vs {d.baseline_run_key:<30} "
-              f"{metrics.difference(d.metric, d.difference)} {metrics.interval(d.metric, d.ci_low, d.ci_high)} "
-              f"over {d.shared_questions} questions")
+        print(
+            f"{metrics.label(d.metric):<28} {d.run_key:<40} vs {d.baseline_run_key:<30} "
+            f"{metrics.difference(d.metric, d.difference)} {metrics.interval(d.metric, d.ci_low, d.ci_high)} "
+            f"over {d.shared_questions} questions"
+        )
     return 0
 
 
@@ -206,8 +231,11 @@ def cmd_load_status(args, client: ChunkLab) -> int:
 
 def cmd_load_cancel(args, client: ChunkLab) -> int:
     load = client.cancel_bulk_load(args.bulk_load_id)
-    print(f"bulk load {load.bulk_load_id} cancelled: {len(load.results)} of {load.jobs_total} documents had "
-          "finished; those not started will not run, those running finish", file=sys.stderr)
+    print(
+        f"bulk load {load.bulk_load_id} cancelled: {len(load.results)} of {load.jobs_total} documents had "
+        "finished; those not started will not run, those running finish",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -220,11 +248,23 @@ def follow_load(client: ChunkLab, bulk_load_id: str, args, names: dict[str, str]
     progress.close()
     rows = [load_row(result, names) for result in load.results]
     if args.json:
-        print(json.dumps({"bulk_load_id": load.bulk_load_id, "jobs_total": load.jobs_total,
-                          "jobs_finished": len(load.results), "broker": load.broker, "documents": rows}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "bulk_load_id": load.bulk_load_id,
+                    "jobs_total": load.jobs_total,
+                    "jobs_finished": len(load.results),
+                    "broker": load.broker,
+                    "documents": rows,
+                },
+                indent=2,
+            )
+        )
     else:
-        print(f"bulk load {load.bulk_load_id}: {len(load.results)} of {load.jobs_total} documents finished "
-              f"({load.broker})")
+        print(
+            f"bulk load {load.bulk_load_id}: {len(load.results)} of {load.jobs_total} documents finished "
+            f"({load.broker})"
+        )
         for row in rows:
             done = ", ".join(f"{s['strategy']} {s['chunks']} chunks" for s in row["completed"])
             failed = "; ".join(f"{f['strategy']} failed: {f['reason']}" for f in row["failed"])
@@ -232,8 +272,11 @@ def follow_load(client: ChunkLab, bulk_load_id: str, args, names: dict[str, str]
     finished = len(load.results) >= load.jobs_total
     ok = finished and all(not row["error"] and not row["failed"] for row in rows)
     if not finished:
-        print(f"chunklab: {load.jobs_total - len(load.results)} documents not finished yet; "
-              f"follow with: chunklab load-status {load.bulk_load_id} --wait", file=sys.stderr)
+        print(
+            f"chunklab: {load.jobs_total - len(load.results)} documents not finished yet; "
+            f"follow with: chunklab load-status {load.bulk_load_id} --wait",
+            file=sys.stderr,
+        )
     return 0 if ok else 1
 
 
@@ -241,8 +284,10 @@ def load_row(result: chunker_pb2.BulkLoadJobResult, names: dict[str, str]) -> di
     return {
         "document": names.get(result.document_id, result.document_id),
         "document_id": result.document_id,
-        "completed": [{"strategy": o.strategy, "chunks": o.chunk_count, "seconds": round(o.seconds, 2)}
-                      for o in result.result.strategies_completed],
+        "completed": [
+            {"strategy": o.strategy, "chunks": o.chunk_count, "seconds": round(o.seconds, 2)}
+            for o in result.result.strategies_completed
+        ],
         "failed": [{"strategy": f.strategy, "reason": f.reason} for f in result.result.strategies_failed],
         "error": result.error,
         "deliveries": result.deliveries,
@@ -267,37 +312,59 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("experiment", help="upload, import, run an experiment and write its report")
-    run.add_argument("--corpus", nargs="*", help=f"documents to upload first ({UPLOADABLE}; already uploaded ones are reused)")
+    run.add_argument(
+        "--corpus", nargs="*", help=f"documents to upload first ({UPLOADABLE}; already uploaded ones are reused)"
+    )
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("--questions", help="a question set file (.jsonl or .csv) to import")
     source.add_argument("--question-set", help="the id of a question set already imported")
     run.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
-    run.add_argument("--lenient", action="store_true",
-                     help="import the questions whose excerpts are located, leaving out the others (default: strict)")
+    run.add_argument(
+        "--lenient",
+        action="store_true",
+        help="import the questions whose excerpts are located, leaving out the others (default: strict)",
+    )
     run.add_argument("--collection", default="", help="collection for uploaded documents")
-    run.add_argument("--strategy", action="append", required=True,
-                     help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}: '
-                          f'{recommended.flags()}, beside --strategy {recommended.BASELINE} as the baseline')
-    run.add_argument("--grid", action="append",
-                     help="strategy.knob=v1,v2: values to try (repeatable; knob=v1,v2 when one --strategy is given)")
+    run.add_argument(
+        "--strategy",
+        action="append",
+        required=True,
+        help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}: '
+        f"{recommended.flags()}, beside --strategy {recommended.BASELINE} as the baseline",
+    )
+    run.add_argument(
+        "--grid",
+        action="append",
+        help="strategy.knob=v1,v2: values to try (repeatable; knob=v1,v2 when one --strategy is given)",
+    )
     retrieval_cli.add_flags(run, experiment=True)
     check = run.add_argument_group("validation", "which questions choose the winner and which confirm it (ADR 0046)")
-    check.add_argument("--validation", choices=VALIDATION_MODES, default="holdout",
-                       help="holdout: a seeded share chooses, the rest confirms (default); k-fold: each fold "
-                            "confirms the others' choice; none: chosen and scored on every question")
+    check.add_argument(
+        "--validation",
+        choices=VALIDATION_MODES,
+        default="holdout",
+        help="holdout: a seeded share chooses, the rest confirms (default); k-fold: each fold "
+        "confirms the others' choice; none: chosen and scored on every question",
+    )
     check.add_argument("--validation-seed", type=int, default=0, help="the same seed splits the same way")
-    check.add_argument("--selection-share", type=float, default=0.0,
-                       help="holdout: the share of questions that chooses (default 0.5)")
+    check.add_argument(
+        "--selection-share", type=float, default=0.0, help="holdout: the share of questions that chooses (default 0.5)"
+    )
     check.add_argument("--folds", type=int, default=0, help="k-fold: how many folds (default 5)")
-    check.add_argument("--validation-metric", default="", help="the measure to choose on (default: recall with references, ADR 0054)")
+    check.add_argument(
+        "--validation-metric", default="", help="the measure to choose on (default: recall with references, ADR 0054)"
+    )
     run.add_argument("--answer-base-url")
     run.add_argument("--answer-model", help='a chat model, or "extractive"')
     run.add_argument("--judge-base-url")
     run.add_argument("--judge-model", help='a chat model, or "none"')
     run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     run.add_argument("--retrieval-only", action="store_true", help="retrieval measures only: no answers, no judges")
-    run.add_argument("--only-uploaded", action="store_true",
-                     help="search only the documents given with --corpus (besides any --filter-document-ids)")
+    run.add_argument(
+        "--only-uploaded",
+        action="store_true",
+        help="search only the documents given with --corpus (besides any --filter-document-ids)",
+    )
     run.add_argument("--dry-run", action="store_true", help="validate and estimate; nothing runs")
     run.add_argument("--name")
     run.add_argument("--report", help="where to write the HTML report: a .html file, or a folder (made if missing)")
@@ -328,10 +395,15 @@ def parser() -> argparse.ArgumentParser:
 
     load = commands.add_parser("load", help="upload documents and chunk them through the message broker (a bulk load)")
     load.add_argument("files", nargs="+", help=f"documents to upload ({UPLOADABLE}; already uploaded ones are reused)")
-    load.add_argument("--strategy", action="append", required=True,
-                      help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}')
-    load.add_argument("--knob", action="append",
-                      help="strategy.knob=value (repeatable; knob=value when one --strategy is given)")
+    load.add_argument(
+        "--strategy",
+        action="append",
+        required=True,
+        help=f'a strategy to run (repeatable) or "all"; first choice: {recommended.summary()}',
+    )
+    load.add_argument(
+        "--knob", action="append", help="strategy.knob=value (repeatable; knob=value when one --strategy is given)"
+    )
     load.add_argument("--collection", default="", help="collection for the uploaded documents")
     load.add_argument("--embedding-model", help="default: the stack's configured model")
     load.add_argument("--no-wait", action="store_true", help="queue the load, print its id and return")
@@ -378,15 +450,22 @@ def main(argv: list[str] | None = None) -> int:
             client = ChunkLab(settings)
         with tracing.span(f"chunklab {args.command}"):
             return args.handler(args, client)
-    except (UsageError, export_cli.ExportUsage, InvalidArgument) as exc:  # InvalidArgument: retrieval options the retriever would refuse
+    except (
+        UsageError,
+        export_cli.ExportUsage,
+        InvalidArgument,
+    ) as exc:  # InvalidArgument: retrieval options the retriever would refuse
         print(f"chunklab: {exc}", file=sys.stderr)
         return 2
     except ClientError as exc:
         print(f"chunklab: {exc.message}", file=sys.stderr)
         return 3 if exc.service else 2  # no service: refused before any call (a file that cannot be read)
     except KeyboardInterrupt:
-        print("\nchunklab: stopped following; a running experiment or bulk load goes on in the services "
-              "(chunklab load-cancel <id> cancels a load)", file=sys.stderr)
+        print(
+            "\nchunklab: stopped following; a running experiment or bulk load goes on in the services "
+            "(chunklab load-cancel <id> cancels a load)",
+            file=sys.stderr,
+        )
         return 130
     finally:
         tracing.stop()

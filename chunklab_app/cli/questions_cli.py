@@ -54,6 +54,7 @@ def _check(args) -> int:
 
 # -- generate ------------------------------------------------------------------
 
+
 def cmd_generate(args, client: ChunkLab) -> int:
     progress = Progress()
     document_ids = list(args.document_id or [])
@@ -65,8 +66,13 @@ def cmd_generate(args, client: ChunkLab) -> int:
         raise InvalidArgument("give the documents to generate from: files to upload, or --document-id")
     key = os.environ.get(args.api_key_env, "") if args.api_key_env else ""
     request = G.GenerateQuestionSetRequest(
-        name=args.name or "", document_ids=document_ids, question_count=args.count, seed=args.seed,
-        dry_run=args.dry_run, resume_generation_id=args.resume or "", embedding_model=args.embedding_model or "",
+        name=args.name or "",
+        document_ids=document_ids,
+        question_count=args.count,
+        seed=args.seed,
+        dry_run=args.dry_run,
+        resume_generation_id=args.resume or "",
+        embedding_model=args.embedding_model or "",
         generator_model=G.ModelEndpoint(base_url=args.base_url or "", model=args.model or "", api_key=key),
     )
 
@@ -82,19 +88,40 @@ def cmd_generate(args, client: ChunkLab) -> int:
     if generation is None:
         raise ClientError("the evaluator ended the stream without the generation; see its log", service="evaluator")
     dropped = {_word(G.DropReason, d.reason, "DROP_REASON_"): d.count for d in generation.dropped}
-    problems = [{"passage": o.passage_number, "outcome": _word(G.GenerationOutcome, o.outcome, "GENERATION_OUTCOME_"),
-                 "reason": _word(G.DropReason, o.drop_reason, "DROP_REASON_") if o.drop_reason else "",
-                 "problem": o.problem} for o in generation.outcomes if o.outcome != G.GENERATION_OUTCOME_KEPT]
+    problems = [
+        {
+            "passage": o.passage_number,
+            "outcome": _word(G.GenerationOutcome, o.outcome, "GENERATION_OUTCOME_"),
+            "reason": _word(G.DropReason, o.drop_reason, "DROP_REASON_") if o.drop_reason else "",
+            "problem": o.problem,
+        }
+        for o in generation.outcomes
+        if o.outcome != G.GENERATION_OUTCOME_KEPT
+    ]
     state = _word(G.GenerationState, generation.state, "GENERATION_STATE_")
     if args.json:
-        print(json.dumps({"generation_id": generation.generation_id, "state": state,
-                          "question_set_id": generation.question_set_id, "asked": generation.asked,
-                          "kept": generation.kept, "dropped": dropped, "failed": generation.failed,
-                          "provenance": _dict(generation.provenance), "problems": problems}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "generation_id": generation.generation_id,
+                    "state": state,
+                    "question_set_id": generation.question_set_id,
+                    "asked": generation.asked,
+                    "kept": generation.kept,
+                    "dropped": dropped,
+                    "failed": generation.failed,
+                    "provenance": _dict(generation.provenance),
+                    "problems": problems,
+                },
+                indent=2,
+            )
+        )
     else:
         said = ", ".join(f"{reason} {count}" for reason, count in dropped.items()) or "none"
-        print(f"generation {generation.generation_id} {state}: kept {generation.kept} of {generation.asked} "
-              f"asked (dropped: {said}; failed: {generation.failed})")
+        print(
+            f"generation {generation.generation_id} {state}: kept {generation.kept} of {generation.asked} "
+            f"asked (dropped: {said}; failed: {generation.failed})"
+        )
         for problem in problems:
             print(f"  passage {problem['passage']}: {problem['outcome']} {problem['reason']}: {problem['problem']}")
         if generation.question_set_id:
@@ -109,14 +136,19 @@ def cmd_generate(args, client: ChunkLab) -> int:
 
 # -- validate, import, export ----------------------------------------------------------
 
+
 def _print_report(report: G.QuestionSetValidation) -> None:
-    print(f"{report.questions_valid} of {report.questions_total} questions kept "
-          f"({_word(G.ExcerptCheck, report.excerpt_check, 'EXCERPT_CHECK_')}); references: "
-          f"{report.references_exact} exact, {report.references_snapped} snapped, {report.references_failed} "
-          f"not located, of {report.references_total}")
+    print(
+        f"{report.questions_valid} of {report.questions_total} questions kept "
+        f"({_word(G.ExcerptCheck, report.excerpt_check, 'EXCERPT_CHECK_')}); references: "
+        f"{report.references_exact} exact, {report.references_snapped} snapped, {report.references_failed} "
+        f"not located, of {report.references_total}"
+    )
     for p in report.problems:
-        print(f"{p.where} reference {p.reference_number}: {_word(G.ExcerptProblemKind, p.kind, 'EXCERPT_PROBLEM_KIND_')}"
-              f"{' (left out)' if p.left_out else ''}: {p.message}")
+        print(
+            f"{p.where} reference {p.reference_number}: {_word(G.ExcerptProblemKind, p.kind, 'EXCERPT_PROBLEM_KIND_')}"
+            f"{' (left out)' if p.left_out else ''}: {p.message}"
+        )
 
 
 def refused(report: G.QuestionSetValidation) -> bool:
@@ -136,16 +168,26 @@ def cmd_validate(args, client: ChunkLab) -> int:
 
 
 def cmd_import(args, client: ChunkLab) -> int:
-    question_set = client.import_question_set(args.file, name=args.name or "", document_ids=mapping(args.map),
-                                              excerpt_check=_check(args))
+    question_set = client.import_question_set(
+        args.file, name=args.name or "", document_ids=mapping(args.map), excerpt_check=_check(args)
+    )
     if args.json:
-        print(json.dumps({"question_set_id": question_set.question_set_id,
-                          "question_count": question_set.question_count,
-                          "validation": _dict(question_set.validation)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "question_set_id": question_set.question_set_id,
+                    "question_count": question_set.question_count,
+                    "validation": _dict(question_set.validation),
+                },
+                indent=2,
+            )
+        )
     else:
         _print_report(question_set.validation)
-        print(f"question set {question_set.question_set_id}: {question_set.question_count} questions "
-              f"({question_set.validation.questions_left_out} left out)")
+        print(
+            f"question set {question_set.question_set_id}: {question_set.question_count} questions "
+            f"({question_set.validation.questions_left_out} left out)"
+        )
     return 0
 
 
@@ -180,13 +222,18 @@ def add_questions_command(commands) -> None:
     gen.add_argument("--json", action="store_true", help="print the outcome as JSON")
     gen.set_defaults(handler=cmd_generate)
 
-    for verb, handler, text in (("validate", cmd_validate, "locate every excerpt of a file; nothing is stored"),
-                                ("import", cmd_import, "import a JSONL or CSV file")):
+    for verb, handler, text in (
+        ("validate", cmd_validate, "locate every excerpt of a file; nothing is stored"),
+        ("import", cmd_import, "import a JSONL or CSV file"),
+    ):
         sub = verbs.add_parser(verb, help=text)
         sub.add_argument("file")
         sub.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
-        sub.add_argument("--lenient", action="store_true",
-                         help="keep the questions whose excerpts are located (snapped where close); default strict")
+        sub.add_argument(
+            "--lenient",
+            action="store_true",
+            help="keep the questions whose excerpts are located (snapped where close); default strict",
+        )
         sub.add_argument("--json", action="store_true")
         if verb == "import":
             sub.add_argument("--name")

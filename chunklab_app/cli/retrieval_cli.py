@@ -14,14 +14,12 @@ import argparse
 
 from google.protobuf import json_format
 
-from chunklab.text import pages
-
 from chunklab import retrieval
-
-from chunklab.views import metric_format, retrieval_view
 from chunklab.client import ChunkLab
 from chunklab.errors import InvalidArgument
+from chunklab.text import pages
 from chunklab.v1 import common_pb2
+from chunklab.views import metric_format, retrieval_view
 
 _METAVARS = {int: "N", float: "X", str: "NAME", list: "A,B"}
 
@@ -40,7 +38,8 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
     """Every setting as a flag; for an experiment, those that name an index set (strategy,
     config_id) are left out, since its grids name them."""
     group = parser.add_argument_group(
-        "retrieval options", "RetrievalOptions' fields, with the bounds the retriever enforces")
+        "retrieval options", "RetrievalOptions' fields, with the bounds the retriever enforces"
+    )
     for setting in retrieval.SETTINGS:
         if setting.names_a_set and experiment:
             continue
@@ -50,15 +49,24 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
         if setting.kind is bool:
             group.add_argument(flag(setting), dest=dest(setting), action="store_true", help=text)
         elif setting.kind is list:
-            group.add_argument(flag(setting), dest=dest(setting), action="extend", default=[], type=_parser(setting),
-                               metavar=_METAVARS[list], help=f"{text} (comma-separated, repeatable)")
+            group.add_argument(
+                flag(setting),
+                dest=dest(setting),
+                action="extend",
+                default=[],
+                type=_parser(setting),
+                metavar=_METAVARS[list],
+                help=f"{text} (comma-separated, repeatable)",
+            )
         else:
-            group.add_argument(flag(setting), dest=dest(setting), type=_parser(setting),
-                               metavar=_METAVARS[setting.kind], help=text)
+            group.add_argument(
+                flag(setting), dest=dest(setting), type=_parser(setting), metavar=_METAVARS[setting.kind], help=text
+            )
 
 
 def _parser(setting: retrieval.Setting):
     """argparse's type for the setting: the value typed, then checked as the retriever checks it."""
+
     def parse(text: str):
         if setting.kind is list:
             value = [part.strip() for part in text.split(",")]
@@ -109,6 +117,8 @@ def cmd_query(args, client: ChunkLab) -> int:
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
         size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
-        print(f"{retrieval_view.label_name(item.label):<9} {shown:>6} {chunk.document_name} #{chunk.chunk_index} "
-              f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}")
+        print(
+            f"{retrieval_view.label_name(item.label):<9} {shown:>6} {chunk.document_name} #{chunk.chunk_index} "
+            f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}"
+        )
     return 0

@@ -9,11 +9,10 @@ from collections.abc import Iterable
 
 from chunklab import experiment_state
 from chunklab.client import ExperimentOutcome, experiment_outcome
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
+from chunklab.views.metric_format import MetricFormat
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
-
 
 
 class Progress:
@@ -82,10 +81,19 @@ def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) ->
     for run in experiment.runs:
         m = run.mean_metrics
         row = {"run": run.run_key, "questions": run.questions_done, "error": run.error}
-        row.update({name: metrics.of(name, m, run.mean_judge) for name in metrics.groups(*ROW_GROUPS)
-                    if m.questions_labelled or metrics.info(name).group == "judge"})  # no references: no key
-        row.update(tokens_per_question=m.tokens_sent, chunks_per_question=m.chunks_sent,
-                   llm_calls=run.usage.llm_calls, cost_usd=run.usage.estimated_cost_usd)
+        row.update(
+            {
+                name: metrics.of(name, m, run.mean_judge)
+                for name in metrics.groups(*ROW_GROUPS)
+                if m.questions_labelled or metrics.info(name).group == "judge"
+            }
+        )  # no references: no key
+        row.update(
+            tokens_per_question=m.tokens_sent,
+            chunks_per_question=m.chunks_sent,
+            llm_calls=run.usage.llm_calls,
+            cost_usd=run.usage.estimated_cost_usd,
+        )
         rows.append(row)
     return rows
 
@@ -104,8 +112,11 @@ def _print_rank_table(experiment: evaluator_pb2.Experiment, metrics: MetricForma
 
 
 def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out=sys.stdout) -> None:
-    print(f"experiment {experiment.experiment_id}: {experiment_state.name(experiment.state, '?')}"
-          + (f" ({experiment.error})" if experiment.error else ""), file=out)
+    print(
+        f"experiment {experiment.experiment_id}: {experiment_state.name(experiment.state, '?')}"
+        + (f" ({experiment.error})" if experiment.error else ""),
+        file=out,
+    )
     names = metrics.groups(*TABLE_GROUPS)
     widths = [max(8, len(metrics.label(name))) for name in names]
     print(f"{'run':<48} " + " ".join(f"{metrics.label(n):>{w}}" for n, w in zip(names, widths)), file=out)
@@ -124,7 +135,10 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
     if winner is not None:
         print(f"\n{winner['text']}", file=out)
         if winner["rows"]:
-            print(f"{'measure of the winner':<28} {'where chosen':>14} {'where confirmed (95% interval)':>36} "
-                  f"{'every question':>16}", file=out)
+            print(
+                f"{'measure of the winner':<28} {'where chosen':>14} {'where confirmed (95% interval)':>36} "
+                f"{'every question':>16}",
+                file=out,
+            )
         for row in winner["rows"]:
             print(f"{row['metric']:<28} {row['selection']:>14} {row['confirmation']:>36} {row['all']:>16}", file=out)

@@ -17,7 +17,9 @@ from frontend.forms.knobs import StrategyForm
 def strategy_grid(form: StrategyForm, texts: list[str | None]) -> evaluator_pb2.StrategyGrid:
     """One strategy's grid: texts in the order of form.fields, each the values to try.
     Raises KnobError (a ValueError) for a value, or a cell, the evaluator would refuse."""
-    axes = [(field.name, field.knob.parse_values(form.name, text)) for field, text in zip(form.fields, texts, strict=True)]
+    axes = [
+        (field.name, field.knob.parse_values(form.name, text)) for field, text in zip(form.fields, texts, strict=True)
+    ]
     return knobs.strategy_grid(form.name, form.knobs, [(name, values) for name, values in axes if values])
 
 
@@ -108,8 +110,9 @@ def experiment_config(
         name=name.strip(),
         question_set_id=question_set_id,
         strategies=grids,
-        retrieval=retrieval.options({"top_k": top_k, **row, "embedding_model": embedding_model or "",
-                                     "filter.document_ids": document_ids or []}),
+        retrieval=retrieval.options(
+            {"top_k": top_k, **row, "embedding_model": embedding_model or "", "filter.document_ids": document_ids or []}
+        ),
         retrieval_only=retrieval_only,
         validation=validation,
     )
@@ -123,7 +126,7 @@ def experiment_config(
 
 
 def document_mapping(text: str | None) -> dict[str, str]:
-    """"corpus_id=document_id" lines (for a question file's corpus ids) into a dict."""
+    """ "corpus_id=document_id" lines (for a question file's corpus ids) into a dict."""
     mapping = {}
     for number, line in enumerate((text or "").splitlines(), start=1):
         line = line.strip()

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import gradio as gr
 
-from chunklab_app import export
 from chunklab.client import ChunkLab
+from chunklab_app import export
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.report_files import ReportFiles
 from frontend.views.formatting import message_html
 
-FORMAT_CHOICES = [("ChunkLab JSONL", "jsonl"), ("LangChain Documents", "langchain"),
-                  ("LlamaIndex TextNodes", "llamaindex")]
+FORMAT_CHOICES = [
+    ("ChunkLab JSONL", "jsonl"),
+    ("LangChain Documents", "langchain"),
+    ("LlamaIndex TextNodes", "llamaindex"),
+]
 CODE_TABS = (("ChunkLab", "chunklab"), ("LangChain", "langchain"), ("LlamaIndex", "llamaindex"))
 # Exported files, one folder each, the oldest removed as new ones come (as reports are kept).
 EXPORTS = ReportFiles()
@@ -36,8 +39,7 @@ def export_chunks(gateway: ChunkLab, document_id: str | None, chosen: str | None
 def set_export_section(gateway: ChunkLab, selected: gr.Dropdown, chosen_set: gr.Dropdown) -> None:
     """Below the index-set actions: a format, the Export button and the file to download."""
     with gr.Row(equal_height=True):
-        fmt = gr.Radio(choices=FORMAT_CHOICES, value="jsonl", label="Export format", scale=3,
-                       elem_id="export-format")
+        fmt = gr.Radio(choices=FORMAT_CHOICES, value="jsonl", label="Export format", scale=3, elem_id="export-format")
         button = gr.Button("Export chunks", scale=0, elem_id="set-export")
     status = gr.HTML(elem_id="export-status")
     download = gr.File(label="Exported chunks (one JSON object a line)", interactive=False, elem_id="export-file")
@@ -61,8 +63,11 @@ def winner_code(gateway: ChunkLab, experiment_id: str | None) -> tuple[str, str,
     except export.ExportError as exc:
         return message_html(str(exc), "info"), "", "", ""
     code = export.snippets(run.spec, run.config_id, run.retrieval)
-    note = message_html(f"{run.run_key} won: its configuration (knobs and retrieval settings) as code to paste; "
-                        "LangChain and LlamaIndex get their nearest splitter, or a comment where there is none.", "ok")
+    note = message_html(
+        f"{run.run_key} won: its configuration (knobs and retrieval settings) as code to paste; "
+        "LangChain and LlamaIndex get their nearest splitter, or a comment where there is none.",
+        "ok",
+    )
     return note, code["chunklab"], code["langchain"], code["llamaindex"]
 
 
@@ -74,7 +79,17 @@ def winner_section(gateway: ChunkLab, experiment: gr.Dropdown) -> None:
         with gr.Tabs():
             for label, library in CODE_TABS:
                 with gr.Tab(label):
-                    boxes.append(gr.Code(language="python", interactive=False, label=f"{label} code",
-                                         elem_id=f"winner-code-{library}"))
-    experiment.change(lambda experiment_id: winner_code(gateway, experiment_id), inputs=experiment,
-                      outputs=[note, *boxes], show_progress="hidden")
+                    boxes.append(
+                        gr.Code(
+                            language="python",
+                            interactive=False,
+                            label=f"{label} code",
+                            elem_id=f"winner-code-{library}",
+                        )
+                    )
+    experiment.change(
+        lambda experiment_id: winner_code(gateway, experiment_id),
+        inputs=experiment,
+        outputs=[note, *boxes],
+        show_progress="hidden",
+    )

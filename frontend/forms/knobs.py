@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chunklab import knobs
-
-from chunklab_app import recommended
 from chunklab.knobs import Knob
 from chunklab.v1 import chunker_pb2, common_pb2
+from chunklab_app import recommended
 
 # The spec's baseline strategy: ticked and chosen by default where it exists.
 BASELINE = recommended.BASELINE
@@ -27,7 +26,6 @@ BASELINE = recommended.BASELINE
 # endpoint matching N"). All pages load together, so their renders are queued
 # one at a time under one concurrency id.
 RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-render"}
-
 
 
 def ticked_first(name: str) -> bool:

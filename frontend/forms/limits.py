@@ -26,5 +26,6 @@ def question_count_update(gateway: ChunkLab):
         limits = gateway.evaluator_limits()
     except ClientError as exc:
         return said_as_info(exc)
-    return gr.update(minimum=1, maximum=limits.max_question_count, info=f"1 to {limits.max_question_count}",
-                     interactive=True)
+    return gr.update(
+        minimum=1, maximum=limits.max_question_count, info=f"1 to {limits.max_question_count}", interactive=True
+    )

@@ -26,7 +26,7 @@ LABELS = {
 
 
 def kind_choices() -> list[str]:
-    """"off", then the reranker kinds by their short names (cross_encoder, http, tei, llm)."""
+    """ "off", then the reranker kinds by their short names (cross_encoder, http, tei, llm)."""
     return [OFF, *retrieval.BY_PATH["rerank.kind"].choices]
 
 
@@ -46,8 +46,9 @@ def in_box_words(message: str) -> str:
     return sentence if sentence.endswith(".") else sentence + "."
 
 
-def rerank_options(kind: str | None, depth: float | None, model: str | None, base_url: str | None,
-                   top_k: int) -> common_pb2.RerankOptions | None:
+def rerank_options(
+    kind: str | None, depth: float | None, model: str | None, base_url: str | None, top_k: int
+) -> common_pb2.RerankOptions | None:
     """RerankOptions from the four boxes, checked against `top_k` as the retriever checks them;
     None with the reranker off (the other boxes are then not sent). ValueError says, in the
     boxes' words, what to change."""
@@ -56,10 +57,19 @@ def rerank_options(kind: str | None, depth: float | None, model: str | None, bas
         return None
     if depth is not None and not float(depth).is_integer():
         raise ValueError(f"'{LABELS['rerank.depth']}' takes a whole number, got {depth:g}.")
-    built = retrieval.options({
-        "top_k": top_k, "rerank.kind": chosen, "rerank.depth": int(depth or 0),
-        "rerank.model": (model or "").strip(), "rerank.base_url": (base_url or "").strip(),
-    }) if chosen in retrieval.BY_PATH["rerank.kind"].choices else None
+    built = (
+        retrieval.options(
+            {
+                "top_k": top_k,
+                "rerank.kind": chosen,
+                "rerank.depth": int(depth or 0),
+                "rerank.model": (model or "").strip(),
+                "rerank.base_url": (base_url or "").strip(),
+            }
+        )
+        if chosen in retrieval.BY_PATH["rerank.kind"].choices
+        else None
+    )
     if built is None:
         raise ValueError(f"'{LABELS['rerank.kind']}' must be one of {', '.join(kind_choices())}, got {chosen!r}.")
     try:
@@ -75,13 +85,32 @@ def rerank_inputs(prefix: str) -> tuple[gr.Dropdown, gr.Number, gr.Textbox, gr.T
     labels = LABELS
     with gr.Accordion("Reranking (off)", open=False, elem_id=f"{prefix}-rerank"):
         with gr.Row():
-            kind = gr.Dropdown(label=labels["rerank.kind"], choices=kind_choices(), value=OFF,
-                               info=help_text("rerank.kind"), elem_id=f"{prefix}-rerank-kind")
-            depth = gr.Number(label=labels["rerank.depth"], value=0, precision=0, minimum=0,
-                              info=help_text("rerank.depth") + "; 0 = the default", elem_id=f"{prefix}-rerank-depth")
+            kind = gr.Dropdown(
+                label=labels["rerank.kind"],
+                choices=kind_choices(),
+                value=OFF,
+                info=help_text("rerank.kind"),
+                elem_id=f"{prefix}-rerank-kind",
+            )
+            depth = gr.Number(
+                label=labels["rerank.depth"],
+                value=0,
+                precision=0,
+                minimum=0,
+                info=help_text("rerank.depth") + "; 0 = the default",
+                elem_id=f"{prefix}-rerank-depth",
+            )
         with gr.Row():
-            model = gr.Textbox(label=labels["rerank.model"], placeholder="the retriever's configured one",
-                               info=help_text("rerank.model"), elem_id=f"{prefix}-rerank-model")
-            base_url = gr.Textbox(label=labels["rerank.base_url"], placeholder="the retriever's configured one",
-                                  info=help_text("rerank.base_url"), elem_id=f"{prefix}-rerank-url")
+            model = gr.Textbox(
+                label=labels["rerank.model"],
+                placeholder="the retriever's configured one",
+                info=help_text("rerank.model"),
+                elem_id=f"{prefix}-rerank-model",
+            )
+            base_url = gr.Textbox(
+                label=labels["rerank.base_url"],
+                placeholder="the retriever's configured one",
+                info=help_text("rerank.base_url"),
+                elem_id=f"{prefix}-rerank-url",
+            )
     return kind, depth, model, base_url

@@ -25,8 +25,12 @@ from frontend.forms import experiment_config
 
 ELSEWHERE = ("filter.", "embedding_model", "rerank.")
 # The settings drawn as one row of boxes, in SETTINGS' order with the check boxes last.
-ROW = tuple(sorted((s for s in retrieval.SETTINGS if not s.names_a_set and not s.path.startswith(ELSEWHERE)),
-                   key=lambda s: s.kind is bool))
+ROW = tuple(
+    sorted(
+        (s for s in retrieval.SETTINGS if not s.names_a_set and not s.path.startswith(ELSEWHERE)),
+        key=lambda s: s.kind is bool,
+    )
+)
 BOUNDED = tuple(s for s in ROW if s.limit)
 
 # How the pages word and start a box where the setting's path and help would not do.
@@ -127,8 +131,9 @@ def retrieval_limit_updates(gateway: ChunkLab) -> tuple:
 def _bound(setting: retrieval.Setting, high) -> dict:
     # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
     if setting.kind is int and setting.optional:  # a Textbox: the bounds are said, not enforced
-        return gr.update(info=f"{INFO.get(setting.path, setting.help)}; 0 to {high}; empty = as indexed",
-                         interactive=True)
+        return gr.update(
+            info=f"{INFO.get(setting.path, setting.help)}; 0 to {high}; empty = as indexed", interactive=True
+        )
     if setting.path == "top_k":
         return gr.update(minimum=0, maximum=high, info=f"hits, up to {high}", interactive=True)
     return gr.update(minimum=0, maximum=high, interactive=True)

@@ -14,15 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import experiment_state
+from chunklab.v1 import evaluator_pb2
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.views.render import render, render_macro
-from chunklab.v1 import evaluator_pb2
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
 from frontend.views.formatting import when
 from frontend.views.retrieval_html import NO_CHUNKS
-
 
 
 def state_name(experiment: evaluator_pb2.Experiment) -> str:
@@ -50,18 +49,29 @@ def question_set_label(question_set: evaluator_pb2.QuestionSet) -> str:
 def experiment_choices(experiments: Sequence[evaluator_pb2.Experiment]) -> list[tuple[str, str]]:
     """(label, experiment_id) for dropdowns, newest first as the service lists them."""
     return [
-        (f"{title(e)} · {state_name(e)} · ±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next} · "
-         f"{embedding_model(e)} · {e.experiment_id[:8]}", e.experiment_id)
+        (
+            f"{title(e)} · {state_name(e)} · ±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next} · "
+            f"{embedding_model(e)} · {e.experiment_id[:8]}",
+            e.experiment_id,
+        )
         for e in experiments
     ]
 
 
 def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> str:
     rows = [
-        {"experiment_id": e.experiment_id, "state": state_name(e), "title": title(e),
-         "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)), "runs": plural(len(e.runs), "run"),
-         "neighbours": retrieval_view.neighbours_badge(e), "embedding_model": embedding_model(e), "top_k": e.config.retrieval.top_k,
-         "questions": f"{e.questions_done}/{e.questions_total}", "created": when(e.created_at)}
+        {
+            "experiment_id": e.experiment_id,
+            "state": state_name(e),
+            "title": title(e),
+            "strategies": ", ".join(dict.fromkeys(g.strategy for g in e.config.strategies)),
+            "runs": plural(len(e.runs), "run"),
+            "neighbours": retrieval_view.neighbours_badge(e),
+            "embedding_model": embedding_model(e),
+            "top_k": e.config.retrieval.top_k,
+            "questions": f"{e.questions_done}/{e.questions_total}",
+            "created": when(e.created_at),
+        }
         for e in experiments
     ]
     return render("frontend", "experiments_table.html.j2", experiments=rows)
@@ -77,8 +87,12 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("prompt tokens", f"{estimate.prompt_tokens:,}"),
         ("completion tokens", f"{estimate.completion_tokens:,}"),
         ("estimated cost", usd(estimate.estimated_cost_usd)),
-        ("estimated time", duration(estimate.estimated_seconds) if estimate.HasField("estimated_seconds")
-         else "not known yet (no finished experiment to measure by)"),
+        (
+            "estimated time",
+            duration(estimate.estimated_seconds)
+            if estimate.HasField("estimated_seconds")
+            else "not known yet (no finished experiment to measure by)",
+        ),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
     return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
@@ -144,8 +158,11 @@ def judged_columns(runs: Sequence[evaluator_pb2.ExperimentRun], metrics: MetricF
     """The answer measures some run has: answer similarity by embeddings, then the judge's;
     columns no run measured are left out, so the summary never says "not measured" for a
     measure the detail shows."""
-    return [name for name in metrics.group("judge")
-            if any(metrics.of(name, r.mean_metrics, r.mean_judge) is not None for r in runs)]
+    return [
+        name
+        for name in metrics.group("judge")
+        if any(metrics.of(name, r.mean_metrics, r.mean_judge) is not None for r in runs)
+    ]
 
 
 def costed(runs: Sequence[evaluator_pb2.ExperimentRun]) -> bool:
@@ -154,11 +171,17 @@ def costed(runs: Sequence[evaluator_pb2.ExperimentRun]) -> bool:
     return any(r.usage.llm_calls or r.usage.estimated_cost_usd for r in runs)
 
 
-def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
-                  judged: Sequence[str] = (), with_cost: bool = True) -> list[str]:
+def _metric_cells(
+    run: evaluator_pb2.ExperimentRun,
+    metrics: MetricFormat,
+    ranked: Sequence[str],
+    judged: Sequence[str] = (),
+    with_cost: bool = True,
+) -> list[str]:
     m = run.mean_metrics
-    cells = [metrics.value(name, getattr(m, name)) if m.questions_labelled else "–"
-             for name in metrics.groups(*RUN_GROUPS)]
+    cells = [
+        metrics.value(name, getattr(m, name)) if m.questions_labelled else "–" for name in metrics.groups(*RUN_GROUPS)
+    ]
     cells += [metrics.cell(name, m) for name in ranked]
     for measure in judged:
         value = metrics.of(measure, m, run.mean_judge)
@@ -169,21 +192,38 @@ def _metric_cells(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranke
     return cells
 
 
-def run_columns(metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = (),
-                with_cost: bool = True) -> list[str]:
-    return ["run", "questions", *(metrics.label(name) for name in (*metrics.groups(*RUN_GROUPS), *ranked, *judged)),
-            "chunks / q", "tokens / q", *(("LLM calls", "cost") if with_cost else ())]
+def run_columns(
+    metrics: MetricFormat, ranked: Sequence[str] = (), judged: Sequence[str] = (), with_cost: bool = True
+) -> list[str]:
+    return [
+        "run",
+        "questions",
+        *(metrics.label(name) for name in (*metrics.groups(*RUN_GROUPS), *ranked, *judged)),
+        "chunks / q",
+        "tokens / q",
+        *(("LLM calls", "cost") if with_cost else ()),
+    ]
 
 
-def _run_row(run: evaluator_pb2.ExperimentRun, metrics: MetricFormat, ranked: Sequence[str],
-             judged: Sequence[str], with_cost: bool) -> dict:
-    return {"run_key": run.run_key, "index_reused": run.index_reused, "error": run.error,
-            "questions": f"{run.questions_done}/{run.questions_total}",
-            "cells": _metric_cells(run, metrics, ranked, judged, with_cost)}
+def _run_row(
+    run: evaluator_pb2.ExperimentRun,
+    metrics: MetricFormat,
+    ranked: Sequence[str],
+    judged: Sequence[str],
+    with_cost: bool,
+) -> dict:
+    return {
+        "run_key": run.run_key,
+        "index_reused": run.index_reused,
+        "error": run.error,
+        "questions": f"{run.questions_done}/{run.questions_total}",
+        "cells": _metric_cells(run, metrics, ranked, judged, with_cost),
+    }
 
 
-def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat,
-                            question_set: evaluator_pb2.QuestionSet | None = None) -> str:
+def experiment_summary_html(
+    experiment: evaluator_pb2.Experiment, metrics: MetricFormat, question_set: evaluator_pb2.QuestionSet | None = None
+) -> str:
     """The experiment's header (state, badges, provenance, its question set by name), the
     verdict (ADR 0058) and its run means; the rank and answer measures that some run has
     (recall@10 needs a top_k of 10), LLM calls and cost only where some run called an LLM."""
@@ -201,12 +241,19 @@ def experiment_summary_html(experiment: evaluator_pb2.Experiment, metrics: Metri
     if experiment.HasField("progress") and experiment.progress.message:
         facts.insert(1, f"now {experiment.progress.message}")  # what a run does mid-run, after a reload too
     return render(
-        "frontend", "experiment_summary.html.j2", experiment_id=experiment.experiment_id,
-        state=state_name(experiment), title=title(experiment), neighbours=retrieval_view.neighbours_badge(experiment),
-        embedding_model=embedding_model(experiment), facts=facts, error=experiment.error,
+        "frontend",
+        "experiment_summary.html.j2",
+        experiment_id=experiment.experiment_id,
+        state=state_name(experiment),
+        title=title(experiment),
+        neighbours=retrieval_view.neighbours_badge(experiment),
+        embedding_model=embedding_model(experiment),
+        facts=facts,
+        error=experiment.error,
         columns=run_columns(metrics, ranked, judged, costed(experiment.runs)),
         runs=[_run_row(run, metrics, ranked, judged, costed(experiment.runs)) for run in experiment.runs],
-        winner=winner_view(experiment.validation, metrics), verdict=verdict_view(experiment.verdict, metrics),
+        winner=winner_view(experiment.validation, metrics),
+        verdict=verdict_view(experiment.verdict, metrics),
     )
 
 
@@ -230,8 +277,10 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
     measures = []
     if m.labelled:
         hits = metrics.group("hits")  # each beside its measure on the expanded context, "recall 50% (…)"
-        measures += [f"{shown(name)} ({shown(name + '_hits')})" if name + "_hits" in hits else shown(name)
-                     for name in metrics.group("labelled")]
+        measures += [
+            f"{shown(name)} ({shown(name + '_hits')})" if name + "_hits" in hits else shown(name)
+            for name in metrics.group("labelled")
+        ]
         measures += [shown(name) for name in hits if name.removesuffix("_hits") not in metrics.group("labelled")]
         ranked = metrics.measured_in("rank", [m])
         if ranked:  # none at all: a result stored before the rank measures existed
@@ -241,8 +290,11 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
                 measures.append(f"not measured (deeper than the run's top_k): {', '.join(unmeasured)}")
     else:
         measures.append("no reference excerpts: recall, precision and IoU are not measured")
-    measures += [shown(name) for name in metrics.group("judge")  # the judge's own scores are listed below
-                 if name not in metrics.judge_scores() and metrics.of(name, m) is not None]
+    measures += [
+        shown(name)
+        for name in metrics.group("judge")  # the judge's own scores are listed below
+        if name not in metrics.judge_scores() and metrics.of(name, m) is not None
+    ]
     measures.append(f"{m.chunks_sent} chunks, {metrics.value('tokens_sent', m.tokens_sent)} tokens sent")
     measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
     return measures
@@ -252,12 +304,22 @@ def question_detail_html(result: evaluator_pb2.QuestionResult, metrics: MetricFo
     """One question of one run: its answer, measures, judge reasons and the context it was given."""
     judge, scored = None, metrics.judge_scores()
     if result.judge.judge_model or any(getattr(result.judge, x).measured for x in scored):
-        judge = {"model": result.judge.judge_model,
-                 "scores": [_score_row(name, getattr(result.judge, name)) for name in scored]}
+        judge = {
+            "model": result.judge.judge_model,
+            "scores": [_score_row(name, getattr(result.judge, name)) for name in scored],
+        }
     return render(
-        "frontend", "question_detail.html.j2", question_id=result.question_id, run_key=result.run_key,
-        question=result.question, error=result.error, answer=result.answer, extractive=result.extractive,
-        measures=_measures(result.metrics, metrics), judge=judge,
-        nodes=retrieval_view.tree_view(result.expansion_tree), chunks=retrieval_view.flat_view(result.retrieved_chunks),
+        "frontend",
+        "question_detail.html.j2",
+        question_id=result.question_id,
+        run_key=result.run_key,
+        question=result.question,
+        error=result.error,
+        answer=result.answer,
+        extractive=result.extractive,
+        measures=_measures(result.metrics, metrics),
+        judge=judge,
+        nodes=retrieval_view.tree_view(result.expansion_tree),
+        chunks=retrieval_view.flat_view(result.retrieved_chunks),
         no_chunks=NO_CHUNKS,
     )

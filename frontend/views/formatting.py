@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from chunklab import knobs
-
 from chunklab.text import pages
-from chunklab.views.render import render
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
+from chunklab.views.render import render
 
-DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested",
-                    "id"]
+DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested", "id"]
 # How the UI names a document's format; the enum's own name where a format is missing here.
 FORMAT_NAMES = {
-    documents_pb2.DOCUMENT_FORMAT_MARKDOWN: "Markdown", documents_pb2.DOCUMENT_FORMAT_TEXT: "text",
-    documents_pb2.DOCUMENT_FORMAT_DOCX: "DOCX", documents_pb2.DOCUMENT_FORMAT_PDF: "PDF",
+    documents_pb2.DOCUMENT_FORMAT_MARKDOWN: "Markdown",
+    documents_pb2.DOCUMENT_FORMAT_TEXT: "text",
+    documents_pb2.DOCUMENT_FORMAT_DOCX: "DOCX",
+    documents_pb2.DOCUMENT_FORMAT_PDF: "PDF",
     documents_pb2.DOCUMENT_FORMAT_HTML: "HTML",
 }
 
@@ -31,7 +31,7 @@ FORMAT_NAMES = {
 def when(timestamp) -> str:
     if not timestamp.seconds and not timestamp.nanos:
         return ""
-    return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(timestamp.seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def size_label(size_bytes: int) -> str:
@@ -58,8 +58,17 @@ def page_count(document: documents_pb2.Document) -> str:
 def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
     """Rows for the documents table, columns as in DOCUMENT_COLUMNS (the id last, for selection)."""
     return [
-        [d.name, d.collection, d.language, format_name(d.format), size_label(d.size_bytes),
-         d.character_count, page_count(d), when(d.ingested_at), d.document_id]
+        [
+            d.name,
+            d.collection,
+            d.language,
+            format_name(d.format),
+            size_label(d.size_bytes),
+            d.character_count,
+            page_count(d),
+            when(d.ingested_at),
+            d.document_id,
+        ]
         for d in documents
     ]
 
@@ -74,8 +83,6 @@ def message_html(text: str, kind: str = "info") -> str:
     return render("frontend", "message.html.j2", text=text, kind=kind)
 
 
-
-
 def set_knobs(indexed) -> str:
     """An index set's knob values as they read in a form."""
     return ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(indexed.spec.knobs.items())) or "defaults"
@@ -86,25 +93,48 @@ def indexed_sets_html(sets: list, embedding_model: str) -> str:
     order): per strategy its configurations side by side, the active one (what a
     query without a configuration searches) marked, pinned ones too."""
     rows = [
-        {"strategy": s.strategy, "knobs": set_knobs(s), "config_id": s.config_id, "points": s.points,
-         "indexed": when(s.indexed_at), "active": s.active, "pinned": s.pinned, "used": when(s.last_used_at)}
+        {
+            "strategy": s.strategy,
+            "knobs": set_knobs(s),
+            "config_id": s.config_id,
+            "points": s.points,
+            "indexed": when(s.indexed_at),
+            "active": s.active,
+            "pinned": s.pinned,
+            "used": when(s.last_used_at),
+        }
         for s in sets
     ]
-    return render("frontend", "indexed_sets.html.j2", sets=rows, embedding_model=embedding_model,
-                  text=f"Not indexed with {embedding_model} yet: process it below.", kind="info")
+    return render(
+        "frontend",
+        "indexed_sets.html.j2",
+        sets=rows,
+        embedding_model=embedding_model,
+        text=f"Not indexed with {embedding_model} yet: process it below.",
+        kind="info",
+    )
 
 
 def set_choices(sets: list) -> list[tuple[str, str]]:
     """The index-set dropdown: "strategy · knobs · config id (active)", valued "strategy/config_id"."""
-    return [(f"{s.strategy} · {set_knobs(s)} · {s.config_id}" + (" (active)" if s.active else "")
-             + (" (pinned)" if s.pinned else ""), f"{s.strategy}/{s.config_id}") for s in sets]
+    return [
+        (
+            f"{s.strategy} · {set_knobs(s)} · {s.config_id}"
+            + (" (active)" if s.active else "")
+            + (" (pinned)" if s.pinned else ""),
+            f"{s.strategy}/{s.config_id}",
+        )
+        for s in sets
+    ]
 
 
 def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
     page_note = f", {page_count(d)} pages" if page_count(d) else ""
-    where = (f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{page_note}, "
-             f"id {d.document_id}")
+    where = (
+        f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{page_note}, "
+        f"id {d.document_id}"
+    )
     if response.already_existed:
         return message_html(f"{d.name} was already uploaded ({where}); nothing changed.", "info")
     return message_html(f"Uploaded {d.name} ({where}).", "ok")
@@ -170,8 +200,12 @@ def result_html(result: chunker_pb2.ProcessDocumentResult) -> str:
     """strategies_completed and strategies_failed (with the reasons), as the spec names them."""
     view = {
         "completed": [
-            {"strategy": o.strategy, "chunk_count": o.chunk_count, "seconds": o.seconds,
-             "embeddings_cached": o.embeddings_cached}
+            {
+                "strategy": o.strategy,
+                "chunk_count": o.chunk_count,
+                "seconds": o.seconds,
+                "embeddings_cached": o.embeddings_cached,
+            }
             for o in result.strategies_completed
         ],
         "failed": [{"strategy": f.strategy, "reason": f.reason} for f in result.strategies_failed],
@@ -188,8 +222,13 @@ def _document_outcome(result, names: dict[str, str]) -> dict:
         parts = [f"{o.strategy} {o.chunk_count} chunks" for o in result.result.strategies_completed]
         parts += [f"{f.strategy} failed: {f.reason}" for f in result.result.strategies_failed]
         text, outcome = "; ".join(parts), "failed" if result.result.strategies_failed else "ok"
-    return {"document_id": result.document_id, "name": names.get(result.document_id, result.document_id),
-            "text": text, "outcome": outcome, "deliveries": result.deliveries}
+    return {
+        "document_id": result.document_id,
+        "name": names.get(result.document_id, result.document_id),
+        "text": text,
+        "outcome": outcome,
+        "deliveries": result.deliveries,
+    }
 
 
 def broker_label(broker: str) -> str:
@@ -202,8 +241,14 @@ def bulk_load_html(load: chunker_pb2.BulkLoad, names: dict[str, str]) -> str:
     """A bulk load's progress and, per finished document, what each strategy did."""
     done, total = len(load.results), load.jobs_total
     return render(
-        "frontend", "bulk_load.html.j2", state="done" if done >= total else "running", done=done, total=total,
-        short_id=load.bulk_load_id[:8], broker=broker_label(load.broker), items=[_document_outcome(r, names) for r in load.results],
+        "frontend",
+        "bulk_load.html.j2",
+        state="done" if done >= total else "running",
+        done=done,
+        total=total,
+        short_id=load.bulk_load_id[:8],
+        broker=broker_label(load.broker),
+        items=[_document_outcome(r, names) for r in load.results],
     )
 
 
@@ -216,14 +261,25 @@ def _load_state(load: chunker_pb2.BulkLoad) -> str:
 def bulk_loads_html(loads) -> str:
     """Recent bulk loads, newest first: how far each is, how many failed, whether it was cancelled."""
     rows = [
-        {"bulk_load_id": load.bulk_load_id, "state": _load_state(load), "submitted": when(load.submitted_at),
-         "finished": load.jobs_finished, "total": load.jobs_total, "failed": load.jobs_failed,
-         "cancelled": load.cancelled}
+        {
+            "bulk_load_id": load.bulk_load_id,
+            "state": _load_state(load),
+            "submitted": when(load.submitted_at),
+            "finished": load.jobs_finished,
+            "total": load.jobs_total,
+            "failed": load.jobs_failed,
+            "cancelled": load.cancelled,
+        }
         for load in loads
     ]
     first = loads[0] if loads else None
-    return render("frontend", "bulk_loads.html.j2", loads=rows, broker=broker_label(first.broker) if first else "",
-                  queued=first.jobs_queued if first else 0)
+    return render(
+        "frontend",
+        "bulk_loads.html.j2",
+        loads=rows,
+        broker=broker_label(first.broker) if first else "",
+        queued=first.jobs_queued if first else 0,
+    )
 
 
 def health_html(rows) -> str:
@@ -235,14 +291,25 @@ def health_html(rows) -> str:
 def index_stats_html(stats) -> str:
     """The retriever's index: backend, points per model/strategy/collection, and cold storage."""
     rows = [
-        {"embedding_model": r.embedding_model, "strategy": r.strategy, "collection": r.collection,
-         "points": r.points, "documents": r.documents, "size": size_label(r.bytes)}
+        {
+            "embedding_model": r.embedding_model,
+            "strategy": r.strategy,
+            "collection": r.collection,
+            "points": r.points,
+            "documents": r.documents,
+            "size": size_label(r.bytes),
+        }
         for r in stats.rows
     ]
     return render(
-        "frontend", "index_stats.html.j2", backend=stats.backend or "?", total_points=stats.total_points,
-        disk=size_label(stats.disk_bytes), archived_documents=stats.archived_documents,
-        archive=size_label(stats.archive_bytes), searches=[_search_kind(stats.backend, i) for i in stats.indexes],
+        "frontend",
+        "index_stats.html.j2",
+        backend=stats.backend or "?",
+        total_points=stats.total_points,
+        disk=size_label(stats.disk_bytes),
+        archived_documents=stats.archived_documents,
+        archive=size_label(stats.archive_bytes),
+        searches=[_search_kind(stats.backend, i) for i in stats.indexes],
         rows=rows,
     )
 
@@ -255,8 +322,10 @@ def _search_kind(backend: str, index) -> str:
     if index.graph_current:
         return f"{name}: HNSW graph over every point (built {when(index.graph_built_at)})"
     if index.HasField("graph_built_at"):
-        return (f"{name}: HNSW graph built {when(index.graph_built_at)}; points written since are searched "
-                "exactly until the next build")
+        return (
+            f"{name}: HNSW graph built {when(index.graph_built_at)}; points written since are searched "
+            "exactly until the next build"
+        )
     return f"{name}: exact search (an HNSW graph is built once the index is big enough and idle)"
 
 
@@ -265,5 +334,10 @@ def catalog_html(catalog) -> str:
     llm = catalog.llm or (
         "none configured (contextual strategies cannot run; answers are extractive unless a request names a model)"
     )
-    return render("frontend", "catalog.html.j2", strategies=len(catalog.strategies),
-                  embedding_models=list(catalog.embedding_models), llm=llm)
+    return render(
+        "frontend",
+        "catalog.html.j2",
+        strategies=len(catalog.strategies),
+        embedding_models=list(catalog.embedding_models),
+        llm=llm,
+    )

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views.metric_format import MetricFormat
 from frontend.views import result_plots as data
 from frontend.views.result_plots import MEANS_COLUMNS, TRADEOFF_COLUMNS, WINS_COLUMNS
-
 
 # Axis numbers as the tables write them: four significant digits, no trailing zeros ("100", "0.756").
 AXIS = ",.4~r"
@@ -40,18 +39,41 @@ class ResultPlots:
 def section(prefix: str) -> ResultPlots:
     """The plots, hidden until something is shown; element ids start with `prefix`."""
     tradeoff = gr.ScatterPlot(
-        x=TRADEOFF_COLUMNS[1], y=TRADEOFF_COLUMNS[2], color=TRADEOFF_COLUMNS[3], color_map=data.FRONT_COLOURS,
-        color_title="", tooltip="all", y_axis_format=AXIS, visible=False, elem_id=f"{prefix}-tradeoff-plot",
+        x=TRADEOFF_COLUMNS[1],
+        y=TRADEOFF_COLUMNS[2],
+        color=TRADEOFF_COLUMNS[3],
+        color_map=data.FRONT_COLOURS,
+        color_title="",
+        tooltip="all",
+        y_axis_format=AXIS,
+        visible=False,
+        elem_id=f"{prefix}-tradeoff-plot",
     )
     with gr.Row():
         metric = gr.Dropdown(label="Bars of", choices=[], visible=False, scale=1, elem_id=f"{prefix}-means-metric")
     with gr.Row():
-        means = gr.BarPlot(x=MEANS_COLUMNS[0], y=MEANS_COLUMNS[1], tooltip="all", x_label_angle=-20, visible=False,
-                       y_axis_format=AXIS,
-                           scale=2, elem_id=f"{prefix}-means-plot")
+        means = gr.BarPlot(
+            x=MEANS_COLUMNS[0],
+            y=MEANS_COLUMNS[1],
+            tooltip="all",
+            x_label_angle=-20,
+            visible=False,
+            y_axis_format=AXIS,
+            scale=2,
+            elem_id=f"{prefix}-means-plot",
+        )
         intervals = gr.Dataframe(visible=False, interactive=False, scale=1, elem_id=f"{prefix}-means-table")
-    wins = gr.BarPlot(x=WINS_COLUMNS[0], y=WINS_COLUMNS[2], color=WINS_COLUMNS[1], color_map=data.OUTCOME_COLOURS,
-                      color_title="", tooltip="all", x_label_angle=-20, visible=False, elem_id=f"{prefix}-wins-plot")
+    wins = gr.BarPlot(
+        x=WINS_COLUMNS[0],
+        y=WINS_COLUMNS[2],
+        color=WINS_COLUMNS[1],
+        color_map=data.OUTCOME_COLOURS,
+        color_title="",
+        tooltip="all",
+        x_label_angle=-20,
+        visible=False,
+        elem_id=f"{prefix}-wins-plot",
+    )
     plots = ResultPlots(tradeoff, metric, means, intervals, wins, gr.State(None))
     metric.input(means_updates, inputs=[plots.shown, metric], outputs=[means, intervals])
     return plots
@@ -65,10 +87,18 @@ def means_updates(shown: tuple[list[pb.Experiment], MetricFormat] | None, metric
     frame = data.means_frame(experiments, metrics, metric)
     label = metrics.label(metric)
     top = max([*frame[MEANS_COLUMNS[3]], *frame[MEANS_COLUMNS[1]], 0.0]) or 1.0
-    return (gr.update(value=frame, visible=True, title=f"{label}: mean per run (95% interval in the tooltip)",
-                      y_title=f"{label} ({metrics.value_unit(metric)})", y_lim=[0, top * 1.05]),
-            gr.update(value=frame[[MEANS_COLUMNS[0], MEANS_COLUMNS[4]]].rename(columns={MEANS_COLUMNS[4]: label}),
-                      visible=True))
+    return (
+        gr.update(
+            value=frame,
+            visible=True,
+            title=f"{label}: mean per run (95% interval in the tooltip)",
+            y_title=f"{label} ({metrics.value_unit(metric)})",
+            y_lim=[0, top * 1.05],
+        ),
+        gr.update(
+            value=frame[[MEANS_COLUMNS[0], MEANS_COLUMNS[4]]].rename(columns={MEANS_COLUMNS[4]: label}), visible=True
+        ),
+    )
 
 
 def updates(experiments: list[pb.Experiment], pairs: list[pb.PairwiseWins], metrics: MetricFormat) -> list:
@@ -84,12 +114,21 @@ def updates(experiments: list[pb.Experiment], pairs: list[pb.PairwiseWins], metr
     wins = data.wins_frame(experiments, pairs)
     means, intervals = means_updates(shown, names[0])
     return [
-        gr.update(value=tradeoff, visible=not tradeoff.empty, title=f"{label} against tokens sent",
-                  x_title="tokens sent per question", y_title=f"{label} ({metrics.value_unit(metric)})"),
+        gr.update(
+            value=tradeoff,
+            visible=not tradeoff.empty,
+            title=f"{label} against tokens sent",
+            x_title="tokens sent per question",
+            y_title=f"{label} ({metrics.value_unit(metric)})",
+        ),
         gr.update(choices=[(metrics.label(n), n) for n in names], value=names[0], visible=True),
-        means, intervals,
-        gr.update(value=wins, visible=not wins.empty,
-                  title=f"Per question: wins, ties and losses on {label} of the first run of each pair",
-                  y_title="questions"),
+        means,
+        intervals,
+        gr.update(
+            value=wins,
+            visible=not wins.empty,
+            title=f"Per question: wins, ties and losses on {label} of the first run of each pair",
+            y_title="questions",
+        ),
         shown,
     ]

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views.metric_format import MetricFormat
 from chunklab.views.verdict_view import TOKENS, pareto_front
 
 TRADEOFF_COLUMNS = ("run", "tokens sent", "quality", "Pareto front")
@@ -47,8 +47,11 @@ def run_labels(experiments: Sequence[pb.Experiment]) -> dict[tuple[str, str], st
     """(experiment_id, run_key) -> how a plot names the run: its short key alone for one
     experiment, "experiment: run" when several are compared."""
     several = len(experiments) > 1
-    return {(e.experiment_id, r.run_key): f"{_title(e)}: {plot_label(r.run_key)}" if several else plot_label(r.run_key)
-            for e in experiments for r in e.runs}
+    return {
+        (e.experiment_id, r.run_key): f"{_title(e)}: {plot_label(r.run_key)}" if several else plot_label(r.run_key)
+        for e in experiments
+        for r in e.runs
+    }
 
 
 def deciding_metric(experiments: Sequence[pb.Experiment]) -> str:
@@ -57,8 +60,12 @@ def deciding_metric(experiments: Sequence[pb.Experiment]) -> str:
 
 def _means(experiments: Sequence[pb.Experiment], metric: str) -> list[tuple[str, pb.MeanInterval]]:
     labels = run_labels(experiments)
-    return [(labels.get((e.experiment_id, m.run_key), m.run_key), m)
-            for e in experiments for m in e.verdict.means if m.metric == metric]
+    return [
+        (labels.get((e.experiment_id, m.run_key), m.run_key), m)
+        for e in experiments
+        for m in e.verdict.means
+        if m.metric == metric
+    ]
 
 
 def tradeoff_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat) -> pd.DataFrame:
@@ -68,10 +75,17 @@ def tradeoff_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat) 
     quality = dict(_means(experiments, metric)) if metric else {}
     tokens = dict(_means(experiments, TOKENS))
     runs = [run for run in quality if run in tokens]
-    front = set(pareto_front([(run, quality[run].mean, tokens[run].mean) for run in runs],
-                             metrics.info(metric).higher_is_better, metrics.info(TOKENS).higher_is_better))
-    rows = [(run, tokens[run].mean, quality[run].mean * metrics.scale(metric), FRONT if run in front else DOMINATED)
-            for run in runs]
+    front = set(
+        pareto_front(
+            [(run, quality[run].mean, tokens[run].mean) for run in runs],
+            metrics.info(metric).higher_is_better,
+            metrics.info(TOKENS).higher_is_better,
+        )
+    )
+    rows = [
+        (run, tokens[run].mean, quality[run].mean * metrics.scale(metric), FRONT if run in front else DOMINATED)
+        for run in runs
+    ]
     return pd.DataFrame(rows, columns=list(TRADEOFF_COLUMNS))
 
 
@@ -85,8 +99,16 @@ def means_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat, met
     """One row per run: its mean of `metric` and the ends of the 95% interval (the bar
     and its tooltip), and the interval as the tables write it."""
     scale = metrics.scale(metric)
-    rows = [(run, m.mean * scale, m.ci_low * scale, m.ci_high * scale,
-             metrics.mean_interval(metric, m.mean, m.ci_low, m.ci_high)) for run, m in _means(experiments, metric)]
+    rows = [
+        (
+            run,
+            m.mean * scale,
+            m.ci_low * scale,
+            m.ci_high * scale,
+            metrics.mean_interval(metric, m.mean, m.ci_low, m.ci_high),
+        )
+        for run, m in _means(experiments, metric)
+    ]
     return pd.DataFrame(rows, columns=list(MEANS_COLUMNS))
 
 
@@ -96,7 +118,9 @@ def wins_frame(experiments: Sequence[pb.Experiment], pairs: Sequence[pb.Pairwise
     labels = run_labels(experiments)
     rows = []
     for p in pairs:
-        pair = (f"{labels.get((p.experiment_id, p.run_key), p.run_key)} vs "
-                f"{labels.get((p.other_experiment_id, p.other_run_key), p.other_run_key)}")
+        pair = (
+            f"{labels.get((p.experiment_id, p.run_key), p.run_key)} vs "
+            f"{labels.get((p.other_experiment_id, p.other_run_key), p.other_run_key)}"
+        )
         rows += [(pair, outcome, count) for outcome, count in zip(OUTCOMES, (p.wins, p.ties, p.losses))]
     return pd.DataFrame(rows, columns=list(WINS_COLUMNS))

@@ -8,10 +8,10 @@ piece of document text, since documents are user uploads and may hold markup.
 
 from __future__ import annotations
 
+from chunklab.v1 import common_pb2, retriever_pb2
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import plural
 from chunklab.views.render import render, render_macro
-from chunklab.v1 import common_pb2, retriever_pb2
 
 NO_CHUNKS = "No chunks were retrieved: no chunk of the searched index sets matches the filters."
 
@@ -26,14 +26,20 @@ def flat_list_html(response: retriever_pb2.RetrieveResponse, empty: str = NO_CHU
     """`retrieved_chunks` in the service's order: what the LLM will see, one document's
     overlapping or touching chunks merged into one passage (and said so); `empty` says why
     when there are none."""
-    return render_macro("frontend", "retrieval.html.j2", "context_passages",
-                        retrieval_view.passage_view(response.retrieved_chunks), empty)
+    return render_macro(
+        "frontend",
+        "retrieval.html.j2",
+        "context_passages",
+        retrieval_view.passage_view(response.retrieved_chunks),
+        empty,
+    )
 
 
 def expansion_tree_html(response: retriever_pb2.RetrieveResponse) -> str:
     """`expansion_tree`: the hits in the service's (score) order, each with its expansion nested."""
-    return render_macro("frontend", "retrieval.html.j2", "expansion_tree",
-                        retrieval_view.tree_view(response.expansion_tree))
+    return render_macro(
+        "frontend", "retrieval.html.j2", "expansion_tree", retrieval_view.tree_view(response.expansion_tree)
+    )
 
 
 def hits_phrase(retrieved_chunks, tree: common_pb2.ExpansionTree) -> str:
@@ -42,8 +48,10 @@ def hits_phrase(retrieved_chunks, tree: common_pb2.ExpansionTree) -> str:
     holding the 4 hits" rather than a "0 hits" that reads like a failure."""
     hits = sum(1 for item in retrieved_chunks if item.label == common_pb2.CHUNK_LABEL_HIT)
     if retrieved_chunks and all(item.label == common_pb2.CHUNK_LABEL_PARENT for item in retrieved_chunks):
-        return (f"{plural(len(retrieved_chunks), 'parent')} holding the {plural(len(tree.hits), 'hit')} "
-                "(children: see them in the expansion tree)")
+        return (
+            f"{plural(len(retrieved_chunks), 'parent')} holding the {plural(len(tree.hits), 'hit')} "
+            "(children: see them in the expansion tree)"
+        )
     return f"{plural(hits, 'hit')} + {len(retrieved_chunks) - hits} added by expansion"
 
 
@@ -52,8 +60,11 @@ def context_summary_html(context, strategy: str, embedding_model: str = "") -> s
     chunks, what they are made of (hits_phrase) and the tokens sent."""
     retrieved = context.retrieved_chunks
     return render(
-        "frontend", "context_summary.html.j2", chunks=len(retrieved),
+        "frontend",
+        "context_summary.html.j2",
+        chunks=len(retrieved),
         made_of=hits_phrase(retrieved, context.expansion_tree),
         tokens=sum(item.chunk.token_count for item in retrieved),
-        strategy=strategy, embedding_model=embedding_model or "(default)",
+        strategy=strategy,
+        embedding_model=embedding_model or "(default)",
     )

@@ -119,7 +119,7 @@ class Broker(ABC):
     def queued(self) -> int:
         """Jobs not yet acknowledged, leased or not."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: only a broker with connections has any to release
         """Releases connections."""
 
 
@@ -162,8 +162,10 @@ class RedisBroker(Broker):
             else:
                 what = "refused a command"
             incident = logged(log, f"the message broker ({self.describe}) {what}")
-            raise Unavailable(f"the message broker ({self.describe}) {what} (incident {incident}); the chunker "
-                              "log has the details. Check that Redis is running and reachable, then try again") from None
+            raise Unavailable(
+                f"the message broker ({self.describe}) {what} (incident {incident}); the chunker "
+                "log has the details. Check that Redis is running and reachable, then try again"
+            ) from None
 
     def submit(self, batch_id: str, payloads: list[bytes]) -> None:
         def run() -> None:
@@ -237,11 +239,11 @@ class RedisBroker(Broker):
         # ours, and idle longer than a claim just made (renewals come every
         # quarter lease, so ours has been idle at least that long).
         def run() -> None:
-            pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id,
-                                                 delivery.message_id, 1)
+            pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id, delivery.message_id, 1)
             if pending and pending[0]["consumer"].decode() == consumer:
-                self._redis.xclaim(self.STREAM, self.GROUP, consumer, int(lease_s * 1000 / 8),
-                                   [delivery.message_id], justid=True)
+                self._redis.xclaim(
+                    self.STREAM, self.GROUP, consumer, int(lease_s * 1000 / 8), [delivery.message_id], justid=True
+                )
 
         self._guard(run)
 
@@ -258,8 +260,7 @@ class RedisBroker(Broker):
         # A stream entry's delivery count cannot be lowered: the job goes back
         # as a new entry, in the same transaction that removes the old one.
         def run() -> None:
-            pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id,
-                                                 delivery.message_id, 1)
+            pending = self._redis.xpending_range(self.STREAM, self.GROUP, delivery.message_id, delivery.message_id, 1)
             if not pending or pending[0]["consumer"].decode() != consumer:
                 return
             pipe = self._redis.pipeline(transaction=True)
@@ -330,8 +331,9 @@ class EmbeddedBroker(Broker):
         """This thread's connection, in autocommit mode (transactions are explicit)."""
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None,
-                                 check_same_thread=False)
+            db = sqlite3.connect(
+                self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
@@ -345,20 +347,26 @@ class EmbeddedBroker(Broker):
             now = time.time()
             db.execute("DELETE FROM batches WHERE submitted_at < ?", (now - KEEP_S,))
             db.execute("DELETE FROM results WHERE batch_id NOT IN (SELECT id FROM batches)")
-            db.execute("INSERT INTO batches (id, jobs_total, submitted_at) VALUES (?, ?, ?)",
-                       (batch_id, len(payloads), now))
+            db.execute(
+                "INSERT INTO batches (id, jobs_total, submitted_at) VALUES (?, ?, ?)", (batch_id, len(payloads), now)
+            )
             db.executemany("INSERT INTO jobs (payload) VALUES (?)", [(p,) for p in payloads])
 
     def batch(self, batch_id: str) -> Batch | None:
         with self._db() as db:
-            row = db.execute("SELECT jobs_total, submitted_at, cancelled FROM batches "
-                             "WHERE id = ? AND submitted_at >= ?", (batch_id, time.time() - KEEP_S)).fetchone()
+            row = db.execute(
+                "SELECT jobs_total, submitted_at, cancelled FROM batches WHERE id = ? AND submitted_at >= ?",
+                (batch_id, time.time() - KEEP_S),
+            ).fetchone()
         return Batch(row[0], row[1], bool(row[2])) if row else None
 
     def recent_batches(self, limit: int) -> list[tuple[str, Batch]]:
         with self._db() as db:
-            rows = db.execute("SELECT id, jobs_total, submitted_at, cancelled FROM batches WHERE submitted_at >= ? "
-                              "ORDER BY submitted_at DESC, rowid DESC LIMIT ?", (time.time() - KEEP_S, limit)).fetchall()
+            rows = db.execute(
+                "SELECT id, jobs_total, submitted_at, cancelled FROM batches WHERE submitted_at >= ? "
+                "ORDER BY submitted_at DESC, rowid DESC LIMIT ?",
+                (time.time() - KEEP_S, limit),
+            ).fetchall()
         return [(row[0], Batch(row[1], row[2], bool(row[3]))) for row in rows]
 
     def cancel(self, batch_id: str) -> None:
@@ -372,11 +380,14 @@ class EmbeddedBroker(Broker):
                 now = time.time()
                 row = db.execute(
                     "SELECT id, payload, deliveries FROM jobs WHERE leased_until < ? "
-                    "ORDER BY leased_until > 0 DESC, id LIMIT 1", (now,)
+                    "ORDER BY leased_until > 0 DESC, id LIMIT 1",
+                    (now,),
                 ).fetchone() or self._orphaned(db, now)
                 if row is not None:
-                    db.execute("UPDATE jobs SET deliveries = deliveries + 1, leased_until = ?, consumer = ? "
-                               "WHERE id = ?", (now + lease_s, consumer, row[0]))
+                    db.execute(
+                        "UPDATE jobs SET deliveries = deliveries + 1, leased_until = ?, consumer = ? WHERE id = ?",
+                        (now + lease_s, consumer, row[0]),
+                    )
                     return Delivery(str(row[0]), bytes(row[1]), row[2] + 1)
             if time.monotonic() >= until:
                 return None
@@ -386,15 +397,18 @@ class EmbeddedBroker(Broker):
     def _orphaned(db: sqlite3.Connection, now: float) -> tuple | None:
         """A leased job whose worker's process is gone (chunklab.rpc.replicas.process_gone)."""
         for job_id, payload, deliveries, consumer in db.execute(
-                "SELECT id, payload, deliveries, consumer FROM jobs WHERE leased_until >= ? ORDER BY id", (now,)):
+            "SELECT id, payload, deliveries, consumer FROM jobs WHERE leased_until >= ? ORDER BY id", (now,)
+        ):
             if process_gone(consumer):
                 return job_id, payload, deliveries
         return None
 
     def renew(self, delivery: Delivery, consumer: str, lease_s: float) -> None:
         with self._db() as db:
-            db.execute("UPDATE jobs SET leased_until = ? WHERE id = ? AND consumer = ?",
-                       (time.time() + lease_s, int(delivery.message_id), consumer))
+            db.execute(
+                "UPDATE jobs SET leased_until = ? WHERE id = ? AND consumer = ?",
+                (time.time() + lease_s, int(delivery.message_id), consumer),
+            )
 
     def ack(self, delivery: Delivery) -> None:
         with self._db() as db:
@@ -402,8 +416,11 @@ class EmbeddedBroker(Broker):
 
     def release(self, delivery: Delivery, consumer: str) -> None:
         with self._db() as db:
-            db.execute("UPDATE jobs SET leased_until = 0, deliveries = deliveries - 1, consumer = NULL "
-                       "WHERE id = ? AND consumer = ?", (int(delivery.message_id), consumer))
+            db.execute(
+                "UPDATE jobs SET leased_until = 0, deliveries = deliveries - 1, consumer = NULL "
+                "WHERE id = ? AND consumer = ?",
+                (int(delivery.message_id), consumer),
+            )
 
     def put_result(self, batch_id: str, payload: bytes) -> None:
         with self._db() as db:
@@ -438,8 +455,10 @@ class _Transaction:
         if is_busy(exc):
             return busy_error(f"of the message broker ({self._describe})", self._busy_timeout_s)
         incident = logged(log, f"the message broker's database ({self._describe}) failed", exc)
-        return Unavailable(f"the message broker's database ({self._describe}) failed (incident {incident}); the "
-                           "chunker log has the details. Check the data folder's disk, then try again")
+        return Unavailable(
+            f"the message broker's database ({self._describe}) failed (incident {incident}); the "
+            "chunker log has the details. Check the data folder's disk, then try again"
+        )
 
     def __enter__(self) -> sqlite3.Connection:
         try:

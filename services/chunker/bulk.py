@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from google.protobuf.message import DecodeError
 
-from chunklab.rpc import tracing
 from chunklab.errors import Cancelled, InvalidArgument, NotFound, ServiceError, Unavailable
+from chunklab.rpc import tracing
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import chunker_pb2
 from services.chunker.broker import Batch, Broker, Delivery, local_consumer
@@ -51,24 +51,29 @@ class BulkLoads:
         self.broker = broker
         self._document_exists = document_exists
 
-    def submit(self, request: chunker_pb2.SubmitBulkLoadRequest,
-               cancelled: threading.Event | None = None) -> chunker_pb2.BulkLoad:
+    def submit(
+        self, request: chunker_pb2.SubmitBulkLoadRequest, cancelled: threading.Event | None = None
+    ) -> chunker_pb2.BulkLoad:
         """Checks and queues a bulk load; `cancelled` (the call ended) stops the
         check of its documents, one call to ingest each, before anything is queued."""
         documents = list(request.document_ids)
         if not documents:
             raise InvalidArgument("name at least one document to load (upload them first)")
         if len(documents) > MAX_DOCUMENTS:
-            raise InvalidArgument(f"a bulk load takes at most {MAX_DOCUMENTS:,} documents; split the "
-                                  f"{len(documents):,} into several")
+            raise InvalidArgument(
+                f"a bulk load takes at most {MAX_DOCUMENTS:,} documents; split the {len(documents):,} into several"
+            )
         repeated = sorted(d for d, n in Counter(documents).items() if n > 1)
         if repeated:
             raise InvalidArgument(f"each document may appear once per bulk load; repeated: {', '.join(repeated)}")
         if request.HasField("llm") and request.llm.api_key:
-            raise InvalidArgument("a bulk load cannot carry an LLM api_key (its jobs wait in the message broker); "
-                                  "configure the key on the chunker (CHUNKLAB_LLM_API_KEY)")
-        template = chunker_pb2.ProcessDocumentRequest(strategies=request.strategies,
-                                                      embedding_model=request.embedding_model)
+            raise InvalidArgument(
+                "a bulk load cannot carry an LLM api_key (its jobs wait in the message broker); "
+                "configure the key on the chunker (CHUNKLAB_LLM_API_KEY)"
+            )
+        template = chunker_pb2.ProcessDocumentRequest(
+            strategies=request.strategies, embedding_model=request.embedding_model
+        )
         if request.HasField("llm"):
             template.llm.CopyFrom(request.llm)
         self._service.check(template)
@@ -93,15 +98,22 @@ class BulkLoads:
         if not 0 <= limit <= MAX_LISTED:
             raise InvalidArgument(f"limit must be between 0 and {MAX_LISTED} (0 means {DEFAULT_LISTED})")
         queued = self.broker.queued()
-        loads = [self._load(bulk_load_id, batch, queued) for bulk_load_id, batch in
-                 self.broker.recent_batches(limit or DEFAULT_LISTED)]
+        loads = [
+            self._load(bulk_load_id, batch, queued)
+            for bulk_load_id, batch in self.broker.recent_batches(limit or DEFAULT_LISTED)
+        ]
         for load in loads:
             del load.results[:]
         return chunker_pb2.ListBulkLoadsResponse(bulk_loads=loads)
 
     def _load(self, bulk_load_id: str, batch: Batch, queued: int) -> chunker_pb2.BulkLoad:
-        load = chunker_pb2.BulkLoad(bulk_load_id=bulk_load_id, jobs_total=batch.jobs_total, cancelled=batch.cancelled,
-                                    broker=self.broker.describe, jobs_queued=queued)
+        load = chunker_pb2.BulkLoad(
+            bulk_load_id=bulk_load_id,
+            jobs_total=batch.jobs_total,
+            cancelled=batch.cancelled,
+            broker=self.broker.describe,
+            jobs_queued=queued,
+        )
         load.submitted_at.FromSeconds(int(batch.submitted_at))
         seen: set[str] = set()
         for payload in self.broker.results(bulk_load_id):
@@ -131,8 +143,14 @@ class BulkLoads:
 class Worker:
     """Takes jobs off the broker one at a time until stopped."""
 
-    def __init__(self, service: ChunkerService, broker: Broker, name: str | None = None,
-                 lease_s: float = LEASE_S, max_deliveries: int = MAX_DELIVERIES) -> None:
+    def __init__(
+        self,
+        service: ChunkerService,
+        broker: Broker,
+        name: str | None = None,
+        lease_s: float = LEASE_S,
+        max_deliveries: int = MAX_DELIVERIES,
+    ) -> None:
         self.name = name or local_consumer(uuid.uuid4().hex[:6])
         self._service = service
         self._broker = broker
@@ -164,7 +182,7 @@ class Worker:
             except ServiceError as exc:
                 log.warning("bulk worker %s: %s; trying again in %.0fs", self.name, exc.message, BROKER_RETRY_S)
                 self._stop.wait(BROKER_RETRY_S)
-            except Exception:  # noqa: BLE001 - a worker outlives any one job
+            except Exception:  # a worker outlives any one job
                 log.exception("bulk worker %s failed; trying again in %.0fs", self.name, BROKER_RETRY_S)
                 self._stop.wait(BROKER_RETRY_S)
 
@@ -175,26 +193,34 @@ class Worker:
             log.error("bulk worker %s: message %s is not a BulkLoadJob; dropped", self.name, delivery.message_id)
             self._broker.ack(delivery)
             return
-        result = chunker_pb2.BulkLoadJobResult(job_id=job.job_id, document_id=job.request.document_id,
-                                               deliveries=delivery.deliveries, worker=self.name)
+        result = chunker_pb2.BulkLoadJobResult(
+            job_id=job.job_id, document_id=job.request.document_id, deliveries=delivery.deliveries, worker=self.name
+        )
         if delivery.deliveries > 1 and self._finished(job):
             # Its worker stored the result and died before acknowledging it: the
             # job was done once, and is not run again (ADR 0065).
-            log.info("bulk job %s on %s was finished by a worker that stopped before acknowledging it; "
-                     "not run again", job.job_id, job.request.document_id)
+            log.info(
+                "bulk job %s on %s was finished by a worker that stopped before acknowledging it; not run again",
+                job.job_id,
+                job.request.document_id,
+            )
             self._broker.ack(delivery)
             return
         batch = self._broker.batch(job.bulk_load_id)
         if batch is not None and batch.cancelled:
             result.error = "cancelled before it ran (CancelBulkLoad)"
         elif delivery.deliveries > self._max_deliveries:
-            result.error = (f"given up: the job was handed out {delivery.deliveries} times and each time its worker "
-                            "stopped or a service it needs was unreachable; see the chunker logs, then load the "
-                            "document again")
+            result.error = (
+                f"given up: the job was handed out {delivery.deliveries} times and each time its worker "
+                "stopped or a service it needs was unreachable; see the chunker logs, then load the "
+                "document again"
+            )
         else:
             # One trace per job: the broker carries no caller's context.
-            with self._renewing(delivery), tracing.span("bulk load job", bulk_load_id=job.bulk_load_id,
-                                                        document_id=job.request.document_id):
+            with (
+                self._renewing(delivery),
+                tracing.span("bulk load job", bulk_load_id=job.bulk_load_id, document_id=job.request.document_id),
+            ):
                 try:
                     for event in self._service.process(job.request, self._stop):
                         if event.HasField("result"):
@@ -202,12 +228,17 @@ class Worker:
                 except Unavailable as exc:
                     # A peer (ingest, the embeddings endpoint) is down: neither finished
                     # nor failed. The job comes back when its lease runs out.
-                    log.warning("bulk job %s on %s: %s; it is delivered again in %.0fs", job.job_id,
-                                job.request.document_id, exc.message, self._lease_s)
+                    log.warning(
+                        "bulk job %s on %s: %s; it is delivered again in %.0fs",
+                        job.job_id,
+                        job.request.document_id,
+                        exc.message,
+                        self._lease_s,
+                    )
                     return
                 except ServiceError as exc:
                     result.error = exc.message
-                except Exception:  # noqa: BLE001 - reported with the job, the worker goes on
+                except Exception:  # reported with the job, the worker goes on
                     result.error = reported(log, f"bulk job {job.job_id} on document {job.request.document_id} failed")
             if not result.HasField("result") and not result.error:
                 # Stopped part-way: the job goes back on the queue for another worker.
@@ -218,8 +249,10 @@ class Worker:
         self._broker.ack(delivery)
 
     def _finished(self, job: chunker_pb2.BulkLoadJob) -> bool:
-        return any(chunker_pb2.BulkLoadJobResult.FromString(payload).job_id == job.job_id
-                   for payload in self._broker.results(job.bulk_load_id))
+        return any(
+            chunker_pb2.BulkLoadJobResult.FromString(payload).job_id == job.job_id
+            for payload in self._broker.results(job.bulk_load_id)
+        )
 
     @contextmanager
     def _renewing(self, delivery: Delivery):

@@ -70,8 +70,7 @@ class _Disk:
         self.path = path
         self.max_bytes = max_bytes
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
-                                   timeout=busy_timeout_s)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=busy_timeout_s)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS models (namespace TEXT PRIMARY KEY, tbl TEXT NOT NULL)")
@@ -169,8 +168,14 @@ def _now_us() -> int:
 
 
 class EmbeddingCache:
-    def __init__(self, path: Path | None, memory_items: int = MEMORY_ITEMS, max_bytes: int = 0,
-                 clock: Callable[[], float] = time.monotonic, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        memory_items: int = MEMORY_ITEMS,
+        max_bytes: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+        busy_timeout_s: float = DB_BUSY_TIMEOUT_S,
+    ) -> None:
         """max_bytes: the most vector data kept on disk (0: no limit); busy_timeout_s:
         how long a read or write waits for another writer's lock before it skips the disk."""
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -244,7 +249,9 @@ class EmbeddingCache:
                 self._remember(key, vector, now)
             if self._disk is not None and items:
                 try:
-                    self._disk.put(namespace, [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
+                    self._disk.put(
+                        namespace, [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
+                    )
                 except sqlite3.Error as exc:
                     self._disk_failed(exc)
 

@@ -16,5 +16,7 @@ def reported(log: logging.Logger, what: str) -> str:
     """Logs the exception being handled under a new incident id; returns the
     sentence for the client. Call it from an `except` block."""
     incident = logged(log, what)
-    return (f"{what} with an internal error (incident {incident}); the chunker log has the details. "
-            "Try again, and report the incident if it fails again")
+    return (
+        f"{what} with an internal error (incident {incident}); the chunker log has the details. "
+        "Try again, and report the incident if it fails again"
+    )

@@ -74,7 +74,10 @@ class LLMPool:
         base_url = choice.base_url.strip()
         if base_url and base_url.rstrip("/") != self.endpoint.base_url.rstrip("/"):
             return dataclasses.replace(
-                self.endpoint, base_url=base_url, api_key=choice.api_key, model=choice.model.strip() or self.endpoint.model
+                self.endpoint,
+                base_url=base_url,
+                api_key=choice.api_key,
+                model=choice.model.strip() or self.endpoint.model,
             )
         return dataclasses.replace(
             self.endpoint,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import grpc
 
-from chunklab.rpc import channels
 from chunklab.errors import from_rpc_error
+from chunklab.rpc import channels
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, ingest_pb2, retriever_pb2
 

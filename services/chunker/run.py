@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from chunklab.rpc import tracing
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
+from chunklab.rpc import tracing
 from chunklab.v1 import chunker_pb2
 from services.chunker.cache import EmbeddingCache
 from services.chunker.llm import LLMPool, Usage
@@ -35,7 +35,9 @@ MIN_STEP = 0.01
 MIN_INTERVAL_S = 0.5
 
 
-def progress_event(strategy: str, phase: int, fraction: float, message: str, **extra) -> chunker_pb2.ProcessDocumentEvent:
+def progress_event(
+    strategy: str, phase: int, fraction: float, message: str, **extra
+) -> chunker_pb2.ProcessDocumentEvent:
     return chunker_pb2.ProcessDocumentEvent(
         progress=chunker_pb2.StrategyProgress(
             strategy=strategy, phase=phase, fraction_done=fraction, message=message, **extra
@@ -113,11 +115,17 @@ class StrategyRun:
             # embedding is; the bar stays where the strategy put it, the words move on.
             return self.embed(texts, lambda done, total: report(0.0, f"embedding {done}/{total} pieces")).vectors
 
-        def chat_many(requests: list[list[dict]], *, model: str | None = None, max_tokens: int | None = None) -> list[str]:
+        def chat_many(
+            requests: list[list[dict]], *, model: str | None = None, max_tokens: int | None = None
+        ) -> list[str]:
             return self.llm.chat_many(
-                self.endpoint, requests, self.usage,
+                self.endpoint,
+                requests,
+                self.usage,
                 lambda done, total: report(done / total, f"the LLM answered {done}/{total}"),
-                self.cancelled, model=model, max_tokens=max_tokens,
+                self.cancelled,
+                model=model,
+                max_tokens=max_tokens,
             )
 
         return ChunkingContext(embed=embed, chat_many=chat_many, report=report)
@@ -140,7 +148,7 @@ def run_in_thread(
         try:
             with tracing.span("run strategy", **ids):
                 box["value"] = work(events.put)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer
+        except BaseException as exc:  # re-raised in the consumer
             box["error"] = exc
         finally:
             events.put(_DONE)

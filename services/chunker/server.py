@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from chunklab.rpc import cancellation, limits, tracing
-
 from chunklab import embeddings
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.llm import ChatEndpoint
+from chunklab.rpc import cancellation, limits, tracing
 from chunklab.rpc.server import CLOSE_S, configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
@@ -70,7 +69,8 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
         settings.llm_max_concurrency,
     )
     cache = EmbeddingCache(
-        settings.data_dir / "cache" / "embeddings.sqlite3", max_bytes=int(settings.embedding_cache_max_mb * 1e6),
+        settings.data_dir / "cache" / "embeddings.sqlite3",
+        max_bytes=int(settings.embedding_cache_max_mb * 1e6),
         busy_timeout_s=settings.db_busy_timeout_s,
     )
     service = ChunkerService(peers.get_document, peers.index_chunks, get_provider, settings.embedding_model, cache, llm)

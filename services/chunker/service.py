@@ -81,8 +81,9 @@ class ChunkerService:
 
     # -- preview -----------------------------------------------------------
 
-    def preview(self, request: chunker_pb2.PreviewChunksRequest,
-                cancelled: threading.Event | None = None) -> chunker_pb2.PreviewChunksResponse:
+    def preview(
+        self, request: chunker_pb2.PreviewChunksRequest, cancelled: threading.Event | None = None
+    ) -> chunker_pb2.PreviewChunksResponse:
         """One strategy's chunks of a stored document, nothing indexed; `cancelled`
         (the call ended) stops a long LLM or embedding phase at its next step."""
         cancelled = cancelled or threading.Event()
@@ -92,14 +93,18 @@ class ChunkerService:
         if strategy.requires_llm and not endpoint.configured:
             raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {NO_LLM}")
         source = SourceDocument(self._fetch_document(request.document_id))
-        run = StrategyRun(provider, self._cache, self._llm, endpoint, Progress(strategy.name, lambda _: None, cancelled), cancelled)
+        run = StrategyRun(
+            provider, self._cache, self._llm, endpoint, Progress(strategy.name, lambda _: None, cancelled), cancelled
+        )
         try:
             chunks = strategy.chunks_of(source, run.context(lambda fraction, message: None))
         except NoLLM as exc:
             raise FailedPrecondition(f"{strategy.name} needs an LLM to chunk, and {exc}") from None
         except LLMError as exc:
             raise Unavailable(f"{strategy.name} could not chunk: {exc}") from None
-        return chunker_pb2.PreviewChunksResponse(chunks=chunks, config_id=strategy.config_id, usage=run.usage.to_proto())
+        return chunker_pb2.PreviewChunksResponse(
+            chunks=chunks, config_id=strategy.config_id, usage=run.usage.to_proto()
+        )
 
     # -- processing --------------------------------------------------------
 
@@ -132,12 +137,14 @@ class ChunkerService:
             yield progress_event(strategy.name, chunker_pb2.STRATEGY_PHASE_STARTED, 0.0, "chunking")
             try:
                 outcome = yield from run_in_thread(
-                    lambda emit, s=strategy: self._run(
+                    lambda emit, s=strategy, started=started: self._run(
                         s, source, provider, endpoint, request.activation, emit, cancelled, started
                     ),
                     f"chunker-{strategy.name}",
                     cancelled,
-                    document_id=request.document_id, strategy=strategy.name, config_id=strategy.config_id,
+                    document_id=request.document_id,
+                    strategy=strategy.name,
+                    config_id=strategy.config_id,
                 )
             except Cancelled:
                 return
@@ -145,21 +152,29 @@ class ChunkerService:
                 reason = str(exc)
             except ServiceError as exc:
                 reason = exc.message
-            except Exception:  # noqa: BLE001 - one strategy's failure must not stop the others
+            except Exception:  # one strategy's failure must not stop the others
                 reason = reported(log, f"{strategy.name} failed on document {request.document_id}")
             else:
                 result.strategies_completed.append(outcome)
                 yield progress_event(
-                    strategy.name, chunker_pb2.STRATEGY_PHASE_COMPLETED, 1.0,
+                    strategy.name,
+                    chunker_pb2.STRATEGY_PHASE_COMPLETED,
+                    1.0,
                     f"{outcome.chunk_count} chunks indexed ({outcome.embeddings_cached} embeddings from the cache)",
-                    chunk_count=outcome.chunk_count, seconds=outcome.seconds,
-                    embeddings_cached=outcome.embeddings_cached, usage=outcome.usage,
+                    chunk_count=outcome.chunk_count,
+                    seconds=outcome.seconds,
+                    embeddings_cached=outcome.embeddings_cached,
+                    usage=outcome.usage,
                 )
                 continue
             result.strategies_failed.add(strategy=strategy.name, reason=reason)
             yield progress_event(
-                strategy.name, chunker_pb2.STRATEGY_PHASE_FAILED, 1.0, f"failed: {reason}",
-                error=reason, seconds=time.perf_counter() - started,
+                strategy.name,
+                chunker_pb2.STRATEGY_PHASE_FAILED,
+                1.0,
+                f"failed: {reason}",
+                error=reason,
+                seconds=time.perf_counter() - started,
             )
         yield chunker_pb2.ProcessDocumentEvent(result=result)
 
@@ -222,7 +237,9 @@ class ChunkerService:
         # the strategy itself made while it chunked.
         phases = common_pb2.ProcessingPhases(
             chunk_seconds=max(0.0, chunked_at - started - embedded_while_chunking),
-            embed_seconds=run.embed_seconds, index_seconds=ended - indexing_at)
+            embed_seconds=run.embed_seconds,
+            index_seconds=ended - indexing_at,
+        )
         return chunker_pb2.StrategyOutcome(
             strategy=strategy.name,
             config_id=strategy.config_id,

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import grpc
 
-from chunklab.rpc import channels
 from chunklab.errors import from_rpc_error
+from chunklab.rpc import channels
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, ingest_pb2, retriever_pb2
 
@@ -58,7 +58,9 @@ class GrpcPeers:
 
     def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
         try:
-            reply = self._chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=self._settings.rpc_timeout_s)
+            reply = self._chunker.ListStrategies(
+                chunker_pb2.ListStrategiesRequest(), timeout=self._settings.rpc_timeout_s
+            )
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "chunker") from None
         return list(reply.strategies)
@@ -68,7 +70,9 @@ class GrpcPeers:
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
         """Indexes an experiment's own set, beside the active one (ADR 0038)."""
         request = chunker_pb2.ProcessDocumentRequest(
-            document_id=document_id, strategies=[spec], embedding_model=embedding_model,
+            document_id=document_id,
+            strategies=[spec],
+            embedding_model=embedding_model,
             activation=common_pb2.ACTIVATION_KEEP_CURRENT,
         )
         call = self._chunker.ProcessDocument(request, timeout=self._settings.long_rpc_timeout_s)
@@ -91,9 +95,14 @@ class GrpcPeers:
         """The document's index set of this configuration; None only when the retriever
         answers NOT_FOUND. Any other failure is raised (a retriever out of reach or too
         slow as Unavailable): it never passes for a set that is not there."""
-        request = retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model=embedding_model, document_id=document_id, strategy=strategy, config_id=config_id,
-        ))
+        request = retriever_pb2.GetIndexedSetRequest(
+            key=retriever_pb2.IndexedSetKey(
+                embedding_model=embedding_model,
+                document_id=document_id,
+                strategy=strategy,
+                config_id=config_id,
+            )
+        )
         try:
             return self._retriever.GetIndexedSet(request, timeout=self._settings.rpc_timeout_s)
         except grpc.RpcError as exc:

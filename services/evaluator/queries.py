@@ -25,8 +25,9 @@ class QueryService:
         self._deps = deps
         self._repo = deps.repository
 
-    def answer(self, request: evaluator_pb2.AnswerRequest,
-               cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.AnswerEvent]:
+    def answer(
+        self, request: evaluator_pb2.AnswerRequest, cancelled: threading.Event | None = None
+    ) -> Iterator[evaluator_pb2.AnswerEvent]:
         """The context, the answer as it is written, then the result, stored as a
         query. Once `cancelled` is set (the call ended) the model stops writing,
         nothing is stored and Cancelled is raised."""
@@ -57,8 +58,9 @@ class QueryService:
         else:
             answer = None
             try:
-                for piece in answers.stream_llm_answer(ChatClient(endpoint), question, response.retrieved_chunks,
-                                                       cancelled):
+                for piece in answers.stream_llm_answer(
+                    ChatClient(endpoint), question, response.retrieved_chunks, cancelled
+                ):
                     if isinstance(piece, answers.Answer):
                         answer = piece
                     else:
@@ -67,20 +69,37 @@ class QueryService:
                 raise Unavailable(f"the answer model failed: {exc}") from None
         latency = (time.perf_counter() - started) * 1e3
         usage = common_pb2.TokenUsage(
-            prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
             llm_calls=0 if answer.extractive else 1,
-            estimated_cost_usd=0.0 if answer.extractive else pricing.cost_usd(
-                answer.model, answer.prompt_tokens, answer.completion_tokens),
+            estimated_cost_usd=0.0
+            if answer.extractive
+            else pricing.cost_usd(answer.model, answer.prompt_tokens, answer.completion_tokens),
         )
-        self._repo.add_query(QueryRow(
-            query_id=query_id, question=question, strategy=settings.strategy, answer=answer.text,
-            extractive=answer.extractive, model=answer.model, latency_ms=latency, created_at=utcnow(),
-            context=context.SerializeToString(), settings=settings.SerializeToString(),
-        ))
-        yield evaluator_pb2.AnswerEvent(result=evaluator_pb2.AnswerResult(
-            query_id=query_id, answer=answer.text, extractive=answer.extractive, model=answer.model,
-            usage=usage, latency_ms=latency,
-        ))
+        self._repo.add_query(
+            QueryRow(
+                query_id=query_id,
+                question=question,
+                strategy=settings.strategy,
+                answer=answer.text,
+                extractive=answer.extractive,
+                model=answer.model,
+                latency_ms=latency,
+                created_at=utcnow(),
+                context=context.SerializeToString(),
+                settings=settings.SerializeToString(),
+            )
+        )
+        yield evaluator_pb2.AnswerEvent(
+            result=evaluator_pb2.AnswerResult(
+                query_id=query_id,
+                answer=answer.text,
+                extractive=answer.extractive,
+                model=answer.model,
+                usage=usage,
+                latency_ms=latency,
+            )
+        )
 
     # -- feedback -----------------------------------------------------------
 
@@ -90,14 +109,24 @@ class QueryService:
         query = self._repo.query(request.query_id)
         now = utcnow()
         row = FeedbackRow(
-            feedback_id=str(uuid.uuid4()), query_id=query.query_id, thumbs_up=request.thumbs_up,
-            comment=request.comment, strategy=query.strategy, created_at=now,
+            feedback_id=str(uuid.uuid4()),
+            query_id=query.query_id,
+            thumbs_up=request.thumbs_up,
+            comment=request.comment,
+            strategy=query.strategy,
+            created_at=now,
         )
         self._repo.add_feedback(row)
         context = evaluator_pb2.AnswerContext.FromString(query.context)
         return evaluator_pb2.Feedback(
-            feedback_id=row.feedback_id, query_id=query.query_id, thumbs_up=row.thumbs_up, comment=row.comment,
-            strategy=row.strategy, created_at=to_proto(now), question=query.question, answer=query.answer,
+            feedback_id=row.feedback_id,
+            query_id=query.query_id,
+            thumbs_up=row.thumbs_up,
+            comment=row.comment,
+            strategy=row.strategy,
+            created_at=to_proto(now),
+            question=query.question,
+            answer=query.answer,
             retrieved_chunks=context.retrieved_chunks,
         )
 
@@ -105,7 +134,9 @@ class QueryService:
         totals: dict[str, list[int]] = {}
         for strategy, up, count in self._repo.feedback_counts():
             totals.setdefault(strategy, [0, 0])[0 if up else 1] += count
-        return evaluator_pb2.SummarizeFeedbackResponse(strategies=[
-            evaluator_pb2.FeedbackSummary(strategy=s, thumbs_up=u, thumbs_down=d)
-            for s, (u, d) in sorted(totals.items())
-        ])
+        return evaluator_pb2.SummarizeFeedbackResponse(
+            strategies=[
+                evaluator_pb2.FeedbackSummary(strategy=s, thumbs_up=u, thumbs_down=d)
+                for s, (u, d) in sorted(totals.items())
+            ]
+        )

@@ -11,11 +11,11 @@ import subprocess
 from pathlib import Path
 
 import chunklab
-from chunklab.rpc import cancellation, limits, tracing
 from chunklab import embeddings
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
+from chunklab.rpc import cancellation, limits, tracing
 from chunklab.rpc.replicas import replica_name
 from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
@@ -129,8 +129,12 @@ def code_version() -> str:
     version = f"chunklab {getattr(chunklab, '__version__', '0.1.0')}"
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
-            capture_output=True, text=True, timeout=2, check=False,
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
@@ -138,8 +142,7 @@ def code_version() -> str:
 
 
 def build_service(settings: Settings) -> EvaluatorService:
-    repository = Repository(
-        make_sessionmaker(settings.database_url_for("evaluator"), Base, settings.db_busy_timeout_s))
+    repository = Repository(make_sessionmaker(settings.database_url_for("evaluator"), Base, settings.db_busy_timeout_s))
     deps = RunnerDeps(
         repository=repository,
         peers=GrpcPeers(settings),

@@ -16,8 +16,9 @@ from services.evaluator.reports.service import ReportService
 
 
 class EvaluatorService:
-    def __init__(self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int,
-                 leases: Leases | None = None) -> None:
+    def __init__(
+        self, deps: RunnerDeps, max_upload_bytes: int, report_piece_bytes: int, leases: Leases | None = None
+    ) -> None:
         """leases: where this replica claims the experiments it runs (ADR 0065); by
         default a 30 s lease in the repository's database under this process's name."""
         self._repo = deps.repository

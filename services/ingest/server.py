@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from chunklab.rpc import limits, tracing
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import InvalidArgument
+from chunklab.rpc import limits, tracing
 from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.timeutil import from_proto

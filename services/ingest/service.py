@@ -21,8 +21,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
-from chunklab.rpc import limits
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
+from chunklab.rpc import limits
 from chunklab.rpc.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import documents_pb2 as pb
@@ -68,8 +68,17 @@ def resolve_format(name: str, declared: int) -> int:
 # Word document (parts missing, relationships pointing nowhere, odd XML).
 log = logging.getLogger(__name__)
 
-_UNREADABLE_DOCX = (KeyError, ValueError, AttributeError, TypeError, IndexError, etree.XMLSyntaxError,
-                    zipfile.BadZipFile, OpcError, PythonDocxError)
+_UNREADABLE_DOCX = (
+    KeyError,
+    ValueError,
+    AttributeError,
+    TypeError,
+    IndexError,
+    etree.XMLSyntaxError,
+    zipfile.BadZipFile,
+    OpcError,
+    PythonDocxError,
+)
 
 
 _FRONT_MATTER_DATE = re.compile(r"^(?:date|published|published_at)\s*:\s*[\"']?([0-9][0-9T:+\-. Z]*)", re.M)
@@ -154,7 +163,9 @@ class IngestService:
         limits.check_collection(collection)  # the retriever's own rule: it filters and sweeps by collection
         language = language.strip().lower()
         if language and not _LANGUAGE_CODE.match(language):
-            raise InvalidArgument(f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect")
+            raise InvalidArgument(
+                f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect"
+            )
         self._check_size(name, declared_size)
         buffer = bytearray()
         for piece in pieces:
@@ -227,9 +238,7 @@ class IngestService:
         with self._sessions() as session:
             total = session.scalar(select(func.count()).select_from(query.subquery()))
             rows = session.scalars(
-                query.order_by(DocumentRow.ingested_at.desc(), DocumentRow.document_id)
-                .offset(offset)
-                .limit(size)
+                query.order_by(DocumentRow.ingested_at.desc(), DocumentRow.document_id).offset(offset).limit(size)
             ).all()
             documents = [self._to_proto(r, pb.DOCUMENT_VIEW_BASIC) for r in rows]
         next_token = encode_token(offset + size) if offset + size < total else ""

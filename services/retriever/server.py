@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 
 from chunklab import embeddings, retrieval
-
-from chunklab.rpc import limits, tracing
 from chunklab.embeddings import get_provider, warm_up_in_background
 from chunklab.errors import InvalidArgument
+from chunklab.rpc import limits, tracing
 from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import retriever_pb2, retriever_pb2_grpc
@@ -101,12 +100,19 @@ def build(settings: Settings) -> tuple[RetrieverService, IndexSets, Sweeper]:
     if settings.qdrant_url:
         from qdrant_client import QdrantClient
 
-        client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key or None,
-                              timeout=int(settings.rpc_timeout_s))
+        client = QdrantClient(
+            url=settings.qdrant_url, api_key=settings.qdrant_api_key or None, timeout=int(settings.rpc_timeout_s)
+        )
     registry = IndexRegistry(root / "edge", store, client, settings.qdrant_replication_factor)
-    service = RetrieverService(registry, store, settings.embedding_model, get_provider, settings.freshness_windows,
-                               journal=Journal(root / "journal"),
-                               rerankers=Rerankers(RerankConfig.from_settings(settings)))
+    service = RetrieverService(
+        registry,
+        store,
+        settings.embedding_model,
+        get_provider,
+        settings.freshness_windows,
+        journal=Journal(root / "journal"),
+        rerankers=Rerankers(RerankConfig.from_settings(settings)),
+    )
     retention = Retention(settings.set_retention_days, int(settings.set_budget_mb * 1024**2))
     sets = IndexSets(service, retention)
     sweeper = Sweeper(service, ColdStorage(root / "archive"), sets)

@@ -12,15 +12,14 @@ import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from chunklab import ids, retrieval
-
-from chunklab.rpc import limits
 from chunklab.embeddings import check_dimension
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.knobs import spec_to_dict
+from chunklab.rpc import limits
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
 from services.retriever.checks import check_retrieve, check_window_days
@@ -177,19 +176,36 @@ class RetrieverService:
             if active and not make_active:  # the active set indexed again by an experiment stays active
                 for point in points:
                     point.payload[SET_STATE_FIELD] = ACTIVE
-            note = self.journal.begin("index", embedding_model=header.embedding_model, dimension=header.dimension,
-                                      document_id=header.document_id, strategy=header.strategy,
-                                      config_id=header.config_id)
+            note = self.journal.begin(
+                "index",
+                embedding_model=header.embedding_model,
+                dimension=header.dimension,
+                document_id=header.document_id,
+                strategy=header.strategy,
+                config_id=header.config_id,
+            )
             try:
-                replaced = 0 if index is None else index.replace(
-                    header.document_id, header.strategy, header.config_id, points, make_active)
+                replaced = (
+                    0
+                    if index is None
+                    else index.replace(header.document_id, header.strategy, header.config_id, points, make_active)
+                )
                 self.store.record_set(
-                    embedding_model=header.embedding_model, document_id=header.document_id, strategy=header.strategy,
-                    config_id=header.config_id, dimension=header.dimension, spec=spec_to_dict(header.spec),
-                    expansion=header.expansion, document_name=first.document_name, collection=first.collection,
+                    embedding_model=header.embedding_model,
+                    document_id=header.document_id,
+                    strategy=header.strategy,
+                    config_id=header.config_id,
+                    dimension=header.dimension,
+                    spec=spec_to_dict(header.spec),
+                    expansion=header.expansion,
+                    document_name=first.document_name,
+                    collection=first.collection,
                     published_ts=points[0].payload[TIME_FIELD] if points else 0.0,
-                    points=len(points), bytes=size, active=active,
-                    terms=TermCounts.of(p.sparse for p in points), language=first.language,
+                    points=len(points),
+                    bytes=size,
+                    active=active,
+                    terms=TermCounts.of(p.sparse for p in points),
+                    language=first.language,
                 )
             except Exception:
                 self._settle_after_failure(note)
@@ -200,8 +216,9 @@ class RetrieverService:
         return len(points), replaced, active
 
     @staticmethod
-    def _points(header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk],
-                active: bool) -> tuple[list[IndexPoint], int]:
+    def _points(
+        header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk], active: bool
+    ) -> tuple[list[IndexPoint], int]:
         """The chunks as points, checked; and their approximate bytes."""
         seen: set[tuple[int, int]] = set()
         points: list[IndexPoint] = []
@@ -223,7 +240,9 @@ class RetrieverService:
             try:
                 uuid.UUID(chunk.chunk_id)
             except ValueError:
-                raise InvalidArgument(f"chunk_id {chunk.chunk_id!r} is not a UUID (use chunklab.ids.chunk_id)") from None
+                raise InvalidArgument(
+                    f"chunk_id {chunk.chunk_id!r} is not a UUID (use chunklab.ids.chunk_id)"
+                ) from None
             searchable = role not in LOOKUP_ONLY_ROLES
             if searchable and len(item.vector) != header.dimension:
                 raise InvalidArgument(
@@ -264,9 +283,12 @@ class RetrieverService:
         lock); what cannot be undone now (its store failing too) is settled at the next start."""
         try:
             self._settle_index(note)
-        except Exception as exc:  # noqa: BLE001 - the write's own failure is the one to report
-            log.warning("an index write of %s failed and could not be undone yet (%s); the next start settles it",
-                        note.fields, exc)
+        except Exception as exc:  # the write's own failure is the one to report
+            log.warning(
+                "an index write of %s failed and could not be undone yet (%s); the next start settles it",
+                note.fields,
+                exc,
+            )
 
     def _settle_index(self, note: Note) -> None:
         """A set whose record does not match its points (the record not written,
@@ -387,20 +409,38 @@ class RetrieverService:
             ),
         )
 
-    def _ranked(self, index, model: str, query: str, vector: list[float], where: c.Condition, depth: int,
-                as_of_ts: float, request: retriever_pb2.RetrieveRequest) -> list[tuple[dict, float]]:
+    def _ranked(
+        self,
+        index,
+        model: str,
+        query: str,
+        vector: list[float],
+        where: c.Condition,
+        depth: int,
+        as_of_ts: float,
+        request: retriever_pb2.RetrieveRequest,
+    ) -> list[tuple[dict, float]]:
         """The candidates in ranking order: dense, fused with BM25 when hybrid,
         reordered by recency decay when it is asked for."""
         options = request.options
-        dense = ranking.stable_top(lambda n: index.search(vector, where, n, request.exact),
-                                   max(depth, HYBRID_DEPTH) if options.hybrid else depth)
+        dense = ranking.stable_top(
+            lambda n: index.search(vector, where, n, request.exact),
+            max(depth, HYBRID_DEPTH) if options.hybrid else depth,
+        )
         ranked = dense
         if options.hybrid:
-            terms = self._weighted_terms(index, model, options.strategy, options.config_id, where,
-                                         lexical.query_vector(query, options.filter.languages),
-                                         options.filter.document_ids)
+            terms = self._weighted_terms(
+                index,
+                model,
+                options.strategy,
+                options.config_id,
+                where,
+                lexical.query_vector(query, options.filter.languages),
+                options.filter.document_ids,
+            )
             ranked = lexical.reciprocal_rank_fusion(
-                dense, ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
+                dense,
+                ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
             )
         if options.recency_lambda > 0:
             ranked = ranking.ordered(
@@ -408,8 +448,14 @@ class RetrieverService:
             )
         return ranked
 
-    def _expanded(self, index, model: str, options: common_pb2.RetrievalOptions, visible: c.Condition | None,
-                  hits: list[tuple[common_pb2.Chunk, float]]):
+    def _expanded(
+        self,
+        index,
+        model: str,
+        options: common_pb2.RetrievalOptions,
+        visible: c.Condition | None,
+        hits: list[tuple[common_pb2.Chunk, float]],
+    ):
         """The hits expanded as their sets' kind says: the flat list and the expansion tree."""
 
         def lookup(point_ids: list[str]) -> dict[str, common_pb2.Chunk]:
@@ -432,13 +478,17 @@ class RetrieverService:
         kind = set_info(hits[0][0]).expansion if hits else common_pb2.EXPANSION_KIND_NONE
         return expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
 
-    def _weighted_terms(self, index, model: str, strategy: str, config_id: str, where: c.Condition,
-                        query: Sparse, document_ids=()) -> Sparse:
+    def _weighted_terms(
+        self, index, model: str, strategy: str, config_id: str, where: c.Condition, query: Sparse, document_ids=()
+    ) -> Sparse:
         """The query's terms weighted by their IDF over the sets `where` selects
         (term_stats.py): each set is judged by its own fields, which every one
         of its points shares."""
-        searched = [s for s in self.store.searched_sets(model, strategy, config_id, document_ids)
-                    if s["language"] is None or c.evaluate(where, s)]
+        searched = [
+            s
+            for s in self.store.searched_sets(model, strategy, config_id, document_ids)
+            if s["language"] is None or c.evaluate(where, s)
+        ]
         counts: list[TermCounts] = []
         for found in searched:
             key = (model, found["document_id"], strategy, found["config_id"])
@@ -483,8 +533,12 @@ class RetrieverService:
         return retriever_pb2.GetIndexStatsResponse(
             rows=[
                 retriever_pb2.IndexStatsRow(
-                    embedding_model=r.embedding_model, strategy=r.strategy, collection=r.collection,
-                    points=r.points, documents=r.documents, bytes=r.bytes,
+                    embedding_model=r.embedding_model,
+                    strategy=r.strategy,
+                    collection=r.collection,
+                    points=r.points,
+                    documents=r.documents,
+                    bytes=r.bytes,
                 )
                 for r in self.store.stats()
             ],
@@ -501,24 +555,30 @@ def _where(options: common_pb2.RetrievalOptions, visible: c.Condition | None) ->
     """What a candidate must be: of the strategy, of the configuration asked
     for (or active), inside the request's filter and the freshness windows."""
     flt = options.filter
-    return c.All(must=tuple(
-        x for x in (
-            c.match("strategy", options.strategy),
-            c.match("config_id", options.config_id) if options.config_id else c.match(SET_STATE_FIELD, ACTIVE),
-            c.match("document_id", *flt.document_ids) if flt.document_ids else None,
-            c.match("collection", *flt.collections) if flt.collections else None,
-            c.match("language", *flt.languages) if flt.languages else None,
-            visible,
-        ) if x is not None
-    ))
+    return c.All(
+        must=tuple(
+            x
+            for x in (
+                c.match("strategy", options.strategy),
+                c.match("config_id", options.config_id) if options.config_id else c.match(SET_STATE_FIELD, ACTIVE),
+                c.match("document_id", *flt.document_ids) if flt.document_ids else None,
+                c.match("collection", *flt.collections) if flt.collections else None,
+                c.match("language", *flt.languages) if flt.languages else None,
+                visible,
+            )
+            if x is not None
+        )
+    )
 
 
 def _index_info(model: str, index) -> retriever_pb2.VectorIndexInfo:
     info = retriever_pb2.VectorIndexInfo(
-        embedding_model=model, dimension=index.dimension, points=index.count(),
+        embedding_model=model,
+        dimension=index.dimension,
+        points=index.count(),
         graph_current=index.graph_current,
     )
     built_at = index.graph_built_at()
     if built_at is not None:
-        info.graph_built_at.CopyFrom(to_proto(datetime.fromtimestamp(built_at, tz=timezone.utc)))
+        info.graph_built_at.CopyFrom(to_proto(datetime.fromtimestamp(built_at, tz=UTC)))
     return info

@@ -87,8 +87,21 @@ class FreshnessWindowRow(Base):
 
 # What a set's record holds, as a plain dict (the sweeper writes these into an archive).
 SET_FIELDS = (
-    "embedding_model", "document_id", "strategy", "config_id", "dimension", "spec", "expansion",
-    "document_name", "collection", "published_ts", "points", "bytes", "active", "pinned", "archived",
+    "embedding_model",
+    "document_id",
+    "strategy",
+    "config_id",
+    "dimension",
+    "spec",
+    "expansion",
+    "document_name",
+    "collection",
+    "published_ts",
+    "points",
+    "bytes",
+    "active",
+    "pinned",
+    "archived",
 )
 SetKey = tuple[str, str, str, str]  # (embedding model, document, strategy, config_id)
 
@@ -172,24 +185,44 @@ class RetrieverStore:
         query's filter reads (as a point's payload names them), when it was
         indexed, and `language` None when it has no statistics yet."""
         query = (
-            select(IndexSetRow.document_id, IndexSetRow.config_id, IndexSetRow.collection, IndexSetRow.published_ts,
-                   IndexSetRow.active, IndexSetRow.indexed_at, SetTermsRow.language)
-            .outerjoin(SetTermsRow, (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
-                       & (SetTermsRow.document_id == IndexSetRow.document_id)
-                       & (SetTermsRow.strategy == IndexSetRow.strategy)
-                       & (SetTermsRow.config_id == IndexSetRow.config_id))
-            .where(IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
-                   IndexSetRow.archived.is_(False))
+            select(
+                IndexSetRow.document_id,
+                IndexSetRow.config_id,
+                IndexSetRow.collection,
+                IndexSetRow.published_ts,
+                IndexSetRow.active,
+                IndexSetRow.indexed_at,
+                SetTermsRow.language,
+            )
+            .outerjoin(
+                SetTermsRow,
+                (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
+                & (SetTermsRow.document_id == IndexSetRow.document_id)
+                & (SetTermsRow.strategy == IndexSetRow.strategy)
+                & (SetTermsRow.config_id == IndexSetRow.config_id),
+            )
+            .where(
+                IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy, IndexSetRow.archived.is_(False)
+            )
             .order_by(IndexSetRow.document_id, IndexSetRow.config_id)
         )
-        query = query.where(IndexSetRow.config_id == config_id) if config_id else query.where(
-            IndexSetRow.active.is_(True))
+        query = (
+            query.where(IndexSetRow.config_id == config_id) if config_id else query.where(IndexSetRow.active.is_(True))
+        )
         if document_ids:
             query = query.where(IndexSetRow.document_id.in_(list(document_ids)))
         with self._sessions() as session:
             return [
-                {"document_id": d, "strategy": strategy, "config_id": k, "collection": col, TIME_FIELD: ts,
-                 SET_STATE_FIELD: ACTIVE if active else INACTIVE, "indexed_at": at, "language": language}
+                {
+                    "document_id": d,
+                    "strategy": strategy,
+                    "config_id": k,
+                    "collection": col,
+                    TIME_FIELD: ts,
+                    SET_STATE_FIELD: ACTIVE if active else INACTIVE,
+                    "indexed_at": at,
+                    "language": language,
+                }
                 for d, k, col, ts, active, at, language in session.execute(query)
             ]
 
@@ -206,8 +239,11 @@ class RetrieverStore:
     @staticmethod
     def _deactivate_others(session, key: SetKey) -> None:
         others = select(IndexSetRow).where(
-            IndexSetRow.embedding_model == key[0], IndexSetRow.document_id == key[1],
-            IndexSetRow.strategy == key[2], IndexSetRow.config_id != key[3], IndexSetRow.active.is_(True),
+            IndexSetRow.embedding_model == key[0],
+            IndexSetRow.document_id == key[1],
+            IndexSetRow.strategy == key[2],
+            IndexSetRow.config_id != key[3],
+            IndexSetRow.active.is_(True),
         )
         for other in session.scalars(others):
             other.active = False
@@ -252,44 +288,67 @@ class RetrieverStore:
         there is no such set, or a sweep archived it."""
         model, document_id, strategy, config_id = key
         query = select(IndexSetRow).where(
-            IndexSetRow.embedding_model == model, IndexSetRow.document_id == document_id,
-            IndexSetRow.strategy == strategy, IndexSetRow.archived.is_(False),
+            IndexSetRow.embedding_model == model,
+            IndexSetRow.document_id == document_id,
+            IndexSetRow.strategy == strategy,
+            IndexSetRow.archived.is_(False),
         )
-        query = query.where(IndexSetRow.config_id == config_id) if config_id else query.where(
-            IndexSetRow.active.is_(True))
+        query = (
+            query.where(IndexSetRow.config_id == config_id) if config_id else query.where(IndexSetRow.active.is_(True))
+        )
         with self._sessions() as session:
             row = session.scalars(query).first()
             return _as_dict(row) if row is not None else None
 
-    def list_sets(self, model: str = "", document_id: str = "", strategy: str = "", *,
-                  offset: int = 0, limit: int | None = None) -> list[dict]:
+    def list_sets(
+        self, model: str = "", document_id: str = "", strategy: str = "", *, offset: int = 0, limit: int | None = None
+    ) -> list[dict]:
         """Sets not archived, by document, strategy, then newest first."""
         query = select(IndexSetRow).where(IndexSetRow.archived.is_(False))
-        for column, value in ((IndexSetRow.embedding_model, model), (IndexSetRow.document_id, document_id),
-                              (IndexSetRow.strategy, strategy)):
+        for column, value in (
+            (IndexSetRow.embedding_model, model),
+            (IndexSetRow.document_id, document_id),
+            (IndexSetRow.strategy, strategy),
+        ):
             if value:
                 query = query.where(column == value)
-        query = query.order_by(IndexSetRow.document_id, IndexSetRow.strategy, IndexSetRow.indexed_at.desc(),
-                               IndexSetRow.config_id).offset(offset).limit(limit)
+        query = (
+            query.order_by(
+                IndexSetRow.document_id, IndexSetRow.strategy, IndexSetRow.indexed_at.desc(), IndexSetRow.config_id
+            )
+            .offset(offset)
+            .limit(limit)
+        )
         with self._sessions() as session:
             return [_as_dict(r) for r in session.scalars(query)]
 
     def has_config(self, model: str, strategy: str, config_id: str) -> bool:
         """Whether any document has a set of the strategy with this configuration."""
-        query = select(IndexSetRow.document_id).where(
-            IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
-            IndexSetRow.config_id == config_id, IndexSetRow.archived.is_(False),
-        ).limit(1)
+        query = (
+            select(IndexSetRow.document_id)
+            .where(
+                IndexSetRow.embedding_model == model,
+                IndexSetRow.strategy == strategy,
+                IndexSetRow.config_id == config_id,
+                IndexSetRow.archived.is_(False),
+            )
+            .limit(1)
+        )
         with self._sessions() as session:
             return session.execute(query).first() is not None
 
     def touch(self, model: str, strategy: str, config_id: str) -> None:
         """Marks every set of a configuration used now (retention keeps used sets)."""
         with self._sessions.begin() as session:
-            session.execute(update(IndexSetRow).where(
-                IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy,
-                IndexSetRow.config_id == config_id,
-            ).values(last_used_at=utcnow()))
+            session.execute(
+                update(IndexSetRow)
+                .where(
+                    IndexSetRow.embedding_model == model,
+                    IndexSetRow.strategy == strategy,
+                    IndexSetRow.config_id == config_id,
+                )
+                .values(last_used_at=utcnow())
+            )
 
     def sets_of(self, document_id: str) -> list[dict]:
         with self._sessions() as session:
@@ -298,9 +357,11 @@ class RetrieverStore:
 
     def retention_candidates(self) -> list[dict]:
         """Sets retention may drop (inactive, unpinned, not archived), least recently used first."""
-        query = select(IndexSetRow).where(
-            IndexSetRow.active.is_(False), IndexSetRow.pinned.is_(False), IndexSetRow.archived.is_(False)
-        ).order_by(IndexSetRow.last_used_at, IndexSetRow.document_id, IndexSetRow.config_id)
+        query = (
+            select(IndexSetRow)
+            .where(IndexSetRow.active.is_(False), IndexSetRow.pinned.is_(False), IndexSetRow.archived.is_(False))
+            .order_by(IndexSetRow.last_used_at, IndexSetRow.document_id, IndexSetRow.config_id)
+        )
         with self._sessions() as session:
             return [_as_dict(r) for r in session.scalars(query)]
 
@@ -327,8 +388,12 @@ class RetrieverStore:
     def stats(self) -> list[StatsRow]:
         columns = (IndexSetRow.embedding_model, IndexSetRow.strategy, IndexSetRow.collection)
         query = (
-            select(*columns, func.sum(IndexSetRow.points), func.count(func.distinct(IndexSetRow.document_id)),
-                   func.sum(IndexSetRow.bytes))
+            select(
+                *columns,
+                func.sum(IndexSetRow.points),
+                func.count(func.distinct(IndexSetRow.document_id)),
+                func.sum(IndexSetRow.bytes),
+            )
             .where(IndexSetRow.archived.is_(False))
             .group_by(*columns)
             .order_by(*columns)
@@ -352,5 +417,8 @@ class RetrieverStore:
 
 
 def _as_dict(row: IndexSetRow) -> dict:
-    return {**{name: getattr(row, name) for name in SET_FIELDS},
-            "indexed_at": row.indexed_at, "last_used_at": row.last_used_at}
+    return {
+        **{name: getattr(row, name) for name in SET_FIELDS},
+        "indexed_at": row.indexed_at,
+        "last_used_at": row.last_used_at,
+    }

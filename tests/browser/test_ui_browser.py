@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from chunklab_app import samples
 from chunklab.knobs import to_spec
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
-from tests.support.fake_openai import FakeOpenAI
+from chunklab_app import samples
 from tests.support.browser import DOCUMENT, QUESTIONS, SECONDS, STORMS, choose, fill, screenshot, upload
-
+from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
 
@@ -151,9 +150,7 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     everything = chunk_indices(flat.locator("li[data-label]"))
     assert len(hits) == 2 and neighbors, everything
     assert everything == sorted(set(everything))
-    assert set(everything) == {
-        i for h in hits for i in (h - 1, h, h + 1) if 0 <= i < chunk_count
-    }
+    assert set(everything) == {i for h in hits for i in (h - 1, h, h + 1) if 0 <= i < chunk_count}
     assert flat.locator("li[data-label=hit] .cl-score").count() == 2
     assert flat.locator("li[data-label=neighbor] .cl-score").count() == 0
     expect(page.locator("#retrieve-summary")).to_contain_text("2 hits")
@@ -196,8 +193,9 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     expect(page.locator("#delete-status")).to_contain_text("Deleted lighthouses.md · default · ")
     expect(page.locator("#delete-status")).to_contain_text(f"and {chunk_count} chunks from the index")
     expect(page.locator("#documents-table")).not_to_contain_text("lighthouses.md")
-    assert re.match(rf"Delete lighthouses\.md · default · \w{{8}} and its {chunk_count} indexed chunks \(1 index set\)\?",
-                    asked[0]), asked
+    assert re.match(
+        rf"Delete lighthouses\.md · default · \w{{8}} and its {chunk_count} indexed chunks \(1 index set\)\?", asked[0]
+    ), asked
 
 
 def test_a_bad_upload_shows_a_readable_error(page, tmp_path):
@@ -250,7 +248,8 @@ def long_storms(ui_stack) -> str:
 
 
 def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_them_together(
-        page, ui_stack, long_storms):
+    page, ui_stack, long_storms
+):
     from playwright.sync_api import expect
 
     # With the sample's speech there (as `make up` leaves it), a fresh page opens on it with the
@@ -260,10 +259,13 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
         page.reload()
         view = page.locator("#viewer .cl-sbs")
         view.wait_for(timeout=60 * SECONDS)
-        expect(page.locator("#document-select input")).to_have_value(re.compile(r"^state_of_the_union\.md · default · "))
+        expect(page.locator("#document-select input")).to_have_value(
+            re.compile(r"^state_of_the_union\.md · default · ")
+        )
         summary = page.locator("#viewer-summary")
         expect(summary.locator("[data-side=left] .cl-sbs-label")).to_have_text(
-            "fixed_size · chunk_overlap=64, chunk_size=512 (preview)")
+            "fixed_size · chunk_overlap=64, chunk_size=512 (preview)"
+        )
         expect(summary.locator("[data-side=right] .cl-sbs-label")).to_contain_text("recursive · ")
         expect(page.locator("#viewer-left-strategy input")).to_have_value("fixed_size")
         expect(page.locator("#viewer-right-strategy input")).to_have_value("recursive")
@@ -292,9 +294,11 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
     # Each column's figures and histogram; each chunk labelled once in its own column.
     summary = page.locator("#viewer-summary")
     expect(summary.locator("[data-side=left] .cl-sbs-label")).to_have_text(
-        "fixed_size · chunk_overlap=6, chunk_size=24 (preview)")
+        "fixed_size · chunk_overlap=6, chunk_size=24 (preview)"
+    )
     expect(summary.locator("[data-side=right] .cl-sbs-label")).to_contain_text(
-        "fixed_size · chunk_overlap=0, chunk_size=64 · ")
+        "fixed_size · chunk_overlap=0, chunk_size=64 · "
+    )
     for side in ("left", "right"):
         facts = summary.locator(f"[data-side={side}]")
         count = int(re.match(r"(\d+) chunks", facts.locator("[data-fact=chunks]").inner_text()).group(1))
@@ -303,8 +307,10 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
         expect(facts.locator("[data-fact=mid-sentence]")).to_contain_text("cuts in mid-sentence: ")
         expect(page.locator(f"#viewer-{side}-histogram")).to_be_visible()
         # The column read back is the document, markup and all, as text.
-        shown = view.evaluate(f"e => [...e.querySelectorAll('.cl-sbs-cell[data-side={side}] .cl-sbs-text')]"
-                              ".map(s => s.textContent).join('')")
+        shown = view.evaluate(
+            f"e => [...e.querySelectorAll('.cl-sbs-cell[data-side={side}] .cl-sbs-text')]"
+            ".map(s => s.textContent).join('')"
+        )
         assert shown == LONG_STORMS
     assert view.locator(".cl-sbs-cell[data-side=left].cl-overlap").count() >= 5
     assert view.locator(".cl-sbs-block").first.evaluate("e => getComputedStyle(e).contentVisibility") == "auto"
@@ -324,7 +330,8 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
         row = page.evaluate(ROW_AT, [left_x, y])
         assert row is not None and page.evaluate(ROW_AT, [right_x, y]) == row
         tops = view.locator(f".cl-sbs-row[data-start='{row}'] > div").evaluate_all(
-            "cells => cells.map(c => c.getBoundingClientRect().top)")
+            "cells => cells.map(c => c.getBoundingClientRect().top)"
+        )
         assert len(tops) == 2 and tops[0] == tops[1]
     # Down to the end: the last stretch of text shows in both columns.
     # (Blocks drawn as they come near take their real height, so scroll again until the end holds.)
@@ -449,8 +456,11 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     lab = ui_stack.client()
     chosen = lab.get_experiment(experiment_id)
     config = evaluator_pb2.ExperimentConfig(
-        name="storms ±0", question_set_id=chosen.config.question_set_id, strategies=chosen.config.strategies,
-        retrieval=common_pb2.RetrievalOptions(top_k=chosen.config.retrieval.top_k), retrieval_only=True,
+        name="storms ±0",
+        question_set_id=chosen.config.question_set_id,
+        strategies=chosen.config.strategies,
+        retrieval=common_pb2.RetrievalOptions(top_k=chosen.config.retrieval.top_k),
+        retrieval_only=True,
     )
     *_, last = lab.run_experiment(config)
     assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
@@ -492,8 +502,9 @@ def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_st
 def test_freshness_windows_and_a_sweep_from_dry_run_to_restore(page, ui_stack):
     from playwright.sync_api import expect
 
-    bulletin = upload(ui_stack, "bulletin.md", "# Harbour bulletin\n\nThe north pier is closed for repairs.\n",
-                      collection="news")
+    bulletin = upload(
+        ui_stack, "bulletin.md", "# Harbour bulletin\n\nThe north pier is closed for repairs.\n", collection="news"
+    )
     result = ui_stack.client().process(bulletin, [common_pb2.StrategySpec(name="fixed_size")])
     assert [o.strategy for o in result.strategies_completed] == ["fixed_size"]
 
@@ -550,7 +561,8 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     expect(done.locator("li").first).to_contain_text("fixed_size")
     # The selected document is now indexed with the knobs the bulk load used.
     expect(page.locator("#indexed-sets tr[data-strategy=fixed_size] td").nth(1)).to_have_text(
-        "chunk_overlap=0, chunk_size=64")
+        "chunk_overlap=0, chunk_size=64"
+    )
     # The load heads the list of recent bulk loads, finished.
     newest = page.locator("#bulk-loads tr[data-bulk-load]").first
     expect(newest).to_have_attribute("data-state", "done")
@@ -611,8 +623,9 @@ def side_by_side(ui_stack) -> str:
     document_id = upload(ui_stack, "side-by-side.md", DOCUMENT.replace("Lighthouse keeping", "Side by side"))
     lab = ui_stack.client()
     for size in (40, 200):
-        assert lab.process(document_id, [to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0})]
-                           ).strategies_completed
+        assert lab.process(
+            document_id, [to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0})]
+        ).strategies_completed
     line = {"question": SIDE_QUESTION, "references": [{"document": "side-by-side.md", "content": SIDE_EXCERPT}]}
     lab.import_question_set((json.dumps(line) + "\n").encode(), name="side-questions.jsonl")
     return document_id
@@ -646,8 +659,9 @@ def test_one_question_asked_of_two_configurations_side_by_side_marks_its_excerpt
         assert marked and marked in SIDE_EXCERPT
         recall = float(column.locator(".cl-column-measures").get_attribute("data-recall"))
         assert recall == pytest.approx(len(marked) / len(SIDE_EXCERPT))
-        tokens = [int(t.split()[0]) for t in column.locator(".cl-flat-list li[data-label=hit] .cl-tokens")
-                  .all_text_contents()]
+        tokens = [
+            int(t.split()[0]) for t in column.locator(".cl-flat-list li[data-label=hit] .cl-tokens").all_text_contents()
+        ]
         assert tokens and max(tokens) <= (40, 200)[index]
     # The expansion tree is one click away in each column.
     tree = columns.nth(0).locator("details.cl-column-tree")
@@ -667,11 +681,14 @@ def sample_loaded(ui_stack) -> str:
     from chunklab_app import sample_loader
 
     lab = ui_stack.client()
-    return sample_loader.question_set(lab, sample_loader.upload_and_process(lab, ["fixed_size", "recursive"], lambda _: None))
+    return sample_loader.question_set(
+        lab, sample_loader.upload_and_process(lab, ["fixed_size", "recursive"], lambda _: None)
+    )
 
 
 def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_without_typing(
-        sample_loaded, ui_stack, page):
+    sample_loaded, ui_stack, page
+):
     from playwright.sync_api import expect
 
     from chunklab_app import sample_loader
@@ -681,7 +698,9 @@ def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_with
     # Nothing typed, nothing clicked: the sample's first question, asked of several configurations
     # (the baseline first, since the recommended strategy is not processed here).
     expect(page.locator("#query-text textarea")).to_have_value(first.text)
-    expect(page.locator("#query-question-set input")).to_have_value(re.compile(rf"^{sample_loader.QUESTION_SET_NAME} · "))
+    expect(page.locator("#query-question-set input")).to_have_value(
+        re.compile(rf"^{sample_loader.QUESTION_SET_NAME} · ")
+    )
     expect(page.locator("#query-columns .cl-columns")).to_have_attribute("data-question-id", first.question_id)
     columns = page.locator("#query-columns section.cl-column[data-state=done]")
     columns.nth(1).wait_for()
@@ -704,8 +723,9 @@ def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_with
         answer = column.locator(".cl-column-answer[data-state=done]")
         expect(answer).to_have_attribute("data-extractive", "true")
         expect(answer.locator(".cl-citations li").first).to_have_attribute("data-cite", re.compile(r" · \w+ \d+$"))
-    assert any(int(columns.nth(i).locator(".cl-column-measures").get_attribute("data-found"))
-               for i in range(len(strategies)))
+    assert any(
+        int(columns.nth(i).locator(".cl-column-measures").get_attribute("data-found")) for i in range(len(strategies))
+    )
     screenshot(page, "query-first-minute")
 
 
@@ -715,17 +735,22 @@ def test_an_experiment_opened_while_it_runs_shows_its_questions_once_it_has_fini
     from playwright.sync_api import expect
 
     lab = ui_stack.client()
-    question_set = lab.import_question_set("".join(json.dumps(q) + "\n" for q in QUESTIONS).encode(),
-                                           name="storms-mid-run.jsonl")
+    question_set = lab.import_question_set(
+        "".join(json.dumps(q) + "\n" for q in QUESTIONS).encode(), name="storms-mid-run.jsonl"
+    )
     answering = threading.Event()
     with FakeOpenAI() as llm:
         llm.responder = lambda messages, model: answering.wait(60) and "Fog horns warned ships."
-        events = lab.run_experiment(evaluator_pb2.ExperimentConfig(
-            name="storms mid-run", question_set_id=question_set.question_set_id,
-            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
-            retrieval=common_pb2.RetrievalOptions(filter=common_pb2.RetrievalFilter(document_ids=[storms])),
-            answer_model=evaluator_pb2.ModelEndpoint(base_url=llm.base_url, model="fake"),
-            judge_model=evaluator_pb2.ModelEndpoint(model="none")))
+        events = lab.run_experiment(
+            evaluator_pb2.ExperimentConfig(
+                name="storms mid-run",
+                question_set_id=question_set.question_set_id,
+                strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+                retrieval=common_pb2.RetrievalOptions(filter=common_pb2.RetrievalFilter(document_ids=[storms])),
+                answer_model=evaluator_pb2.ModelEndpoint(base_url=llm.base_url, model="fake"),
+                judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+            )
+        )
         next(e for e in events if e.progress.message == "started")  # stored as running
         page.get_by_role("tab", name="Experiments").click()
         page.locator("#experiments-refresh").click()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from chunklab.v1 import evaluator_pb2
-from tests.support.fake_openai import FakeOpenAI
 from tests.support.browser import DOCUMENT, SECONDS, choose, fill, upload
+from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
 
@@ -28,8 +28,11 @@ TIMERS = "Electric lamps and automatic timers replaced the keepers"
 # One reply per passage (the document is cut into three strata, one passage each).
 REPLIES = [
     {"question": "What were the first lighthouses?", "answer": "Fires on hilltops", "excerpts": [HILLTOPS]},
-    {"question": "Why were lighthouse keepers nicknamed after a lamp part?", "answer": "They trimmed the wick",
-     "excerpts": [WICKIES]},
+    {
+        "question": "Why were lighthouse keepers nicknamed after a lamp part?",
+        "answer": "They trimmed the wick",
+        "excerpts": [WICKIES],
+    },
     {"question": "What took over the keepers' work?", "answer": "Electric lamps and timers", "excerpts": [TIMERS]},
 ]
 
@@ -90,8 +93,10 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
         expect(page.locator("#gen-cancel")).to_be_disabled()
         generation_id = stopped.get_attribute("data-generation-id")
         lab = ui_stack.client()
-        wait_for(lambda: lab.get_generation(generation_id).state == evaluator_pb2.GENERATION_STATE_INTERRUPTED,
-                 "the evaluator to finish the passage in flight")
+        wait_for(
+            lambda: lab.get_generation(generation_id).state == evaluator_pb2.GENERATION_STATE_INTERRUPTED,
+            "the evaluator to finish the passage in flight",
+        )
         expect(page.locator("#gen-resume-id input, #gen-resume-id textarea").first).to_have_value(generation_id)
 
         page.locator("#gen-resume").click()
@@ -132,12 +137,23 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
 
     # A broken file: validated first (each problem with its closest span and fix), then imported leniently.
     broken = tmp_path / "broken-questions.jsonl"
-    broken.write_text("".join(json.dumps(q) + "\n" for q in [
-        {"question": "Who polished the brass?", "references": [
-            {"document": "lighthouse-questions.md", "content": "They polished the brass"}]},
-        {"question": "What did the mayor own?", "references": [
-            {"document": "lighthouse-questions.md", "content": "The mayor owned three purple elephants"}]},
-    ]))
+    broken.write_text(
+        "".join(
+            json.dumps(q) + "\n"
+            for q in [
+                {
+                    "question": "Who polished the brass?",
+                    "references": [{"document": "lighthouse-questions.md", "content": "They polished the brass"}],
+                },
+                {
+                    "question": "What did the mayor own?",
+                    "references": [
+                        {"document": "lighthouse-questions.md", "content": "The mayor owned three purple elephants"}
+                    ],
+                },
+            ]
+        )
+    )
     page.locator("#qimport-file input[type=file]").set_input_files(str(broken))
     page.locator(f'#qimport-file a[href$="/{broken.name}"]').wait_for()
     page.locator("#qimport-validate").click()
@@ -146,7 +162,8 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     expect(problem).to_contain_text("does not occur in 'lighthouse-questions.md'; the closest span")
     page.locator("#qimport-import").click()
     expect(page.locator("#qimport-status")).to_have_text(
-        "Imported broken-questions.jsonl: 1 of 2 questions; 1 left out: see the report.")
+        "Imported broken-questions.jsonl: 1 of 2 questions; 1 left out: see the report."
+    )
 
     # The Experiments page runs on the generated set.
     page.get_by_role("tab", name="Experiments").click()

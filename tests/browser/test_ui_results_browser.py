@@ -20,27 +20,38 @@ WAIT_MS = 30_000  # what a check waits for the page on a busy machine (Playwrigh
 
 SIZES = "storms sizes"  # fixed_size 24 and 64 tokens: two runs, so a verdict and wins per question
 NEIGHBOURS = "storms ±1"  # fixed_size 24 with one neighbour each side
-VERDICT = ("No clear winner on recall: fixed_size[chunk_size=24,chunk_overlap=0] (100.0%) leads "
-           "fixed_size[chunk_size=64,chunk_overlap=0] (100.0%) by +0.0 pts [+0.0 pts, +0.0 pts] over 2 questions")
+VERDICT = (
+    "No clear winner on recall: fixed_size[chunk_size=24,chunk_overlap=0] (100.0%) leads "
+    "fixed_size[chunk_size=64,chunk_overlap=0] (100.0%) by +0.0 pts [+0.0 pts, +0.0 pts] over 2 questions"
+)
 
 
 def grid(*sizes: int) -> evaluator_pb2.StrategyGrid:
-    return evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=n) for n in sizes]),
-        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])
+    return evaluator_pb2.StrategyGrid(
+        strategy="fixed_size",
+        grid=[
+            evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=n) for n in sizes]),
+            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)]),
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
 def experiments(ui_stack, storms) -> dict[str, evaluator_pb2.Experiment]:
     """The two finished experiments by name, on the storms questions."""
     lab = ui_stack.client()
-    question_set = lab.import_question_set("".join(json.dumps(q) + "\n" for q in QUESTIONS).encode(),
-                                           name="storm-results.jsonl")
+    question_set = lab.import_question_set(
+        "".join(json.dumps(q) + "\n" for q in QUESTIONS).encode(), name="storm-results.jsonl"
+    )
     finished = {}
     for name, strategy, neighbours in ((SIZES, grid(24, 64), 0), (NEIGHBOURS, grid(24), 1)):
         config = evaluator_pb2.ExperimentConfig(
-            name=name, question_set_id=question_set.question_set_id, strategies=[strategy], retrieval_only=True,
-            retrieval=common_pb2.RetrievalOptions(top_k=2, neighbor_prev=neighbours, neighbor_next=neighbours))
+            name=name,
+            question_set_id=question_set.question_set_id,
+            strategies=[strategy],
+            retrieval_only=True,
+            retrieval=common_pb2.RetrievalOptions(top_k=2, neighbor_prev=neighbours, neighbor_next=neighbours),
+        )
         *_, last = lab.run_experiment(config)
         assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, last.experiment.error
         finished[name] = last.experiment
@@ -70,7 +81,8 @@ def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(exp
     row = page.locator("#experiments-table tr[data-experiment-id]").filter(has_text=SIZES)
     expect(row).to_contain_text("fixed_size (2 runs)")
     expect(page.locator("#experiments-table tr[data-experiment-id]").filter(has_text=NEIGHBOURS)).to_contain_text(
-        "fixed_size (1 run)")
+        "fixed_size (1 run)"
+    )
     choose(page, "detail-experiment", re.compile(rf"^{SIZES} · "))
     summary = page.locator(f"#detail-summary .cl-experiment[data-experiment-id='{sizes.experiment_id}']")
     expect(summary).to_be_visible()
@@ -124,7 +136,8 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     assert len(verdicts) == 2 and sum("is the only run" in v for v in verdicts) == 1 and "–" not in verdicts
     # IoU: the 64-token run and the ±1 run both differ from the baseline, each with its interval.
     expect(result.locator("details.cl-metric[data-metric=iou] summary")).to_have_text(
-        "IoU · 2 of 2 runs clearly differ")
+        "IoU · 2 of 2 runs clearly differ"
+    )
     labels = result.locator("details.cl-metric summary b").all_inner_texts()
     assert "IoU (hits only)" in labels and "tokens sent" in labels
     assert not any("_" in label for label in labels), labels

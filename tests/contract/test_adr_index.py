@@ -32,9 +32,7 @@ DIARY = [
     re.compile(r"^\W*(Later|Update|Addendum)\b[ (,:]", re.MULTILINE),
     re.compile(r"\bstale since\b", re.IGNORECASE),
 ]
-DIARY_HEADING = re.compile(
-    r"later|update|addendum|amend|session|\d{4}-\d{2}-\d{2}", re.IGNORECASE
-)
+DIARY_HEADING = re.compile(r"later|update|addendum|amend|session|\d{4}-\d{2}-\d{2}", re.IGNORECASE)
 
 
 def adr_files() -> list[Path]:
@@ -65,9 +63,7 @@ def relations(number: str, status: str) -> list[tuple[str, str]]:
 
 
 def statuses() -> dict[str, str]:
-    return {
-        p.name[:4]: status_of(p.read_text(encoding="utf-8")) or "" for p in adr_files()
-    }
+    return {p.name[:4]: status_of(p.read_text(encoding="utf-8")) or "" for p in adr_files()}
 
 
 def test_every_adr_has_a_status_line_under_its_title():
@@ -77,9 +73,7 @@ def test_every_adr_has_a_status_line_under_its_title():
 
 def test_every_status_starts_with_an_allowed_state():
     wrong = {n: s[:80] for n, s in statuses().items() if not STATES.match(s)}
-    assert wrong == {}, (
-        'a Status line starts "Status: Accepted." or "Status: Superseded by NNNN"'
-    )
+    assert wrong == {}, 'a Status line starts "Status: Accepted." or "Status: Superseded by NNNN"'
 
 
 def test_status_lines_name_existing_adrs_in_the_right_direction():
@@ -92,9 +86,7 @@ def test_status_lines_name_existing_adrs_in_the_right_direction():
             if other not in known:
                 problems.append(f"{number} names {other}, which does not exist")
             elif not relation:
-                problems.append(
-                    f"{number} names {other} without saying how they relate"
-                )
+                problems.append(f"{number} names {other} without saying how they relate")
             elif relation.endswith(" by") != (other > number):
                 problems.append(f"{number}: '{relation} {other}' points the wrong way")
     assert problems == []
@@ -106,8 +98,7 @@ def test_both_status_lines_of_a_relation_name_each_other():
         f"{number} names {other} but {other} does not name {number}"
         for number, status in known.items()
         for _, other in relations(number, status)
-        if other in known
-        and number not in {o for _, o in relations(other, known[other])}
+        if other in known and number not in {o for _, o in relations(other, known[other])}
     ]
     assert one_sided == []
 
@@ -118,28 +109,17 @@ def test_a_superseded_adr_names_a_successor_that_says_it_supersedes_it():
     for number, status in known.items():
         for relation, other in relations(number, status):
             successor = relations(other, known[other]) if other in known else []
-            if (
-                relation.startswith("superseded")
-                and ("supersedes", number) not in successor
-            ):
-                problems.append(
-                    f"{number} is superseded by {other}, whose Status does not say so"
-                )
-            if relation == "superseded by" and not STATES.match(status).group(
-                1
-            ).startswith("Superseded"):
-                problems.append(
-                    f"{number} is Accepted, so a part of it is 'superseded in part by {other}'"
-                )
+            if relation.startswith("superseded") and ("supersedes", number) not in successor:
+                problems.append(f"{number} is superseded by {other}, whose Status does not say so")
+            if relation == "superseded by" and not STATES.match(status).group(1).startswith("Superseded"):
+                problems.append(f"{number} is Accepted, so a part of it is 'superseded in part by {other}'")
     assert problems == []
 
 
 def test_every_adr_has_context_decision_and_consequences_once_in_that_order():
     wrong = {}
     for path in adr_files():
-        headings = re.findall(
-            r"^## (.+?)\s*$", path.read_text(encoding="utf-8"), re.MULTILINE
-        )
+        headings = re.findall(r"^## (.+?)\s*$", path.read_text(encoding="utf-8"), re.MULTILINE)
         core = [h for h in headings if h in SECTIONS]
         if core != SECTIONS:
             wrong[path.name] = headings
@@ -151,16 +131,10 @@ def test_no_adr_is_added_to_in_place_or_reads_as_a_diary():
     for path in adr_files():
         text = path.read_text(encoding="utf-8")
         hits = [m.group(0) for rule in DIARY for m in rule.finditer(text)]
-        hits += [
-            h
-            for h in re.findall(r"^## (.+)$", text, re.MULTILINE)
-            if DIARY_HEADING.search(h)
-        ]
+        hits += [h for h in re.findall(r"^## (.+)$", text, re.MULTILINE) if DIARY_HEADING.search(h)]
         if hits:
             found[path.name] = hits
-    assert found == {}, (
-        "a changed decision is a new ADR that supersedes or amends the old one"
-    )
+    assert found == {}, "a changed decision is a new ADR that supersedes or amends the old one"
 
 
 def index_rows() -> list[tuple[str, str, str]]:
@@ -186,16 +160,10 @@ def test_the_index_gives_each_adr_its_own_state():
     wrong = {}
     for number, _, column in index_rows():
         state = STATES.match(known.get(number, ""))
-        expected = (
-            "Superseded"
-            if state and state.group(1).startswith("Superseded")
-            else "Accepted"
-        )
+        expected = "Superseded" if state and state.group(1).startswith("Superseded") else "Accepted"
         if not column.strip().startswith(expected):
             wrong[number] = column.strip()
-    assert wrong == {}, (
-        "an index row's status starts with the ADR's state (Accepted or Superseded)"
-    )
+    assert wrong == {}, "an index row's status starts with the ADR's state (Accepted or Superseded)"
 
 
 def test_the_checks_themselves_work(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import filecmp
 import re
 
-from tools import gen_stubs
 from chunklab.v1 import chunker_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from tools import gen_stubs
 
 REPO = gen_stubs.REPO
 
@@ -72,8 +72,7 @@ def test_each_service_has_its_own_file_and_every_rpc_documents_its_errors():
             assert comments == {}, f"{proto.name} declares rpcs but is not a service's file"
         missing += [f"{proto.name}: rpc {name}" for name in undocumented(comments)]
     assert not missing, (
-        "every rpc's comment block, right above it, says which errors it returns ('Errors: ...'): "
-        + ", ".join(missing)
+        "every rpc's comment block, right above it, says which errors it returns ('Errors: ...'): " + ", ".join(missing)
     )
 
 
@@ -112,9 +111,22 @@ def test_the_slice_contracts_carry_the_spec_fields():
 
     chunk_fields = set(common_pb2.Chunk.DESCRIPTOR.fields_by_name)
     assert {
-        "document_id", "document_name", "chunk_id", "strategy", "chunk_index", "token_count",
-        "character_count", "start_char", "end_char", "heading_path", "parent_id", "enriched_content",
-        "language", "collection", "published_at", "ingested_at",
+        "document_id",
+        "document_name",
+        "chunk_id",
+        "strategy",
+        "chunk_index",
+        "token_count",
+        "character_count",
+        "start_char",
+        "end_char",
+        "heading_path",
+        "parent_id",
+        "enriched_content",
+        "language",
+        "collection",
+        "published_at",
+        "ingested_at",
     } <= chunk_fields
     retrieve = set(common_pb2.RetrievalOptions.DESCRIPTOR.fields_by_name)
     assert {"strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "filter"} <= retrieve

@@ -65,8 +65,10 @@ def test_the_front_end_imports_only_the_app_code_it_shares_with_the_command_line
     problems = [
         problem
         for problem in offending(REPO / "frontend", ("chunklab_app",))
-        if not any(problem.endswith(f" imports {name}") or f" imports {name}." in problem
-                   for name in (*SHARED_WITH_THE_UI, "chunklab_app"))
+        if not any(
+            problem.endswith(f" imports {name}") or f" imports {name}." in problem
+            for name in (*SHARED_WITH_THE_UI, "chunklab_app")
+        )
     ]
     assert not problems
 
@@ -92,4 +94,6 @@ def test_the_application_package_is_not_taken_for_the_core_package(tmp_path):
     planted = tmp_path / "chunklab"
     planted.mkdir()
     (planted / "bad.py").write_text("import chunklab_app.cli\nfrom chunklab.settings import Settings\n")
-    assert offending(planted, ("chunklab_app", "frontend"), root=tmp_path) == ["chunklab/bad.py imports chunklab_app.cli"]
+    assert offending(planted, ("chunklab_app", "frontend"), root=tmp_path) == [
+        "chunklab/bad.py imports chunklab_app.cli"
+    ]

@@ -37,22 +37,27 @@ LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critic
 
 # (module, function) -> why the exception's text may reach a person there. Keep it short.
 ALLOWED = {
-    ("chunklab/errors.py", "from_rpc_error"):
-        "a peer's details are a sentence one of our services wrote (its interceptor sends no other text); "
-        "gRPC's own words for a peer out of reach are recognised (said_by_grpc) and go to the log",
-    ("chunklab/client/errors.py", "from_rpc_error"):
-        "the client library passes on the service's sentence (see above); gRPC's own words are recognised "
-        "(said_by_grpc) and go to the log",
-    ("chunklab/client/health.py", "_why"):
-        "as above, for the health view",
-    ("chunklab/rpc/server.py", "_abort_for"):
-        "exc.message is read only after isinstance(exc, ServiceError): our sentence",
-    ("frontend/errors.py", "said"):
-        "the gr.Error here is raised by user_error or told_as_sentence, with our sentence",
-    ("frontend/app.py", "main"):
-        "the UI could not start: said on the terminal of the person starting it, which is its log",
-    ("chunklab_app/stack.py", "load_sample_in_background"):
-        "the stack launcher's terminal is the operator's log",
+    (
+        "chunklab/errors.py",
+        "from_rpc_error",
+    ): "a peer's details are a sentence one of our services wrote (its interceptor sends no other text); "
+    "gRPC's own words for a peer out of reach are recognised (said_by_grpc) and go to the log",
+    (
+        "chunklab/client/errors.py",
+        "from_rpc_error",
+    ): "the client library passes on the service's sentence (see above); gRPC's own words are recognised "
+    "(said_by_grpc) and go to the log",
+    ("chunklab/client/health.py", "_why"): "as above, for the health view",
+    (
+        "chunklab/rpc/server.py",
+        "_abort_for",
+    ): "exc.message is read only after isinstance(exc, ServiceError): our sentence",
+    ("frontend/errors.py", "said"): "the gr.Error here is raised by user_error or told_as_sentence, with our sentence",
+    (
+        "frontend/app.py",
+        "main",
+    ): "the UI could not start: said on the terminal of the person starting it, which is its log",
+    ("chunklab_app/stack.py", "load_sample_in_background"): "the stack launcher's terminal is the operator's log",
 }
 # In the UI, a ValueError is the refusal of its own input parsers (frontend/forms, the pages'
 # parse_* helpers, chunklab.knobs): they raise our sentences and chain a library's ValueError
@@ -76,8 +81,11 @@ def _ours() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 classes[node.name] = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
-    exceptions = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
-                  and issubclass(getattr(builtins, n), BaseException)}
+    exceptions = {
+        n
+        for n in dir(builtins)
+        if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)
+    }
     ours: set[str] = set()
     changed = True
     while changed:
@@ -103,9 +111,13 @@ def _mentions(node: ast.AST, name: str) -> bool:
         return False
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in POSITIONS:
         return False
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-        if node.func.value.id == name:
-            return True  # a method of the exception (exc.details()): its words
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == name
+    ):
+        return True  # a method of the exception (exc.details()): its words
     if isinstance(node, ast.Call) and not _text_call(node):
         return False  # handed to a function: checked there, where its parameter is annotated
     if isinstance(node, ast.Name):
@@ -114,8 +126,11 @@ def _mentions(node: ast.AST, name: str) -> bool:
 
 
 def _text_call(node: ast.Call) -> bool:
-    called = node.func.id if isinstance(node.func, ast.Name) else (
-        node.func.attr if isinstance(node.func, ast.Attribute) else "")
+    called = (
+        node.func.id
+        if isinstance(node.func, ast.Name)
+        else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+    )
     return called in TEXT_CALLS
 
 
@@ -132,13 +147,20 @@ def _leaks(body: list[ast.stmt], name: str) -> list[ast.AST]:
             found.append(node)
             return
         if isinstance(node, ast.Call):
-            called = node.func.id if isinstance(node.func, ast.Name) else (
-                node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            called = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            )
             if called in TEXT_CALLS and any(_mentions(a, name) for a in node.args):
                 found.append(node)
                 return
-        if (isinstance(node, ast.Attribute) and node.attr in TEXT_ATTRIBUTES
-                and isinstance(node.value, ast.Name) and node.value.id == name):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in TEXT_ATTRIBUTES
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+        ):
             found.append(node)
             return
         for child in ast.iter_child_nodes(node):
@@ -151,6 +173,7 @@ def _leaks(body: list[ast.stmt], name: str) -> list[ast.AST]:
 
 def _functions(tree: ast.AST):
     """Every function with the name of its innermost enclosing function ("" at module level)."""
+
     def walk(node: ast.AST, owner: str):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -158,6 +181,7 @@ def _functions(tree: ast.AST):
                 yield from walk(child, child.name)
             else:
                 yield from walk(child, owner)
+
     yield from walk(tree, "")
 
 
@@ -199,8 +223,10 @@ def find_leaks() -> list[str]:
             if (relative, owner) in ALLOWED:
                 continue
             for leak in sorted(_leaks(body, name), key=lambda n: n.lineno):
-                leaks.append(f"{relative}:{leak.lineno} in {owner or '<module>'}: the text of {name} "
-                             f"({', '.join(caught)}) in {ast.unparse(leak)[:90]!r}")
+                leaks.append(
+                    f"{relative}:{leak.lineno} in {owner or '<module>'}: the text of {name} "
+                    f"({', '.join(caught)}) in {ast.unparse(leak)[:90]!r}"
+                )
     return sorted(set(leaks), key=lambda line: (line.split(":")[0], int(line.split(":")[1].split(" ")[0])))
 
 
@@ -208,7 +234,8 @@ def test_no_foreign_exception_text_is_formatted_outside_the_log():
     leaks = find_leaks()
     assert not leaks, (
         "an exception that is not ours is turned into text a client can read (ADR 0079): say what happened in "
-        "our words, and log the exception (chunklab.errors.logged gives an incident id):\n" + "\n".join(leaks))
+        "our words, and log the exception (chunklab.errors.logged gives an incident id):\n" + "\n".join(leaks)
+    )
 
 
 def test_the_allow_list_names_places_that_exist():
@@ -222,7 +249,7 @@ def test_the_allow_list_names_places_that_exist():
 
 def test_the_walk_catches_the_shapes_it_is_for(tmp_path, monkeypatch):
     """The rule's own check: each shape of leak it is meant to find is found, and the fine ones pass."""
-    leaky = '''
+    leaky = """
 import json, logging
 log = logging.getLogger(__name__)
 def a(text):
@@ -247,8 +274,8 @@ def e(call):
         return call()
     except RuntimeError as exc:
         return f"failed: {exc.details()}"
-'''
-    fine = '''
+"""
+    fine = """
 import json, logging
 log = logging.getLogger(__name__)
 class Ours(ValueError):
@@ -268,7 +295,7 @@ def b(call):
         if "NOGROUP" in str(exc):
             return "lost"
         raise
-'''
+"""
     package = tmp_path / "services"
     package.mkdir()
     (package / "leaky.py").write_text(leaky)
@@ -277,5 +304,9 @@ def b(call):
     monkeypatch.setitem(globals(), "GENERATED", tmp_path / "chunklab" / "v1")
     found = find_leaks()
     assert [line.split(" in ")[0] for line in found] == [
-        "services/leaky.py:8", "services/leaky.py:13", "services/leaky.py:15", "services/leaky.py:20",
-        "services/leaky.py:25"], found
+        "services/leaky.py:8",
+        "services/leaky.py:13",
+        "services/leaky.py:15",
+        "services/leaky.py:20",
+        "services/leaky.py:25",
+    ], found

@@ -35,11 +35,16 @@ def markup_in(path: Path, root: Path = REPO) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     skip = _docstrings(tree)
     strings = sorted(
-        (node for node in ast.walk(tree)
-         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip),
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+        ),
         key=lambda node: (node.lineno, node.col_offset),
     )
-    return [f"{path.relative_to(root)}:{node.lineno}: {node.value[:60]!r}" for node in strings if TAG.search(node.value)]
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: {node.value[:60]!r}" for node in strings if TAG.search(node.value)
+    ]
 
 
 def python_files(root: Path = REPO) -> list[Path]:

@@ -15,14 +15,15 @@ import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
+from pathlib import Path
 
 import grpc
 import pytest
 from support.providers import HashedProvider
 
-from chunklab.rpc import channels
 from chunklab.errors import InvalidArgument, NotFound, Unavailable
 from chunklab.llm import ChatEndpoint
+from chunklab.rpc import channels
 from chunklab.settings import Settings
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import REPO, Stack, wait_serving
@@ -36,16 +37,21 @@ from tests.support.redis_server import RedisServer
 
 NOTES = {
     "harbour.md": "# Harbour\n\nBoats moor at the east quay. The harbour master keeps the tide tables.\n\n"
-                  "## Fees\n\nMooring costs four euros a night. Fees are paid at the office.\n",
+    "## Fees\n\nMooring costs four euros a night. Fees are paid at the office.\n",
     "lighthouse.md": "# Lighthouse\n\nThe keeper logs the weather at six. Storm warnings go up below 990 hPa.\n\n"
-                     "## Supplies\n\nWater comes by boat on Tuesdays. Lamp oil is ordered monthly.\n",
+    "## Supplies\n\nWater comes by boat on Tuesdays. Lamp oil is ordered monthly.\n",
 }
 
 
 def document(document_id: str, text: str) -> documents_pb2.Document:
     return documents_pb2.Document(
-        document_id=document_id, name=f"{document_id}.md", text=text, language="en", collection="default",
-        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+        document_id=document_id,
+        name=f"{document_id}.md",
+        text=text,
+        language="en",
+        collection="default",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+        tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
     )
 
 
@@ -61,9 +67,14 @@ class Harness:
         self.ingest_down = 0  # this many fetches fail as if ingest were down
         self.fetches: Counter = Counter()  # document id -> times a worker fetched it to process it
         self.broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
-        self.service = ChunkerService(self._fetch, self._index, lambda name: HashedProvider(), "hashed-64",
-                                      EmbeddingCache(tmp_path / "cache.sqlite3"),
-                                      LLMPool(ChatEndpoint("", "", "none", 1.0, 0), 1))
+        self.service = ChunkerService(
+            self._fetch,
+            self._index,
+            lambda name: HashedProvider(),
+            "hashed-64",
+            EmbeddingCache(tmp_path / "cache.sqlite3"),
+            LLMPool(ChatEndpoint("", "", "none", 1.0, 0), 1),
+        )
         self.bulk = BulkLoads(self.service, self.broker, self._exists)
 
     def _exists(self, document_id: str) -> None:
@@ -88,10 +99,16 @@ class Harness:
     def submit(self, *document_ids: str) -> str:
         request = chunker_pb2.SubmitBulkLoadRequest(
             document_ids=list(document_ids),
-            strategies=[common_pb2.StrategySpec(name="fixed_size",
-                                                knobs={"chunk_size": common_pb2.KnobValue(int_value=16),
-                                                       "chunk_overlap": common_pb2.KnobValue(int_value=0)}),
-                        common_pb2.StrategySpec(name="sentence_window")],
+            strategies=[
+                common_pb2.StrategySpec(
+                    name="fixed_size",
+                    knobs={
+                        "chunk_size": common_pb2.KnobValue(int_value=16),
+                        "chunk_overlap": common_pb2.KnobValue(int_value=0),
+                    },
+                ),
+                common_pb2.StrategySpec(name="sentence_window"),
+            ],
         )
         return self.bulk.submit(request).bulk_load_id
 
@@ -254,9 +271,11 @@ def test_a_job_that_fails_unexpectedly_reports_an_incident_not_the_exception(har
     with running(harness, "w"):
         load = harness.wait(bulk_load_id)
     (result,) = load.results
-    assert re.fullmatch(r"bulk job \S+ on document doc-0 failed with an internal error \(incident [0-9a-f]{12}\); "
-                        r"the chunker log has the details\. Try again, and report the incident if it fails again",
-                        result.error), result.error
+    assert re.fullmatch(
+        r"bulk job \S+ on document doc-0 failed with an internal error \(incident [0-9a-f]{12}\); "
+        r"the chunker log has the details\. Try again, and report the incident if it fails again",
+        result.error,
+    ), result.error
     assert "secret-volume" not in result.error and result.deliveries == 1 and harness.broker.queued() == 0
     incident = re.search(r"incident ([0-9a-f]{12})", result.error).group(1)
     (logged,) = [r for r in caplog.records if incident in r.getMessage()]
@@ -267,8 +286,14 @@ def test_a_job_that_fails_unexpectedly_reports_an_incident_not_the_exception(har
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chunklab_app.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "chunklab_app.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture
@@ -283,8 +308,22 @@ def note_files(tmp_path):
 
 @pytest.mark.e2e
 def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_files):
-    done = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.chunk_size=24", "--knob", "fixed_size.chunk_overlap=4",
-               "--strategy", "sentence_window", "--collection", "policies", "--json")
+    done = cli(
+        stack.env(),
+        "load",
+        *note_files,
+        "--strategy",
+        "fixed_size",
+        "--knob",
+        "fixed_size.chunk_size=24",
+        "--knob",
+        "fixed_size.chunk_overlap=4",
+        "--strategy",
+        "sentence_window",
+        "--collection",
+        "policies",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     assert outcome["jobs_total"] == outcome["jobs_finished"] == 2
@@ -293,9 +332,16 @@ def test_chunklab_load_uploads_queues_and_reports_every_document(stack, note_fil
     for row in outcome["documents"]:
         assert row["document"] in NOTES and not row["error"] and not row["failed"]
         for completed in row["completed"]:
-            indexed = retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-                embedding_model=Settings().embedding_model, document_id=row["document_id"], strategy=completed["strategy"])),
-                timeout=30)
+            indexed = retriever.GetIndexedSet(
+                retriever_pb2.GetIndexedSetRequest(
+                    key=retriever_pb2.IndexedSetKey(
+                        embedding_model=Settings().embedding_model,
+                        document_id=row["document_id"],
+                        strategy=completed["strategy"],
+                    )
+                ),
+                timeout=30,
+            )
             assert indexed.points == completed["chunks"] > 0 and indexed.active  # a bulk load is a user's
         assert {c["strategy"] for c in row["completed"]} == {"fixed_size", "sentence_window"}
     assert "queued on embedded queue" in done.stderr and "2/2 documents done" in done.stderr
@@ -309,15 +355,29 @@ def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(st
     chunker = channels.chunker(stack.addresses["chunker"])
     fixed = [common_pb2.StrategySpec(name="fixed_size")]
     cases = [
-        (chunker_pb2.SubmitBulkLoadRequest(strategies=fixed), grpc.StatusCode.INVALID_ARGUMENT, "at least one document"),
+        (
+            chunker_pb2.SubmitBulkLoadRequest(strategies=fixed),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "at least one document",
+        ),
         (chunker_pb2.SubmitBulkLoadRequest(document_ids=["nope"], strategies=fixed), grpc.StatusCode.NOT_FOUND, "nope"),
-        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a", "a"], strategies=fixed),
-         grpc.StatusCode.INVALID_ARGUMENT, "repeated: a"),
-        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a"], strategies=[common_pb2.StrategySpec(name="magic")]),
-         grpc.StatusCode.INVALID_ARGUMENT, "magic"),
-        (chunker_pb2.SubmitBulkLoadRequest(document_ids=["a"], strategies=fixed,
-                                           llm=chunker_pb2.LLMChoice(api_key="sk-secret")),
-         grpc.StatusCode.INVALID_ARGUMENT, "CHUNKLAB_LLM_API_KEY"),
+        (
+            chunker_pb2.SubmitBulkLoadRequest(document_ids=["a", "a"], strategies=fixed),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "repeated: a",
+        ),
+        (
+            chunker_pb2.SubmitBulkLoadRequest(document_ids=["a"], strategies=[common_pb2.StrategySpec(name="magic")]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "magic",
+        ),
+        (
+            chunker_pb2.SubmitBulkLoadRequest(
+                document_ids=["a"], strategies=fixed, llm=chunker_pb2.LLMChoice(api_key="sk-secret")
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "CHUNKLAB_LLM_API_KEY",
+        ),
     ]
     for request, code, words in cases:
         with pytest.raises(grpc.RpcError) as caught:
@@ -331,12 +391,14 @@ def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(st
     ):
         with pytest.raises(grpc.RpcError) as caught:
             call(request, timeout=30)
-        assert caught.value.code() == code and ("bulk load" in caught.value.details()
-                                                or "between 0 and 100" in caught.value.details())
+        assert caught.value.code() == code and (
+            "bulk load" in caught.value.details() or "between 0 and 100" in caught.value.details()
+        )
     wrong_knob = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.size=3")
     assert wrong_knob.returncode == 2 and "fixed_size has no knob 'size'" in wrong_knob.stderr
-    two_values = cli(stack.env(), "load", *note_files, "--strategy", "fixed_size",
-                     "--knob", "fixed_size.chunk_size=16,32")
+    two_values = cli(
+        stack.env(), "load", *note_files, "--strategy", "fixed_size", "--knob", "fixed_size.chunk_size=16,32"
+    )
     assert two_values.returncode == 2 and "give one value" in two_values.stderr
     missing = cli(stack.env(), "load", "no-such-file.md", "--strategy", "fixed_size")
     assert missing.returncode == 2 and "no such file: no-such-file.md" in missing.stderr
@@ -345,8 +407,9 @@ def test_bad_bulk_loads_get_a_precise_status_and_usage_errors_a_readable_line(st
 @pytest.mark.e2e
 def test_with_redis_the_jobs_are_shared_by_the_workers_of_two_chunker_replicas(tmp_path, note_files):
     redis_server = RedisServer(tmp_path)
-    stack = Stack(data_dir=tmp_path / "stack",
-                  extra_env={"CHUNKLAB_BROKER_URL": redis_server.url, "CHUNKLAB_BULK_WORKERS": "0"})
+    stack = Stack(
+        data_dir=tmp_path / "stack", extra_env={"CHUNKLAB_BROKER_URL": redis_server.url, "CHUNKLAB_BULK_WORKERS": "0"}
+    )
     try:
         stack.start()
         replicas = []
@@ -361,7 +424,7 @@ def test_with_redis_the_jobs_are_shared_by_the_workers_of_two_chunker_replicas(t
         for name in note_files:
             for copy in range(3):  # six documents
                 path = tmp_path / f"{copy}-{os.path.basename(name)}"
-                path.write_text(open(name).read() + f"\nCopy {copy}.\n")
+                path.write_text(Path(name).read_text() + f"\nCopy {copy}.\n")
                 ids.append(str(path))
         done = cli(ingest_env, "load", *ids, "--strategy", "fixed_size", "--json")
         assert done.returncode == 0, done.stderr

@@ -24,14 +24,12 @@ from hypothesis import strategies as st
 from support.fake_openai import FakeOpenAI
 from support.providers import HashedProvider
 
-from chunklab.rpc import channels
-
 from chunklab import ids
-
-from chunklab.text import tokens
 from chunklab.errors import FailedPrecondition, NotFound
 from chunklab.llm import ChatEndpoint
+from chunklab.rpc import channels
 from chunklab.settings import Settings
+from chunklab.text import tokens
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, retriever_pb2
 from chunklab_app.stack import Stack
 from services.chunker import run as run_module
@@ -55,8 +53,13 @@ COMPLETED, FAILED = chunker_pb2.STRATEGY_PHASE_COMPLETED, chunker_pb2.STRATEGY_P
 def markdown_document(document_id: str = "doc-1", text: str | None = None) -> documents_pb2.Document:
     text = text if text is not None else (FIXTURES / "regulation.md").read_text()
     return documents_pb2.Document(
-        document_id=document_id, name=f"{document_id}.md", text=text, language="en", collection="default",
-        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+        document_id=document_id,
+        name=f"{document_id}.md",
+        text=text,
+        language="en",
+        collection="default",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+        tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
     )
 
 
@@ -69,7 +72,9 @@ class Harness:
         self.provider = HashedProvider()
         self.pool = LLMPool(ChatEndpoint(llm_base_url, "sk-configured", "fake-llm", 2.0, 0), concurrency)
         self.cache = EmbeddingCache(cache_path)
-        self.service = ChunkerService(self._fetch, self._index, lambda name: self.provider, "hashed-64", self.cache, self.pool)
+        self.service = ChunkerService(
+            self._fetch, self._index, lambda name: self.provider, "hashed-64", self.cache, self.pool
+        )
 
     def _fetch(self, document_id: str) -> documents_pb2.Document:
         if document_id not in self.documents:
@@ -86,7 +91,9 @@ class Harness:
         return list(self.service.process(request, cancelled))
 
     def preview(self, name: str, **knobs):
-        spec = common_pb2.StrategySpec(name=name, knobs={k: common_pb2.KnobValue(int_value=v) for k, v in knobs.items()})
+        spec = common_pb2.StrategySpec(
+            name=name, knobs={k: common_pb2.KnobValue(int_value=v) for k, v in knobs.items()}
+        )
         return self.service.preview(chunker_pb2.PreviewChunksRequest(document_id="doc-1", strategy=spec))
 
 
@@ -138,11 +145,15 @@ def test_an_unchanged_document_is_never_embedded_twice(harness, tmp_path):
     names = ["fixed_size", "semantic", "sentence_window", "parent_child"]
     first = result_of(harness.process(*names))
     embedded_once = harness.provider.texts_embedded
-    assert embedded_once > 0 and all(o.embeddings_cached == 0 for o in first.strategies_completed if o.strategy == "fixed_size")
+    assert embedded_once > 0 and all(
+        o.embeddings_cached == 0 for o in first.strategies_completed if o.strategy == "fixed_size"
+    )
     again = result_of(harness.process(*names))
     assert harness.provider.texts_embedded == embedded_once  # not one text, not even the sentences semantic compares
     for outcome in again.strategies_completed:
-        searchable = [i for i in harness.indexed[("doc-1", outcome.strategy)][1] if ids.role_name(i.chunk.role) != "parent"]
+        searchable = [
+            i for i in harness.indexed[("doc-1", outcome.strategy)][1] if ids.role_name(i.chunk.role) != "parent"
+        ]
         assert outcome.embeddings_cached == len(searchable) > 0
         assert outcome.usage.embedding_tokens == 0
     # A new process finds them on disk.
@@ -175,8 +186,10 @@ def test_phase_timings_count_embedding_while_chunking_as_embed(harness, monkeypa
     monkeypatch.setattr(service_module.time, "perf_counter", clock)
     monkeypatch.setattr(run_module.time, "perf_counter", clock)
     outcomes = {o.strategy: o for o in result_of(harness.process("fixed_size", "semantic")).strategies_completed}
-    phases = {name: (o.phases.chunk_seconds, o.phases.embed_seconds, o.phases.index_seconds, o.seconds)
-              for name, o in outcomes.items()}
+    phases = {
+        name: (o.phases.chunk_seconds, o.phases.embed_seconds, o.phases.index_seconds, o.seconds)
+        for name, o in outcomes.items()
+    }
     # fixed_size: one call for its chunks; semantic: one for its sentences while chunking, one for its chunks.
     assert phases == {"fixed_size": (0.0, 10.0, 0.0, 10.0), "semantic": (0.0, 20.0, 0.0, 20.0)}
 
@@ -190,7 +203,12 @@ def test_usage_counts_llm_calls_and_tokens(harness):
 
 @pytest.mark.parametrize(
     ("behaviour", "reason"),
-    [("error", "HTTP 500"), ("slow", "did not answer within 2s"), ("garbage", "unusable reply"), ("empty", "unusable reply")],
+    [
+        ("error", "HTTP 500"),
+        ("slow", "did not answer within 2s"),
+        ("garbage", "unusable reply"),
+        ("empty", "unusable reply"),
+    ],
 )
 def test_a_failing_llm_fails_its_strategy_alone_and_stores_nothing(harness, llm, behaviour, reason):
     llm.behaviour, llm.delay_s = behaviour, 4
@@ -209,7 +227,8 @@ def test_without_an_llm_the_contextual_strategies_say_so(tmp_path):
     result = result_of(harness.process("fixed_size", "contextual_retrieval", "contextual_structure"))
     assert [o.strategy for o in result.strategies_completed] == ["fixed_size"]
     assert {f.strategy: f.reason for f in result.strategies_failed} == {
-        "contextual_retrieval": NO_LLM, "contextual_structure": NO_LLM,
+        "contextual_retrieval": NO_LLM,
+        "contextual_structure": NO_LLM,
     }
     assert set(harness.indexed) == {("doc-1", "fixed_size")}
     with pytest.raises(FailedPrecondition, match="contextual_retrieval needs an LLM.*CHUNKLAB_LLM_BASE_URL"):
@@ -228,9 +247,11 @@ def test_an_unexpected_failure_tells_the_client_an_incident_and_the_log_the_exce
     events = harness.process("fixed_size")
     (failure,) = result_of(events).strategies_failed
     assert failure.strategy == "fixed_size"
-    assert re.fullmatch(r"fixed_size failed on document doc-1 with an internal error \(incident ([0-9a-f]{12})\); "
-                        r"the chunker log has the details\. Try again, and report the incident if it fails again",
-                        failure.reason), failure.reason
+    assert re.fullmatch(
+        r"fixed_size failed on document doc-1 with an internal error \(incident ([0-9a-f]{12})\); "
+        r"the chunker log has the details\. Try again, and report the incident if it fails again",
+        failure.reason,
+    ), failure.reason
     failed = [e.progress for e in events[:-1] if e.progress.phase == FAILED]
     assert "secret-volume" not in failure.reason and "secret-volume" not in failed[0].error
     incident = re.search(r"incident ([0-9a-f]{12})", failure.reason).group(1)
@@ -247,7 +268,7 @@ def test_progress_goes_forward_strategy_by_strategy(harness):
             order.append((event.strategy, []))
         order[-1][1].append(event)
     assert [name for name, _ in order] == ["fixed_size", "contextual_retrieval", "semantic"]
-    for name, steps in order:
+    for _name, steps in order:
         assert steps[0].phase == STARTED and steps[-1].phase == COMPLETED
         assert all(s.phase == RUNNING for s in steps[1:-1])
         fractions = [s.fraction_done for s in steps]
@@ -271,7 +292,9 @@ def test_llm_calls_are_bounded_by_the_configured_concurrency(tmp_path, llm):
 
     llm.behaviour, llm.responder = "good", responder
     harness = Harness(tmp_path / "cache.sqlite3", llm.base_url, concurrency=2)
-    outcome = result_of(harness.process(spec("contextual_retrieval", chunk_size=40, chunk_overlap=0))).strategies_completed[0]
+    outcome = result_of(
+        harness.process(spec("contextual_retrieval", chunk_size=40, chunk_overlap=0))
+    ).strategies_completed[0]
     assert outcome.chunk_count > 4 and peak[0] == 2
 
 
@@ -284,7 +307,9 @@ def test_a_cancelled_run_stops_and_indexes_nothing(tmp_path, llm):
 
     llm.behaviour, llm.responder = "good", responder
     harness = Harness(tmp_path / "cache.sqlite3", llm.base_url)
-    events = harness.process(spec("contextual_retrieval", chunk_size=40, chunk_overlap=0), "fixed_size", cancelled=cancelled)
+    events = harness.process(
+        spec("contextual_retrieval", chunk_size=40, chunk_overlap=0), "fixed_size", cancelled=cancelled
+    )
     assert not any(e.HasField("result") for e in events)
     assert harness.indexed == {}
 
@@ -387,7 +412,9 @@ def test_a_cache_file_from_before_the_size_limit_is_still_read(tmp_path):
         tbl = "v_" + hashlib.sha256(provider.cache_namespace.encode()).hexdigest()[:16]
         db.execute(f"CREATE TABLE {tbl} (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
         db.execute("INSERT INTO models VALUES (?, ?)", (provider.cache_namespace, tbl))
-        db.execute(f"INSERT INTO {tbl} VALUES (?, ?)", (content_key(provider.cache_namespace, "alpha"), vector.tobytes()))
+        db.execute(
+            f"INSERT INTO {tbl} VALUES (?, ?)", (content_key(provider.cache_namespace, "alpha"), vector.tobytes())
+        )
     cache = EmbeddingCache(path, max_bytes=1_000_000)
     result = cache.embed(provider, ["alpha", "beta"])
     assert result.cached == 1 and np.allclose(result.vectors[0], vector)
@@ -397,7 +424,9 @@ def test_a_cache_file_from_before_the_size_limit_is_still_read(tmp_path):
 # -- exact counts without re-tokenizing -------------------------------------------
 
 mixed = st.lists(
-    st.sampled_from(["word", " word", "  ", " ", "\n", "\n\n", "\t", ".", "'s", "123456", "é", "日本語", "🎉", "\r\n", "x", "-"]),
+    st.sampled_from(
+        ["word", " word", "  ", " ", "\n", "\n\n", "\t", ".", "'s", "123456", "é", "日本語", "🎉", "\r\n", "x", "-"]
+    ),
     max_size=120,
 ).map("".join)
 
@@ -446,11 +475,14 @@ def upload(stack, name: str, text: str) -> str:
 
 
 def topic_text(topic: str, paragraphs: int = 6) -> str:
-    return "\n\n".join(
-        f"Paragraph {i} about {topic}. The {topic} team reviewed item {i} and wrote down what changed, "
-        f"why it changed and who approved the change to {topic} procedures."
-        for i in range(paragraphs)
-    ) + "\n"
+    return (
+        "\n\n".join(
+            f"Paragraph {i} about {topic}. The {topic} team reviewed item {i} and wrote down what changed, "
+            f"why it changed and who approved the change to {topic} procedures."
+            for i in range(paragraphs)
+        )
+        + "\n"
+    )
 
 
 def spec(name: str, **knobs: int) -> common_pb2.StrategySpec:
@@ -462,15 +494,25 @@ def process(stack, document_id: str, *specs) -> list[chunker_pb2.ProcessDocument
 
 
 def indexed(stack, document_id: str, strategy: str) -> list[common_pb2.Chunk]:
-    response = stack.client().retrieve("what changed and who approved it", common_pb2.RetrievalOptions(
-        strategy=strategy, top_k=100, filter=common_pb2.RetrievalFilter(document_ids=[document_id])))
+    response = stack.client().retrieve(
+        "what changed and who approved it",
+        common_pb2.RetrievalOptions(
+            strategy=strategy, top_k=100, filter=common_pb2.RetrievalFilter(document_ids=[document_id])
+        ),
+    )
     return [r.chunk for r in response.retrieved_chunks]
 
 
 def test_a_good_llm_gives_enriched_chunks_through_grpc(llm_stack, good_llm):
     document_id = upload(llm_stack, "enriched.md", topic_text("payroll"))
-    result = result_of(process(llm_stack, document_id, spec("fixed_size", chunk_size=40, chunk_overlap=0),
-                               spec("contextual_retrieval", chunk_size=40, chunk_overlap=0)))
+    result = result_of(
+        process(
+            llm_stack,
+            document_id,
+            spec("fixed_size", chunk_size=40, chunk_overlap=0),
+            spec("contextual_retrieval", chunk_size=40, chunk_overlap=0),
+        )
+    )
     assert [o.strategy for o in result.strategies_completed] == ["fixed_size", "contextual_retrieval"]
     assert result.llm == f"fake-llm at {good_llm.base_url}" and "sk-stack-secret" not in str(result)
     contextual = result.strategies_completed[1]
@@ -483,19 +525,31 @@ def test_a_good_llm_gives_enriched_chunks_through_grpc(llm_stack, good_llm):
     assert sorted(c.content for c in plain) == sorted(c.content for c in chunks)
 
     preview = channels.chunker(llm_stack.addresses["chunker"]).PreviewChunks(
-        chunker_pb2.PreviewChunksRequest(document_id=document_id, strategy=spec("contextual_retrieval", chunk_size=40, chunk_overlap=0)),
+        chunker_pb2.PreviewChunksRequest(
+            document_id=document_id, strategy=spec("contextual_retrieval", chunk_size=40, chunk_overlap=0)
+        ),
         timeout=60,
     )
-    assert preview.chunks[0].enriched_content.startswith("Situating context") and preview.usage.llm_calls == len(preview.chunks)
+    assert preview.chunks[0].enriched_content.startswith("Situating context") and preview.usage.llm_calls == len(
+        preview.chunks
+    )
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "reason"), [("error", "HTTP 500"), ("slow", "did not answer within 1s"), ("garbage", "unusable reply")]
+    ("behaviour", "reason"),
+    [("error", "HTTP 500"), ("slow", "did not answer within 1s"), ("garbage", "unusable reply")],
 )
 def test_llm_failures_through_grpc_fail_only_the_contextual_strategy(llm_stack, llm, behaviour, reason):
     document_id = upload(llm_stack, f"{behaviour}.md", topic_text(f"{behaviour} handling"))
     llm.behaviour, llm.script, llm.delay_s = behaviour, [], 3
-    result = result_of(process(llm_stack, document_id, spec("fixed_size", chunk_size=40, chunk_overlap=0), spec("contextual_retrieval", chunk_size=40, chunk_overlap=0)))
+    result = result_of(
+        process(
+            llm_stack,
+            document_id,
+            spec("fixed_size", chunk_size=40, chunk_overlap=0),
+            spec("contextual_retrieval", chunk_size=40, chunk_overlap=0),
+        )
+    )
     assert [o.strategy for o in result.strategies_completed] == ["fixed_size"]
     assert [f.strategy for f in result.strategies_failed] == ["contextual_retrieval"]
     assert reason in result.strategies_failed[0].reason and "sk-stack-secret" not in result.strategies_failed[0].reason
@@ -537,7 +591,12 @@ def test_reprocessing_replaces_at_once_and_reuses_embeddings(llm_stack, good_llm
 
 def test_grpc_progress_events_come_in_order(llm_stack, good_llm):
     document_id = upload(llm_stack, "progress.md", topic_text("progress"))
-    events = process(llm_stack, document_id, spec("fixed_size", chunk_size=40, chunk_overlap=0), spec("contextual_retrieval", chunk_size=40, chunk_overlap=0))
+    events = process(
+        llm_stack,
+        document_id,
+        spec("fixed_size", chunk_size=40, chunk_overlap=0),
+        spec("contextual_retrieval", chunk_size=40, chunk_overlap=0),
+    )
     steps = [(e.progress.strategy, e.progress.phase) for e in events[:-1]]
     assert steps[0] == ("fixed_size", STARTED)
     done = steps.index(("fixed_size", COMPLETED))
@@ -548,12 +607,22 @@ def test_grpc_progress_events_come_in_order(llm_stack, good_llm):
 def test_grpc_errors_are_precise(llm_stack):
     chunker = channels.chunker(llm_stack.addresses["chunker"])
     with pytest.raises(grpc.RpcError) as caught:
-        list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(
-            document_id="no-such-document", strategies=[spec("fixed_size")]), timeout=30))
+        list(
+            chunker.ProcessDocument(
+                chunker_pb2.ProcessDocumentRequest(document_id="no-such-document", strategies=[spec("fixed_size")]),
+                timeout=30,
+            )
+        )
     assert caught.value.code() == grpc.StatusCode.NOT_FOUND
     with pytest.raises(grpc.RpcError) as caught:
-        list(chunker.ProcessDocument(chunker_pb2.ProcessDocumentRequest(
-            document_id="x", strategies=[spec("fixed_size")], embedding_model="openai:text-embedding-3-small"), timeout=30))
+        list(
+            chunker.ProcessDocument(
+                chunker_pb2.ProcessDocumentRequest(
+                    document_id="x", strategies=[spec("fixed_size")], embedding_model="openai:text-embedding-3-small"
+                ),
+                timeout=30,
+            )
+        )
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "CHUNKLAB_EMBEDDING_BASE_URL" in caught.value.details()
     listing = chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=10)
@@ -564,8 +633,9 @@ def test_a_strategy_that_embeds_while_it_chunks_says_how_far_that_embedding_is()
     from services.chunker.cache import EmbeddingCache
 
     said: list[tuple[float, str]] = []
-    strategy_run = run_module.StrategyRun(HashedProvider(), EmbeddingCache(None), llm=None, endpoint=None,
-                                          progress=None, cancelled=threading.Event())
+    strategy_run = run_module.StrategyRun(
+        HashedProvider(), EmbeddingCache(None), llm=None, endpoint=None, progress=None, cancelled=threading.Event()
+    )
     context = strategy_run.context(lambda fraction, message: said.append((fraction, message)))
     vectors = context.embed(["one sentence.", "another sentence.", "one sentence."])
     assert vectors.shape[0] == 3

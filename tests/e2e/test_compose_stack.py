@@ -29,11 +29,11 @@ from chunklab.settings import settings_from
 from chunklab.v1 import common_pb2, evaluator_pb2
 from tests.support.compose_model import REPO, resolved_model
 from tests.support.compose_processes import LOOPBACK, ComposeProcesses, image_environment
+from tests.support.grids import fixed as fixed_grid
 from tests.support.postgres_server import PostgresServer
 from tests.support.qdrant_shim import QdrantShim
 from tests.support.redis_server import RedisServer
 from tests.support.topics import CHUNK_SIZE, FIXTURE, expected_windows, fixed_size
-from tests.support.grids import fixed as fixed_grid
 
 pytestmark = pytest.mark.e2e
 
@@ -89,10 +89,17 @@ def model() -> dict:
 @pytest.fixture(scope="module")
 def stack(model, backing, tmp_path_factory):
     """Every ChunkLab service of the compose file, two chunker replicas, in compose's order."""
-    port_of = {"postgres": backing["postgres"].port, "redis": backing["redis"].port,
-               "qdrant": int(backing["qdrant"].root.rpartition(":")[2])}
-    running = ComposeProcesses(model, tmp_path_factory.mktemp("compose"),
-                               {name: (LOOPBACK, port) for name, port in port_of.items()}, replicas={"chunker": 2})
+    port_of = {
+        "postgres": backing["postgres"].port,
+        "redis": backing["redis"].port,
+        "qdrant": int(backing["qdrant"].root.rpartition(":")[2]),
+    }
+    running = ComposeProcesses(
+        model,
+        tmp_path_factory.mktemp("compose"),
+        {name: (LOOPBACK, port) for name, port in port_of.items()},
+        replicas={"chunker": 2},
+    )
     running.start()
     yield running
     running.stop()
@@ -104,8 +111,7 @@ def lab(stack) -> ChunkLab:
     return ChunkLab(settings_from(stack.processes["ui"].env))
 
 
-def test_every_compose_service_runs_with_its_containers_environment_mapped_only_where_it_must_be(stack, model,
-                                                                                               backing):
+def test_every_compose_service_runs_with_its_containers_environment_mapped_only_where_it_must_be(stack, model, backing):
     assert stack.order == ["retriever", "ingest", "chunker", "evaluator", "ui"]
     assert stack.replicas["chunker"] >= 2 and stack.names("chunker")[:2] == ["chunker", "chunker-2"]
     assert list(stack.processes) == [name for service in stack.order for name in stack.names(service)]
@@ -119,13 +125,18 @@ def test_every_compose_service_runs_with_its_containers_environment_mapped_only_
         assert {(n, k) for n, k, _, _ in stack.mapped if n == name} == {(name, k) for k in changed}
         for key in changed:
             assert not re.search(rf"(?<![\w.-])({hosts}|0\.0\.0\.0):\d", process.env[key]), (name, key)
-        own = ({"CHUNKLAB_UI_PORT": str(process.port)} if process.service == "ui" else
-               {f"CHUNKLAB_{process.service.upper()}_ADDRESS": f"127.0.0.1:{process.port}"})
+        own = (
+            {"CHUNKLAB_UI_PORT": str(process.port)}
+            if process.service == "ui"
+            else {f"CHUNKLAB_{process.service.upper()}_ADDRESS": f"127.0.0.1:{process.port}"}
+        )
         assert {key: process.env[key] for key in own} == own  # each replica on its own port
     postgres, redis, qdrant = backing["postgres"], backing["redis"], backing["qdrant"]
     for service in ("ingest", "evaluator"):
-        assert stack.processes[service].env["CHUNKLAB_DATABASE_URL"] == \
-            f"postgresql+psycopg://chunklab:chunklab@127.0.0.1:{postgres.port}/{service}"
+        assert (
+            stack.processes[service].env["CHUNKLAB_DATABASE_URL"]
+            == f"postgresql+psycopg://chunklab:chunklab@127.0.0.1:{postgres.port}/{service}"
+        )
     assert stack.processes["chunker-2"].env["CHUNKLAB_BROKER_URL"] == redis.url
     chunkers = [f"127.0.0.1:{stack.processes[name].port}" for name in stack.names("chunker")]
     assert stack.processes["evaluator"].env["CHUNKLAB_CHUNKER_ADDRESS"] == ",".join(chunkers)
@@ -155,11 +166,18 @@ def topics(lab):
 
 def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack, lab, backing, topics):
     document, result = topics
-    assert [(o.strategy, o.chunk_count) for o in result.strategies_completed] == [
-        ("fixed_size", len(expected_windows(FIXTURE.read_text(encoding="utf-8"), CHUNK_SIZE)))] == [("fixed_size", 8)]
+    assert (
+        [(o.strategy, o.chunk_count) for o in result.strategies_completed]
+        == [("fixed_size", len(expected_windows(FIXTURE.read_text(encoding="utf-8"), CHUNK_SIZE)))]
+        == [("fixed_size", 8)]
+    )
 
-    response = lab.retrieve("volcano eruption magma lava", common_pb2.RetrievalOptions(
-        strategy="fixed_size", top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])))
+    response = lab.retrieve(
+        "volcano eruption magma lava",
+        common_pb2.RetrievalOptions(
+            strategy="fixed_size", top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])
+        ),
+    )
     assert sorted(e.chunk.chunk_index for e in response.retrieved_chunks) == [2, 4]
 
     qdrant = backing["qdrant"].client
@@ -177,16 +195,35 @@ def test_upload_process_and_query_go_through_postgresql_and_the_qdrant_api(stack
 def test_a_small_experiment_finds_each_reference_in_its_top_chunk(lab, backing, topics):
     text = FIXTURE.read_text(encoding="utf-8")
     document, _ = topics
-    lines = [json.dumps({"question": question, "document": "topics", "references": [
-        {"content": excerpt, "start_index": text.index(excerpt), "end_index": text.index(excerpt) + len(excerpt)}]})
-        for question, excerpt in QUESTIONS.items()]
-    question_set = lab.import_question_set("\n".join(lines).encode(), name="topics-2.jsonl",
-                                           document_ids={"topics": document.document_id},
-                                           excerpt_check=evaluator_pb2.EXCERPT_CHECK_STRICT)
+    lines = [
+        json.dumps(
+            {
+                "question": question,
+                "document": "topics",
+                "references": [
+                    {
+                        "content": excerpt,
+                        "start_index": text.index(excerpt),
+                        "end_index": text.index(excerpt) + len(excerpt),
+                    }
+                ],
+            }
+        )
+        for question, excerpt in QUESTIONS.items()
+    ]
+    question_set = lab.import_question_set(
+        "\n".join(lines).encode(),
+        name="topics-2.jsonl",
+        document_ids={"topics": document.document_id},
+        excerpt_check=evaluator_pb2.EXCERPT_CHECK_STRICT,
+    )
     assert question_set.question_count == 2
     config = evaluator_pb2.ExperimentConfig(
-        name="compose slice", question_set_id=question_set.question_set_id, retrieval_only=True,
-        strategies=[fixed_grid(CHUNK_SIZE, 0)], retrieval=common_pb2.RetrievalOptions(top_k=1),
+        name="compose slice",
+        question_set_id=question_set.question_set_id,
+        retrieval_only=True,
+        strategies=[fixed_grid(CHUNK_SIZE, 0)],
+        retrieval=common_pb2.RetrievalOptions(top_k=1),
     )
     experiment = experiment_outcome(lab.run_experiment(config)).experiment
     assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED

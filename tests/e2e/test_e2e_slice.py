@@ -5,12 +5,10 @@ for uploads, processing and retrieval)."""
 
 from __future__ import annotations
 
-
 import grpc
 import pytest
 
 from chunklab.rpc import channels
-
 from chunklab.text import tokens
 from chunklab.v1 import (
     chunker_pb2,
@@ -38,13 +36,16 @@ def process(stack, document_id: str, *specs: common_pb2.StrategySpec) -> list[ch
 
 
 def retrieve(stack, query: str, document_id: str, top_k: int, prev: int = 0, nxt: int = 0):
-    return stack.client().retrieve(query, common_pb2.RetrievalOptions(
-        strategy="fixed_size",
-        top_k=top_k,
-        neighbor_prev=prev,
-        neighbor_next=nxt,
-        filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
-    ))
+    return stack.client().retrieve(
+        query,
+        common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            top_k=top_k,
+            neighbor_prev=prev,
+            neighbor_next=nxt,
+            filter=common_pb2.RetrievalFilter(document_ids=[document_id]),
+        ),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -194,9 +195,15 @@ def test_two_configurations_of_fixed_size_answer_side_by_side_by_config_id(stack
     question = "What did the president say about inflation?"
 
     def sizes(config_id: str = "") -> list[int]:
-        response = stack.client().retrieve(question, common_pb2.RetrievalOptions(
-            strategy="fixed_size", config_id=config_id, top_k=5,
-            filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])))
+        response = stack.client().retrieve(
+            question,
+            common_pb2.RetrievalOptions(
+                strategy="fixed_size",
+                config_id=config_id,
+                top_k=5,
+                filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+            ),
+        )
         assert {e.chunk.config_id for e in response.retrieved_chunks} == {config_id or config_ids[512]}
         return [e.chunk.token_count for e in response.retrieved_chunks]
 
@@ -233,9 +240,7 @@ def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and ".md" in message
     code, message = status_of(lambda: upload(stack, "binary.txt", bytes(range(32)) * 8))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "binary" in message
-    code, _ = status_of(
-        lambda: ingest.GetDocument(ingest_pb2.GetDocumentRequest(document_id="no-such-id"), timeout=10)
-    )
+    code, _ = status_of(lambda: ingest.GetDocument(ingest_pb2.GetDocumentRequest(document_id="no-such-id"), timeout=10))
     assert code == grpc.StatusCode.NOT_FOUND
     code, message = status_of(lambda: process(stack, topics.document_id, common_pb2.StrategySpec(name="magic")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "fixed_size" in message
@@ -249,8 +254,9 @@ def test_bad_input_gets_a_precise_status_and_a_readable_message(stack, topics):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "query" in message
     code, message = status_of(
         lambda: retriever.Retrieve(
-            retriever_pb2.RetrieveRequest(query="x", options=common_pb2.RetrievalOptions(
-                strategy="fixed_size", top_k=1, embedding_model="nope")),
+            retriever_pb2.RetrieveRequest(
+                query="x", options=common_pb2.RetrievalOptions(strategy="fixed_size", top_k=1, embedding_model="nope")
+            ),
             timeout=10,
         )
     )

@@ -16,18 +16,16 @@ from html.parser import HTMLParser
 import grpc
 import pytest
 
-from chunklab.rpc import channels
-
 from chunklab import knobs
-
-from chunklab.text import sentences
+from chunklab.rpc import channels
 from chunklab.settings import Settings
+from chunklab.text import sentences
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from services.chunker.strategies import REGISTRY
-from tests.support.stack import REPORT_PIECE_BYTES as PIECE
-from tests.support.repo import SHARED_DATA, chroma_general
-from tests.support.grids import CHUNK_SIZE, OVERLAP, fixed
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.grids import CHUNK_SIZE, OVERLAP, fixed
+from tests.support.repo import SHARED_DATA, chroma_general
+from tests.support.stack import REPORT_PIECE_BYTES as PIECE
 from tests.support.status import status_of
 
 pytestmark = pytest.mark.e2e
@@ -46,6 +44,7 @@ SECRET = "sk-test-secret-4242"
 
 
 # -- helpers --------------------------------------------------------------------
+
 
 def upload(stack, name: str, data: bytes, collection: str = "") -> documents_pb2.Document:
     return stack.client().upload_document(data, name=name, collection=collection).document
@@ -93,10 +92,13 @@ def full_text(stack, document_id: str) -> str:
 
 # -- fixtures ---------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def chroma(stack):
     """chroma-general's three corpora uploaded and its questions.csv imported as it is."""
-    documents = {p.stem: upload(stack, p.name, p.read_bytes()) for p in sorted((chroma_general() / "corpora").glob("*.md"))}
+    documents = {
+        p.stem: upload(stack, p.name, p.read_bytes()) for p in sorted((chroma_general() / "corpora").glob("*.md"))
+    }
     question_set = import_set(stack, "chroma-general", (SHARED_DATA / "questions.csv").read_bytes())
     return documents, question_set
 
@@ -106,8 +108,11 @@ def chroma_run(stack, chroma):
     """fixed_size 250/125, top_k 5, retrieval only, over all 276 questions."""
     _, question_set = chroma
     config = evaluator_pb2.ExperimentConfig(
-        name="chroma fixed 250/125", question_set_id=question_set.question_set_id, strategies=[fixed()],
-        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
+        name="chroma fixed 250/125",
+        question_set_id=question_set.question_set_id,
+        strategies=[fixed()],
+        retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
+        retrieval_only=True,
     )
     events = run(stack, config)
     return events, get(stack, finished(events).experiment_id)
@@ -117,23 +122,36 @@ def chroma_run(stack, chroma):
 def small_set(stack, chroma):
     """Three chatlogs questions (with their references) as a small set for the slower paths."""
     documents, _ = chroma
-    rows = [r for r in csv.DictReader((SHARED_DATA / "questions.csv").open(encoding="utf-8"))
-            if r["corpus_id"] == "chatlogs"][:3]
+    rows = [
+        r
+        for r in csv.DictReader((SHARED_DATA / "questions.csv").open(encoding="utf-8"))
+        if r["corpus_id"] == "chatlogs"
+    ][:3]
     questions = [
-        evaluator_pb2.Question(text=row["question"], references=[
-            evaluator_pb2.Reference(document_id=documents["chatlogs"].document_id, start_char=r["start_index"],
-                                    end_char=r["end_index"], content=r["content"])
-            for r in json.loads(row["references"])
-        ])
+        evaluator_pb2.Question(
+            text=row["question"],
+            references=[
+                evaluator_pb2.Reference(
+                    document_id=documents["chatlogs"].document_id,
+                    start_char=r["start_index"],
+                    end_char=r["end_index"],
+                    content=r["content"],
+                )
+                for r in json.loads(row["references"])
+            ],
+        )
         for row in rows
     ]
-    request = evaluator_pb2.CreateQuestionSetRequest(name="chatlogs-3", description="three questions", questions=questions)
+    request = evaluator_pb2.CreateQuestionSetRequest(
+        name="chatlogs-3", description="three questions", questions=questions
+    )
     return evaluator(stack).CreateQuestionSet(request, timeout=60)
 
 
 @pytest.fixture
 def fake():
     with FakeOpenAI() as server:
+
         def responder(messages, model):
             if "strict evaluator" in messages[0]["content"]:
                 if '"hallucination"' in messages[-1]["content"]:
@@ -147,11 +165,13 @@ def fake():
 
 # -- question sets ----------------------------------------------------------------
 
+
 def test_the_chroma_question_set_imports_as_it_is_with_exact_references(stack, chroma):
     documents, question_set = chroma
     assert question_set.question_count == 276 and len(question_set.content_hash) == 64
     stored = evaluator(stack).GetQuestionSet(
-        evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30)
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30
+    )
     assert len(stored.questions) == 276
     ids = {d.document_id: stem for stem, d in documents.items()}
     texts = {d.document_id: full_text(stack, d.document_id) for d in documents.values()}
@@ -159,7 +179,8 @@ def test_the_chroma_question_set_imports_as_it_is_with_exact_references(stack, c
     for question, row in zip(stored.questions, rows):
         assert question.text == row["question"]
         assert [(r.start_char, r.end_char) for r in question.references] == [
-            (r["start_index"], r["end_index"]) for r in json.loads(row["references"])]
+            (r["start_index"], r["end_index"]) for r in json.loads(row["references"])
+        ]
         for reference in question.references:
             assert ids[reference.document_id] == row["corpus_id"]
             assert texts[reference.document_id][reference.start_char : reference.end_char] == reference.content
@@ -177,10 +198,14 @@ def test_the_chroma_question_set_imports_as_it_is_with_exact_references(stack, c
         writer.writerows(row for _, row in zip(range(10), reader))
     unused = import_set(stack, "chroma-first-ten", first_ten.getvalue().encode(), piece=1 << 20)
     assert unused.question_count == 10 and unused.question_set_id != question_set.question_set_id
-    evaluator(stack).DeleteQuestionSet(evaluator_pb2.DeleteQuestionSetRequest(question_set_id=unused.question_set_id),
-                                       timeout=30)
-    code, _ = status_of(lambda: evaluator(stack).GetQuestionSet(
-        evaluator_pb2.GetQuestionSetRequest(question_set_id=unused.question_set_id), timeout=30))
+    evaluator(stack).DeleteQuestionSet(
+        evaluator_pb2.DeleteQuestionSetRequest(question_set_id=unused.question_set_id), timeout=30
+    )
+    code, _ = status_of(
+        lambda: evaluator(stack).GetQuestionSet(
+            evaluator_pb2.GetQuestionSetRequest(question_set_id=unused.question_set_id), timeout=30
+        )
+    )
     assert code == grpc.StatusCode.NOT_FOUND
 
 
@@ -202,12 +227,14 @@ def test_question_files_that_do_not_fit_the_documents_are_refused_with_the_line(
     line = json.dumps({"question": "What was said?", "references": [{"corpus_id": "logs", "content": excerpt}]})
     made = import_set(stack, "located.jsonl", line.encode(), mapping={"logs": documents["chatlogs"].document_id})
     stored = evaluator(stack).GetQuestionSet(
-        evaluator_pb2.GetQuestionSetRequest(question_set_id=made.question_set_id), timeout=30)
+        evaluator_pb2.GetQuestionSetRequest(question_set_id=made.question_set_id), timeout=30
+    )
     reference = stored.questions[0].references[0]
     assert text[reference.start_char : reference.end_char] == excerpt == reference.content
 
 
 # -- labelled measures -------------------------------------------------------------
+
 
 def independent_measures(chunks, references) -> dict[str, float]:
     """A straightforward computation: sets of (document, character) pairs."""
@@ -246,18 +273,32 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
     assert progress == sorted(progress) and progress[-1] == 276
     (run_,) = experiment.runs
     assert run_.questions_done == 276 and run_.config_id
-    questions = {q.question_id: q for q in evaluator(stack).GetQuestionSet(
-        evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30).questions}
+    questions = {
+        q.question_id: q
+        for q in evaluator(stack)
+        .GetQuestionSet(evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30)
+        .questions
+    }
     retriever = channels.retriever(stack.addresses["retriever"])
     document_ids = sorted({r.document_id for q in questions.values() for r in q.references})
-    totals = dict.fromkeys(("recall", "precision", "iou", "hit_rate", "mrr", "recall_at_1", "recall_at_3",
-                            "recall_at_5", "map"), 0.0)
+    totals = dict.fromkeys(
+        ("recall", "precision", "iou", "hit_rate", "mrr", "recall_at_1", "recall_at_3", "recall_at_5", "map"), 0.0
+    )
     assert len(experiment.results) == 276
     for result in experiment.results:
         question = questions[result.question_id]
-        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(query=question.text, options=common_pb2.RetrievalOptions(
-            strategy="fixed_size", config_id=experiment.runs[0].config_id, top_k=TOP_K,
-            filter=common_pb2.RetrievalFilter(document_ids=document_ids))), timeout=30)
+        response = retriever.Retrieve(
+            retriever_pb2.RetrieveRequest(
+                query=question.text,
+                options=common_pb2.RetrievalOptions(
+                    strategy="fixed_size",
+                    config_id=experiment.runs[0].config_id,
+                    top_k=TOP_K,
+                    filter=common_pb2.RetrievalFilter(document_ids=document_ids),
+                ),
+            ),
+            timeout=30,
+        )
         chunks = [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in response.retrieved_chunks]
         # The experiment saw what the retriever returns for the question.
         assert chunks == [(c.chunk.document_id, c.chunk.start_char, c.chunk.end_char) for c in result.retrieved_chunks]
@@ -280,26 +321,38 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
     means = {k: v / 276 for k, v in totals.items()}
     summary = run_.mean_metrics
     assert {k: getattr(summary, k) for k in means} == pytest.approx(means, abs=1e-9)
-    print(f"\nchroma-general fixed_size {CHUNK_SIZE}/{OVERLAP} top_k {TOP_K}: "
-          + ", ".join(f"{k} {100 * v:.2f}%" for k, v in means.items()))
+    print(
+        f"\nchroma-general fixed_size {CHUNK_SIZE}/{OVERLAP} top_k {TOP_K}: "
+        + ", ".join(f"{k} {100 * v:.2f}%" for k, v in means.items())
+    )
     # The README's independent implementation measured recall 90.8 % and IoU 4.1 % for these windows.
     assert summary.recall == pytest.approx(0.908, abs=0.02) and summary.iou == pytest.approx(0.041, abs=0.01)
 
 
 def test_a_question_set_used_by_an_experiment_cannot_be_deleted(stack, chroma, chroma_run):
     _, question_set = chroma
-    code, message = status_of(lambda: evaluator(stack).DeleteQuestionSet(
-        evaluator_pb2.DeleteQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30))
+    code, message = status_of(
+        lambda: evaluator(stack).DeleteQuestionSet(
+            evaluator_pb2.DeleteQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30
+        )
+    )
     assert code == grpc.StatusCode.FAILED_PRECONDITION and chroma_run[1].experiment_id in message
 
 
 # -- answers and feedback --------------------------------------------------------------
 
+
 def answer(stack, chroma, question: str, model: evaluator_pb2.ModelEndpoint | None = None):
     documents, _ = chroma
-    request = evaluator_pb2.AnswerRequest(question=question, retrieval=common_pb2.RetrievalOptions(
-        strategy="fixed_size", config_id=CHROMA_CONFIG, top_k=3,
-        filter=common_pb2.RetrievalFilter(document_ids=[documents["chatlogs"].document_id])))
+    request = evaluator_pb2.AnswerRequest(
+        question=question,
+        retrieval=common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            config_id=CHROMA_CONFIG,
+            top_k=3,
+            filter=common_pb2.RetrievalFilter(document_ids=[documents["chatlogs"].document_id]),
+        ),
+    )
     if model is not None:
         request.answer_model.CopyFrom(model)
     return list(evaluator(stack).Answer(request, timeout=120))
@@ -319,7 +372,7 @@ def test_without_an_llm_the_answer_is_extractive_and_says_so(stack, chroma, chro
         for sentence in sentences.sentences(chunk.chunk.content):
             sentence = " ".join(sentence.split())
             if rest.startswith(sentence):
-                rest = rest[len(sentence):].removeprefix(" … ").lstrip(" ")
+                rest = rest[len(sentence) :].removeprefix(" … ").lstrip(" ")
     assert result.answer and rest == ""
     assert "".join(e.delta for e in events if e.HasField("delta")) == result.answer
 
@@ -341,14 +394,20 @@ def test_feedback_is_kept_with_the_query_and_summed_per_strategy(stack, chroma, 
     stub = evaluator(stack)
     first = answer(stack, chroma, "Who asked about pricing?")
     second = answer(stack, chroma, "What went wrong?")
-    up = stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(
-        query_id=first[-1].result.query_id, thumbs_up=True, comment="spot on"), timeout=30)
+    up = stub.SubmitFeedback(
+        evaluator_pb2.SubmitFeedbackRequest(query_id=first[-1].result.query_id, thumbs_up=True, comment="spot on"),
+        timeout=30,
+    )
     stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(query_id=second[-1].result.query_id), timeout=30)
     assert up.strategy == "fixed_size" and up.question == "Who asked about pricing?"
     assert up.answer == first[-1].result.answer
-    assert [c.chunk.chunk_id for c in up.retrieved_chunks] == [c.chunk.chunk_id for c in first[0].context.retrieved_chunks]
-    summary = {s.strategy: (s.thumbs_up, s.thumbs_down)
-               for s in stub.SummarizeFeedback(evaluator_pb2.SummarizeFeedbackRequest(), timeout=30).strategies}
+    assert [c.chunk.chunk_id for c in up.retrieved_chunks] == [
+        c.chunk.chunk_id for c in first[0].context.retrieved_chunks
+    ]
+    summary = {
+        s.strategy: (s.thumbs_up, s.thumbs_down)
+        for s in stub.SummarizeFeedback(evaluator_pb2.SummarizeFeedbackRequest(), timeout=30).strategies
+    }
     assert summary["fixed_size"] == (1, 1)
     code, _ = status_of(lambda: stub.SubmitFeedback(evaluator_pb2.SubmitFeedbackRequest(query_id="nope"), timeout=30))
     assert code == grpc.StatusCode.NOT_FOUND
@@ -358,11 +417,15 @@ def test_feedback_is_kept_with_the_query_and_summed_per_strategy(stack, chroma, 
 
 # -- experiments with models, dry runs, comparisons ------------------------------------------
 
+
 def test_an_experiment_with_llm_answers_and_judges_records_everything_but_the_key(stack, small_set, chroma_run, fake):
     model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, api_key=SECRET, model="gpt-4o-mini")
     config = evaluator_pb2.ExperimentConfig(
-        name="judged", question_set_id=small_set.question_set_id, strategies=[fixed()],
-        answer_model=model, judge_model=model,
+        name="judged",
+        question_set_id=small_set.question_set_id,
+        strategies=[fixed()],
+        answer_model=model,
+        judge_model=model,
         retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
     )
     experiment = get(stack, finished(run(stack, config)).experiment_id)
@@ -395,7 +458,9 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
     fake.behaviour, fake.delay_s = "slow", 1.0  # each answer takes a second
     stub = evaluator(stack)
     config = evaluator_pb2.ExperimentConfig(
-        name="cancel me", question_set_id=small_set.question_set_id, strategies=[fixed()],
+        name="cancel me",
+        question_set_id=small_set.question_set_id,
+        strategies=[fixed()],
         answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
         judge_model=evaluator_pb2.ModelEndpoint(model="none"),
         retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
@@ -406,21 +471,29 @@ def test_a_cancelled_experiment_stops_before_its_next_question_and_resumes_later
         events.append(event)
         if cancelled is None and event.HasField("progress") and event.progress.questions_done >= 1:
             # A page opened mid-run reads what the run is doing from GetExperiment.
-            mid_run = stub.GetExperiment(evaluator_pb2.GetExperimentRequest(
-                experiment_id=event.progress.experiment_id, without_results=True), timeout=30)
+            mid_run = stub.GetExperiment(
+                evaluator_pb2.GetExperimentRequest(experiment_id=event.progress.experiment_id, without_results=True),
+                timeout=30,
+            )
             assert mid_run.progress.experiment_id == event.progress.experiment_id
             assert mid_run.progress.questions_done >= 1 and mid_run.progress.message
             cancelled = stub.CancelExperiment(
-                evaluator_pb2.CancelExperimentRequest(experiment_id=event.progress.experiment_id), timeout=30)
+                evaluator_pb2.CancelExperimentRequest(experiment_id=event.progress.experiment_id), timeout=30
+            )
     stopped = events[-1].experiment
     assert cancelled.state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
     assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and stopped.error == (
-        "cancelled on request; continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)")
+        "cancelled on request; continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)"
+    )
     assert 1 <= stopped.questions_done < 3
-    assert not stub.GetExperiment(evaluator_pb2.GetExperimentRequest(
-        experiment_id=stopped.experiment_id, without_results=True), timeout=30).HasField("progress")
+    assert not stub.GetExperiment(
+        evaluator_pb2.GetExperimentRequest(experiment_id=stopped.experiment_id, without_results=True), timeout=30
+    ).HasField("progress")
     for request, expected in (
-        (evaluator_pb2.CancelExperimentRequest(experiment_id=stopped.experiment_id), grpc.StatusCode.FAILED_PRECONDITION),
+        (
+            evaluator_pb2.CancelExperimentRequest(experiment_id=stopped.experiment_id),
+            grpc.StatusCode.FAILED_PRECONDITION,
+        ),
         (evaluator_pb2.CancelExperimentRequest(experiment_id="no-such-experiment"), grpc.StatusCode.NOT_FOUND),
         (evaluator_pb2.CancelExperimentRequest(), grpc.StatusCode.INVALID_ARGUMENT),
     ):
@@ -436,8 +509,10 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     before = len(stack.client().list_experiments())
     model = evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="gpt-4o-mini")
     config = evaluator_pb2.ExperimentConfig(
-        question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=300)],
-        answer_model=model, judge_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="my-local-judge"),
+        question_set_id=small_set.question_set_id,
+        strategies=[fixed(chunk_size=300)],
+        answer_model=model,
+        judge_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="my-local-judge"),
         retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
     )
     events = run(stack, config, dry_run=True)
@@ -454,19 +529,28 @@ def test_a_dry_run_estimates_and_calls_nothing(stack, chroma, small_set, chroma_
     sets = stack.client().list_indexed_sets("fixed_size", document_id=chroma[0]["chatlogs"].document_id)
     dry_config = fixed_config({"chunk_size": 300, "chunk_overlap": OVERLAP})
     assert chroma_run[1].runs[0].config_id in {s.config_id for s in sets} and dry_config not in {
-        s.config_id for s in sets}
+        s.config_id for s in sets
+    }
 
 
 def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(stack, small_set, chroma_run):
-    base = evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                          retrieval=common_pb2.RetrievalOptions(top_k=2), retrieval_only=True)
+    base = evaluator_pb2.ExperimentConfig(
+        question_set_id=small_set.question_set_id,
+        strategies=[fixed()],
+        retrieval=common_pb2.RetrievalOptions(top_k=2),
+        retrieval_only=True,
+    )
     wide = evaluator_pb2.ExperimentConfig()
     wide.CopyFrom(base)
     wide.retrieval.neighbor_prev = wide.retrieval.neighbor_next = 1
     first = finished(run(stack, base))
     second = finished(run(stack, wide))
-    reply = evaluator(stack).CompareExperiments(evaluator_pb2.CompareExperimentsRequest(
-        experiment_ids=[first.experiment_id, second.experiment_id], bootstrap_samples=500), timeout=60)
+    reply = evaluator(stack).CompareExperiments(
+        evaluator_pb2.CompareExperimentsRequest(
+            experiment_ids=[first.experiment_id, second.experiment_id], bootstrap_samples=500
+        ),
+        timeout=60,
+    )
     assert any("neighbour expansion differs" in w and "±0/0" in w and "±1/1" in w for w in reply.warnings)
     by_metric = {d.metric: d for d in reply.differences}
     for name in ("recall", "precision", "iou", "tokens_sent", "recall_hits"):
@@ -478,32 +562,52 @@ def test_compare_warns_on_different_neighbours_and_gives_bootstrap_intervals(sta
     assert by_metric["recall"].difference >= 0
     # Per-question wins and losses on recall (ADR 0058), over the three questions both answered.
     assert [(w.metric, w.experiment_id, w.other_experiment_id, w.wins + w.losses + w.ties) for w in reply.wins] == [
-        ("recall", first.experiment_id, second.experiment_id, 3)]
+        ("recall", first.experiment_id, second.experiment_id, 3)
+    ]
     assert not any("was left out" in w for w in reply.warnings)
-    code, _ = status_of(lambda: evaluator(stack).CompareExperiments(
-        evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30))
+    code, _ = status_of(
+        lambda: evaluator(stack).CompareExperiments(
+            evaluator_pb2.CompareExperimentsRequest(experiment_ids=[first.experiment_id]), timeout=30
+        )
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_ones_alone(
-        stack, chroma, small_set, chroma_run, fake):
+    stack, chroma, small_set, chroma_run, fake
+):
     """ADR 0038: a grid of three fixed_size sizes, and a second experiment started
     during it, leave the active set and what a plain Retrieve returns as they
     were; a configuration already indexed (or being indexed) is never processed twice."""
     documents, _ = chroma
     chatlogs = documents["chatlogs"].document_id
     retriever = channels.retriever(stack.addresses["retriever"])
-    user_spec = common_pb2.StrategySpec(name="fixed_size", knobs={
-        "chunk_size": common_pb2.KnobValue(int_value=200), "chunk_overlap": common_pb2.KnobValue(int_value=20)})
+    user_spec = common_pb2.StrategySpec(
+        name="fixed_size",
+        knobs={"chunk_size": common_pb2.KnobValue(int_value=200), "chunk_overlap": common_pb2.KnobValue(int_value=20)},
+    )
     stack.client().process(chatlogs, [user_spec])  # what a user processed: the active set
 
     def active() -> retriever_pb2.IndexedSet:
-        return retriever.GetIndexedSet(retriever_pb2.GetIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model=Settings().embedding_model, document_id=chatlogs, strategy="fixed_size")), timeout=30)
+        return retriever.GetIndexedSet(
+            retriever_pb2.GetIndexedSetRequest(
+                key=retriever_pb2.IndexedSetKey(
+                    embedding_model=Settings().embedding_model, document_id=chatlogs, strategy="fixed_size"
+                )
+            ),
+            timeout=30,
+        )
 
     def plain(question: str) -> list[tuple[str, int]]:
-        response = retriever.Retrieve(retriever_pb2.RetrieveRequest(query=question, options=common_pb2.RetrievalOptions(
-            strategy="fixed_size", top_k=3, filter=common_pb2.RetrievalFilter(document_ids=[chatlogs]))), timeout=30)
+        response = retriever.Retrieve(
+            retriever_pb2.RetrieveRequest(
+                query=question,
+                options=common_pb2.RetrievalOptions(
+                    strategy="fixed_size", top_k=3, filter=common_pb2.RetrievalFilter(document_ids=[chatlogs])
+                ),
+            ),
+            timeout=30,
+        )
         return [(r.chunk.config_id, r.chunk.chunk_index) for r in response.retrieved_chunks]
 
     questions = [q.text for q in small_set.questions]
@@ -511,13 +615,20 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     user_config = fixed_config({"chunk_size": 200, "chunk_overlap": 20})
     assert before.config_id == user_config and {c for a in answers_before for c, _ in a} == {user_config}
 
-    sizes = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=n) for n in (64, 96, 250)]),
-        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)]),
-    ])
+    sizes = evaluator_pb2.StrategyGrid(
+        strategy="fixed_size",
+        grid=[
+            evaluator_pb2.KnobGrid(
+                knob="chunk_size", values=[common_pb2.KnobValue(int_value=n) for n in (64, 96, 250)]
+            ),
+            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)]),
+        ],
+    )
     fake.behaviour, fake.delay_s = "slow", 0.5  # the grid's answers take a while: the second starts during it
     grid = evaluator_pb2.ExperimentConfig(
-        name="three sizes", question_set_id=small_set.question_set_id, strategies=[sizes],
+        name="three sizes",
+        question_set_id=small_set.question_set_id,
+        strategies=[sizes],
         retrieval=common_pb2.RetrievalOptions(top_k=2),
         answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
         judge_model=evaluator_pb2.ModelEndpoint(model="none"),
@@ -535,9 +646,18 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     runner.start()
     try:
         assert started.wait(300)
-        second = finished(run(stack, evaluator_pb2.ExperimentConfig(
-            name="one size, during the grid", question_set_id=small_set.question_set_id,
-            strategies=[fixed(64, 0)], retrieval=common_pb2.RetrievalOptions(top_k=2), retrieval_only=True)))
+        second = finished(
+            run(
+                stack,
+                evaluator_pb2.ExperimentConfig(
+                    name="one size, during the grid",
+                    question_set_id=small_set.question_set_id,
+                    strategies=[fixed(64, 0)],
+                    retrieval=common_pb2.RetrievalOptions(top_k=2),
+                    retrieval_only=True,
+                ),
+            )
+        )
     finally:
         runner.join(900)
         fake.behaviour, fake.delay_s = "good", 0.0
@@ -550,8 +670,17 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert second.runs[0].config_id == small.config_id == small.retrieval.config_id
     assert all(r.questions_done == 3 and not r.error for r in first.runs)
     # Processing is told by the document's file name, with its place among the run's documents.
-    told = [(e.progress.run_key, e.progress.document_name, e.progress.documents_done, e.progress.documents_total,
-             e.progress.message) for e in first_events if e.HasField("progress") and e.progress.document_name]
+    told = [
+        (
+            e.progress.run_key,
+            e.progress.document_name,
+            e.progress.documents_done,
+            e.progress.documents_total,
+            e.progress.message,
+        )
+        for e in first_events
+        if e.HasField("progress") and e.progress.document_name
+    ]
     key = "fixed_size[chunk_size=96,chunk_overlap=0]"
     assert (key, "chatlogs.md", 0, 1, f"processing chatlogs.md with {key} (1/1)") in told
     assert chatlogs not in " ".join(message for *_, message in told)  # names, never ids
@@ -562,8 +691,9 @@ def test_experiments_index_their_own_sets_run_side_by_side_and_leave_the_active_
     assert [plain(q) for q in questions] == answers_before
     for result in get(stack, first.experiment_id).results:  # each run searched its own set
         assert {r.chunk.config_id for r in result.retrieved_chunks} == {runs[result.run_key].config_id}
-    sets = retriever.ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(
-        document_id=chatlogs, strategy="fixed_size"), timeout=30).sets
+    sets = retriever.ListIndexedSets(
+        retriever_pb2.ListIndexedSetsRequest(document_id=chatlogs, strategy="fixed_size"), timeout=30
+    ).sets
     assert [s.config_id for s in sets if s.active] == [user_config]
     assert {r.config_id for r in first.runs} <= {s.config_id for s in sets}
 
@@ -572,14 +702,29 @@ def test_a_split_experiment_names_the_winner_chosen_on_half_and_scores_it_on_the
     """ADR 0046: chroma-general's 276 questions, two configurations; a seeded half chooses,
     the other half confirms, and the report, Compare and GetExperiment say the same."""
     _, question_set = chroma
-    grid = evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-        evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=250)]),
-        evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=v) for v in (125, 0)]),
-    ])
-    experiment = get(stack, finished(run(stack, evaluator_pb2.ExperimentConfig(
-        name="chroma 250/125 against 250/0, held out", question_set_id=question_set.question_set_id,
-        strategies=[grid], retrieval=common_pb2.RetrievalOptions(top_k=TOP_K), retrieval_only=True,
-        validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3)))).experiment_id)
+    grid = evaluator_pb2.StrategyGrid(
+        strategy="fixed_size",
+        grid=[
+            evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=250)]),
+            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=v) for v in (125, 0)]),
+        ],
+    )
+    experiment = get(
+        stack,
+        finished(
+            run(
+                stack,
+                evaluator_pb2.ExperimentConfig(
+                    name="chroma 250/125 against 250/0, held out",
+                    question_set_id=question_set.question_set_id,
+                    strategies=[grid],
+                    retrieval=common_pb2.RetrievalOptions(top_k=TOP_K),
+                    retrieval_only=True,
+                    validation=evaluator_pb2.Validation(mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=3),
+                ),
+            )
+        ).experiment_id,
+    )
     found = experiment.validation
     assert (found.metric, found.selection_questions, found.confirmation_questions) == ("recall", 138, 138)
     chosen_on = set(found.selection_question_ids)
@@ -609,68 +754,141 @@ def test_an_experiment_run_again_on_duplicated_passages_gives_identical_per_ques
     """ADR 0044: the same clause in two contracts embeds to the same vectors; which
     copy ranks first follows the documented rule, not the order the store holds
     them in, for dense and hybrid retrieval alike."""
-    clause = ("Either party may terminate this agreement by giving ninety days written notice to the other party. "
-              "Termination does not release either party from obligations that accrued before the notice. ") * 3
-    texts = {name: clause + f"\n\n{name} schedule: the {tail} apply to this contract only.\n"
-             for name, tail in (("Alder", "delivery dates in annex one"), ("Birch", "prices in annex two"))}
+    clause = (
+        "Either party may terminate this agreement by giving ninety days written notice to the other party. "
+        "Termination does not release either party from obligations that accrued before the notice. "
+    ) * 3
+    texts = {
+        name: clause + f"\n\n{name} schedule: the {tail} apply to this contract only.\n"
+        for name, tail in (("Alder", "delivery dates in annex one"), ("Birch", "prices in annex two"))
+    }
     documents = {name: upload(stack, f"{name.lower()}-contract-ties.md", text.encode()) for name, text in texts.items()}
     alder = documents["Alder"].document_id
     start = full_text(stack, alder).index("Termination does not release")
     excerpt = "Termination does not release either party from obligations that accrued before the notice."
     questions = [
-        evaluator_pb2.Question(text=text, references=[evaluator_pb2.Reference(
-            document_id=alder, start_char=start, end_char=start + len(excerpt), content=excerpt)])
-        for text in ("How much notice ends the agreement?", "Does termination release accrued obligations?",
-                     "What happens to obligations after notice?")
+        evaluator_pb2.Question(
+            text=text,
+            references=[
+                evaluator_pb2.Reference(
+                    document_id=alder, start_char=start, end_char=start + len(excerpt), content=excerpt
+                )
+            ],
+        )
+        for text in (
+            "How much notice ends the agreement?",
+            "Does termination release accrued obligations?",
+            "What happens to obligations after notice?",
+        )
     ]
-    question_set = evaluator(stack).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
-        name="duplicated clauses", questions=questions), timeout=60)
+    question_set = evaluator(stack).CreateQuestionSet(
+        evaluator_pb2.CreateQuestionSetRequest(name="duplicated clauses", questions=questions), timeout=60
+    )
     doc_ids = [d.document_id for d in documents.values()]
     retriever = channels.retriever(stack.addresses["retriever"])
 
     def results(hybrid: bool) -> list[tuple]:
-        experiment = finished(run(stack, evaluator_pb2.ExperimentConfig(
-            name=f"ties {'hybrid' if hybrid else 'dense'}", question_set_id=question_set.question_set_id,
-            strategies=[fixed(24, 0)], retrieval_only=True,
-            retrieval=common_pb2.RetrievalOptions(top_k=2, hybrid=hybrid,
-                                                  filter=common_pb2.RetrievalFilter(document_ids=doc_ids)))))
+        experiment = finished(
+            run(
+                stack,
+                evaluator_pb2.ExperimentConfig(
+                    name=f"ties {'hybrid' if hybrid else 'dense'}",
+                    question_set_id=question_set.question_set_id,
+                    strategies=[fixed(24, 0)],
+                    retrieval_only=True,
+                    retrieval=common_pb2.RetrievalOptions(
+                        top_k=2, hybrid=hybrid, filter=common_pb2.RetrievalFilter(document_ids=doc_ids)
+                    ),
+                ),
+            )
+        )
         found = get(stack, experiment.experiment_id).results
-        return sorted((r.question, [(c.chunk.document_id, c.chunk.chunk_index, round(c.score, 6)) for c in r.retrieved_chunks],
-                       r.metrics.recall, r.metrics.precision, r.metrics.iou) for r in found)
+        return sorted(
+            (
+                r.question,
+                [(c.chunk.document_id, c.chunk.chunk_index, round(c.score, 6)) for c in r.retrieved_chunks],
+                r.metrics.recall,
+                r.metrics.precision,
+                r.metrics.iou,
+            )
+            for r in found
+        )
 
     first = {hybrid: results(hybrid) for hybrid in (False, True)}
     tied = [hits for _, hits, *_ in first[False] if len({score for *_, score in hits}) == 1]
     assert tied and all({doc for doc, *_ in hits} == set(doc_ids) for hits in tied)  # both copies, tied
     for document_id in reversed(doc_ids):  # each document's set indexed again: the store's order changes
-        retriever.DeleteIndexedSet(retriever_pb2.DeleteIndexedSetRequest(key=retriever_pb2.IndexedSetKey(
-            embedding_model=Settings().embedding_model, document_id=document_id, strategy="fixed_size",
-            config_id=fixed_config({"chunk_size": 24, "chunk_overlap": 0}))), timeout=30)
+        retriever.DeleteIndexedSet(
+            retriever_pb2.DeleteIndexedSetRequest(
+                key=retriever_pb2.IndexedSetKey(
+                    embedding_model=Settings().embedding_model,
+                    document_id=document_id,
+                    strategy="fixed_size",
+                    config_id=fixed_config({"chunk_size": 24, "chunk_overlap": 0}),
+                )
+            ),
+            timeout=30,
+        )
         assert {hybrid: results(hybrid) for hybrid in (False, True)} == first
 
 
 def test_bad_experiments_are_refused_with_a_reason(stack, small_set, chroma_run, tmp_path):
     stub = evaluator(stack)
     cases = [
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id,
-                                        strategies=[evaluator_pb2.StrategyGrid(strategy="magic")]),
-         grpc.StatusCode.INVALID_ARGUMENT, "unknown strategy"),
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=2)]),
-         grpc.StatusCode.INVALID_ARGUMENT, "chunk_size"),
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                        retrieval=common_pb2.RetrievalOptions(top_k=500)),
-         grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
+        (
+            evaluator_pb2.ExperimentConfig(
+                question_set_id=small_set.question_set_id, strategies=[evaluator_pb2.StrategyGrid(strategy="magic")]
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown strategy",
+        ),
+        (
+            evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed(chunk_size=2)]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "chunk_size",
+        ),
+        (
+            evaluator_pb2.ExperimentConfig(
+                question_set_id=small_set.question_set_id,
+                strategies=[fixed()],
+                retrieval=common_pb2.RetrievalOptions(top_k=500),
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "top_k",
+        ),
         # The retriever's own limits, checked before anything runs (not on every question).
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                        retrieval=common_pb2.RetrievalOptions(window=21)),
-         grpc.StatusCode.INVALID_ARGUMENT, "window must be between 0 and 20"),
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                        retrieval=common_pb2.RetrievalOptions(recency_lambda=101)),
-         grpc.StatusCode.INVALID_ARGUMENT, "recency_lambda"),
-        (evaluator_pb2.ExperimentConfig(question_set_id=small_set.question_set_id, strategies=[fixed()],
-                                        retrieval=common_pb2.RetrievalOptions(strategy="fixed_size")),
-         grpc.StatusCode.INVALID_ARGUMENT, "grids name the strategies"),
-        (evaluator_pb2.ExperimentConfig(question_set_id="no-such-set", strategies=[fixed()]),
-         grpc.StatusCode.NOT_FOUND, "no-such-set"),
+        (
+            evaluator_pb2.ExperimentConfig(
+                question_set_id=small_set.question_set_id,
+                strategies=[fixed()],
+                retrieval=common_pb2.RetrievalOptions(window=21),
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "window must be between 0 and 20",
+        ),
+        (
+            evaluator_pb2.ExperimentConfig(
+                question_set_id=small_set.question_set_id,
+                strategies=[fixed()],
+                retrieval=common_pb2.RetrievalOptions(recency_lambda=101),
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "recency_lambda",
+        ),
+        (
+            evaluator_pb2.ExperimentConfig(
+                question_set_id=small_set.question_set_id,
+                strategies=[fixed()],
+                retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "grids name the strategies",
+        ),
+        (
+            evaluator_pb2.ExperimentConfig(question_set_id="no-such-set", strategies=[fixed()]),
+            grpc.StatusCode.NOT_FOUND,
+            "no-such-set",
+        ),
     ]
     for config, code, words in cases:
         got, message = status_of(lambda: run(stack, config))
@@ -694,11 +912,54 @@ A comment <!-- hidden --> and <body onload=alert(5)> and <div style="background:
 Attribute break-out: " onmouseover="alert(7)" ' onfocus='alert(8)' and &lt;already escaped&gt; text.
 <math><mi xlink:href="javascript:alert(9)">m</mi></math> <object data="javascript:alert(10)"></object>
 """
-OUR_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "h5", "p", "nav", "a",
-            "section", "span", "strong", "table", "thead", "tbody", "tr", "th", "td", "figure", "details", "summary",
-            "div", "pre", "ol", "ul", "li", "br", "q", "i", "small", "b",
-            # matplotlib's SVG (HTMLParser lowercases clipPath)
-            "svg", "defs", "g", "path", "use", "clippath", "rect", "text"}
+OUR_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "p",
+    "nav",
+    "a",
+    "section",
+    "span",
+    "strong",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "details",
+    "summary",
+    "div",
+    "pre",
+    "ol",
+    "ul",
+    "li",
+    "br",
+    "q",
+    "i",
+    "small",
+    "b",
+    # matplotlib's SVG (HTMLParser lowercases clipPath)
+    "svg",
+    "defs",
+    "g",
+    "path",
+    "use",
+    "clippath",
+    "rect",
+    "text",
+}
 
 
 class Elements(HTMLParser):
@@ -716,15 +977,24 @@ class Elements(HTMLParser):
 
 def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
     document = upload(stack, "hostile.md", HOSTILE.encode(), collection="report-test")
-    questions = "\n".join(json.dumps(q) for q in [
-        {"question": "What are the <script>alert('q')</script> quarterly figures?",
-         "references": [{"document_id": document.document_id, "content": "<img src=x onerror=\"alert(1)\">"}]},
-        {"question": "Which link is there?", "expected_answer": "<a href=\"javascript:alert(2)\">click</a>",
-         "references": [{"document_id": document.document_id, "content": "</textarea></pre></details>"}]},
-    ])
+    questions = "\n".join(
+        json.dumps(q)
+        for q in [
+            {
+                "question": "What are the <script>alert('q')</script> quarterly figures?",
+                "references": [{"document_id": document.document_id, "content": '<img src=x onerror="alert(1)">'}],
+            },
+            {
+                "question": "Which link is there?",
+                "expected_answer": '<a href="javascript:alert(2)">click</a>',
+                "references": [{"document_id": document.document_id, "content": "</textarea></pre></details>"}],
+            },
+        ]
+    )
     question_set = import_set(stack, "hostile.jsonl", questions.encode())
     config = evaluator_pb2.ExperimentConfig(
-        name="<script>alert('name')</script>", question_set_id=question_set.question_set_id,
+        name="<script>alert('name')</script>",
+        question_set_id=question_set.question_set_id,
         strategies=[fixed(chunk_size=24, overlap=0)],
         retrieval=common_pb2.RetrievalOptions(top_k=3, neighbor_prev=1),
     )
@@ -732,7 +1002,10 @@ def test_a_report_keeps_every_trick_of_a_hostile_document_dead(stack, tmp_path):
     report, pieces = report_of(stack, experiment.experiment_id)
     assert report.file_name.endswith(".html") and "<" not in report.file_name
     assert (report.experiment_id, report.content_type, report.view) == (
-        experiment.experiment_id, "text/html; charset=utf-8", evaluator_pb2.REPORT_VIEW_BOTH)
+        experiment.experiment_id,
+        "text/html; charset=utf-8",
+        evaluator_pb2.REPORT_VIEW_BOTH,
+    )
     # The stack's evaluator sends 16 KiB pieces (tests/conftest.py): the file comes in several, each full
     # but the last, and the client writes exactly their bytes.
     assert len(pieces) > 2 and {len(p) for p in pieces[:-1]} == {PIECE} and 0 < len(pieces[-1]) <= PIECE
@@ -775,8 +1048,10 @@ def test_an_extractive_answer_reads_as_sentences_not_markup():
         return common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(content=content, language="en"))
 
     context = [
-        retrieved("## Fog horns and fog\n\nFog horns warned\nships in fog. Keepers wound the clock.\n\n"
-                  "Fog horns sounded every minute in fog."),
+        retrieved(
+            "## Fog horns and fog\n\nFog horns warned\nships in fog. Keepers wound the clock.\n\n"
+            "Fog horns sounded every minute in fog."
+        ),
         retrieved("|---|---|\n\nRadio beacons replaced fog horns.\n\n| tide | hour |"),
     ]
     answer = extractive_answer(HashedProvider(), "fog horns in fog", context, SentenceEmbeddings(), count=3)
@@ -793,8 +1068,15 @@ def test_experiments_and_answers_always_ask_for_exact_search():
     from services.evaluator.peers import retrieve_request
 
     options = common_pb2.RetrievalOptions(
-        strategy="fixed_size", config_id="0123456789abcdef", top_k=3, neighbor_prev=1, neighbor_next=2, window=2,
-        hybrid=True, recency_lambda=0.1, embedding_model="m",
+        strategy="fixed_size",
+        config_id="0123456789abcdef",
+        top_k=3,
+        neighbor_prev=1,
+        neighbor_next=2,
+        window=2,
+        hybrid=True,
+        recency_lambda=0.1,
+        embedding_model="m",
         filter=common_pb2.RetrievalFilter(document_ids=["doc-1"], languages=["fr"]),
     )
     request = retrieve_request("Où est le phare ?", options)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.rpc import channels
 from chunklab.client import ChunkLab
 from chunklab.knobs import to_spec
+from chunklab.rpc import channels
 from chunklab.settings import Settings
 from chunklab.v1 import evaluator_pb2, retriever_pb2
 from chunklab_app.stack import REPO, wait_serving
@@ -36,8 +36,14 @@ def start_evaluator(stack, data_dir: Path, log: Path) -> tuple[subprocess.Popen,
     env["CHUNKLAB_DATA_DIR"] = str(data_dir)
     env["CHUNKLAB_EVALUATOR_ADDRESS"] = "127.0.0.1:0"
     env["CHUNKLAB_LLM_TIMEOUT_S"] = "300"
-    process = subprocess.Popen([sys.executable, "-m", "services.evaluator"], cwd=REPO, env=env,
-                               stdout=subprocess.PIPE, stderr=log.open("ab"), text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.evaluator"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=log.open("ab"),
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
     while True:
@@ -78,7 +84,8 @@ def test_a_killed_evaluator_keeps_finished_questions_and_resumes_without_redoing
             process, address = start_evaluator(stack, tmp_path / "evaluator-data", log)
             evaluator = channels.evaluator(address)
             interrupted = evaluator.GetExperiment(
-                evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+                evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30
+            )
             assert interrupted.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             assert "interrupted" in interrupted.error
             assert [r.question for r in interrupted.results] == QUESTIONS[:2]

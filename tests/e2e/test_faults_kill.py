@@ -19,13 +19,22 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab.rpc import channels
 from chunklab.client import ClientError
+from chunklab.rpc import channels
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2
 from services.evaluator.judging import judge
 from tests.support.fake_openai import FakeOpenAI, default_responder
 from tests.support.faults import (
-    EMBEDDING_MODEL, FIXED_16, FIXED_24, WAIT_S, fake_model_stack, fixed_size_sets, held_open, locked, upload, wait_for,
+    EMBEDDING_MODEL,
+    FIXED_16,
+    FIXED_24,
+    WAIT_S,
+    fake_model_stack,
+    fixed_size_sets,
+    held_open,
+    locked,
+    upload,
+    wait_for,
 )
 
 pytestmark = pytest.mark.e2e
@@ -35,8 +44,10 @@ CONTEXTUAL = common_pb2.StrategySpec(name="contextual_retrieval")
 
 
 def note(number: int, topic: str = "harbour") -> bytes:
-    return (f"# Note {number}\n\nThe {topic} opens at {number % 12 + 1} o'clock. Boats moor at quay {number}.\n\n"
-            f"## Fees\n\nA night costs {number + 3} euros, paid at the office by the {topic} gate.\n").encode()
+    return (
+        f"# Note {number}\n\nThe {topic} opens at {number % 12 + 1} o'clock. Boats moor at quay {number}.\n\n"
+        f"## Fees\n\nA night costs {number + 3} euros, paid at the office by the {topic} gate.\n"
+    ).encode()
 
 
 def replies(messages: list[dict], model: str) -> str:
@@ -59,8 +70,14 @@ def models():
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, models):
     embedder, llm = models
-    running = fake_model_stack(tmp_path_factory.mktemp("kill"), embedder, llm, CHUNKLAB_LLM_TIMEOUT_S="900",
-                               CHUNKLAB_LLM_MAX_RETRIES="0", CHUNKLAB_DB_BUSY_TIMEOUT_S="120").start()
+    running = fake_model_stack(
+        tmp_path_factory.mktemp("kill"),
+        embedder,
+        llm,
+        CHUNKLAB_LLM_TIMEOUT_S="900",
+        CHUNKLAB_LLM_MAX_RETRIES="0",
+        CHUNKLAB_DB_BUSY_TIMEOUT_S="120",
+    ).start()
     yield running
     llm.behaviour = "good"
     running.stop()
@@ -93,9 +110,11 @@ def test_ingest_killed_mid_upload_keeps_every_acknowledged_document_whole(stack)
     wait_for(lambda: len(acknowledged) >= 10, "uploads to go on while ingest is killed")
     unfinished = note(999, "lighthouse")
     stream, release = held_open(
-        ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(
-            name="unfinished.md", collection="kill-ingest", size_bytes=len(unfinished))),
-        ingest_pb2.CreateDocumentRequest(data=unfinished[:40]))
+        ingest_pb2.CreateDocumentRequest(
+            header=ingest_pb2.UploadHeader(name="unfinished.md", collection="kill-ingest", size_bytes=len(unfinished))
+        ),
+        ingest_pb2.CreateDocumentRequest(data=unfinished[:40]),
+    )
     cut = channels.ingest(stack.addresses["ingest"]).CreateDocument.future(stream, timeout=WAIT_S)
     stack.kill("ingest")
     stop.set()
@@ -124,8 +143,10 @@ def test_chunker_killed_mid_processing_and_mid_bulk_load_keeps_what_was_indexed_
     completed = next(e.progress for e in events if e.progress.phase == chunker_pb2.STRATEGY_PHASE_COMPLETED)
     assert completed.strategy == "fixed_size" and completed.chunk_count > 0
     bulk_load = lab.submit_bulk_load([loaded.document_id], [CONTEXTUAL])
-    wait_for(lambda: all(any(f"quay {n}." in json.dumps(c["body"]) for c in llm.calls) for n in (1, 2)),
-             "the call and the bulk job to wait on the LLM")
+    wait_for(
+        lambda: all(any(f"quay {n}." in json.dumps(c["body"]) for c in llm.calls) for n in (1, 2)),
+        "the call and the bulk job to wait on the LLM",
+    )
     stack.kill("chunker")
     with pytest.raises(ClientError):
         list(events)
@@ -151,7 +172,7 @@ def test_retriever_killed_between_the_points_and_the_record_of_a_set_shows_neith
     document = upload(lab, note(3), "indexed.md", "kill-retriever")
     lab.process(document.document_id, [FIXED_16])
     before, total = fixed_size_sets(lab, document.document_id), lab.index_stats().total_points
-    (active_config, _, points), = before
+    ((active_config, _, points),) = before
     with futures.ThreadPoolExecutor(1) as pool, locked(stack.data_dir / "retriever.sqlite3"):
         # The new set's points are written; its record waits for the lock.
         processing = pool.submit(lab.process, document.document_id, [FIXED_24])
@@ -163,9 +184,15 @@ def test_retriever_killed_between_the_points_and_the_record_of_a_set_shows_neith
     stack.restart("retriever")
     assert fixed_size_sets(lab, document.document_id) == before
     assert lab.index_stats().total_points == total  # the unrecorded points are gone
-    hits = lab.retrieve("When does the harbour open?", common_pb2.RetrievalOptions(
-        strategy="fixed_size", embedding_model=EMBEDDING_MODEL, top_k=10,
-        filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]))).retrieved_chunks
+    hits = lab.retrieve(
+        "When does the harbour open?",
+        common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            embedding_model=EMBEDDING_MODEL,
+            top_k=10,
+            filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+        ),
+    ).retrieved_chunks
     assert hits and {h.chunk.config_id for h in hits} == {active_config}
     again = lab.process(document.document_id, [FIXED_24])
     assert not again.strategies_failed, again.strategies_failed  # the chunker finds the restarted retriever
@@ -204,24 +231,39 @@ def test_evaluator_killed_mid_judging_keeps_finished_questions_and_acknowledged_
     document = upload(lab, note(4), "judged.md", "kill-evaluator")
     lab.process(document.document_id, [FIXED_16])
     endpoint = evaluator_pb2.ModelEndpoint(base_url=llm.base_url, model="fake")
-    retrieval = common_pb2.RetrievalOptions(embedding_model=EMBEDDING_MODEL,
-                                            filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]))
+    retrieval = common_pb2.RetrievalOptions(
+        embedding_model=EMBEDDING_MODEL, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])
+    )
     asked = common_pb2.RetrievalOptions(strategy="fixed_size")
     asked.MergeFrom(retrieval)
     llm.behaviour = "good"
-    answered = [e for e in lab.answer(evaluator_pb2.AnswerRequest(
-        question="When does the harbour open?", retrieval=asked, answer_model=endpoint))][-1].result
+    answered = [
+        e
+        for e in lab.answer(
+            evaluator_pb2.AnswerRequest(question="When does the harbour open?", retrieval=asked, answer_model=endpoint)
+        )
+    ][-1].result
     evaluator = channels.evaluator(stack.addresses["evaluator"])
-    question_set = evaluator.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
-        name="harbour", questions=[evaluator_pb2.Question(text=t) for t in
-                                   ("When does the harbour open?", "What does a night cost?")]), timeout=WAIT_S)
+    question_set = evaluator.CreateQuestionSet(
+        evaluator_pb2.CreateQuestionSetRequest(
+            name="harbour",
+            questions=[
+                evaluator_pb2.Question(text=t) for t in ("When does the harbour open?", "What does a night cost?")
+            ],
+        ),
+        timeout=WAIT_S,
+    )
     llm.calls.clear()
     # Question 1: its answer and three judges; question 2: its answer, then the first judge hangs.
     llm.script = ["good"] * 5 + ["slow"]
     config = evaluator_pb2.ExperimentConfig(
-        name="killed mid-judging", question_set_id=question_set.question_set_id,
-        strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")], retrieval=retrieval,
-        answer_model=endpoint, judge_model=endpoint)
+        name="killed mid-judging",
+        question_set_id=question_set.question_set_id,
+        strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+        retrieval=retrieval,
+        answer_model=endpoint,
+        judge_model=endpoint,
+    )
     stream = lab.run_experiment(config)
     experiment_id = next(e.progress.experiment_id for e in stream if e.HasField("progress"))
     wait_for(lambda: len(llm.calls) >= 6, "the second question's first judge to be asked")

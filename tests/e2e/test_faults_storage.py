@@ -23,15 +23,29 @@ import grpc
 import pytest
 
 from chunklab.v1 import (
-    chunker_pb2, chunker_pb2_grpc, common_pb2, evaluator_pb2, evaluator_pb2_grpc, ingest_pb2, ingest_pb2_grpc,
-    retriever_pb2, retriever_pb2_grpc,
+    chunker_pb2,
+    chunker_pb2_grpc,
+    common_pb2,
+    evaluator_pb2,
+    evaluator_pb2_grpc,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    retriever_pb2,
+    retriever_pb2_grpc,
 )
 from services.chunker.cache import EmbeddingCache
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.providers import HashedProvider
 from tests.support.faults import (
-    EMBEDDING_MODEL, FIXED_16, FIXED_24, WAIT_S, fake_model_stack, fixed_size_sets, locked, upload,
+    EMBEDDING_MODEL,
+    FIXED_16,
+    FIXED_24,
+    WAIT_S,
+    fake_model_stack,
+    fixed_size_sets,
+    locked,
+    upload,
 )
+from tests.support.providers import HashedProvider
 
 pytestmark = pytest.mark.e2e
 
@@ -39,14 +53,18 @@ HOLD_S = 0.3  # a lock held this long is waited for (the busy timeout is 1 s)
 
 
 def locked_message(name: str) -> str:
-    return (f"the database {name} stayed locked by another writer for over 1s (CHUNKLAB_DB_BUSY_TIMEOUT_S), "
-            "so this change was not saved; try again")
+    return (
+        f"the database {name} stayed locked by another writer for over 1s (CHUNKLAB_DB_BUSY_TIMEOUT_S), "
+        "so this change was not saved; try again"
+    )
 
 
 def note(number: int, date: str = "") -> bytes:
     front = f"---\ndate: {date}\n---\n" if date else ""
-    return (f"{front}# Note {number}\n\nThe ferry leaves at {number % 12 + 1}. Tickets cost {number + 2} euros.\n\n"
-            f"## Luggage\n\nBikes ride free on ferry {number}; dogs pay one euro.\n").encode()
+    return (
+        f"{front}# Note {number}\n\nThe ferry leaves at {number % 12 + 1}. Tickets cost {number + 2} euros.\n\n"
+        f"## Luggage\n\nBikes ride free on ferry {number}; dogs pay one euro.\n"
+    ).encode()
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +77,9 @@ def llm():
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, llm):
     embedder, chat = llm
-    running = fake_model_stack(tmp_path_factory.mktemp("storage"), embedder, chat,
-                               CHUNKLAB_DB_BUSY_TIMEOUT_S="1", CHUNKLAB_LLM_MAX_RETRIES="0").start()
+    running = fake_model_stack(
+        tmp_path_factory.mktemp("storage"), embedder, chat, CHUNKLAB_DB_BUSY_TIMEOUT_S="1", CHUNKLAB_LLM_MAX_RETRIES="0"
+    ).start()
     yield running
     running.stop()
 
@@ -83,8 +102,9 @@ def test_ingest_waits_for_a_short_lock_and_refuses_a_long_one_storing_nothing(st
     data = note(2)
 
     def request():
-        yield ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(
-            name="refused.md", collection="locked-ingest", size_bytes=len(data)))
+        yield ingest_pb2.CreateDocumentRequest(
+            header=ingest_pb2.UploadHeader(name="refused.md", collection="locked-ingest", size_bytes=len(data))
+        )
         yield ingest_pb2.CreateDocumentRequest(data=data)
 
     with locked(database), pytest.raises(grpc.RpcError) as refused:
@@ -102,23 +122,33 @@ def test_retriever_under_a_long_lock_indexes_no_half_set_and_archives_nothing(st
     for document_id in (document.document_id, expired.document_id):
         lab.process(document_id, [FIXED_16])
     before, total = fixed_size_sets(lab, document.document_id), lab.index_stats().total_points
-    (active_config, _, _), = before
+    ((active_config, _, _),) = before
     retriever = unretried(retriever_pb2_grpc.RetrieverServiceStub, stack.addresses["retriever"])
     with locked(stack.data_dir / "retriever.sqlite3"):
         # The chunker's every attempt finds the set's record locked, until it gives up.
         (failed,) = lab.process(document.document_id, [FIXED_24]).strategies_failed
         with pytest.raises(grpc.RpcError) as refused:
             retriever.Sweep(retriever_pb2.SweepRequest(), timeout=WAIT_S)
-    assert failed.reason == f"the retriever service is unreachable or too slow (UNAVAILABLE): " \
-                            f"{locked_message('retriever.sqlite3')}"
+    assert (
+        failed.reason == f"the retriever service is unreachable or too slow (UNAVAILABLE): "
+        f"{locked_message('retriever.sqlite3')}"
+    )
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
     assert refused.value.details() == locked_message("retriever.sqlite3")
     assert fixed_size_sets(lab, document.document_id) == before and lab.index_stats().total_points == total
-    assert lab.index_stats().archived_documents == 0 and lab.indexed_set(expired.document_id, "fixed_size",
-                                                                         EMBEDDING_MODEL) is not None
-    hits = lab.retrieve("When does the ferry leave?", common_pb2.RetrievalOptions(
-        strategy="fixed_size", embedding_model=EMBEDDING_MODEL, top_k=5,
-        filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]))).retrieved_chunks
+    assert (
+        lab.index_stats().archived_documents == 0
+        and lab.indexed_set(expired.document_id, "fixed_size", EMBEDDING_MODEL) is not None
+    )
+    hits = lab.retrieve(
+        "When does the ferry leave?",
+        common_pb2.RetrievalOptions(
+            strategy="fixed_size",
+            embedding_model=EMBEDDING_MODEL,
+            top_k=5,
+            filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+        ),
+    ).retrieved_chunks
     assert hits and {h.chunk.config_id for h in hits} == {active_config}
 
     (outcome,) = lab.process(document.document_id, [FIXED_24]).strategies_completed
@@ -131,8 +161,9 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
     lab = stack.client(stack.settings().model_copy(update={"long_rpc_timeout_s": WAIT_S}))  # a hang fails the test
     database = stack.data_dir / "evaluator.sqlite3"
     evaluator = unretried(evaluator_pb2_grpc.EvaluatorServiceStub, stack.addresses["evaluator"])
-    questions = [evaluator_pb2.Question(text=t) for t in
-                 ("When does the ferry leave?", "What do tickets cost?", "Do bikes pay?")]
+    questions = [
+        evaluator_pb2.Question(text=t) for t in ("When does the ferry leave?", "What do tickets cost?", "Do bikes pay?")
+    ]
     request = evaluator_pb2.CreateQuestionSetRequest(name="ferry", questions=questions)
     with locked(database), pytest.raises(grpc.RpcError) as refused:
         evaluator.CreateQuestionSet(request, timeout=WAIT_S)
@@ -151,12 +182,15 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
 
     chat.responder = answer_after_the_first
     config = evaluator_pb2.ExperimentConfig(
-        name="stopped by a lock", question_set_id=question_set.question_set_id,
+        name="stopped by a lock",
+        question_set_id=question_set.question_set_id,
         strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
-        retrieval=common_pb2.RetrievalOptions(embedding_model=EMBEDDING_MODEL, filter=common_pb2.RetrievalFilter(
-            document_ids=[document.document_id])),
+        retrieval=common_pb2.RetrievalOptions(
+            embedding_model=EMBEDDING_MODEL, filter=common_pb2.RetrievalFilter(document_ids=[document.document_id])
+        ),
         answer_model=evaluator_pb2.ModelEndpoint(base_url=chat.base_url, model="fake"),
-        judge_model=evaluator_pb2.ModelEndpoint(model="none"))
+        judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+    )
     events = lab.run_experiment(config)
     experiment_id = next(e.progress.experiment_id for e in events if e.progress.questions_done == 1)
     with locked(database):
@@ -164,9 +198,11 @@ def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resume
         final = [e for e in events if e.HasField("experiment")][-1].experiment  # the stream ends, never hangs
     chat.responder = answer
     assert final.state == evaluator_pb2.EXPERIMENT_STATE_FAILED
-    assert final.error == (f"{locked_message('evaluator.sqlite3')}; its end could not be stored "
-                           f"({locked_message('evaluator.sqlite3')}); continue it with Resume on the Experiments page "
-                           "(or `chunklab resume <experiment id>`)")
+    assert final.error == (
+        f"{locked_message('evaluator.sqlite3')}; its end could not be stored "
+        f"({locked_message('evaluator.sqlite3')}); continue it with Resume on the Experiments page "
+        "(or `chunklab resume <experiment id>`)"
+    )
     (kept,) = lab.get_experiment(experiment_id).results
     done = list(lab.resume_experiment(experiment_id))[-1].experiment
     assert done.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, done.error
@@ -225,7 +261,8 @@ def test_a_full_disk_under_the_archive_fails_the_sweep_and_deletes_nothing(stack
     assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert refused.value.details() == (
         f"the archive of document {document.document_id} could not be written to {archive}: File too large "
-        "(EFBIG); none of its chunks was deleted from the index: free space there and sweep again")
+        "(EFBIG); none of its chunks was deleted from the index: free space there and sweep again"
+    )
     assert sorted(archive.iterdir()) == archived  # no half-written archive left behind
     assert lab.indexed_set(document.document_id, "fixed_size", EMBEDDING_MODEL) == before
     assert lab.index_stats().total_points == total

@@ -43,8 +43,19 @@ SERVICES = {
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL, grpc.StatusCode.DEADLINE_EXCEEDED}
 
 TEXTS = st.one_of(
-    st.just(""), st.text(max_size=40), st.sampled_from(["../../etc/passwd", "default", "fixed_size", "all-MiniLM-L6-v2",
-                                                         "00000000-0000-0000-0000-000000000000", "\x00", "é" * 300]),
+    st.just(""),
+    st.text(max_size=40),
+    st.sampled_from(
+        [
+            "../../etc/passwd",
+            "default",
+            "fixed_size",
+            "all-MiniLM-L6-v2",
+            "00000000-0000-0000-0000-000000000000",
+            "\x00",
+            "é" * 300,
+        ]
+    ),
     st.builds(lambda n: "x" * n, st.sampled_from([1000, 100_000, 2_000_000])),
 )
 INTS = st.one_of(st.integers(-5, 300), st.sampled_from([-(2**31), 2**31 - 1, 10**6]))
@@ -83,7 +94,11 @@ def fill(data, message: Message, depth: int = 0) -> Message:
             if depth < MAX_DEPTH:
                 value_field = field.message_type.fields_by_name["value"]
                 for _ in range(data.draw(st.integers(0, 2))):
-                    key = data.draw(TEXTS if field.message_type.fields_by_name["key"].type == d.FieldDescriptor.TYPE_STRING else INTS)
+                    key = data.draw(
+                        TEXTS
+                        if field.message_type.fields_by_name["key"].type == d.FieldDescriptor.TYPE_STRING
+                        else INTS
+                    )
                     target = getattr(message, field.name)
                     if value_field.message_type is not None:
                         fill(data, target[key], depth + 1)
@@ -143,16 +158,24 @@ def call(stack: Stack, service: str, method: d.MethodDescriptor, requests: list[
         if error.code() == grpc.StatusCode.CANCELLED:
             return
         assert error.code() not in FORBIDDEN, f"{service}.{method.name}: {error.code().name}: {error.details()[:300]}"
-        assert error.details() and len(error.details()) < 4000, f"{service}.{method.name}: message of {len(error.details())} chars"
+        assert error.details() and len(error.details()) < 4000, (
+            f"{service}.{method.name}: message of {len(error.details())} chars"
+        )
 
 
 @pytest.mark.parametrize("service, method", list(methods()))
 def test_no_request_gets_unknown_or_internal_or_runs_past_its_deadline(fuzzed, service, method):
     request_class = SERVICES[service][0].__dict__.get(method.input_type.name) or getattr(
-        SERVICES[service][0], method.input_type.name)
+        SERVICES[service][0], method.input_type.name
+    )
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(data=st.data())
     def run(data):
         count = data.draw(st.integers(1, 3)) if method.client_streaming else 1

@@ -10,8 +10,8 @@ import docx
 import grpc
 import pytest
 
-from chunklab.rpc import channels
 from chunklab.client import ClientError
+from chunklab.rpc import channels
 from chunklab.v1 import documents_pb2, ingest_pb2
 from tests.support import pdfs
 from tests.support.hand_pdfs import bomb_pdf, zeros_deflated
@@ -65,10 +65,15 @@ def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
     assert document.format == documents_pb2.DOCUMENT_FORMAT_PDF
     starts = list(document.tree.page_starts)
     assert [document.text[s:].split("\n")[0] for s in starts] == [
-        "# Layout sample", "## Two columns", "## A table", "## A list"]
+        "# Layout sample",
+        "## Two columns",
+        "## A table",
+        "## A list",
+    ]
     title = document.tree.root.children[0]
-    assert [(s.title, s.first_page, s.last_page) for s in title.children
-            if s.kind == documents_pb2.NODE_KIND_SECTION] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
+    assert [
+        (s.title, s.first_page, s.last_page) for s in title.children if s.kind == documents_pb2.NODE_KIND_SECTION
+    ] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
     assert document.metadata["pages"] == "4" and document.metadata["author"] == "Layout Team"
     assert document.published_at.ToDatetime().date().isoformat() == pdfs.CREATED.date().isoformat()
 
@@ -111,7 +116,12 @@ def test_concurrent_uploads_of_the_same_bytes_give_one_document(stack):
 
 
 def test_list_filters_by_collection_and_language(stack):
-    upload(stack, "nieuws.txt", "De trein naar Amsterdam vertrekt elk uur vanaf het centraal station.".encode(), collection="nieuws")
+    upload(
+        stack,
+        "nieuws.txt",
+        b"De trein naar Amsterdam vertrekt elk uur vanaf het centraal station.",
+        collection="nieuws",
+    )
     listed = channels.ingest(stack.addresses["ingest"]).ListDocuments(
         ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
     )
@@ -126,12 +136,18 @@ def test_a_saved_web_page_uploads_through_grpc_without_its_navigation(stack):
         ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
         timeout=10,
     )
-    assert (document.format, document.text, document.language) == (documents_pb2.DOCUMENT_FORMAT_HTML, SAVED_PAGE_TEXT, "en")
+    assert (document.format, document.text, document.language) == (
+        documents_pb2.DOCUMENT_FORMAT_HTML,
+        SAVED_PAGE_TEXT,
+        "en",
+    )
     assert document.published_at.ToJsonString() == "2024-03-05T08:30:00Z"
     assert document.metadata["title"] == "Leave policy – Acme Intranet"
     sections = document.tree.root.children[0].children
     assert [s.title for s in sections if s.kind == documents_pb2.NODE_KIND_SECTION] == [
-        "Requesting leave", "Entitlement by grade", "Checking your balance",
+        "Requesting leave",
+        "Entitlement by grade",
+        "Checking your balance",
     ]
     with pytest.raises(ClientError) as err:
         upload(stack, "deep.html", b"<html><body>" + b"<div>" * 100_000 + b"</body></html>")

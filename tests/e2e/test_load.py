@@ -48,5 +48,7 @@ def test_a_short_load_run_fails_no_call_and_processes_every_upload(tmp_path):
     assert set(uploads.processed) == set(uploads.uploaded)
     assert uploads.indexed == uploads.processed
     assert all(chunks > 0 for chunks in uploads.processed.values())
-    assert sorted(report.memory_before) == sorted(report.memory_after) == ["chunker", "evaluator", "ingest", "retriever"]
+    assert (
+        sorted(report.memory_before) == sorted(report.memory_after) == ["chunker", "evaluator", "ingest", "retriever"]
+    )
     assert all(0 < m["RssAnon"] <= m["VmRSS"] <= m["VmHWM"] for m in report.memory_after.values())

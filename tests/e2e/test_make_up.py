@@ -8,10 +8,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
+from pathlib import Path
 
 import pytest
+
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +24,10 @@ def test_the_stack_starts_serves_the_ui_and_stops_on_ctrl_c(tmp_path):
     env.update({"CHUNKLAB_DATA_DIR": str(tmp_path), "CHUNKLAB_UI_PORT": "0"})
     process = subprocess.Popen(  # two strategies keep the sample fast; `make up` processes them all
         [sys.executable, "-m", "chunklab_app.stack", "--sample-strategies", "fixed_size,recursive"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines = []
     try:
@@ -43,15 +48,23 @@ def test_the_stack_starts_serves_the_ui_and_stops_on_ctrl_c(tmp_path):
         assert steps[0] == "loading in the background: the pages show it when it is ready"
         assert "processing state_of_the_union.md with fixed_size (1/2)" in steps
         assert steps[-1].startswith("ready in ") and steps[-1].endswith(
-            "s: question set sample-questions, 2 experiments finished"), "".join(lines)
+            "s: question set sample-questions, 2 experiments finished"
+        ), "".join(lines)
         children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 5  # four services and the UI
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 0
-    time.sleep(0.5)
-    for pid in children:
-        assert not os.path.exists(f"/proc/{pid}") or "zombie" in open(f"/proc/{pid}/status").read().lower()
+    # The launcher has exited; each child it started ends (or is a zombie nobody reaps) soon after.
+    wait_for(lambda: all(_ended(pid) for pid in children), "the stack's services and UI to end")
+
+
+def _ended(pid: str) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" in status.read_text().lower()
+    except FileNotFoundError:
+        return True
 
 
 def test_make_bench_runs_every_benchmark_script_there_is():

@@ -19,8 +19,8 @@ from collections import Counter
 import grpc
 import pytest
 
-from chunklab.rpc import channels, replicas
 from chunklab.client import ChunkLab, ClientError
+from chunklab.rpc import channels, replicas
 from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab_app.stack import wait_serving
 from tests.support.fake_openai import FakeOpenAI
@@ -39,11 +39,24 @@ def replica_set(stack, tmp_path_factory):
     spawned = []
     try:
         for name, module, extra in (
-            ("chunker-2", "services.chunker", {"CHUNKLAB_CHUNKER_ADDRESS": "127.0.0.1:0",
-                                               "CHUNKLAB_BULK_WORKERS": "0"}),
-            *((f"evaluator-{i}", "services.evaluator", {
-                "CHUNKLAB_EVALUATOR_ADDRESS": "127.0.0.1:0", "CHUNKLAB_DATA_DIR": str(evaluator_data),
-                "CHUNKLAB_EXPERIMENT_LEASE_S": str(LEASE_S), "CHUNKLAB_LLM_TIMEOUT_S": "300"}) for i in (1, 2)),
+            (
+                "chunker-2",
+                "services.chunker",
+                {"CHUNKLAB_CHUNKER_ADDRESS": "127.0.0.1:0", "CHUNKLAB_BULK_WORKERS": "0"},
+            ),
+            *(
+                (
+                    f"evaluator-{i}",
+                    "services.evaluator",
+                    {
+                        "CHUNKLAB_EVALUATOR_ADDRESS": "127.0.0.1:0",
+                        "CHUNKLAB_DATA_DIR": str(evaluator_data),
+                        "CHUNKLAB_EXPERIMENT_LEASE_S": str(LEASE_S),
+                        "CHUNKLAB_LLM_TIMEOUT_S": "300",
+                    },
+                )
+                for i in (1, 2)
+            ),
         ):
             env = stack.env()
             env.update(extra, CHUNKLAB_REPLICA_NAME=name)
@@ -88,8 +101,7 @@ def test_one_client_spreads_its_calls_over_both_replicas_and_the_survivor_serves
     assert after == Counter({chunker_1: 10})  # none failed: a call that met the dead one was retried
 
 
-def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_after_the_holder_died(stack,
-                                                                                                  replica_set):
+def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_after_the_holder_died(stack, replica_set):
     lab = stack.client()
     document = lab.upload_document(DOCUMENT.encode(), name="rivers.md", collection="replica-test").document
     both = ChunkLab.at({"evaluator": f"{replica_set['evaluator-1']},{replica_set['evaluator-2']}"})
@@ -102,8 +114,10 @@ def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_aft
         with pytest.raises(ClientError) as refused:
             list(second.resume_experiment(experiment_id))
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
-        assert (f"experiment {experiment_id} is being run by evaluator replica evaluator-1, which holds its lease"
-                in refused.value.details)
+        assert (
+            f"experiment {experiment_id} is being run by evaluator replica evaluator-1, which holds its lease"
+            in refused.value.details
+        )
         with pytest.raises(ClientError) as running_here:  # nor does evaluator-1 start it twice
             list(first.resume_experiment(experiment_id))
         assert "is running now" in running_here.value.details
@@ -127,6 +141,7 @@ def test_an_experiment_runs_once_the_other_replica_refuses_it_and_resumes_it_aft
             list(both.resume_experiment(experiment_id))
         assert again.value.code == grpc.StatusCode.FAILED_PRECONDITION and "succeeded" in again.value.details
         final = channels.evaluator(replica_set["evaluator-2"]).GetExperiment(
-            evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30)
+            evaluator_pb2.GetExperimentRequest(experiment_id=experiment_id), timeout=30
+        )
         assert sorted(r.question for r in final.results) == sorted(QUESTIONS)
         assert final.runs[0].questions_done == 5 and final.runs[0].usage.llm_calls == 5

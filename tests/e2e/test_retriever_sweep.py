@@ -7,17 +7,16 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import grpc
 import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from chunklab.rpc import channels
-
 from chunklab import ids
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound
+from chunklab.rpc import channels
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2 as pb
 from chunklab.v1 import retriever_pb2 as rpb
@@ -31,7 +30,7 @@ from services.retriever.service import RetrieverService
 from services.retriever.store import RetrieverStore
 from tests.support.databases import database_without_rows
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 WINDOWS = {"news": 7, "hr": 90, "policies": 0, "default": 0}
 
 
@@ -59,8 +58,10 @@ def provider_for(name: str):
 
 # Each vector backend with the retriever's records on SQLite; qdrant-client's (the
 # quicker) also on PostgreSQL, the same store code on the other database it supports.
-@pytest.fixture(params=[("edge", "sqlite"), ("qdrant-client", "sqlite"), ("qdrant-client", "postgresql")],
-                ids=["edge", "qdrant-client", "qdrant-client-postgresql"])
+@pytest.fixture(
+    params=[("edge", "sqlite"), ("qdrant-client", "sqlite"), ("qdrant-client", "postgresql")],
+    ids=["edge", "qdrant-client", "qdrant-client-postgresql"],
+)
 def kit(request, tmp_path):
     backend, database = request.param
     with database_without_rows(request, database, tmp_path) as url:
@@ -70,35 +71,69 @@ def kit(request, tmp_path):
 def _kit(url: str, backend: str, tmp_path):
     store = RetrieverStore(url)
     client = QdrantClient(":memory:") if backend == "qdrant-client" else None
-    service = RetrieverService(IndexRegistry(tmp_path / "edge", store, client), store, "fake-4", provider_for,
-                               WINDOWS, clock=lambda: NOW)
+    service = RetrieverService(
+        IndexRegistry(tmp_path / "edge", store, client), store, "fake-4", provider_for, WINDOWS, clock=lambda: NOW
+    )
     sweeper = Sweeper(service, ColdStorage(tmp_path / "archive"))
     yield service, sweeper
     sweeper.stop()
     service.close()
 
 
-def index(service, doc: str, strategy: str, model: str, count: int, collection: str, age_days: float,
-          parents: int = 0, config: str = "cfg", activation: int = pb.ACTIVATION_UNSPECIFIED) -> None:
+def index(
+    service,
+    doc: str,
+    strategy: str,
+    model: str,
+    count: int,
+    collection: str,
+    age_days: float,
+    parents: int = 0,
+    config: str = "cfg",
+    activation: int = pb.ACTIVATION_UNSPECIFIED,
+) -> None:
     dim = PROVIDERS[model].dimension
     rng = np.random.default_rng(abs(hash((doc, strategy, model))) % 2**32)
     items = []
     for i in range(count):
         role = pb.CHUNK_ROLE_CHILD if parents else pb.CHUNK_ROLE_CHUNK
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, config, i, role), document_id=doc, document_name=f"{doc}.md",
-                         strategy=strategy, chunk_index=i, role=role, content=f"{doc} {strategy} text {i}",
-                         collection=collection, language="en", published_at=to_proto(NOW - timedelta(days=age_days)))
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id(doc, strategy, config, i, role),
+            document_id=doc,
+            document_name=f"{doc}.md",
+            strategy=strategy,
+            chunk_index=i,
+            role=role,
+            content=f"{doc} {strategy} text {i}",
+            collection=collection,
+            language="en",
+            published_at=to_proto(NOW - timedelta(days=age_days)),
+        )
         if parents:
             chunk.parent_id = ids.chunk_id(doc, strategy, config, i % parents, pb.CHUNK_ROLE_PARENT)
         items.append(rpb.IndexedChunk(chunk=chunk, vector=rng.standard_normal(dim).tolist()))
     for p in range(parents):
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(doc, strategy, config, p, pb.CHUNK_ROLE_PARENT), document_id=doc,
-                         strategy=strategy, chunk_index=p, role=pb.CHUNK_ROLE_PARENT, content=f"{doc} parent {p}", collection=collection,
-                         published_at=to_proto(NOW - timedelta(days=age_days)))
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id(doc, strategy, config, p, pb.CHUNK_ROLE_PARENT),
+            document_id=doc,
+            strategy=strategy,
+            chunk_index=p,
+            role=pb.CHUNK_ROLE_PARENT,
+            content=f"{doc} parent {p}",
+            collection=collection,
+            published_at=to_proto(NOW - timedelta(days=age_days)),
+        )
         items.append(rpb.IndexedChunk(chunk=chunk))
-    header = rpb.IndexHeader(document_id=doc, strategy=strategy, config_id=config, embedding_model=model, dimension=dim,
-                             spec=pb.StrategySpec(name=strategy), expansion=REGISTRY.get(strategy).expansion,
-                             activation=activation)
+    header = rpb.IndexHeader(
+        document_id=doc,
+        strategy=strategy,
+        config_id=config,
+        embedding_model=model,
+        dimension=dim,
+        spec=pb.StrategySpec(name=strategy),
+        expansion=REGISTRY.get(strategy).expansion,
+        activation=activation,
+    )
     service.index_chunks(header, items)
 
 
@@ -132,7 +167,8 @@ def test_dry_run_lists_what_would_go_and_changes_nothing(kit):
     response = sweeper.sweep(NOW, dry_run=True)
     assert response.dry_run
     assert [(d.document_id, d.document_name, d.collection, d.chunks) for d in response.documents] == [
-        ("old-news", "old-news.md", "news", 5 + 6 + 3)]
+        ("old-news", "old-news.md", "news", 5 + 6 + 3)
+    ]
     assert response.chunks_archived == 14
     assert count_all(service) == total and snapshot(service, "old-news") == before
     assert not sweeper.list_archived(0, "").documents
@@ -141,13 +177,16 @@ def test_dry_run_lists_what_would_go_and_changes_nothing(kit):
 def test_sweep_archives_and_restore_brings_back_chunks_and_vectors_byte_identical(kit):
     service, sweeper = kit
     fill(service)
-    index(service, "old-news", "fixed_size", "fake-4", 2, "news", 10, config="cfg2",
-          activation=pb.ACTIVATION_KEEP_CURRENT)  # a second configuration beside the active one
+    index(
+        service, "old-news", "fixed_size", "fake-4", 2, "news", 10, config="cfg2", activation=pb.ACTIVATION_KEEP_CURRENT
+    )  # a second configuration beside the active one
     service.store.set_flags(("fake-4", "old-news", "fixed_size", "cfg2"), pinned=True)
 
     def flags() -> list[tuple]:
-        return sorted((s["embedding_model"], s["strategy"], s["config_id"], s["active"], s["pinned"], s["points"])
-                      for s in service.store.list_sets(document_id="old-news"))
+        return sorted(
+            (s["embedding_model"], s["strategy"], s["config_id"], s["active"], s["pinned"], s["points"])
+            for s in service.store.list_sets(document_id="old-news")
+        )
 
     sets_before = flags()
     assert ("fake-4", "fixed_size", "cfg", True, False, 5) in sets_before
@@ -231,7 +270,7 @@ def test_sweeps_restores_deletes_and_indexing_of_one_document_at_once_never_dead
                 action()
             except (AlreadyExists, NotFound):
                 pass  # a restore with nothing archived, or with the document indexed again: refused, fine
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:  # reported below
                 errors.append(exc)
 
     actions = [
@@ -239,8 +278,11 @@ def test_sweeps_restores_deletes_and_indexing_of_one_document_at_once_never_dead
         lambda: sweeper.sweep(NOW, dry_run=False),
         lambda: sweeper.restore("old-news"),
         lambda: service.delete_document("old-news", archived_chunks=sweeper.forget),
-        lambda: service.retrieve(rpb.RetrieveRequest(
-            query="q", options=pb.RetrievalOptions(strategy="fixed_size", top_k=3), as_of=to_proto(NOW))),
+        lambda: service.retrieve(
+            rpb.RetrieveRequest(
+                query="q", options=pb.RetrievalOptions(strategy="fixed_size", top_k=3), as_of=to_proto(NOW)
+            )
+        ),
     ]
     threads = [threading.Thread(target=repeat, args=(action,)) for action in actions]
     for thread in threads:
@@ -294,9 +336,12 @@ def test_the_periodic_task_sweeps_on_its_own_and_zero_means_never(kit):
 
 # -- through gRPC, and persisted across a restart --------------------------------
 
+
 def start(data_dir) -> Stack:
-    stack = Stack(data_dir=data_dir, extra_env={"CHUNKLAB_SWEEP_INTERVAL_S": "0",
-                                                "CHUNKLAB_FRESHNESS_WINDOWS": json.dumps(WINDOWS)})
+    stack = Stack(
+        data_dir=data_dir,
+        extra_env={"CHUNKLAB_SWEEP_INTERVAL_S": "0", "CHUNKLAB_FRESHNESS_WINDOWS": json.dumps(WINDOWS)},
+    )
     stack.addresses["retriever"] = f"{stack.host}:0"
     stack.addresses["retriever"] = stack._spawn("retriever", "services.retriever", stack.env(), "listening on", 120)
     wait_serving(stack.addresses["retriever"], 120)
@@ -307,16 +352,38 @@ def test_sweep_rpcs_and_windows_survive_a_restart(tmp_path):
     stack = start(tmp_path)
     try:
         stub = channels.retriever(stack.addresses["retriever"])
-        chunk = pb.Chunk(chunk_id=ids.chunk_id("d", "fixed_size", "cfg", 0), document_id="d", document_name="d.md",
-                         strategy="fixed_size", chunk_index=0, content="a chat line", collection="chat",
-                         published_at=to_proto(NOW - timedelta(days=3)))
-        header = rpb.IndexHeader(document_id="d", strategy="fixed_size", config_id="cfg",
-                                 embedding_model="all-MiniLM-L6-v2", dimension=384,
-                                 expansion=pb.EXPANSION_KIND_NEIGHBORS)
-        stub.IndexChunks(iter([rpb.IndexChunksRequest(header=header), rpb.IndexChunksRequest(
-            batch=rpb.IndexChunkBatch(chunks=[rpb.IndexedChunk(chunk=chunk, vector=[1.0] * 384)]))]), timeout=30)
-        stub.UpdateFreshnessWindow(rpb.UpdateFreshnessWindowRequest(
-            window=rpb.FreshnessWindow(collection="chat", max_age_days=2)), timeout=10)
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id("d", "fixed_size", "cfg", 0),
+            document_id="d",
+            document_name="d.md",
+            strategy="fixed_size",
+            chunk_index=0,
+            content="a chat line",
+            collection="chat",
+            published_at=to_proto(NOW - timedelta(days=3)),
+        )
+        header = rpb.IndexHeader(
+            document_id="d",
+            strategy="fixed_size",
+            config_id="cfg",
+            embedding_model="all-MiniLM-L6-v2",
+            dimension=384,
+            expansion=pb.EXPANSION_KIND_NEIGHBORS,
+        )
+        stub.IndexChunks(
+            iter(
+                [
+                    rpb.IndexChunksRequest(header=header),
+                    rpb.IndexChunksRequest(
+                        batch=rpb.IndexChunkBatch(chunks=[rpb.IndexedChunk(chunk=chunk, vector=[1.0] * 384)])
+                    ),
+                ]
+            ),
+            timeout=30,
+        )
+        stub.UpdateFreshnessWindow(
+            rpb.UpdateFreshnessWindowRequest(window=rpb.FreshnessWindow(collection="chat", max_age_days=2)), timeout=10
+        )
         dry = stub.Sweep(rpb.SweepRequest(dry_run=True, as_of=to_proto(NOW)), timeout=30)
         assert [d.document_id for d in dry.documents] == ["d"] and dry.dry_run
         assert stub.GetIndexStats(rpb.GetIndexStatsRequest(), timeout=10).total_points == 1
@@ -353,10 +420,24 @@ def test_retention_drops_unused_inactive_sets_and_keeps_active_and_pinned_ones(k
     service, _ = kit
 
     def configure(config: str, activation: int) -> None:
-        chunk = pb.Chunk(chunk_id=ids.chunk_id("r", "fixed_size", config, 0), document_id="r", document_name="r.md",
-                         strategy="fixed_size", chunk_index=0, content=f"text {config}", collection="policies")
-        header = rpb.IndexHeader(document_id="r", strategy="fixed_size", config_id=config, embedding_model="fake-4",
-                                 dimension=4, expansion=pb.EXPANSION_KIND_NEIGHBORS, activation=activation)
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id("r", "fixed_size", config, 0),
+            document_id="r",
+            document_name="r.md",
+            strategy="fixed_size",
+            chunk_index=0,
+            content=f"text {config}",
+            collection="policies",
+        )
+        header = rpb.IndexHeader(
+            document_id="r",
+            strategy="fixed_size",
+            config_id=config,
+            embedding_model="fake-4",
+            dimension=4,
+            expansion=pb.EXPANSION_KIND_NEIGHBORS,
+            activation=activation,
+        )
         service.index_chunks(header, [rpb.IndexedChunk(chunk=chunk, vector=[1.0, 0.0, 0.0, 0.0])])
 
     configure("active", pb.ACTIVATION_MAKE_ACTIVE)
@@ -376,7 +457,9 @@ def test_retention_drops_unused_inactive_sets_and_keeps_active_and_pinned_ones(k
     assert [key[3] for key in dropped] == ["old-trial", "new-trial"]  # least recently used first
     assert left() == ["active", "pinned-trial"]
     assert {p.payload["config_id"] for _, _, idx in service.registry.all() for p in idx.scroll(None)} == {
-        "active", "pinned-trial"}
+        "active",
+        "pinned-trial",
+    }
     assert sets.apply_retention(utcnow() + timedelta(days=365)) == []  # active and pinned stay for good
 
 
@@ -387,8 +470,10 @@ def test_sets_recorded_before_they_had_bm25_statistics_get_them_at_the_first_hyb
 
     service, _ = kit
     fill(service)
-    request = rpb.RetrieveRequest(query="new-news text 2", options=pb.RetrievalOptions(
-        strategy="fixed_size", top_k=5, hybrid=True, embedding_model="fake-4"))
+    request = rpb.RetrieveRequest(
+        query="new-news text 2",
+        options=pb.RetrievalOptions(strategy="fixed_size", top_k=5, hybrid=True, embedding_model="fake-4"),
+    )
     request.as_of.CopyFrom(to_proto(NOW))
 
     def ranking() -> list[tuple[str, float]]:

@@ -4,10 +4,10 @@ graceful stop on SIGTERM."""
 from __future__ import annotations
 
 import logging
+import queue
 import re
 import signal
 import subprocess
-import queue
 import sys
 import threading
 import time
@@ -18,8 +18,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from chunklab.rpc import channels
 from chunklab.errors import NotFound
+from chunklab.rpc import channels
 from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc
 
@@ -172,8 +172,11 @@ def test_sigterm_stops_a_service_gracefully(tmp_path):
         "PATH": "/usr/bin:/bin",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.evaluator"], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "services.evaluator"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     line = process.stdout.readline()
     assert "evaluator listening on 127.0.0.1:" in line

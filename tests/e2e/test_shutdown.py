@@ -19,7 +19,11 @@ import pytest
 
 from chunklab.rpc import channels
 from chunklab.v1 import (
-    chunker_pb2, common_pb2, evaluator_pb2, ingest_pb2, retriever_pb2,
+    chunker_pb2,
+    common_pb2,
+    evaluator_pb2,
+    ingest_pb2,
+    retriever_pb2,
 )
 from chunklab_app import sample_loader
 from chunklab_app.stack import Stack
@@ -43,11 +47,16 @@ def llm():
 
 @pytest.fixture(scope="module")
 def busy_stack(tmp_path_factory, llm):
-    stack = Stack(data_dir=tmp_path_factory.mktemp("shutdown"), extra_env={
-        "CHUNKLAB_SHUTDOWN_GRACE_S": str(GRACE_S),
-        "CHUNKLAB_LLM_BASE_URL": llm.base_url, "CHUNKLAB_LLM_MODEL": "fake",
-        "CHUNKLAB_LLM_TIMEOUT_S": "900", "CHUNKLAB_LLM_MAX_RETRIES": "0",
-    }).start()
+    stack = Stack(
+        data_dir=tmp_path_factory.mktemp("shutdown"),
+        extra_env={
+            "CHUNKLAB_SHUTDOWN_GRACE_S": str(GRACE_S),
+            "CHUNKLAB_LLM_BASE_URL": llm.base_url,
+            "CHUNKLAB_LLM_MODEL": "fake",
+            "CHUNKLAB_LLM_TIMEOUT_S": "900",
+            "CHUNKLAB_LLM_MAX_RETRIES": "0",
+        },
+    ).start()
     lab = stack.client()
     document_ids = sample_loader.upload_and_process(lab, ["fixed_size"], log=lambda _line: None)
     sample_loader.question_set(lab, document_ids)
@@ -98,18 +107,30 @@ def assert_exits_on_sigterm(stack: Stack, service: str) -> None:
 # The order keeps each service's peers alive while it is made busy: the
 # evaluator answers through the retriever, the chunker reads from ingest.
 
+
 def test_the_evaluator_exits_while_it_answers_and_runs_an_experiment(busy_stack, llm):
     stack, _ = busy_stack
     evaluator = channels.evaluator(stack.addresses["evaluator"])
-    answer = evaluator.Answer(evaluator_pb2.AnswerRequest(
-        question="What is chunking?", retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
-        answer_model=evaluator_pb2.ModelEndpoint(model="fake"),
-    ), timeout=900)
+    answer = evaluator.Answer(
+        evaluator_pb2.AnswerRequest(
+            question="What is chunking?",
+            retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
+            answer_model=evaluator_pb2.ModelEndpoint(model="fake"),
+        ),
+        timeout=900,
+    )
     question_set = stack.client().list_question_sets()[0]
-    experiment = evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=evaluator_pb2.ExperimentConfig(
-        question_set_id=question_set.question_set_id, strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
-        answer_model=evaluator_pb2.ModelEndpoint(model="fake"), judge_model=evaluator_pb2.ModelEndpoint(model="none"),
-    )), timeout=900)
+    experiment = evaluator.RunExperiment(
+        evaluator_pb2.RunExperimentRequest(
+            config=evaluator_pb2.ExperimentConfig(
+                question_set_id=question_set.question_set_id,
+                strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+                answer_model=evaluator_pb2.ModelEndpoint(model="fake"),
+                judge_model=evaluator_pb2.ModelEndpoint(model="none"),
+            )
+        ),
+        timeout=900,
+    )
     wait_for(lambda: answer_calls(llm) == 2, "the answer and the experiment's first question to reach the LLM")
 
     assert_exits_on_sigterm(stack, "evaluator")
@@ -123,7 +144,8 @@ def test_the_chunker_exits_while_it_processes_in_a_bulk_load_and_in_a_call(busy_
     wait_for(lambda: other_calls(llm) >= 1, "the bulk worker's contextual strategy to reach the LLM")
     chunker = channels.chunker(stack.addresses["chunker"])
     processing = chunker.ProcessDocument(
-        chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=[CONTEXTUAL]), timeout=900)
+        chunker_pb2.ProcessDocumentRequest(document_id=document_id, strategies=[CONTEXTUAL]), timeout=900
+    )
     assert next(processing).progress.phase == chunker_pb2.STRATEGY_PHASE_STARTED
 
     assert_exits_on_sigterm(stack, "chunker")
@@ -133,8 +155,9 @@ def test_the_chunker_exits_while_it_processes_in_a_bulk_load_and_in_a_call(busy_
 def test_the_retriever_exits_mid_index_stream(busy_stack, held_open):
     stack, document_id = busy_stack
     retriever = channels.retriever(stack.addresses["retriever"])
-    header = retriever_pb2.IndexHeader(document_id=document_id, strategy="fixed_size", config_id="c",
-                                       embedding_model="all-MiniLM-L6-v2", dimension=384)
+    header = retriever_pb2.IndexHeader(
+        document_id=document_id, strategy="fixed_size", config_id="c", embedding_model="all-MiniLM-L6-v2", dimension=384
+    )
     call = retriever.IndexChunks.future(held_open(retriever_pb2.IndexChunksRequest(header=header)), timeout=900)
 
     assert_exits_on_sigterm(stack, "retriever")

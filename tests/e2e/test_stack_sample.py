@@ -24,12 +24,17 @@ def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_noth
     assert sample_loader.load_sample(lab, STRATEGIES, again.append) == loaded
     assert (len(lab.list_documents()), len(lab.list_question_sets()), len(lab.list_experiments())) == counts
     assert again == []  # nothing processed, imported or run the second time
-    assert lines[-2:] == [f"running the sample experiment '{name}': fixed_size, recursive"
-                          for name in sample_loader.EXPERIMENTS]
+    assert lines[-2:] == [
+        f"running the sample experiment '{name}': fixed_size, recursive" for name in sample_loader.EXPERIMENTS
+    ]
 
     guide = loaded.document_ids["rag-field-guide"]
-    response = lab.retrieve("Which separators does recursive splitting try?", common_pb2.RetrievalOptions(
-        strategy="fixed_size", top_k=1, filter=common_pb2.RetrievalFilter(document_ids=[guide])))
+    response = lab.retrieve(
+        "Which separators does recursive splitting try?",
+        common_pb2.RetrievalOptions(
+            strategy="fixed_size", top_k=1, filter=common_pb2.RetrievalFilter(document_ids=[guide])
+        ),
+    )
     assert "separators" in response.retrieved_chunks[0].chunk.content
     for strategy in STRATEGIES:
         for document_id in loaded.document_ids.values():
@@ -43,7 +48,9 @@ def test_the_sample_is_ready_to_query_and_compare_and_loading_twice_changes_noth
         assert experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED and experiment.config.retrieval_only
         assert experiment.config.retrieval.top_k == top_k
         assert [(run.run_key, run.questions_done, run.error) for run in experiment.runs] == [
-            ("fixed_size", 82, ""), ("recursive", 82, "")]
+            ("fixed_size", 82, ""),
+            ("recursive", 82, ""),
+        ]
     # The sample separates strategies: the 49 k-character speech makes several times top 5 chunks,
     # so no run finds every reference, and fewer chunks find fewer.
     assert all(run.chunk_count > 4 * 5 for run in top_5.runs), [r.chunk_count for r in top_5.runs]

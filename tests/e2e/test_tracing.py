@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from chunklab.rpc import tracing
 from chunklab.client import ChunkLab
+from chunklab.rpc import tracing
 from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab_app.stack import REPO, Stack
 from tests.support.otlp_receiver import ReceivedSpan, Receiver
@@ -26,8 +26,9 @@ pytestmark = pytest.mark.e2e
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "topics.md"
 QUESTION = "Which topic is about rivers?"
-INGEST, CHUNKER, RETRIEVER, EVALUATOR = (f"chunklab.v1.{s}Service" for s in ("Ingest", "Chunker", "Retriever",
-                                                                            "Evaluator"))
+INGEST, CHUNKER, RETRIEVER, EVALUATOR = (
+    f"chunklab.v1.{s}Service" for s in ("Ingest", "Chunker", "Retriever", "Evaluator")
+)
 UI = "chunklab-ui"
 
 
@@ -57,13 +58,16 @@ def as_the_ui(stack: Stack):
 
 
 def fixed_size() -> common_pb2.StrategySpec:
-    return common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=41),
-                                                                 "chunk_overlap": common_pb2.KnobValue(int_value=0)})
+    return common_pb2.StrategySpec(
+        name="fixed_size",
+        knobs={"chunk_size": common_pb2.KnobValue(int_value=41), "chunk_overlap": common_pb2.KnobValue(int_value=0)},
+    )
 
 
 def options(document_id: str) -> common_pb2.RetrievalOptions:
-    return common_pb2.RetrievalOptions(strategy="fixed_size", top_k=2,
-                                       filter=common_pb2.RetrievalFilter(document_ids=[document_id]))
+    return common_pb2.RetrievalOptions(
+        strategy="fixed_size", top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document_id])
+    )
 
 
 def links(spans: list[ReceivedSpan]) -> set[tuple[str, str, str, str, str]]:
@@ -71,8 +75,9 @@ def links(spans: list[ReceivedSpan]) -> set[tuple[str, str, str, str, str]]:
     by_id = {span.span_id: span for span in spans}
     missing = ReceivedSpan("?", "?", "", "", "", "", {})  # a parent not received (yet)
     parents = {s.span_id: by_id.get(s.parent_id, missing) if s.parent_id else None for s in spans}
-    return {(s.service, s.name, s.kind, *((p.service, p.name) if (p := parents[s.span_id]) else ("", "")))
-            for s in spans}
+    return {
+        (s.service, s.name, s.kind, *((p.service, p.name) if (p := parents[s.span_id]) else ("", ""))) for s in spans
+    }
 
 
 def one_trace(receiver: Receiver, expected: set) -> list[ReceivedSpan]:
@@ -127,11 +132,15 @@ def test_an_upload_and_its_processing_are_one_trace_through_ingest_chunker_and_r
     assert created.attributes["rpc.grpc.status_code"] == 0 and not created.error
     run = named(spans, "chunklab-chunker", "run strategy")
     assert (run.attributes["chunklab.document_id"], run.attributes["chunklab.strategy"]) == (
-        document.document_id, "fixed_size")
+        document.document_id,
+        "fixed_size",
+    )
     indexed = named(spans, "chunklab-retriever", f"{RETRIEVER}/IndexChunks")  # ids from the stream's header
-    assert (indexed.attributes["chunklab.document_id"], indexed.attributes["chunklab.strategy"],
-            indexed.attributes["chunklab.config_id"]) == (document.document_id, "fixed_size",
-                                                          run.attributes["chunklab.config_id"])
+    assert (
+        indexed.attributes["chunklab.document_id"],
+        indexed.attributes["chunklab.strategy"],
+        indexed.attributes["chunklab.config_id"],
+    ) == (document.document_id, "fixed_size", run.attributes["chunklab.config_id"])
     assert indexed.attributes["rpc.system"] == "grpc" and indexed.attributes["rpc.method"] == "IndexChunks"
     assert_no_text(spans, FIXTURE.read_text())
 
@@ -142,10 +151,13 @@ def test_a_retrieve_from_the_ui_is_one_trace(traced, receiver, uploaded):
     with as_the_ui(traced) as client:
         response = client.retrieve(QUESTION, options(document.document_id))
     assert len(response.retrieved_chunks) == 2
-    spans = one_trace(receiver, {
-        (UI, f"{RETRIEVER}/Retrieve", "CLIENT", "", ""),
-        ("chunklab-retriever", f"{RETRIEVER}/Retrieve", "SERVER", UI, f"{RETRIEVER}/Retrieve"),
-    })
+    spans = one_trace(
+        receiver,
+        {
+            (UI, f"{RETRIEVER}/Retrieve", "CLIENT", "", ""),
+            ("chunklab-retriever", f"{RETRIEVER}/Retrieve", "SERVER", UI, f"{RETRIEVER}/Retrieve"),
+        },
+    )
     for span in spans:
         assert (span.attributes["chunklab.strategy"], span.attributes["rpc.grpc.status_code"]) == ("fixed_size", 0)
     assert_no_text(spans, QUESTION, FIXTURE.read_text())
@@ -155,17 +167,28 @@ def test_a_query_from_the_ui_is_one_trace_through_the_evaluator_and_the_retrieve
     document, _ = uploaded
     receiver.clear()
     with as_the_ui(traced) as client:
-        events = list(client.answer(evaluator_pb2.AnswerRequest(question=QUESTION, retrieval=options(document.document_id))))
+        events = list(
+            client.answer(evaluator_pb2.AnswerRequest(question=QUESTION, retrieval=options(document.document_id)))
+        )
     assert len(events[0].context.retrieved_chunks) == 2
-    spans = one_trace(receiver, {
-        (UI, f"{EVALUATOR}/Answer", "CLIENT", "", ""),
-        ("chunklab-evaluator", f"{EVALUATOR}/Answer", "SERVER", UI, f"{EVALUATOR}/Answer"),
-        # The evaluator checks the strategy with the chunker, then retrieves.
-        ("chunklab-evaluator", f"{CHUNKER}/ListStrategies", "CLIENT", "chunklab-evaluator", f"{EVALUATOR}/Answer"),
-        ("chunklab-chunker", f"{CHUNKER}/ListStrategies", "SERVER", "chunklab-evaluator", f"{CHUNKER}/ListStrategies"),
-        ("chunklab-evaluator", f"{RETRIEVER}/Retrieve", "CLIENT", "chunklab-evaluator", f"{EVALUATOR}/Answer"),
-        ("chunklab-retriever", f"{RETRIEVER}/Retrieve", "SERVER", "chunklab-evaluator", f"{RETRIEVER}/Retrieve"),
-    })
+    spans = one_trace(
+        receiver,
+        {
+            (UI, f"{EVALUATOR}/Answer", "CLIENT", "", ""),
+            ("chunklab-evaluator", f"{EVALUATOR}/Answer", "SERVER", UI, f"{EVALUATOR}/Answer"),
+            # The evaluator checks the strategy with the chunker, then retrieves.
+            ("chunklab-evaluator", f"{CHUNKER}/ListStrategies", "CLIENT", "chunklab-evaluator", f"{EVALUATOR}/Answer"),
+            (
+                "chunklab-chunker",
+                f"{CHUNKER}/ListStrategies",
+                "SERVER",
+                "chunklab-evaluator",
+                f"{CHUNKER}/ListStrategies",
+            ),
+            ("chunklab-evaluator", f"{RETRIEVER}/Retrieve", "CLIENT", "chunklab-evaluator", f"{EVALUATOR}/Answer"),
+            ("chunklab-retriever", f"{RETRIEVER}/Retrieve", "SERVER", "chunklab-evaluator", f"{RETRIEVER}/Retrieve"),
+        },
+    )
     assert named(spans, "chunklab-retriever", f"{RETRIEVER}/Retrieve").attributes["chunklab.strategy"] == "fixed_size"
     assert_no_text(spans, QUESTION, FIXTURE.read_text())
 
@@ -175,15 +198,21 @@ def test_an_experiment_is_one_trace_with_its_runs_on_the_evaluators_worker(trace
     children of the RunExperiment call, through the `run experiment` span."""
     document, _ = uploaded
     question = "How are distances to galaxies measured?"
-    line = json.dumps({"question": question, "references": [
-        {"document": "topics", "content": FIXTURE.read_text().split("\n\n")[0]}]})
+    line = json.dumps(
+        {"question": question, "references": [{"document": "topics", "content": FIXTURE.read_text().split("\n\n")[0]}]}
+    )
     receiver.clear()
     with as_the_ui(traced) as client, tracing.span("evaluate"):
-        question_set = client.import_question_set(line.encode(), name="traced.jsonl",
-                                                  document_ids={"topics": document.document_id})
+        question_set = client.import_question_set(
+            line.encode(), name="traced.jsonl", document_ids={"topics": document.document_id}
+        )
         config = evaluator_pb2.ExperimentConfig(
-            name="traced", question_set_id=question_set.question_set_id, retrieval_only=True,
-            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")], retrieval=common_pb2.RetrievalOptions(top_k=2))
+            name="traced",
+            question_set_id=question_set.question_set_id,
+            retrieval_only=True,
+            strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
+            retrieval=common_pb2.RetrievalOptions(top_k=2),
+        )
         events = list(client.run_experiment(config))
     assert events[-1].experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, events[-1]
     experiment_id = events[-1].experiment.experiment_id
@@ -192,7 +221,13 @@ def test_an_experiment_is_one_trace_with_its_runs_on_the_evaluators_worker(trace
         ("chunklab-evaluator", f"{EVALUATOR}/RunExperiment", "SERVER", UI, f"{EVALUATOR}/RunExperiment"),
         ("chunklab-evaluator", "run experiment", "INTERNAL", "chunklab-evaluator", f"{EVALUATOR}/RunExperiment"),
         ("chunklab-evaluator", f"{CHUNKER}/ProcessDocument", "CLIENT", "chunklab-evaluator", "run experiment"),
-        ("chunklab-chunker", f"{CHUNKER}/ProcessDocument", "SERVER", "chunklab-evaluator", f"{CHUNKER}/ProcessDocument"),
+        (
+            "chunklab-chunker",
+            f"{CHUNKER}/ProcessDocument",
+            "SERVER",
+            "chunklab-evaluator",
+            f"{CHUNKER}/ProcessDocument",
+        ),
         ("chunklab-chunker", "run strategy", "INTERNAL", "chunklab-chunker", f"{CHUNKER}/ProcessDocument"),
         ("chunklab-retriever", f"{RETRIEVER}/IndexChunks", "SERVER", "chunklab-chunker", f"{RETRIEVER}/IndexChunks"),
         ("chunklab-evaluator", f"{RETRIEVER}/Retrieve", "CLIENT", "chunklab-evaluator", "run experiment"),
@@ -228,13 +263,26 @@ def test_without_an_endpoint_nothing_is_exported_nothing_of_the_sdk_is_loaded_an
     a process without one, or with OTEL_SDK_DISABLED=true beside one, traces nothing."""
     receiver.clear()
     max_top_k = stack.client().retrieval_limits().max_top_k
-    for off in ({"OTEL_EXPORTER_OTLP_ENDPOINT": ""},
-                {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_SDK_DISABLED": "true"}):
-        probe = subprocess.run([sys.executable, "-c", OFF_PROBE], env={**stack.env(), **off}, cwd=REPO,
-                               capture_output=True, text=True, timeout=120)
+    for off in (
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": ""},
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_SDK_DISABLED": "true"},
+    ):
+        probe = subprocess.run(
+            [sys.executable, "-c", OFF_PROBE],
+            env={**stack.env(), **off},
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert probe.returncode == 0, probe.stderr
-        assert json.loads(probe.stdout) == {"tracing": False, "channel": "grpc._channel", "server_interceptors": [],
-                                            "max_top_k": max_top_k, "opentelemetry_modules": []}
+        assert json.loads(probe.stdout) == {
+            "tracing": False,
+            "channel": "grpc._channel",
+            "server_interceptors": [],
+            "max_top_k": max_top_k,
+            "opentelemetry_modules": [],
+        }
     assert not tracing.start("ui", stack.settings()) and not tracing.active()
     assert stack.client().retrieval_limits().max_top_k == max_top_k
     assert receiver.spans == []

@@ -13,8 +13,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from chunklab.rpc import channels, security
 from chunklab.client import ChunkLab, ClientError
+from chunklab.rpc import channels, security
 from chunklab.rpc.server import CHANNEL_OPTIONS, ErrorMappingInterceptor
 from chunklab.v1 import chunker_pb2, chunker_pb2_grpc, documents_pb2, ingest_pb2, ingest_pb2_grpc
 from tests.support.certificates import make_certificates
@@ -29,22 +29,27 @@ class Chunker(chunker_pb2_grpc.ChunkerServiceServicer):
         return chunker_pb2.ListStrategiesResponse(strategies=[chunker_pb2.StrategyInfo(name="fixed_size")])
 
     def ProcessDocument(self, request, context):  # unary -> stream
-        yield chunker_pb2.ProcessDocumentEvent(result=chunker_pb2.ProcessDocumentResult(document_id=request.document_id))
+        yield chunker_pb2.ProcessDocumentEvent(
+            result=chunker_pb2.ProcessDocumentResult(document_id=request.document_id)
+        )
 
 
 class Ingest(ingest_pb2_grpc.IngestServiceServicer):
     def CreateDocument(self, request_iterator, context):  # stream -> unary
         header, *pieces = list(request_iterator)
         size = sum(len(p.data) for p in pieces)
-        return ingest_pb2.CreateDocumentResponse(document=documents_pb2.Document(name=header.header.name,
-                                                                                  size_bytes=size))
+        return ingest_pb2.CreateDocumentResponse(
+            document=documents_pb2.Document(name=header.header.name, size_bytes=size)
+        )
 
 
 def start_server(settings) -> tuple[grpc.Server, str]:
     """A server protected as chunklab.rpc.server.serve protects one, with health and reflection."""
-    server = grpc.server(futures.ThreadPoolExecutor(4),
-                         interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
-                         options=CHANNEL_OPTIONS)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(4),
+        interceptors=[*security.server_interceptors(settings), ErrorMappingInterceptor()],
+        options=CHANNEL_OPTIONS,
+    )
     chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(Chunker(), server)
     ingest_pb2_grpc.add_IngestServiceServicer_to_server(Ingest(), server)
     health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), server)
@@ -70,8 +75,10 @@ def calls(address: str, settings) -> dict:
     """One call of each kind (unary, server stream, client stream), each returning what a user would check."""
     chunker = channels.chunker(address, settings)
     ingest = channels.ingest(address, settings)
-    upload = [ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="a.md")),
-              ingest_pb2.CreateDocumentRequest(data=b"hello")]
+    upload = [
+        ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(name="a.md")),
+        ingest_pb2.CreateDocumentRequest(data=b"hello"),
+    ]
 
     def unary():
         return [s.name for s in chunker.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5).strategies]
@@ -99,8 +106,10 @@ def refusal(call) -> tuple[grpc.StatusCode, str]:
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_without_a_token_every_kind_of_call_is_unauthenticated_with_what_to_set(protected, kind):
     call = calls(protected, base_settings())[kind]
-    assert refusal(call) == (grpc.StatusCode.UNAUTHENTICATED,
-                             "This ChunkLab stack needs a token: set CHUNKLAB_AUTH_TOKEN to the stack's token.")
+    assert refusal(call) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "This ChunkLab stack needs a token: set CHUNKLAB_AUTH_TOKEN to the stack's token.",
+    )
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))
@@ -120,11 +129,13 @@ def test_the_right_token_gets_the_answer(protected, kind):
 @pytest.mark.parametrize("sent", [f"Basic {TOKEN}", TOKEN, f"Bearer {TOKEN} extra"])
 def test_the_token_counts_only_as_a_bearer_token(protected, sent):
     stub = chunker_pb2_grpc.ChunkerServiceStub(grpc.insecure_channel(protected))
-    code, details = refusal(lambda: stub.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5,
-                                                        metadata=[("authorization", sent)]))
+    code, details = refusal(
+        lambda: stub.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5, metadata=[("authorization", sent)])
+    )
     assert (code, details) == (grpc.StatusCode.UNAUTHENTICATED, security.WRONG_TOKEN)
-    reply = stub.ListStrategies(chunker_pb2.ListStrategiesRequest(), timeout=5,
-                                metadata=[("authorization", f"bearer {TOKEN}")])  # the scheme is case-blind
+    reply = stub.ListStrategies(
+        chunker_pb2.ListStrategiesRequest(), timeout=5, metadata=[("authorization", f"bearer {TOKEN}")]
+    )  # the scheme is case-blind
     assert [s.name for s in reply.strategies] == ["fixed_size"]
 
 
@@ -159,13 +170,15 @@ def test_an_unprotected_server_ignores_a_token():
 
 # -- TLS ----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory):
     """A server with TLS and a token, and the certificates it was made with."""
     folder = tmp_path_factory.mktemp("tls")
     certificates = make_certificates(folder / "good")
-    settings = base_settings().model_copy(update={
-        "auth_token": TOKEN, "tls_cert": str(certificates.cert), "tls_key": str(certificates.key)})
+    settings = base_settings().model_copy(
+        update={"auth_token": TOKEN, "tls_cert": str(certificates.cert), "tls_key": str(certificates.key)}
+    )
     server, address = start_server(settings)
     yield address, certificates, make_certificates(folder / "other", ca_name="Some other CA")
     server.stop(0)
@@ -191,11 +204,20 @@ def test_over_tls_a_plaintext_client_or_one_trusting_another_ca_never_gets_throu
         assert code == grpc.StatusCode.UNAVAILABLE
 
 
-@pytest.mark.parametrize(("host", "token", "warned"), [
-    ("127.0.0.1", "", False), ("localhost", "", False), ("[::1]", "", False), ("127.0.0.2", "", False),
-    ("0.0.0.0", "", True), ("[::]", "", True), ("10.1.2.3", "", True), ("ingest", "", True),
-    ("0.0.0.0", TOKEN, False),
-])
+@pytest.mark.parametrize(
+    ("host", "token", "warned"),
+    [
+        ("127.0.0.1", "", False),
+        ("localhost", "", False),
+        ("[::1]", "", False),
+        ("127.0.0.2", "", False),
+        ("0.0.0.0", "", True),
+        ("[::]", "", True),
+        ("10.1.2.3", "", True),
+        ("ingest", "", True),
+        ("0.0.0.0", TOKEN, False),
+    ],
+)
 def test_binding_beyond_loopback_without_a_token_is_warned_about(host, token, warned):
     warning = security.exposure_warning("ingest", host, with_token(token))
     assert bool(warning) == warned
@@ -204,4 +226,3 @@ def test_binding_beyond_loopback_without_a_token_is_warned_about(host, token, wa
             f"WARNING: chunklab ingest listens on {host}, beyond loopback, without a token: anyone who can "
             "reach it can call it. Set CHUNKLAB_AUTH_TOKEN (and CHUNKLAB_TLS_CERT/KEY) to protect it."
         )
-

@@ -112,8 +112,10 @@ def test_an_unreachable_redis_is_unavailable_with_where_it_was_looked_for():
     broker = RedisBroker(f"redis://127.0.0.1:{free_port()}/0")
     with pytest.raises(Unavailable) as caught:
         broker.receive("worker", lease_s=10, wait_s=0.1)
-    assert f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0) is unreachable or too " \
+    assert (
+        f"Redis at 127.0.0.1:{broker._redis.connection_pool.connection_kwargs['port']}/0) is unreachable or too "
         "slow (incident " in caught.value.message
+    )
     assert "Connection refused" not in caught.value.message and "Errno" not in caught.value.message
     with pytest.raises(Unavailable):
         broker.submit("batch", [b"job"])

@@ -11,9 +11,9 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab.rpc import cancellation, channels
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import NotFound
+from chunklab.rpc import cancellation, channels
 from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import (
     common_pb2,
@@ -65,9 +65,11 @@ def evaluator(database_url):
     peers = FakePeers()
     deps = RunnerDeps(
         repository=Repository(make_sessionmaker(database_url, Base)),
-        peers=peers, provider_for=lambda name: HashedProvider(),
+        peers=peers,
+        provider_for=lambda name: HashedProvider(),
         defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=60, max_retries=0),
-        default_embedding_model=HashedProvider.name, code_version="test",
+        default_embedding_model=HashedProvider.name,
+        code_version="test",
     )
     service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
     servicer = Watched(service)
@@ -83,7 +85,8 @@ def evaluator(database_url):
 def test_a_cancelled_answer_stops_the_model_writing_and_stores_nothing(evaluator, fake):
     stub, service, _, _ = evaluator
     request = evaluator_pb2.AnswerRequest(
-        question="What is chunking?", retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
+        question="What is chunking?",
+        retrieval=common_pb2.RetrievalOptions(strategy="fixed_size"),
         answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake"),
     )
     call = stub.Answer(request, timeout=120)
@@ -102,8 +105,9 @@ def test_a_cancelled_answer_stops_the_model_writing_and_stores_nothing(evaluator
 
 def test_a_dry_run_cancelled_while_it_plans_stops_looking_documents_up(evaluator):
     stub, service, servicer, peers = evaluator
-    question_set = service.sets.create(evaluator_pb2.CreateQuestionSetRequest(
-        name="one", questions=[evaluator_pb2.Question(text="What is chunking?")]))
+    question_set = service.sets.create(
+        evaluator_pb2.CreateQuestionSetRequest(name="one", questions=[evaluator_pb2.Question(text="What is chunking?")])
+    )
     documents = [f"doc-{i}" for i in range(100)]
     config = evaluator_pb2.ExperimentConfig(
         question_set_id=question_set.question_set_id,

@@ -174,7 +174,9 @@ def test_the_image_builds_the_onnx_export_the_default_model_reads():
 
     assert Settings.model_fields["embedding_model"].default in ONNX_MODELS
     dockerfile = (REPO / "Dockerfile").read_text()
-    assert dockerfile.index("python -m chunklab.embeddings.onnx_export") > dockerfile.index("pip install --no-deps /src")
+    assert dockerfile.index("python -m chunklab.embeddings.onnx_export") > dockerfile.index(
+        "pip install --no-deps /src"
+    )
 
 
 def test_services_start_in_order_each_after_the_previous_is_healthy(model):
@@ -184,7 +186,7 @@ def test_services_start_in_order_each_after_the_previous_is_healthy(model):
     for index, name in enumerate(START_ORDER):
         depends_on = model["services"][name].get("depends_on") or {}
         assert not set(depends_on) & set(START_ORDER[index:]), f"{name} must not wait for a later service"
-    assert SERVICES == START_ORDER[:-1], "same start order as chunklab_app.stack"
+    assert START_ORDER[:-1] == SERVICES, "same start order as chunklab_app.stack"
 
 
 def test_only_the_ui_publishes_a_port_and_only_on_loopback(model):
@@ -225,8 +227,13 @@ def test_the_qdrant_cluster_profile_runs_three_nodes_and_the_retriever_replicate
     first, *peers = QDRANT_NODES
     assert services[first]["command"] == ["./qdrant", "--uri", "http://qdrant:6335"]
     for name in peers:
-        assert services[name]["command"] == ["./qdrant", "--bootstrap", "http://qdrant:6335",
-                                             "--uri", f"http://{name}:6335"]
+        assert services[name]["command"] == [
+            "./qdrant",
+            "--bootstrap",
+            "http://qdrant:6335",
+            "--uri",
+            f"http://{name}:6335",
+        ]
         assert services[name]["image"] == services[first]["image"]
         assert services[name]["depends_on"][first]["condition"] == "service_healthy"
     storage = set()
@@ -263,7 +270,9 @@ def test_the_qdrant_cluster_profile_runs_three_nodes_and_the_retriever_replicate
 
 def build_context(target: Path) -> Path:
     """The Docker build context as .dockerignore's allow-list lets it through."""
-    allowed = [line[1:].rstrip("/") for line in (REPO / ".dockerignore").read_text().splitlines() if line.startswith("!")]
+    allowed = [
+        line[1:].rstrip("/") for line in (REPO / ".dockerignore").read_text().splitlines() if line.startswith("!")
+    ]
     junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     for entry in allowed:
         source, destination = REPO / entry, target / entry
@@ -281,7 +290,18 @@ def test_the_image_install_carries_every_file_the_packages_hold(tmp_path):
     context = build_context(tmp_path / "context")
     wheels = tmp_path / "wheels"
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(context)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(context),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

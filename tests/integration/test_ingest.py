@@ -8,7 +8,7 @@ import logging
 import threading
 import zipfile
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
 import pytest
@@ -24,7 +24,6 @@ from services.ingest.service import IngestService
 from services.ingest.store import Base
 from tests.support.faults import locked
 from tests.support.ingest import create, docx_bytes, handbook, ingest_service, rows, zip_bytes
-
 
 # -- fixtures ---------------------------------------------------------------
 
@@ -125,7 +124,12 @@ def test_a_docx_becomes_its_heading_tree_with_lists_and_tables_in_order(service)
     assert outline(full.tree) == HANDBOOK_OUTLINE
     assert_offsets_hold(full)
     items = [full.text[n.start_char : n.end_char] for n, _ in walk(full.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM]
-    assert items == ["- Monday to Thursday", "- Friday until two", "1. Ask your lead first.", "2. Log it the same week."]
+    assert items == [
+        "- Monday to Thursday",
+        "- Friday until two",
+        "1. Ask your lead first.",
+        "2. Log it the same week.",
+    ]
     assert full.character_count == len(HANDBOOK_TEXT)
 
 
@@ -133,24 +137,24 @@ def test_docx_core_properties_feed_the_metadata_and_the_publication_date(service
     document, _ = create(service, "handbook.docx", docx_bytes(handbook))
     assert document.metadata["author"] == "Ada Lovelace"
     assert document.metadata["title"] == "Staff handbook"
-    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2024, 3, 1, 9, 30, tzinfo=timezone.utc)
+    assert document.published_at.ToDatetime(tzinfo=UTC) == datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
     assert document.language == "en"
 
 
 def test_a_given_publication_date_wins_over_the_files(service):
-    given = datetime(2020, 1, 2, tzinfo=timezone.utc)
+    given = datetime(2020, 1, 2, tzinfo=UTC)
     document, _ = create(service, "handbook.docx", docx_bytes(handbook), published_at=given)
-    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == given
+    assert document.published_at.ToDatetime(tzinfo=UTC) == given
 
 
 def test_a_front_matter_date_with_an_offset_is_stored_in_utc(service):
     """09:30 at UTC+01:00 is 08:30 UTC, as the HTML reader stores it; a date alone is midnight UTC."""
     offset = "---\ntitle: Tides\ndate: 2024-03-01T09:30:00+01:00\n---\n# Tides\n\nThe tide turns twice a day.\n"
     document, _ = create(service, "tides.md", offset.encode())
-    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2024, 3, 1, 8, 30, tzinfo=timezone.utc)
+    assert document.published_at.ToDatetime(tzinfo=UTC) == datetime(2024, 3, 1, 8, 30, tzinfo=UTC)
     plain = "---\ndate: '2024-03-01'\n---\n# Ebb\n\nThe tide goes out.\n"
     document, _ = create(service, "ebb.md", plain.encode())
-    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2024, 3, 1, tzinfo=timezone.utc)
+    assert document.published_at.ToDatetime(tzinfo=UTC) == datetime(2024, 3, 1, tzinfo=UTC)
 
 
 def test_outline_levels_make_headings_of_plain_paragraphs(service):
@@ -190,7 +194,8 @@ def test_a_list_whose_numbering_definition_is_missing_is_read_as_bullets_and_sai
         content = read_docx(docx_bytes(build))
     assert content.text == "- Keep every receipt.\n- File them monthly."
     assert [r.getMessage() for r in caplog.records if r.name == "chunklab.ingest.docx"] == [
-        "DOCX lists with numbering definitions that cannot be read (numId 999) are shown as bullets"]
+        "DOCX lists with numbering definitions that cannot be read (numId 999) are shown as bullets"
+    ]
 
 
 # -- Markdown and text ------------------------------------------------------
@@ -202,7 +207,7 @@ def test_markdown_and_text_keep_the_files_text_exactly(service):
     full = service.get(document.document_id, pb.DOCUMENT_VIEW_FULL)
     assert full.text == markdown
     assert_offsets_hold(full)
-    assert full.published_at.ToDatetime(tzinfo=timezone.utc) == datetime(2023, 5, 4, tzinfo=timezone.utc)
+    assert full.published_at.ToDatetime(tzinfo=UTC) == datetime(2023, 5, 4, tzinfo=UTC)
     legacy, _ = create(service, "legacy.txt", "Crème brûlée à la française, s'il vous plaît.".encode("cp1252"))
     assert service.get(legacy.document_id, pb.DOCUMENT_VIEW_FULL).text.startswith("Crème brûlée")
     assert legacy.metadata["encoding"] == "cp1252"
@@ -248,7 +253,7 @@ def test_concurrent_uploads_store_each_document_once(service):
             # Half upload the same bytes, half their own.
             data = b"# Shared\n\nThe same text.\n" if i % 2 else f"# Own {i}\n\nText {i}.\n".encode()
             results.append((i, *create(service, f"doc{i}.md", data)))
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+        except Exception as exc:  # collected and asserted below
             errors.append(exc)
 
     threads = [threading.Thread(target=upload, args=(i,)) for i in range(16)]
@@ -284,7 +289,8 @@ def test_a_write_kept_waiting_by_another_writer_fails_unavailable_and_saves_noth
         create(service, "a.md", b"Some text.")
     assert refused.value.message == (
         f"the database {name} stayed locked by another writer for over 0.2s (CHUNKLAB_DB_BUSY_TIMEOUT_S), "
-        "so this change was not saved; try again")
+        "so this change was not saved; try again"
+    )
     assert rows(service) == 0
     assert not create(service, "a.md", b"Some text.")[1]  # once the lock is gone, it saves
 
@@ -297,9 +303,9 @@ def docx_with_doctype() -> bytes:
     members = {name: original.read(name) for name in original.namelist()}
     body = members["word/document.xml"].decode("utf-8")
     declaration, rest = body.split("?>", 1)
-    members["word/document.xml"] = (
-        declaration + '?><!DOCTYPE w:document [<!ENTITY boom "boom">]>' + rest
-    ).encode("utf-8")
+    members["word/document.xml"] = (declaration + '?><!DOCTYPE w:document [<!ENTITY boom "boom">]>' + rest).encode(
+        "utf-8"
+    )
     return zip_bytes(members)
 
 
@@ -319,7 +325,12 @@ REFUSALS = {
     ),
     "doctype and entities": ("evil.docx", docx_with_doctype(), InvalidArgument, "DOCTYPE"),
     "truncated zip": ("cut.docx", docx_bytes(handbook)[:3000], InvalidArgument, "corrupt or truncated"),
-    "zip that is not a docx": ("notes.docx", zip_bytes({"notes.txt": b"hello"}), InvalidArgument, "not a Word document"),
+    "zip that is not a docx": (
+        "notes.docx",
+        zip_bytes({"notes.txt": b"hello"}),
+        InvalidArgument,
+        "not a Word document",
+    ),
     "text declared as docx": ("plain.docx", b"just some text", InvalidArgument, "not a DOCX file"),
     "docx declared as text": ("report.md", docx_bytes(handbook), InvalidArgument, "zip archive"),
     "pdf declared as text": ("paper.txt", b"%PDF-1.7\n...", InvalidArgument, "PDF"),

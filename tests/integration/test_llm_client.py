@@ -67,8 +67,10 @@ def test_the_providers_own_text_goes_to_the_log_not_into_the_error(server, caplo
     server.behaviour = "error"
     with caplog.at_level("WARNING", logger="chunklab.llm"), pytest.raises(LLMError) as caught:
         client(server).complete([{"role": "user", "content": "hi"}])
-    assert str(caught.value) == (f"the LLM (fake-model at {server.base_url}) answered HTTP 500 (an error on its side); "
-                                 "its reply is in the service log")
+    assert str(caught.value) == (
+        f"the LLM (fake-model at {server.base_url}) answered HTTP 500 (an error on its side); "
+        "its reply is in the service log"
+    )
     assert "the model crashed" in caplog.text
 
 
@@ -81,6 +83,8 @@ def test_an_endpoint_nobody_listens_on_is_unreachable_in_our_words(caplog):
     endpoint = ChatEndpoint(url, "secret", "fake-model", 5.0, 0)
     with caplog.at_level("WARNING", logger="chunklab.llm"), pytest.raises(LLMError) as caught:
         ChatClient(endpoint).complete([{"role": "user", "content": "hi"}])
-    assert str(caught.value) == (f"the LLM (fake-model at {url}) is unreachable: no connection could be made or it "
-                                 "was cut (after 0 retries); check the address and that it is running")
+    assert str(caught.value) == (
+        f"the LLM (fake-model at {url}) is unreachable: no connection could be made or it "
+        "was cut (after 0 retries); check the address and that it is running"
+    )
     assert "APIConnectionError: Connection error" in caplog.text

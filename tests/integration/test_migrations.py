@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,8 +21,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from chunklab.db.sessions import make_engine, make_sessionmaker
 from chunklab.db.migrations import Schema, SchemaTooNew, alembic_config, schema_of, upgrade_to_head
+from chunklab.db.sessions import make_engine, make_sessionmaker
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, evaluator_pb2
 from services.evaluator import server as evaluator_server
@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 BASES = {"ingest": IngestBase, "evaluator": EvaluatorBase, "retriever": RetrieverBase}
 # Each service's newest revision: the evaluator's second adds the experiment leases (ADR 0065).
 HEADS = {"ingest": "ingest_0001", "evaluator": "evaluator_0002", "retriever": "retriever_0001"}
-WHEN = datetime(2026, 5, 4, 9, 30, tzinfo=timezone.utc)
+WHEN = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 
 def script_of(base) -> ScriptDirectory:
@@ -64,13 +64,14 @@ def stamp(url: str, name: str, revision: str) -> None:
 
 def only(base):
     """Alembic's include_object for the tables of one service."""
-    return lambda item, _name, kind, _reflected, _other: (item if kind == "table" else item.table).name in (
-        base.metadata.tables)
+    return lambda item, _name, kind, _reflected, _other: (
+        (item if kind == "table" else item.table).name in (base.metadata.tables)
+    )
 
 
 def test_a_fresh_database_upgrades_to_head_and_then_equals_every_services_models(empty_database_url):
     # All three services in one database: each keeps its own version table.
-    for name, base in BASES.items():
+    for base in BASES.values():
         make_sessionmaker(empty_database_url, base)
     engine = make_engine(empty_database_url)
     for name, base in BASES.items():
@@ -97,19 +98,46 @@ def test_a_previous_release_database_keeps_its_rows_and_is_stamped_as_the_baseli
     tree = documents_pb2.DocumentTree(root=documents_pb2.TreeNode(kind=documents_pb2.NODE_KIND_DOCUMENT, end_char=5))
     question = evaluator_pb2.Question(question_id="q-1", text="Which river?")
     with engine.begin() as connection:
-        tables = {**baseline_tables(IngestBase).tables, **baseline_tables(EvaluatorBase).tables,
-                  **baseline_tables(RetrieverBase).tables}
-        connection.execute(sa.insert(tables["documents"]).values(
-            document_id="d-1", name="notes.md", format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, collection="news",
-            language="en", published_at=WHEN, ingested_at=WHEN, size_bytes=5, content_hash="h" * 64,
-            character_count=5, extra={"encoding": "utf-8"}, text="Hello", tree=tree.SerializeToString()))
-        connection.execute(sa.insert(tables["question_sets"]).values(
-            question_set_id="s-1", name="rivers", description="", content_hash="c", question_count=1,
-            created_at=WHEN))
-        connection.execute(sa.insert(tables["questions"]).values(
-            question_id="q-1", question_set_id="s-1", position=0, message=question.SerializeToString()))
-        connection.execute(sa.insert(tables["retriever_freshness_windows"]).values(
-            collection="news", max_age_days=7, updated_at=WHEN))
+        tables = {
+            **baseline_tables(IngestBase).tables,
+            **baseline_tables(EvaluatorBase).tables,
+            **baseline_tables(RetrieverBase).tables,
+        }
+        connection.execute(
+            sa.insert(tables["documents"]).values(
+                document_id="d-1",
+                name="notes.md",
+                format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+                collection="news",
+                language="en",
+                published_at=WHEN,
+                ingested_at=WHEN,
+                size_bytes=5,
+                content_hash="h" * 64,
+                character_count=5,
+                extra={"encoding": "utf-8"},
+                text="Hello",
+                tree=tree.SerializeToString(),
+            )
+        )
+        connection.execute(
+            sa.insert(tables["question_sets"]).values(
+                question_set_id="s-1",
+                name="rivers",
+                description="",
+                content_hash="c",
+                question_count=1,
+                created_at=WHEN,
+            )
+        )
+        connection.execute(
+            sa.insert(tables["questions"]).values(
+                question_id="q-1", question_set_id="s-1", position=0, message=question.SerializeToString()
+            )
+        )
+        connection.execute(
+            sa.insert(tables["retriever_freshness_windows"]).values(collection="news", max_age_days=7, updated_at=WHEN)
+        )
 
     ingest = IngestService(make_sessionmaker(empty_database_url, IngestBase), 1_000_000, lambda _id: 0)
     repository = Repository(make_sessionmaker(empty_database_url, EvaluatorBase))
@@ -119,8 +147,12 @@ def test_a_previous_release_database_keeps_its_rows_and_is_stamped_as_the_baseli
         assert versions(empty_database_url, name) == [script_of(base).get_current_head()]
     document = ingest.get("d-1", documents_pb2.DOCUMENT_VIEW_FULL)
     assert (document.name, document.text, dict(document.metadata), document.tree) == (
-        "notes.md", "Hello", {"encoding": "utf-8"}, tree)
-    assert document.published_at.ToDatetime(tzinfo=timezone.utc) == WHEN
+        "notes.md",
+        "Hello",
+        {"encoding": "utf-8"},
+        tree,
+    )
+    assert document.published_at.ToDatetime(tzinfo=UTC) == WHEN
     stored = repository.get_question_set("s-1")
     assert [q.text for q in stored.questions] == ["Which river?"] and stored.name == "rivers"
     assert store.freshness_windows() == {"news": 7}
@@ -146,7 +178,8 @@ def upgrade() -> None:
 
 
 def test_a_later_revision_adds_a_column_to_an_old_database_and_the_older_code_then_refuses_it(
-        empty_database_url, tmp_path):
+    empty_database_url, tmp_path
+):
     old = IngestService(make_sessionmaker(empty_database_url, IngestBase), 1_000_000, lambda _id: 0)
     document, _ = old.create("a.md", documents_pb2.DOCUMENT_FORMAT_UNSPECIFIED, "", "", WHEN, 0, [b"Some text."])
     # The next release's migrations: today's revisions and one more.
@@ -173,33 +206,50 @@ def newer_than_the_code(url: str) -> None:
         stamp(url, name, f"{name}_0099")
 
 
-def test_a_database_newer_than_the_code_stops_every_services_start_and_is_left_as_it_was(
-        empty_database_url, tmp_path):
+def test_a_database_newer_than_the_code_stops_every_services_start_and_is_left_as_it_was(empty_database_url, tmp_path):
     newer_than_the_code(empty_database_url)
     settings = Settings(database_url=empty_database_url, data_dir=tmp_path)
     shown = sa.make_url(empty_database_url).render_as_string(hide_password=True)
-    for name, start in (("ingest", ingest_server.build_service), ("evaluator", evaluator_server.build_service),
-                        ("retriever", retriever_server.build)):
+    for name, start in (
+        ("ingest", ingest_server.build_service),
+        ("evaluator", evaluator_server.build_service),
+        ("retriever", retriever_server.build),
+    ):
         with pytest.raises(SchemaTooNew) as refused:
             start(settings)
         assert str(refused.value) == (
             f"chunklab {name}: the database {shown} is at schema revision '{name}_0099' (alembic_version_{name}), "
             f"which this ChunkLab does not know (the newest it knows is '{HEADS[name]}'): a newer ChunkLab "
             "upgraded it. Upgrade ChunkLab to that release or later to use this database (or point "
-            "CHUNKLAB_DATABASE_URL at another one); nothing in it was changed")
+            "CHUNKLAB_DATABASE_URL at another one); nothing in it was changed"
+        )
         assert versions(empty_database_url, name) == [f"{name}_0099"]
 
 
 def test_the_ingest_process_exits_non_zero_naming_the_unknown_revision(postgres, tmp_path):
     url = postgres.database("newer_ingest")
     newer_than_the_code(url)
-    environment = {**os.environ, "CHUNKLAB_DATABASE_URL": url, "CHUNKLAB_DATA_DIR": str(tmp_path),
-                   "CHUNKLAB_INGEST_ADDRESS": "127.0.0.1:0", "CHUNKLAB_RETRIEVER_ADDRESS": "127.0.0.1:1"}
-    done = subprocess.run([sys.executable, "-m", "services.ingest"], cwd=REPO, env=environment,
-                          capture_output=True, text=True, timeout=120)
+    environment = {
+        **os.environ,
+        "CHUNKLAB_DATABASE_URL": url,
+        "CHUNKLAB_DATA_DIR": str(tmp_path),
+        "CHUNKLAB_INGEST_ADDRESS": "127.0.0.1:0",
+        "CHUNKLAB_RETRIEVER_ADDRESS": "127.0.0.1:1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "services.ingest"],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        "chunklab ingest: the database postgresql+psycopg://chunklab@127.0.0.1:")
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith("chunklab ingest: the database postgresql+psycopg://chunklab@127.0.0.1:")
+    )
     assert "is at schema revision 'ingest_0099'" in done.stderr and "Upgrade ChunkLab" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -211,7 +261,7 @@ def test_replicas_starting_together_upgrade_once(empty_database_url):
     def start() -> None:
         try:
             make_sessionmaker(url, EvaluatorBase)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+        except BaseException as exc:  # collected and asserted below
             errors.append(exc)
 
     threads = [threading.Thread(target=start) for _ in range(4)]

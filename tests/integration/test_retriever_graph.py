@@ -100,11 +100,16 @@ def test_past_the_full_scan_threshold_the_graph_answers_and_exact_search_bypasse
     vectors = centres[rng.integers(40, size=8000)] + rng.normal(0, 0.7, size=(8000, dim))
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     index = EdgeIndex(tmp_path / "shard", dim)
-    index.upsert([
-        IndexPoint(str(uuid.uuid5(uuid.NAMESPACE_URL, f"v{i}")),
-                   {"document_id": f"d{i // 200}", "strategy": "fixed_size", "chunk": f"v{i}"}, v.tolist())
-        for i, v in enumerate(vectors)
-    ])
+    index.upsert(
+        [
+            IndexPoint(
+                str(uuid.uuid5(uuid.NAMESPACE_URL, f"v{i}")),
+                {"document_id": f"d{i // 200}", "strategy": "fixed_size", "chunk": f"v{i}"},
+                v.tolist(),
+            )
+            for i, v in enumerate(vectors)
+        ]
+    )
     asked = centres[rng.integers(40, size=40)] + rng.normal(0, 0.7, size=(40, dim))
     asked = [unit_vector(q) for q in asked]
     truth = [{f"v{i}" for i in np.argsort(-(vectors @ np.asarray(q, dtype=np.float32)))[:5]} for q in asked]
@@ -130,7 +135,7 @@ def test_searches_and_lookups_go_on_while_the_graph_is_built_and_swapped_in(tmp_
                 assert len(index.get(wanted)) == 3 and index.count() == DOCS * PER_DOC
                 index.disk_bytes()
                 answered[0] += 1
-            except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+            except Exception as exc:  # collected for the assertion below
                 failures.append(exc)
 
     asking = threading.Thread(target=keep_asking)
@@ -169,8 +174,15 @@ def test_a_failed_build_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
     index = filled(tmp_path / "shard")
     before = answers(index, queries(5))
 
-    monkeypatch.setattr(edge_index, "graph_command", lambda folder, dimension: [
-        sys.executable, "-c", "import sys; print('building', file=sys.stderr); sys.exit('No space left on device')"])
+    monkeypatch.setattr(
+        edge_index,
+        "graph_command",
+        lambda folder, dimension: [
+            sys.executable,
+            "-c",
+            "import sys; print('building', file=sys.stderr); sys.exit('No space left on device')",
+        ],
+    )
     with pytest.raises(GraphBuildFailed, match="shard failed: No space left on device"):
         index.rebuild_graph()
     assert not index.graph_current
@@ -181,8 +193,9 @@ def test_a_failed_build_leaves_the_shard_as_it_was(tmp_path, monkeypatch):
 
 def test_stopping_the_retriever_kills_a_build_in_progress(tmp_path, monkeypatch):
     index = filled(tmp_path / "shard")
-    monkeypatch.setattr(edge_index, "graph_command", lambda folder, dimension: [
-        sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(
+        edge_index, "graph_command", lambda folder, dimension: [sys.executable, "-c", "import time; time.sleep(60)"]
+    )
     stop = threading.Event()
     threading.Timer(0.5, stop.set).start()
     started = time.monotonic()
@@ -231,8 +244,11 @@ def test_the_keeper_builds_big_changed_idle_shards_only(tmp_path, monkeypatch):
 
     # A build that fails is not tried again at every look: only after a while, or a write.
     with monkeypatch.context() as patched:
-        patched.setattr(edge_index, "graph_command",
-                        lambda folder, dimension: [sys.executable, "-c", "import sys; sys.exit('disk full')"])
+        patched.setattr(
+            edge_index,
+            "graph_command",
+            lambda folder, dimension: [sys.executable, "-c", "import sys; sys.exit('disk full')"],
+        )
         assert keeper.run_once() == 0 and not big.graph_current
         now[0] += 60
         assert keeper.due() == []

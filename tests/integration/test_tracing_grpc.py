@@ -12,8 +12,8 @@ from concurrent import futures
 import grpc
 import pytest
 
-from chunklab.rpc import channels, tracing
 from chunklab.errors import NotFound
+from chunklab.rpc import channels, tracing
 from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.settings import settings_from
 from chunklab.v1 import (
@@ -66,8 +66,10 @@ def traced():
         settings = settings_from({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint})
         assert tracing.start("test", settings)
         chunker = Chunker()
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
-                             interceptors=[*tracing.server_interceptors(), ErrorMappingInterceptor()])
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=4),
+            interceptors=[*tracing.server_interceptors(), ErrorMappingInterceptor()],
+        )
         retriever_pb2_grpc.add_RetrieverServiceServicer_to_server(Retriever(), server)
         chunker_pb2_grpc.add_ChunkerServiceServicer_to_server(chunker, server)
         ingest_pb2_grpc.add_IngestServiceServicer_to_server(Ingest(), server)
@@ -88,12 +90,16 @@ def flushed(receiver: Receiver, count: int) -> dict:
     return {(s.kind, s.name): s for s in spans}
 
 
-@pytest.mark.parametrize(("query", "code", "server_failed"), [
-    ("missing", grpc.StatusCode.NOT_FOUND, False),  # the caller's doing: a refusal
-    ("crash", grpc.StatusCode.INTERNAL, True),  # the server's: a bug
-])
-def test_a_failed_call_fails_the_client_span_and_the_servers_only_for_the_servers_fault(traced, query, code,
-                                                                                        server_failed):
+@pytest.mark.parametrize(
+    ("query", "code", "server_failed"),
+    [
+        ("missing", grpc.StatusCode.NOT_FOUND, False),  # the caller's doing: a refusal
+        ("crash", grpc.StatusCode.INTERNAL, True),  # the server's: a bug
+    ],
+)
+def test_a_failed_call_fails_the_client_span_and_the_servers_only_for_the_servers_fault(
+    traced, query, code, server_failed
+):
     receiver, address, settings, _ = traced
     receiver.clear()
     with pytest.raises(grpc.RpcError) as failed:
@@ -110,7 +116,8 @@ def test_a_traced_stream_is_still_a_call_the_client_cancels(traced):
     receiver, address, settings, chunker = traced
     receiver.clear()
     call = channels.chunker(address, settings).ProcessDocument(
-        chunker_pb2.ProcessDocumentRequest(document_id="d1"), timeout=30)
+        chunker_pb2.ProcessDocumentRequest(document_id="d1"), timeout=30
+    )
     assert [next(call).progress.strategy for _ in range(3)] == ["fixed_size"] * 3
     call.cancel()
     assert call.code() == grpc.StatusCode.CANCELLED

@@ -9,6 +9,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -30,15 +31,20 @@ def test_with_a_token_the_login_takes_any_user_name_and_the_token_as_password():
     assert options["auth_message"] == LOGIN_MESSAGE
     check = options["auth"]
     assert (check("chunklab", TOKEN), check("ada", TOKEN), check("chunklab", TOKEN[:-1]), check("chunklab", "")) == (
-        True, True, False, False)
+        True,
+        True,
+        False,
+        False,
+    )
 
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     """A small app launched as the UI's main() launches the real one: with a token and TLS."""
     certificates = make_certificates(tmp_path_factory.mktemp("ui-tls"))
-    settings = base_settings().model_copy(update={
-        "auth_token": TOKEN, "tls_cert": str(certificates.cert), "tls_key": str(certificates.key)})
+    settings = base_settings().model_copy(
+        update={"auth_token": TOKEN, "tls_cert": str(certificates.cert), "tls_key": str(certificates.key)}
+    )
     with gr.Blocks() as app:
         gr.Markdown("inside")
     port = launch(app, "127.0.0.1", 0, settings=settings)
@@ -85,12 +91,22 @@ def test_uploads_are_capped_and_kept_in_the_data_folder(tmp_path, monkeypatch):
         gr.File(label="a document")
     port = launch(app, "127.0.0.1", 0, settings=settings)
     try:
+
         def upload(data: bytes) -> tuple[int, str]:
             boundary = uuid.uuid4().hex
-            body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"notes.md\"\r\n"
-                    f"Content-Type: text/markdown\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/gradio_api/upload", data=body,
-                                         headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+            body = (
+                (
+                    f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="notes.md"\r\n'
+                    f"Content-Type: text/markdown\r\n\r\n"
+                ).encode()
+                + data
+                + f"\r\n--{boundary}--\r\n".encode()
+            )
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/gradio_api/upload",
+                data=body,
+                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            )
             try:
                 with urllib.request.urlopen(req, timeout=30) as response:
                     return response.status, response.read().decode()
@@ -100,7 +116,7 @@ def test_uploads_are_capped_and_kept_in_the_data_folder(tmp_path, monkeypatch):
         status, body = upload(b"# small\n" * 100)  # 800 bytes: under the 10 kB cap
         assert status == 200
         (stored,) = json.loads(body)
-        assert stored.startswith(str(folder)) and open(stored, "rb").read() == b"# small\n" * 100
+        assert stored.startswith(str(folder)) and Path(stored).read_bytes() == b"# small\n" * 100
         status, body = upload(b"x" * 20_000)
         assert status == 413 and not [p for p in folder.rglob("*") if p.is_file() and p.stat().st_size >= 20_000]
     finally:

@@ -13,8 +13,13 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -71,10 +76,15 @@ the light at all. The beacons ran on batteries charged by a windmill.
 
 
 QUESTIONS = [
-    {"question": "What did fog horns do when the beam was hidden?",
-     "references": [{"document": "storms.md", "content": "warned ships when the beam was hidden"}]},
-    {"question": "Which flags meant a hurricane?", "expected_answer": "two black cones",
-     "references": [{"document": "storms.md", "content": "two black cones for a hurricane"}]},
+    {
+        "question": "What did fog horns do when the beam was hidden?",
+        "references": [{"document": "storms.md", "content": "warned ships when the beam was hidden"}],
+    },
+    {
+        "question": "Which flags meant a hurricane?",
+        "expected_answer": "two black cones",
+        "references": [{"document": "storms.md", "content": "two black cones for a hurricane"}],
+    },
 ]
 
 
@@ -95,8 +105,9 @@ def fill(page, elem_id: str, value: str) -> None:
 
 
 # Where the browser tests leave their screenshots (the closing note lists them).
-SCREENSHOTS = Path(os.environ.get("CHUNKLAB_SCREENSHOTS", Path(__file__).resolve().parents[2] / ".chunklab"
-                                  / "screenshots"))
+SCREENSHOTS = Path(
+    os.environ.get("CHUNKLAB_SCREENSHOTS", Path(__file__).resolve().parents[2] / ".chunklab" / "screenshots")
+)
 
 
 def screenshot(page, name: str) -> Path:

@@ -29,11 +29,15 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _builder(subject: str, issuer: x509.Name, key: ec.EllipticCurvePrivateKey) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return (
-        x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
     )
 
 
@@ -48,8 +52,11 @@ def make_certificates(folder: Path, ca_name: str = "ChunkLab test CA") -> Certif
         .sign(ca_key, hashes.SHA256())
     )
     server_key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-             x509.IPAddress(ipaddress.ip_address("::1"))]
+    names = [
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+        x509.IPAddress(ipaddress.ip_address("::1")),
+    ]
     server = (
         _builder("localhost", ca.subject, server_key)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
@@ -60,6 +67,9 @@ def make_certificates(folder: Path, ca_name: str = "ChunkLab test CA") -> Certif
     paths = Certificates(folder / "ca.pem", folder / "server.pem", folder / "server-key.pem")
     paths.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     paths.cert.write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    paths.key.write_bytes(server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                   serialization.NoEncryption()))
+    paths.key.write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return paths

@@ -11,7 +11,6 @@ import numpy as np
 from hypothesis import strategies as st
 
 from chunklab import ids
-
 from chunklab.text import tokens
 from chunklab.v1 import common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
@@ -54,7 +53,12 @@ def context(chat=None):
 def document(text: str, fmt=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, name="regulation.md") -> SourceDocument:
     return SourceDocument(
         documents_pb2.Document(
-            document_id="doc-1", name=name, text=text, language="en", collection="default", format=fmt,
+            document_id="doc-1",
+            name=name,
+            text=text,
+            language="en",
+            collection="default",
+            format=fmt,
             tree=parse(text, fmt),
         )
     )
@@ -97,9 +101,18 @@ def covered_non_blank(text: str, chunks) -> bool:
 
 
 SPEC_NAMES = [
-    "fixed_size", "recursive", "semantic", "sentence_window", "markdown_structure", "parent_child",
-    "semantic_parent_child", "contextual_retrieval", "contextual_structure", "hybrid_semantic_recursive",
-    "cluster_semantic", "cluster_parent_child",
+    "fixed_size",
+    "recursive",
+    "semantic",
+    "sentence_window",
+    "markdown_structure",
+    "parent_child",
+    "semantic_parent_child",
+    "contextual_retrieval",
+    "contextual_structure",
+    "hybrid_semantic_recursive",
+    "cluster_semantic",
+    "cluster_parent_child",
 ]
 
 
@@ -117,5 +130,7 @@ def families(chunks):
 words = st.sampled_from(
     ["alpha", "beta", "gamma", "the", "data", "Dr.", "3.14", "é", "日本語", "🎉", "Ωμέγα", "—", "e.g.", "x" * 40]
 )
-separators = st.sampled_from([" ", " ", " ", ". ", "! ", "\n", "\n\n", "\r\n", "\n# ", "\n## ", "\n- ", "\n| ", "。", "\t"])
+separators = st.sampled_from(
+    [" ", " ", " ", ". ", "! ", "\n", "\n\n", "\r\n", "\n# ", "\n## ", "\n- ", "\n| ", "。", "\t"]
+)
 random_text = st.lists(st.tuples(words, separators), max_size=120).map(lambda parts: "".join(w + s for w, s in parts))

@@ -65,8 +65,11 @@ def chunklab_services(model: dict) -> list[str]:
     ours = sorted(name for name, service in model["services"].items() if "build" in service)
     order: list[str] = []
     while len(order) < len(ours):
-        ready = [n for n in ours if n not in order
-                 and set(model["services"][n].get("depends_on") or {}) & set(ours) <= set(order)]
+        ready = [
+            n
+            for n in ours
+            if n not in order and set(model["services"][n].get("depends_on") or {}) & set(ours) <= set(order)
+        ]
         if not ready:
             raise ValueError(f"compose's depends_on has a cycle among {sorted(set(ours) - set(order))}")
         order.append(ready[0])
@@ -175,11 +178,15 @@ class ComposeProcesses:
         (port,) = self.own_ports[name].values()
         test = spec["healthcheck"]["test"]
         assert test[:3] == ["CMD", "python", HEALTHCHECK_IN_IMAGE], f"{service}: unexpected healthcheck {test}"
-        healthcheck = [sys.executable, str(REPO / "deploy" / "healthcheck.py"),
-                       *(self._localise(name, service, arg) for arg in test[3:])]
+        healthcheck = [
+            sys.executable,
+            str(REPO / "deploy" / "healthcheck.py"),
+            *(self._localise(name, service, arg) for arg in test[3:]),
+        ]
         with open(self.folder / "logs" / f"{name}.log", "ab") as log:
-            popen = subprocess.Popen([sys.executable, *command[1:]], cwd=REPO, env=env, stdout=log,
-                                     stderr=subprocess.STDOUT)
+            popen = subprocess.Popen(
+                [sys.executable, *command[1:]], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
         process = self.processes[name] = Process(name, service, env, port, popen, healthcheck)
         self._wait_ready(process, timeout)
         done = subprocess.run(healthcheck, capture_output=True, text=True, timeout=60)

@@ -42,8 +42,9 @@ def _admin(url: str) -> psycopg.Connection:
 def _end_connections(connection: psycopg.Connection, name: str) -> None:
     """Ends the connections earlier tests' engines left open (they are never
     disposed of), so that a session stays under the server's max_connections."""
-    connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                       "WHERE datname = %s AND pid <> pg_backend_pid()", (name,))
+    connection.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,)
+    )
 
 
 @contextmanager
@@ -79,8 +80,12 @@ def database_without_rows(request: pytest.FixtureRequest, backend: str, folder) 
     url = request.getfixturevalue("module_postgres_database")
     with _admin(url) as database:
         _end_connections(database, make_url(url).database)
-        tables = [sql.Identifier(t) for (t,) in database.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'alembic_version_%'")]
+        tables = [
+            sql.Identifier(t)
+            for (t,) in database.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'alembic_version_%'"
+            )
+        ]
         if tables:
             database.execute(sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(sql.SQL(", ").join(tables)))
     yield url

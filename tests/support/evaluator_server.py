@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import grpc
 
-from chunklab.rpc import channels
 from chunklab.db.sessions import make_sessionmaker
+from chunklab.rpc import channels
 from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2_grpc, retriever_pb2
 from services.chunker.strategies import REGISTRY
@@ -26,15 +26,19 @@ from tests.support.waiting import WAIT_S
 
 
 @contextmanager
-def serve_evaluator(peers, database_url: str, timeout_s: float, max_retries: int = 0,
-                    **options) -> Iterator[evaluator_pb2_grpc.EvaluatorServiceStub]:
+def serve_evaluator(
+    peers, database_url: str, timeout_s: float, max_retries: int = 0, **options
+) -> Iterator[evaluator_pb2_grpc.EvaluatorServiceStub]:
     """A client of the evaluator on the database at `database_url` (a SQLAlchemy URL);
     `options` are further RunnerDeps fields (judge_attempts, …)."""
     deps = RunnerDeps(
         repository=Repository(make_sessionmaker(database_url, Base)),
-        peers=peers, provider_for=lambda name: HashedProvider(),
+        peers=peers,
+        provider_for=lambda name: HashedProvider(),
         defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=timeout_s, max_retries=max_retries),
-        default_embedding_model=HashedProvider.name, code_version="test", **options,
+        default_embedding_model=HashedProvider.name,
+        code_version="test",
+        **options,
     )
     server = grpc.server(futures.ThreadPoolExecutor(4), interceptors=[ErrorMappingInterceptor()])
     service = EvaluatorService(deps, max_upload_bytes=1_000_000, report_piece_bytes=1 << 20)
@@ -57,8 +61,13 @@ class FakePeers:
         self.release = threading.Event()
 
     def retrieve(self, request):
-        chunk = common_pb2.Chunk(chunk_id="c-1", document_id="d-1", document_name="guide.md",
-                                 content="Chunking cuts documents into pieces.", end_char=36)
+        chunk = common_pb2.Chunk(
+            chunk_id="c-1",
+            document_id="d-1",
+            document_name="guide.md",
+            content="Chunking cuts documents into pieces.",
+            end_char=36,
+        )
         return retriever_pb2.RetrieveResponse(retrieved_chunks=[common_pb2.RetrievedChunk(chunk=chunk, score=1.0)])
 
     def list_strategies(self):

@@ -86,8 +86,9 @@ class FakeOpenAI(LocalServer):
                 if behaviour == "rate_limit":
                     return self._json(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
                 if behaviour == "bad_request":
-                    return self._json(400, {"error": {"message": "response_format is not supported",
-                                                      "type": "invalid_request_error"}})
+                    return self._json(
+                        400, {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}}
+                    )
                 if behaviour == "slow":
                     time.sleep(fake.delay_s)
                 if behaviour == "garbage":
@@ -101,25 +102,48 @@ class FakeOpenAI(LocalServer):
             def _embeddings(self, body: dict, behaviour: str) -> None:
                 inputs = body.get("input", [])
                 inputs = [inputs] if isinstance(inputs, str) else inputs
-                data = [] if behaviour == "empty" else [
-                    {"object": "embedding", "index": i, "embedding": fake.embed(text)} for i, text in enumerate(inputs)
-                ]
+                data = (
+                    []
+                    if behaviour == "empty"
+                    else [
+                        {"object": "embedding", "index": i, "embedding": fake.embed(text)}
+                        for i, text in enumerate(inputs)
+                    ]
+                )
                 tokens = sum(len(t.split()) for t in inputs)
-                self._json(200, {"object": "list", "data": data, "model": body.get("model", ""),
-                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model", ""),
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
 
             def _chat(self, body: dict, behaviour: str, record: dict) -> None:
                 messages, model = body.get("messages", []), body.get("model", "")
                 text = "" if behaviour == "empty" else fake.responder(messages, model)
                 prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                         "total_tokens": prompt_tokens + len(text.split())}
+                usage = {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(text.split()),
+                    "total_tokens": prompt_tokens + len(text.split()),
+                }
                 if not body.get("stream"):
-                    choices = [] if behaviour == "empty" else [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                    ]
-                    reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                             "model": model, "choices": choices, "usage": usage}
+                    choices = (
+                        []
+                        if behaviour == "empty"
+                        else [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]
+                    )
+                    reply = {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": model,
+                        "choices": choices,
+                        "usage": usage,
+                    }
                     if behaviour == "truncated":  # half the body it announces, then the connection closes
                         data = json.dumps(reply).encode()
                         return self._raw(200, data, "application/json", send=data[: len(data) // 2])
@@ -135,17 +159,33 @@ class FakeOpenAI(LocalServer):
                     if i and fake.word_delay_s:
                         time.sleep(fake.word_delay_s)
                     piece = word if i == 0 else " " + word
-                    chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    chunk = {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": model,
+                        "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                    }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                     record["words_sent"] = i + 1
                 if behaviour == "truncated":
                     return  # the connection closes mid-reply
-                stop = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-                final = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-                         "choices": [], "usage": usage}
+                stop = {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                }
+                final = {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
                 self.wfile.write(f"data: {json.dumps(stop)}\n\ndata: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
                 record["finished"] = True

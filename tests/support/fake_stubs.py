@@ -21,6 +21,10 @@ class FakeRpcError(grpc.RpcError):
 
 def settings() -> Settings:
     return Settings(
-        ingest_address="127.0.0.1:1", chunker_address="127.0.0.1:2", retriever_address="127.0.0.1:3",
-        evaluator_address="127.0.0.1:4", rpc_timeout_s=7, long_rpc_timeout_s=700,
+        ingest_address="127.0.0.1:1",
+        chunker_address="127.0.0.1:2",
+        retriever_address="127.0.0.1:3",
+        evaluator_address="127.0.0.1:4",
+        rpc_timeout_s=7,
+        long_rpc_timeout_s=700,
     )

@@ -60,15 +60,19 @@ def upload(lab, data: bytes, name: str, collection: str) -> documents_pb2.Docume
 
 def fixed_size_sets(lab, document_id: str) -> list[tuple[str, bool, int]]:
     """The document's fixed_size index sets as (config_id, active, points)."""
-    return sorted((s.config_id, s.active, s.points)
-                  for s in lab.list_indexed_sets("fixed_size", document_id, EMBEDDING_MODEL))
+    return sorted(
+        (s.config_id, s.active, s.points) for s in lab.list_indexed_sets("fixed_size", document_id, EMBEDDING_MODEL)
+    )
 
 
 def fake_model_stack(data_dir: Path, embedder: FakeOpenAI, llm: FakeOpenAI | None = None, **env: str) -> Stack:
     """A stack that embeds with `embedder` (16 dimensions) and, if given, chats with `llm`."""
     extra = {
-        "CHUNKLAB_EMBEDDING_BASE_URL": embedder.base_url, "CHUNKLAB_EMBEDDING_MODEL": EMBEDDING_MODEL,
-        "CHUNKLAB_SHUTDOWN_GRACE_S": "1", "CHUNKLAB_SWEEP_INTERVAL_S": "0", **env,
+        "CHUNKLAB_EMBEDDING_BASE_URL": embedder.base_url,
+        "CHUNKLAB_EMBEDDING_MODEL": EMBEDDING_MODEL,
+        "CHUNKLAB_SHUTDOWN_GRACE_S": "1",
+        "CHUNKLAB_SWEEP_INTERVAL_S": "0",
+        **env,
     }
     if llm is not None:
         extra.update(CHUNKLAB_LLM_BASE_URL=llm.base_url, CHUNKLAB_LLM_MODEL="fake")

@@ -36,11 +36,16 @@ def flate(content: bytes) -> bytes:
 def text_pdf(pages: int) -> bytes:
     """A PDF of `pages` pages, each with one line of Helvetica text in a deflated content stream."""
     kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages))
-    objects = [CATALOG, b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    objects = [
+        CATALOG,
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
     for i in range(pages):
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                       b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i)
+        )
         objects.append(flate(b"BT /F1 12 Tf 72 720 Td (Page %d of the handbook.) Tj ET" % (i + 1)))
     return pdf_bytes(objects)
 
@@ -48,8 +53,14 @@ def text_pdf(pages: int) -> bytes:
 def one_page_with(*streams: bytes) -> bytes:
     """One page whose contents are the given stream objects (objects 4, 5, ...)."""
     contents = b" ".join(b"%d 0 R" % (4 + i) for i in range(len(streams)))
-    return pdf_bytes([CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                      b"<< /Type /Page /Parent 2 0 R /Contents [%s] >>" % contents, *streams])
+    return pdf_bytes(
+        [
+            CATALOG,
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /Contents [%s] >>" % contents,
+            *streams,
+        ]
+    )
 
 
 def zeros_deflated(size: int) -> bytes:

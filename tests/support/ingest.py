@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import docx
 
@@ -27,7 +27,7 @@ def docx_bytes(build) -> bytes:
 def handbook(document) -> None:
     props = document.core_properties
     props.author, props.title, props.subject = "Ada Lovelace", "Staff handbook", "HR"
-    props.created = datetime(2024, 3, 1, 9, 30, tzinfo=timezone.utc)
+    props.created = datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
     document.add_heading("Staff handbook", 0)
     document.add_paragraph("Welcome to the team.")
     document.add_heading("Working hours", 1)

@@ -50,14 +50,18 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
             resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
-                    received.append(ReceivedSpan(
-                        service=resource.get("service.name", ""), name=span.name,
-                        kind=trace_pb2.Span.SpanKind.Name(span.kind).removeprefix("SPAN_KIND_"),
-                        trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
-                        parent_id=span.parent_span_id.hex(),
-                        attributes={a.key: _value(a.value) for a in span.attributes},
-                        error=span.status.code == trace_pb2.Status.STATUS_CODE_ERROR,
-                    ))
+                    received.append(
+                        ReceivedSpan(
+                            service=resource.get("service.name", ""),
+                            name=span.name,
+                            kind=trace_pb2.Span.SpanKind.Name(span.kind).removeprefix("SPAN_KIND_"),
+                            trace_id=span.trace_id.hex(),
+                            span_id=span.span_id.hex(),
+                            parent_id=span.parent_span_id.hex(),
+                            attributes={a.key: _value(a.value) for a in span.attributes},
+                            error=span.status.code == trace_pb2.Status.STATUS_CODE_ERROR,
+                        )
+                    )
         with self._changed:
             self._spans.extend(received)
             self._changed.notify_all()

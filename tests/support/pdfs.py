@@ -11,17 +11,49 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from fpdf import FPDF
 
-WORDS = (
-    "retrieval chunk document section article paragraph policy employee leave contract payment "
-    "invoice customer service quality report annual budget market growth risk control audit data "
-    "model system process review approval deadline meeting team project result value"
-).split()
+WORDS = [
+    "retrieval",
+    "chunk",
+    "document",
+    "section",
+    "article",
+    "paragraph",
+    "policy",
+    "employee",
+    "leave",
+    "contract",
+    "payment",
+    "invoice",
+    "customer",
+    "service",
+    "quality",
+    "report",
+    "annual",
+    "budget",
+    "market",
+    "growth",
+    "risk",
+    "control",
+    "audit",
+    "data",
+    "model",
+    "system",
+    "process",
+    "review",
+    "approval",
+    "deadline",
+    "meeting",
+    "team",
+    "project",
+    "result",
+    "value",
+]
 HEADER = "ChunkLab Employee Handbook - internal"
-CREATED = datetime(2024, 3, 5, 9, 30, tzinfo=timezone.utc)
+CREATED = datetime(2024, 3, 5, 9, 30, tzinfo=UTC)
 # Font sizes in points: title, chapter, section, body.
 TITLE_SIZE, CHAPTER_SIZE, SECTION_SIZE, BODY_SIZE = 22, 16, 13, 10
 
@@ -117,8 +149,14 @@ def book(pages: int = 100, outline: bool = True, seed: int = 1) -> Generated:
             pdf.add_page()
         heading(pdf, out, 2, f"Chapter {chapter}: {rng.choice(WORDS).capitalize()} rules", CHAPTER_SIZE, outline)
         for section in range(1, 7):
-            heading(pdf, out, 3, f"{chapter}.{section} {rng.choice(WORDS).capitalize()} and "
-                    f"{rng.choice(WORDS)}", SECTION_SIZE, outline)
+            heading(
+                pdf,
+                out,
+                3,
+                f"{chapter}.{section} {rng.choice(WORDS).capitalize()} and {rng.choice(WORDS)}",
+                SECTION_SIZE,
+                outline,
+            )
             for _ in range(rng.randint(3, 5)):
                 wrapped_paragraph(pdf, " ".join(sentence(rng) for _ in range(rng.randint(3, 6))), widths)
                 if pdf.page_no() >= pages:
@@ -132,12 +170,20 @@ def book(pages: int = 100, outline: bool = True, seed: int = 1) -> Generated:
     return out
 
 
-LEFT_COLUMN = ("The left column opens the page and is read first by anyone who reads the page, "
-               "so its words come before the right column's in the canonical text.")
-RIGHT_COLUMN = ("The right column follows it, although this generator draws it first, so the order "
-                "of the content stream is the wrong order to read in.")
-TABLE_ROWS = [["Leave type", "Days", "Paid"], ["Annual", "25", "yes"], ["Parental", "90", "yes"],
-              ["Unpaid", "30", "no"]]
+LEFT_COLUMN = (
+    "The left column opens the page and is read first by anyone who reads the page, "
+    "so its words come before the right column's in the canonical text."
+)
+RIGHT_COLUMN = (
+    "The right column follows it, although this generator draws it first, so the order "
+    "of the content stream is the wrong order to read in."
+)
+TABLE_ROWS = [
+    ["Leave type", "Days", "Paid"],
+    ["Annual", "25", "yes"],
+    ["Parental", "90", "yes"],
+    ["Unpaid", "30", "no"],
+]
 
 
 def layout_sample() -> Generated:
@@ -148,9 +194,12 @@ def layout_sample() -> Generated:
     out = Generated(b"")
     pdf.add_page()
     heading(pdf, out, 1, "Layout sample", TITLE_SIZE, False)
-    paragraph(pdf, "Every reader needs an exam-\nple of a word hyphenated at a line break, and a well-\n"
-                   "known pair that this page also writes as well-known on one line. The COVID-\n"
-                   "19 rules stay as they are, and so does this sentence.")
+    paragraph(
+        pdf,
+        "Every reader needs an exam-\nple of a word hyphenated at a line break, and a well-\n"
+        "known pair that this page also writes as well-known on one line. The COVID-\n"
+        "19 rules stay as they are, and so does this sentence.",
+    )
     paragraph(pdf, "A second paragraph starts after a gap and ends here.")
     pdf.add_page()
     heading(pdf, out, 2, "Two columns", CHAPTER_SIZE, False)
@@ -173,9 +222,12 @@ def layout_sample() -> Generated:
     pdf.add_page()
     heading(pdf, out, 2, "A list", CHAPTER_SIZE, False)
     pdf.set_font("Helvetica", "", BODY_SIZE)
-    for item in ("- First item, long enough that it wraps onto a second line of the list in this "
-                 "generated page of the sample", "- Second item", "3. Third, numbered as the page numbers it",
-                 "4. Fourth"):
+    for item in (
+        "- First item, long enough that it wraps onto a second line of the list in this generated page of the sample",
+        "- Second item",
+        "3. Third, numbered as the page numbers it",
+        "4. Fourth",
+    ):
         pdf.multi_cell(0, 5, item, new_x="LMARGIN", new_y="NEXT")
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
@@ -202,8 +254,11 @@ def outline_sample() -> Generated:
     pdf.set_font("Helvetica", "B", SECTION_SIZE)
     pdf.cell(0, 6, "A.1 Definitions", new_x="LMARGIN", new_y="NEXT")
     paragraph(pdf, "The bookmark leaves out the number that the page prints.")
-    out.headings = [(1, "Overview of the leave policy for every employee", 1), (1, "Appendix: figures", 2),
-                    (2, "A.1 Definitions", 2)]
+    out.headings = [
+        (1, "Overview of the leave policy for every employee", 1),
+        (1, "Appendix: figures", 2),
+        (2, "A.1 Definitions", 2),
+    ]
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
     return out
@@ -223,8 +278,14 @@ def bold_headings_sample() -> Generated:
         out.headings.append((1, f"{number} {title}", 1))
         paragraph(pdf, f"Section {number} applies to every document that the team keeps in the archive.")
     pdf.set_font("Helvetica", "", BODY_SIZE)
-    pdf.multi_cell(0, 5, "**Note:** a bold lead-in opens this paragraph, which is not a heading.",
-                   markdown=True, new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(
+        0,
+        5,
+        "**Note:** a bold lead-in opens this paragraph, which is not a heading.",
+        markdown=True,
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
     out.pages = pdf.page_no()
     out.data = bytes(pdf.output())
     return out

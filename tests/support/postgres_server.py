@@ -41,13 +41,31 @@ class PostgresServer:
             os.chown(self.folder, account.pw_uid, account.pw_gid)
         self.port = free_port()
         data = self.folder / "data"
-        self._run("initdb", "-D", str(data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
-                  "--locale=C.UTF-8", "--no-sync")
+        self._run(
+            "initdb", "-D", str(data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"
+        )
         self._process = subprocess.Popen(
-            self._command("postgres", "-D", str(data), "-p", str(self.port), "-h", "127.0.0.1",
-                          "-k", str(self.folder), "-c", "fsync=off", "-c", "synchronous_commit=off",
-                          "-c", "full_page_writes=off", "-c", "max_connections=200"),
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+            self._command(
+                "postgres",
+                "-D",
+                str(data),
+                "-p",
+                str(self.port),
+                "-h",
+                "127.0.0.1",
+                "-k",
+                str(self.folder),
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "max_connections=200",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
         )
         self._wait_ready()
 
@@ -65,8 +83,9 @@ class PostgresServer:
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"postgres exited with code {self._process.returncode} before it was ready")
-            ready = subprocess.run(self._command("pg_isready", "-h", "127.0.0.1", "-p", str(self.port)),
-                                   capture_output=True)
+            ready = subprocess.run(
+                self._command("pg_isready", "-h", "127.0.0.1", "-p", str(self.port)), capture_output=True
+            )
             if ready.returncode == 0:
                 return
             time.sleep(0.1)

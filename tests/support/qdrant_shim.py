@@ -35,8 +35,7 @@ Route = Callable[[QdrantClient, str, dict], object]
 
 def _create_collection(client: QdrantClient, name: str, body: dict):
     request = models.CreateCollection.model_validate(body)
-    return client.create_collection(name, vectors_config=request.vectors,
-                                    sparse_vectors_config=request.sparse_vectors)
+    return client.create_collection(name, vectors_config=request.vectors, sparse_vectors_config=request.sparse_vectors)
 
 
 def _update_collection(client: QdrantClient, name: str, body: dict):
@@ -70,23 +69,38 @@ def _set_payload(client: QdrantClient, name: str, body: dict):
 
 def _query(client: QdrantClient, name: str, body: dict):
     request = models.QueryRequest.model_validate(body)
-    return client.query_points(name, query=request.query, using=request.using, query_filter=request.filter,
-                               limit=request.limit or 10, with_payload=request.with_payload,
-                               with_vectors=request.with_vector or False, search_params=request.params,
-                               score_threshold=request.score_threshold, offset=request.offset)
+    return client.query_points(
+        name,
+        query=request.query,
+        using=request.using,
+        query_filter=request.filter,
+        limit=request.limit or 10,
+        with_payload=request.with_payload,
+        with_vectors=request.with_vector or False,
+        search_params=request.params,
+        score_threshold=request.score_threshold,
+        offset=request.offset,
+    )
 
 
 def _retrieve(client: QdrantClient, name: str, body: dict):
     request = models.PointRequest.model_validate(body)
-    return client.retrieve(name, request.ids, with_payload=request.with_payload,
-                           with_vectors=request.with_vector or False)
+    return client.retrieve(
+        name, request.ids, with_payload=request.with_payload, with_vectors=request.with_vector or False
+    )
 
 
 def _scroll(client: QdrantClient, name: str, body: dict):
     request = models.ScrollRequest.model_validate(body)
-    points, offset = client.scroll(name, scroll_filter=request.filter, limit=request.limit or 10,
-                                   offset=request.offset, with_payload=request.with_payload,
-                                   with_vectors=request.with_vector or False, order_by=request.order_by)
+    points, offset = client.scroll(
+        name,
+        scroll_filter=request.filter,
+        limit=request.limit or 10,
+        offset=request.offset,
+        with_payload=request.with_payload,
+        with_vectors=request.with_vector or False,
+        order_by=request.order_by,
+    )
     return models.ScrollResult(points=points, next_page_offset=offset)
 
 
@@ -138,8 +152,15 @@ class QdrantShim(LocalServer):
                 found = COLLECTION_PATH.fullmatch(url.path)
                 route = ROUTES.get((method, found["rest"])) if found else None
                 if route is None:
-                    return self._json(501, {"status": {"error": f"the Qdrant stand-in has no route {method} "
-                                                                f"{url.path} (tests/support/qdrant_shim.py)"}})
+                    return self._json(
+                        501,
+                        {
+                            "status": {
+                                "error": f"the Qdrant stand-in has no route {method} "
+                                f"{url.path} (tests/support/qdrant_shim.py)"
+                            }
+                        },
+                    )
                 started = time.monotonic()
                 try:
                     # Local mode warns that payload indexes and search parameters do nothing

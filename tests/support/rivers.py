@@ -5,23 +5,31 @@ from __future__ import annotations
 
 import time
 
-from chunklab.rpc import channels
 from chunklab.client import ChunkLab
+from chunklab.rpc import channels
 from chunklab.v1 import common_pb2, evaluator_pb2
 from tests.support.fake_openai import FakeOpenAI
 
 DOCUMENT = "\n\n".join(
     f"Paragraph {i}. The {name} river flows through the valley of {place}. Its water feeds the {crop} fields."
-    for i, (name, place, crop) in enumerate([
-        ("Amber", "Lorn", "barley"), ("Birch", "Mossa", "rice"), ("Cobalt", "Venn", "wheat"),
-        ("Dune", "Ostra", "maize"), ("Ember", "Quill", "oat"),
-    ])
+    for i, (name, place, crop) in enumerate(
+        [
+            ("Amber", "Lorn", "barley"),
+            ("Birch", "Mossa", "rice"),
+            ("Cobalt", "Venn", "wheat"),
+            ("Dune", "Ostra", "maize"),
+            ("Ember", "Quill", "oat"),
+        ]
+    )
 )
 
 
 QUESTIONS = [
-    "Which river flows through Lorn?", "What does the Birch river feed?", "Where does the Cobalt river flow?",
-    "What grows by the Dune river?", "Which valley does the Ember river cross?",
+    "Which river flows through Lorn?",
+    "What does the Birch river feed?",
+    "Where does the Cobalt river flow?",
+    "What grows by the Dune river?",
+    "Which valley does the Ember river cross?",
 ]
 
 
@@ -35,13 +43,24 @@ def rivers_experiment(address: str, fake: FakeOpenAI, document_id: str, name: st
     fake.responder = lambda messages, model: f"Answer to: {asked({'body': {'messages': messages}})}"
     fake.script = ["good", "good", "slow"]
     fake.delay_s = 120
-    question_set = channels.evaluator(address).CreateQuestionSet(evaluator_pb2.CreateQuestionSetRequest(
-        name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]), timeout=30)
+    question_set = channels.evaluator(address).CreateQuestionSet(
+        evaluator_pb2.CreateQuestionSetRequest(
+            name="rivers", questions=[evaluator_pb2.Question(text=q) for q in QUESTIONS]
+        ),
+        timeout=30,
+    )
     return evaluator_pb2.ExperimentConfig(
-        name=name, question_set_id=question_set.question_set_id,
-        strategies=[evaluator_pb2.StrategyGrid(strategy="fixed_size", grid=[
-            evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
-            evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)])])],
+        name=name,
+        question_set_id=question_set.question_set_id,
+        strategies=[
+            evaluator_pb2.StrategyGrid(
+                strategy="fixed_size",
+                grid=[
+                    evaluator_pb2.KnobGrid(knob="chunk_size", values=[common_pb2.KnobValue(int_value=16)]),
+                    evaluator_pb2.KnobGrid(knob="chunk_overlap", values=[common_pb2.KnobValue(int_value=0)]),
+                ],
+            )
+        ],
         retrieval=common_pb2.RetrievalOptions(top_k=2, filter=common_pb2.RetrievalFilter(document_ids=[document_id])),
         answer_model=evaluator_pb2.ModelEndpoint(base_url=fake.base_url, model="fake-model"),
         judge_model=evaluator_pb2.ModelEndpoint(model="none"),

@@ -26,13 +26,20 @@ MARKET = "A farmers' market fills the square every Saturday morning."
 BRIDGE = "The stone bridge was rebuilt in 1873 after the great flood."
 
 
-TEXT = "\n\n".join([
-    "# Harwick", RIVER, FERRY + " Tickets are sold on board.", LIBRARY, MARKET, BRIDGE,
-    "The harbour master keeps a log of every ship that docks.",
-    "Harwick's school has two hundred pupils and twelve teachers.",
-    "The lighthouse on Gull Point was automated in 1992.",
-    "Fishing boats leave before dawn and return by noon.",
-])
+TEXT = "\n\n".join(
+    [
+        "# Harwick",
+        RIVER,
+        FERRY + " Tickets are sold on board.",
+        LIBRARY,
+        MARKET,
+        BRIDGE,
+        "The harbour master keeps a log of every ship that docks.",
+        "Harwick's school has two hundred pupils and twelve teachers.",
+        "The lighthouse on Gull Point was automated in 1992.",
+        "Fishing boats leave before dawn and return by noon.",
+    ]
+)
 
 
 class Peers:
@@ -53,5 +60,3 @@ class Peers:
 
     def list_documents(self):
         return [self.get_document("d-1")]
-
-

@@ -15,11 +15,22 @@ REPO = Path(__file__).resolve().parents[2]
 
 def row(label, strategy, knobs, recall, iou, tokens, retrieval="dense", rank=None):
     group = "defaults" if label.endswith("(defaults)") else "sizes"
-    return {"label": label, "strategy": strategy, "knobs": knobs, "retrieval": retrieval, "group": group,
-            "recall": [recall, 0.25], "precision": [iou, 0.01], "iou": [iou, 0.02], "tokens_sent": tokens,
-            "chunk_tokens": tokens / 5, "chunks": 300, "questions": 276,
-            "rank": rank if rank is not None else {"recall_at_1": 0.5, "recall_at_3": 0.75, "ndcg": 0.625},
-            "seconds": {"chunk": 0.5, "embed": 12.25, "index": 2.0, "query": 1.0}}
+    return {
+        "label": label,
+        "strategy": strategy,
+        "knobs": knobs,
+        "retrieval": retrieval,
+        "group": group,
+        "recall": [recall, 0.25],
+        "precision": [iou, 0.01],
+        "iou": [iou, 0.02],
+        "tokens_sent": tokens,
+        "chunk_tokens": tokens / 5,
+        "chunks": 300,
+        "questions": 276,
+        "rank": rank if rank is not None else {"recall_at_1": 0.5, "recall_at_3": 0.75, "ndcg": 0.625},
+        "seconds": {"chunk": 0.5, "embed": 12.25, "index": 2.0, "query": 1.0},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -28,25 +39,38 @@ def rows():
         row("fixed_size 250/125", "fixed_size", {"chunk_size": 250, "chunk_overlap": 125}, 0.90, 0.04, 1250),
         # Beaten by 250/125 hybrid: fewer recall, same tokens.
         row("fixed_size 250/0", "fixed_size", {"chunk_size": 250, "chunk_overlap": 0}, 0.87, 0.039, 1250),
-        row("fixed_size 250/125", "fixed_size", {"chunk_size": 250, "chunk_overlap": 125}, 0.94, 0.042, 1250,
-            retrieval="hybrid"),
+        row(
+            "fixed_size 250/125",
+            "fixed_size",
+            {"chunk_size": 250, "chunk_overlap": 125},
+            0.94,
+            0.042,
+            1250,
+            retrieval="hybrid",
+        ),
         row("recursive 200/0", "recursive", {"chunk_size": 200, "chunk_overlap": 0}, 0.86, 0.063, 900),
-        row("recursive 200/0", "recursive", {"chunk_size": 200, "chunk_overlap": 0}, 0.92, 0.07, 900,
-            retrieval="hybrid"),
+        row(
+            "recursive 200/0", "recursive", {"chunk_size": 200, "chunk_overlap": 0}, 0.92, 0.07, 900, retrieval="hybrid"
+        ),
         # On the front (fewest tokens), the best IoU, little recall.
         row("semantic (defaults)", "semantic", {"threshold": 0.5}, 0.70, 0.08, 400),
         # Most recall, most tokens: on the front, IoU under the baseline.
         row("parent_child (defaults)", "parent_child", {}, 0.98, 0.017, 3000),
-        {"label": "contextual_retrieval (defaults)", "strategy": "contextual_retrieval",
-         "note": "skipped: needs an LLM (requires_llm); this bench measures without one"},
+        {
+            "label": "contextual_retrieval (defaults)",
+            "strategy": "contextual_retrieval",
+            "note": "skipped: needs an LLM (requires_llm); this bench measures without one",
+        },
     ]
 
 
 def test_the_pareto_front_is_exactly_the_unbeaten_rows_in_order_of_tokens(rows):
     front = benchpage.pareto_front(rows)
     assert [(r["label"], r["retrieval"]) for r in front] == [
-        ("semantic (defaults)", "dense"), ("recursive 200/0", "hybrid"),
-        ("fixed_size 250/125", "hybrid"), ("parent_child (defaults)", "dense"),
+        ("semantic (defaults)", "dense"),
+        ("recursive 200/0", "hybrid"),
+        ("fixed_size 250/125", "hybrid"),
+        ("parent_child (defaults)", "dense"),
     ]
 
 
@@ -100,51 +124,134 @@ def test_the_goal_is_reached_by_none_and_the_closest_is_the_smallest_summed_shor
 def test_hybrid_gains_pair_each_dense_row_with_its_hybrid_twin(rows):
     gains = benchpage.hybrid_gains(rows)
     assert [(g["label"], round(g["recall"], 6), round(g["iou"], 6)) for g in gains] == [
-        ("fixed_size 250/125", 4.0, 0.2), ("recursive 200/0", 6.0, 0.7),
+        ("fixed_size 250/125", 4.0, 0.2),
+        ("recursive 200/0", 6.0, 0.7),
     ]
 
 
 @pytest.fixture(scope="module")
 def page(rows):
-    results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0,
-               "command": ".venv/bin/python bench/benchmarks_page.py",
-               "phases": {"parse (upload and parse 3 corpora)": 1.5, "experiment: dense (5 runs)": 40.0},
-               "machine": {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7", "os": "Linux 6",
-                           "load": "1.0, 1.0, 1.0", "date": "2026-12-01 19:00 UTC"}}
+    results = {
+        "rows": rows,
+        "questions": 276,
+        "top_k": 5,
+        "cold": False,
+        "total_s": 61.0,
+        "command": ".venv/bin/python bench/benchmarks_page.py",
+        "phases": {"parse (upload and parse 3 corpora)": 1.5, "experiment: dense (5 runs)": 40.0},
+        "machine": {
+            "cpu": "Test CPU 3000",
+            "cores": 2,
+            "ram_gb": 23.6,
+            "python": "3.11.7",
+            "os": "Linux 6",
+            "load": "1.0, 1.0, 1.0",
+            "date": "2026-12-01 19:00 UTC",
+        },
+    }
     return benchpage.page(results, plot_path="benchmarks/recall_vs_tokens.png")
 
 
 def test_the_cold_experiment_table_gives_the_total_and_each_phase_with_the_load(page, rows):
-    machine = {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7", "load": "3.0, 2.0, 1.0",
-               "date": "2026-12-01 22:00 UTC"}
-    run = {"model": "all-MiniLM-L6-v2-onnx-int8", "total_s": 95.25, "cpu_s": 150.0, "stack_s": 12.0, "load": [1.5, 1.0, 1.0, 2.5, 1.0, 1.0],
-           "phases": {"parse": 1.0, "chunk": 4.0, "embed": 70.0, "index": 10.0, "query": 10.25}}
-    results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0, "phases": {},
-               "command": "c", "machine": {**machine, "os": "Linux 6"}}
-    cold = benchpage.page(results, plot_path="p.png",
-                          cold_results={"runs": [run], "machine": machine, "command": "bench/cold_experiment.py"})
-    assert ("| all-MiniLM-L6-v2-onnx-int8 | **95.2** | 150.0 | 1.0 | 4.0 | 70.0 | 10.0 | 10.2 | 12.0 | 1.5 / 2.5 |"
-            in cold.splitlines())
+    machine = {
+        "cpu": "Test CPU 3000",
+        "cores": 2,
+        "ram_gb": 23.6,
+        "python": "3.11.7",
+        "load": "3.0, 2.0, 1.0",
+        "date": "2026-12-01 22:00 UTC",
+    }
+    run = {
+        "model": "all-MiniLM-L6-v2-onnx-int8",
+        "total_s": 95.25,
+        "cpu_s": 150.0,
+        "stack_s": 12.0,
+        "load": [1.5, 1.0, 1.0, 2.5, 1.0, 1.0],
+        "phases": {"parse": 1.0, "chunk": 4.0, "embed": 70.0, "index": 10.0, "query": 10.25},
+    }
+    results = {
+        "rows": rows,
+        "questions": 276,
+        "top_k": 5,
+        "cold": False,
+        "total_s": 61.0,
+        "phases": {},
+        "command": "c",
+        "machine": {**machine, "os": "Linux 6"},
+    }
+    cold = benchpage.page(
+        results,
+        plot_path="p.png",
+        cold_results={"runs": [run], "machine": machine, "command": "bench/cold_experiment.py"},
+    )
+    assert (
+        "| all-MiniLM-L6-v2-onnx-int8 | **95.2** | 150.0 | 1.0 | 4.0 | 70.0 | 10.0 | 10.2 | 12.0 | 1.5 / 2.5 |"
+        in cold.splitlines()
+    )
     assert "### The whole experiment from an empty data folder" in cold
     assert "empty data folder" not in page  # no cold results, no cold table
 
 
 def test_the_embedding_backends_table_gives_each_backends_speed_up_and_recall_against_torch(page, rows):
-    machine = {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7",
-               "load": "1.0, 1.0, 1.0 at the start, 1.5, 1.0, 1.0 at the end", "date": "2026-12-02 01:00 UTC"}
-    row = {"raw": 24.4, "raw_cpu": 12.5, "pipeline": 26.2, "kept": 0.999, "raw_x": 1.0, "cpu_x": 1.0,
-           "pipeline_x": 1.0, "recall": 0.908, "recall_delta_pt": 0.0, "iou": 0.0407, "cos_min": 1.0, "top5_same": 1.0}
-    int8 = {**row, "raw": 62.0, "raw_x": 2.541, "cpu_x": 2.57, "pipeline_x": 2.12, "recall": 0.9163,
-            "recall_delta_pt": 0.86, "cos_min": 0.98675, "top5_same": 0.935}
-    results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0, "phases": {},
-               "command": "c", "machine": {**machine, "os": "Linux 6"}}
-    backends = {"backends": [{**row, "backend": "torch", "model": "all-MiniLM-L6-v2"},
-                             {**int8, "backend": "onnx int8", "model": "all-MiniLM-L6-v2-onnx-int8"}],
-                "chunks": 357, "questions": 276, "rounds": 2, "machine": machine,
-                "command": ".venv/bin/python bench/embedding_backends.py"}
+    machine = {
+        "cpu": "Test CPU 3000",
+        "cores": 2,
+        "ram_gb": 23.6,
+        "python": "3.11.7",
+        "load": "1.0, 1.0, 1.0 at the start, 1.5, 1.0, 1.0 at the end",
+        "date": "2026-12-02 01:00 UTC",
+    }
+    row = {
+        "raw": 24.4,
+        "raw_cpu": 12.5,
+        "pipeline": 26.2,
+        "kept": 0.999,
+        "raw_x": 1.0,
+        "cpu_x": 1.0,
+        "pipeline_x": 1.0,
+        "recall": 0.908,
+        "recall_delta_pt": 0.0,
+        "iou": 0.0407,
+        "cos_min": 1.0,
+        "top5_same": 1.0,
+    }
+    int8 = {
+        **row,
+        "raw": 62.0,
+        "raw_x": 2.541,
+        "cpu_x": 2.57,
+        "pipeline_x": 2.12,
+        "recall": 0.9163,
+        "recall_delta_pt": 0.86,
+        "cos_min": 0.98675,
+        "top5_same": 0.935,
+    }
+    results = {
+        "rows": rows,
+        "questions": 276,
+        "top_k": 5,
+        "cold": False,
+        "total_s": 61.0,
+        "phases": {},
+        "command": "c",
+        "machine": {**machine, "os": "Linux 6"},
+    }
+    backends = {
+        "backends": [
+            {**row, "backend": "torch", "model": "all-MiniLM-L6-v2"},
+            {**int8, "backend": "onnx int8", "model": "all-MiniLM-L6-v2-onnx-int8"},
+        ],
+        "chunks": 357,
+        "questions": 276,
+        "rounds": 2,
+        "machine": machine,
+        "command": ".venv/bin/python bench/embedding_backends.py",
+    }
     text = benchpage.page(results, plot_path="p.png", backend_results=backends)
-    assert ("| onnx int8 | all-MiniLM-L6-v2-onnx-int8 | 62.0 | 12.5 | 26.2 | 99.9% | **2.54×** | 2.57× | 2.12× "
-            "| 91.6% | +0.86 | 4.07% | 0.9868 | 93.5% |") in text.splitlines()
+    assert (
+        "| onnx int8 | all-MiniLM-L6-v2-onnx-int8 | 62.0 | 12.5 | 26.2 | 99.9% | **2.54×** | 2.57× | 2.12× "
+        "| 91.6% | +0.86 | 4.07% | 0.9868 | 93.5% |"
+    ) in text.splitlines()
     assert "the 357 fixed_size 250/125" in text and "`.venv/bin/python bench/embedding_backends.py`" in text
     assert "### Embedding backends" not in page  # no results, no table
 
@@ -156,7 +263,8 @@ def table_line(page: str, label: str, retrieval: str) -> str:
 def test_the_results_table_marks_the_front_and_prints_every_measure(page):
     assert table_line(page, "fixed_size 250/125", "hybrid") == (
         "| ★ fixed_size 250/125 | hybrid | 94.0 ± 25.0 | 4.2 ± 1.0 | 4.2 ± 2.0 | 250 | 1,250 | 300 "
-        "| 50.0 | 75.0 | — | — | 62.5 | — |")
+        "| 50.0 | 75.0 | — | — | 62.5 | — |"
+    )
     assert table_line(page, "fixed_size 250/0", "dense").startswith("| fixed_size 250/0 | dense | 87.0 ± 25.0 |")
     starred = [line for line in page.splitlines() if line.startswith("| ★ ")]
     assert len(starred) == 4
@@ -166,8 +274,10 @@ def test_the_results_table_marks_the_front_and_prints_every_measure(page):
 PAGE_LINES = (  # what a reader checks on the page: machine, command, published rows, defaults, goal, times
     "| CPU | Test CPU 3000 (2 cores, shared with other work: load 1.0, 1.0, 1.0) |",
     "`.venv/bin/python bench/benchmarks_page.py`",
-    ("*Figure: ran on Test CPU 3000, 2 cores, 23.6 GB, Python\n3.11.7, 2026-12-01 19:00 UTC; "
-     "`.venv/bin/python bench/benchmarks_page.py`.*"),
+    (
+        "*Figure: ran on Test CPU 3000, 2 cores, 23.6 GB, Python\n3.11.7, 2026-12-01 19:00 UTC; "
+        "`.venv/bin/python bench/benchmarks_page.py`.*"
+    ),
     "| TokenTextSplitter 250/125 | 82.4 ± 36.2 | 3.5 | fixed_size 250/125 | 90.0 ± 25.0 | 4.0 ± 2.0 |",
     "| ClusterSemanticChunker 200 | 75.2 | 7.2 | not measured | — | — |",
     "over **five** corpora; ours are over the **three**",

@@ -17,8 +17,16 @@ TEXT = "One two three. Four <five> six. Seven eight."
 
 
 def chunk(index: int, start: int, end: int, tokens: int, role=pb.CHUNK_ROLE_CHUNK, **extra) -> pb.Chunk:
-    return pb.Chunk(chunk_id=f"{role}-{index}", chunk_index=index, start_char=start, end_char=end,
-                    content=TEXT[start:end], token_count=tokens, role=role, **extra)
+    return pb.Chunk(
+        chunk_id=f"{role}-{index}",
+        chunk_index=index,
+        start_char=start,
+        end_char=end,
+        content=TEXT[start:end],
+        token_count=tokens,
+        role=role,
+        **extra,
+    )
 
 
 # Left cuts between sentences; right cuts once inside the first sentence and once between two.
@@ -39,7 +47,13 @@ def test_each_configuration_gets_its_tiny_and_mid_sentence_shares():
     left = boundary_stats.boundary_stats(LEFT.chunks, spans, len(TEXT))
     right = boundary_stats.boundary_stats(RIGHT.chunks, spans, len(TEXT))
     assert (left.chunks, left.tiny, left.tiny_share, left.cuts, left.mid_sentence, left.mid_sentence_share) == (
-        2, 0, 0.0, 1, 0, 0.0)
+        2,
+        0,
+        0.0,
+        1,
+        0,
+        0.0,
+    )
     # Under 20 tokens: 5 and 12. Cuts at 8 (inside "One two three.") and 32 (where "Seven" begins).
     assert (right.chunks, right.tiny, right.cuts, right.mid_sentence, right.mid_sentence_share) == (3, 2, 2, 1, 0.5)
     assert right.tiny_share == 2 / 3
@@ -70,10 +84,12 @@ def test_both_histograms_share_one_set_of_bins():
 
 def test_the_figures_read_side_by_side():
     spans = sentences.split(TEXT)
-    html = boundary_stats.stats_html([
-        (LEFT.label, boundary_stats.boundary_stats(LEFT.chunks, spans, len(TEXT)), []),
-        (RIGHT.label, boundary_stats.boundary_stats(RIGHT.chunks, spans, len(TEXT)), ["30 tokens embedded"]),
-    ])
+    html = boundary_stats.stats_html(
+        [
+            (LEFT.label, boundary_stats.boundary_stats(LEFT.chunks, spans, len(TEXT)), []),
+            (RIGHT.label, boundary_stats.boundary_stats(RIGHT.chunks, spans, len(TEXT)), ["30 tokens embedded"]),
+        ]
+    )
     columns = parse(html).findall("div/div")
     facts = [{d.get("data-fact"): "".join(d.itertext()) for d in column} for column in columns]
     assert facts[1] == {
@@ -88,13 +104,24 @@ def test_the_figures_read_side_by_side():
 def test_every_row_is_a_stretch_between_cuts_of_either_side_with_the_same_text_in_both():
     aligned = rows(TEXT, LEFT, RIGHT, len(TEXT))
     assert [r["start"] for r in aligned] == [0, 8, 15, 32]
-    assert [r["left"]["piece"].text for r in aligned] == [r["right"]["piece"].text for r in aligned] == [
-        "One two ", "three. ", "Four <five> six. ", "Seven eight."]
+    assert (
+        [r["left"]["piece"].text for r in aligned]
+        == [r["right"]["piece"].text for r in aligned]
+        == ["One two ", "three. ", "Four <five> six. ", "Seven eight."]
+    )
     # Which side cuts where a row begins, and which chunk covers each cell.
     assert [(r["left"]["cut"], r["right"]["cut"]) for r in aligned] == [
-        (False, False), (False, True), (True, False), (False, True)]
+        (False, False),
+        (False, True),
+        (True, False),
+        (False, True),
+    ]
     assert [(r["left"]["piece"].chunks, r["right"]["piece"].chunks) for r in aligned] == [
-        ("0", "0"), ("0", "1"), ("1", "1"), ("1", "2")]
+        ("0", "0"),
+        ("0", "1"),
+        ("1", "1"),
+        ("1", "2"),
+    ]
 
 
 def test_the_two_columns_as_html():
@@ -133,8 +160,11 @@ def test_rows_come_in_blocks_with_page_markers_across_both_columns():
 
 def test_parents_are_headed_where_they_begin_and_their_children_marked():
     parents = [chunk(0, 0, 15, 4, role=pb.CHUNK_ROLE_PARENT), chunk(1, 15, 44, 9, role=pb.CHUNK_ROLE_PARENT)]
-    children = [chunk(0, 0, 15, 4, role=pb.CHUNK_ROLE_CHILD), chunk(1, 15, 32, 5, role=pb.CHUNK_ROLE_CHILD),
-                chunk(2, 32, 44, 4, role=pb.CHUNK_ROLE_CHILD)]
+    children = [
+        chunk(0, 0, 15, 4, role=pb.CHUNK_ROLE_CHILD),
+        chunk(1, 15, 32, 5, role=pb.CHUNK_ROLE_CHILD),
+        chunk(2, 32, 44, 4, role=pb.CHUNK_ROLE_CHILD),
+    ]
     aligned = rows(TEXT, Configuration("pc", parents + children), RIGHT, len(TEXT))
     cells = [r["left"] for r in aligned]
     assert [c["start"] for c in cells] == [0, 8, 15, 32]

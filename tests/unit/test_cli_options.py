@@ -36,25 +36,67 @@ def test_every_field_of_the_contract_has_one_setting():
     assert len(paths) == len(set(paths))
     kinds = {setting.path: setting.kind for setting in retrieval.SETTINGS}
     assert (kinds["top_k"], kinds["recency_lambda"], kinds["hybrid"], kinds["filter.languages"]) == (
-        int, float, bool, list)
+        int,
+        float,
+        bool,
+        list,
+    )
     assert [s.path for s in retrieval.SETTINGS if s.optional] == ["window"]
 
 
 def test_an_experiment_sends_every_option_given_on_the_command_line():
-    args = parser().parse_args([
-        *EXPERIMENT, "--top-k", "7", "--neighbor-prev", "1", "--neighbor-next", "2", "--window", "3",
-        "--filter-document-ids", "d1,d2", "--filter-document-ids", "d3", "--filter-collections", "news",
-        "--filter-languages", "en, pt-BR", "--embedding-model", "all-MiniLM-L6-v2", "--hybrid",
-        "--recency-lambda", "0.05", "--rerank-kind", "http", "--rerank-depth", "20", "--rerank-model", "rerank-v3.5",
-        "--rerank-base-url", "https://rerank.example/v1/rerank",
-    ])
+    args = parser().parse_args(
+        [
+            *EXPERIMENT,
+            "--top-k",
+            "7",
+            "--neighbor-prev",
+            "1",
+            "--neighbor-next",
+            "2",
+            "--window",
+            "3",
+            "--filter-document-ids",
+            "d1,d2",
+            "--filter-document-ids",
+            "d3",
+            "--filter-collections",
+            "news",
+            "--filter-languages",
+            "en, pt-BR",
+            "--embedding-model",
+            "all-MiniLM-L6-v2",
+            "--hybrid",
+            "--recency-lambda",
+            "0.05",
+            "--rerank-kind",
+            "http",
+            "--rerank-depth",
+            "20",
+            "--rerank-model",
+            "rerank-v3.5",
+            "--rerank-base-url",
+            "https://rerank.example/v1/rerank",
+        ]
+    )
     options = retrieval_cli.options(args, experiment=True)
     assert options == common_pb2.RetrievalOptions(
-        top_k=7, neighbor_prev=1, neighbor_next=2, window=3, embedding_model="all-MiniLM-L6-v2", hybrid=True,
-        recency_lambda=0.05, filter=common_pb2.RetrievalFilter(
-            document_ids=["d1", "d2", "d3"], collections=["news"], languages=["en", "pt-BR"]),
-        rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_HTTP, depth=20, model="rerank-v3.5",
-                                        base_url="https://rerank.example/v1/rerank"),
+        top_k=7,
+        neighbor_prev=1,
+        neighbor_next=2,
+        window=3,
+        embedding_model="all-MiniLM-L6-v2",
+        hybrid=True,
+        recency_lambda=0.05,
+        filter=common_pb2.RetrievalFilter(
+            document_ids=["d1", "d2", "d3"], collections=["news"], languages=["en", "pt-BR"]
+        ),
+        rerank=common_pb2.RerankOptions(
+            kind=common_pb2.RERANKER_KIND_HTTP,
+            depth=20,
+            model="rerank-v3.5",
+            base_url="https://rerank.example/v1/rerank",
+        ),
     )
     # Every setting an experiment takes was given above (a new row needs its flag here too).
     assert [s.path for s in retrieval.SETTINGS if not s.names_a_set and not s.get(options)] == []
@@ -76,27 +118,48 @@ def test_options_left_out_stay_unset():
 
 
 def test_a_query_names_its_strategy_and_configuration():
-    args = parser().parse_args(["query", "who approved it?", "--strategy", "fixed_size", "--config-id",
-                                "3f2a9c0d1e4b5a67", "--neighbor-next", "1", "--hybrid"])
+    args = parser().parse_args(
+        [
+            "query",
+            "who approved it?",
+            "--strategy",
+            "fixed_size",
+            "--config-id",
+            "3f2a9c0d1e4b5a67",
+            "--neighbor-next",
+            "1",
+            "--hybrid",
+        ]
+    )
     assert retrieval_cli.options(args, experiment=False) == common_pb2.RetrievalOptions(
-        strategy="fixed_size", config_id="3f2a9c0d1e4b5a67", neighbor_next=1, hybrid=True)
+        strategy="fixed_size", config_id="3f2a9c0d1e4b5a67", neighbor_next=1, hybrid=True
+    )
     with pytest.raises(InvalidArgument, match="name a strategy to search, e.g. fixed_size"):
         retrieval_cli.options(parser().parse_args(["query", "who?"]), experiment=False)
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--top-k", "500"], "argument --top-k: top_k must be between 1 and 100, got 500"),
-    (["--neighbor-prev", "-1"], "argument --neighbor-prev: neighbor_prev must be between 0 and 10, got -1"),
-    (["--window", "21"], "argument --window: window must be between 0 and 20 sentences, got 21"),
-    (["--recency-lambda", "101"],
-     "argument --recency-lambda: recency_lambda must be between 0 and 100 per day, got 101.0"),
-    (["--recency-lambda", "soon"], "argument --recency-lambda: recency_lambda takes a number, got 'soon'"),
-    (["--top-k", "2.5"], "argument --top-k: top_k takes a whole number, got '2.5'"),
-    (["--filter-languages", "en,english!"],
-     "argument --filter-languages: filter.languages value 'english!' is malformed (e.g. en or pt-BR)"),
-    (["--filter-collections", "news,,hr"],
-     "argument --filter-collections: filter.collections holds an empty value; leave the list empty for all"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--top-k", "500"], "argument --top-k: top_k must be between 1 and 100, got 500"),
+        (["--neighbor-prev", "-1"], "argument --neighbor-prev: neighbor_prev must be between 0 and 10, got -1"),
+        (["--window", "21"], "argument --window: window must be between 0 and 20 sentences, got 21"),
+        (
+            ["--recency-lambda", "101"],
+            "argument --recency-lambda: recency_lambda must be between 0 and 100 per day, got 101.0",
+        ),
+        (["--recency-lambda", "soon"], "argument --recency-lambda: recency_lambda takes a number, got 'soon'"),
+        (["--top-k", "2.5"], "argument --top-k: top_k takes a whole number, got '2.5'"),
+        (
+            ["--filter-languages", "en,english!"],
+            "argument --filter-languages: filter.languages value 'english!' is malformed (e.g. en or pt-BR)",
+        ),
+        (
+            ["--filter-collections", "news,,hr"],
+            "argument --filter-collections: filter.collections holds an empty value; leave the list empty for all",
+        ),
+    ],
+)
 def test_a_value_out_of_bounds_is_refused_in_the_retrievers_words(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
         parser().parse_args([*EXPERIMENT, *argv])
@@ -121,8 +184,11 @@ class Log(io.StringIO):
 
 
 def progress(message: str, done: int = 0, **processing) -> evaluator_pb2.ExperimentEvent:
-    return evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
-        experiment_id="e-1", questions_done=done, questions_total=4, message=message, **processing))
+    return evaluator_pb2.ExperimentEvent(
+        progress=evaluator_pb2.ExperimentProgress(
+            experiment_id="e-1", questions_done=done, questions_total=4, message=message, **processing
+        )
+    )
 
 
 def test_each_document_processed_is_a_line_naming_it():
@@ -131,12 +197,18 @@ def test_each_document_processed_is_a_line_naming_it():
     run_key = "fixed_size[chunk_size=256,chunk_overlap=0]"
     step = dict(run_key=run_key, documents_total=2)
     events = [
-        progress("queued"), progress("started"),
+        progress("queued"),
+        progress("started"),
         progress(f"processing notes.md with {run_key} (1/2)", document_name="notes.md", documents_done=0, **step),
-        progress(f"processing notes.md with {run_key} (1/2): embedding 10/40", document_name="notes.md",
-                 documents_done=0, **step),
-        progress(f"processing minutes.docx with {run_key} (2/2)", document_name="minutes.docx", documents_done=1,
-                 **step),
+        progress(
+            f"processing notes.md with {run_key} (1/2): embedding 10/40",
+            document_name="notes.md",
+            documents_done=0,
+            **step,
+        ),
+        progress(
+            f"processing minutes.docx with {run_key} (2/2)", document_name="minutes.docx", documents_done=1, **step
+        ),
         progress(f"{run_key}: who approved it?", done=4, run_key=run_key),
         evaluator_pb2.ExperimentEvent(experiment=evaluator_pb2.Experiment(experiment_id="e-1")),
     ]
@@ -155,11 +227,29 @@ def test_each_document_processed_is_a_line_naming_it():
 def test_the_experiment_command_sends_the_validation_it_is_given():
     from chunklab_app.cli import main as cli
 
-    args = cli.parser().parse_args(["experiment", "--question-set", "qs", "--strategy", "fixed_size",
-                                    "--validation", "k-fold", "--folds", "4", "--validation-seed", "9",
-                                    "--validation-metric", "recall"])
+    args = cli.parser().parse_args(
+        [
+            "experiment",
+            "--question-set",
+            "qs",
+            "--strategy",
+            "fixed_size",
+            "--validation",
+            "k-fold",
+            "--folds",
+            "4",
+            "--validation-seed",
+            "9",
+            "--validation-metric",
+            "recall",
+        ]
+    )
     validation = cli.validation_of(args)
     assert (validation.mode, validation.folds, validation.seed, validation.metric) == (
-        evaluator_pb2.VALIDATION_MODE_K_FOLD, 4, 9, "recall")
+        evaluator_pb2.VALIDATION_MODE_K_FOLD,
+        4,
+        9,
+        "recall",
+    )
     default = cli.validation_of(cli.parser().parse_args(["experiment", "--question-set", "qs", "--strategy", "x"]))
     assert (default.mode, default.selection_share) == (evaluator_pb2.VALIDATION_MODE_HOLDOUT, 0.0)

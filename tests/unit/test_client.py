@@ -109,9 +109,10 @@ class FakeEvaluator:
 
     def CancelExperiment(self, request, timeout):
         self.calls.append(("CancelExperiment", request, timeout))
-        raise FakeRpcError(grpc.StatusCode.FAILED_PRECONDITION,
-                           f"experiment {request.experiment_id} is succeeded: only a queued or running experiment "
-                           "can be cancelled")
+        raise FakeRpcError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"experiment {request.experiment_id} is succeeded: only a queued or running experiment can be cancelled",
+        )
 
     def DeleteQuestionSet(self, request, timeout):
         self.calls.append(("DeleteQuestionSet", request, timeout))
@@ -136,7 +137,8 @@ class FakeRetriever:
         self.calls.append(("ListArchivedDocuments", request, timeout))
         if not request.page_token:
             return retriever_pb2.ListArchivedDocumentsResponse(
-                documents=[retriever_pb2.SweptDocument(document_id="a")], next_page_token="p2")
+                documents=[retriever_pb2.SweptDocument(document_id="a")], next_page_token="p2"
+            )
         return retriever_pb2.ListArchivedDocumentsResponse(documents=[retriever_pb2.SweptDocument(document_id="b")])
 
 
@@ -152,7 +154,7 @@ def test_a_question_file_is_streamed_with_its_format_and_document_mapping(tmp_pa
     path.write_bytes(data)
     fake = FakeEvaluator()
     imported = client_with(evaluator=fake).import_question_set(str(path), "", {"sotu": "d-1"})
-    (_, messages, timeout), = fake.calls
+    ((_, messages, timeout),) = fake.calls
     header, *pieces = messages
     assert header.header.name == "questions.csv" == imported.name
     assert header.header.format == evaluator_pb2.QUESTION_SET_FORMAT_CSV
@@ -183,7 +185,7 @@ def test_a_resume_names_the_experiment_and_carries_only_the_keys_it_is_given():
     fake = FakeEvaluator()
     client = client_with(evaluator=fake)
     list(client.resume_experiment("e-1", answer_api_key=" sk-a ", judge_api_key=""))
-    (name, request, timeout), = fake.calls
+    ((name, request, timeout),) = fake.calls
     assert (name, request.resume_experiment_id, timeout) == ("RunExperiment", "e-1", 700)
     assert request.config.answer_model.api_key == "sk-a" and not request.config.HasField("judge_model")
     assert not request.config.question_set_id and not request.config.strategies  # the stored config applies
@@ -235,7 +237,8 @@ class PagedEvaluator:
         self.tokens.append(request.page_token)
         if not request.page_token:
             return evaluator_pb2.ListExperimentsResponse(
-                experiments=[evaluator_pb2.Experiment(experiment_id="e1")], next_page_token="next")
+                experiments=[evaluator_pb2.Experiment(experiment_id="e1")], next_page_token="next"
+            )
         return evaluator_pb2.ListExperimentsResponse(experiments=[evaluator_pb2.Experiment(experiment_id="e2")])
 
     def ListQuestionSets(self, request, timeout):
@@ -251,6 +254,7 @@ def test_lists_follow_every_page():
 
 
 # -- the calls callers share: bytes, paging, following streams ---------------------
+
 
 def test_bytes_upload_under_their_name_in_the_pieces_asked_for_and_nameless_bytes_are_refused():
     fake = FakeIngest()
@@ -289,16 +293,24 @@ def test_a_question_set_named_apart_from_its_file_keeps_the_files_format(tmp_pat
     client.import_question_set(b"question\nwhy?\n", name="inline.csv", piece_bytes=5)
     (_, from_path, _), (_, from_bytes, _) = fake.calls
     assert (from_path[0].header.name, from_path[0].header.format) == (
-        "storm questions", evaluator_pb2.QUESTION_SET_FORMAT_JSONL)
+        "storm questions",
+        evaluator_pb2.QUESTION_SET_FORMAT_JSONL,
+    )
     assert (from_bytes[0].header.name, from_bytes[0].header.format) == (
-        "inline.csv", evaluator_pb2.QUESTION_SET_FORMAT_CSV)
+        "inline.csv",
+        evaluator_pb2.QUESTION_SET_FORMAT_CSV,
+    )
     assert [m.data for m in from_bytes[1:]] == [b"quest", b"ion\nw", b"hy?\n"]
 
 
 def test_a_client_at_a_stacks_addresses_keeps_the_other_settings():
     client = ChunkLab.at({"ingest": "127.0.0.1:7001", "evaluator": "127.0.0.1:7004"}, settings())
     assert [client.address(s) for s in ("ingest", "chunker", "retriever", "evaluator")] == [
-        "127.0.0.1:7001", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:7004"]
+        "127.0.0.1:7001",
+        "127.0.0.1:2",
+        "127.0.0.1:3",
+        "127.0.0.1:7004",
+    ]
     assert client.settings.rpc_timeout_s == 7 and client._stubs == {}
     with pytest.raises(ClientError) as caught:
         ChunkLab.at({"ui": "127.0.0.1:7860"}, settings())
@@ -315,12 +327,16 @@ def test_document_lists_follow_every_page_with_their_filters():
             number = len(self.requests)
             return ingest_pb2.ListDocumentsResponse(
                 documents=[documents_pb2.Document(document_id=f"d{number}")],
-                next_page_token="" if number == 3 else f"after-{number}")
+                next_page_token="" if number == 3 else f"after-{number}",
+            )
 
     fake = PagedIngest()
     assert [d.document_id for d in client_with(ingest=fake).list_documents(collection="hr")] == ["d1", "d2", "d3"]
     assert [(r.collection, r.page_size, r.page_token) for r in fake.requests] == [
-        ("hr", 1000, ""), ("hr", 1000, "after-1"), ("hr", 1000, "after-2")]
+        ("hr", 1000, ""),
+        ("hr", 1000, "after-1"),
+        ("hr", 1000, "after-2"),
+    ]
 
 
 class FakeChunker:
@@ -335,21 +351,29 @@ class FakeChunker:
         yield chunker_pb2.ProcessDocumentEvent(progress=chunker_pb2.StrategyProgress(strategy="fixed_size"))
         if self.with_result:
             outcome = chunker_pb2.StrategyOutcome(strategy="fixed_size", chunk_count=3)
-            yield chunker_pb2.ProcessDocumentEvent(result=chunker_pb2.ProcessDocumentResult(
-                document_id=request.document_id, strategies_completed=[outcome]))
+            yield chunker_pb2.ProcessDocumentEvent(
+                result=chunker_pb2.ProcessDocumentResult(
+                    document_id=request.document_id, strategies_completed=[outcome]
+                )
+            )
 
     def GetBulkLoad(self, request, timeout):
         done = min(self.polls, 2)
         self.polls += 1
-        return chunker_pb2.BulkLoad(bulk_load_id=request.bulk_load_id, jobs_total=2, results=[
-            chunker_pb2.BulkLoadJobResult(document_id=f"d{i}") for i in range(done)])
+        return chunker_pb2.BulkLoad(
+            bulk_load_id=request.bulk_load_id,
+            jobs_total=2,
+            results=[chunker_pb2.BulkLoadJobResult(document_id=f"d{i}") for i in range(done)],
+        )
 
 
 def test_processing_returns_the_result_and_a_stream_without_one_reads_as_a_sentence():
     spec = [common_pb2.StrategySpec(name="fixed_size")]
     result = client_with(chunker=FakeChunker()).process("d1", spec)
     assert (result.document_id, [(o.strategy, o.chunk_count) for o in result.strategies_completed]) == (
-        "d1", [("fixed_size", 3)])
+        "d1",
+        [("fixed_size", 3)],
+    )
     with pytest.raises(ClientError) as caught:
         client_with(chunker=FakeChunker(with_result=False)).process("d1", spec)
     assert caught.value.message == "The chunker ended the processing stream without a result; see its log."
@@ -401,7 +425,8 @@ def test_index_sets_are_activated_pinned_and_deleted_by_their_whole_key():
     assert client.delete_indexed_set("d1", "fixed_size", "c512", embedding_model="multilingual-e5-small") == 12
     model = client.settings.embedding_model
     assert [(verb, k.embedding_model, k.document_id, k.strategy, k.config_id) for verb, k in fake.calls] == [
-        ("activate", model, "d1", "fixed_size", "c256"), ("pin", model, "d1", "fixed_size", "c256"),
+        ("activate", model, "d1", "fixed_size", "c256"),
+        ("pin", model, "d1", "fixed_size", "c256"),
         ("unpin", model, "d1", "fixed_size", "c256"),
         ("delete", "multilingual-e5-small", "d1", "fixed_size", "c512"),
     ]

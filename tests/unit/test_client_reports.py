@@ -13,8 +13,12 @@ from chunklab.client import ChunkLab, ClientError, report_path
 from chunklab.v1 import evaluator_pb2
 from tests.support.fake_stubs import FakeRpcError, settings
 
-HEADER = evaluator_pb2.Report(experiment_id="e-1", file_name="chunklab-storms-e1234567.html",
-                              content_type="text/html; charset=utf-8", view=evaluator_pb2.REPORT_VIEW_TECHNICAL)
+HEADER = evaluator_pb2.Report(
+    experiment_id="e-1",
+    file_name="chunklab-storms-e1234567.html",
+    content_type="text/html; charset=utf-8",
+    view=evaluator_pb2.REPORT_VIEW_TECHNICAL,
+)
 FILE = "<!DOCTYPE html><p>Stürme und Böen</p>\n".encode()
 # Cut inside the ü: the pieces are bytes, the file is their concatenation.
 PIECES = [FILE[:21], FILE[21:30], FILE[30:]]

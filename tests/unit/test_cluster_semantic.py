@@ -55,12 +55,15 @@ def test_the_maximum_wins_over_similarity():
     # cats, not four (31). A cat pair gains 0.4 over the mean of 0.6, so three
     # cats together score 1.2; [cat][three cats] ties, and ties go to the
     # smaller last group.
-    text = ("Cats purr on the warm mat. Cats nap in the sun all day. Cats hunt mice in the barn. "
-            "Cats play with yarn at dusk. Ships sail at dawn.")
+    text = (
+        "Cats purr on the warm mat. Cats nap in the sun all day. Cats hunt mice in the barn. "
+        "Cats play with yarn at dusk. Ships sail at dawn."
+    )
     chunks = chunked("cluster_semantic", text, piece_tokens=9, max_tokens=24)
     assert [c.content for c in chunks] == [
         "Cats purr on the warm mat. Cats nap in the sun all day. Cats hunt mice in the barn.",
-        "Cats play with yarn at dusk.", "Ships sail at dawn.",
+        "Cats play with yarn at dusk.",
+        "Ships sail at dawn.",
     ]
     assert [c.token_count for c in chunks] == [24, 8, 6]
 
@@ -90,8 +93,11 @@ def test_a_child_is_embedded_with_the_pieces_beside_it():
     children = [c for c in chunks if c.role == common_pb2.CHUNK_ROLE_CHILD]
     assert [c.content for c in children] == ["Cats purr.", "Cats nap.", "Ships sail.", "Ships dock.", "Cats hunt."]
     assert [c.enriched_content for c in children] == [
-        "Cats purr. Cats nap.", "Cats purr. Cats nap. Ships sail.", "Cats nap. Ships sail. Ships dock.",
-        "Ships sail. Ships dock. Cats hunt.", "Ships dock. Cats hunt.",
+        "Cats purr. Cats nap.",
+        "Cats purr. Cats nap. Ships sail.",
+        "Cats nap. Ships sail. Ships dock.",
+        "Ships sail. Ships dock. Cats hunt.",
+        "Ships dock. Cats hunt.",
     ]
     assert not any(c.HasField("enriched_content") for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT)
 
@@ -105,20 +111,26 @@ def test_headings_start_a_piece_and_chunks_carry_their_heading_path():
 
 def test_piece_size_above_the_maximum_is_refused():
     with pytest.raises(InvalidArgument, match="piece_tokens must be at most max_tokens"):
-        REGISTRY.build(common_pb2.StrategySpec(
-            name="cluster_semantic", knobs={"piece_tokens": knob(300), "max_tokens": knob(200)}))
+        REGISTRY.build(
+            common_pb2.StrategySpec(name="cluster_semantic", knobs={"piece_tokens": knob(300), "max_tokens": knob(200)})
+        )
 
 
 def test_defaults_are_the_chroma_reports_sizes_and_the_measured_best():
     infos = {info.name: info for info in REGISTRY.infos()}
-    defaults = {n: {k.name: k.default_value.int_value for k in infos[n].knobs}
-                for n in ("cluster_semantic", "cluster_parent_child")}
-    assert defaults == {"cluster_semantic": {"piece_tokens": 50, "max_tokens": 200},
-                        "cluster_parent_child": {"child_max_tokens": 50, "parent_max_tokens": 350, "context_pieces": 1}}
+    defaults = {
+        n: {k.name: k.default_value.int_value for k in infos[n].knobs}
+        for n in ("cluster_semantic", "cluster_parent_child")
+    }
+    assert defaults == {
+        "cluster_semantic": {"piece_tokens": 50, "max_tokens": 200},
+        "cluster_parent_child": {"child_max_tokens": 50, "parent_max_tokens": 350, "context_pieces": 1},
+    }
     assert all(infos[n].requires_embeddings_to_chunk for n in defaults)
 
 
 # -- the dynamic programme -------------------------------------------------
+
 
 def brute_force(vectors: np.ndarray, fits) -> float:
     """The best total reward over every segmentation whose groups all fit."""
@@ -167,7 +179,10 @@ def test_the_work_is_bounded_by_the_group_size():
     assert all(b - a <= 3 for a, b in groups)
 
 
-LIMITS = [("cluster_semantic", "piece_tokens", "max_tokens"), ("cluster_parent_child", "child_max_tokens", "parent_max_tokens")]
+LIMITS = [
+    ("cluster_semantic", "piece_tokens", "max_tokens"),
+    ("cluster_parent_child", "child_max_tokens", "parent_max_tokens"),
+]
 
 
 @pytest.mark.parametrize(("name", "piece_knob", "limit_knob"), LIMITS, ids=[n for n, _, _ in LIMITS])

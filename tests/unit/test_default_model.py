@@ -20,13 +20,18 @@ def test_the_settings_default_to_it_unset_or_empty(monkeypatch):
     assert Settings().embedding_model == embeddings.DEFAULT_MODEL
     assert settings_from({"CHUNKLAB_EMBEDDING_MODEL": ""}).embedding_model == embeddings.DEFAULT_MODEL
     assert settings_from({"CHUNKLAB_EMBEDDING_MODEL": "  "}).embedding_model == embeddings.DEFAULT_MODEL
-    assert settings_from({"CHUNKLAB_EMBEDDING_MODEL": "multilingual-e5-small"}).embedding_model == "multilingual-e5-small"
+    assert (
+        settings_from({"CHUNKLAB_EMBEDDING_MODEL": "multilingual-e5-small"}).embedding_model == "multilingual-e5-small"
+    )
 
 
 def test_an_empty_name_is_the_default_model_and_the_torch_name_stays_torch():
     """Nothing is loaded: providers load their model on first use."""
     default = embeddings.get_provider("")
     assert default is embeddings.get_provider(embeddings.DEFAULT_MODEL)
-    assert isinstance(default, OnnxMiniLMProvider) and (default.name, default.variant) == (embeddings.DEFAULT_MODEL, "int8")
+    assert isinstance(default, OnnxMiniLMProvider) and (default.name, default.variant) == (
+        embeddings.DEFAULT_MODEL,
+        "int8",
+    )
     torch = embeddings.get_provider("all-MiniLM-L6-v2")
     assert type(torch) is MiniLMProvider and torch.name == "all-MiniLM-L6-v2" and torch is not default

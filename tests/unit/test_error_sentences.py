@@ -18,10 +18,16 @@ from services.evaluator.reports.service import ReportService
 from tests.support.fake_stubs import FakeRpcError
 
 
-@pytest.mark.parametrize("data, said, library", [
-    (b"question\n" + b"x" * 200_000 + b"\n", "line 2: unreadable CSV (a field is over 131,072 characters)",
-     "field larger than field limit"),
-])
+@pytest.mark.parametrize(
+    "data, said, library",
+    [
+        (
+            b"question\n" + b"x" * 200_000 + b"\n",
+            "line 2: unreadable CSV (a field is over 131,072 characters)",
+            "field larger than field limit",
+        ),
+    ],
+)
 def test_a_csv_the_csv_module_refuses_is_told_in_our_words_naming_the_line(data, said, library):
     with pytest.raises(InvalidArgument) as caught:
         question_sets.read_csv(data)
@@ -36,14 +42,18 @@ def test_a_jsonl_line_that_is_not_json_names_the_line_and_column_not_the_parsers
 
 
 def test_a_peer_out_of_reach_is_said_in_our_words_and_grpcs_go_to_the_log(caplog):
-    transport = ("failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50053: "
-                 "Failed to connect to remote host: Connection refused")
+    transport = (
+        "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50053: "
+        "Failed to connect to remote host: Connection refused"
+    )
     with caplog.at_level(logging.WARNING, logger="chunklab.errors"):
         error = from_rpc_error(FakeRpcError(grpc.StatusCode.UNAVAILABLE, transport), "retriever")
         slow = from_rpc_error(FakeRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"), "retriever")
     assert isinstance(error, Unavailable) and isinstance(slow, Unavailable)
-    assert error.message == ("the retriever service is unreachable or too slow (UNAVAILABLE): check that it is "
-                             "running and that its address is right, then try again")
+    assert error.message == (
+        "the retriever service is unreachable or too slow (UNAVAILABLE): check that it is "
+        "running and that its address is right, then try again"
+    )
     assert "Deadline Exceeded" not in slow.message and "DEADLINE_EXCEEDED" in slow.message
     assert "Connection refused" in caplog.text and "Deadline Exceeded" in caplog.text
 

@@ -23,7 +23,7 @@ def test_an_exact_excerpt_is_its_first_occurrence_or_the_one_in_the_window():
 def test_a_paraphrase_snaps_to_whole_words_of_the_text():
     found = locate(TEXT, "storm warning closed the harbor")
     assert (found.start, found.end, found.span) == (49, 82, "Storm warnings closed the harbour")
-    assert TEXT[found.start:found.end] == found.span and not found.exact and found.located
+    assert TEXT[found.start : found.end] == found.span and not found.exact and found.located
     # "storm warning closed the harbor" (31) against "Storm warnings closed the harbour" (33): S/s 2,
     # the missing "s" 1, the missing "u" 1: 4 of 64.
     assert found.similarity == pytest.approx(1 - 4 / 64)
@@ -40,7 +40,7 @@ def test_a_span_is_refined_to_the_word_edges_that_match_best():
 def test_an_absent_excerpt_gets_its_closest_span_below_the_threshold():
     found = locate(TEXT, "completely unrelated sentence about cats")
     assert not found.located and found.similarity < SIMILARITY_THRESHOLD
-    assert TEXT[found.start:found.end] == found.span
+    assert TEXT[found.start : found.end] == found.span
     assert locate(TEXT, "   ") is None and locate("", "x") is None
 
 
@@ -76,25 +76,37 @@ def test_allocation_follows_the_lengths_by_largest_remainders():
     assert allocate([0, 0], 3) == [0, 0]
 
 
-@pytest.mark.parametrize("text, draft", [
-    ('{"question": "Why?", "answer": "Because", "excerpts": ["It rained."]}', Draft("Why?", "Because", ["It rained."])),
-    ('```json\n{"question": "Why?", "excerpts": "It rained."}\n```', Draft("Why?", "", ["It rained."])),
-    ('Here you go: {"text": "Why?", "expected_answer": "B", "references": [{"content": "It rained."}]} Enjoy!',
-     Draft("Why?", "B", ["It rained."])),
-    ('[{"question": "Why?", "answer": "B", "excerpts": []}]', Draft("Why?", "B", [])),
-])
+@pytest.mark.parametrize(
+    "text, draft",
+    [
+        (
+            '{"question": "Why?", "answer": "Because", "excerpts": ["It rained."]}',
+            Draft("Why?", "Because", ["It rained."]),
+        ),
+        ('```json\n{"question": "Why?", "excerpts": "It rained."}\n```', Draft("Why?", "", ["It rained."])),
+        (
+            'Here you go: {"text": "Why?", "expected_answer": "B", "references": [{"content": "It rained."}]} Enjoy!',
+            Draft("Why?", "B", ["It rained."]),
+        ),
+        ('[{"question": "Why?", "answer": "B", "excerpts": []}]', Draft("Why?", "B", [])),
+    ],
+)
 def test_replies_are_read_defensively(text, draft):
     assert parse_reply(text) == draft
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("No JSON at all.", "not JSON (unreadable at character 0)"),
-    ('{"answer": "B"}', "no question in it (keys ['answer'])"),
-    ('"just a string"', "a JSON str, not an object"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("No JSON at all.", "not JSON (unreadable at character 0)"),
+        ('{"answer": "B"}', "no question in it (keys ['answer'])"),
+        ('"just a string"', "a JSON str, not an object"),
+    ],
+)
 def test_unusable_replies_say_what_is_wrong(text, problem):
-    with pytest.raises(UnusableReply, match=problem.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
-                       .replace("]", r"\]")):
+    with pytest.raises(
+        UnusableReply, match=problem.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")
+    ):
         parse_reply(text)
 
 

@@ -14,6 +14,7 @@ def expand_as(hits, *args, **kwargs):
     strategy = hits[0][0].strategy if hits else "fixed_size"
     return expand(hits, REGISTRY.get(strategy).expansion, *args, **kwargs)
 
+
 HIT, NEIGHBOR = pb.CHUNK_LABEL_HIT, pb.CHUNK_LABEL_NEIGHBOR
 
 
@@ -120,8 +121,12 @@ def make_units(document_id: str, count: int) -> list[pb.Chunk]:
     return [
         pb.Chunk(
             chunk_id=ids.chunk_id(document_id, "sentence_window", "cfg", i, pb.CHUNK_ROLE_SENTENCE),
-            document_id=document_id, strategy="sentence_window", config_id="cfg", chunk_index=i,
-            role=pb.CHUNK_ROLE_SENTENCE, content=f"{document_id}-s{i}",
+            document_id=document_id,
+            strategy="sentence_window",
+            config_id="cfg",
+            chunk_index=i,
+            role=pb.CHUNK_ROLE_SENTENCE,
+            content=f"{document_id}-s{i}",
         )
         for i in range(count)
     ]
@@ -131,13 +136,31 @@ def make_family(document_id: str, children_per_parent: list[int], strategy: str 
     parents, children = [], []
     for p, count in enumerate(children_per_parent):
         parent_id = ids.chunk_id(document_id, strategy, "cfg", p, pb.CHUNK_ROLE_PARENT)
-        parents.append(pb.Chunk(chunk_id=parent_id, document_id=document_id, strategy=strategy, config_id="cfg",
-                                chunk_index=p, role=pb.CHUNK_ROLE_PARENT, content=f"{document_id}-P{p}"))
+        parents.append(
+            pb.Chunk(
+                chunk_id=parent_id,
+                document_id=document_id,
+                strategy=strategy,
+                config_id="cfg",
+                chunk_index=p,
+                role=pb.CHUNK_ROLE_PARENT,
+                content=f"{document_id}-P{p}",
+            )
+        )
         for _ in range(count):
             i = len(children)
-            children.append(pb.Chunk(chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, pb.CHUNK_ROLE_CHILD),
-                                     document_id=document_id, strategy=strategy, config_id="cfg", chunk_index=i,
-                                     role=pb.CHUNK_ROLE_CHILD, parent_id=parent_id, content=f"{document_id}-c{i}"))
+            children.append(
+                pb.Chunk(
+                    chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, pb.CHUNK_ROLE_CHILD),
+                    document_id=document_id,
+                    strategy=strategy,
+                    config_id="cfg",
+                    chunk_index=i,
+                    role=pb.CHUNK_ROLE_CHILD,
+                    parent_id=parent_id,
+                    content=f"{document_id}-c{i}",
+                )
+            )
     return parents, children
 
 
@@ -153,8 +176,14 @@ def test_sentence_window_puts_the_units_around_each_hit_under_it_and_merges_them
     assert all(len(n.neighbors_prev) == len(n.neighbors_next) == 0 for n in tree.hits)
     # The flat list: hits and window units, once each, in document order.
     assert summary(flat) == [
-        ("a-s0", WINDOW), ("a-s1", HIT), ("a-s2", WINDOW), ("a-s3", WINDOW), ("a-s4", WINDOW),
-        ("a-s5", HIT), ("a-s6", WINDOW), ("a-s7", WINDOW),
+        ("a-s0", WINDOW),
+        ("a-s1", HIT),
+        ("a-s2", WINDOW),
+        ("a-s3", WINDOW),
+        ("a-s4", WINDOW),
+        ("a-s5", HIT),
+        ("a-s6", WINDOW),
+        ("a-s7", WINDOW),
     ]
     assert len(calls) == 1
 
@@ -163,8 +192,9 @@ def test_sentence_window_width_can_differ_per_hit_and_a_hit_inside_another_windo
     first, second = make_units("a", 6), make_units("b", 6)
     lookup, _ = lookup_in(first, second)
     widths = {"a": 1, "b": 0}
-    flat, tree = expand_as([(first[2], 0.9), (first[3], 0.7), (second[4], 0.5)], 0, 0, lookup,
-                        window=lambda hit: widths[hit.document_id])
+    flat, tree = expand_as(
+        [(first[2], 0.9), (first[3], 0.7), (second[4], 0.5)], 0, 0, lookup, window=lambda hit: widths[hit.document_id]
+    )
     assert summary(tree.hits[0].window) == [("a-s1", WINDOW), ("a-s3", WINDOW)]
     assert summary(tree.hits[1].window) == [("a-s2", WINDOW), ("a-s4", WINDOW)]
     assert len(tree.hits[2].window) == 0
@@ -177,10 +207,14 @@ def test_parent_child_tree_shows_child_and_parent_and_the_flat_list_holds_each_p
     hits = [(children[3], 0.9), (children[0], 0.8), (children[2], 0.7)]  # children 2 and 3 share parent 1
     flat, tree = expand_as(hits, 1, 1, lookup)
     assert [(n.hit.chunk.content, n.hit.label, n.hit.rank) for n in tree.hits] == [
-        ("a-c3", HIT, 1), ("a-c0", HIT, 2), ("a-c2", HIT, 3)
+        ("a-c3", HIT, 1),
+        ("a-c0", HIT, 2),
+        ("a-c2", HIT, 3),
     ]
     assert [(n.parent.chunk.content, n.parent.label) for n in tree.hits] == [
-        ("a-P1", PARENT), ("a-P0", PARENT), ("a-P1", PARENT)
+        ("a-P1", PARENT),
+        ("a-P0", PARENT),
+        ("a-P1", PARENT),
     ]
     assert all(len(n.neighbors_prev) == len(n.neighbors_next) == len(n.window) == 0 for n in tree.hits)
     assert summary(flat) == [("a-P0", PARENT), ("a-P1", PARENT)]

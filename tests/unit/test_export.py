@@ -9,12 +9,10 @@ import json
 import gradio as gr
 import pytest
 
-from chunklab_app import export
-
 from chunklab import knobs
-
 from chunklab.text import tokens
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2, retriever_pb2
+from chunklab_app import export
 from chunklab_app.cli import export_cli
 from frontend.forms import export as export_page
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
@@ -26,8 +24,9 @@ FIXED_CONFIG = "005612def688f107"
 
 def processed(spec: common_pb2.StrategySpec, text: str = TEXT) -> list[common_pb2.Chunk]:
     """The chunks the chunker makes of the text, as the retriever stores them (with their model)."""
-    source = SourceDocument(documents_pb2.Document(document_id="doc-1", name="tides.md", text=text,
-                                                   collection="default"))
+    source = SourceDocument(
+        documents_pb2.Document(document_id="doc-1", name="tides.md", text=text, collection="default")
+    )
     chunks = REGISTRY.build(spec).chunk(source, offline_context())
     for chunk in chunks:
         chunk.embedding_model = "all-MiniLM-L6-v2"
@@ -36,22 +35,57 @@ def processed(spec: common_pb2.StrategySpec, text: str = TEXT) -> list[common_pb
 
 def test_jsonl_lines_are_exact_and_their_offsets_slice_the_canonical_text():
     lines = list(export.export_lines(processed(FIXED), FIXED, "jsonl"))
-    common = {"document_id": "doc-1", "document_name": "tides.md", "strategy": "fixed_size",
-              "config_id": FIXED_CONFIG, "knobs": {"chunk_overlap": 2, "chunk_size": 8}}
+    common = {
+        "document_id": "doc-1",
+        "document_name": "tides.md",
+        "strategy": "fixed_size",
+        "config_id": FIXED_CONFIG,
+        "knobs": {"chunk_overlap": 2, "chunk_size": 8},
+    }
     expected = [
-        {"chunk_id": "4ed48341-ffb1-52aa-9fe0-acd9558a8956", **common, "chunk_index": 0, "role": "chunk",
-         "parent_id": None, "start_char": 0, "end_char": 27, "heading_path": [],
-         "content": "# Tides\n\nThe moon pulls the", "token_count": 8, "embedding_model": "all-MiniLM-L6-v2"},
-        {"chunk_id": "67dbebd9-409f-59a5-a4b0-971bc38b8592", **common, "chunk_index": 1, "role": "chunk",
-         "parent_id": None, "start_char": 17, "end_char": 45, "heading_path": [],
-         "content": " pulls the sea.\n\nTwice a day", "token_count": 8, "embedding_model": "all-MiniLM-L6-v2"},
-        {"chunk_id": "760f61a2-d799-5dce-9e8e-dab6a05409f3", **common, "chunk_index": 2, "role": "chunk",
-         "parent_id": None, "start_char": 39, "end_char": 56, "heading_path": [],
-         "content": " a day it rises.\n", "token_count": 5, "embedding_model": "all-MiniLM-L6-v2"},
+        {
+            "chunk_id": "4ed48341-ffb1-52aa-9fe0-acd9558a8956",
+            **common,
+            "chunk_index": 0,
+            "role": "chunk",
+            "parent_id": None,
+            "start_char": 0,
+            "end_char": 27,
+            "heading_path": [],
+            "content": "# Tides\n\nThe moon pulls the",
+            "token_count": 8,
+            "embedding_model": "all-MiniLM-L6-v2",
+        },
+        {
+            "chunk_id": "67dbebd9-409f-59a5-a4b0-971bc38b8592",
+            **common,
+            "chunk_index": 1,
+            "role": "chunk",
+            "parent_id": None,
+            "start_char": 17,
+            "end_char": 45,
+            "heading_path": [],
+            "content": " pulls the sea.\n\nTwice a day",
+            "token_count": 8,
+            "embedding_model": "all-MiniLM-L6-v2",
+        },
+        {
+            "chunk_id": "760f61a2-d799-5dce-9e8e-dab6a05409f3",
+            **common,
+            "chunk_index": 2,
+            "role": "chunk",
+            "parent_id": None,
+            "start_char": 39,
+            "end_char": 56,
+            "heading_path": [],
+            "content": " a day it rises.\n",
+            "token_count": 5,
+            "embedding_model": "all-MiniLM-L6-v2",
+        },
     ]
     assert lines == [json.dumps(record, ensure_ascii=False) + "\n" for record in expected]
     for record in map(json.loads, lines):
-        assert TEXT[record["start_char"]:record["end_char"]] == record["content"]
+        assert TEXT[record["start_char"] : record["end_char"]] == record["content"]
         assert tokens.count(record["content"]) == record["token_count"]
 
 
@@ -69,13 +103,24 @@ def test_langchain_lines_load_as_documents_with_flat_metadata():
     documents = pytest.importorskip("langchain_core.documents")
     lines = list(export.export_lines(processed(FIXED), FIXED, "langchain"))
     loaded = [documents.Document(**json.loads(line)) for line in lines]
-    assert [d.page_content for d in loaded] == ["# Tides\n\nThe moon pulls the", " pulls the sea.\n\nTwice a day",
-                                               " a day it rises.\n"]
+    assert [d.page_content for d in loaded] == [
+        "# Tides\n\nThe moon pulls the",
+        " pulls the sea.\n\nTwice a day",
+        " a day it rises.\n",
+    ]
     assert loaded[1].id == "67dbebd9-409f-59a5-a4b0-971bc38b8592"
     assert loaded[1].metadata == {
-        "source": "tides.md", "document_id": "doc-1", "chunk_id": "67dbebd9-409f-59a5-a4b0-971bc38b8592",
-        "strategy": "fixed_size", "config_id": FIXED_CONFIG, "knobs": "chunk_overlap=2, chunk_size=8",
-        "chunk_index": 1, "role": "chunk", "start_index": 17, "end_index": 45, "token_count": 8,
+        "source": "tides.md",
+        "document_id": "doc-1",
+        "chunk_id": "67dbebd9-409f-59a5-a4b0-971bc38b8592",
+        "strategy": "fixed_size",
+        "config_id": FIXED_CONFIG,
+        "knobs": "chunk_overlap=2, chunk_size=8",
+        "chunk_index": 1,
+        "role": "chunk",
+        "start_index": 17,
+        "end_index": 45,
+        "token_count": 8,
         "embedding_model": "all-MiniLM-L6-v2",
     }
     for document in loaded:
@@ -91,11 +136,16 @@ def test_llamaindex_nodes_link_children_to_their_parent_and_to_each_other():
     assert [c["text"] for c in children] == ["# Tides", "The moon pulls the sea.", "Twice a day it rises."]
     assert [(c["start_char_idx"], c["end_char_idx"]) for c in children] == [(0, 7), (9, 32), (34, 55)]
     ids = [c["id_"] for c in children]
-    assert parent["relationships"] == {"1": {"node_id": "doc-1", "metadata": {"source": "tides.md"}},
-                                       "5": [{"node_id": i} for i in ids]}
-    assert children[1]["relationships"] == {"1": {"node_id": "doc-1", "metadata": {"source": "tides.md"}},
-                                            "2": {"node_id": ids[0]}, "3": {"node_id": ids[2]},
-                                            "4": {"node_id": parent["id_"]}}
+    assert parent["relationships"] == {
+        "1": {"node_id": "doc-1", "metadata": {"source": "tides.md"}},
+        "5": [{"node_id": i} for i in ids],
+    }
+    assert children[1]["relationships"] == {
+        "1": {"node_id": "doc-1", "metadata": {"source": "tides.md"}},
+        "2": {"node_id": ids[0]},
+        "3": {"node_id": ids[2]},
+        "4": {"node_id": parent["id_"]},
+    }
     assert "2" not in children[0]["relationships"] and "3" not in children[2]["relationships"]
     # LlamaIndex embeds text and metadata together: every key is kept out, so it embeds what ChunkLab did.
     assert children[1]["excluded_embed_metadata_keys"] == list(children[1]["metadata"])
@@ -107,8 +157,10 @@ def test_an_unknown_format_is_refused_with_the_formats_there_are():
 
 
 def test_file_names_carry_document_strategy_configuration_and_format():
-    assert export.file_name("Q3 report (final).pdf", "fixed_size", FIXED_CONFIG, "langchain") == \
-        f"Q3_report_final.fixed_size.{FIXED_CONFIG}.langchain.jsonl"
+    assert (
+        export.file_name("Q3 report (final).pdf", "fixed_size", FIXED_CONFIG, "langchain")
+        == f"Q3_report_final.fixed_size.{FIXED_CONFIG}.langchain.jsonl"
+    )
 
 
 def run_snippet(code: str, tmp_path, monkeypatch, text: str) -> dict:
@@ -155,16 +207,27 @@ def test_sentence_window_says_langchain_has_none_and_maps_the_window_for_llamain
 
 
 def experiment() -> evaluator_pb2.Experiment:
-    runs = [evaluator_pb2.ExperimentRun(
-        run_key=f"fixed_size[chunk_size={size}]", config_id=f"cfg{size}",
-        spec=knobs.to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0}),
-        retrieval=common_pb2.RetrievalOptions(
-            strategy="fixed_size", config_id=f"cfg{size}", top_k=3, neighbor_next=1,
-            filter=common_pb2.RetrievalFilter(document_ids=["d1"]),
-            rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=20)),
-    ) for size in (128, 256)]
-    return evaluator_pb2.Experiment(experiment_id="e1", runs=runs, validation=evaluator_pb2.WinnerValidation(
-        metric="iou", winner_run_key="fixed_size[chunk_size=256]"))
+    runs = [
+        evaluator_pb2.ExperimentRun(
+            run_key=f"fixed_size[chunk_size={size}]",
+            config_id=f"cfg{size}",
+            spec=knobs.to_spec("fixed_size", {"chunk_size": size, "chunk_overlap": 0}),
+            retrieval=common_pb2.RetrievalOptions(
+                strategy="fixed_size",
+                config_id=f"cfg{size}",
+                top_k=3,
+                neighbor_next=1,
+                filter=common_pb2.RetrievalFilter(document_ids=["d1"]),
+                rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=20),
+            ),
+        )
+        for size in (128, 256)
+    ]
+    return evaluator_pb2.Experiment(
+        experiment_id="e1",
+        runs=runs,
+        validation=evaluator_pb2.WinnerValidation(metric="iou", winner_run_key="fixed_size[chunk_size=256]"),
+    )
 
 
 class FakeLab:
@@ -181,9 +244,11 @@ def test_the_winners_snippet_carries_its_knobs_configuration_and_retrieval_setti
     assert "spec = to_spec('fixed_size', {'chunk_overlap': 0, 'chunk_size': 256})" in code
     assert "config_id = result.strategies_completed[0].config_id  # cfg256" in code
     # The experiment's documents are not the user's: the filter stays behind.
-    assert ("options = common_pb2.RetrievalOptions(strategy='fixed_size', config_id=config_id, top_k=3, "
-            "neighbor_next=1, rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, "
-            "depth=20))") in code
+    assert (
+        "options = common_pb2.RetrievalOptions(strategy='fixed_size', config_id=config_id, top_k=3, "
+        "neighbor_next=1, rerank=common_pb2.RerankOptions(kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, "
+        "depth=20))"
+    ) in code
     line = next(line for line in code.splitlines() if line.startswith("options = "))
     scope = {"common_pb2": common_pb2, "config_id": "cfg256"}
     exec(line, scope)
@@ -200,8 +265,10 @@ def test_an_experiment_without_a_winner_says_why_and_names_its_runs():
     found.validation.unavailable = "one run only"
     with pytest.raises(export_cli.ExportUsage) as caught:
         export_cli.snippet_for_experiment(FakeLab(found), "e1")
-    assert str(caught.value) == ("experiment e1 names no winner (one run only); choose one of its runs: "
-                                 "fixed_size[chunk_size=128], fixed_size[chunk_size=256]")
+    assert str(caught.value) == (
+        "experiment e1 names no winner (one run only); choose one of its runs: "
+        "fixed_size[chunk_size=128], fixed_size[chunk_size=256]"
+    )
     chosen = export_cli.snippet_for_experiment(FakeLab(found), "e1", "fixed_size[chunk_size=128]")
     assert chosen.startswith("# fixed_size[chunk_size=128]: a run of experiment e1\n")
 
@@ -215,8 +282,14 @@ class FakeSets(FakeLab):
     def indexed_set(self, document_id: str, strategy: str, embedding_model: str = "", config_id: str = ""):
         if config_id not in ("", FIXED_CONFIG):
             return None
-        return retriever_pb2.IndexedSet(document_id=document_id, strategy=strategy, config_id=FIXED_CONFIG,
-                                        spec=FIXED, document_name="tides.md", embedding_model="all-MiniLM-L6-v2")
+        return retriever_pb2.IndexedSet(
+            document_id=document_id,
+            strategy=strategy,
+            config_id=FIXED_CONFIG,
+            spec=FIXED,
+            document_name="tides.md",
+            embedding_model="all-MiniLM-L6-v2",
+        )
 
     def indexed_chunks(self, document_id: str, strategy: str, config_id: str = "", embedding_model: str = ""):
         return processed(FIXED)
@@ -245,8 +318,10 @@ def test_the_experiment_detail_shows_the_winners_code_per_library():
     assert "names no winner" in note and code == ["", "", ""]
 
 
-@pytest.mark.parametrize(("strategy", "values"), [("recursive", {"chunk_size": 24, "chunk_overlap": 4}),
-                                                  ("markdown_structure", {"max_tokens": 24})])
+@pytest.mark.parametrize(
+    ("strategy", "values"),
+    [("recursive", {"chunk_size": 24, "chunk_overlap": 4}), ("markdown_structure", {"max_tokens": 24})],
+)
 def test_the_other_langchain_splitter_snippets_run_as_pasted(strategy, values, tmp_path, monkeypatch):
     pytest.importorskip("langchain_text_splitters")
     code = export.splitter_snippets(knobs.to_spec(strategy, values))["langchain"]
@@ -261,5 +336,7 @@ def test_a_semantic_snippet_names_the_original_weights_for_every_variant_of_the_
     spec = knobs.to_spec("semantic", {k.name: k.default for k in REGISTRY.get("semantic").knobs})
     for model in ("", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx", "all-MiniLM-L6-v2-onnx-int8"):
         snippets = export.splitter_snippets(spec, model)
-        assert "HuggingFaceEmbeddings(model_name='sentence-transformers/all-MiniLM-L6-v2')" in snippets["langchain"], model
+        assert "HuggingFaceEmbeddings(model_name='sentence-transformers/all-MiniLM-L6-v2')" in snippets["langchain"], (
+            model
+        )
         assert "sentence-transformers/all-MiniLM-L6-v2" in snippets["llamaindex"], model

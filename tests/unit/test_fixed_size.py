@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunklab.text import tokens
 from chunklab.errors import InvalidArgument
+from chunklab.text import tokens
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 from services.chunker.token_map import TokenMap
@@ -25,7 +25,9 @@ def spec(**knobs: int) -> common_pb2.StrategySpec:
 
 
 def check_chunks(text: str, chunk_size: int, chunk_overlap: int) -> list[common_pb2.Chunk]:
-    chunks = REGISTRY.build(spec(chunk_size=chunk_size, chunk_overlap=chunk_overlap)).chunk(source(text), offline_context())
+    chunks = REGISTRY.build(spec(chunk_size=chunk_size, chunk_overlap=chunk_overlap)).chunk(
+        source(text), offline_context()
+    )
     for i, chunk in enumerate(chunks):
         assert chunk.chunk_index == i
         assert text[chunk.start_char : chunk.end_char] == chunk.content
@@ -107,11 +109,44 @@ def test_the_registry_refuses_a_second_strategy_with_a_taken_name():
 # marks, Python-only white space (\x1c), wide and no-break spaces, emoji,
 # a letter newer than this Python's Unicode tables (U+1E4D0), punctuation.
 tricky = st.lists(
-    st.sampled_from([
-        "word", "The", " ", "  ", "\n", "\n\n", "\r\n", "\r", "\t", " \n", "\n ", "\n\t", "'s", "'ll", "1234567",
-        "٣٤", ".", ",", "—", "=", "(", "é", "e\u0301", "日本語", "。", "Ωμέγα", "\u3000", "\u00a0", "\x1c", "\x85",
-        "🎉", "\U0001e4d0", "x", "<|endoftext|>",
-    ]),
+    st.sampled_from(
+        [
+            "word",
+            "The",
+            " ",
+            "  ",
+            "\n",
+            "\n\n",
+            "\r\n",
+            "\r",
+            "\t",
+            " \n",
+            "\n ",
+            "\n\t",
+            "'s",
+            "'ll",
+            "1234567",
+            "٣٤",
+            ".",
+            ",",
+            "—",
+            "=",
+            "(",
+            "é",
+            "e\u0301",
+            "日本語",
+            "。",
+            "Ωμέγα",
+            "\u3000",
+            "\u00a0",
+            "\x1c",
+            "\x85",
+            "🎉",
+            "\U0001e4d0",
+            "x",
+            "<|endoftext|>",
+        ]
+    ),
     max_size=150,
 ).map("".join)
 
@@ -138,7 +173,9 @@ def short_runs(request):
     tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = saved
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(lines=st.lists(tricky, min_size=1, max_size=8), picks=st.lists(st.integers(0, 7), max_size=40))
 def test_whole_text_offsets_equal_tiktokens_with_repeated_lines_in_runs(short_runs, lines, picks):
     """Each distinct line is encoded once, in runs of lines; the result is tiktoken's own."""
@@ -176,7 +213,9 @@ def test_without_the_proven_expression_every_count_is_still_exact(monkeypatch):
 @pytest.mark.parametrize("copies", [1, 3])
 def test_fixed_size_on_the_chroma_corpora_is_exact(copies):
     """Real text, once and repeated (the repeated lines are encoded once)."""
-    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md"))) * copies
+    text = (
+        "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md"))) * copies
+    )
     chunks = REGISTRY.build(spec(chunk_size=256, chunk_overlap=32)).chunk(source(text), offline_context())
     ids = tokens.encoding().encode_ordinary(text)
     assert len(chunks) >= len(ids) // 256

@@ -20,11 +20,19 @@ HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 EVIL = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
 
 
-def rc(index: int, label: int, score: float | None = None, rank: int = 0, content: str = "") -> common_pb2.RetrievedChunk:
+def rc(
+    index: int, label: int, score: float | None = None, rank: int = 0, content: str = ""
+) -> common_pb2.RetrievedChunk:
     chunk = common_pb2.Chunk(
-        chunk_id=f"c{index}", document_id="d1", document_name="guide.md", strategy="fixed_size",
-        chunk_index=index, content=content or f"text of chunk {index}", token_count=10 + index,
-        start_char=100 * index, end_char=100 * index + 90,
+        chunk_id=f"c{index}",
+        document_id="d1",
+        document_name="guide.md",
+        strategy="fixed_size",
+        chunk_index=index,
+        content=content or f"text of chunk {index}",
+        token_count=10 + index,
+        start_char=100 * index,
+        end_char=100 * index + 90,
     )
     item = common_pb2.RetrievedChunk(chunk=chunk, label=label, rank=rank)
     if score is not None:
@@ -36,12 +44,16 @@ def sample_response() -> retriever_pb2.RetrieveResponse:
     """Hits 5 (best) and 2, neighbours 1/1: the flat list is 1,2,3,4,5,6 in document order."""
     hit5, hit2 = rc(5, HIT, 0.91, 1), rc(2, HIT, 0.73, 2, content=EVIL)
     flat = [rc(1, NEIGHBOR), hit2, rc(3, NEIGHBOR), rc(4, NEIGHBOR), hit5, rc(6, NEIGHBOR)]
-    tree = common_pb2.ExpansionTree(hits=[
-        common_pb2.ExpansionNode(hit=hit5, neighbors_prev=[rc(4, NEIGHBOR)], neighbors_next=[rc(6, NEIGHBOR)]),
-        common_pb2.ExpansionNode(hit=hit2, neighbors_prev=[rc(1, NEIGHBOR)], neighbors_next=[rc(3, NEIGHBOR)]),
-    ])
+    tree = common_pb2.ExpansionTree(
+        hits=[
+            common_pb2.ExpansionNode(hit=hit5, neighbors_prev=[rc(4, NEIGHBOR)], neighbors_next=[rc(6, NEIGHBOR)]),
+            common_pb2.ExpansionNode(hit=hit2, neighbors_prev=[rc(1, NEIGHBOR)], neighbors_next=[rc(3, NEIGHBOR)]),
+        ]
+    )
     return retriever_pb2.RetrieveResponse(
-        retrieved_chunks=flat, expansion_tree=tree, embedding_model="all-MiniLM-L6-v2",
+        retrieved_chunks=flat,
+        expansion_tree=tree,
+        embedding_model="all-MiniLM-L6-v2",
         timings=retriever_pb2.RetrieveTimings(embed_ms=3, search_ms=1, expand_ms=1, total_ms=5),
     )
 
@@ -53,11 +65,17 @@ def parse(html: str) -> ET.Element:
 
 # -- retrieved_chunks (flat list) ---------------------------------------------
 
+
 def test_flat_list_keeps_the_service_order_with_labels_and_scores_for_hits_only():
     root = parse(retrieval_html.flat_list_html(sample_response()))
     items = root.findall(".//li[@data-label]")
     assert [(i.get("data-chunk-index"), i.get("data-label")) for i in items] == [
-        ("1", "neighbor"), ("2", "hit"), ("3", "neighbor"), ("4", "neighbor"), ("5", "hit"), ("6", "neighbor"),
+        ("1", "neighbor"),
+        ("2", "hit"),
+        ("3", "neighbor"),
+        ("4", "neighbor"),
+        ("5", "hit"),
+        ("6", "neighbor"),
     ]
     scores = {i.get("data-chunk-index"): i.find(".//span[@class='cl-score']") for i in items}
     assert scores["5"].text == "score 0.910" and scores["2"].text == "score 0.730"  # metric_format.score
@@ -86,6 +104,7 @@ def test_empty_results_say_so():
 
 
 # -- expansion_tree -----------------------------------------------------------
+
 
 def test_tree_lists_hits_in_score_order_with_neighbours_nested_under_their_own_hit():
     root = parse(retrieval_html.expansion_tree_html(sample_response()))
@@ -118,7 +137,8 @@ def test_tree_without_expansion_still_lists_the_hits():
 
 def test_tree_shows_window_and_parent_where_a_strategy_sets_them():
     node = common_pb2.ExpansionNode(
-        hit=rc(3, HIT, 0.5, 1), window=[rc(2, common_pb2.CHUNK_LABEL_WINDOW)],
+        hit=rc(3, HIT, 0.5, 1),
+        window=[rc(2, common_pb2.CHUNK_LABEL_WINDOW)],
         parent=rc(9, common_pb2.CHUNK_LABEL_PARENT),
     )
     response = retriever_pb2.RetrieveResponse(expansion_tree=common_pb2.ExpansionTree(hits=[node]))
@@ -131,8 +151,10 @@ def test_summary_counts_hits_and_what_expansion_added():
     response = sample_response()
     line = retrieval_html.context_summary_html(response, "<fixed>", response.embedding_model)
     text = "".join(parse(line).itertext())
-    assert text == ("6 chunks in the context: 2 hits + 4 added by expansion · 81 tokens sent · strategy <fixed>"
-                    " · embedding model all-MiniLM-L6-v2")
+    assert text == (
+        "6 chunks in the context: 2 hits + 4 added by expansion · 81 tokens sent · strategy <fixed>"
+        " · embedding model all-MiniLM-L6-v2"
+    )
 
 
 def test_a_parent_child_context_reads_as_parents_holding_the_hits_not_as_zero_hits():
@@ -140,16 +162,23 @@ def test_a_parent_child_context_reads_as_parents_holding_the_hits_not_as_zero_hi
     tree = common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=rc(n, HIT, 0.5, n)) for n in (4, 5, 6)])
     context = evaluator_pb2.AnswerContext(retrieved_chunks=parents, expansion_tree=tree)
     text = "".join(parse(retrieval_html.context_summary_html(context, "parent_child")).itertext())
-    assert text == ("2 chunks in the context: 2 parents holding the 3 hits (children: see them in the expansion "
-                    "tree) · 23 tokens sent · strategy parent_child · embedding model (default)")
+    assert text == (
+        "2 chunks in the context: 2 parents holding the 3 hits (children: see them in the expansion "
+        "tree) · 23 tokens sent · strategy parent_child · embedding model (default)"
+    )
 
 
 # -- knob forms ---------------------------------------------------------------
 
+
 def strategy_info() -> chunker_pb2.StrategyInfo:
     size = chunker_pb2.KnobSpec(
-        name="chunk_size", type=chunker_pb2.KNOB_TYPE_INT, default_value=common_pb2.KnobValue(int_value=512),
-        min_value=1, max_value=8192, description="Tokens per chunk.",
+        name="chunk_size",
+        type=chunker_pb2.KNOB_TYPE_INT,
+        default_value=common_pb2.KnobValue(int_value=512),
+        min_value=1,
+        max_value=8192,
+        description="Tokens per chunk.",
     )
     threshold = chunker_pb2.KnobSpec(
         name="threshold", type=chunker_pb2.KNOB_TYPE_DOUBLE, default_value=common_pb2.KnobValue(double_value=0.5)
@@ -182,6 +211,7 @@ def test_strategy_spec_types_the_values_and_leaves_empty_ones_to_the_default():
 
 # -- process progress ---------------------------------------------------------
 
+
 def test_process_tracker_reports_progress_then_completed_and_failed_with_reasons():
     tracker = formatting.ProcessTracker(["fixed_size", "semantic"])
     progress = chunker_pb2.StrategyProgress(
@@ -208,16 +238,29 @@ def test_process_tracker_reports_progress_then_completed_and_failed_with_reasons
 
 def test_documents_table_and_choices():
     doc = documents_pb2.Document(
-        document_id="0123456789ab", name="a.md", collection="hr", language="en",
-        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN, size_bytes=2048, character_count=1900,
+        document_id="0123456789ab",
+        name="a.md",
+        collection="hr",
+        language="en",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+        size_bytes=2048,
+        character_count=1900,
     )
-    pdf = documents_pb2.Document(document_id="fedcba987654", name="b.pdf", format=documents_pb2.DOCUMENT_FORMAT_PDF,
-                                 metadata={"pages": "12"})
+    pdf = documents_pb2.Document(
+        document_id="fedcba987654", name="b.pdf", format=documents_pb2.DOCUMENT_FORMAT_PDF, metadata={"pages": "12"}
+    )
     html = documents_pb2.Document(name="c.html", format=documents_pb2.DOCUMENT_FORMAT_HTML)
     row, pdf_row, html_row = formatting.documents_rows([doc, pdf, html])
     assert dict(zip(formatting.DOCUMENT_COLUMNS, row)) == {
-        "name": "a.md", "collection": "hr", "language": "en", "format": "Markdown", "size": "2.0 KiB",
-        "characters": 1900, "pages": "", "ingested": "", "id": "0123456789ab",
+        "name": "a.md",
+        "collection": "hr",
+        "language": "en",
+        "format": "Markdown",
+        "size": "2.0 KiB",
+        "characters": 1900,
+        "pages": "",
+        "ingested": "",
+        "id": "0123456789ab",
     }
     columns = formatting.DOCUMENT_COLUMNS
     assert (pdf_row[columns.index("format")], pdf_row[columns.index("pages")]) == ("PDF", "12")
@@ -235,6 +278,7 @@ def test_upload_message_tells_a_new_upload_from_an_existing_one():
 
 # -- query form ---------------------------------------------------------------
 
+
 def test_answer_request_carries_every_knob_and_filter_and_leaves_the_window_unset_when_empty():
     request = answer_request("  why?  ", "fixed_size")
     retrieval = request.retrieval
@@ -242,16 +286,29 @@ def test_answer_request_carries_every_knob_and_filter_and_leaves_the_window_unse
     assert (retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.HasField("window")) == (0, 0, False)
     assert not request.HasField("answer_model")
     request = answer_request(
-        "why?", "sentence_window", top_k=3, neighbor_prev=1, neighbor_next=2, window=0, hybrid=True,
-        recency_lambda=0.05, document_ids=["d1"], collections=["hr"], languages=["de"],
-        embedding_model="multilingual-e5-small", config_id="0123456789abcdef",
+        "why?",
+        "sentence_window",
+        top_k=3,
+        neighbor_prev=1,
+        neighbor_next=2,
+        window=0,
+        hybrid=True,
+        recency_lambda=0.05,
+        document_ids=["d1"],
+        collections=["hr"],
+        languages=["de"],
+        embedding_model="multilingual-e5-small",
+        config_id="0123456789abcdef",
     )
     retrieval = request.retrieval
     assert retrieval.config_id == "0123456789abcdef"
     assert (retrieval.top_k, retrieval.neighbor_prev, retrieval.neighbor_next, retrieval.window) == (3, 1, 2, 0)
     assert retrieval.HasField("window") and retrieval.hybrid and retrieval.recency_lambda == 0.05
-    assert (list(retrieval.filter.document_ids), list(retrieval.filter.collections), list(retrieval.filter.languages)) == (
-        ["d1"], ["hr"], ["de"])
+    assert (
+        list(retrieval.filter.document_ids),
+        list(retrieval.filter.collections),
+        list(retrieval.filter.languages),
+    ) == (["d1"], ["hr"], ["de"])
     assert retrieval.embedding_model == "multilingual-e5-small"
     assert default_strategy(["semantic", "fixed_size"], None) == "fixed_size"
     assert default_strategy(["semantic", "fixed_size"], "semantic") == "semantic"
@@ -262,7 +319,10 @@ def test_health_reports_a_service_that_is_not_there():
     client = ChunkLab(settings().model_copy(update={"rpc_timeout_s": 0.3}))
     rows = client.service_health()
     assert [(r.service, r.status) for r in rows] == [
-        ("ingest", "UNREACHABLE"), ("chunker", "UNREACHABLE"), ("retriever", "UNREACHABLE"), ("evaluator", "UNREACHABLE"),
+        ("ingest", "UNREACHABLE"),
+        ("chunker", "UNREACHABLE"),
+        ("retriever", "UNREACHABLE"),
+        ("evaluator", "UNREACHABLE"),
     ]
     html = formatting.health_html(rows)
     assert 'data-service="ingest" data-status="UNREACHABLE"' in html and "127.0.0.1:1" in html
@@ -304,17 +364,22 @@ def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
                 render.apply(*arguments)
             finally:
                 LocalContext.blocks_config.reset(token)
-            drawings.append(sorted(
-                (fn_id, tuple(block._id for block in fn.inputs))
-                for fn_id, fn in session.fns.items() if fn.rendered_in is render
-            ))
+            drawings.append(
+                sorted(
+                    (fn_id, tuple(block._id for block in fn.inputs))
+                    for fn_id, fn in session.fns.items()
+                    if fn.rendered_in is render
+                )
+            )
         assert drawings[0], "the form has a button with a handler"
         assert drawings[1] == drawings[0]
 
 
 def test_the_indexed_sets_show_knobs_and_escape_what_they_show():
     indexed = retriever_pb2.IndexedSet(
-        strategy="fixed_size", config_id="<b>c1</b>", points=12,
+        strategy="fixed_size",
+        config_id="<b>c1</b>",
+        points=12,
         spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=32)}),
     )
     html = formatting.indexed_sets_html([indexed], "all-MiniLM-L6-v2")
@@ -325,8 +390,13 @@ def test_the_indexed_sets_show_knobs_and_escape_what_they_show():
 def test_two_configurations_of_one_strategy_show_side_by_side_with_the_active_one_marked():
     def indexed(config_id: str, size: int, active: bool, pinned: bool = False) -> retriever_pb2.IndexedSet:
         return retriever_pb2.IndexedSet(
-            strategy="fixed_size", config_id=config_id, points=size // 8, active=active, pinned=pinned,
-            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}))
+            strategy="fixed_size",
+            config_id=config_id,
+            points=size // 8,
+            active=active,
+            pinned=pinned,
+            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}),
+        )
 
     sets = [indexed("c512", 512, True), indexed("c256", 256, False, pinned=True)]
     root = ET.fromstring(formatting.indexed_sets_html(sets, "all-MiniLM-L6-v2"))
@@ -342,13 +412,20 @@ def test_the_query_page_offers_each_configuration_of_a_strategy_and_the_active_s
 
     def indexed(document_id: str, config_id: str, size: int, active: bool, seconds: int) -> retriever_pb2.IndexedSet:
         found = retriever_pb2.IndexedSet(
-            document_id=document_id, strategy="fixed_size", config_id=config_id, active=active,
-            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}))
+            document_id=document_id,
+            strategy="fixed_size",
+            config_id=config_id,
+            active=active,
+            spec=common_pb2.StrategySpec(name="fixed_size", knobs={"chunk_size": common_pb2.KnobValue(int_value=size)}),
+        )
         found.indexed_at.seconds = seconds
         return found
 
-    sets = [indexed("d1", "c256", 256, False, 100), indexed("d1", "c512", 512, True, 200),
-            indexed("d2", "c256", 256, True, 300)]
+    sets = [
+        indexed("d1", "c256", 256, False, 100),
+        indexed("d1", "c512", 512, True, 200),
+        indexed("d2", "c256", 256, True, 300),
+    ]
     assert configuration_choices(sets) == [
         (ACTIVE_SETS, ""),
         ("c256 · chunk_size=256 · 2 documents, active in 1", "c256"),
@@ -368,10 +445,12 @@ def test_the_neighbour_inputs_say_what_they_do_for_the_chosen_strategy():
     }
     assert retrieval_html.nothing_indexed("semantic_parent_child", "all-MiniLM-L6-v2") == (
         "0 chunks are indexed for semantic_parent_child with all-MiniLM-L6-v2: process a document with it on the "
-        "Documents tab.")
+        "Documents tab."
+    )
 
 
 # -- the report store ----------------------------------------------------------
+
 
 def test_the_report_route_serves_only_the_stores_files_sandboxed_and_keeps_the_newest(tmp_path):
     from starlette.applications import Starlette
@@ -388,8 +467,11 @@ def test_the_report_route_serves_only_the_stores_files_sandboxed_and_keeps_the_n
     assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert page.headers["content-security-policy"].startswith("sandbox; default-src 'none'")
     (tmp_path / "secret.html").write_text("not a report")
-    for url in (files.url(token, "other.html"), files.url("0" * 32, "r-both.html"),
-                f"chunklab-reports/{token}/r-both.txt"):
+    for url in (
+        files.url(token, "other.html"),
+        files.url("0" * 32, "r-both.html"),
+        f"chunklab-reports/{token}/r-both.txt",
+    ):
         missing = browser.get("/" + url)
         assert missing.status_code == 404 and "open it again from the Reports page" in missing.text, url
     for url in (files.url(token, "..%2F..%2Fsecret.html"), "chunklab-reports/../secret.html"):

@@ -5,7 +5,7 @@ page; hostile pages refused with a sentence a person can act on."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,8 +16,8 @@ from services.chunker.strategies import REGISTRY, SourceDocument
 from services.ingest.readers.html import HtmlLimits, read_html
 from services.ingest.service import IngestService, resolve_format
 from services.ingest.store import Base
-from tests.support.ingest import create
 from tests.support.chunking import run
+from tests.support.ingest import create
 from tests.support.saved_page import SAVED_PAGE, SAVED_PAGE_TEXT
 
 
@@ -36,7 +36,7 @@ def check_offsets(content) -> None:
     text = content.text
     for node in nodes(content.tree.root):
         assert 0 <= node.start_char <= node.end_char <= len(text)
-        piece = text[node.start_char:node.end_char]
+        piece = text[node.start_char : node.end_char]
         assert piece == piece.strip()
         if node.kind == pb.NODE_KIND_HEADING:
             assert piece == "#" * node.level + " " + node.title
@@ -52,13 +52,29 @@ def saved():
 
 def test_a_saved_page_keeps_its_article_and_loses_navigation_banners_scripts_and_styles(saved):
     assert saved.text == SAVED_PAGE_TEXT
-    for boilerplate in ("Skip to content", "Home", "IT help", "Search", "cookies", "Accept all", "Related pages",
-                        "Sick leave", "Acme Ltd", "Privacy", "dataLayer", "font-family", "Share this page", "Acme Intranet"):
+    for boilerplate in (
+        "Skip to content",
+        "Home",
+        "IT help",
+        "Search",
+        "cookies",
+        "Accept all",
+        "Related pages",
+        "Sick leave",
+        "Acme Ltd",
+        "Privacy",
+        "dataLayer",
+        "font-family",
+        "Share this page",
+        "Acme Intranet",
+    ):
         assert boilerplate not in saved.text
 
 
 def test_the_sections_form_the_heading_tree_with_levels_and_paths(saved):
-    sections = [(n.level, n.title, list(n.heading_path)) for n in nodes(saved.tree.root) if n.kind == pb.NODE_KIND_SECTION]
+    sections = [
+        (n.level, n.title, list(n.heading_path)) for n in nodes(saved.tree.root) if n.kind == pb.NODE_KIND_SECTION
+    ]
     assert sections == [
         (1, "Leave policy", ["Leave policy"]),
         (2, "Requesting leave", ["Leave policy", "Requesting leave"]),
@@ -75,10 +91,13 @@ def test_lists_table_and_code_are_nodes_whose_ranges_slice_exactly(saved):
     text = saved.text
     by_kind: dict[int, list[str]] = {}
     for node in nodes(saved.tree.root):
-        by_kind.setdefault(node.kind, []).append(text[node.start_char:node.end_char])
+        by_kind.setdefault(node.kind, []).append(text[node.start_char : node.end_char])
     assert by_kind[pb.NODE_KIND_LIST_ITEM] == [
-        "1. Open the leave form.", "2. Pick the dates <from> and <to>.", "3. Submit it.",
-        "- Up to five days carry over.", "- Unused days expire on 31 March.",
+        "1. Open the leave form.",
+        "2. Pick the dates <from> and <to>.",
+        "3. Submit it.",
+        "- Up to five days carry over.",
+        "- Unused days expire on 31 March.",
     ]
     assert by_kind[pb.NODE_KIND_TABLE] == ["| Grade | Days |\n|---|---|\n| Junior | 25 |\n| Senior \\| Lead | 28 |"]
     assert by_kind[pb.NODE_KIND_CODE] == [
@@ -91,33 +110,45 @@ def test_lists_table_and_code_are_nodes_whose_ranges_slice_exactly(saved):
 
 def test_title_language_date_and_what_was_removed_are_read_from_the_page(saved):
     assert saved.metadata == {
-        "encoding": "utf-8", "content_element": "main", "title": "Leave policy – Acme Intranet", "lang": "en-GB",
-        "description": "How annual leave works at Acme.", "author": "People Team", "boilerplate_removed": "hidden 1",
+        "encoding": "utf-8",
+        "content_element": "main",
+        "title": "Leave policy – Acme Intranet",
+        "lang": "en-GB",
+        "description": "How annual leave works at Acme.",
+        "author": "People Team",
+        "boilerplate_removed": "hidden 1",
     }
     assert saved.language == "en"
     # article:published_time comes before the article's <time> and the JSON-LD date.
-    assert saved.published_at == datetime(2024, 3, 5, 8, 30, tzinfo=timezone.utc)
+    assert saved.published_at == datetime(2024, 3, 5, 8, 30, tzinfo=UTC)
     assert saved.published_at.utcoffset() == timedelta(0)  # the store keeps wall time, so dates go in as UTC
 
 
 @pytest.mark.parametrize("strategy", sorted(info.name for info in REGISTRY.infos()))
 def test_every_strategy_chunks_the_page_with_exact_offsets(saved, strategy):
-    source = SourceDocument(pb.Document(
-        document_id="doc-1", name="leave.html", text=saved.text, language="en", collection="default",
-        format=pb.DOCUMENT_FORMAT_HTML, tree=saved.tree,
-    ))
+    source = SourceDocument(
+        pb.Document(
+            document_id="doc-1",
+            name="leave.html",
+            text=saved.text,
+            language="en",
+            collection="default",
+            format=pb.DOCUMENT_FORMAT_HTML,
+            tree=saved.tree,
+        )
+    )
     chunks = run(strategy, source)  # checks text[start:end] == content for every chunk
     assert chunks
-    assert all(saved.text[c.start_char:c.end_char] == c.content for c in chunks)
+    assert all(saved.text[c.start_char : c.end_char] == c.content for c in chunks)
 
 
 # -- the boilerplate rule without <main> --------------------------------------
 
 BODY_ONLY = page(
-    '<header><p>Site name</p></header>'
+    "<header><p>Site name</p></header>"
     '<div role="navigation"><a href="/">Home</a></div>'
     '<div class="cc-window gdpr-notice">We value your privacy</div>'
-    '<section><header><h2>Opening &amp; closing</h2></header>'
+    "<section><header><h2>Opening &amp; closing</h2></header>"
     "Loose text in a section.<p>A <em>real</em>\n   paragraph.</p>"
     '<div hidden>secret</div><span aria-hidden="true">icon</span>'
     "<footer>Section footnote.</footer></section>"
@@ -155,22 +186,30 @@ def test_the_only_article_is_the_content_when_there_is_no_main():
 
 
 def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
-    content = read_html("d.html", page(
-        '<ol start="3"><li>Three<ul><li>sub a</li><li>sub b<br>second line</li></ul></li><li>Four</li></ol>'
-        "<blockquote><p>Quoted</p>words</blockquote><dl><dt>Term</dt><dd>Meaning</dd></dl>"
-    ))
+    content = read_html(
+        "d.html",
+        page(
+            '<ol start="3"><li>Three<ul><li>sub a</li><li>sub b<br>second line</li></ul></li><li>Four</li></ol>'
+            "<blockquote><p>Quoted</p>words</blockquote><dl><dt>Term</dt><dd>Meaning</dd></dl>"
+        ),
+    )
     assert content.text == (
         "3. Three\n  - sub a\n  - sub b\n    second line\n4. Four\n\n> Quoted\n\n> words\n\nTerm\n\nMeaning"
     )
-    items = [content.text[n.start_char:n.end_char] for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM]
+    items = [
+        content.text[n.start_char : n.end_char] for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM
+    ]
     assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four"]
 
 
 def test_blocks_inside_inline_elements_and_list_items_keep_their_breaks():
-    content = read_html("p.html", page(
-        "<a href='/post'><h3>Card title</h3><p>Teaser</p></a><p>Plain <a href='/x'>link</a> here</p>"
-        "<ul><li><p>One</p><p>Two</p></li><li>Three</li></ul><table><tr><td><p>a</p><p>b</p></td></tr></table>"
-    ))
+    content = read_html(
+        "p.html",
+        page(
+            "<a href='/post'><h3>Card title</h3><p>Teaser</p></a><p>Plain <a href='/x'>link</a> here</p>"
+            "<ul><li><p>One</p><p>Two</p></li><li>Three</li></ul><table><tr><td><p>a</p><p>b</p></td></tr></table>"
+        ),
+    )
     assert content.text == "### Card title\n\nTeaser\n\nPlain link here\n\n- One\n  Two\n- Three\n\n| a b |\n|---|"
 
 
@@ -183,8 +222,13 @@ def test_code_keeps_its_spaces_and_a_fence_longer_than_the_backticks_inside():
 def test_a_layout_table_is_read_as_blocks_and_a_data_table_keeps_its_rows_padded():
     layout = read_html("f.html", page("<table><tr><td><h2>Menu</h2><p>Soup</p></td><td>Bread</td></tr></table>"))
     assert layout.text == "## Menu\n\nSoup\n\nBread"
-    data = read_html("g.html", page("<table><caption>Prices</caption><tr><th>Item</th><th>Price</th></tr>"
-                                    "<tr><td>Tea</td></tr><tr><td></td><td></td></tr></table>"))
+    data = read_html(
+        "g.html",
+        page(
+            "<table><caption>Prices</caption><tr><th>Item</th><th>Price</th></tr>"
+            "<tr><td>Tea</td></tr><tr><td></td><td></td></tr></table>"
+        ),
+    )
     assert data.text == "Prices\n\n| Item | Price |\n|---|---|\n| Tea |  |"
 
 
@@ -195,38 +239,58 @@ def test_the_declared_charset_reads_the_bytes_and_latin1_means_windows_1252():
     data = "<html><head><meta charset=iso-8859-1></head><body><p>Café €5</p></body></html>".encode("cp1252")
     content = read_html("h.html", data)
     assert (content.text, content.metadata["encoding"]) == ("Café €5", "cp1252")
-    xhtml = ('<?xml version="1.0" encoding="iso-8859-15"?><html xmlns="http://www.w3.org/1999/xhtml" '
-             'xml:lang="fr"><body><p>Œuvre €</p></body></html>').encode("iso-8859-15")
+    xhtml = (
+        '<?xml version="1.0" encoding="iso-8859-15"?><html xmlns="http://www.w3.org/1999/xhtml" '
+        'xml:lang="fr"><body><p>Œuvre €</p></body></html>'
+    ).encode("iso-8859-15")
     content = read_html("i.xhtml", xhtml)
     assert (content.text, content.metadata["encoding"], content.language) == ("Œuvre €", "iso8859-15", "fr")
 
 
 def test_a_utf16_page_with_its_byte_order_mark_and_an_undeclared_utf8_page_are_read():
-    assert read_html("j.html", page("<p>Grüße</p>", html='<html lang="de-AT">').decode().encode("utf-16")).text == "Grüße"
+    assert (
+        read_html("j.html", page("<p>Grüße</p>", html='<html lang="de-AT">').decode().encode("utf-16")).text == "Grüße"
+    )
     assert read_html("k.html", "<p>naïve</p>".encode()).text == "naïve"
 
 
-@pytest.mark.parametrize(("head", "html", "expected"), [
-    ("", '<html lang="pt_BR">', ("pt", "pt_BR")),
-    ('<meta http-equiv="Content-Language" content="de, en">', "<html>", ("de", "de")),
-    ("", '<html lang="und">', ("", "")),
-    ("", "<html>", ("", "")),
-])
+@pytest.mark.parametrize(
+    ("head", "html", "expected"),
+    [
+        ("", '<html lang="pt_BR">', ("pt", "pt_BR")),
+        ('<meta http-equiv="Content-Language" content="de, en">', "<html>", ("de", "de")),
+        ("", '<html lang="und">', ("", "")),
+        ("", "<html>", ("", "")),
+    ],
+)
 def test_the_language_is_the_primary_subtag_of_what_the_page_declares(head, html, expected):
     content = read_html("l.html", page("<p>Text.</p>", head=head, html=html))
     assert (content.language, content.metadata.get("lang", "")) == expected
 
 
-@pytest.mark.parametrize(("head", "body", "expected"), [
-    ('<meta property="article:published_time" content="2024-01-02T03:04:05Z">', '<time datetime="2020-01-01">x</time>',
-     datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)),
-    ('<meta property="article:published_time" content="not a date">', '<time datetime="2020-05-06">6 May</time>',
-     datetime(2020, 5, 6, tzinfo=timezone.utc)),
-    ('<script type="application/ld+json">[{"@graph": [{"datePublished": "2019-07-08T10:00:00"}]}]</script>'
-     '<meta name="date" content="2001-01-01">', "", datetime(2019, 7, 8, 10, tzinfo=timezone.utc)),
-    ('<meta name="DC.date" content="Tue, 05 Mar 2024 09:30:00 GMT">', "", datetime(2024, 3, 5, 9, 30, tzinfo=timezone.utc)),
-    ("", "<aside><time datetime='2018-01-01'>old</time></aside>", None),
-])
+@pytest.mark.parametrize(
+    ("head", "body", "expected"),
+    [
+        (
+            '<meta property="article:published_time" content="2024-01-02T03:04:05Z">',
+            '<time datetime="2020-01-01">x</time>',
+            datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),
+        ),
+        (
+            '<meta property="article:published_time" content="not a date">',
+            '<time datetime="2020-05-06">6 May</time>',
+            datetime(2020, 5, 6, tzinfo=UTC),
+        ),
+        (
+            '<script type="application/ld+json">[{"@graph": [{"datePublished": "2019-07-08T10:00:00"}]}]</script>'
+            '<meta name="date" content="2001-01-01">',
+            "",
+            datetime(2019, 7, 8, 10, tzinfo=UTC),
+        ),
+        ('<meta name="DC.date" content="Tue, 05 Mar 2024 09:30:00 GMT">', "", datetime(2024, 3, 5, 9, 30, tzinfo=UTC)),
+        ("", "<aside><time datetime='2018-01-01'>old</time></aside>", None),
+    ],
+)
 def test_the_publication_date_is_the_first_declared_source_that_parses(head, body, expected):
     assert read_html("m.html", page(f"<p>Text.</p>{body}", head=head)).published_at == expected
 
@@ -271,8 +335,10 @@ def test_a_text_run_past_the_parser_limit_is_refused_whether_or_not_the_page_is_
 
 
 def test_a_page_whose_text_a_script_builds_says_what_was_found():
-    shell = page('<div id="root"></div><noscript>Enable JavaScript</noscript><script>render()</script>',
-                 head="<title>Dashboard</title>")
+    shell = page(
+        '<div id="root"></div><noscript>Enable JavaScript</noscript><script>render()</script>',
+        head="<title>Dashboard</title>",
+    )
     assert refused(shell, InvalidArgument) == (
         "'page.html' has no readable text: its body element holds no text once boilerplate is removed "
         "(noscript 1, script 1 removed); its title is 'Dashboard'. If a script builds the page in the browser, "
@@ -280,12 +346,15 @@ def test_a_page_whose_text_a_script_builds_says_what_was_found():
     )
 
 
-@pytest.mark.parametrize(("data", "phrase"), [
-    (b"%PDF-1.7 binary", "declared as HTML but its content is a PDF file"),
-    (b"PK\x03\x04zip", "its content is a zip archive"),
-    (b"Just a note.\nNo markup here.", "holds no HTML tags at all; if it is plain text, name it .txt or .md"),
-    (b"<html>\x00\x01\x02\x03</html>", "looks like binary data"),
-])
+@pytest.mark.parametrize(
+    ("data", "phrase"),
+    [
+        (b"%PDF-1.7 binary", "declared as HTML but its content is a PDF file"),
+        (b"PK\x03\x04zip", "its content is a zip archive"),
+        (b"Just a note.\nNo markup here.", "holds no HTML tags at all; if it is plain text, name it .txt or .md"),
+        (b"<html>\x00\x01\x02\x03</html>", "looks like binary data"),
+    ],
+)
 def test_bytes_that_are_not_html_are_refused_with_what_they_are(data, phrase):
     refused(data, InvalidArgument, phrase)
 
@@ -299,7 +368,7 @@ def test_html_extensions_resolve_and_the_unknown_extension_message_names_them():
         resolve_format("slides.pptx", 0)
 
 
-def test_an_uploaded_page_is_stored_with_its_declared_language_and_date(service):  # noqa: F811
+def test_an_uploaded_page_is_stored_with_its_declared_language_and_date(service):
     document, existed = create(service, "leave.html", SAVED_PAGE)
     assert (existed, document.format, document.language) == (False, pb.DOCUMENT_FORMAT_HTML, "en")
     stored = service.get(document.document_id, pb.DOCUMENT_VIEW_FULL)  # read back from the store
@@ -311,6 +380,9 @@ def test_an_uploaded_page_is_stored_with_its_declared_language_and_date(service)
 
 def test_a_page_over_the_upload_limit_is_refused_and_nothing_is_stored(tmp_path):
     small = IngestService(make_sessionmaker(f"sqlite:///{tmp_path / 'small.sqlite3'}", Base), 100_000, lambda _id: 0)
-    with pytest.raises(ResourceExhausted, match=r"'big\.html' is [0-9.]+ MB, over the upload limit of 0\.1 MB \(CHUNKLAB_MAX_UPLOAD_MB\)"):
+    with pytest.raises(
+        ResourceExhausted,
+        match=r"'big\.html' is [0-9.]+ MB, over the upload limit of 0\.1 MB \(CHUNKLAB_MAX_UPLOAD_MB\)",
+    ):
         create(small, "big.html", page("<p>words</p>" * 25_000))
     assert small.list(10, "", "", "")[2] == 0

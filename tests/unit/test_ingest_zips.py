@@ -49,7 +49,7 @@ def central_offset(data: bytes, member: str) -> int:
     offset = data.find(_CENTRAL)
     while offset >= 0:
         name_length = struct.unpack_from("<H", data, offset + 28)[0]
-        if data[offset + 46: offset + 46 + name_length].decode() == member:
+        if data[offset + 46 : offset + 46 + name_length].decode() == member:
             return offset
         offset = data.find(_CENTRAL, offset + 1)
     raise AssertionError(f"{member} is not in the archive")
@@ -124,7 +124,9 @@ def test_a_member_that_inflates_past_the_limit_is_refused_in_bounded_memory(serv
 def test_members_that_pass_the_limit_together_are_refused():
     members = handbook_members() | {f"word/media/part{i}.bin": bytes(4 * MB) for i in range(3)}
     with pytest.raises(ResourceExhausted) as caught:
-        check_docx_archive("parts.docx", zip_bytes(members), ZipLimits(max_member_bytes=5 * MB, max_total_bytes=10 * MB))
+        check_docx_archive(
+            "parts.docx", zip_bytes(members), ZipLimits(max_member_bytes=5 * MB, max_total_bytes=10 * MB)
+        )
     assert caught.value.message == (
         "'parts.docx' is refused as a zip bomb: it unpacks to more than 10 MB in all (the limit for a DOCX)"
     )
@@ -148,8 +150,9 @@ def test_entries_whose_bytes_overlap_are_refused(service):
     end_of_data = local_offset(data, "word/document.xml") + len(members["word/document.xml"]) + 100
     stretch = end_of_data - local - 30 - len(first)
     # The first entry's stored bytes now run over the next entries, as in a non-recursive zip bomb.
-    overlapping = patched(data, (central_offset(data, first) + 20, "<L", stretch),
-                          (central_offset(data, first) + 24, "<L", stretch))
+    overlapping = patched(
+        data, (central_offset(data, first) + 20, "<L", stretch), (central_offset(data, first) + 24, "<L", stretch)
+    )
     message = refused(service, "overlap.docx", overlapping, InvalidArgument, "overlap")
     assert message.startswith(f"'overlap.docx' is refused as a zip bomb: the stored bytes of {first} and ")
     assert message.endswith("overlap, so the same data would be unpacked twice; Word never writes such an archive")
@@ -162,8 +165,13 @@ def test_a_name_held_twice_is_refused(service):
             archive.writestr(name, content)
         with pytest.warns(UserWarning, match="Duplicate name"):
             archive.writestr("word/document.xml", b"<other/>")
-    refused(service, "twice.docx", buffer.getvalue(), InvalidArgument,
-            "holds word/document.xml twice, which Word never writes")
+    refused(
+        service,
+        "twice.docx",
+        buffer.getvalue(),
+        InvalidArgument,
+        "holds word/document.xml twice, which Word never writes",
+    )
 
 
 def test_more_members_than_the_limit_are_refused_before_they_are_listed():
@@ -192,8 +200,13 @@ def test_an_encrypted_member_is_refused_with_what_to_do(service):
     member = "word/document.xml"
     flags_central, flags_local = central_offset(data, member) + 8, local_offset(data, member) + 6
     encrypted = patched(data, (flags_central, "<H", 1), (flags_local, "<H", 1))
-    refused(service, "locked.docx", encrypted, InvalidArgument,
-            "word/document.xml cannot be read .it is encrypted: save the document without a password.")
+    refused(
+        service,
+        "locked.docx",
+        encrypted,
+        InvalidArgument,
+        "word/document.xml cannot be read .it is encrypted: save the document without a password.",
+    )
 
 
 # -- XML attacks --------------------------------------------------------------
@@ -216,8 +229,11 @@ BILLION_LAUGHS = (
 XXE = '<!DOCTYPE w:document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
 
 
-@pytest.mark.parametrize("prefix, at_offset", [(BILLION_LAUGHS, 0), (XXE, 0), (XXE, PIECE_BYTES - 4)],
-                         ids=["billion laughs", "external entity", "cut by a piece boundary"])
+@pytest.mark.parametrize(
+    "prefix, at_offset",
+    [(BILLION_LAUGHS, 0), (XXE, 0), (XXE, PIECE_BYTES - 4)],
+    ids=["billion laughs", "external entity", "cut by a piece boundary"],
+)
 def test_doctype_and_entities_are_refused(service, prefix, at_offset):
     message = refused(service, "evil.docx", with_document_xml(prefix, at_offset), InvalidArgument, "DOCTYPE")
     assert message == (

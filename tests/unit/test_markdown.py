@@ -79,7 +79,8 @@ def test_every_block_of_a_hand_built_document_with_its_exact_range():
     assert headings == [(1, "Handbook", "#"), (1, "Setext title", "="), (2, "Indented heading", "##")]
     lists = [b for b in blocks if b.kind is Kind.LIST]
     assert [(DOCUMENT[i.start : i.end], i.markup) for i in lists[0].children] == [
-        ("- first item\n  continued", "-"), ("2. second item", "2."),
+        ("- first item\n  continued", "-"),
+        ("2. second item", "2."),
     ]
     table = next(b for b in blocks if b.kind is Kind.TABLE)
     assert [DOCUMENT[r.start : r.end] for r in table.children] == ["| a | b |", "|---|---|"]
@@ -108,7 +109,8 @@ def test_a_fence_closes_only_with_the_same_character_at_least_as_long_and_nothin
 
 def test_an_unclosed_fence_runs_to_the_end_and_inline_code_opens_none():
     assert kinds_and_texts("```\n# in code\n\nstill code\n\n") == [
-        (Kind.FENCED_CODE, "```\n# in code\n\nstill code"), (Kind.BLANK, "\n"),
+        (Kind.FENCED_CODE, "```\n# in code\n\nstill code"),
+        (Kind.BLANK, "\n"),
     ]
     assert kinds_and_texts("``` a`b\n# Heading") == [(Kind.PARAGRAPH, "``` a`b"), (Kind.HEADING, "# Heading")]
 
@@ -127,11 +129,14 @@ def test_setext_underlines_thematic_breaks_and_lists_that_look_alike():
 
 def test_indented_code_after_a_blank_line_but_not_inside_a_paragraph_or_after_a_list():
     assert kinds_and_texts("Para\n    lazy line\n\n    code\n\n      more\n") == [
-        (Kind.PARAGRAPH, "Para\n    lazy line"), (Kind.BLANK, "\n"),
+        (Kind.PARAGRAPH, "Para\n    lazy line"),
+        (Kind.BLANK, "\n"),
         (Kind.INDENTED_CODE, "code\n\n      more"),
     ]
     assert kinds_and_texts("- item\n\n    more of the item\n") == [
-        (Kind.LIST, "- item"), (Kind.BLANK, "\n"), (Kind.PARAGRAPH, "more of the item"),
+        (Kind.LIST, "- item"),
+        (Kind.BLANK, "\n"),
+        (Kind.PARAGRAPH, "more of the item"),
     ]
 
 
@@ -142,7 +147,9 @@ def test_lists_end_at_a_heading_a_table_or_a_fence_that_is_not_indented_to_the_i
         (Kind.FENCED_CODE, "```\n# code\n```"),
     ]
     assert kinds_and_texts("- a\n| row |\n# H\n") == [
-        (Kind.LIST, "- a"), (Kind.TABLE, "| row |"), (Kind.HEADING, "# H"),
+        (Kind.LIST, "- a"),
+        (Kind.TABLE, "| row |"),
+        (Kind.HEADING, "# H"),
     ]
 
 
@@ -159,9 +166,35 @@ def test_empty_and_blank_texts():
 # -- properties -------------------------------------------------------------
 
 LINES = [
-    "# H", "## Two ##", "  ### three", "#x", "####### seven", "text", "more text.", "", "", "```", "```py", "````",
-    "~~~", "~~~ info", "    indented", "    # indented hash", "---", "***", "===", "- - -", "<!-- c -->", "<!--",
-    "-->", "#", "#\tTab", " ```", "\t", "   ", "``` a`b",
+    "# H",
+    "## Two ##",
+    "  ### three",
+    "#x",
+    "####### seven",
+    "text",
+    "more text.",
+    "",
+    "",
+    "```",
+    "```py",
+    "````",
+    "~~~",
+    "~~~ info",
+    "    indented",
+    "    # indented hash",
+    "---",
+    "***",
+    "===",
+    "- - -",
+    "<!-- c -->",
+    "<!--",
+    "-->",
+    "#",
+    "#\tTab",
+    " ```",
+    "\t",
+    "   ",
+    "``` a`b",
 ]
 CONTAINERS = ["- item", "1. one", "2. two", "* star", "  continued", "  - nested", "| a | b |", "> quote", "  ```"]
 
@@ -194,7 +227,8 @@ def test_blocks_are_ordered_trimmed_and_cover_every_non_blank_character(lines, n
     starts = line_starts(lf)
     atx = [
         starts[bisect_right(starts, b.start) - 1]
-        for b in markdown.scan(text) if b.kind is Kind.HEADING and b.markup.startswith("#")
+        for b in markdown.scan(text)
+        if b.kind is Kind.HEADING and b.markup.startswith("#")
     ]
     assert markdown.heading_lines(text) == atx
 
@@ -206,7 +240,10 @@ def commonmark_blocks(text: str) -> list[tuple[str, int, int, int]]:
     """(kind, heading level, first line, last line) of the top-level headings,
     code blocks, HTML blocks and thematic breaks markdown-it-py finds."""
     kinds = {
-        "fence": "fenced code", "code_block": "indented code", "html_block": "html comment", "hr": "thematic break",
+        "fence": "fenced code",
+        "code_block": "indented code",
+        "html_block": "html comment",
+        "hr": "thematic break",
     }
     lines = text.split("\n")
     found = []
@@ -226,7 +263,8 @@ def our_blocks(text: str) -> list[tuple[str, int, int, int]]:
     kinds = (Kind.HEADING, Kind.FENCED_CODE, Kind.INDENTED_CODE, Kind.HTML_COMMENT, Kind.THEMATIC_BREAK)
     return [
         (b.kind.value, b.level, bisect_right(starts, b.start) - 1, bisect_right(starts, b.end - 1) - 1)
-        for b in markdown.scan(text) if b.kind in kinds
+        for b in markdown.scan(text)
+        if b.kind in kinds
     ]
 
 

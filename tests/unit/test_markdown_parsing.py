@@ -77,8 +77,12 @@ def test_the_tree_nests_sections_and_blocks_under_their_headings():
 def test_every_node_range_is_exact_and_inside_its_parent():
     tree = parsing.parse(MARKDOWN, pb.DOCUMENT_FORMAT_MARKDOWN)
     texts = {
-        pb.NODE_KIND_PARAGRAPH: {"Preamble before any heading.", "Intro paragraph\nspanning two lines.",
-                                  "Text of A.", "Closing words."},
+        pb.NODE_KIND_PARAGRAPH: {
+            "Preamble before any heading.",
+            "Intro paragraph\nspanning two lines.",
+            "Text of A.",
+            "Closing words.",
+        },
         pb.NODE_KIND_LIST_ITEM: {"- item one", "- item two\n  continued"},
         pb.NODE_KIND_TABLE: {"| a | b |\n|---|---|\n| 1 | 2 |"},
         pb.NODE_KIND_HEADING: {"# Title", "## Section A", "Setext heading\n--------------", "# Second top"},

@@ -47,20 +47,27 @@ def measured() -> tuple[pb.Experiment, list[pb.QuestionResult]]:
         for q in range(4):
             metrics = pb.RetrievalMetrics(labelled=True, tokens_sent=100 + n, chunks_sent=2)
             _everything(metrics, 0.25 + 0.1 * n + 0.01 * q)
-            judge = pb.JudgeScores(judge_model="j", **{name: pb.Score(measured=True, value=5 + n, reason="r")
-                                                      for name in JUDGE_SCORES})
-            results.append(pb.QuestionResult(question_id=f"q{q}", question=f"question {q}", run_key=run,
-                                             metrics=metrics, judge=judge))
-    experiment = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(name="every measure"),
-                               state=pb.EXPERIMENT_STATE_SUCCEEDED,
-                               runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in ("a", "b")])
+            judge = pb.JudgeScores(
+                judge_model="j", **{name: pb.Score(measured=True, value=5 + n, reason="r") for name in JUDGE_SCORES}
+            )
+            results.append(
+                pb.QuestionResult(
+                    question_id=f"q{q}", question=f"question {q}", run_key=run, metrics=metrics, judge=judge
+                )
+            )
+    experiment = pb.Experiment(
+        experiment_id="e1",
+        config=pb.ExperimentConfig(name="every measure"),
+        state=pb.EXPERIMENT_STATE_SUCCEEDED,
+        runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in ("a", "b")],
+    )
     summarize(experiment, results)
     return experiment, results
 
 
 def _heads(html: str, table: str) -> list[str]:
     start = html.index(table)
-    part = html[start:html.index("</thead>", start)]
+    part = html[start : html.index("</thead>", start)]
     return [re.sub(r"<[^>]+>", "", th).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", part, re.DOTALL)]
 
 
@@ -71,16 +78,20 @@ def shown(view: str, experiment: pb.Experiment, results: list[pb.QuestionResult]
         terminal.print_table(experiment, METRICS, out)
         table, ranked = out.getvalue().split("\n\n")[:2]
         heads = f"{table.splitlines()[1]}\n{ranked.splitlines()[0]}"  # labels right-aligned, one space apart
-        return [label for label in map(METRICS.label, METRICS.order)
-                if re.search(rf"(?<!\S){re.escape(label)}(?!\S)", heads)]
+        return [
+            label
+            for label in map(METRICS.label, METRICS.order)
+            if re.search(rf"(?<!\S){re.escape(label)}(?!\S)", heads)
+        ]
     if view == "cli --json":
         return [METRICS.label(key) for row in terminal.summary_rows(experiment, METRICS) for key in row]
     if view == "experiments page":
         return _heads(experiments_html.experiment_summary_html(experiment, METRICS), "cl-runs-table")
     if view == "verdict":
         return _heads(experiments_html.experiment_summary_html(experiment, METRICS), "verdict-means")
-    question_set = pb.QuestionSet(name="set", questions=[pb.Question(question_id=f"q{q}", text=f"question {q}")
-                                                         for q in range(4)])
+    question_set = pb.QuestionSet(
+        name="set", questions=[pb.Question(question_id=f"q{q}", text=f"question {q}") for q in range(4)]
+    )
     if view == "report":
         html = report.render(experiment, question_set, results, pb.REPORT_VIEW_MANAGERIAL)
         return _heads(html, "<table><thead>")  # the summary, after the verdict's means
@@ -105,6 +116,6 @@ def test_the_tables_follow_the_catalogues_order(measured):
     for view in ("cli table", "experiments page", "report", "technical report"):  # the verdict: its measure first
         heads = list(dict.fromkeys(shown(view, experiment, results)))
         if view == "technical report":
-            heads = heads[:heads.index("tokens sent") + 1]  # the row's columns; the judge's scores come under it
+            heads = heads[: heads.index("tokens sent") + 1]  # the row's columns; the judge's scores come under it
         labels = [METRICS.label(m.info.name) for m in metric_catalog.CATALOG if METRICS.label(m.info.name) in heads]
         assert [h for h in heads if h in labels] == labels, view

@@ -27,12 +27,28 @@ SHOWN = ("97.7%", "0.756", "1,234", "$0.0123")
 
 @pytest.fixture(scope="module")
 def finished() -> pb.Experiment:
-    means = pb.RetrievalMetrics(labelled=True, questions=2, questions_labelled=2, recall=0.977, mrr=0.756,
-                                tokens_sent=1234, embedding_answer_similarity=-1)
-    runs = [pb.ExperimentRun(run_key=key, questions_done=2, questions_total=2, mean_metrics=means,
-                             usage=common_pb2.TokenUsage(estimated_cost_usd=0.0123)) for key in ("r1", "r2")]
-    return pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(name="numbers"), runs=runs,
-                         state=pb.EXPERIMENT_STATE_SUCCEEDED)
+    means = pb.RetrievalMetrics(
+        labelled=True,
+        questions=2,
+        questions_labelled=2,
+        recall=0.977,
+        mrr=0.756,
+        tokens_sent=1234,
+        embedding_answer_similarity=-1,
+    )
+    runs = [
+        pb.ExperimentRun(
+            run_key=key,
+            questions_done=2,
+            questions_total=2,
+            mean_metrics=means,
+            usage=common_pb2.TokenUsage(estimated_cost_usd=0.0123),
+        )
+        for key in ("r1", "r2")
+    ]
+    return pb.Experiment(
+        experiment_id="e1", config=pb.ExperimentConfig(name="numbers"), runs=runs, state=pb.EXPERIMENT_STATE_SUCCEEDED
+    )
 
 
 def _text(html: str) -> str:
@@ -56,9 +72,24 @@ def test_a_runs_measures_read_the_same_in_every_place(finished, where):
 
 
 def test_compare_writes_differences_and_intervals_through_the_same_formatter(finished):
-    response = pb.CompareExperimentsResponse(experiments=[finished], differences=[pb.MetricDifference(
-        metric="mrr", baseline_run_key="r1", run_key="r2", difference=0.012, ci_low=-0.004, ci_high=0.03,
-        shared_questions=2, baseline_mean=0.756, mean=0.768, baseline_experiment_id="e1", experiment_id="e1")])
+    response = pb.CompareExperimentsResponse(
+        experiments=[finished],
+        differences=[
+            pb.MetricDifference(
+                metric="mrr",
+                baseline_run_key="r1",
+                run_key="r2",
+                difference=0.012,
+                ci_low=-0.004,
+                ci_high=0.03,
+                shared_questions=2,
+                baseline_mean=0.756,
+                mean=0.768,
+                baseline_experiment_id="e1",
+                experiment_id="e1",
+            )
+        ],
+    )
     shown = _text(compare_html.compare_html(response, METRICS))
     assert "0.756" in shown and "0.768" in shown and "+0.012" in shown and "[-0.004, +0.030]" in shown
     assert METRICS.interval("recall", -0.031, 0.078) == "[-3.1 pts, +7.8 pts]"
@@ -66,9 +97,12 @@ def test_compare_writes_differences_and_intervals_through_the_same_formatter(fin
 
 def scored_response() -> rpb.RetrieveResponse:
     chunk = common_pb2.Chunk(chunk_id="c", chunk_index=0, content="tide", document_name="a.md")
-    hit = common_pb2.RetrievedChunk(chunk=chunk, label=common_pb2.CHUNK_LABEL_HIT, rank=1, score=0.812345, rerank_score=0.98765)
-    return rpb.RetrieveResponse(retrieved_chunks=[hit], expansion_tree=common_pb2.ExpansionTree(
-        hits=[common_pb2.ExpansionNode(hit=hit)]))
+    hit = common_pb2.RetrievedChunk(
+        chunk=chunk, label=common_pb2.CHUNK_LABEL_HIT, rank=1, score=0.812345, rerank_score=0.98765
+    )
+    return rpb.RetrieveResponse(
+        retrieved_chunks=[hit], expansion_tree=common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=hit)])
+    )
 
 
 def test_a_retrieval_score_reads_the_same_on_the_query_page_the_cli_and_the_report(capsys):

@@ -58,7 +58,9 @@ def test_int8_vectors_stay_close_to_torch(export_dir, torch_vectors):
 def test_tokenisation_is_the_torch_paths(export_dir):
     provider = OnnxMiniLMProvider("fp32", export_dir)
     _, tokenizer = provider._load()
-    reference = embeddings.get_provider("all-MiniLM-L6-v2").model().tokenizer(SENTENCES, truncation=True, max_length=256)
+    reference = (
+        embeddings.get_provider("all-MiniLM-L6-v2").model().tokenizer(SENTENCES, truncation=True, max_length=256)
+    )
     ours = [encoding.ids for encoding in tokenizer.encode_batch(SENTENCES)]
     assert ours == reference["input_ids"]
     assert len(ours[-1]) == 256
@@ -85,7 +87,9 @@ def test_the_chunkers_cache_never_answers_one_backend_with_anothers_vectors(expo
         assert cache.embed(embeddings.get_provider("all-MiniLM-L6-v2"), SENTENCES[:2]).cached == 2
         int8 = cache.embed(embeddings.get_provider("all-MiniLM-L6-v2-onnx-int8"), SENTENCES[:2])
         assert int8.cached == 0
-        assert np.allclose(int8.vectors, OnnxMiniLMProvider("int8", export_dir).embed_documents(SENTENCES[:2]), atol=1e-6)
+        assert np.allclose(
+            int8.vectors, OnnxMiniLMProvider("int8", export_dir).embed_documents(SENTENCES[:2]), atol=1e-6
+        )
         assert not np.allclose(int8.vectors, torch_vectors[:2], atol=1e-4)
     finally:
         cache.close()
@@ -97,7 +101,8 @@ def test_a_missing_export_is_refused_with_the_command_that_builds_it(tmp_path):
     assert caught.value.message == (
         f"the ONNX export of all-MiniLM-L6-v2 (int8) is not built: {tmp_path / 'model-int8.onnx'} is missing; "
         "build it from the packaged weights, offline, with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export), "
-        "or point CHUNKLAB_ONNX_DIR at a folder that holds one")
+        "or point CHUNKLAB_ONNX_DIR at a folder that holds one"
+    )
 
 
 def test_an_export_of_other_weights_is_refused(export_dir, tmp_path):
@@ -122,7 +127,8 @@ def test_an_export_of_an_older_recipe_is_refused_and_rebuilt_by_ensure_export(ex
         OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"])
     assert caught.value.message == (
         f"the ONNX export in {tmp_path} was built by recipe 1, not this version's {onnx_export.RECIPE}; "
-        "build it again with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export)")
+        "build it again with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export)"
+    )
     onnx_export.ensure_export(tmp_path)
     assert json.loads((tmp_path / "manifest.json").read_text())["recipe"] == onnx_export.RECIPE
     assert OnnxMiniLMProvider("int8", tmp_path).embed_documents(["hello"]).shape == (1, 384)

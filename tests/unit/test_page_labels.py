@@ -31,22 +31,41 @@ from tests.support.providers import HashedProvider
 
 PROVIDER = HashedProvider()
 # (content, first_page, last_page) of manual.pdf's fixed_size chunks, and notes.md's (no pages).
-PDF_CHUNKS = [("harbour tides table", 11, 11), ("lighthouse keepers logbook entries", 12, 13),
-              ("storm warning flags", 13, 13)]
+PDF_CHUNKS = [
+    ("harbour tides table", 11, 11),
+    ("lighthouse keepers logbook entries", 12, 13),
+    ("storm warning flags", 13, 13),
+]
 MD_CHUNKS = [("garden compost recipe", 0, 0), ("orchard pruning calendar", 0, 0)]
 
 
 def index_document(service: RetrieverService, document_id: str, name: str, strategy: str, chunks) -> None:
     items = []
     for i, (content, first, last) in enumerate(chunks):
-        chunk = pb.Chunk(chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, pb.CHUNK_ROLE_CHUNK),
-                         document_id=document_id, document_name=name, strategy=strategy, chunk_index=i,
-                         content=content, token_count=len(content.split()), start_char=40 * i,
-                         end_char=40 * i + len(content), first_page=first, last_page=last, collection="default")
+        chunk = pb.Chunk(
+            chunk_id=ids.chunk_id(document_id, strategy, "cfg", i, pb.CHUNK_ROLE_CHUNK),
+            document_id=document_id,
+            document_name=name,
+            strategy=strategy,
+            chunk_index=i,
+            content=content,
+            token_count=len(content.split()),
+            start_char=40 * i,
+            end_char=40 * i + len(content),
+            first_page=first,
+            last_page=last,
+            collection="default",
+        )
         items.append(rpb.IndexedChunk(chunk=chunk, vector=PROVIDER.embed_query(content).tolist()))
-    header = rpb.IndexHeader(document_id=document_id, strategy=strategy, config_id="cfg",
-                             embedding_model=PROVIDER.name, dimension=PROVIDER.dimension,
-                             spec=pb.StrategySpec(name=strategy), expansion=REGISTRY.get(strategy).expansion)
+    header = rpb.IndexHeader(
+        document_id=document_id,
+        strategy=strategy,
+        config_id="cfg",
+        embedding_model=PROVIDER.name,
+        dimension=PROVIDER.dimension,
+        spec=pb.StrategySpec(name=strategy),
+        expansion=REGISTRY.get(strategy).expansion,
+    )
     service.index_chunks(header, items)
 
 
@@ -62,8 +81,13 @@ def service(tmp_path_factory):
 
 
 def options(document_id: str) -> pb.RetrievalOptions:
-    return pb.RetrievalOptions(strategy="fixed_size", top_k=1, neighbor_prev=1, neighbor_next=1,
-                               filter=pb.RetrievalFilter(document_ids=[document_id]))
+    return pb.RetrievalOptions(
+        strategy="fixed_size",
+        top_k=1,
+        neighbor_prev=1,
+        neighbor_next=1,
+        filter=pb.RetrievalFilter(document_ids=[document_id]),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +133,22 @@ def cli_lines(service: RetrieverService, question: str, document_id: str, capsys
         def retrieve(self, query, retrieval_options):
             return service.retrieve(rpb.RetrieveRequest(query=query, options=retrieval_options))
 
-    args = parser().parse_args(["query", question, "--strategy", "fixed_size", "--top-k", "1", "--neighbor-prev", "1",
-                                "--neighbor-next", "1", "--filter-document-ids", document_id])
+    args = parser().parse_args(
+        [
+            "query",
+            question,
+            "--strategy",
+            "fixed_size",
+            "--top-k",
+            "1",
+            "--neighbor-prev",
+            "1",
+            "--neighbor-next",
+            "1",
+            "--filter-document-ids",
+            document_id,
+        ]
+    )
     assert retrieval_cli.cmd_query(args, Client()) == 0
     return capsys.readouterr().out.splitlines()
 
@@ -128,39 +166,57 @@ def test_chunklab_query_prints_the_pages_beside_the_token_count(service, capsys)
 
 def test_the_report_labels_retrieved_chunks_and_chunk_texts_with_their_pages(pdf_response, md_response):
     experiment = evaluator_pb2.Experiment(
-        experiment_id="e-1", config=evaluator_pb2.ExperimentConfig(name="pages", retrieval_only=True),
-        runs=[evaluator_pb2.ExperimentRun(run_key="fixed_size", config_id="cfg")])
-    questions = evaluator_pb2.QuestionSet(name="q.jsonl", questions=[
-        evaluator_pb2.Question(question_id="q1", text="Who kept the logbook?"),
-        evaluator_pb2.Question(question_id="q2", text="How is compost made?")])
-    results = [evaluator_pb2.QuestionResult(question_id=qid, run_key="fixed_size", retrieved_chunks=r.retrieved_chunks,
-                                            expansion_tree=r.expansion_tree)
-               for qid, r in (("q1", pdf_response), ("q2", md_response))]
+        experiment_id="e-1",
+        config=evaluator_pb2.ExperimentConfig(name="pages", retrieval_only=True),
+        runs=[evaluator_pb2.ExperimentRun(run_key="fixed_size", config_id="cfg")],
+    )
+    questions = evaluator_pb2.QuestionSet(
+        name="q.jsonl",
+        questions=[
+            evaluator_pb2.Question(question_id="q1", text="Who kept the logbook?"),
+            evaluator_pb2.Question(question_id="q2", text="How is compost made?"),
+        ],
+    )
+    results = [
+        evaluator_pb2.QuestionResult(
+            question_id=qid, run_key="fixed_size", retrieved_chunks=r.retrieved_chunks, expansion_tree=r.expansion_tree
+        )
+        for qid, r in (("q1", pdf_response), ("q2", md_response))
+    ]
     html = report.render(experiment, questions, results, evaluator_pb2.REPORT_VIEW_TECHNICAL)
     # Where each chunk starts in its document's text (ADR 0068), its marker names its pages.
-    texts = html[html.index('<h3 id="chunk-texts">'):html.index("</section>")]
+    texts = html[html.index('<h3 id="chunk-texts">') : html.index("</section>")]
     markers = [marker for marker in re.findall(r'<a id="t\d+" data-chunk="([^"]*)"></a>', texts)]
     pdf = [m for m in markers if "pp. " in m or "p. " in m]
     chunks = sorted((item.chunk for item in pdf_response.retrieved_chunks), key=lambda c: c.start_char)
     assert [m.split(" · ")[1:4] for m in pdf] == [
         [f"chunk {c.chunk_index}", f"chars {c.start_char}–{c.end_char}", label]
-        for c, label in zip(chunks, ("p. 11", "pp. 12–13", "p. 13"))]
+        for c, label in zip(chunks, ("p. 11", "pp. 12–13", "p. 13"))
+    ]
     assert len(markers) == 5 and not any("p. " in m for m in markers if m not in pdf)
 
 
 def test_the_boundary_viewer_labels_chunks_and_marks_where_pages_begin():
     text = "a" * 30 + "b" * 30 + "c" * 30  # pages begin at 0, 30 and 60
-    chunks = [pb.Chunk(chunk_index=0, start_char=0, end_char=45, content=text[:45], token_count=6,
-                       first_page=1, last_page=2),
-              pb.Chunk(chunk_index=1, start_char=45, end_char=90, content=text[45:], token_count=6,
-                       first_page=2, last_page=3)]
+    chunks = [
+        pb.Chunk(chunk_index=0, start_char=0, end_char=45, content=text[:45], token_count=6, first_page=1, last_page=2),
+        pb.Chunk(
+            chunk_index=1, start_char=45, end_char=90, content=text[45:], token_count=6, first_page=2, last_page=3
+        ),
+    ]
     root = parse(boundaries.boundary_html(text, chunks, page_starts=[0, 30, 60]))
     spans = [s for s in root.iter("span")]
     sequence = [(s.get("class"), s.text) for s in spans]
     assert sequence == [
-        ("cl-bpage", "p. 1"), ("cl-bmark", "#0 · 6 tok · pp. 1–2"), ("cl-seg cl-seg-0", "a" * 30),
-        ("cl-bpage", "p. 2"), ("cl-seg cl-seg-0", "b" * 15), ("cl-bmark", "#1 · 6 tok · pp. 2–3"),
-        ("cl-seg cl-seg-1", "b" * 15), ("cl-bpage", "p. 3"), ("cl-seg cl-seg-1", "c" * 30),
+        ("cl-bpage", "p. 1"),
+        ("cl-bmark", "#0 · 6 tok · pp. 1–2"),
+        ("cl-seg cl-seg-0", "a" * 30),
+        ("cl-bpage", "p. 2"),
+        ("cl-seg cl-seg-0", "b" * 15),
+        ("cl-bmark", "#1 · 6 tok · pp. 2–3"),
+        ("cl-seg cl-seg-1", "b" * 15),
+        ("cl-bpage", "p. 3"),
+        ("cl-seg cl-seg-1", "c" * 30),
     ]
     assert spans[1].get("title") == "chunk 0 · 6 tokens · chars 0–45 · pp. 1–2"
     assert [s.get("data-page") for s in spans if s.get("class") == "cl-bpage"] == ["1", "2", "3"]
@@ -168,16 +224,31 @@ def test_the_boundary_viewer_labels_chunks_and_marks_where_pages_begin():
     plain = parse(boundaries.boundary_html(text, unpaged))
     assert [(s.get("class"), s.text, s.get("title")) for s in plain.iter("span")] == [
         ("cl-bmark", "#0 · 12 tok", "chunk 0 · 12 tokens · chars 0–90"),
-        ("cl-seg cl-seg-0", text, "chunk 0 · 12 tokens · chars 0–90")]
+        ("cl-seg cl-seg-0", text, "chunk 0 · 12 tokens · chars 0–90"),
+    ]
 
 
 def test_the_boundary_viewer_marks_pages_between_parents_and_labels_each_parent():
     text = "a" * 30 + "b" * 30
-    parent = pb.Chunk(chunk_id="p0", chunk_index=0, start_char=40, end_char=60, content=text[40:], token_count=3,
-                      role=pb.CHUNK_ROLE_PARENT, first_page=2, last_page=2)
+    parent = pb.Chunk(
+        chunk_id="p0",
+        chunk_index=0,
+        start_char=40,
+        end_char=60,
+        content=text[40:],
+        token_count=3,
+        role=pb.CHUNK_ROLE_PARENT,
+        first_page=2,
+        last_page=2,
+    )
     root = parse(boundaries.boundary_html(text, [parent], page_starts=[0, 30]))
     assert [(s.get("class"), s.text) for s in root.iter("span")] == [
-        ("cl-bpage", "p. 1"), ("cl-gap", "a" * 30), ("cl-bpage", "p. 2"), ("cl-gap", "b" * 10), ("cl-gap", "b" * 20)]
+        ("cl-bpage", "p. 1"),
+        ("cl-gap", "a" * 30),
+        ("cl-bpage", "p. 2"),
+        ("cl-gap", "b" * 10),
+        ("cl-gap", "b" * 20),
+    ]
     head = root.find(".//div[@class='cl-bparent-head']").text
     assert head == "parent 0 · 3 tokens · chars 40–60 · 0 children · p. 2"
 
@@ -202,12 +273,19 @@ def test_the_upload_offers_pdf_and_html_and_refuses_other_types(tmp_path):
 def test_an_uploaded_pdf_is_named_with_its_format_and_pages():
     from frontend.views import formatting
 
-    document = dpb.Document(document_id="d1", name="manual.pdf", collection="default", character_count=5400,
-                            format=dpb.DOCUMENT_FORMAT_PDF, metadata={"pages": "12"})
+    document = dpb.Document(
+        document_id="d1",
+        name="manual.pdf",
+        collection="default",
+        character_count=5400,
+        format=dpb.DOCUMENT_FORMAT_PDF,
+        metadata={"pages": "12"},
+    )
     message = parse(formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=document))).text
     assert message == "Uploaded manual.pdf (collection 'default', PDF, 5400 characters, 12 pages, id d1)."
-    html = dpb.Document(document_id="d2", name="page.html", collection="web", character_count=80,
-                        format=dpb.DOCUMENT_FORMAT_HTML)
+    html = dpb.Document(
+        document_id="d2", name="page.html", collection="web", character_count=80, format=dpb.DOCUMENT_FORMAT_HTML
+    )
     message = parse(formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=html))).text
     assert message == "Uploaded page.html (collection 'web', HTML, 80 characters, id d2)."
 
@@ -216,5 +294,6 @@ def test_the_llm_reads_each_context_chunk_with_its_page(pdf_response, md_respons
     from services.evaluator.judging.answers import context_text
 
     assert context_text(pdf_response.retrieved_chunks[1:2]) == (
-        "[1] manual.pdf, pp. 12–13\nlighthouse keepers logbook entries")
+        "[1] manual.pdf, pp. 12–13\nlighthouse keepers logbook entries"
+    )
     assert context_text(md_response.retrieved_chunks[:1]) == "[1] notes.md\ngarden compost recipe"

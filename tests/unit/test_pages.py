@@ -2,7 +2,6 @@
 
 from chunklab.text.pages import page_at, page_label, page_span
 
-
 STARTS = [0, 100, 250]  # page 1 is [0, 100), page 2 [100, 250), page 3 from 250
 
 

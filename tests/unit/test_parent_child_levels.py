@@ -36,8 +36,13 @@ def docx_document(build) -> SourceDocument:
     content = read_docx(docx_bytes(build))
     return SourceDocument(
         documents_pb2.Document(
-            document_id="doc-1", name="rules.docx", text=content.text, language="en", collection="default",
-            format=documents_pb2.DOCUMENT_FORMAT_DOCX, tree=content.tree,
+            document_id="doc-1",
+            name="rules.docx",
+            text=content.text,
+            language="en",
+            collection="default",
+            format=documents_pb2.DOCUMENT_FORMAT_DOCX,
+            tree=content.tree,
         )
     )
 
@@ -49,7 +54,10 @@ TITLED = "# Title\n\n## A\ntext of a\n## B\ntext of b"
 
 @pytest.mark.parametrize("level", ["article", "section"])
 def test_a_title_over_two_sections_gives_the_two_sections_at_both_heading_levels(level):
-    assert parents(document(TITLED), level) == [("## A\ntext of a", ["Title", "A"]), ("## B\ntext of b", ["Title", "B"])]
+    assert parents(document(TITLED), level) == [
+        ("## A\ntext of a", ["Title", "A"]),
+        ("## B\ntext of b", ["Title", "B"]),
+    ]
 
 
 def test_the_same_sections_without_a_title_give_the_same_parents():
@@ -70,7 +78,9 @@ def test_the_regulation_under_a_title_keeps_its_parts_articles_and_paragraphs(le
     are in test_strategies.py), one level deeper; the preamble becomes the
     title's own content and keeps the title's heading line at heading levels."""
     plain, under_title = document(REGULATION), document(titled(REGULATION, "Data regulation"))
-    expected = [(re.sub(r"^#", "##", text, flags=re.M), ["Data regulation", *path]) for text, path in parents(plain, level)]
+    expected = [
+        (re.sub(r"^#", "##", text, flags=re.M), ["Data regulation", *path]) for text, path in parents(plain, level)
+    ]
     preamble = "Preamble: this regulation sets rules for data. It applies from 2025."
     assert expected[0] == (preamble, ["Data regulation"])
     if level != "paragraph":
@@ -98,11 +108,19 @@ def test_two_top_level_headings_are_parts_not_a_title():
         ("# Part A\n\n## A1\n\nAlpha.\n\n## A2\n\nBeta.", ["Part A"]),
         ("# Part B\n\n## B1\n\nGamma.", ["Part B"]),
     ]
-    assert [p for p, _ in parents(document(text), "article")] == ["## A1\n\nAlpha.", "## A2\n\nBeta.", "## B1\n\nGamma."]
+    assert [p for p, _ in parents(document(text), "article")] == [
+        "## A1\n\nAlpha.",
+        "## A2\n\nBeta.",
+        "## B1\n\nGamma.",
+    ]
 
 
 def test_parts_under_a_title_are_cut_between_whole_children_at_the_parent_maximum():
-    text = "# T\n\n## Part\n\n" + "\n\n".join(f"Paragraph {i} says something short." for i in range(6)) + "\n\n## Next\n\nEnd."
+    text = (
+        "# T\n\n## Part\n\n"
+        + "\n\n".join(f"Paragraph {i} says something short." for i in range(6))
+        + "\n\n## Next\n\nEnd."
+    )
     found = parents(document(text), "section", child_max_tokens=16, parent_max_tokens=30)
     assert [p for p, _ in found] == [
         "## Part\n\nParagraph 0 says something short.\n\nParagraph 1 says something short.\n\nParagraph 2 says something short.",
@@ -122,6 +140,7 @@ def seven_articles(title: bool):
             doc.add_heading(f"Article {i}", 1)
             doc.add_paragraph(f"Article {i} sets rule {i}.")
             doc.add_paragraph(f"Rule {i} has one exception.")
+
     return build
 
 
@@ -137,7 +156,8 @@ def test_seven_docx_articles_are_seven_parents_at_article_and_section(title):
     assert parents(source, "section") == articles
     assert parents(source, "paragraph") == [
         (text, [*path, f"Article {i}"])
-        for i in range(1, 8) for text in (f"Article {i} sets rule {i}.", f"Rule {i} has one exception.")
+        for i in range(1, 8)
+        for text in (f"Article {i} sets rule {i}.", f"Rule {i} has one exception.")
     ]
 
 
@@ -155,7 +175,10 @@ def test_docx_parts_under_a_title_are_the_sections_and_their_articles_the_articl
     intro = ("# Data regulation\n\nThis regulation sets rules for data.", ["Data regulation"])
     assert parents(source, "section") == [
         intro,
-        ("## Part I\n\n### Article 1\n\nArticle 1 text.\n\n### Article 2\n\nArticle 2 text.", ["Data regulation", "Part I"]),
+        (
+            "## Part I\n\n### Article 1\n\nArticle 1 text.\n\n### Article 2\n\nArticle 2 text.",
+            ["Data regulation", "Part I"],
+        ),
         ("## Part II\n\n### Article 3\n\nArticle 3 text.", ["Data regulation", "Part II"]),
     ]
     assert parents(source, "article") == [intro] + [

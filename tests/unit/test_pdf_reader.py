@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab.text import pages
 from chunklab.errors import InvalidArgument
+from chunklab.text import pages
 from chunklab.v1 import common_pb2
 from chunklab.v1 import documents_pb2 as pb
 from services.chunker.strategies import REGISTRY, SourceDocument
@@ -53,7 +53,7 @@ def check_offsets(text: str, tree: pb.DocumentTree) -> None:
     section starts with its heading; every node's pages are its range's."""
     starts = list(tree.page_starts)
     for node in nodes(tree.root):
-        piece = text[node.start_char:node.end_char]
+        piece = text[node.start_char : node.end_char]
         assert piece and piece == piece.strip()
         if node.kind == pb.NODE_KIND_HEADING:
             assert piece == "#" * node.level + " " + node.title
@@ -87,15 +87,14 @@ def test_every_page_starts_where_its_first_line_is_and_furniture_is_gone(case, r
     starts = list(parsed.tree.page_starts)
     assert len(starts) == 100 and starts[0] == 0 and starts == sorted(starts)
     # Each chapter opens a page: its heading line is where that page starts.
-    for level, title, page in generated.headings:
+    for _level, title, page in generated.headings:
         if title.startswith("Chapter ") and title != "Chapter 1: Leave rules":
-            assert parsed.text[starts[page - 1]:].startswith(f"## {title}")
+            assert parsed.text[starts[page - 1] :].startswith(f"## {title}")
     assert pdfs.HEADER not in parsed.text
     assert "Page " not in parsed.text
 
 
-def test_title_author_page_count_and_creation_date_come_from_the_document_information(
-        with_outline, without_outline):
+def test_title_author_page_count_and_creation_date_come_from_the_document_information(with_outline, without_outline):
     parsed = with_outline[1]
     assert parsed.metadata == {"title": "Employee Handbook", "author": "People Team", "pages": "100"}
     assert parsed.published_at == pdfs.CREATED
@@ -108,7 +107,7 @@ def test_paragraphs_are_re_flowed_into_one_line_each(without_outline):
     body = [n for n in nodes(parsed.tree.root) if n.kind == pb.NODE_KIND_PARAGRAPH]
     assert len(body) > 500
     for node in body:
-        piece = parsed.text[node.start_char:node.end_char]
+        piece = parsed.text[node.start_char : node.end_char]
         assert "\n" not in piece and "  " not in piece and piece.endswith(".")
 
 
@@ -126,35 +125,50 @@ def test_two_columns_are_read_left_column_first_whatever_the_drawing_order(layou
     _, content = layout
     blocks = content.text.split("\n\n")
     at = blocks.index("## Two columns")
-    assert blocks[at + 1:at + 3] == [pdfs.LEFT_COLUMN, pdfs.RIGHT_COLUMN]
+    assert blocks[at + 1 : at + 3] == [pdfs.LEFT_COLUMN, pdfs.RIGHT_COLUMN]
 
 
 def test_a_ruled_table_is_a_table_node_in_markdown(layout):
     _, content = layout
     (table,) = [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_TABLE]
-    assert content.text[table.start_char:table.end_char] == "\n".join([
-        "| Leave type | Days | Paid |", "|---|---|---|", "| Annual | 25 | yes |", "| Parental | 90 | yes |",
-        "| Unpaid | 30 | no |",
-    ])
+    assert content.text[table.start_char : table.end_char] == "\n".join(
+        [
+            "| Leave type | Days | Paid |",
+            "|---|---|---|",
+            "| Annual | 25 | yes |",
+            "| Parental | 90 | yes |",
+            "| Unpaid | 30 | no |",
+        ]
+    )
     assert (table.first_page, table.last_page) == (3, 3)
     assert list(table.heading_path) == ["Layout sample", "A table"]
-    assert "The table ends above this paragraph." in content.text[table.end_char:]
+    assert "The table ends above this paragraph." in content.text[table.end_char :]
 
 
 def test_the_layout_sample_reads_as_its_markdown_with_pages_and_no_furniture(layout):
     generated, content = layout
-    assert headings(content.tree) == generated.headings == [
-        (1, "Layout sample", 1), (2, "Two columns", 2), (2, "A table", 3), (2, "A list", 4)]
+    assert (
+        headings(content.tree)
+        == generated.headings
+        == [(1, "Layout sample", 1), (2, "Two columns", 2), (2, "A table", 3), (2, "A list", 4)]
+    )
     bullets, numbered = [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST]
-    assert [content.text[i.start_char:i.end_char] for i in bullets.children] == [
-        "- First item, long enough that it wraps onto a second line of the list in this generated page of "
-        "the sample", "- Second item"]
-    assert [content.text[i.start_char:i.end_char] for i in numbered.children] == [
-        "3. Third, numbered as the page numbers it", "4. Fourth"]
+    assert [content.text[i.start_char : i.end_char] for i in bullets.children] == [
+        "- First item, long enough that it wraps onto a second line of the list in this generated page of the sample",
+        "- Second item",
+    ]
+    assert [content.text[i.start_char : i.end_char] for i in numbered.children] == [
+        "3. Third, numbered as the page numbers it",
+        "4. Fourth",
+    ]
     assert pdfs.HEADER not in content.text and "Page 2" not in content.text
     starts = list(content.tree.page_starts)
     assert [content.text[s:].split("\n")[0] for s in starts] == [
-        "# Layout sample", "## Two columns", "## A table", "## A list"]
+        "# Layout sample",
+        "## Two columns",
+        "## A table",
+        "## A list",
+    ]
     assert content.metadata == {"title": "Layout sample", "author": "Layout Team", "pages": "4"}
     check_offsets(content.text, content.tree)
 
@@ -162,10 +176,17 @@ def test_the_layout_sample_reads_as_its_markdown_with_pages_and_no_furniture(lay
 def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layout):
     # Ten pages rather than 100: hybrid_semantic_recursive takes 15 s on 100.
     for content in (layout[1], read_pdf("book.pdf", pdfs.book(10, outline=False).data)):
-        source = SourceDocument(pb.Document(
-            document_id="doc-1", name="handbook.pdf", text=content.text, language="en", collection="default",
-            format=pb.DOCUMENT_FORMAT_PDF, tree=content.tree,
-        ))
+        source = SourceDocument(
+            pb.Document(
+                document_id="doc-1",
+                name="handbook.pdf",
+                text=content.text,
+                language="en",
+                collection="default",
+                format=pb.DOCUMENT_FORMAT_PDF,
+                tree=content.tree,
+            )
+        )
         starts = list(content.tree.page_starts)
         for name in REGISTRY.names():
             strategy = REGISTRY.build(common_pb2.StrategySpec(name=name))
@@ -173,7 +194,7 @@ def test_every_strategy_chunks_the_pdf_exactly_with_the_pages_of_each_chunk(layo
             check_exact(source, strategy, chunks)
             assert chunks, name
             for chunk in chunks:
-                assert source.text[chunk.start_char:chunk.end_char] == chunk.content
+                assert source.text[chunk.start_char : chunk.end_char] == chunk.content
                 first, last = pages.page_span(starts, chunk.start_char, chunk.end_char)
                 assert (chunk.first_page, chunk.last_page) == (first, last) and first >= 1
 
@@ -185,7 +206,8 @@ def test_bookmarks_name_their_lines_in_body_type_and_without_numbers_and_open_se
     assert content.text == (
         "# Overview of the leave policy for every employee\n\nThe overview says what the policy covers.\n\n"
         "# Appendix: figures\n\nFigures follow without a printed title.\n\n## A.1 Definitions\n\n"
-        "The bookmark leaves out the number that the page prints.")
+        "The bookmark leaves out the number that the page prints."
+    )
     assert list(content.tree.page_starts) == [0, content.text.index("# Appendix")]
     check_offsets(content.text, content.tree)
 
@@ -195,20 +217,25 @@ def test_bold_lines_at_the_body_size_are_headings_but_a_bold_lead_in_is_not():
     content = read_pdf("sample.pdf", generated.data)
     assert headings(content.tree) == generated.headings
     assert content.text.split("\n\n") == [
-        "# 1 Scope", "Section 1 applies to every document that the team keeps in the archive.",
-        "# 2 Terms and definitions", "Section 2 applies to every document that the team keeps in the archive.",
-        "Note: a bold lead-in opens this paragraph, which is not a heading."]
+        "# 1 Scope",
+        "Section 1 applies to every document that the team keeps in the archive.",
+        "# 2 Terms and definitions",
+        "Section 2 applies to every document that the team keeps in the archive.",
+        "Note: a bold lead-in opens this paragraph, which is not a heading.",
+    ]
 
 
 def test_a_page_the_table_finder_cannot_parse_keeps_its_text_and_says_so(layout):
     generated, _ = layout
     # PDFium rebuilds a missing cross-reference table; pdfminer does not.
-    content = read_pdf("layout.pdf", generated.data[:generated.data.rfind(b"xref")])
+    content = read_pdf("layout.pdf", generated.data[: generated.data.rfind(b"xref")])
     assert content.metadata["tables_not_read"] == "p. 3 (the table finder could not parse the page)"
     assert not [n for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_TABLE]
     after = content.text.split("## A table\n\n")[1]
-    assert after.startswith("Leave type Days Paid\n\nAnnual 25 yes\n\nParental 90 yes\n\nUnpaid 30 no\n\n"
-                            "The table ends above this paragraph.")
+    assert after.startswith(
+        "Leave type Days Paid\n\nAnnual 25 yes\n\nParental 90 yes\n\nUnpaid 30 no\n\n"
+        "The table ends above this paragraph."
+    )
     check_offsets(content.text, content.tree)
 
 
@@ -217,14 +244,18 @@ def test_a_pdf_with_no_text_layer_is_refused_as_scanned_needing_ocr():
         parse_upload("scan.pdf", pb.DOCUMENT_FORMAT_PDF, pdfs.image_only())
     assert str(scanned.value) == (
         "'scan.pdf' has no text layer: its 2 page(s) hold 2 image(s) and no text, so it looks scanned; "
-        "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result")
+        "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
+    )
     with pytest.raises(InvalidArgument, match=r"'plan.pdf' has no text layer: .* only drawings.*needs OCR"):
         parse_upload("plan.pdf", pb.DOCUMENT_FORMAT_PDF, pdfs.image_only(vector=True))
 
 
 def test_what_pdfium_cannot_open_is_refused_with_what_to_do():
     # parse_upload's safety check (pdf_safety) refuses this first; the reader stands on its own too.
-    with pytest.raises(InvalidArgument, match=r"'broken.pdf' is not a readable PDF \(the PDF reader could not parse it; the ingest log says where\); open it"):
+    with pytest.raises(
+        InvalidArgument,
+        match=r"'broken.pdf' is not a readable PDF \(the PDF reader could not parse it; the ingest log says where\); open it",
+    ):
         read_pdf("broken.pdf", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
 
 

@@ -80,10 +80,14 @@ def test_content_that_compresses_500_to_1_is_not_a_bomb():
 # -- not a PDF, truncated, damaged ----------------------------------------------
 
 
-@pytest.mark.parametrize("data, what", [
-    (b"Quarterly report\n\nSales rose.", "it does not start with %PDF-"),
-    (b"PK\x03\x04" + bytes(100), "its content is a zip archive (a DOCX, XLSX or similar)"),
-], ids=["text", "zip"])
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (b"Quarterly report\n\nSales rose.", "it does not start with %PDF-"),
+        (b"PK\x03\x04" + bytes(100), "its content is a zip archive (a DOCX, XLSX or similar)"),
+    ],
+    ids=["text", "zip"],
+)
 def test_a_file_that_is_not_a_pdf_is_refused(data, what):
     assert refused(InvalidArgument, data, name="report.pdf") == (
         f"'report.pdf' is declared as PDF but is not a PDF file ({what}); "
@@ -108,12 +112,18 @@ def test_a_pdf_without_cross_reference_or_trailer_is_refused():
     )
 
 
-@pytest.mark.parametrize("pages, message", [
-    (b"<< /Type /Pages /Kids [] /Count 0 >>", "'upload.pdf' has no pages: there is nothing to read in it"),
-    (b"<< /Type /Pages /Kids [2 0 R] /Count 1 >>",
-     "'upload.pdf' is a damaged PDF: its page tree reaches the same node twice (a loop or a shared branch, "
-     "which no PDF writer makes); open it in a PDF viewer and save or export it again as PDF"),
-], ids=["no pages", "a loop"])
+@pytest.mark.parametrize(
+    "pages, message",
+    [
+        (b"<< /Type /Pages /Kids [] /Count 0 >>", "'upload.pdf' has no pages: there is nothing to read in it"),
+        (
+            b"<< /Type /Pages /Kids [2 0 R] /Count 1 >>",
+            "'upload.pdf' is a damaged PDF: its page tree reaches the same node twice (a loop or a shared branch, "
+            "which no PDF writer makes); open it in a PDF viewer and save or export it again as PDF",
+        ),
+    ],
+    ids=["no pages", "a loop"],
+)
 def test_a_page_tree_with_no_pages_or_a_loop_is_refused(pages, message):
     assert refused(InvalidArgument, pdf_bytes([CATALOG, pages])) == message
 
@@ -164,12 +174,16 @@ def test_an_absurd_declared_page_count_is_refused(count):
     )
 
 
-@pytest.mark.parametrize("leaf, declared, detail", [
-    (b"<< /Type /Page /Parent 2 0 R >>", 60, ""),
-    # Leaves without /Type (a reader takes any node without /Kids for a page) hide from the count of
-    # the bytes, and the page tree's walk finds them.
-    (b"<< /Parent 2 0 R >>", 3, " (its page tree declares 3)"),
-], ids=["written out", "behind a count that lies"])
+@pytest.mark.parametrize(
+    "leaf, declared, detail",
+    [
+        (b"<< /Type /Page /Parent 2 0 R >>", 60, ""),
+        # Leaves without /Type (a reader takes any node without /Kids for a page) hide from the count of
+        # the bytes, and the page tree's walk finds them.
+        (b"<< /Parent 2 0 R >>", 3, " (its page tree declares 3)"),
+    ],
+    ids=["written out", "behind a count that lies"],
+)
 def test_pages_past_the_limit_are_refused(leaf, declared, detail):
     pages = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (3 + i) for i in range(60)), declared)
     data = pdf_bytes([CATALOG, pages] + [leaf] * 60)
@@ -236,11 +250,15 @@ def test_a_stream_that_inflates_to_a_gigabyte_is_refused_in_bounded_memory(gigab
     assert rows(service) == 0
 
 
-@pytest.mark.parametrize("entries", [
-    b"/Subtype /Image /Width 1 /Height 1 /BitsPerComponent 8 /ColorSpace /DeviceGray /Filter /FlateDecode ",
-    b"/Filter 9 0 R ",
-    b"/Filter [/ASCIIHexDecode /FlateDecode] ",
-], ids=["labelled an image", "filter by reference", "hex, then flate"])
+@pytest.mark.parametrize(
+    "entries",
+    [
+        b"/Subtype /Image /Width 1 /Height 1 /BitsPerComponent 8 /ColorSpace /DeviceGray /Filter /FlateDecode ",
+        b"/Filter 9 0 R ",
+        b"/Filter [/ASCIIHexDecode /FlateDecode] ",
+    ],
+    ids=["labelled an image", "filter by reference", "hex, then flate"],
+)
 def test_a_bomb_is_refused_however_its_stream_is_labelled(entries):
     deflated = zeros_deflated(8)
     if b"ASCIIHex" in entries:
@@ -263,8 +281,7 @@ def test_streams_that_pass_the_limit_together_are_refused():
     data = one_page_with(*[stream(zeros_deflated(3), b"/Filter /FlateDecode ")] * 4)
     limits = PdfLimits(max_stream_bytes=5_000_000, max_total_bytes=10_000_000)
     assert refused(ResourceExhausted, data, limits) == (
-        "'upload.pdf' is refused as a decompression bomb: it inflates to more than 10 MB in all "
-        "(the limit for a PDF)"
+        "'upload.pdf' is refused as a decompression bomb: it inflates to more than 10 MB in all (the limit for a PDF)"
     )
 
 
@@ -272,7 +289,8 @@ def test_run_length_bombs_are_refused():
     runs = bytes([129, 0]) * 50_000  # each pair is 128 zero bytes: 6.4 MB
     data = one_page_with(stream(runs, b"/Filter /RunLengthDecode "))
     assert "the stream of object 4 inflates to more than 5 MB" in refused(
-        ResourceExhausted, data, PdfLimits(max_stream_bytes=5_000_000))
+        ResourceExhausted, data, PdfLimits(max_stream_bytes=5_000_000)
+    )
 
 
 def test_an_image_codec_is_never_decoded_so_its_bytes_count_as_they_stand(gigabyte):
@@ -286,7 +304,7 @@ def test_an_image_codec_is_never_decoded_so_its_bytes_count_as_they_stand(gigaby
 def test_the_decoders_give_back_what_was_encoded_across_piece_boundaries():
     original = bytes(range(256)) * 40 + b"abc" * 30_000 + bytes(5000)
     lzw = LzwCodec().encode(original)
-    assert b"".join(pdf_filters.lzw(lzw[i:i + 999] for i in range(0, len(lzw), 999))) == original
+    assert b"".join(pdf_filters.lzw(lzw[i : i + 999] for i in range(0, len(lzw), 999))) == original
     runs = [bytes([2]) + b"ab", b"c" + bytes([253]) + b"z" + bytes([128])]  # 3 literal bytes, "z" 4 times, the end
     assert b"".join(pdf_filters.run_length(runs)) == b"abczzzz"
     assert b"".join(pdf_filters.ascii_hex([b"61 6", b"2 63 7>"])) == b"abcp"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab.views import retrieval_view
 from chunklab.metrics import Span
 from chunklab.v1 import common_pb2, evaluator_pb2
+from chunklab.views import retrieval_view
 from chunklab_app import sample_loader
 from frontend.forms import rerank as rerank_form
 from frontend.pages.query import answer_html, first_minute
@@ -19,18 +19,33 @@ HIT, NEIGHBOR = common_pb2.CHUNK_LABEL_HIT, common_pb2.CHUNK_LABEL_NEIGHBOR
 
 
 def item(start, end, index, label=NEIGHBOR, rank=0, document="d1", tokens=None):
-    chunk = common_pb2.Chunk(chunk_id=f"{document}-{index}", document_id=document, document_name=f"{document}.md",
-                             chunk_index=index, content=TEXT[start:end], start_char=start, end_char=end,
-                             token_count=tokens if tokens is not None else (end - start) // 4)
+    chunk = common_pb2.Chunk(
+        chunk_id=f"{document}-{index}",
+        document_id=document,
+        document_name=f"{document}.md",
+        chunk_index=index,
+        content=TEXT[start:end],
+        start_char=start,
+        end_char=end,
+        token_count=tokens if tokens is not None else (end - start) // 4,
+    )
     return common_pb2.RetrievedChunk(chunk=chunk, label=label, rank=rank)
 
 
 def test_overlapping_and_touching_chunks_of_one_document_are_one_passage_and_their_tokens_stay_counted():
-    retrieved = [item(0, 30, 0, HIT, 1, tokens=7), item(24, 56, 1, tokens=8), item(56, 77, 2, tokens=5),
-                 item(82, 95, 4, HIT, 2, tokens=3), item(0, 10, 0, document="d2", tokens=2)]
+    retrieved = [
+        item(0, 30, 0, HIT, 1, tokens=7),
+        item(24, 56, 1, tokens=8),
+        item(56, 77, 2, tokens=5),
+        item(82, 95, 4, HIT, 2, tokens=3),
+        item(0, 10, 0, document="d2", tokens=2),
+    ]
     passages = retrieval_view.passage_view(retrieved, references=[Span("d1", 10, 22)])
     assert [(p.start_char, p.end_char, [c.chunk_index for c in p.chunks]) for p in passages] == [
-        (0, 77, [0, 1, 2]), (82, 95, [4]), (0, 10, [0])]
+        (0, 77, [0, 1, 2]),
+        (82, 95, [4]),
+        (0, 10, [0]),
+    ]
     merged = passages[0]
     assert merged.text == TEXT[0:77]  # the overlap (chars 24-30) shown once
     assert merged.repeated_chars == 6 and merged.tokens_sent == 20  # but sent twice, and counted as sent
@@ -39,13 +54,16 @@ def test_overlapping_and_touching_chunks_of_one_document_are_one_passage_and_the
 
 
 def test_a_passage_says_what_is_merged_in_the_page():
-    from frontend.views import retrieval_html
     from chunklab.v1 import retriever_pb2
+    from frontend.views import retrieval_html
 
-    html = retrieval_html.flat_list_html(retriever_pb2.RetrieveResponse(
-        retrieved_chunks=[item(0, 30, 0, HIT, 1, tokens=7), item(24, 56, 1, tokens=8)]))
-    assert ("2 chunks of d1.md merged here, chars 0–56: 6 overlapping characters shown once, though each chunk is "
-            "sent in full (15 tokens sent)") in html
+    html = retrieval_html.flat_list_html(
+        retriever_pb2.RetrieveResponse(retrieved_chunks=[item(0, 30, 0, HIT, 1, tokens=7), item(24, 56, 1, tokens=8)])
+    )
+    assert (
+        "2 chunks of d1.md merged here, chars 0–56: 6 overlapping characters shown once, though each chunk is "
+        "sent in full (15 tokens sent)"
+    ) in html
     assert html.count(TEXT[24:30]) == 1
 
 
@@ -65,13 +83,19 @@ def question(number, references=1):
 
 
 def test_the_page_opens_on_the_samples_first_labelled_question_asked_of_its_first_configurations():
-    sets = [evaluator_pb2.QuestionSet(question_set_id="other", name="mine.jsonl"),
-            evaluator_pb2.QuestionSet(question_set_id="s1", name=sample_loader.QUESTION_SET_NAME)]
+    sets = [
+        evaluator_pb2.QuestionSet(question_set_id="other", name="mine.jsonl"),
+        evaluator_pb2.QuestionSet(question_set_id="s1", name=sample_loader.QUESTION_SET_NAME),
+    ]
     assert first_minute.sample_set_id(sets) == "s1"
     assert first_minute.sample_set_id(sets[:1]) is None
     the_set = evaluator_pb2.QuestionSet(question_set_id="s1", questions=[question(1, 0), question(2), question(3)])
-    offered = [("fixed_size · active sets", "fixed_size/"), ("fixed_size · 128", "fixed_size/abc"),
-               ("cluster_parent_child · active sets", "cluster_parent_child/"), ("recursive · active sets", "recursive/")]
+    offered = [
+        ("fixed_size · active sets", "fixed_size/"),
+        ("fixed_size · 128", "fixed_size/abc"),
+        ("cluster_parent_child · active sets", "cluster_parent_child/"),
+        ("recursive · active sets", "recursive/"),
+    ]
     view = first_minute.first_view(the_set, offered)
     assert (view.question_set_id, view.question.question_id) == ("s1", "q2")
     assert view.configurations == ["cluster_parent_child/", "fixed_size/", "recursive/"]
@@ -84,15 +108,18 @@ def test_reranking_is_off_unless_chosen_and_refused_in_the_boxes_words():
     assert rerank_form.kind_choices() == ["off", "cross_encoder", "http", "tei", "llm"]
     assert rerank_form.rerank_options("off", 50, "ignored", "", top_k=5) is None
     assert rerank_form.rerank_options("tei", 30, "", " http://tei:8080/rerank ", top_k=5) == common_pb2.RerankOptions(
-        kind=common_pb2.RERANKER_KIND_TEI, depth=30, base_url="http://tei:8080/rerank")
+        kind=common_pb2.RERANKER_KIND_TEI, depth=30, base_url="http://tei:8080/rerank"
+    )
     with pytest.raises(ValueError) as low:
         rerank_form.rerank_options("http", 3, "", "", top_k=5)
-    assert str(low.value) == ("'Candidates to rerank' is 3, below top_k (5): the reranker must see at least the "
-                              "hits it keeps.")
+    assert str(low.value) == (
+        "'Candidates to rerank' is 3, below top_k (5): the reranker must see at least the hits it keeps."
+    )
     with pytest.raises(ValueError) as folder:
         rerank_form.rerank_options("cross_encoder", 0, "/models/ce", "http://x", top_k=5)
-    assert str(folder.value) == ("'Reranker URL' is for http, tei and llm rerankers; a cross_encoder is a folder "
-                                 "named by 'Reranker model'.")
+    assert str(folder.value) == (
+        "'Reranker URL' is for http, tei and llm rerankers; a cross_encoder is a folder named by 'Reranker model'."
+    )
     with pytest.raises(ValueError, match=r"^'Candidates to rerank' must be between 1 and 100, got 500\.$"):
         rerank_form.rerank_options("llm", 500, "", "", top_k=5)
     with pytest.raises(ValueError, match=r"^'Reranker URL' value|^'ftp://x' is not an http"):
@@ -110,10 +137,12 @@ def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
 
         def embed_documents(self, texts):
             import numpy as np
+
             return np.array([[float("keeper" in t), 1.0] for t in texts], dtype=np.float32)
 
         def embed_query(self, text):
             import numpy as np
+
             self.asked.append(text)
             return np.array([1.0, 0.0], dtype=np.float32)
 
@@ -123,28 +152,45 @@ def test_the_evaluators_warm_up_answers_extractively_from_its_fixed_context():
 
 
 def test_the_experiment_form_sends_its_reranking_boxes_checked_against_its_top_k():
-    from frontend.pages.experiments.experiment_form import RunSettings
-
     from frontend.forms.retrieval import ROW, RetrievalInputs
+    from frontend.pages.experiments.experiment_form import RunSettings
 
     boxes = {name: object() for name in ("question_set", "name", "embedding_model", "retrieval_only", "documents")}
     row = RetrievalInputs({s.path: object() for s in ROW})  # the retrieval row, by setting path
-    settings = RunSettings(**boxes, retrieval=row, answer=(object(), object(), object()),
-                           judge=(object(), object(), object()), validation=(object(), object()),
-                           rerank=(object(), object(), object(), object()))
-    values = {**{row[s.path]: None for s in ROW},  # every box of the row empty but those set below
-              boxes["question_set"]: "qs", boxes["name"]: "", row["top_k"]: 8, row["neighbor_prev"]: 0,
-              row["neighbor_next"]: 0, row["window"]: "", boxes["embedding_model"]: "", row["hybrid"]: True,
-              row["recency_lambda"]: 0, boxes["retrieval_only"]: True, boxes["documents"]: [],
-              **{c: "" for c in (*settings.answer, *settings.judge)},
-              settings.validation[0]: next(iter(experiment_config_validations())), settings.validation[1]: 0}
+    settings = RunSettings(
+        **boxes,
+        retrieval=row,
+        answer=(object(), object(), object()),
+        judge=(object(), object(), object()),
+        validation=(object(), object()),
+        rerank=(object(), object(), object(), object()),
+    )
+    values = {
+        **{row[s.path]: None for s in ROW},  # every box of the row empty but those set below
+        boxes["question_set"]: "qs",
+        boxes["name"]: "",
+        row["top_k"]: 8,
+        row["neighbor_prev"]: 0,
+        row["neighbor_next"]: 0,
+        row["window"]: "",
+        boxes["embedding_model"]: "",
+        row["hybrid"]: True,
+        row["recency_lambda"]: 0,
+        boxes["retrieval_only"]: True,
+        boxes["documents"]: [],
+        **{c: "" for c in (*settings.answer, *settings.judge)},
+        settings.validation[0]: next(iter(experiment_config_validations())),
+        settings.validation[1]: 0,
+    }
     kind, depth, model, url = settings.rerank
     grids = [evaluator_pb2.StrategyGrid(strategy="fixed_size")]
     config = settings.config({**values, kind: "cross_encoder", depth: 40, model: "/models/ms-marco", url: ""}, grids)
     assert config.retrieval.rerank == common_pb2.RerankOptions(
-        kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=40, model="/models/ms-marco")
+        kind=common_pb2.RERANKER_KIND_CROSS_ENCODER, depth=40, model="/models/ms-marco"
+    )
     assert not settings.config({**values, kind: "off", depth: 0, model: "", url: ""}, grids).retrieval.HasField(
-        "rerank")
+        "rerank"
+    )
     with pytest.raises(ValueError, match=r"^'Candidates to rerank' is 5, below top_k \(8\)"):
         settings.config({**values, kind: "llm", depth: 5, model: "", url: ""}, grids)
 

@@ -82,6 +82,7 @@ def test_cut_offs_deeper_than_top_k_are_not_measured_and_nothing_is_without_refe
 
 # -- through the evaluator's scoring -------------------------------------------
 
+
 def rc(doc: str, start: int, end: int, label=HIT, rank: int = 0) -> common_pb2.RetrievedChunk:
     chunk = common_pb2.Chunk(document_id=doc, start_char=start, end_char=end, chunk_id=f"{doc}-{start}-{end}")
     return common_pb2.RetrievedChunk(chunk=chunk, label=label, rank=rank)
@@ -90,8 +91,9 @@ def rc(doc: str, start: int, end: int, label=HIT, rank: int = 0) -> common_pb2.R
 def test_a_hit_finds_what_its_neighbours_touch_as_the_expanded_mrr_does():
     # Hit 1 misses, its next neighbour holds the excerpt; hit 2 misses.
     hit1, after, hit2 = rc("A", 900, 1000, rank=1), rc("A", 1000, 1100, NEIGHBOR), rc("A", 0, 100, rank=2)
-    tree = common_pb2.ExpansionTree(hits=[common_pb2.ExpansionNode(hit=hit1, neighbors_next=[after]),
-                                          common_pb2.ExpansionNode(hit=hit2)])
+    tree = common_pb2.ExpansionTree(
+        hits=[common_pb2.ExpansionNode(hit=hit1, neighbors_next=[after]), common_pb2.ExpansionNode(hit=hit2)]
+    )
     refs = [evaluator_pb2.Reference(document_id="A", start_char=1050, end_char=1060)]
     m = retrieval_metrics([hit2, hit1, after], tree, refs, top_k=5)
     assert (m.recall_at_1, m.recall_at_3, m.recall_at_5, m.ndcg, m.map) == (1.0, 1.0, 1.0, 1.0, 1.0)
@@ -103,8 +105,10 @@ def test_a_hit_finds_what_its_neighbours_touch_as_the_expanded_mrr_does():
 
 
 def test_means_take_each_rank_measure_over_the_questions_that_have_it():
-    labelled = [evaluator_pb2.RetrievalMetrics(labelled=True, **rank_measures(g, r, k))
-                for g, r, k, _ in (CASES["three excerpts, one missed"], CASES["top 10, a late hit"])]
+    labelled = [
+        evaluator_pb2.RetrievalMetrics(labelled=True, **rank_measures(g, r, k))
+        for g, r, k, _ in (CASES["three excerpts, one missed"], CASES["top 10, a late hit"])
+    ]
     unlabelled = evaluator_pb2.RetrievalMetrics()
     mean = mean_metrics([*labelled, unlabelled])
     assert mean.recall_at_1 == pytest.approx((1 / 3 + 1 / 3) / 2)

@@ -10,8 +10,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from chunklab_app import recommended
-from chunklab_app import benchpage
+from chunklab_app import benchpage, recommended
 from chunklab_app.cli import main as cli
 from frontend.forms import knobs
 from frontend.forms.retrieval import hybrid_checkbox
@@ -29,7 +28,7 @@ def test_the_recommended_strategy_is_the_one_the_page_picks_among_strategies_at_
     # The page's rule over its own stored rows; re-measured rows that decide otherwise fail here.
     chosen, _ = benchpage.choose_default(rows, group="defaults")
     assert (chosen["strategy"], chosen["retrieval"]) == ("cluster_parent_child", "hybrid")
-    assert recommended.STRATEGIES == (chosen["strategy"],)
+    assert (chosen["strategy"],) == recommended.STRATEGIES
     assert recommended.HYBRID is (chosen["retrieval"] == "hybrid")
 
 
@@ -69,5 +68,7 @@ def test_the_cli_help_names_the_recommendation_as_flags(capsys):
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["experiment", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert ('first choice: cluster_parent_child with hybrid retrieval (recommended by docs/benchmarks.md): '
-            '--strategy cluster_parent_child --hybrid, beside --strategy fixed_size as the baseline') in help_text
+    assert (
+        "first choice: cluster_parent_child with hybrid retrieval (recommended by docs/benchmarks.md): "
+        "--strategy cluster_parent_child --hybrid, beside --strategy fixed_size as the baseline"
+    ) in help_text

@@ -17,41 +17,74 @@ METRICS = report.METRICS
 
 def experiment(name: str, runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
     results = [
-        pb.QuestionResult(question_id=f"q{i}", question=f"question {i}", run_key=run, metrics=pb.RetrievalMetrics(
-            labelled=True, recall=recall, iou=values["iou"][i], tokens_sent=int(values["tokens"][i]),
-            embedding_answer_similarity=-1))
-        for run, values in runs.items() for i, recall in enumerate(values["recall"])
+        pb.QuestionResult(
+            question_id=f"q{i}",
+            question=f"question {i}",
+            run_key=run,
+            metrics=pb.RetrievalMetrics(
+                labelled=True,
+                recall=recall,
+                iou=values["iou"][i],
+                tokens_sent=int(values["tokens"][i]),
+                embedding_answer_similarity=-1,
+            ),
+        )
+        for run, values in runs.items()
+        for i, recall in enumerate(values["recall"])
     ]
-    built = pb.Experiment(experiment_id=name, config=pb.ExperimentConfig(name=name),
-                          runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs])
+    built = pb.Experiment(
+        experiment_id=name,
+        config=pb.ExperimentConfig(name=name),
+        runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs],
+    )
     summarize(built, results)
     return built, results
 
 
 @pytest.fixture(scope="module")
 def three():
-    return experiment("three", {
-        "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
-        "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
-        "c": {"recall": [0.5] * 4, "iou": [0.09] * 4, "tokens": [800] * 4},
-    })
+    return experiment(
+        "three",
+        {
+            "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
+            "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
+            "c": {"recall": [0.5] * 4, "iou": [0.09] * 4, "tokens": [800] * 4},
+        },
+    )
 
 
 def test_recall_against_tokens_sent_marks_the_pareto_front(three):
     frame = result_plots.tradeoff_frame([three[0]], METRICS)
-    expected = pd.DataFrame([("a", 1000.0, 87.5, "on the Pareto front"), ("b", 400.0, 82.5, "on the Pareto front"),
-                             ("c", 800.0, 50.0, "beaten on both")], columns=list(result_plots.TRADEOFF_COLUMNS))
+    expected = pd.DataFrame(
+        [
+            ("a", 1000.0, 87.5, "on the Pareto front"),
+            ("b", 400.0, 82.5, "on the Pareto front"),
+            ("c", 800.0, 50.0, "beaten on both"),
+        ],
+        columns=list(result_plots.TRADEOFF_COLUMNS),
+    )
     pd.testing.assert_frame_equal(frame, expected)
 
 
 def test_each_runs_mean_with_its_interval(three):
     assert result_plots.plotted_metrics([three[0]], METRICS) == [
-        "recall", "iou", "precision", "hit_rate", "mrr", "tokens_sent"]
+        "recall",
+        "iou",
+        "precision",
+        "hit_rate",
+        "mrr",
+        "tokens_sent",
+    ]
     frame = result_plots.means_frame([three[0]], METRICS, "recall")
     # a: three or more of four draws at 0.8 happen in 5% of resamples, so the low end is 82.5%.
-    expected = pd.DataFrame([("a", 87.5, 82.5, 90.0, "87.5% [82.5%, 90.0%]"),
-                             ("b", 82.5, 80.0, 87.5, "82.5% [80.0%, 87.5%]"),
-                             ("c", 50.0, 50.0, 50.0, "50.0% [50.0%, 50.0%]")], columns=list(result_plots.MEANS_COLUMNS))
+    expected = pd.DataFrame(
+        [
+            ("a", 87.5, 82.5, 90.0, "87.5% [82.5%, 90.0%]"),
+            ("b", 82.5, 80.0, 87.5, "82.5% [80.0%, 87.5%]"),
+            ("c", 50.0, 50.0, 50.0, "50.0% [50.0%, 50.0%]"),
+        ],
+        columns=list(result_plots.MEANS_COLUMNS),
+    )
     pd.testing.assert_frame_equal(frame, expected)
     tokens = result_plots.means_frame([three[0]], METRICS, "tokens_sent")
     assert list(tokens["95% interval"]) == ["1,000 [1,000, 1,000]", "400 [400, 400]", "800 [800, 800]"]
@@ -59,23 +92,43 @@ def test_each_runs_mean_with_its_interval(three):
 
 def test_wins_and_losses_per_pair_in_one_experiment_and_across_two(three):
     frame = result_plots.wins_frame([three[0]], three[0].verdict.pairs)
-    expected = pd.DataFrame([
-        ("a vs b", "wins", 3), ("a vs b", "ties", 0), ("a vs b", "losses", 1),
-        ("a vs c", "wins", 4), ("a vs c", "ties", 0), ("a vs c", "losses", 0),
-        ("b vs c", "wins", 4), ("b vs c", "ties", 0), ("b vs c", "losses", 0)], columns=list(result_plots.WINS_COLUMNS))
+    expected = pd.DataFrame(
+        [
+            ("a vs b", "wins", 3),
+            ("a vs b", "ties", 0),
+            ("a vs b", "losses", 1),
+            ("a vs c", "wins", 4),
+            ("a vs c", "ties", 0),
+            ("a vs c", "losses", 0),
+            ("b vs c", "wins", 4),
+            ("b vs c", "ties", 0),
+            ("b vs c", "losses", 0),
+        ],
+        columns=list(result_plots.WINS_COLUMNS),
+    )
     pd.testing.assert_frame_equal(frame, expected)
-    other, other_results = experiment("other", {"d": {"recall": [0.9, 0.9, 0.5, 0.5], "iou": [0.1] * 4,
-                                                      "tokens": [200] * 4}})
+    other, other_results = experiment(
+        "other", {"d": {"recall": [0.9, 0.9, 0.5, 0.5], "iou": [0.1] * 4, "tokens": [200] * 4}}
+    )
     both = [three[0], other]
     pairs = compare.wins(both, {"three": three[1], "other": other_results}, "recall")
     frame = result_plots.wins_frame(both, pairs)
     assert list(frame.itertuples(index=False, name=None))[-6:] == [
-        ("three: b vs other: d", "wins", 2), ("three: b vs other: d", "ties", 1), ("three: b vs other: d", "losses", 1),
-        ("three: c vs other: d", "wins", 0), ("three: c vs other: d", "ties", 2), ("three: c vs other: d", "losses", 2)]
+        ("three: b vs other: d", "wins", 2),
+        ("three: b vs other: d", "ties", 1),
+        ("three: b vs other: d", "losses", 1),
+        ("three: c vs other: d", "wins", 0),
+        ("three: c vs other: d", "ties", 2),
+        ("three: c vs other: d", "losses", 2),
+    ]
     tradeoff = result_plots.tradeoff_frame(both, METRICS)
     assert list(tradeoff["run"]) == ["three: a", "three: b", "three: c", "other: d"]
-    assert list(tradeoff["Pareto front"]) == ["on the Pareto front", "on the Pareto front", "beaten on both",
-                                              "on the Pareto front"]
+    assert list(tradeoff["Pareto front"]) == [
+        "on the Pareto front",
+        "on the Pareto front",
+        "beaten on both",
+        "on the Pareto front",
+    ]
 
 
 def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
@@ -86,7 +139,11 @@ def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
     assert (tradeoff["title"], tradeoff["y_title"]) == ("recall against tokens sent", "recall (%)")
     assert metric["choices"][:2] == [("recall", "recall"), ("IoU", "iou")] and metric["value"] == "recall"
     assert means["title"] == "recall: mean per run (95% interval in the tooltip)"
-    assert list(intervals["value"]["recall"]) == ["87.5% [82.5%, 90.0%]", "82.5% [80.0%, 87.5%]", "50.0% [50.0%, 50.0%]"]
+    assert list(intervals["value"]["recall"]) == [
+        "87.5% [82.5%, 90.0%]",
+        "82.5% [80.0%, 87.5%]",
+        "50.0% [50.0%, 50.0%]",
+    ]
     pd.testing.assert_frame_equal(wins["value"], result_plots.wins_frame([three[0]], three[0].verdict.pairs))
     bars, table = section.means_updates(shown, "tokens_sent")
     assert bars["y_title"] == "tokens sent (count)" and list(table["value"]["tokens sent"])[1] == "400 [400, 400]"

@@ -10,13 +10,14 @@ import pytest
 
 from chunklab import retrieval
 from chunklab.client import ClientError
+from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
 from frontend.forms import retrieval as forms
 from frontend.pages import experiments, query
 from frontend.pages.experiments.experiment_form import RunSettings
 from frontend.pages.query import answer_html
 from frontend.pages.query.query_form import form_options
-from chunklab.settings import Settings
+
 
 class Down:
     """A gateway whose every call fails as an unreachable service does (the pages still build)."""
@@ -26,6 +27,7 @@ class Down:
     def __getattr__(self, name):
         def call(*_args, **_kwargs):
             raise ClientError("the service is out of reach")
+
         return call
 
 
@@ -57,8 +59,9 @@ def test_every_setting_is_a_box_of_the_row_or_drawn_elsewhere_by_name():
 def test_both_pages_draw_every_box_of_the_row_with_the_ids_the_browser_tests_know(page, prefix):
     ids = elem_ids(page.build(Down()))
     assert {forms.elem_id(prefix, s) for s in forms.ROW} <= ids
-    assert {f"{prefix}-{name}" for name in ("top-k", "neighbor-prev", "neighbor-next", "window", "recency",
-                                            "hybrid")} <= ids
+    assert {
+        f"{prefix}-{name}" for name in ("top-k", "neighbor-prev", "neighbor-next", "window", "recency", "hybrid")
+    } <= ids
 
 
 @pytest.mark.parametrize("setting", forms.ROW, ids=lambda s: s.path)
@@ -74,14 +77,26 @@ def test_what_a_box_holds_reaches_the_options_of_both_pages(setting):
     # The experiment form: RunSettings.config from the submitted values.
     row = forms.RetrievalInputs({s.path: object() for s in forms.ROW})
     others = {name: object() for name in ("question_set", "name", "embedding_model", "retrieval_only", "documents")}
-    settings = RunSettings(**others, retrieval=row, answer=(object(),) * 3, judge=(object(),) * 3,
-                           validation=(object(), object()), rerank=(object(),) * 4)
-    values = {others["question_set"]: "qs", others["name"]: "", others["embedding_model"]: "",
-              others["retrieval_only"]: False, others["documents"]: [],
-              **{c: "" for c in (*settings.answer, *settings.judge)},
-              settings.validation[0]: next(iter(forms.experiment_config.VALIDATIONS)), settings.validation[1]: 0,
-              **dict(zip(settings.rerank, ("off", 0, "", ""))),
-              **dict(zip(row.inputs, boxes))}
+    settings = RunSettings(
+        **others,
+        retrieval=row,
+        answer=(object(),) * 3,
+        judge=(object(),) * 3,
+        validation=(object(), object()),
+        rerank=(object(),) * 4,
+    )
+    values = {
+        others["question_set"]: "qs",
+        others["name"]: "",
+        others["embedding_model"]: "",
+        others["retrieval_only"]: False,
+        others["documents"]: [],
+        **{c: "" for c in (*settings.answer, *settings.judge)},
+        settings.validation[0]: next(iter(forms.experiment_config.VALIDATIONS)),
+        settings.validation[1]: 0,
+        **dict(zip(settings.rerank, ("off", 0, "", ""))),
+        **dict(zip(row.inputs, boxes)),
+    }
     config = settings.config(values, [evaluator_pb2.StrategyGrid(strategy="fixed_size")])
     assert setting.get(config.retrieval) == sent
 

@@ -28,17 +28,37 @@ def vector(seed: int) -> list[float]:
     return unit_vector(np.random.default_rng(seed).standard_normal(DIM))
 
 
-def point(doc: str, strategy: str, i: int, *, role: str = "chunk", collection: str = "news", ts: float = 1000.0,
-          text: str = "", searchable: bool = True, config: str = "cfg", active: bool = True) -> IndexPoint:
+def point(
+    doc: str,
+    strategy: str,
+    i: int,
+    *,
+    role: str = "chunk",
+    collection: str = "news",
+    ts: float = 1000.0,
+    text: str = "",
+    searchable: bool = True,
+    config: str = "cfg",
+    active: bool = True,
+) -> IndexPoint:
     payload = {
-        "document_id": doc, "strategy": strategy, "config_id": config, "collection": collection, "language": "en",
-        "role": role, "chunk_index": i, "published_ts": ts, "set_state": "active" if active else "inactive",
+        "document_id": doc,
+        "strategy": strategy,
+        "config_id": config,
+        "collection": collection,
+        "language": "en",
+        "role": role,
+        "chunk_index": i,
+        "published_ts": ts,
+        "set_state": "active" if active else "inactive",
         "chunk": f"{doc}/{strategy}/{role}/{i}" + (f"@{config}" if config != "cfg" else ""),
     }
     pid = str(uuid.uuid5(uuid.NAMESPACE_URL, payload["chunk"]))
     if not searchable:
         return IndexPoint(pid, payload)
-    return IndexPoint(pid, payload, vector(zlib.crc32(payload["chunk"].encode())), lexical.document_vector(text or payload["chunk"]))
+    return IndexPoint(
+        pid, payload, vector(zlib.crc32(payload["chunk"].encode())), lexical.document_vector(text or payload["chunk"])
+    )
 
 
 @pytest.fixture(params=["edge", "qdrant-client"])
@@ -98,7 +118,9 @@ def test_parents_are_found_by_id_and_never_by_a_search(index):
     for query in [p.dense for p in points if p.dense is not None]:
         found = index.search(query, c.match("strategy", "parent_child"), 100)
         assert all(payload["role"] == "child" for payload, _ in found) and len(found) == 4
-    lexical_found = index.search_lexical(lexical.query_vector("a parent_child parent 0"), c.match("strategy", "parent_child"), 100)
+    lexical_found = index.search_lexical(
+        lexical.query_vector("a parent_child parent 0"), c.match("strategy", "parent_child"), 100
+    )
     assert all(payload["role"] == "child" for payload, _ in lexical_found)
     got = index.get([p.point_id for p in parents] + [str(uuid.uuid4())])
     assert sorted(v["chunk"] for v in got.values()) == ["a/parent_child/parent/0", "a/parent_child/parent/1"]
@@ -129,7 +151,9 @@ def test_sets_of_one_strategy_live_side_by_side_and_one_is_active(index):
     index.activate("a", "fixed_size", "c512")
     assert sorted(p.payload["config_id"] for p in index.scroll(active)) == ["c512", "c512"]
     assert sorted(labels(index.search(large[0].dense, active, 10))) == [
-        "a/fixed_size/chunk/0@c512", "a/fixed_size/chunk/1@c512"]
+        "a/fixed_size/chunk/0@c512",
+        "a/fixed_size/chunk/1@c512",
+    ]
 
     # Re-indexing c256 as active again takes the flag back from c512 in the same step.
     assert index.replace("a", "fixed_size", "c256", small[:2], True) == 3
@@ -173,8 +197,12 @@ def test_the_window_check_follows_time_writes_and_window_changes(index):
     day = 86400.0
     watch = ExpiryWatch()
     news = FreshnessPolicy({"news": 7, "default": 0})
-    index.upsert([point("a", "fixed_size", 0, collection="news", ts=10 * day),
-                  point("m", "fixed_size", 0, collection="misc", ts=2 * day)])
+    index.upsert(
+        [
+            point("a", "fixed_size", 0, collection="news", ts=10 * day),
+            point("m", "fixed_size", 0, collection="misc", ts=2 * day),
+        ]
+    )
 
     def holds(policy: FreshnessPolicy, as_of_days: float) -> bool:
         answer = watch.holds_expired(index, policy, as_of_days * day)
@@ -195,11 +223,18 @@ def test_the_window_check_follows_time_writes_and_window_changes(index):
 
 
 def test_lexical_ranking_is_bm25_with_the_idf_the_query_carries(index):
-    texts = ["the cat sat on the mat", "the dog chased the cat", "error code XJ-9000 in the pump log", "the mat was red"]
+    texts = [
+        "the cat sat on the mat",
+        "the dog chased the cat",
+        "error code XJ-9000 in the pump log",
+        "the mat was red",
+    ]
     points = [point("t", "fixed_size", i, text=t) for i, t in enumerate(texts)]
     index.replace("t", "fixed_size", "cfg", points, True)
     counts = [TermCounts.of(p.sparse for p in points)]
-    found = index.search_lexical(weighted_query(lexical.query_vector("XJ-9000"), counts), c.match("strategy", "fixed_size"), 10)
+    found = index.search_lexical(
+        weighted_query(lexical.query_vector("XJ-9000"), counts), c.match("strategy", "fixed_size"), 10
+    )
     assert labels(found) == ["t/fixed_size/chunk/2"]
     query = weighted_query(lexical.query_vector("cat mat"), counts)
     found = index.search_lexical(query, c.match("strategy", "fixed_size"), 10)
@@ -213,20 +248,29 @@ def test_lexical_ranking_is_bm25_with_the_idf_the_query_carries(index):
     assert index.search_lexical(query, c.match("document_id", "t"), 10)[0][1] == found[0][1]
 
 
-@pytest.mark.parametrize("language, texts, question, expected, english_finds_it", [
-    # French: "chats" and "chat" are one term (the English stemmer happens to agree).
-    ("fr", ["Les chats mangent les souris.", "Le chien dort dans le jardin.", "Les oiseaux chantent le matin."],
-     "un chat", 0, True),
-    # Chinese and Japanese have no spaces: uncut, a question shares no term with the sentence holding it.
-    ("zh", ["我喜欢自然语言处理和机器学习。", "今天的天气很好。", "他在北京工作。"], "自然语言", 0, False),
-    ("ja", ["今日は雨が降っています。", "東京は日本の首都です。", "猫が好きです。"], "日本の首都", 1, False),
-    # Russian: "кошки" and "кошка" are one term only to the Russian stemmer.
-    ("ru", ["Кошки любят рыбу.", "Собака спит во дворе.", "Птицы поют утром."], "кошка", 0, False),
-])
+@pytest.mark.parametrize(
+    "language, texts, question, expected, english_finds_it",
+    [
+        # French: "chats" and "chat" are one term (the English stemmer happens to agree).
+        (
+            "fr",
+            ["Les chats mangent les souris.", "Le chien dort dans le jardin.", "Les oiseaux chantent le matin."],
+            "un chat",
+            0,
+            True,
+        ),
+        # Chinese and Japanese have no spaces: uncut, a question shares no term with the sentence holding it.
+        ("zh", ["我喜欢自然语言处理和机器学习。", "今天的天气很好。", "他在北京工作。"], "自然语言", 0, False),
+        ("ja", ["今日は雨が降っています。", "東京は日本の首都です。", "猫が好きです。"], "日本の首都", 1, False),
+        # Russian: "кошки" and "кошка" are one term only to the Russian stemmer.
+        ("ru", ["Кошки любят рыбу.", "Собака спит во дворе.", "Птицы поют утром."], "кошка", 0, False),
+    ],
+)
 def test_lexical_terms_follow_each_chunks_language(index, language, texts, question, expected, english_finds_it):
     points = [point("l", "fixed_size", i) for i in range(len(texts))]
-    points = [IndexPoint(p.point_id, p.payload, p.dense, lexical.document_vector(t, language))
-              for p, t in zip(points, texts)]
+    points = [
+        IndexPoint(p.point_id, p.payload, p.dense, lexical.document_vector(t, language)) for p, t in zip(points, texts)
+    ]
     index.replace("l", "fixed_size", "cfg", points, True)
     for languages in ([language], []):  # the query's language filter, or every language
         found = index.search_lexical(lexical.query_vector(question, languages), c.match("strategy", "fixed_size"), 10)
@@ -247,7 +291,9 @@ def test_scroll_returns_vectors_exactly_as_written(index):
         if written.dense is None:
             assert stored.dense is None
         else:
-            assert np.array_equal(np.asarray(stored.dense, dtype=np.float32), np.asarray(written.dense, dtype=np.float32))
+            assert np.array_equal(
+                np.asarray(stored.dense, dtype=np.float32), np.asarray(written.dense, dtype=np.float32)
+            )
             assert tuple(stored.sparse.indices) == written.sparse.indices
 
 
@@ -288,8 +334,11 @@ def test_a_shard_written_when_the_store_applied_idf_is_rewritten_without_it_on_o
     assert index.count() == 3 and not (tmp_path / "shard.previous").exists()
     query = lexical.query_vector("fault")
     found = index.search_lexical(query, None, 10)
-    weights = {p.payload["chunk"]: dict(zip(p.sparse.indices, p.sparse.values))[query.indices[0]]
-               for p in points if query.indices[0] in p.sparse.indices}
+    weights = {
+        p.payload["chunk"]: dict(zip(p.sparse.indices, p.sparse.values))[query.indices[0]]
+        for p in points
+        if query.indices[0] in p.sparse.indices
+    }
     assert {label: score for label, score in zip(labels(found), (s for _, s in found))} == pytest.approx(weights)
     assert labels(index.search(points[1].dense, None, 1)) == ["old/fixed_size/chunk/1"]
     index.close()
@@ -299,8 +348,11 @@ def test_a_collection_made_when_the_store_applied_idf_stops_applying_it():
     from qdrant_client import models
 
     client = QdrantClient(":memory:")
-    client.create_collection("legacy", vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.DOT)},
-                             sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    client.create_collection(
+        "legacy",
+        vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.DOT)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+    )
     QdrantServerIndex(client, "legacy", DIM)
     assert client.get_collection("legacy").config.params.sparse_vectors["bm25"].modifier == models.Modifier.NONE
 
@@ -310,8 +362,10 @@ def test_stable_top_orders_ties_by_point_and_looks_past_a_tie_at_the_cut():
 
     # Twelve points tied at 0.7 behind one at 0.9; the store hands ties back newest first.
     ranking = [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": 99}, 0.9)]
-    ranking += [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": i}, 0.7)
-                for i in reversed(range(12))]
+    ranking += [
+        ({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": i}, 0.7)
+        for i in reversed(range(12))
+    ]
     ranking += [({"document_id": "d", "strategy": "s", "config_id": "c", "role": "chunk", "chunk_index": 50}, 0.1)]
     asked = []
 
@@ -331,8 +385,10 @@ def test_tied_points_come_back_in_the_documented_order_from_either_store(index):
     from services.retriever.search.ranking import stable_top
 
     same = vector(1)
-    tied = [IndexPoint(p.point_id, p.payload, same, p.sparse) for p in
-            [point(doc, "fixed_size", i) for doc in ("z-doc", "a-doc", "m-doc") for i in (3, 1)]]
+    tied = [
+        IndexPoint(p.point_id, p.payload, same, p.sparse)
+        for p in [point(doc, "fixed_size", i) for doc in ("z-doc", "a-doc", "m-doc") for i in (3, 1)]
+    ]
     for doc in ("z-doc", "a-doc", "m-doc"):  # arrival order: z first
         index.replace(doc, "fixed_size", "cfg", [p for p in tied if p.payload["document_id"] == doc], True)
     found = stable_top(lambda n: index.search(same, None, n, exact=True), 3)

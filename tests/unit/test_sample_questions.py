@@ -12,8 +12,12 @@ from services.ingest.readers.decoding import decode_text
 
 def shipped_documents() -> list[documents_pb2.Document]:
     """The sample documents as ingest stores them: Markdown's canonical text is the file's text."""
-    return [documents_pb2.Document(document_id=f"doc-{path.stem}", name=path.name,
-                                   text=decode_text(path.name, path.read_bytes())[0]) for path in DOCUMENTS]
+    return [
+        documents_pb2.Document(
+            document_id=f"doc-{path.stem}", name=path.name, text=decode_text(path.name, path.read_bytes())[0]
+        )
+        for path in DOCUMENTS
+    ]
 
 
 def test_every_sample_question_passes_the_strict_check_against_the_shipped_documents():
@@ -30,7 +34,6 @@ def test_every_sample_question_passes_the_strict_check_against_the_shipped_docum
     per_document = {}
     for question in checked.questions:
         for ref in question.references:
-            assert by_id[ref.document_id].text[ref.start_char:ref.end_char] == ref.content
+            assert by_id[ref.document_id].text[ref.start_char : ref.end_char] == ref.content
             per_document[ref.document_id] = per_document.get(ref.document_id, 0) + 1
     assert set(per_document) == {"doc-state_of_the_union", "doc-rag-field-guide"}
-

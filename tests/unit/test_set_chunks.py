@@ -22,8 +22,15 @@ CHILD, PARENT = common_pb2.CHUNK_ROLE_CHILD, common_pb2.CHUNK_ROLE_PARENT
 
 
 def chunk(role: int, index: int, content: str, config: str = "cfg") -> common_pb2.Chunk:
-    return common_pb2.Chunk(chunk_id=ids.chunk_id("doc", "parent_child", config, index, role), document_id="doc",
-                            strategy="parent_child", config_id=config, chunk_index=index, role=role, content=content)
+    return common_pb2.Chunk(
+        chunk_id=ids.chunk_id("doc", "parent_child", config, index, role),
+        document_id="doc",
+        strategy="parent_child",
+        config_id=config,
+        chunk_index=index,
+        role=role,
+        content=content,
+    )
 
 
 class Store:
@@ -56,19 +63,29 @@ def listed(tmp_path_factory):
     index = EdgeIndex(tmp_path_factory.mktemp("set-chunks") / "shard", DIM)
     chunks = [chunk(CHILD, i, f"child {i}") for i in range(5)] + [chunk(PARENT, i, "parent " * 200) for i in range(2)]
     rng = np.random.default_rng(0)
-    points = [IndexPoint(c.chunk_id, chunk_to_payload(c, True),
-                         None if c.role == PARENT else unit_vector(rng.standard_normal(DIM))) for c in chunks]
+    points = [
+        IndexPoint(
+            c.chunk_id, chunk_to_payload(c, True), None if c.role == PARENT else unit_vector(rng.standard_normal(DIM))
+        )
+        for c in chunks
+    ]
     index.replace("doc", "parent_child", "cfg", points, True)
     other = chunk(CHILD, 0, "other configuration", config="cfg2")
-    index.replace("doc", "parent_child", "cfg2", [IndexPoint(other.chunk_id, chunk_to_payload(other, False),
-                                                             unit_vector(rng.standard_normal(DIM)))], False)
+    index.replace(
+        "doc",
+        "parent_child",
+        "cfg2",
+        [IndexPoint(other.chunk_id, chunk_to_payload(other, False), unit_vector(rng.standard_normal(DIM)))],
+        False,
+    )
     yield IndexSets(Service(index, len(points)))
     index.close()
 
 
 def pages(found: IndexSets, page_size: int, config_id: str = "") -> list[list[tuple[str, int]]]:
-    key = retriever_pb2.IndexedSetKey(embedding_model=MODEL, document_id="doc", strategy="parent_child",
-                                      config_id=config_id)
+    key = retriever_pb2.IndexedSetKey(
+        embedding_model=MODEL, document_id="doc", strategy="parent_child", config_id=config_id
+    )
     out, token = [], ""
     while True:
         page = found.chunks(retriever_pb2.ListIndexedChunksRequest(key=key, page_size=page_size, page_token=token))
@@ -79,8 +96,12 @@ def pages(found: IndexSets, page_size: int, config_id: str = "") -> list[list[tu
 
 
 def test_pages_hold_page_size_chunks_children_first_then_parents(listed):
-    assert pages(listed, 2) == [[("child", 0), ("child", 1)], [("child", 2), ("child", 3)],
-                                [("child", 4), ("parent", 0)], [("parent", 1)]]
+    assert pages(listed, 2) == [
+        [("child", 0), ("child", 1)],
+        [("child", 2), ("child", 3)],
+        [("child", 4), ("parent", 0)],
+        [("parent", 1)],
+    ]
     assert pages(listed, 5) == [[("child", i) for i in range(5)], [("parent", 0), ("parent", 1)]]
     assert pages(listed, 0, config_id="cfg") == [[("child", i) for i in range(5)] + [("parent", 0), ("parent", 1)]]
 

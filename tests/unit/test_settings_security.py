@@ -27,7 +27,12 @@ def problem(**env) -> str:
 def test_by_default_there_is_no_token_and_no_tls():
     settings = Settings()
     assert (settings.auth_token, settings.tls_cert, settings.tls_key, settings.tls_ca, settings.tls) == (
-        "", "", "", "", False)
+        "",
+        "",
+        "",
+        "",
+        False,
+    )
 
 
 def test_a_token_too_short_or_with_spaces_is_refused_with_how_to_make_one():
@@ -66,8 +71,14 @@ def test_settings_from_reads_the_given_environment_over_the_process_one(monkeypa
     """As the launcher's children see it: the stack's variables over the launcher's own."""
     monkeypatch.setenv("CHUNKLAB_RPC_TIMEOUT_S", "9")
     monkeypatch.setenv("CHUNKLAB_LONG_RPC_TIMEOUT_S", "99")
-    settings = settings_from({"CHUNKLAB_AUTH_TOKEN": "t" * 20, "CHUNKLAB_FRESHNESS_WINDOWS": '{"news": 3}',
-                              "CHUNKLAB_LONG_RPC_TIMEOUT_S": "12", "HOME": "/elsewhere"})
+    settings = settings_from(
+        {
+            "CHUNKLAB_AUTH_TOKEN": "t" * 20,
+            "CHUNKLAB_FRESHNESS_WINDOWS": '{"news": 3}',
+            "CHUNKLAB_LONG_RPC_TIMEOUT_S": "12",
+            "HOME": "/elsewhere",
+        }
+    )
     assert (settings.auth_token, settings.freshness_windows, settings.long_rpc_timeout_s) == ("t" * 20, {"news": 3}, 12)
     assert settings.rpc_timeout_s == 9
     assert (Settings().auth_token, Settings().long_rpc_timeout_s) == ("", 99)

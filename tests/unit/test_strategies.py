@@ -12,10 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab import ids
-
-from chunklab.text import tokens
 from chunklab.errors import InvalidArgument
 from chunklab.llm import LLMError
+from chunklab.text import tokens
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context
 from services.chunker.strategies import spans as spans_module
@@ -41,14 +40,18 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 def test_chunk_ids_are_the_uuid5_of_their_name_so_stored_indexes_keep_their_ids():
     namespace = uuid.UUID("6f1c3f0e-8a5b-4c1e-9d7a-2b3c4d5e6f70")
-    for index, role, name in ((0, common_pb2.CHUNK_ROLE_CHUNK, "chunk"), (7, common_pb2.CHUNK_ROLE_PARENT, "parent"),
-                              (12345, common_pb2.CHUNK_ROLE_SENTENCE, "sentence")):
+    for index, role, name in (
+        (0, common_pb2.CHUNK_ROLE_CHUNK, "chunk"),
+        (7, common_pb2.CHUNK_ROLE_PARENT, "parent"),
+        (12345, common_pb2.CHUNK_ROLE_SENTENCE, "sentence"),
+    ):
         expected = str(uuid.uuid5(namespace, f"doc-1/recursive/abc123/{name}/{index}"))
         assert ids.chunk_id("doc-1", "recursive", "abc123", index, role) == expected
         assert ids.ChunkIds("doc-1", "recursive", "abc123", role)(index) == expected
     # A chunk whose role was left unspecified has the id of a plain chunk.
     assert ids.chunk_id("doc-1", "recursive", "abc123", 0, common_pb2.CHUNK_ROLE_UNSPECIFIED) == str(
-        uuid.uuid5(namespace, "doc-1/recursive/abc123/chunk/0"))
+        uuid.uuid5(namespace, "doc-1/recursive/abc123/chunk/0")
+    )
 
 
 def contents(chunks, role=None):
@@ -104,6 +107,7 @@ def test_bad_knobs_are_refused_with_a_reason(name, knobs, message):
 
 # -- goldens on the fixture (tests/fixtures/regulation.md) -----------------
 
+
 def test_recursive_golden():
     chunks = run("recursive", document(REGULATION), chunk_size=32, chunk_overlap=0)
     assert contents(chunks) == [
@@ -144,8 +148,10 @@ def test_recursive_never_cuts_at_a_hash_line_inside_a_fence(chunk_size):
     """Both fences fit the chunk size, so each stays whole in one chunk; a
     `#` line inside one is no header to cut at (it was until ADR 0041)."""
     chunks = run("recursive", document(FENCED), chunk_size=chunk_size, chunk_overlap=0)
-    fences = ["```bash\n# not a heading: fetch and build\ngit clone https://example.org/chunklab.git\nmake build\n```",
-              "~~~\n# not a heading either\nmake test\n~~~"]
+    fences = [
+        "```bash\n# not a heading: fetch and build\ngit clone https://example.org/chunklab.git\nmake build\n```",
+        "~~~\n# not a heading either\nmake test\n~~~",
+    ]
     assert [tokens.count(f) for f in fences] == [27, 13]
     for fence in fences:
         holding = [c for c in chunks if fence in c.content]
@@ -231,11 +237,19 @@ def test_parent_child_section_golden():
     chunks = run("parent_child", document(REGULATION), parent_level="section")
     assert families(chunks) == [
         ("Preamble: this regulation sets rules for data. It applies from 2025.", ["Preamble: this regul"]),
-        ("# Part I. General provisions", ["This regulation appl", "It does not apply to", "For this regulation:", '- "data" means any i']),
-        ("# Part II. Obligations", ["Controllers shall ke", "| data kind | period", "Data older than the ", "Archives in the publ"]),
+        (
+            "# Part I. General provisions",
+            ["This regulation appl", "It does not apply to", "For this regulation:", '- "data" means any i'],
+        ),
+        (
+            "# Part II. Obligations",
+            ["Controllers shall ke", "| data kind | period", "Data older than the ", "Archives in the publ"],
+        ),
     ]
     assert [c.heading_path for c in chunks if ids.role_name(c.role) == "child"][-1] == [
-        "Part II. Obligations", "Article 3. Retention", "Article 3a. Exceptions",
+        "Part II. Obligations",
+        "Article 3. Retention",
+        "Article 3a. Exceptions",
     ]
 
 
@@ -243,13 +257,18 @@ def test_parent_child_paragraph_level_and_long_paragraphs_become_bounded_childre
     chunks = run("parent_child", document(REGULATION), parent_level="paragraph", child_max_tokens=16)
     fam = families(chunks)
     assert len(fam) == 9
-    assert fam[-2] == ("Data older than the period shall be erased. Dr. Smith, e.g., erased 3.5 TB in 2024.", ["Data older than the ", "Dr. Smith, e.g., era", "2024."])
+    assert fam[-2] == (
+        "Data older than the period shall be erased. Dr. Smith, e.g., erased 3.5 TB in 2024.",
+        ["Data older than the ", "Dr. Smith, e.g., era", "2024."],
+    )
     assert all(c.token_count <= 16 for c in chunks if ids.role_name(c.role) == "child")
 
 
 def test_parent_child_without_headings_falls_back_to_paragraph_groups():
     text = "\n\n".join(f"Paragraph {i} says something short." for i in range(6))
-    chunks = run("parent_child", document(text, documents_pb2.DOCUMENT_FORMAT_TEXT), child_max_tokens=16, parent_max_tokens=30)
+    chunks = run(
+        "parent_child", document(text, documents_pb2.DOCUMENT_FORMAT_TEXT), child_max_tokens=16, parent_max_tokens=30
+    )
     assert [len(children) for _, children in families(chunks)] == [4, 2]
     assert all(c.token_count <= 30 for c in chunks if ids.role_name(c.role) == "parent")
 
@@ -258,8 +277,12 @@ def test_sentence_window_golden():
     chunks = run("sentence_window", document(REGULATION))
     assert {c.role for c in chunks} == {common_pb2.CHUNK_ROLE_SENTENCE}
     assert contents(chunks)[:6] == [
-        "Preamble: this regulation sets rules for data.", "It applies from 2025.", "# Part I. General provisions",
-        "## Article 1. Scope", "This regulation applies to personal data.", "It covers automated processing.",
+        "Preamble: this regulation sets rules for data.",
+        "It applies from 2025.",
+        "# Part I. General provisions",
+        "## Article 1. Scope",
+        "This regulation applies to personal data.",
+        "It covers automated processing.",
     ]
     assert len(chunks) == 22
     pairs = run("sentence_window", document(REGULATION), sentences_per_unit=2)
@@ -280,7 +303,8 @@ def test_strategies_run_on_one_document_tokenize_it_once_and_chunk_as_they_would
     for name in SPEC_NAMES:
         alone = run(name, document(REGULATION))
         assert [(c.start_char, c.end_char, c.token_count, c.role) for c in together[name]] == [
-            (c.start_char, c.end_char, c.token_count, c.role) for c in alone], name
+            (c.start_char, c.end_char, c.token_count, c.role) for c in alone
+        ], name
 
 
 def test_semantic_golden_with_hashed_embeddings():
@@ -311,7 +335,9 @@ def test_semantic_boundaries_with_the_real_model(minilm):
     assert contents(run("semantic", source, minilm)) == expected
     assert contents(run("semantic", source, minilm, threshold=0.2, min_sentences=1)) == expected
     # Each group is 33-40 tokens: a maximum of 30 cuts them at their weakest link.
-    assert all(c.token_count <= 30 for c in run("semantic", source, minilm, threshold=0.2, min_sentences=1, max_tokens=30))
+    assert all(
+        c.token_count <= 30 for c in run("semantic", source, minilm, threshold=0.2, min_sentences=1, max_tokens=30)
+    )
 
 
 def test_semantic_parent_child_golden_with_the_real_model(minilm):
@@ -327,7 +353,8 @@ def test_hybrid_golden_with_the_real_model(minilm):
     source = document(text, documents_pb2.DOCUMENT_FORMAT_TEXT)
     chunks = run("hybrid_semantic_recursive", source, minilm, threshold=0.2, min_tokens=10, max_tokens=64)
     assert [c.content.split(".")[0] for c in chunks] == [
-        "The volcano erupted at dawn and lava poured down its slopes", "Sourdough bread needs a starter of wild yeast and flour",
+        "The volcano erupted at dawn and lava poured down its slopes",
+        "Sourdough bread needs a starter of wild yeast and flour",
         "The striker scored twice in the second half of the football match",
     ]
     # A band of 60-64 tokens: too-small groups join their more similar neighbour.
@@ -336,6 +363,7 @@ def test_hybrid_golden_with_the_real_model(minilm):
 
 
 # -- the contextual strategies ---------------------------------------------
+
 
 def test_contextual_retrieval_prefixes_each_fixed_size_chunk_with_the_llm_context():
     chat = FakeChat()
@@ -357,13 +385,19 @@ def test_contextual_structure_renders_the_labelled_text():
         "Context: Context 6.\nContent: ### Article 3a. Exceptions\n\nArchives in the public interest are exempt."
     )
     assert chunks[0].enriched_content.startswith("Document: regulation.md\nContext: Context 0.\nContent: Preamble")
-    assert [c.content for c in chunks] == [c.content for c in run("markdown_structure", document(REGULATION), max_tokens=40)]
+    assert [c.content for c in chunks] == [
+        c.content for c in run("markdown_structure", document(REGULATION), max_tokens=40)
+    ]
 
 
 @pytest.mark.parametrize("name", ["contextual_retrieval", "contextual_structure"])
 @pytest.mark.parametrize(
     "chat",
-    [FakeChat(fail=LLMError("rate limited (429)")), FakeChat(fail=NoLLM("no LLM endpoint is configured")), FakeChat(reply="  ")],
+    [
+        FakeChat(fail=LLMError("rate limited (429)")),
+        FakeChat(fail=NoLLM("no LLM endpoint is configured")),
+        FakeChat(reply="  "),
+    ],
     ids=["error", "no-endpoint", "empty-reply"],
 )
 def test_a_failing_llm_fails_the_contextual_strategy_as_a_whole(name, chat):
@@ -396,7 +430,9 @@ LIMITED = [
 
 
 @pytest.mark.parametrize(("name", "limit_knob", "extra"), LIMITED, ids=[f"{n}-{e}" for n, _, e in LIMITED])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(text=random_text, limit=st.integers(16, 60), markdown=st.booleans())
 def test_exact_slices_within_the_maximum_covering_the_text(name, limit_knob, extra, text, limit, markdown):
     fmt = documents_pb2.DOCUMENT_FORMAT_MARKDOWN if markdown else documents_pb2.DOCUMENT_FORMAT_TEXT
@@ -415,7 +451,11 @@ def covered_blocks(source: SourceDocument, chunks) -> bool:
     covered = set()
     for c in chunks:
         covered.update(range(c.start_char, c.end_char))
-    return all(i in covered or source.text[i].isspace() for a, b in paragraph_ranges(source.text, source.tree) for i in range(a, b))
+    return all(
+        i in covered or source.text[i].isspace()
+        for a, b in paragraph_ranges(source.text, source.tree)
+        for i in range(a, b)
+    )
 
 
 @pytest.mark.parametrize("name", ["parent_child", "semantic_parent_child"])

@@ -4,8 +4,8 @@ experiment detail's Resume and Cancel are enabled only where they can act."""
 
 from __future__ import annotations
 
-import grpc
 import gradio as gr
+import grpc
 
 from chunklab.client import ClientError
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
@@ -18,8 +18,9 @@ from frontend.views import formatting
 from tests.support.fake_stubs import FakeRpcError
 
 OVERLAP = "fixed_size.chunk_overlap (600) must be smaller than chunk_size (512)"
-NOTHING_INDEXED = ("retriever: nothing is indexed with the embedding model 'multilingual-e5-small' yet; "
-                   "process a document first")
+NOTHING_INDEXED = (
+    "retriever: nothing is indexed with the embedding model 'multilingual-e5-small' yet; process a document first"
+)
 FINISHED = "experiment e1 is succeeded; only interrupted or failed experiments resume"
 
 
@@ -36,9 +37,12 @@ def test_a_refusal_reads_as_the_services_sentence_without_its_status_code():
     assert overlap.message == f"chunker service: INVALID_ARGUMENT: {OVERLAP}"  # what the pages used to show
     assert told_sentence(overlap) == OVERLAP + "."  # a knob's name keeps its spelling
     assert told_sentence(refusal("evaluator", grpc.StatusCode.FAILED_PRECONDITION, NOTHING_INDEXED)) == (
-        "Retriever: nothing is indexed with the embedding model 'multilingual-e5-small' yet; process a document first.")
-    assert told_sentence(refusal("evaluator", grpc.StatusCode.FAILED_PRECONDITION, "line 78: corpus x is missing.")) \
+        "Retriever: nothing is indexed with the embedding model 'multilingual-e5-small' yet; process a document first."
+    )
+    assert (
+        told_sentence(refusal("evaluator", grpc.StatusCode.FAILED_PRECONDITION, "line 78: corpus x is missing."))
         == "Line 78: corpus x is missing."
+    )
     # A service out of reach keeps its address: that is what a person must check.
     down = refusal("evaluator", grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses")
     assert told_sentence(down) == down.message
@@ -64,6 +68,7 @@ def test_said_in_place_writes_a_refusal_into_the_status_and_leaves_the_other_out
             raise user_error("Choose a .jsonl or .csv file of questions first.")
         with told_as_sentence():
             raise refusal("evaluator", grpc.StatusCode.FAILED_PRECONDITION, "line 78: no document 'chroma-x'")
+
     assert do_import("") == (error_line("Choose a .jsonl or .csv file of questions first."), gr.skip())
     assert do_import("q.csv") == (error_line("Line 78: no document 'chroma-x'."), gr.skip())
 
@@ -71,25 +76,35 @@ def test_said_in_place_writes_a_refusal_into_the_status_and_leaves_the_other_out
     def run(config, progress=None):
         yield formatting.message_html("Running… starting…"), gr.skip()
         raise user_error("Experiment e1 is succeeded; only interrupted or failed experiments resume.")
-    assert list(run("c")) == [(formatting.message_html("Running… starting…"), gr.skip()),
-                              (error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."),
-                               gr.skip())]
+
+    assert list(run("c")) == [
+        (formatting.message_html("Running… starting…"), gr.skip()),
+        (error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."), gr.skip()),
+    ]
 
     @said_in_place(outputs=3, at=2)  # the status after the outputs it leaves alone
     def remove(question_id):
         raise user_error("Choose a question set and a question first.")
+
     assert remove("") == (gr.skip(), gr.skip(), error_line("Choose a question set and a question first."))
 
     @said_in_place(outputs=1)
     def save(name):
         return formatting.message_html(f"saved {name}", "ok")
+
     assert save("news") == formatting.message_html("saved news", "ok")
 
 
 def overlap_form() -> knobs.StrategyForm:
     def whole(name: str, default: int) -> chunker_pb2.KnobSpec:
-        return chunker_pb2.KnobSpec(name=name, type=chunker_pb2.KNOB_TYPE_INT, min_value=0, max_value=8192,
-                                    default_value=common_pb2.KnobValue(int_value=default))
+        return chunker_pb2.KnobSpec(
+            name=name,
+            type=chunker_pb2.KNOB_TYPE_INT,
+            min_value=0,
+            max_value=8192,
+            default_value=common_pb2.KnobValue(int_value=default),
+        )
+
     info = chunker_pb2.StrategyInfo(name="fixed_size", knobs=[whole("chunk_size", 512), whole("chunk_overlap", 64)])
     (form,) = knobs.strategy_forms([info])
     return form
@@ -142,23 +157,31 @@ def test_resume_on_a_finished_experiment_shows_the_refusal_not_running():
         yield  # a generator, as the client's streams are: nothing is called until read
 
     shown = list(follow_experiment(Evaluator(), refused_stream(), lambda *_, **__: None))
-    assert shown == [(error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."),
-                      gr.skip())]
+    assert shown == [
+        (error_line("Experiment e1 is succeeded; only interrupted or failed experiments resume."), gr.skip())
+    ]
 
 
 def test_resume_and_cancel_are_enabled_only_where_they_can_act():
-    state = {name: getattr(evaluator_pb2, f"EXPERIMENT_STATE_{name}")
-             for name in ("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "INTERRUPTED")}
+    state = {
+        name: getattr(evaluator_pb2, f"EXPERIMENT_STATE_{name}")
+        for name in ("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "INTERRUPTED")
+    }
     expected = {  # (Resume, Cancel)
-        "PENDING": (False, True), "RUNNING": (False, True), "SUCCEEDED": (False, False),
-        "FAILED": (True, False), "INTERRUPTED": (True, False),
+        "PENDING": (False, True),
+        "RUNNING": (False, True),
+        "SUCCEEDED": (False, False),
+        "FAILED": (True, False),
+        "INTERRUPTED": (True, False),
     }
     for name, (resume, cancel) in expected.items():
         assert action_updates(state[name]) == (gr.update(interactive=resume), gr.update(interactive=cancel)), name
     off = (gr.update(interactive=False), gr.update(interactive=False))
     assert action_updates(None) == off
     assert experiment_actions(Evaluator(state["INTERRUPTED"]), "e1") == (
-        gr.update(interactive=True), gr.update(interactive=False))
+        gr.update(interactive=True),
+        gr.update(interactive=False),
+    )
     assert experiment_actions(Evaluator(), "e1") == off
     assert experiment_actions(Evaluator(), "gone") == off
     assert experiment_actions(Evaluator(), "") == off

@@ -6,22 +6,24 @@ asks) from hand-built documents."""
 
 from __future__ import annotations
 
-import grpc
 import gradio as gr
+import grpc
 import pytest
 
-from chunklab_app import samples
 from chunklab.client import ClientError
 from chunklab.settings import Settings
 from chunklab.v1 import documents_pb2, retriever_pb2
+from chunklab_app import samples
 from frontend.pages import documents, freshness
 from frontend.pages.documents import document_list
 from frontend.views import formatting
 from tests.support.fake_stubs import FakeRpcError
 
 ADDRESS = "127.0.0.1:4"
-DOWN = (f"The retriever service at {ADDRESS} is unreachable or too slow (UNAVAILABLE): check that it is running "
-        "and that the address is right")
+DOWN = (
+    f"The retriever service at {ADDRESS} is unreachable or too slow (UNAVAILABLE): check that it is running "
+    "and that the address is right"
+)
 SAID = formatting.message_html(DOWN, "error")
 
 
@@ -32,8 +34,10 @@ class Down:
 
     def __getattr__(self, name):
         def call(*_args, **_kwargs):
-            raise ClientError.from_rpc_error("retriever", ADDRESS, FakeRpcError(
-                grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"))
+            raise ClientError.from_rpc_error(
+                "retriever", ADDRESS, FakeRpcError(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses")
+            )
+
         return call
 
 
@@ -69,7 +73,10 @@ def test_the_documents_page_says_a_service_is_down_where_its_lists_go(documents_
 
     refresh = documents_page["refresh"][0]
     assert outputs(refresh, refresh.fn("doc-1")) == {
-        "document-select": gr.skip(), "documents-table": gr.skip(), "delete-status": SAID}
+        "document-select": gr.skip(),
+        "documents-table": gr.skip(),
+        "delete-status": SAID,
+    }
 
     show_indexed = documents_page["show_indexed"][0]
     wrote = outputs(show_indexed, show_indexed.fn("doc-1", [], None))
@@ -99,8 +106,12 @@ def test_the_freshness_page_says_the_retriever_is_down_where_its_tables_go(fresh
 def document(name: str, content: bytes | None = None, document_id: str = "") -> documents_pb2.Document:
     import hashlib
 
-    return documents_pb2.Document(document_id=document_id or f"id-{name}", name=name, collection="default",
-                                  content_hash=hashlib.sha256(content or name.encode()).hexdigest())
+    return documents_pb2.Document(
+        document_id=document_id or f"id-{name}",
+        name=name,
+        collection="default",
+        content_hash=hashlib.sha256(content or name.encode()).hexdigest(),
+    )
 
 
 def test_a_fresh_page_opens_on_the_samples_speech_until_something_newer_is_uploaded():
@@ -118,14 +129,18 @@ def test_a_fresh_page_opens_on_the_samples_speech_until_something_newer_is_uploa
 
 def test_delete_asks_about_the_document_by_name_with_its_chunk_count():
     notes = document("notes.md", b"# Notes\n", "0123456789abcdef")
-    sets = [retriever_pb2.IndexedSet(strategy="fixed_size", points=12),
-            retriever_pb2.IndexedSet(strategy="recursive", points=30)]
+    sets = [
+        retriever_pb2.IndexedSet(strategy="fixed_size", points=12),
+        retriever_pb2.IndexedSet(strategy="recursive", points=30),
+    ]
     assert document_list.delete_question(notes, sets) == (
         "Delete notes.md · default · 01234567 and its 42 indexed chunks (2 index sets)? "
-        "Experiments keep the results they measured on it.")
+        "Experiments keep the results they measured on it."
+    )
     assert document_list.delete_question(notes, []) == (
         "Delete notes.md · default · 01234567 and its text (it has no indexed chunks)? "
-        "Experiments keep the results they measured on it.")
+        "Experiments keep the results they measured on it."
+    )
 
 
 def info_said(update) -> bool:
@@ -137,7 +152,9 @@ def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_the
     from frontend.forms import retrieval
     from frontend.pages import compare, experiments, query
 
-    query_page, experiments_page, compare_page = (handlers(page.build(Down())) for page in (query, experiments, compare))
+    query_page, experiments_page, compare_page = (
+        handlers(page.build(Down())) for page in (query, experiments, compare)
+    )
     (options,) = [f for f in query_page["options"] if len(f.outputs) == 6][:1]
     strategy, documents_list, collections, languages, model, status = options.fn(None, None, None, None, None)
     assert info_said(documents_list) and status == SAID
@@ -160,10 +177,12 @@ class Up:
 
     def retrieval_limits(self):
         from chunklab import retrieval
+
         return retrieval.LIMITS
 
     def evaluator_limits(self):
         from chunklab.v1 import evaluator_pb2
+
         return evaluator_pb2.EvaluatorLimits(max_question_count=7)
 
     def __getattr__(self, name):
@@ -176,10 +195,16 @@ def test_the_window_days_and_the_question_count_take_their_bounds_from_the_servi
     from chunklab import retrieval
     from frontend.pages import questions
 
-    freshness_load = [f for f in handlers(freshness.build(Up())).get("<lambda>", [])
-                      if [o.elem_id for o in f.outputs] == ["window-days"]]
-    questions_load = [f for f in handlers(questions.build(Up())).get("<lambda>", [])
-                      if [o.elem_id for o in f.outputs] == ["gen-count"]]
+    freshness_load = [
+        f
+        for f in handlers(freshness.build(Up())).get("<lambda>", [])
+        if [o.elem_id for o in f.outputs] == ["window-days"]
+    ]
+    questions_load = [
+        f
+        for f in handlers(questions.build(Up())).get("<lambda>", [])
+        if [o.elem_id for o in f.outputs] == ["gen-count"]
+    ]
     assert len(freshness_load) == len(questions_load) == 1
     days, count = freshness_load[0].fn(), questions_load[0].fn()
     assert (days["minimum"], days["maximum"]) == (0, retrieval.LIMITS.max_freshness_days)
@@ -190,6 +215,10 @@ def test_the_window_days_and_the_question_count_take_their_bounds_from_the_servi
         assert box.maximum is None, elem_id
 
     down = Down()
-    down_fns = [f for page in (freshness.build(down), questions.build(down)) for f in handlers(page).get("<lambda>", [])
-                if [o.elem_id for o in f.outputs] in (["window-days"], ["gen-count"])]
+    down_fns = [
+        f
+        for page in (freshness.build(down), questions.build(down))
+        for f in handlers(page).get("<lambda>", [])
+        if [o.elem_id for o in f.outputs] in (["window-days"], ["gen-count"])
+    ]
     assert [info_said(f.fn()) for f in down_fns] == [True, True]

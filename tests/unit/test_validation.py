@@ -10,21 +10,29 @@ import pytest
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.views.winner_view import winner_view
-from services.evaluator.reports import report
 from services.evaluator.experiments import holdout
 from services.evaluator.experiments.summary import summarize
+from services.evaluator.reports import report
 
 
 def experiment(values: dict[str, list[float]], **setting) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
     """Runs with one recall per question (the deciding measure, ADR 0058; IoU = half of it), summarised
     as the evaluator does."""
     results = [
-        pb.QuestionResult(question_id=f"q{i:03d}", question=f"question {i}", run_key=run, metrics=pb.RetrievalMetrics(
-            labelled=True, recall=recall, iou=recall / 2, embedding_answer_similarity=-1))
-        for run, column in values.items() for i, recall in enumerate(column)
+        pb.QuestionResult(
+            question_id=f"q{i:03d}",
+            question=f"question {i}",
+            run_key=run,
+            metrics=pb.RetrievalMetrics(labelled=True, recall=recall, iou=recall / 2, embedding_answer_similarity=-1),
+        )
+        for run, column in values.items()
+        for i, recall in enumerate(column)
     ]
-    built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(validation=pb.Validation(**setting)),
-                          runs=[pb.ExperimentRun(run_key=run, questions_total=len(c)) for run, c in values.items()])
+    built = pb.Experiment(
+        experiment_id="e1",
+        config=pb.ExperimentConfig(validation=pb.Validation(**setting)),
+        runs=[pb.ExperimentRun(run_key=run, questions_total=len(c)) for run, c in values.items()],
+    )
     summarize(built, results)
     return built, results
 
@@ -108,12 +116,15 @@ def test_validation_without_enough_runs_or_questions_says_why():
     assert winner_view(few.validation, report.METRICS)["text"].startswith("The winner could not be checked")
 
 
-@pytest.mark.parametrize("setting, message", [
-    ({"mode": 9}, "validation.mode 9 is not a ValidationMode"),
-    ({"selection_share": 1.0}, "validation.selection_share must be between 0 and 1"),
-    ({"folds": 1}, "validation.folds must be between 2 and 20, got 1"),
-    ({"metric": "speed"}, "validation.metric 'speed' is not a measure"),
-])
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ({"mode": 9}, "validation.mode 9 is not a ValidationMode"),
+        ({"selection_share": 1.0}, "validation.selection_share must be between 0 and 1"),
+        ({"folds": 1}, "validation.folds must be between 2 and 20, got 1"),
+        ({"metric": "speed"}, "validation.metric 'speed' is not a measure"),
+    ],
+)
 def test_settings_that_mean_nothing_are_refused(setting, message):
     with pytest.raises(InvalidArgument) as refused:
         holdout.check(pb.Validation(**setting))

@@ -25,14 +25,27 @@ METRICS = report.METRICS
 def experiment(runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
     """Runs with per-question recall, IoU and tokens sent, summarised as the evaluator does."""
     results = [
-        pb.QuestionResult(question_id=f"q{i}", question=f"question {i}", run_key=run, metrics=pb.RetrievalMetrics(
-            labelled=True, recall=recall, iou=values["iou"][i], tokens_sent=int(values["tokens"][i]),
-            embedding_answer_similarity=-1))
-        for run, values in runs.items() for i, recall in enumerate(values["recall"])
+        pb.QuestionResult(
+            question_id=f"q{i}",
+            question=f"question {i}",
+            run_key=run,
+            metrics=pb.RetrievalMetrics(
+                labelled=True,
+                recall=recall,
+                iou=values["iou"][i],
+                tokens_sent=int(values["tokens"][i]),
+                embedding_answer_similarity=-1,
+            ),
+        )
+        for run, values in runs.items()
+        for i, recall in enumerate(values["recall"])
     ]
-    built = pb.Experiment(experiment_id="e1", config=pb.ExperimentConfig(name="hand-built"),
-                          state=pb.EXPERIMENT_STATE_SUCCEEDED,
-                          runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs])
+    built = pb.Experiment(
+        experiment_id="e1",
+        config=pb.ExperimentConfig(name="hand-built"),
+        state=pb.EXPERIMENT_STATE_SUCCEEDED,
+        runs=[pb.ExperimentRun(run_key=run, questions_total=4) for run in runs],
+    )
     summarize(built, results)
     return built, results
 
@@ -41,37 +54,50 @@ def experiment(runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, 
 def clear_lead():
     # parent_child leads on every question by 5 or 10 points: every resample of the
     # differences has a mean between +5 and +10 points, so the interval holds no tie.
-    return experiment({
-        "parent_child": {"recall": [1.0, 1.0, 0.9, 1.0], "iou": [0.017] * 4, "tokens": [2050] * 4},
-        "semantic_parent_child": {"recall": [0.9, 0.95, 0.85, 0.9], "iou": [0.071] * 4, "tokens": [500] * 4},
-        "semantic": {"recall": [0.7] * 4, "iou": [0.08] * 4, "tokens": [300] * 4},
-    })[0]
+    return experiment(
+        {
+            "parent_child": {"recall": [1.0, 1.0, 0.9, 1.0], "iou": [0.017] * 4, "tokens": [2050] * 4},
+            "semantic_parent_child": {"recall": [0.9, 0.95, 0.85, 0.9], "iou": [0.071] * 4, "tokens": [500] * 4},
+            "semantic": {"recall": [0.7] * 4, "iou": [0.08] * 4, "tokens": [300] * 4},
+        }
+    )[0]
 
 
 @pytest.fixture(scope="module")
 def tie():
     # a leads b on three questions and trails on one: a quarter of the resamples or so
     # hold one or no lead, so the interval reaches below zero.
-    return experiment({
-        "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
-        "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
-        "c": {"recall": [0.5] * 4, "iou": [0.09] * 4, "tokens": [800] * 4},
-    })[0]
+    return experiment(
+        {
+            "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
+            "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
+            "c": {"recall": [0.5] * 4, "iou": [0.09] * 4, "tokens": [800] * 4},
+        }
+    )[0]
 
 
-CLEAR = ("parent_child has the highest recall (97.5%, +7.5 pts [+5.0 pts, +10.0 pts] over semantic_parent_child) "
-         "but sends 4.1× the tokens and has IoU 1.7% against 7.1%.")
-CLEAR_FRONT = ("The best trade-offs (Pareto front) of recall against tokens sent: parent_child, semantic_parent_child, "
-               "semantic; against IoU: parent_child, semantic_parent_child, semantic.")
-TIE = ("No clear winner on recall: a (87.5%) leads b (82.5%) by +5.0 pts [-5.0 pts, +10.0 pts] over 4 questions, "
-       "and that 95% interval holds a tie.")
+CLEAR = (
+    "parent_child has the highest recall (97.5%, +7.5 pts [+5.0 pts, +10.0 pts] over semantic_parent_child) "
+    "but sends 4.1× the tokens and has IoU 1.7% against 7.1%."
+)
+CLEAR_FRONT = (
+    "The best trade-offs (Pareto front) of recall against tokens sent: parent_child, semantic_parent_child, "
+    "semantic; against IoU: parent_child, semantic_parent_child, semantic."
+)
+TIE = (
+    "No clear winner on recall: a (87.5%) leads b (82.5%) by +5.0 pts [-5.0 pts, +10.0 pts] over 4 questions, "
+    "and that 95% interval holds a tie."
+)
 TIE_FRONT = "The best trade-offs (Pareto front) of recall against tokens sent: a, b; against IoU: a, c."
 
 
 def test_a_lead_whose_interval_holds_no_tie_names_the_winner_and_its_costs(clear_lead):
     found = clear_lead.verdict
-    assert (found.metric, found.winner_run_key, found.runner_up_run_key) == ("recall", "parent_child",
-                                                                             "semantic_parent_child")
+    assert (found.metric, found.winner_run_key, found.runner_up_run_key) == (
+        "recall",
+        "parent_child",
+        "semantic_parent_child",
+    )
     assert (round(found.difference, 6), found.shared_questions) == (0.075, 4)
     assert (round(found.ci_low, 6), round(found.ci_high, 6)) == (0.05, 0.1)
     view = verdict_view(found, METRICS)
@@ -80,7 +106,11 @@ def test_a_lead_whose_interval_holds_no_tie_names_the_winner_and_its_costs(clear
     assert [c for c in view["columns"] if c in known] == known and view["columns"][0] == "recall"
     first = view["rows"][0]
     cells = dict(zip(view["columns"], first["cells"]))
-    assert (first["run_key"], first["winner"], cells["recall"]) == ("parent_child", True, "97.5% [92.5%, 100.0%]")  # 3+ of 4 draws at 0.9: 5% of resamples
+    assert (first["run_key"], first["winner"], cells["recall"]) == (
+        "parent_child",
+        True,
+        "97.5% [92.5%, 100.0%]",
+    )  # 3+ of 4 draws at 0.9: 5% of resamples
     assert cells["IoU"] == "1.7% [1.7%, 1.7%]" and cells["tokens sent"] == "2,050 [2,050, 2,050]"
 
 
@@ -88,7 +118,10 @@ def test_a_lead_whose_interval_holds_a_tie_names_no_winner_but_the_pareto_sets(t
     view = verdict_view(tie.verdict, METRICS)
     assert (view["text"], view["pareto"]) == (TIE, TIE_FRONT)
     assert [(r["run_key"], r["winner"], r["front"]) for r in view["rows"]] == [
-        ("a", False, True), ("b", False, True), ("c", False, True)]
+        ("a", False, True),
+        ("b", False, True),
+        ("c", False, True),
+    ]
 
 
 def test_wins_and_losses_per_question_for_every_pair(tie):
@@ -99,17 +132,23 @@ def test_wins_and_losses_per_question_for_every_pair(tie):
 def test_one_run_and_no_run_say_so():
     alone, _ = experiment({"only": {"recall": [0.5] * 4, "iou": [0.1] * 4, "tokens": [10] * 4}})
     assert verdict_view(alone.verdict, METRICS)["text"] == (
-        "only is the only run that answered questions (recall 50.0%): there is nothing to compare it with.")
+        "only is the only run that answered questions (recall 50.0%): there is nothing to compare it with."
+    )
     empty = pb.Experiment(runs=[pb.ExperimentRun(run_key="x")])
     summarize(empty, [])
-    assert verdict_view(empty.verdict, METRICS)["text"] == (
-        "There is no winner to name: no run finished any question.")
+    assert verdict_view(empty.verdict, METRICS)["text"] == ("There is no winner to name: no run finished any question.")
     unlabelled = pb.Experiment(runs=[pb.ExperimentRun(run_key="x"), pb.ExperimentRun(run_key="y")])
-    summarize(unlabelled, [pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(
-        embedding_answer_similarity=-1)) for key in ("x", "y")])
+    summarize(
+        unlabelled,
+        [
+            pb.QuestionResult(question_id="q", run_key=key, metrics=pb.RetrievalMetrics(embedding_answer_similarity=-1))
+            for key in ("x", "y")
+        ],
+    )
     assert verdict_view(unlabelled.verdict, METRICS)["text"] == (
         "There is no winner to name: no quality measure was taken (no reference excerpts, no expected answers, "
-        "no judge): the runs can only be told apart by what they send to the LLM.")
+        "no judge): the runs can only be told apart by what they send to the LLM."
+    )
 
 
 def test_pareto_front_keeps_the_points_nothing_beats_on_both_axes():
@@ -119,7 +158,7 @@ def test_pareto_front_keeps_the_points_nothing_beats_on_both_axes():
 
 
 def _text(html: str, start: str) -> str:
-    fragment = html[html.index(start):html.index("</p>", html.index(start)) + 4]
+    fragment = html[html.index(start) : html.index("</p>", html.index(start)) + 4]
     return "".join(ElementTree.fromstring(fragment).itertext())
 
 
@@ -158,28 +197,47 @@ def test_the_summary_shows_answer_similarity_as_the_detail_does():
 def test_a_retrieval_only_summary_has_no_llm_calls_or_cost_columns_nor_unmeasured_answer_columns():
     built, results = experiment({"a": {"recall": [0.5], "iou": [0.1], "tokens": [10]}})
     summarize(built, results)
-    heads = ["".join(th.itertext()) for th in ElementTree.fromstring(
-        experiments_html.experiment_summary_html(built, METRICS)).iter("th")]
+    heads = [
+        "".join(th.itertext())
+        for th in ElementTree.fromstring(experiments_html.experiment_summary_html(built, METRICS)).iter("th")
+    ]
     assert heads[-2:] == ["chunks / q", "tokens / q"]
     assert not {"LLM calls", "cost", "answer similarity (embeddings)", "faithfulness"} & set(heads)
     built.runs[0].usage.llm_calls, built.runs[0].usage.estimated_cost_usd = 3, 0.0123
-    heads = ["".join(th.itertext()) for th in ElementTree.fromstring(
-        experiments_html.experiment_summary_html(built, METRICS)).iter("th")]
+    heads = [
+        "".join(th.itertext())
+        for th in ElementTree.fromstring(experiments_html.experiment_summary_html(built, METRICS)).iter("th")
+    ]
     assert heads[-4:] == ["chunks / q", "tokens / q", "LLM calls", "cost"]
 
 
 def _compared():
     """Three experiments: e1 and e2 ask questions 0-3, e3 asks others entirely."""
-    first, first_results = experiment({
-        "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
-        "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4}})
+    first, first_results = experiment(
+        {
+            "a": {"recall": [0.9, 0.8, 0.9, 0.9], "iou": [0.05] * 4, "tokens": [1000] * 4},
+            "b": {"recall": [0.8, 0.9, 0.8, 0.8], "iou": [0.04] * 4, "tokens": [400] * 4},
+        }
+    )
     second, second_results = experiment({"c": {"recall": [0.9, 0.9, 0.5, 0.5], "iou": [0.09] * 4, "tokens": [800] * 4}})
-    third = pb.Experiment(experiment_id="e3", config=pb.ExperimentConfig(name="other questions"),
-                          runs=[pb.ExperimentRun(run_key="d", questions_done=1)])
-    third_results = [pb.QuestionResult(question_id="x", question="an unrelated question", run_key="d",
-                                       metrics=pb.RetrievalMetrics(labelled=True, recall=1.0))]
-    for built, name, set_id, digest in ((first, "first", "set-one-0001", "h1"), (second, "second", "set-one-0001", "h1"),
-                                        (third, "other questions", "set-two-0002", "h2")):
+    third = pb.Experiment(
+        experiment_id="e3",
+        config=pb.ExperimentConfig(name="other questions"),
+        runs=[pb.ExperimentRun(run_key="d", questions_done=1)],
+    )
+    third_results = [
+        pb.QuestionResult(
+            question_id="x",
+            question="an unrelated question",
+            run_key="d",
+            metrics=pb.RetrievalMetrics(labelled=True, recall=1.0),
+        )
+    ]
+    for built, name, set_id, digest in (
+        (first, "first", "set-one-0001", "h1"),
+        (second, "second", "set-one-0001", "h1"),
+        (third, "other questions", "set-two-0002", "h2"),
+    ):
         built.experiment_id, built.config.name, built.config.question_set_id = name, name, set_id
         built.question_set_hash = digest
     results = {"first": first_results, "second": second_results, "other questions": third_results}
@@ -188,31 +246,42 @@ def _compared():
 
 def test_compare_counts_wins_across_experiments_and_says_which_experiment_it_left_out():
     experiments, results = _compared()
-    pairs = [(p.experiment_id, p.run_key, p.other_experiment_id, p.other_run_key, p.wins, p.losses, p.ties)
-             for p in compare.wins(experiments, results, "recall")]
-    assert pairs == [("first", "a", "first", "b", 3, 1, 0), ("first", "a", "second", "c", 2, 1, 1),
-                     ("first", "b", "second", "c", 2, 1, 1)]  # d shares no question: no pair
+    pairs = [
+        (p.experiment_id, p.run_key, p.other_experiment_id, p.other_run_key, p.wins, p.losses, p.ties)
+        for p in compare.wins(experiments, results, "recall")
+    ]
+    assert pairs == [
+        ("first", "a", "first", "b", 3, 1, 0),
+        ("first", "a", "second", "c", 2, 1, 1),
+        ("first", "b", "second", "c", 2, 1, 1),
+    ]  # d shares no question: no pair
     assert compare.left_out(experiments, results) == [
-        "experiment other questions shares no questions with first and was left out"]
+        "experiment other questions shares no questions with first and was left out"
+    ]
     assert compare.warnings(experiments, {"set-one-0001": "chroma-general"})[-1] == (
         "question set differs (first: chroma-general (set-one-), second: chroma-general (set-one-), "
-        "other questions: set-two-); only the questions both sets hold are compared")
+        "other questions: set-two-); only the questions both sets hold are compared"
+    )
 
 
 def test_the_compare_page_shows_each_experiments_verdict_and_names_its_question_set(clear_lead):
     experiment = pb.Experiment()
     experiment.CopyFrom(clear_lead)
     experiment.config.question_set_id = "68366963abcdef"
-    response = pb.CompareExperimentsResponse(experiments=[experiment], warnings=[
-        "experiment other shares no questions with hand-built and was left out"])
+    response = pb.CompareExperimentsResponse(
+        experiments=[experiment], warnings=["experiment other shares no questions with hand-built and was left out"]
+    )
     question_set = pb.QuestionSet(question_set_id="68366963abcdef", name="chroma-general", question_count=276)
     root = ElementTree.fromstring(compare_html.compare_html(response, METRICS, [question_set]))
-    rows = {"".join(tr.find("th").itertext()): ["".join(td.itertext()) for td in tr.findall("td")]
-            for tr in root.findall(".//table[@class='cl-table cl-compare-columns']/tbody/tr")}
+    rows = {
+        "".join(tr.find("th").itertext()): ["".join(td.itertext()) for td in tr.findall("td")]
+        for tr in root.findall(".//table[@class='cl-table cl-compare-columns']/tbody/tr")
+    }
     assert rows["question set"] == ["chroma-general · 276 questions · 68366963"]
     assert rows["verdict (a winner only where the 95% interval excludes a tie)"] == [CLEAR]
     assert "experiment other shares no questions with hand-built and was left out" in "".join(
-        root.find(".//div[@role='alert']").itertext())
+        root.find(".//div[@role='alert']").itertext()
+    )
 
 
 def test_many_runs_intervals_at_once_equal_each_run_bootstrapped_alone():

@@ -26,7 +26,9 @@ def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricF
     metrics = metrics or MetricFormat([])
     shown = frame[frame[PLOT_COLUMNS[0]] == metric]
     return gr.update(
-        value=shown, visible=True, y_lim=compare_html.plot_limits(shown),
+        value=shown,
+        visible=True,
+        y_lim=compare_html.plot_limits(shown),
         title=f"{metrics.label(metric)}: difference from the baseline (95% CI)",
         y_title=f"difference ({metrics.axis_unit(metric)})",
     )
@@ -41,17 +43,27 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         with gr.Row(equal_height=True):
             chosen = gr.Dropdown(label="Experiments", choices=[], multiselect=True, scale=4, elem_id="compare-select")
             refresh = gr.Button("↻", scale=0, min_width=40, elem_id="compare-refresh")
-            compare_button = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-button",
-                                       interactive=False)
+            compare_button = gr.Button(
+                "Compare", variant="primary", scale=0, elem_id="compare-button", interactive=False
+            )
         result = gr.HTML(elem_id="compare-result")
         differences = gr.State(None)
         catalogue = gr.State(None)  # the evaluator's metric catalogue, as MetricFormat
-        plot_metric = gr.Dropdown(label="Plot the differences of", choices=[], visible=False,
-                                  elem_id="compare-plot-metric")
+        plot_metric = gr.Dropdown(
+            label="Plot the differences of", choices=[], visible=False, elem_id="compare-plot-metric"
+        )
         plot = gr.ScatterPlot(
-            x=PLOT_COLUMNS[1], y=PLOT_COLUMNS[3], color=PLOT_COLUMNS[2], color_map=compare_html.PLOT_COLOURS,
-            x_title="run", color_title="", tooltip="all", x_label_angle=-20, y_axis_format=plot_section.AXIS,
-            visible=False, elem_id="compare-plot",
+            x=PLOT_COLUMNS[1],
+            y=PLOT_COLUMNS[3],
+            color=PLOT_COLUMNS[2],
+            color_map=compare_html.PLOT_COLOURS,
+            x_title="run",
+            color_title="",
+            tooltip="all",
+            x_label_angle=-20,
+            y_axis_format=plot_section.AXIS,
+            visible=False,
+            elem_id="compare-plot",
         )
         plots = plot_section.section("compare")
 
@@ -62,8 +74,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 return said_as_info(exc)
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
-            return gr.update(choices=options, value=[c for c in current or [] if c in ids]
-                             or ([v for _, v in options[:2]] if first_open else []))  # the newest pair, e.g. the sample's
+            return gr.update(
+                choices=options,
+                value=[c for c in current or [] if c in ids] or ([v for _, v in options[:2]] if first_open else []),
+            )  # the newest pair, e.g. the sample's
 
         @said_in_place(outputs=5 + len(plots.outputs))
         def compare(experiment_ids: list[str] | None):
@@ -76,18 +90,27 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             frame = compare_html.differences_frame(response, metrics)
             names = list(compare_html.by_metric(response, metrics))
             first = names[0] if names else None
-            return (compare_html.compare_html(response, metrics, question_sets), frame, metrics,
-                    gr.update(choices=[(metrics.label(n), n) for n in names], value=first, visible=bool(names)),
-                    metric_plot(frame, first, metrics),
-                    *plot_section.updates(list(response.experiments), list(response.wins), metrics))
+            return (
+                compare_html.compare_html(response, metrics, question_sets),
+                frame,
+                metrics,
+                gr.update(choices=[(metrics.label(n), n) for n in names], value=first, visible=bool(names)),
+                metric_plot(frame, first, metrics),
+                *plot_section.updates(list(response.experiments), list(response.wins), metrics),
+            )
 
         page.load(lambda current: choices(current, first_open=True), inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        compare_button.click(compare, inputs=chosen,
-                             outputs=[result, differences, catalogue, plot_metric, plot, *plots.outputs])
+        compare_button.click(
+            compare, inputs=chosen, outputs=[result, differences, catalogue, plot_metric, plot, *plots.outputs]
+        )
         # Compare acts on two experiments or more.
-        chosen.change(lambda ids: gr.update(interactive=len(ids or []) >= 2), inputs=chosen, outputs=compare_button,
-                      show_progress="hidden")
+        chosen.change(
+            lambda ids: gr.update(interactive=len(ids or []) >= 2),
+            inputs=chosen,
+            outputs=compare_button,
+            show_progress="hidden",
+        )
         plot_metric.input(metric_plot, inputs=[differences, plot_metric, catalogue], outputs=plot)
     return page

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from chunklab.v1 import evaluator_pb2
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
-from chunklab.v1 import evaluator_pb2
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
 from frontend.views.experiments_html import embedding_model, question_set_label, state_name, title
@@ -34,8 +34,9 @@ def _clear(d: evaluator_pb2.MetricDifference) -> bool:
     return not d.ci_low <= 0 <= d.ci_high
 
 
-def by_metric(response: evaluator_pb2.CompareExperimentsResponse,
-              metrics: MetricFormat) -> dict[str, list[evaluator_pb2.MetricDifference]]:
+def by_metric(
+    response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat
+) -> dict[str, list[evaluator_pb2.MetricDifference]]:
     """The differences per metric, in the catalogue's order (headline measures first)."""
     grouped: dict[str, list[evaluator_pb2.MetricDifference]] = {}
     for d in response.differences:
@@ -43,47 +44,74 @@ def by_metric(response: evaluator_pb2.CompareExperimentsResponse,
     return {m: grouped[m] for m in metrics.ordered(grouped)}
 
 
-def _column(e: evaluator_pb2.Experiment, metrics: MetricFormat,
-            question_sets: dict[str, evaluator_pb2.QuestionSet]) -> dict:
+def _column(
+    e: evaluator_pb2.Experiment, metrics: MetricFormat, question_sets: dict[str, evaluator_pb2.QuestionSet]
+) -> dict:
     winner = winner_view(e.validation, metrics)
     verdict = verdict_view(e.verdict, metrics)
     question_set = question_sets.get(e.config.question_set_id)
-    return {"winner": winner["text"] if winner else "", "experiment_id": e.experiment_id, "title": title(e),
-            "neighbours": retrieval_view.neighbours_badge(e), "verdict": verdict["text"] if verdict else "",
-            "embedding_model": embedding_model(e), "state": state_name(e), "top_k": e.config.retrieval.top_k,
-            "questions": f"{e.questions_done}/{e.questions_total}",
-            "question_set": question_set_label(question_set) if question_set else e.config.question_set_id[:8],
-            "run_keys": [r.run_key for r in e.runs]}
+    return {
+        "winner": winner["text"] if winner else "",
+        "experiment_id": e.experiment_id,
+        "title": title(e),
+        "neighbours": retrieval_view.neighbours_badge(e),
+        "verdict": verdict["text"] if verdict else "",
+        "embedding_model": embedding_model(e),
+        "state": state_name(e),
+        "top_k": e.config.retrieval.top_k,
+        "questions": f"{e.questions_done}/{e.questions_total}",
+        "question_set": question_set_label(question_set) if question_set else e.config.question_set_id[:8],
+        "run_keys": [r.run_key for r in e.runs],
+    }
 
 
-def _difference_row(metric: str, d: evaluator_pb2.MetricDifference, names: dict[str, str],
-                    metrics: MetricFormat) -> dict:
-    return {"run_key": d.run_key, "label": _run_label(names, d.experiment_id, d.run_key),
-            "baseline_mean": metrics.value(metric, d.baseline_mean), "mean": metrics.value(metric, d.mean),
-            "difference": metrics.difference(metric, d.difference),
-            "interval": f"[{metrics.difference(metric, d.ci_low)}, {metrics.difference(metric, d.ci_high)}]",
-            "shared_questions": d.shared_questions, "verdict": metrics.verdict(metric, d.ci_low, d.ci_high)}
+def _difference_row(
+    metric: str, d: evaluator_pb2.MetricDifference, names: dict[str, str], metrics: MetricFormat
+) -> dict:
+    return {
+        "run_key": d.run_key,
+        "label": _run_label(names, d.experiment_id, d.run_key),
+        "baseline_mean": metrics.value(metric, d.baseline_mean),
+        "mean": metrics.value(metric, d.mean),
+        "difference": metrics.difference(metric, d.difference),
+        "interval": f"[{metrics.difference(metric, d.ci_low)}, {metrics.difference(metric, d.ci_high)}]",
+        "shared_questions": d.shared_questions,
+        "verdict": metrics.verdict(metric, d.ci_low, d.ci_high),
+    }
 
 
-def compare_html(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat,
-                 question_sets: Sequence[evaluator_pb2.QuestionSet] = ()) -> str:
+def compare_html(
+    response: evaluator_pb2.CompareExperimentsResponse,
+    metrics: MetricFormat,
+    question_sets: Sequence[evaluator_pb2.QuestionSet] = (),
+) -> str:
     """Warnings, the columns (each experiment's verdict, its question set named as the
     dropdown names it), and per metric every run against the baseline with the 95% interval,
     each formatted and judged as the evaluator's metric catalogue says."""
     sets = {s.question_set_id: s for s in question_sets}
     names = {e.experiment_id: title(e) for e in response.experiments}
     shown = [
-        {"metric": metric, "label": metrics.label(metric), "open": position < OPEN_METRICS,
-         "clear_count": sum(1 for d in diffs if _clear(d)),
-         "rows": [_difference_row(metric, d, names, metrics) for d in diffs]}
+        {
+            "metric": metric,
+            "label": metrics.label(metric),
+            "open": position < OPEN_METRICS,
+            "clear_count": sum(1 for d in diffs if _clear(d)),
+            "rows": [_difference_row(metric, d, names, metrics) for d in diffs],
+        }
         for position, (metric, diffs) in enumerate(by_metric(response, metrics).items())
     ]
     baseline = ""
     if response.differences:
         first = response.differences[0]
         baseline = _run_label(names, first.baseline_experiment_id, first.baseline_run_key)
-    return render("frontend", "compare.html.j2", warnings=list(response.warnings),
-                  experiments=[_column(e, metrics, sets) for e in response.experiments], metrics=shown, baseline=baseline)
+    return render(
+        "frontend",
+        "compare.html.j2",
+        warnings=list(response.warnings),
+        experiments=[_column(e, metrics, sets) for e in response.experiments],
+        metrics=shown,
+        baseline=baseline,
+    )
 
 
 def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat) -> pd.DataFrame:

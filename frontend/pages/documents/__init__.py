@@ -32,13 +32,22 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         set_handlers = SetHandlers(gateway)
         show_bulk_loads = _bulk_loads(gateway)
         model, process_status, bulk_loads, bulk_refresh = _processing_part(
-            gateway, forms, listing, sets, then=set_handlers.show_indexed, then_bulk=show_bulk_loads)
+            gateway, forms, listing, sets, then=set_handlers.show_indexed, then_bulk=show_bulk_loads
+        )
         shown = viewer.viewer_section(gateway, forms, listing.selected)
 
         page.load(
-            _loader(gateway), inputs=[listing.selected, shown.strategy, model],
-            outputs=[forms, process_status, listing.selected, listing.table, shown.strategy, listing.delete_status,
-                     model],
+            _loader(gateway),
+            inputs=[listing.selected, shown.strategy, model],
+            outputs=[
+                forms,
+                process_status,
+                listing.selected,
+                listing.table,
+                shown.strategy,
+                listing.delete_status,
+                model,
+            ],
         ).then(shown.first_view, inputs=[listing.selected, forms], outputs=shown.outputs)
         page.load(show_bulk_loads, outputs=bulk_loads)
         bulk_refresh.click(show_bulk_loads, outputs=bulk_loads)
@@ -64,9 +73,13 @@ def _processing_part(gateway: ChunkLab, forms: gr.State, listing: DocumentList, 
     process_status = gr.HTML(elem_id="process-status", render=False)
     bulk_loads = gr.HTML(elem_id="bulk-loads", render=False)
     model = processing.strategy_section(
-        gateway, forms, listing.selected, process_status,
+        gateway,
+        forms,
+        listing.selected,
+        process_status,
         then=(then, [listing.selected, forms, sets.chosen_set], [sets.indexed, sets.chosen_set, listing.delete_asks]),
-        then_bulk=(then_bulk, [], bulk_loads))
+        then_bulk=(then_bulk, [], bulk_loads),
+    )
     process_status.render()
     with gr.Row(equal_height=True):
         gr.Markdown("### Bulk loads")
@@ -90,13 +103,24 @@ def _loader(gateway: ChunkLab):
         try:
             documents = gateway.list_documents()
         except ClientError as exc:
-            return (strategy_forms, message, gr.skip(), gr.skip(), gr.update(choices=names, value=viewer_choice),
-                    told_html(exc), models)
+            return (
+                strategy_forms,
+                message,
+                gr.skip(),
+                gr.skip(),
+                gr.update(choices=names, value=viewer_choice),
+                told_html(exc),
+                models,
+            )
         current = current or opening_document(documents)  # ready to process or view at once
         return (
-            strategy_forms, message,
-            document_dropdown_update(gateway, current, documents), documents_table(documents),
-            gr.update(choices=names, value=viewer_choice), "", models,
+            strategy_forms,
+            message,
+            document_dropdown_update(gateway, current, documents),
+            documents_table(documents),
+            gr.update(choices=names, value=viewer_choice),
+            "",
+            models,
         )
 
     return load

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab import ids
-
 from chunklab.text import pages
-from chunklab.views.render import render
 from chunklab.v1 import chunker_pb2, common_pb2
+from chunklab.views.render import render
 
 # Beyond this many characters the viewer shows the start of the document only:
 # a browser page with hundreds of thousands of spans is no longer readable.
@@ -50,17 +49,29 @@ def _is_parent(chunk: common_pb2.Chunk) -> bool:
 def _describe(chunk: common_pb2.Chunk) -> str:
     role = f"{ids.role_name(chunk.role)} "
     page = pages.page_label(chunk.first_page, chunk.last_page)
-    return (f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}"
-            + (f" · {page}" if page else ""))
+    return f"{role}{chunk.chunk_index} · {chunk.token_count} tokens · chars {chunk.start_char}–{chunk.end_char}" + (
+        f" · {page}" if page else ""
+    )
 
 
 def _mark(chunk: common_pb2.Chunk) -> Piece:
-    return Piece("mark", index=chunk.chunk_index, tokens=chunk.token_count,
-                 page=pages.page_label(chunk.first_page, chunk.last_page), title=_describe(chunk))
+    return Piece(
+        "mark",
+        index=chunk.chunk_index,
+        tokens=chunk.token_count,
+        page=pages.page_label(chunk.first_page, chunk.last_page),
+        title=_describe(chunk),
+    )
 
 
-def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk],
-             page_starts: Sequence[int] = (), also_cut_at: Sequence[int] = ()) -> list[Piece]:
+def segments(
+    text: str,
+    start: int,
+    end: int,
+    chunks: Sequence[common_pb2.Chunk],
+    page_starts: Sequence[int] = (),
+    also_cut_at: Sequence[int] = (),
+) -> list[Piece]:
     """text[start:end] cut at every chunk edge inside it (and at `also_cut_at`), each piece named
     by what covers it; a page marker ("page") where each page of a paged document begins."""
     spans = sorted(
@@ -69,8 +80,12 @@ def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]
     )
     spans = [s for s in spans if s[0] < s[1]]
     page_of = {offset: number for number, offset in enumerate(page_starts, start=1) if start <= offset < end}
-    cuts = sorted({start, end} | {p for a, b, _ in spans for p in (a, b)} | set(page_of)
-                  | {p for p in also_cut_at if start < p < end})
+    cuts = sorted(
+        {start, end}
+        | {p for a, b, _ in spans for p in (a, b)}
+        | set(page_of)
+        | {p for p in also_cut_at if start < p < end}
+    )
     out: list[Piece] = []
     next_span = 0
     active: list[tuple[int, int, common_pb2.Chunk]] = []
@@ -87,19 +102,27 @@ def segments(text: str, start: int, end: int, chunks: Sequence[common_pb2.Chunk]
             out.append(Piece("gap", piece))
         elif len(active) == 1:
             chunk = active[0][2]
-            out.append(Piece("one", piece, index=chunk.chunk_index, chunks=str(chunk.chunk_index),
-                             title=_describe(chunk)))
+            out.append(
+                Piece("one", piece, index=chunk.chunk_index, chunks=str(chunk.chunk_index), title=_describe(chunk))
+            )
         else:
             indices = [str(s[2].chunk_index) for s in active]
-            out.append(Piece("overlap", piece, chunks=" ".join(indices),
-                             title="overlap of chunks " + ", ".join(indices)))
+            out.append(
+                Piece("overlap", piece, chunks=" ".join(indices), title="overlap of chunks " + ", ".join(indices))
+            )
     return out
 
 
 def _parent_view(parent: common_pb2.Chunk, children: int) -> dict:
-    return {"chunk_index": parent.chunk_index, "chunk_id": parent.chunk_id, "token_count": parent.token_count,
-            "start_char": parent.start_char, "end_char": parent.end_char, "children": children,
-            "page": pages.page_label(parent.first_page, parent.last_page)}
+    return {
+        "chunk_index": parent.chunk_index,
+        "chunk_id": parent.chunk_id,
+        "token_count": parent.token_count,
+        "start_char": parent.start_char,
+        "end_char": parent.end_char,
+        "children": children,
+        "page": pages.page_label(parent.first_page, parent.last_page),
+    }
 
 
 def _with_parents(text: str, end: int, parents: list, children: list, page_starts: Sequence[int]) -> list[dict]:
@@ -115,8 +138,12 @@ def _with_parents(text: str, end: int, parents: list, children: list, page_start
             blocks.append({"parent": None, "pieces": segments(text, position, parent.start_char, [], page_starts)})
         kids = by_parent.get(parent.chunk_id, [])
         stop = min(parent.end_char, end)
-        blocks.append({"parent": _parent_view(parent, len(kids)),
-                       "pieces": segments(text, parent.start_char, stop, kids, page_starts)})
+        blocks.append(
+            {
+                "parent": _parent_view(parent, len(kids)),
+                "pieces": segments(text, parent.start_char, stop, kids, page_starts),
+            }
+        )
         position = max(position, stop)
     if position < end:
         blocks.append({"parent": None, "pieces": segments(text, position, end, [], page_starts)})
@@ -130,7 +157,7 @@ def truncation_notes(text: str, end: int) -> list[str]:
 def chunk_notes(text: str, chunks: Sequence[common_pb2.Chunk], whose: str = "The strategy") -> list[str]:
     """What is unusual about a configuration's chunks: some not where they say, or none at all."""
     notes = []
-    inexact = [c.chunk_index for c in chunks if text[c.start_char:c.end_char] != c.content]
+    inexact = [c.chunk_index for c in chunks if text[c.start_char : c.end_char] != c.content]
     if inexact:
         shown = ", ".join(str(i) for i in inexact[:10]) + (" …" if len(inexact) > 10 else "")
         notes.append(
@@ -142,8 +169,9 @@ def chunk_notes(text: str, chunks: Sequence[common_pb2.Chunk], whose: str = "The
     return notes
 
 
-def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS,
-                  page_starts: Sequence[int] = ()) -> str:
+def boundary_html(
+    text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int = MAX_VIEW_CHARS, page_starts: Sequence[int] = ()
+) -> str:
     """The whole viewer: the marked text (with page markers for a paged document's
     `page_starts`), notes on anything unusual, and enriched texts."""
     end = min(len(text), max_chars)
@@ -154,11 +182,17 @@ def boundary_html(text: str, chunks: Sequence[common_pb2.Chunk], max_chars: int 
         blocks = _with_parents(text, end, parents, others, page_starts)
     else:
         blocks = [{"parent": None, "pieces": segments(text, 0, end, others, page_starts)}]
-    enriched = [{"chunk_index": c.chunk_index, "content": c.enriched_content}
-                for c in chunks if c.HasField("enriched_content")]
+    enriched = [
+        {"chunk_index": c.chunk_index, "content": c.enriched_content} for c in chunks if c.HasField("enriched_content")
+    ]
     return render(
-        "frontend", "boundaries.html.j2", layout="parents" if parents else "flat", notes=notes, blocks=blocks,
-        enriched=enriched[:MAX_ENRICHED_SHOWN], enriched_more=max(0, len(enriched) - MAX_ENRICHED_SHOWN),
+        "frontend",
+        "boundaries.html.j2",
+        layout="parents" if parents else "flat",
+        notes=notes,
+        blocks=blocks,
+        enriched=enriched[:MAX_ENRICHED_SHOWN],
+        enriched_more=max(0, len(enriched) - MAX_ENRICHED_SHOWN),
     )
 
 
@@ -182,5 +216,12 @@ def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksRespo
         sizes = [c.token_count for c in searchable]
         facts.append(f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}")
     facts += usage_facts(response.usage)
-    return render("frontend", "preview_summary.html.j2", strategy=strategy, config_id=response.config_id,
-                  parents=len(parents), searchable=len(searchable), facts=facts)
+    return render(
+        "frontend",
+        "preview_summary.html.j2",
+        strategy=strategy,
+        config_id=response.config_id,
+        parents=len(parents),
+        searchable=len(searchable),
+        facts=facts,
+    )

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from chunklab.views.render import render
 from chunklab.v1 import common_pb2
+from chunklab.views.render import render
 
 # A fragment this small carries too little to be found or to answer from on its own.
 TINY_TOKENS = 20
@@ -71,17 +71,22 @@ class BoundaryStats:
         return self.mid_sentence / self.cuts if self.cuts else None
 
 
-def boundary_stats(chunks: Sequence[common_pb2.Chunk], sentences: Sequence[tuple[int, int]],
-                   text_length: int) -> BoundaryStats:
+def boundary_stats(
+    chunks: Sequence[common_pb2.Chunk], sentences: Sequence[tuple[int, int]], text_length: int
+) -> BoundaryStats:
     """The figures of one configuration over a text of text_length with these sentence spans."""
     found = searchable(chunks)
     sizes = [c.token_count for c in found] or [0]
     positions = cuts(found, text_length)
     return BoundaryStats(
-        chunks=len(found), parents=len(chunks) - len(found),
-        tokens_min=min(sizes), tokens_median=statistics.median(sizes), tokens_max=max(sizes),
+        chunks=len(found),
+        parents=len(chunks) - len(found),
+        tokens_min=min(sizes),
+        tokens_median=statistics.median(sizes),
+        tokens_max=max(sizes),
         tiny=sum(1 for c in found if c.token_count < TINY_TOKENS),
-        cuts=len(positions), mid_sentence=len(in_mid_sentence(positions, sentences)),
+        cuts=len(positions),
+        mid_sentence=len(in_mid_sentence(positions, sentences)),
     )
 
 
@@ -110,5 +115,9 @@ def histogram_frames(chunk_lists: Sequence[Sequence[common_pb2.Chunk]]) -> list[
 
 def stats_html(columns: Sequence[tuple[str, BoundaryStats, Sequence[str]]]) -> str:
     """Each configuration's figures side by side: (label, stats, facts such as what a preview cost)."""
-    return render("frontend", "boundary_stats.html.j2", tiny_tokens=TINY_TOKENS,
-                  columns=[{"label": label, "stats": stats, "facts": list(facts)} for label, stats, facts in columns])
+    return render(
+        "frontend",
+        "boundary_stats.html.j2",
+        tiny_tokens=TINY_TOKENS,
+        columns=[{"label": label, "stats": stats, "facts": list(facts)} for label, stats, facts in columns],
+    )

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from chunklab_app import samples
 from chunklab.client import ChunkLab
+from chunklab_app import samples
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update
 from frontend.views import formatting
@@ -40,8 +40,11 @@ def delete_question(document, sets) -> str:
     """What Delete asks before it deletes: which document, and how many chunks go with it."""
     label = formatting.document_choices([document])[0][0]
     points = sum(s.points for s in sets)
-    chunks = f"its {points} indexed chunks ({len(sets)} index set{'' if len(sets) == 1 else 's'})" if sets \
+    chunks = (
+        f"its {points} indexed chunks ({len(sets)} index set{'' if len(sets) == 1 else 's'})"
+        if sets
         else "its text (it has no indexed chunks)"
+    )
     return f"Delete {label} and {chunks}? Experiments keep the results they measured on it."
 
 
@@ -75,13 +78,13 @@ class DocumentList:
 def list_section() -> DocumentList:
     gr.Markdown("### Upload a document")
     with gr.Row():
-        upload_file = gr.File(
-            label=UPLOAD_LABEL, file_types=UPLOAD_TYPES, elem_id="upload-file"
-        )
+        upload_file = gr.File(label=UPLOAD_LABEL, file_types=UPLOAD_TYPES, elem_id="upload-file")
         with gr.Column():
             collection = gr.Textbox(label="Collection (optional)", placeholder="default", elem_id="upload-collection")
             language = gr.Textbox(
-                label="Language (optional)", placeholder="detected, e.g. en", max_lines=1,
+                label="Language (optional)",
+                placeholder="detected, e.g. en",
+                max_lines=1,
                 elem_id="upload-language",
             )
             upload_button = gr.Button("Upload", variant="primary", elem_id="upload-button")
@@ -94,12 +97,22 @@ def list_section() -> DocumentList:
         delete_button = gr.Button("Delete selected", variant="stop", scale=0, elem_id="delete-button")
     delete_confirmed = gr.Checkbox(visible=False)
     delete_asks = gr.Textbox(visible=False, value="Delete this document and all of its chunks?")
-    table = gr.Dataframe(
-        headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table"
-    )
+    table = gr.Dataframe(headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table")
     delete_status = gr.HTML(elem_id="delete-status")
-    return DocumentList(upload_file, collection, language, upload_button, upload_status, selected, refresh_button,
-                        delete_button, delete_confirmed, delete_asks, table, delete_status)
+    return DocumentList(
+        upload_file,
+        collection,
+        language,
+        upload_button,
+        upload_status,
+        selected,
+        refresh_button,
+        delete_button,
+        delete_confirmed,
+        delete_asks,
+        table,
+        delete_status,
+    )
 
 
 class Listing:
@@ -147,12 +160,14 @@ def wire(gateway: ChunkLab, parts: DocumentList, wanted: gr.State) -> None:
     handlers = Listing(gateway)
     parts.refresh_button.click(handlers.refresh, inputs=parts.selected, outputs=parts.listed)
     parts.upload_button.click(
-        handlers.upload, inputs=[parts.upload_file, parts.collection, parts.language],
+        handlers.upload,
+        inputs=[parts.upload_file, parts.collection, parts.language],
         outputs=[parts.upload_status, wanted, parts.upload_file],
     ).success(handlers.refresh, inputs=wanted, outputs=parts.listed)
     parts.delete_button.click(
-        handlers.delete, inputs=[parts.selected, parts.delete_confirmed, parts.delete_asks],
-        outputs=[parts.delete_status, wanted], js=CONFIRM_DELETE_JS,
+        handlers.delete,
+        inputs=[parts.selected, parts.delete_confirmed, parts.delete_asks],
+        outputs=[parts.delete_status, wanted],
+        js=CONFIRM_DELETE_JS,
     ).success(handlers.refresh, inputs=wanted, outputs=parts.listed)
     parts.table.select(handlers.pick_row, outputs=parts.selected)
-

@@ -45,8 +45,12 @@ class SetHandlers:
         self.gateway = gateway
 
     @said_in_place(outputs=3)
-    def show_indexed(self, document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None = None,
-                     current: str | None = None):
+    def show_indexed(
+        self,
+        document_id: str | None,
+        strategy_forms: list[knobs.StrategyForm] | None = None,
+        current: str | None = None,
+    ):
         """Every index set of the selected document (ListIndexedSets), the set dropdown and
         what Delete will ask; a service out of reach is one sentence in place of the sets."""
         if not document_id:
@@ -56,9 +60,11 @@ class SetHandlers:
             document = self.gateway.get_document(document_id)
         choices = formatting.set_choices(sets)
         values = [value for _, value in choices]
-        return (formatting.indexed_sets_html(sets, self.gateway.settings.embedding_model),
-                gr.update(choices=choices, value=current if current in values else None),
-                delete_question(document, sets))
+        return (
+            formatting.indexed_sets_html(sets, self.gateway.settings.embedding_model),
+            gr.update(choices=choices, value=current if current in values else None),
+            delete_question(document, sets),
+        )
 
     def set_action(self, action: str):
         gateway = self.gateway
@@ -72,29 +78,38 @@ class SetHandlers:
                 if action == "activate":
                     gateway.activate_indexed_set(document_id, strategy, config_id)
                     return formatting.message_html(
-                        f"{strategy} {config_id} is now the active set: queries without a configuration "
-                        "search it.", "ok")
+                        f"{strategy} {config_id} is now the active set: queries without a configuration search it.",
+                        "ok",
+                    )
                 if action == "pin":
                     found = gateway.indexed_set(document_id, strategy, config_id=config_id)
                     pinned = gateway.pin_indexed_set(document_id, strategy, config_id, not found.pinned).pinned
                     return formatting.message_html(
                         f"{strategy} {config_id} is {'pinned: retention keeps it' if pinned else 'no longer pinned'}.",
-                        "ok")
+                        "ok",
+                    )
                 deleted = gateway.delete_indexed_set(document_id, strategy, config_id)
                 return formatting.message_html(f"Deleted the {strategy} set {config_id} ({deleted} chunks).", "ok")
 
         return act
 
 
-def wire(handlers: SetHandlers, parts: IndexSets, selected: gr.Dropdown, forms: gr.State,
-         delete_asks: gr.Textbox) -> None:
+def wire(
+    handlers: SetHandlers, parts: IndexSets, selected: gr.Dropdown, forms: gr.State, delete_asks: gr.Textbox
+) -> None:
     """The sets follow the selected document and the strategy forms; each action refreshes them."""
     shown = [parts.indexed, parts.chosen_set, delete_asks]
-    selected.change(handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown,
-                    show_progress="hidden")
-    for button, action in ((parts.activate_button, "activate"), (parts.pin_button, "pin"),
-                           (parts.delete_set_button, "delete")):
-        button.click(handlers.set_action(action), inputs=[selected, parts.chosen_set], outputs=parts.set_status).success(
-            handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown)
-    forms.change(handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown,
-                 show_progress="hidden")
+    selected.change(
+        handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown, show_progress="hidden"
+    )
+    for button, action in (
+        (parts.activate_button, "activate"),
+        (parts.pin_button, "pin"),
+        (parts.delete_set_button, "delete"),
+    ):
+        button.click(
+            handlers.set_action(action), inputs=[selected, parts.chosen_set], outputs=parts.set_status
+        ).success(handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown)
+    forms.change(
+        handlers.show_indexed, inputs=[selected, forms, parts.chosen_set], outputs=shown, show_progress="hidden"
+    )

@@ -47,8 +47,9 @@ def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.C
     return gr.Textbox(value=field.default or "", **common)
 
 
-def process(gateway: ChunkLab, document_id: str, specs: list,
-            embedding_model: str = "") -> Iterator[tuple[float, str, str]]:
+def process(
+    gateway: ChunkLab, document_id: str, specs: list, embedding_model: str = ""
+) -> Iterator[tuple[float, str, str]]:
     """Runs ProcessDocument and yields (fraction done, progress line, status HTML) per event."""
     tracker = formatting.ProcessTracker([spec.name for spec in specs])
     yield 0.0, "starting", tracker.html()
@@ -67,8 +68,11 @@ def bulk_load(gateway: ChunkLab, specs: list, embedding_model: str = "") -> Iter
     names = {d.document_id: d.name for d in documents}
     submitted = gateway.submit_bulk_load(list(names), specs, embedding_model)
     for load in gateway.follow_bulk_load(submitted.bulk_load_id, interval_s=BULK_POLL_S):
-        yield len(load.results) / max(load.jobs_total, 1), f"{len(load.results)}/{load.jobs_total} documents", \
-            formatting.bulk_load_html(load, names)
+        yield (
+            len(load.results) / max(load.jobs_total, 1),
+            f"{len(load.results)}/{load.jobs_total} documents",
+            formatting.bulk_load_html(load, names),
+        )
 
 
 def refused(sentence: str) -> str:
@@ -96,22 +100,35 @@ def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
     with gr.Group(elem_id=form.elem_id):
         note = " Needs an LLM endpoint." if form.requires_llm else ""
         use = gr.Checkbox(
-            label=form.name, value=ticked,
-            info=form.description + note, elem_id=f"use-{form.name}", interactive=True,
+            label=form.name,
+            value=ticked,
+            info=form.description + note,
+            elem_id=f"use-{form.name}",
+            interactive=True,
             key=f"use-{form.name}",
         )
         # A strategy's knobs show only while it is ticked: ten strategies' knobs at once
         # make a page thousands of pixels tall. Drawn again, the row keeps what its box said.
-        with gr.Row(visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}",
-                    preserved_by_key=["visible"]) as knob_row:
+        with gr.Row(
+            visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}", preserved_by_key=["visible"]
+        ) as knob_row:
             inputs = [knob_input(field) for field in form.fields]
-        use.change(lambda on: gr.update(visible=on), inputs=use, outputs=knob_row,
-                   show_progress="hidden", key=f"show-knobs-{form.name}")
+        use.change(
+            lambda on: gr.update(visible=on),
+            inputs=use,
+            outputs=knob_row,
+            show_progress="hidden",
+            key=f"show-knobs-{form.name}",
+        )
     return use, inputs
 
 
 def strategy_section(
-    gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, status: gr.HTML, then: tuple | None = None,
+    gateway: ChunkLab,
+    forms: gr.State,
+    selected: gr.Dropdown,
+    status: gr.HTML,
+    then: tuple | None = None,
     then_bulk: tuple | None = None,
 ) -> gr.Dropdown:
     """One group per strategy (tick to use, knobs below), the embedding model, a Process
@@ -124,8 +141,12 @@ def strategy_section(
     ready = gr.State(False)
     selected.change(lambda document_id: bool(document_id), inputs=selected, outputs=ready, show_progress="hidden")
     # Filled on load from the chunker's catalog (the page's load); empty means the configured default.
-    model = gr.Dropdown(label=f"Embedding model (empty = the default, {gateway.settings.embedding_model})",
-                        choices=[], allow_custom_value=True, elem_id="process-embedding-model")
+    model = gr.Dropdown(
+        label=f"Embedding model (empty = the default, {gateway.settings.embedding_model})",
+        choices=[],
+        allow_custom_value=True,
+        elem_id="process-embedding-model",
+    )
 
     @gr.render(inputs=[forms, ready], **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm], document_ready: bool):
@@ -136,17 +157,20 @@ def strategy_section(
         for form in strategy_forms:
             chosen.append((form, *_strategy_group(form)))
         with gr.Row():
-            process_button = gr.Button("Process", variant="primary", elem_id="process-button", key="process-button",
-                                       interactive=bool(document_ready))
+            process_button = gr.Button(
+                "Process",
+                variant="primary",
+                elem_id="process-button",
+                key="process-button",
+                interactive=bool(document_ready),
+            )
             bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
 
         def chosen_specs(values: dict) -> list:
             """The ticked strategies' specs, their knobs checked here by chunklab.knobs'
             rules (ValueError with the knob's sentence) before any call."""
             specs = [
-                knobs.strategy_spec(form, [values[c] for c in inputs])
-                for form, use, inputs in chosen
-                if values[use]
+                knobs.strategy_spec(form, [values[c] for c in inputs]) for form, use, inputs in chosen if values[use]
             ]
             if not specs:
                 raise ValueError("Tick at least one strategy to process with.")
@@ -157,8 +181,9 @@ def strategy_section(
             if not document_id:
                 yield refused("Select a document first (upload one or pick it in the list).")
                 return
-            yield from followed(lambda: process(gateway, document_id, chosen_specs(values), values[model] or ""),
-                                progress)
+            yield from followed(
+                lambda: process(gateway, document_id, chosen_specs(values), values[model] or ""), progress
+            )
 
         def run_bulk(values: dict, progress=gr.Progress()):
             yield from followed(lambda: bulk_load(gateway, chosen_specs(values), values[model] or ""), progress)

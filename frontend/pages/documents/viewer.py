@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab_app import samples
-
-from chunklab.text import sentences
 from chunklab.client import ChunkLab, ClientError
+from chunklab.text import sentences
 from chunklab.v1 import retriever_pb2
+from chunklab_app import samples
 from frontend.errors import said_in_place, told_as_sentence, told_html, user_error
 from frontend.forms import knobs
 from frontend.forms.knobs import RENDER_ONE_AT_A_TIME
@@ -69,8 +68,15 @@ def _column(side: str, sources: list[str]) -> Column:
 
 
 def _histogram_plot(side: str) -> gr.BarPlot:
-    return gr.BarPlot(x=HISTOGRAM_COLUMNS[0], y=HISTOGRAM_COLUMNS[1], tooltip="all", x_label_angle=-30,
-                      visible=False, render=False, elem_id=f"viewer-{side}-histogram")
+    return gr.BarPlot(
+        x=HISTOGRAM_COLUMNS[0],
+        y=HISTOGRAM_COLUMNS[1],
+        tooltip="all",
+        x_label_angle=-30,
+        visible=False,
+        render=False,
+        elem_id=f"viewer-{side}-histogram",
+    )
 
 
 def right_default(names: list[str]) -> str | None:
@@ -108,8 +114,9 @@ def viewer_section(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown) ->
     return Viewer(left.strategy, _first_view(gateway, len(plots)), [summary, *plots, view])
 
 
-def _wire_pickers(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column],
-                  summary: gr.HTML) -> None:
+def _wire_pickers(
+    gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column], summary: gr.HTML
+) -> None:
     """Each column's set dropdown follows the selected document, its source picks which
     picker shows, and the right column's strategy follows the strategy forms."""
     left, right = columns
@@ -126,8 +133,7 @@ def _wire_pickers(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, col
                 return (*(gr.update() for _ in current), told_html(exc))
         choices = formatting.set_choices(sets)
         values = {value for _, value in choices}
-        return (*(gr.update(choices=choices, value=value if value in values else None) for value in current),
-                gr.skip())
+        return (*(gr.update(choices=choices, value=value if value in values else None) for value in current), gr.skip())
 
     def show_source(source: str, document_id: str | None, current: str | None):
         """The set dropdown for an index set (its list fetched afresh), the strategy for a preview."""
@@ -139,23 +145,37 @@ def _wire_pickers(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, col
         names = [form.name for form in strategy_forms or []]
         return gr.update(choices=names, value=current if current in names else right_default(names))
 
-    selected.change(set_choices, inputs=[selected, left.indexed_set, right.indexed_set],
-                    outputs=[left.indexed_set, right.indexed_set, summary], show_progress="hidden")
+    selected.change(
+        set_choices,
+        inputs=[selected, left.indexed_set, right.indexed_set],
+        outputs=[left.indexed_set, right.indexed_set, summary],
+        show_progress="hidden",
+    )
     forms.change(right_strategies, inputs=[forms, right.strategy], outputs=right.strategy, show_progress="hidden")
     for column in (left, right):
-        column.source.change(show_source, inputs=[column.source, selected, column.indexed_set],
-                             outputs=[column.indexed_set, column.strategy, summary], show_progress="hidden")
+        column.source.change(
+            show_source,
+            inputs=[column.source, selected, column.indexed_set],
+            outputs=[column.indexed_set, column.strategy, summary],
+            show_progress="hidden",
+        )
 
 
-def _draw(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column],
-          outputs: list) -> None:
+def _draw(
+    gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tuple[Column, Column], outputs: list
+) -> None:
     """Each column's knob inputs, drawn again when a picker changes, and the Show button that
     fills `outputs` (the summary, both histograms and the view)."""
     left, right = columns
 
     @gr.render(inputs=[forms, left.strategy, right.strategy, left.source, right.source], **RENDER_ONE_AT_A_TIME)
-    def draw(strategy_forms: list[knobs.StrategyForm], left_name: str | None, right_name: str | None,
-             left_source: str, right_source: str):
+    def draw(
+        strategy_forms: list[knobs.StrategyForm],
+        left_name: str | None,
+        right_name: str | None,
+        left_source: str,
+        right_source: str,
+    ):
         by_name = {form.name: form for form in strategy_forms or []}
         drawn = []  # (column, form or None, knob inputs) per column
         with gr.Row():
@@ -164,8 +184,11 @@ def _draw(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tu
                     form = by_name.get(name) if source not in (INDEX_SET, NOTHING) else None
                     if form is not None and form.requires_llm:
                         gr.Markdown(f"{form.name} needs an LLM endpoint: the preview calls it once per chunk.")
-                    inputs = [knob_input(field, elem_prefix=f"viewer-{column.side}-") for field in form.fields] \
-                        if form is not None else []
+                    inputs = (
+                        [knob_input(field, elem_prefix=f"viewer-{column.side}-") for field in form.fields]
+                        if form is not None
+                        else []
+                    )
                     drawn.append((column, form, inputs))
         show = gr.Button("Show side by side", variant="primary", elem_id="viewer-button", key="viewer-button")
 
@@ -176,14 +199,25 @@ def _draw(gateway: ChunkLab, forms: gr.State, selected: gr.Dropdown, columns: tu
                 raise user_error("Select a document first (upload one or pick it in the list).")
             with told_as_sentence():
                 document = gateway.get_document_text(document_id)
-                shown = [_configuration(gateway, document_id, column, form, values, inputs)
-                         for column, form, inputs in drawn if values[column.source] != NOTHING]
+                shown = [
+                    _configuration(gateway, document_id, column, form, values, inputs)
+                    for column, form, inputs in drawn
+                    if values[column.source] != NOTHING
+                ]
             return _views(document, shown)
 
         knob_inputs = [i for _, _, inputs in drawn for i in inputs]
-        show.click(compare, inputs={selected, *(c.source for c in (left, right)),
-                                    *(c.indexed_set for c in (left, right)), *knob_inputs},
-                   outputs=outputs, key=f"viewer-{left_source}-{left_name}-{right_source}-{right_name}")
+        show.click(
+            compare,
+            inputs={
+                selected,
+                *(c.source for c in (left, right)),
+                *(c.indexed_set for c in (left, right)),
+                *knob_inputs,
+            },
+            outputs=outputs,
+            key=f"viewer-{left_source}-{left_name}-{right_source}-{right_name}",
+        )
 
 
 def _first_view(gateway: ChunkLab, plot_count: int):
@@ -199,26 +233,33 @@ def _first_view(gateway: ChunkLab, plot_count: int):
             document = gateway.get_document_text(document_id)
             if not samples.is_sample(document):
                 return tuple(gr.skip() for _ in range(2 + plot_count))
-            shown = [_preview(gateway, document_id, form, knobs.strategy_spec(form, [f.default for f in form.fields]))
-                     for form in pair]
+            shown = [
+                _preview(gateway, document_id, form, knobs.strategy_spec(form, [f.default for f in form.fields]))
+                for form in pair
+            ]
         return _views(document, shown)
 
     return first_view
 
 
-def _configuration(gateway: ChunkLab, document_id: str, column: Column, form: knobs.StrategyForm | None,
-                   values: dict, inputs: list) -> tuple[Configuration, list[str]]:
+def _configuration(
+    gateway: ChunkLab, document_id: str, column: Column, form: knobs.StrategyForm | None, values: dict, inputs: list
+) -> tuple[Configuration, list[str]]:
     """One column's chunks and heading (and what its preview cost), fetched as its pickers say."""
     if values[column.source] == INDEX_SET:
         chosen = values[column.indexed_set]
         if not chosen:
-            raise user_error(f"Choose an index set for the {column.side} column (process the document first if "
-                             "it has none), or switch that column to a preview with knobs.")
+            raise user_error(
+                f"Choose an index set for the {column.side} column (process the document first if "
+                "it has none), or switch that column to a preview with knobs."
+            )
         strategy, _, config_id = chosen.partition("/")
         found = gateway.indexed_set(document_id, strategy, config_id=config_id)
         if found is None:
-            raise user_error(f"The index set {strategy} {config_id} of the {column.side} column is gone; "
-                             "choose the document again to refresh the list of its sets.")
+            raise user_error(
+                f"The index set {strategy} {config_id} of the {column.side} column is gone; "
+                "choose the document again to refresh the list of its sets."
+            )
         chunks = gateway.indexed_chunks(document_id, strategy, config_id)
         return Configuration(f"{strategy} · {formatting.set_knobs(found)} · {config_id} (index set)", chunks), []
     if form is None:
@@ -230,8 +271,7 @@ def _configuration(gateway: ChunkLab, document_id: str, column: Column, form: kn
     return _preview(gateway, document_id, form, spec)
 
 
-def _preview(gateway: ChunkLab, document_id: str, form: knobs.StrategyForm,
-             spec) -> tuple[Configuration, list[str]]:
+def _preview(gateway: ChunkLab, document_id: str, form: knobs.StrategyForm, spec) -> tuple[Configuration, list[str]]:
     """One column's preview: nothing indexed, labelled with its knobs."""
     response = gateway.preview_chunks(document_id, spec)
     label = f"{form.name} · {formatting.set_knobs(retriever_pb2.IndexedSet(spec=spec))} (preview)"
@@ -245,8 +285,12 @@ def _views(document, shown: list[tuple[Configuration, list[str]]]) -> tuple:
     figures = [boundary_stats.boundary_stats(c.chunks, spans, len(text)) for c, _ in shown]
     summary = boundary_stats.stats_html([(c.label, f, facts) for (c, facts), f in zip(shown, figures)])
     frames = boundary_stats.histogram_frames([c.chunks for c, _ in shown])
-    plots = [gr.update(value=frame, visible=True, title=f"{c.label}: chunks by tokens",
-                       sort=list(frame[HISTOGRAM_COLUMNS[0]])) for (c, _), frame in zip(shown, frames)]
+    plots = [
+        gr.update(
+            value=frame, visible=True, title=f"{c.label}: chunks by tokens", sort=list(frame[HISTOGRAM_COLUMNS[0]])
+        )
+        for (c, _), frame in zip(shown, frames)
+    ]
     if len(shown) == 2:
         view = side_by_side_html(text, shown[0][0], shown[1][0], page_starts=page_starts)
     else:

@@ -39,14 +39,16 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         handlers = detail.DetailHandlers(gateway)
         detail.wire_actions(handlers, view, (settings.answer[2], settings.judge[2]), created, run_results)
         page.load(
-            _loader(gateway), inputs=[settings.embedding_model, settings.documents],
+            _loader(gateway),
+            inputs=[settings.embedding_model, settings.documents],
             outputs=[forms, settings.embedding_model, settings.documents, status],
         ).then(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment]).then(
             lambda current: question_set_update(gateway, current),
-            inputs=question_set, outputs=question_set, show_progress="hidden",
+            inputs=question_set,
+            outputs=question_set,
+            show_progress="hidden",
         )
-        page.load(lambda: retrieval_limit_updates(gateway), outputs=settings.retrieval.bounded,
-                  show_progress="hidden")
+        page.load(lambda: retrieval_limit_updates(gateway), outputs=settings.retrieval.bounded, show_progress="hidden")
         view.refresh.click(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
         _wire_documents(gateway, settings)
         # A finished run shows up in the list and opens in the detail view.

@@ -11,8 +11,8 @@ import gradio as gr
 
 from chunklab import experiment_state
 from chunklab.client import ChunkLab, ClientError
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
+from chunklab.views.metric_format import MetricFormat
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, told_html, user_error
 from frontend.forms import export
 from frontend.pages.experiments.experiment_form import follow_experiment
@@ -38,8 +38,10 @@ def action_updates(state: int | None) -> tuple:
     its stored state says); both off without one."""
     if state is None:
         return gr.update(interactive=False), gr.update(interactive=False)
-    return (gr.update(interactive=experiment_state.resumable(state)),
-            gr.update(interactive=experiment_state.cancellable(state)))
+    return (
+        gr.update(interactive=experiment_state.resumable(state)),
+        gr.update(interactive=experiment_state.cancellable(state)),
+    )
 
 
 def experiment_actions(gateway: ChunkLab, experiment_id: str | None) -> tuple:
@@ -80,8 +82,7 @@ def detail_section(gateway: ChunkLab) -> DetailView:
     with gr.Row(equal_height=True):
         experiment = gr.Dropdown(label="Experiment", choices=[], scale=4, elem_id="detail-experiment")
         resume = gr.Button("Resume", scale=0, min_width=90, elem_id="detail-resume", interactive=False)
-        cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel",
-                           interactive=False)
+        cancel = gr.Button("Cancel", scale=0, min_width=90, variant="stop", elem_id="detail-cancel", interactive=False)
     with gr.Row():
         run = gr.Dropdown(label="Run", choices=[], scale=2, elem_id="detail-run")
         question = gr.Dropdown(label="Question", choices=[], scale=3, elem_id="detail-question")
@@ -116,8 +117,14 @@ class DetailHandlers:
         try:
             experiment = self.gateway.get_experiment(experiment_id, without_results=True)
             metrics = MetricFormat(self.gateway.list_metrics())
-            question_set = next((s for s in self.gateway.list_question_sets()
-                                 if s.question_set_id == experiment.config.question_set_id), None)
+            question_set = next(
+                (
+                    s
+                    for s in self.gateway.list_question_sets()
+                    if s.question_set_id == experiment.config.question_set_id
+                ),
+                None,
+            )
         except ClientError as exc:
             return told_html(exc), gr.update(choices=[], value=None), *action_updates(None)
         keys = [run.run_key for run in experiment.runs]
@@ -133,9 +140,7 @@ class DetailHandlers:
         with told_as_sentence():
             experiment = self.gateway.get_experiment(experiment_id, run_key=run_key)
         choices = experiments_html.question_choices(experiment.results)
-        return experiment.SerializeToString(), gr.update(
-            choices=choices, value=choices[0][1] if choices else None
-        )
+        return experiment.SerializeToString(), gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     @said_in_place(outputs=1)
     def open_question(self, serialized: bytes, question_id: str | None):
@@ -172,7 +177,8 @@ class DetailHandlers:
             return told_html(exc), gr.skip()
         name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
         message = message_html(
-            f"Cancelling {name}: it stops before its next question; Resume continues it.", "ok",
+            f"Cancelling {name}: it stops before its next question; Resume continues it.",
+            "ok",
         )
         return message, experiments_html.experiments_table_html(experiments)
 
@@ -190,20 +196,35 @@ class DetailHandlers:
         # The run's questions are read again too: the run shown mid-run stays chosen, so no change
         # of the Run list reads them, and they would stay those done when it was opened; the list
         # and the Experiment choice then say its final state.
-        return (summary, runs, *buttons, gr.Timer(active=False), *self.open_run(experiment_id, runs.get("value")),
-                *self.listing(experiment_id))
+        return (
+            summary,
+            runs,
+            *buttons,
+            gr.Timer(active=False),
+            *self.open_run(experiment_id, runs.get("value")),
+            *self.listing(experiment_id),
+        )
 
 
-def wire_actions(handlers: DetailHandlers, view: DetailView, keys: tuple[gr.Textbox, gr.Textbox],
-                 created: gr.State, run_results: gr.State) -> None:
+def wire_actions(
+    handlers: DetailHandlers,
+    view: DetailView,
+    keys: tuple[gr.Textbox, gr.Textbox],
+    created: gr.State,
+    run_results: gr.State,
+) -> None:
     """Resume (with the answer and judge keys of section 2), Cancel, and the watch of a
     queued or running experiment."""
     resume, cancel, experiment = view.resume, view.cancel, view.experiment
     resume.click(
-        lambda: action_updates(evaluator_pb2.EXPERIMENT_STATE_RUNNING), outputs=[resume, cancel],
+        lambda: action_updates(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
+        outputs=[resume, cancel],
         show_progress="hidden",
     ).then(
-        handlers.do_resume, inputs=[experiment, *keys], outputs=[view.summary, created], concurrency_limit=None,
+        handlers.do_resume,
+        inputs=[experiment, *keys],
+        outputs=[view.summary, created],
+        concurrency_limit=None,
     ).then(handlers.actions, inputs=experiment, outputs=[resume, cancel], show_progress="hidden")
 
     # An opened experiment that is queued or running is read again every WATCH_S: its summary
@@ -211,20 +232,44 @@ def wire_actions(handlers: DetailHandlers, view: DetailView, keys: tuple[gr.Text
     # opened mid-run; once it has stopped (finished, or after a Cancel) the final summary shows.
     watching = gr.Timer(WATCH_S, active=False)
     cancel.click(handlers.do_cancel, inputs=experiment, outputs=[view.summary, view.table]).then(
-        lambda: (gr.update(interactive=False), gr.Timer(active=True)), outputs=[cancel, watching],
-        show_progress="hidden")
-    watching.tick(handlers.watch_stop, inputs=experiment, outputs=[
-        view.summary, view.run, resume, cancel, watching, run_results, view.question, view.table, experiment,
-    ], show_progress="hidden")
-    experiment.change(lambda experiment_id: gr.Timer(active=handlers.running(experiment_id) is not None),
-                      inputs=experiment, outputs=watching, show_progress="hidden")
+        lambda: (gr.update(interactive=False), gr.Timer(active=True)),
+        outputs=[cancel, watching],
+        show_progress="hidden",
+    )
+    watching.tick(
+        handlers.watch_stop,
+        inputs=experiment,
+        outputs=[
+            view.summary,
+            view.run,
+            resume,
+            cancel,
+            watching,
+            run_results,
+            view.question,
+            view.table,
+            experiment,
+        ],
+        show_progress="hidden",
+    )
+    experiment.change(
+        lambda experiment_id: gr.Timer(active=handlers.running(experiment_id) is not None),
+        inputs=experiment,
+        outputs=watching,
+        show_progress="hidden",
+    )
 
 
 def wire_detail(gateway: ChunkLab, handlers: DetailHandlers, view: DetailView, run_results: gr.State) -> None:
     """The experiment opens its summary, plots and runs; a run its questions; a question its detail."""
-    view.experiment.change(handlers.open_experiment, inputs=view.experiment,
-                           outputs=[view.summary, view.run, view.resume, view.cancel])
-    view.experiment.change(lambda experiment_id: show_plots(gateway, experiment_id), inputs=view.experiment,
-                           outputs=view.plots.outputs, show_progress="hidden")
+    view.experiment.change(
+        handlers.open_experiment, inputs=view.experiment, outputs=[view.summary, view.run, view.resume, view.cancel]
+    )
+    view.experiment.change(
+        lambda experiment_id: show_plots(gateway, experiment_id),
+        inputs=view.experiment,
+        outputs=view.plots.outputs,
+        show_progress="hidden",
+    )
     view.run.change(handlers.open_run, inputs=[view.experiment, view.run], outputs=[run_results, view.question])
     view.question.change(handlers.open_question, inputs=[run_results, view.question], outputs=view.question_detail)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab_app import recommended
 from chunklab.client import ChunkLab, ClientError
-from chunklab.views.metric_format import MetricFormat
 from chunklab.v1 import evaluator_pb2
+from chunklab.views.metric_format import MetricFormat
+from chunklab_app import recommended
 from frontend.errors import said_in_place, told_as_sentence, told_html, user_error
 from frontend.forms import experiment_config, knobs
 from frontend.forms.knobs import RENDER_ONE_AT_A_TIME
@@ -47,9 +47,16 @@ class RunSettings:
 
     def components(self) -> set:
         return {
-            self.question_set, self.name, *self.retrieval.inputs, self.embedding_model, self.retrieval_only,
+            self.question_set,
+            self.name,
+            *self.retrieval.inputs,
+            self.embedding_model,
+            self.retrieval_only,
             self.documents,
-            *self.answer, *self.judge, *self.validation, *self.rerank,
+            *self.answer,
+            *self.judge,
+            *self.validation,
+            *self.rerank,
         }
 
     def config(self, values: dict, grids: list[evaluator_pb2.StrategyGrid]) -> evaluator_pb2.ExperimentConfig:
@@ -88,8 +95,10 @@ def follow_experiment(gateway: ChunkLab, events: Iterator[evaluator_pb2.Experime
         yield told_html(exc), gr.skip()
         return
     if tracker.experiment is None:
-        yield message_html("The evaluator ended the experiment stream without the experiment; see its log.",
-                           "error"), gr.skip()
+        yield (
+            message_html("The evaluator ended the experiment stream without the experiment; see its log.", "error"),
+            gr.skip(),
+        )
         return
     yield tracker.html(), tracker.experiment.experiment_id
 
@@ -107,14 +116,19 @@ def question_set_section(gateway: ChunkLab) -> gr.Dropdown:
             with gr.Column():
                 name = gr.Textbox(label="Name (optional)", placeholder="the file name", elem_id="qs-name")
                 mapping = gr.Textbox(
-                    label="Corpus ids to document ids (optional)", lines=2, elem_id="qs-mapping",
+                    label="Corpus ids to document ids (optional)",
+                    lines=2,
+                    elem_id="qs-mapping",
                     placeholder="corpus_id=document_id, one a line; unmapped ids match document names",
                 )
-                lenient = gr.Checkbox(label="Lenient: import the located questions, leave out the others",
-                                      value=False, elem_id="qs-lenient")
+                lenient = gr.Checkbox(
+                    label="Lenient: import the located questions, leave out the others",
+                    value=False,
+                    elem_id="qs-lenient",
+                )
                 import_button = gr.Button("Import", elem_id="qs-import")
         gr.Markdown(
-            'Each line (JSONL) or row (CSV) has a `question`, optionally an `expected_answer` and `references`: '
+            "Each line (JSONL) or row (CSV) has a `question`, optionally an `expected_answer` and `references`: "
             '`[{"document": "name or id", "content": "the exact excerpt"}]` or with `start_char`/`end_char`.'
         )
     status = gr.HTML(elem_id="qs-status")
@@ -151,10 +165,15 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
         # Bounds come from the retriever (GetRetrievalLimits) when the page loads.
         retrieval = retrieval_inputs("exp")
     with gr.Row():
-        embedding = gr.Dropdown(label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
-                                elem_id="exp-embedding-model")
-        documents = gr.Dropdown(label="Only these documents (empty = all)", choices=[], multiselect=True,
-                                elem_id="exp-documents")
+        embedding = gr.Dropdown(
+            label="Embedding model (empty = default)",
+            choices=[],
+            allow_custom_value=True,
+            elem_id="exp-embedding-model",
+        )
+        documents = gr.Dropdown(
+            label="Only these documents (empty = all)", choices=[], multiselect=True, elem_id="exp-documents"
+        )
         retrieval_only = gr.Checkbox(label="retrieval only (no answers, no judges)", elem_id="exp-retrieval-only")
     rerank = rerank_inputs("exp")
     with gr.Accordion("Answer and judge models (optional)", open=False):
@@ -176,21 +195,30 @@ def settings_section(question_set: gr.Dropdown) -> RunSettings:
                 gr.Textbox(label="Judge API key", type="password", elem_id="exp-judge-api-key"),
             )
     with gr.Row():
-        mode = gr.Dropdown(label="How the winner is checked", choices=list(experiment_config.VALIDATIONS),
-                           value=next(iter(experiment_config.VALIDATIONS)), elem_id="exp-validation",
-                           info="every run answers every question; this picks which questions choose the winner")
+        mode = gr.Dropdown(
+            label="How the winner is checked",
+            choices=list(experiment_config.VALIDATIONS),
+            value=next(iter(experiment_config.VALIDATIONS)),
+            elem_id="exp-validation",
+            info="every run answers every question; this picks which questions choose the winner",
+        )
         seed = gr.Number(label="split seed", value=0, precision=0, elem_id="exp-validation-seed")
     name = gr.Textbox(label="Experiment name (optional)", elem_id="exp-name")
     return RunSettings(
-        question_set=question_set, name=name, retrieval=retrieval, embedding_model=embedding,
+        question_set=question_set,
+        name=name,
+        retrieval=retrieval,
+        embedding_model=embedding,
         retrieval_only=retrieval_only,
-        documents=documents, answer=answer, judge=judge, validation=(mode, seed), rerank=rerank,
+        documents=documents,
+        answer=answer,
+        judge=judge,
+        validation=(mode, seed),
+        rerank=rerank,
     )
 
 
-def grid_section(
-    gateway: ChunkLab, forms: gr.State, settings: RunSettings, status: gr.HTML, created: gr.State
-) -> None:
+def grid_section(gateway: ChunkLab, forms: gr.State, settings: RunSettings, status: gr.HTML, created: gr.State) -> None:
     """Per strategy a tick box and one 'values to try' field per knob, then Dry run and Run.
 
     A finished run puts its experiment id in `created`, which the page watches to refresh its list.
@@ -201,22 +229,34 @@ def grid_section(
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
-        gr.Markdown(f"Ticked at first: {recommended.summary()}, and {knobs.BASELINE}, the baseline to "
-                    "compare it against.", elem_id="exp-recommended")
+        gr.Markdown(
+            f"Ticked at first: {recommended.summary()}, and {knobs.BASELINE}, the baseline to compare it against.",
+            elem_id="exp-recommended",
+        )
         chosen = []
         for form in strategy_forms:
             # Folded except for those ticked at first: ten strategies' grids at once make a very long page.
             ticked = knobs.ticked_first(form.name)
             with gr.Accordion(form.name, open=ticked, elem_id=f"grid-{form.name}"):
                 note = " Needs an LLM endpoint." if form.requires_llm else ""
-                use = gr.Checkbox(label=f"run {form.name}", value=ticked,
-                                  info=form.description + note, elem_id=f"exp-use-{form.name}", interactive=True,
-                                  key=f"exp-use-{form.name}")
+                use = gr.Checkbox(
+                    label=f"run {form.name}",
+                    value=ticked,
+                    info=form.description + note,
+                    elem_id=f"exp-use-{form.name}",
+                    interactive=True,
+                    key=f"exp-use-{form.name}",
+                )
                 with gr.Row():
                     fields = [
-                        gr.Textbox(label=field.name, placeholder=f"default {field.default}", interactive=True,
-                                   info="values to try, comma-separated", elem_id=f"grid-{form.name}-{field.name}",
-                                   key=f"grid-{form.name}-{field.name}")
+                        gr.Textbox(
+                            label=field.name,
+                            placeholder=f"default {field.default}",
+                            interactive=True,
+                            info="values to try, comma-separated",
+                            elem_id=f"grid-{form.name}-{field.name}",
+                            key=f"grid-{form.name}-{field.name}",
+                        )
                         for field in form.fields
                     ]
             chosen.append((form, use, fields))

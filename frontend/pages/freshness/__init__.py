@@ -52,8 +52,9 @@ def _layout() -> FreshnessParts:
     windows = gr.HTML(elem_id="windows-table")
     with gr.Row(equal_height=True):
         collection = gr.Dropdown(label="Collection", choices=[], allow_custom_value=True, elem_id="window-collection")
-        days = gr.Number(label="Window in days (0 = unlimited)", value=0, precision=0, minimum=0,
-                         elem_id="window-days")  # its maximum: the retriever's, on load
+        days = gr.Number(
+            label="Window in days (0 = unlimited)", value=0, precision=0, minimum=0, elem_id="window-days"
+        )  # its maximum: the retriever's, on load
         save = gr.Button("Save window", scale=0, elem_id="window-save")
     window_status = gr.HTML(elem_id="window-status")
 
@@ -71,7 +72,22 @@ def _layout() -> FreshnessParts:
         archived_choice = gr.Dropdown(label="Archived document", choices=[], scale=3, elem_id="archived-select")
         restore = gr.Button("Restore", scale=0, elem_id="restore-button")
     restore_status = gr.HTML(elem_id="restore-status")
-    return FreshnessParts(windows, collection, days, save, window_status, as_of, dry_run, sweep_now, sweep_result, sweep_confirm, archived, archived_choice, restore, restore_status)
+    return FreshnessParts(
+        windows,
+        collection,
+        days,
+        save,
+        window_status,
+        as_of,
+        dry_run,
+        sweep_now,
+        sweep_result,
+        sweep_confirm,
+        archived,
+        archived_choice,
+        restore,
+        restore_status,
+    )
 
 
 class Freshness:
@@ -157,13 +173,16 @@ def _wire(handlers: Freshness, page: gr.Blocks, parts: FreshnessParts) -> None:
     parts.save.click(handlers.save_window, inputs=[parts.collection, parts.days], outputs=parts.window_status).success(
         handlers.list_windows, inputs=parts.collection, outputs=listed_windows
     )
-    parts.dry_run.click(lambda text: handlers.sweep(text, False), inputs=parts.as_of,
-                        outputs=[parts.sweep_result, parts.sweep_now])
+    parts.dry_run.click(
+        lambda text: handlers.sweep(text, False), inputs=parts.as_of, outputs=[parts.sweep_result, parts.sweep_now]
+    )
     # Changing the date makes the last dry run stale.
     parts.as_of.change(lambda: gr.update(interactive=False), outputs=parts.sweep_now)
     parts.sweep_now.click(
-        handlers.sweep_confirmed, inputs=[parts.as_of, parts.sweep_confirm],
-        outputs=[parts.sweep_result, parts.sweep_now], js=CONFIRM_SWEEP_JS,
+        handlers.sweep_confirmed,
+        inputs=[parts.as_of, parts.sweep_confirm],
+        outputs=[parts.sweep_result, parts.sweep_now],
+        js=CONFIRM_SWEEP_JS,
     ).success(handlers.list_archived, inputs=parts.archived_choice, outputs=listed_archived)
     parts.restore.click(handlers.do_restore, inputs=parts.archived_choice, outputs=parts.restore_status).success(
         handlers.list_archived, inputs=parts.archived_choice, outputs=listed_archived

@@ -4,19 +4,20 @@ would take), and the documents in cold storage. No Gradio here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from chunklab.views.metric_format import plural
-from chunklab.views.render import render
 from chunklab.settings import PRESET_FRESHNESS_WINDOWS
 from chunklab.v1 import retriever_pb2
+from chunklab.views.metric_format import plural
+from chunklab.views.render import render
 
 
 def _day(timestamp: Timestamp) -> str:
     if not timestamp.seconds:
         return ""
-    return datetime.fromtimestamp(timestamp.seconds, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(timestamp.seconds, tz=UTC).strftime("%Y-%m-%d")
 
 
 def window_text(days: int) -> str:
@@ -26,15 +27,19 @@ def window_text(days: int) -> str:
 def windows_html(windows: Sequence[retriever_pb2.FreshnessWindow]) -> str:
     """Each collection's window, those that ChunkLab comes with (and nobody changed) marked as presets."""
     rows = [
-        {"collection": w.collection, "days": w.max_age_days, "window": window_text(w.max_age_days),
-         "preset": PRESET_FRESHNESS_WINDOWS.get(w.collection) == w.max_age_days}
+        {
+            "collection": w.collection,
+            "days": w.max_age_days,
+            "window": window_text(w.max_age_days),
+            "preset": PRESET_FRESHNESS_WINDOWS.get(w.collection) == w.max_age_days,
+        }
         for w in sorted(windows, key=lambda w: w.collection)
     ]
     return render("frontend", "windows.html.j2", windows=rows)
 
 
 def parse_as_of(text: str | None) -> Timestamp | None:
-    """"YYYY-MM-DD" (or with a time, ISO 8601) into a Timestamp; empty means now (None)."""
+    """ "YYYY-MM-DD" (or with a time, ISO 8601) into a Timestamp; empty means now (None)."""
     text = (text or "").strip()
     if not text:
         return None
@@ -43,16 +48,21 @@ def parse_as_of(text: str | None) -> Timestamp | None:
     except ValueError:
         raise ValueError(f"'as of' must be a date such as 2030-01-31 (or empty for now), got {text!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     stamp = Timestamp()
-    stamp.FromDatetime(moment.astimezone(timezone.utc))
+    stamp.FromDatetime(moment.astimezone(UTC))
     return stamp
 
 
 def _swept(documents: Sequence[retriever_pb2.SweptDocument]) -> list[dict]:
     return [
-        {"document_id": d.document_id, "name": d.document_name or d.document_id, "collection": d.collection,
-         "published": _day(d.published_at), "chunks": d.chunks}
+        {
+            "document_id": d.document_id,
+            "name": d.document_name or d.document_id,
+            "collection": d.collection,
+            "published": _day(d.published_at),
+            "chunks": d.chunks,
+        }
         for d in documents
     ]
 
@@ -68,23 +78,31 @@ def sweep_html(response: retriever_pb2.SweepResponse) -> str:
         head = (
             f"Dry run: {plural(count, 'document')} ({plural(sum(d.chunks for d in response.documents), 'chunk')}) "
             "outside the collection's window would be archived. Nothing has changed yet."
-            if count else ("Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
-                           "so Sweep now stays off.")
+            if count
+            else (
+                "Dry run: nothing is outside its freshness window; a sweep would archive nothing, "
+                "so Sweep now stays off."
+            )
         )
     else:
         head = (
             f"Swept: {plural(count, 'document')} archived to cold storage, "
             f"{plural(response.chunks_archived, 'chunk')} left the index."
-            if count else "Swept: nothing was outside its freshness window; nothing changed."
+            if count
+            else "Swept: nothing was outside its freshness window; nothing changed."
         )
-    return render("frontend", "sweep.html.j2", kind="dry-run" if response.dry_run else "swept", head=head,
-                  documents=_swept(response.documents))
+    return render(
+        "frontend",
+        "sweep.html.j2",
+        kind="dry-run" if response.dry_run else "swept",
+        head=head,
+        documents=_swept(response.documents),
+    )
 
 
 def archived_choices(documents: Sequence[retriever_pb2.SweptDocument]) -> list[tuple[str, str]]:
     return [
-        (f"{d.document_name or d.document_id} · {d.collection} · {d.document_id[:8]}", d.document_id)
-        for d in documents
+        (f"{d.document_name or d.document_id} · {d.collection} · {d.document_id[:8]}", d.document_id) for d in documents
     ]
 
 

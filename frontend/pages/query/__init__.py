@@ -26,10 +26,21 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         form = form_section()
         configurations, button, columns, timer = side_by_side.section()
         answer = answer_section()
-        side_by_side.wire(gateway, side_by_side.Parts(
-            page=page, question=form.question, question_set=form.question_set, picked=form.picked,
-            configurations=configurations, embedding=form.embedding, button=button, columns=columns,
-            timer=timer, form=[*form.options, *form.answer_model]))
+        side_by_side.wire(
+            gateway,
+            side_by_side.Parts(
+                page=page,
+                question=form.question,
+                question_set=form.question_set,
+                picked=form.picked,
+                configurations=configurations,
+                embedding=form.embedding,
+                button=button,
+                columns=columns,
+                timer=timer,
+                form=[*form.options, *form.answer_model],
+            ),
+        )
         handlers = Ask(gateway)
         _wire_form(gateway, handlers, page, form)
         _wire_ask(handlers, form, answer, query_id)
@@ -47,18 +58,29 @@ def _wire_form(gateway: ChunkLab, handlers: Ask, page: gr.Blocks, form: QueryFor
     configuration_outputs = [form.configuration, form.retrieval["neighbor_prev"], form.retrieval["neighbor_next"]]
     form.strategy.change(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs)
     form.embedding.change(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs)
-    form.configuration.focus(handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs,
-                             show_progress="hidden")
+    form.configuration.focus(
+        handlers.configurations, inputs=configuration_inputs, outputs=configuration_outputs, show_progress="hidden"
+    )
     # Documents uploaded on the other tab since this page loaded show up on opening the list.
-    form.documents.focus(handlers.current_documents, inputs=form.documents, outputs=form.documents,
-                         show_progress="hidden")
+    form.documents.focus(
+        handlers.current_documents, inputs=form.documents, outputs=form.documents, show_progress="hidden"
+    )
 
 
 def _wire_ask(handlers: Ask, form: QueryForm, answer: AnswerArea, query_id: gr.State) -> None:
     """Ask (the button or Enter) and the thumbs."""
     ask_inputs = [form.question, form.strategy, form.configuration, *form.options, *form.answer_model]
-    ask_outputs = [answer.feedback, answer.answer, query_id, form.status, answer.summary, answer.flat, answer.tree,
-                   answer.thumbs_up, answer.thumbs_down]
+    ask_outputs = [
+        answer.feedback,
+        answer.answer,
+        query_id,
+        form.status,
+        answer.summary,
+        answer.flat,
+        answer.tree,
+        answer.thumbs_up,
+        answer.thumbs_down,
+    ]
     form.ask_button.click(handlers.ask, inputs=ask_inputs, outputs=ask_outputs)
     form.question.submit(handlers.ask, inputs=ask_inputs, outputs=ask_outputs)
     answer.thumbs_up.click(handlers.rate(True), inputs=[query_id, answer.comment], outputs=answer.feedback)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chunklab.retrieval import options as built_options
+from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab.views import retrieval_view
 from chunklab.views.metric_format import usd
 from chunklab.views.render import render
-from chunklab.v1 import common_pb2, evaluator_pb2
 
 # The data-state values, in the order an answer goes through them.
 WAITING, WRITING, DONE, FAILED = "retrieving", "writing", "done", "failed"
@@ -104,12 +104,18 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
             facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
             facts.append(f"≈ {usd(usage.estimated_cost_usd)}")
     return render(
-        "frontend", "answer.html.j2", state=state, error=error,
+        "frontend",
+        "answer.html.j2",
+        state=state,
+        error=error,
         extractive=None if error or result is None else result.extractive,
-        model=result.model if result is not None else "", text=stream.text,
-        pending=state in (WAITING, WRITING), facts=facts,
+        model=result.model if result is not None else "",
+        text=stream.text,
+        pending=state in (WAITING, WRITING),
+        facts=facts,
         cited=cited_pieces(result.answer, stream.context.retrieved_chunks)
-        if result is not None and result.extractive and stream.context is not None and not error else [],
+        if result is not None and result.extractive and stream.context is not None and not error
+        else [],
     )
 
 
@@ -129,18 +135,26 @@ def retrieval_options(
     (forms.retrieval.row_values: neighbor_prev, window, hybrid, recency_lambda, …), filled
     by chunklab.retrieval.options; `window` None leaves the set's own window, an empty
     `config_id` searches each document's active set, `rerank` None (or off) reranks nothing."""
-    retrieval = built_options({
-        "strategy": strategy, "config_id": config_id, "top_k": top_k, **row,
-        "filter.document_ids": document_ids or [], "filter.collections": collections or [],
-        "filter.languages": languages or [], "embedding_model": embedding_model,
-    })
+    retrieval = built_options(
+        {
+            "strategy": strategy,
+            "config_id": config_id,
+            "top_k": top_k,
+            **row,
+            "filter.document_ids": document_ids or [],
+            "filter.collections": collections or [],
+            "filter.languages": languages or [],
+            "embedding_model": embedding_model,
+        }
+    )
     if rerank is not None:
         retrieval.rerank.CopyFrom(rerank)
     return retrieval
 
 
-def answer_request(question: str, strategy: str, *, answer_model: evaluator_pb2.ModelEndpoint | None = None,
-                   **options) -> evaluator_pb2.AnswerRequest:
+def answer_request(
+    question: str, strategy: str, *, answer_model: evaluator_pb2.ModelEndpoint | None = None, **options
+) -> evaluator_pb2.AnswerRequest:
     """The AnswerRequest for the Query form: the question, retrieval_options(strategy, **options)
     and the answer model (None: the stack's own)."""
     request = evaluator_pb2.AnswerRequest(question=question.strip(), retrieval=retrieval_options(strategy, **options))
@@ -152,7 +166,10 @@ def answer_request(question: str, strategy: str, *, answer_model: evaluator_pb2.
 def feedback_html(feedback: evaluator_pb2.Feedback, summary: list[evaluator_pb2.FeedbackSummary]) -> str:
     """Thanks for the rating, and the running tally per strategy."""
     return render(
-        "frontend", "feedback.html.j2", thumbs_up=feedback.thumbs_up, strategy=feedback.strategy,
+        "frontend",
+        "feedback.html.j2",
+        thumbs_up=feedback.thumbs_up,
+        strategy=feedback.strategy,
         verdict="👍 helpful" if feedback.thumbs_up else "👎 not helpful",
         tally=[{"strategy": s.strategy, "thumbs_up": s.thumbs_up, "thumbs_down": s.thumbs_down} for s in summary],
     )

@@ -14,14 +14,19 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab_app import recommended
 from chunklab.client import ChunkLab, ClientError
+from chunklab_app import recommended
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, told_html, told_sentence, user_error
 from frontend.forms import experiment_config
 from frontend.forms.pickers import document_dropdown_update
 from frontend.pages.query import answer_html, query_columns
 from frontend.pages.query.query_form import (
-    ACTIVE_SETS, MODEL_AT, configuration_choices, default_strategy, filter_choices, form_options,
+    ACTIVE_SETS,
+    MODEL_AT,
+    configuration_choices,
+    default_strategy,
+    filter_choices,
+    form_options,
 )
 from frontend.views import retrieval_html
 from frontend.views.formatting import message_html
@@ -72,10 +77,15 @@ class Ask:
         try:
             catalog = gateway.strategy_catalog()
             names = [info.name for info in catalog.strategies]
-            indexed = set() if current_strategy in names else {
-                name for name in recommended.STRATEGIES
-                if name in names and gateway.list_indexed_sets(name, embedding_model=current_model or "")
-            }
+            indexed = (
+                set()
+                if current_strategy in names
+                else {
+                    name
+                    for name in recommended.STRATEGIES
+                    if name in names and gateway.list_indexed_sets(name, embedding_model=current_model or "")
+                }
+            )
             strategy_update = gr.update(choices=names, value=default_strategy(names, current_strategy, indexed))
             models = list(catalog.embedding_models)
             model_update = gr.update(choices=models, value=current_model or None)
@@ -88,10 +98,12 @@ class Ask:
             return strategy_update, said_as_info(exc), gr.skip(), gr.skip(), model_update, message or told_html(exc)
         known_collections, known_languages = filter_choices(listed)
         return (
-            strategy_update, document_dropdown_update(gateway, current_documents or [], listed),
+            strategy_update,
+            document_dropdown_update(gateway, current_documents or [], listed),
             gr.update(choices=known_collections, value=current_collections or []),
             gr.update(choices=known_languages, value=current_languages or []),
-            model_update, message,
+            model_update,
+            message,
         )
 
     def configurations(self, strategy_name, current, model_name):
@@ -107,8 +119,11 @@ class Ask:
             return said_as_info(exc), gr.skip(), gr.skip()
         values = [value for _, value in choices]
         note = query_columns.neighbour_note(infos[strategy_name]) if strategy_name in infos else ""
-        return (gr.update(choices=choices, value=current if current in values else ""),
-                gr.update(info=note), gr.update(info=note))
+        return (
+            gr.update(choices=choices, value=current if current in values else ""),
+            gr.update(info=note),
+            gr.update(info=note),
+        )
 
     def current_documents(self, selection: list[str] | None):
         with told_as_sentence():
@@ -118,6 +133,7 @@ class Ask:
         """values: QueryForm.options' after the documents, then the answer model's base URL, model and key."""
         options, (base_url, chat_model, api_key) = values[:-3], values[-3:]
         model_name = options[MODEL_AT - 1]
+
         # Refusals and failures are one sentence in the answer area, not "Error" pills over the page.
         def refused(sentence: str):
             return (gr.skip(), message_html(sentence, "error"), *[gr.skip()] * 7)
@@ -130,7 +146,8 @@ class Ask:
             return
         try:
             request = answer_html.answer_request(
-                question_text, strategy_name,
+                question_text,
+                strategy_name,
                 **form_options(document_ids, *options),
                 answer_model=experiment_config.endpoint(base_url, chat_model, api_key),
                 config_id=config_id or "",
@@ -149,16 +166,27 @@ class Ask:
             for event in self.gateway.answer(request):
                 stream.add(event)
                 if event.WhichOneof("event") == "context":
-                    yield (gr.skip(), answer_html.answer_html(stream), stream.context.query_id, gr.skip(),
-                           *self._context_views(stream.context, strategy_name, model_name), gr.skip(), gr.skip())
+                    yield (
+                        gr.skip(),
+                        answer_html.answer_html(stream),
+                        stream.context.query_id,
+                        gr.skip(),
+                        *self._context_views(stream.context, strategy_name, model_name),
+                        gr.skip(),
+                        gr.skip(),
+                    )
                 else:
                     yield (gr.skip(), answer_html.answer_html(stream), *[gr.skip()] * 7)
             if stream.result is None:
                 raise ClientError("The evaluator ended the answer without its result; see its log.")
         except ClientError as exc:
             # Keep what was written, marked as cut short, and say why.
-            yield (gr.skip(), answer_html.answer_html(stream, error=told_sentence(exc)), *[gr.skip()] * 5,
-                   *[gr.update(interactive=False)] * 2)
+            yield (
+                gr.skip(),
+                answer_html.answer_html(stream, error=told_sentence(exc)),
+                *[gr.skip()] * 5,
+                *[gr.update(interactive=False)] * 2,
+            )
             return
         unlocked = gr.update(interactive=True)
         yield (gr.skip(), answer_html.answer_html(stream), stream.query_id, *[gr.skip()] * 4, unlocked, unlocked)
@@ -167,11 +195,14 @@ class Ask:
         """The context's summary, its flat list and its expansion tree."""
         empty = retrieval_html.NO_CHUNKS
         if not context.retrieved_chunks and not self.gateway.list_indexed_sets(
-                strategy_name, embedding_model=model_name or ""):
-            empty = retrieval_html.nothing_indexed(
-                strategy_name, model_name or self.gateway.settings.embedding_model)
-        return (retrieval_html.context_summary_html(context, strategy_name, model_name),
-                retrieval_html.flat_list_html(context, empty), retrieval_html.expansion_tree_html(context))
+            strategy_name, embedding_model=model_name or ""
+        ):
+            empty = retrieval_html.nothing_indexed(strategy_name, model_name or self.gateway.settings.embedding_model)
+        return (
+            retrieval_html.context_summary_html(context, strategy_name, model_name),
+            retrieval_html.flat_list_html(context, empty),
+            retrieval_html.expansion_tree_html(context),
+        )
 
     def rate(self, thumbs: bool):
         @said_in_place(outputs=1)

@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunklab_app import samples
 from chunklab.v1 import evaluator_pb2
+from chunklab_app import samples
 from frontend.pages.query import query_columns
 
-WAITING = (f"The sample ({samples.QUESTION_SET_NAME}) is not loaded yet: `make up` loads it in the background, "
-           "and these columns fill in by themselves as soon as it is ready (or type a question and search).")
+WAITING = (
+    f"The sample ({samples.QUESTION_SET_NAME}) is not loaded yet: `make up` loads it in the background, "
+    "and these columns fill in by themselves as soon as it is ready (or type a question and search)."
+)
 # Seconds between two looks for the sample while the page waits for it.
 POLL_SECONDS = 5
 
@@ -44,8 +46,7 @@ class FirstView:
     configurations: list[str]
 
 
-def first_view(question_set: evaluator_pb2.QuestionSet | None,
-               offered: Sequence[tuple[str, str]]) -> FirstView | None:
+def first_view(question_set: evaluator_pb2.QuestionSet | None, offered: Sequence[tuple[str, str]]) -> FirstView | None:
     """The sample's first question asked of query_columns.default_configurations (the
     recommended strategies' active sets, the baseline's, then others); None while the sample
     set or every index set is missing."""

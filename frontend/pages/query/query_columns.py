@@ -17,14 +17,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 from chunklab import metrics
-
-from chunklab_app import recommended
-
-from chunklab.views import retrieval_view
 from chunklab.client import ClientError
+from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from chunklab.views import retrieval_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
-from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
+from chunklab_app import recommended
 from frontend.forms.knobs import BASELINE
 from frontend.pages.query import answer_html
 from frontend.views.formatting import set_knobs
@@ -68,8 +66,12 @@ def configuration_choices(sets: Iterable[retriever_pb2.IndexedSet], embedding_mo
         choices.append((f"{strategy} · {summary} · {embedding_model}", configuration_value(strategy, "")))
         newest = sorted(by_config.values(), key=lambda group: -max(s.indexed_at.seconds for s in group))
         for group in newest:
-            choices.append((f"{strategy} · {set_knobs(group[0])} · {group[0].config_id} · {embedding_model}",
-                            configuration_value(strategy, group[0].config_id)))
+            choices.append(
+                (
+                    f"{strategy} · {set_knobs(group[0])} · {group[0].config_id} · {embedding_model}",
+                    configuration_value(strategy, group[0].config_id),
+                )
+            )
     return choices
 
 
@@ -99,13 +101,16 @@ def chosen(values: Sequence[str], choices: Sequence[tuple[str, str]]) -> list[Co
 def check_count(configurations: Sequence[Configuration], offered: Sequence[tuple[str, str]]) -> None:
     """Refuses no configuration and more than fit side by side, in words the user acts on."""
     if not offered:
-        raise ValueError("Nothing is indexed with this embedding model yet: process a document on the Documents "
-                         "tab, then search side by side.")
+        raise ValueError(
+            "Nothing is indexed with this embedding model yet: process a document on the Documents "
+            "tab, then search side by side."
+        )
     if not configurations:
         raise ValueError("Pick at least one configuration to search.")
     if len(configurations) > MAX_COLUMNS:
-        raise ValueError(f"{len(configurations)} configurations are picked; at most {MAX_COLUMNS} fit side by "
-                         "side: remove some.")
+        raise ValueError(
+            f"{len(configurations)} configurations are picked; at most {MAX_COLUMNS} fit side by side: remove some."
+        )
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,7 @@ def error_sentence(exc: ClientError) -> str:
     return f"This configuration could not be searched: {reason}."
 
 
-def search(gateway, question: str, options: common_pb2.RetrievalOptions,
-           configuration: Configuration) -> Column:
+def search(gateway, question: str, options: common_pb2.RetrievalOptions, configuration: Configuration) -> Column:
     """One column: options with the configuration's strategy and index set."""
     request = common_pb2.RetrievalOptions()
     request.CopyFrom(options)
@@ -141,16 +145,22 @@ def search(gateway, question: str, options: common_pb2.RetrievalOptions,
         return Column(configuration, None, error_sentence(exc))
 
 
-def search_all(gateway, question: str, options: common_pb2.RetrievalOptions,
-               configurations: Sequence[Configuration]) -> list[Column]:
+def search_all(
+    gateway, question: str, options: common_pb2.RetrievalOptions, configurations: Sequence[Configuration]
+) -> list[Column]:
     """Every column, searched concurrently (at most WORKERS at once), in the order picked."""
     with ThreadPoolExecutor(max_workers=min(WORKERS, len(configurations)) or 1) as pool:
         futures = [pool.submit(search, gateway, question, options, c) for c in configurations]
         return [future.result() for future in futures]
 
 
-def answer(gateway, question: str, options: common_pb2.RetrievalOptions, column: Column,
-           answer_model: evaluator_pb2.ModelEndpoint | None) -> Column:
+def answer(
+    gateway,
+    question: str,
+    options: common_pb2.RetrievalOptions,
+    column: Column,
+    answer_model: evaluator_pb2.ModelEndpoint | None,
+) -> Column:
     """The column with its answer (EvaluatorService.Answer on the column's configuration:
     the configured LLM's, else extractive), or why there is none."""
     request = evaluator_pb2.AnswerRequest(question=question)
@@ -168,8 +178,13 @@ def answer(gateway, question: str, options: common_pb2.RetrievalOptions, column:
     return replace(column, answer=stream)
 
 
-def answer_all(gateway, question: str, options: common_pb2.RetrievalOptions, columns: Sequence[Column],
-               answer_model: evaluator_pb2.ModelEndpoint | None = None) -> Iterator[list[Column]]:
+def answer_all(
+    gateway,
+    question: str,
+    options: common_pb2.RetrievalOptions,
+    columns: Sequence[Column],
+    answer_model: evaluator_pb2.ModelEndpoint | None = None,
+) -> Iterator[list[Column]]:
     """The columns again each time one more is answered (those that were searched), so the
     page shows every answer as soon as it is written."""
     current = list(columns)
@@ -194,8 +209,7 @@ class Found:
     excerpts: int
 
 
-def found(retrieved: Sequence[common_pb2.RetrievedChunk],
-          references: Sequence[evaluator_pb2.Reference]) -> Found:
+def found(retrieved: Sequence[common_pb2.RetrievedChunk], references: Sequence[evaluator_pb2.Reference]) -> Found:
     on_context = metrics.context_overlap(retrieved, references)
     spans = [metrics.chunk_span(item.chunk) for item in retrieved]
     touched = sum(1 for reference in metrics.reference_spans(references) if metrics.touches(reference, spans))
@@ -223,8 +237,7 @@ def ignored_neighbours(options: common_pb2.RetrievalOptions, info) -> str:
         return ""
     if info.expansion == common_pb2.EXPANSION_KIND_NEIGHBORS:
         return ""
-    return (f"neighbor_prev {options.neighbor_prev} / neighbor_next {options.neighbor_next}: "
-            + neighbour_note(info))
+    return f"neighbor_prev {options.neighbor_prev} / neighbor_next {options.neighbor_next}: " + neighbour_note(info)
 
 
 def answer_view(column: Column) -> dict | None:
@@ -235,26 +248,48 @@ def answer_view(column: Column) -> dict | None:
         return None
     result = stream.result
     if column.answer_error or result is None:
-        return {"state": "failed", "error": column.answer_error or "The evaluator ended the answer without its "
-                "result; see its log.", "pieces": [], "extractive": False, "model": ""}
+        return {
+            "state": "failed",
+            "error": column.answer_error or "The evaluator ended the answer without its result; see its log.",
+            "pieces": [],
+            "extractive": False,
+            "model": "",
+        }
     retrieved = stream.context.retrieved_chunks if stream.context is not None else []
-    pieces = answer_html.cited_pieces(result.answer, retrieved) if result.extractive else [
-        answer_html.Cited(result.answer, None)]
-    return {"state": "done", "error": "", "extractive": result.extractive, "model": result.model,
-            "pieces": [{"text": p.text, "cite": p.cite} for p in pieces], "latency": f"{result.latency_ms:.0f} ms"}
+    pieces = (
+        answer_html.cited_pieces(result.answer, retrieved)
+        if result.extractive
+        else [answer_html.Cited(result.answer, None)]
+    )
+    return {
+        "state": "done",
+        "error": "",
+        "extractive": result.extractive,
+        "model": result.model,
+        "pieces": [{"text": p.text, "cite": p.cite} for p in pieces],
+        "latency": f"{result.latency_ms:.0f} ms",
+    }
 
 
-def column_view(column: Column, references: Sequence[evaluator_pb2.Reference], formats: MetricFormat,
-                options: common_pb2.RetrievalOptions | None = None,
-                strategies: Mapping[str, object] | None = None) -> dict:
+def column_view(
+    column: Column,
+    references: Sequence[evaluator_pb2.Reference],
+    formats: MetricFormat,
+    options: common_pb2.RetrievalOptions | None = None,
+    strategies: Mapping[str, object] | None = None,
+) -> dict:
     """What the template draws for one column. `strategies` (StrategyInfo by name) tells which
     expand by neighbours, so that a column whose strategy ignores them says so."""
     configuration = column.configuration
     info = (strategies or {}).get(configuration.strategy)
-    view = {"label": configuration.label, "strategy": configuration.strategy,
-            "config_id": configuration.config_id, "error": column.error,
-            "neighbours_note": ignored_neighbours(options or common_pb2.RetrievalOptions(), info),
-            "answer": answer_view(column)}
+    view = {
+        "label": configuration.label,
+        "strategy": configuration.strategy,
+        "config_id": configuration.config_id,
+        "error": column.error,
+        "neighbours_note": ignored_neighbours(options or common_pb2.RetrievalOptions(), info),
+        "answer": answer_view(column),
+    }
     response = column.response
     if response is None:
         return view
@@ -275,22 +310,34 @@ def column_view(column: Column, references: Sequence[evaluator_pb2.Reference], f
     if references:
         measured = found(retrieved, references)
         view["measures"] = {
-            "recall": measured.recall, "iou": measured.iou, "found": measured.found, "excerpts": measured.excerpts,
+            "recall": measured.recall,
+            "iou": measured.iou,
+            "found": measured.found,
+            "excerpts": measured.excerpts,
             "recall_text": f"{formats.label('recall')} {formats.value('recall', measured.recall)}",
             "iou_text": f"{formats.label('iou')} {formats.value('iou', measured.iou)}",
         }
     return view
 
 
-def columns_html(columns: Sequence[Column], question: evaluator_pb2.Question | None, formats: MetricFormat,
-                 note: str = "", options: common_pb2.RetrievalOptions | None = None,
-                 strategies: Mapping[str, object] | None = None) -> str:
+def columns_html(
+    columns: Sequence[Column],
+    question: evaluator_pb2.Question | None,
+    formats: MetricFormat,
+    note: str = "",
+    options: common_pb2.RetrievalOptions | None = None,
+    strategies: Mapping[str, object] | None = None,
+) -> str:
     """The columns side by side; with a question from a set, its excerpts marked in each."""
     references = list(question.references) if question is not None else []
-    return render("frontend", "query_columns.html.j2",
-                  columns=[column_view(c, references, formats, options, strategies) for c in columns],
-                  question_id=question.question_id if question is not None else "",
-                  excerpts=len(references), note=note)
+    return render(
+        "frontend",
+        "query_columns.html.j2",
+        columns=[column_view(c, references, formats, options, strategies) for c in columns],
+        question_id=question.question_id if question is not None else "",
+        excerpts=len(references),
+        note=note,
+    )
 
 
 QUESTION_CHARS = 90
@@ -307,8 +354,9 @@ def question_choices(question_set: evaluator_pb2.QuestionSet) -> list[tuple[str,
     return choices
 
 
-def picked_question(question_set: evaluator_pb2.QuestionSet | None, question_id: str,
-                    text: str) -> tuple[evaluator_pb2.Question | None, str]:
+def picked_question(
+    question_set: evaluator_pb2.QuestionSet | None, question_id: str, text: str
+) -> tuple[evaluator_pb2.Question | None, str]:
     """The question whose excerpts the columns mark, and a note when the picked one does not
     apply: it left the set, or the question box no longer holds its text."""
     if question_set is None or not question_id:
@@ -317,6 +365,8 @@ def picked_question(question_set: evaluator_pb2.QuestionSet | None, question_id:
     if question is None:
         return None, f"The picked question is no longer in {question_set.name}: no excerpts are marked."
     if question.text.strip() != text.strip():
-        return None, (f"The question box no longer holds the question picked from {question_set.name}: "
-                      "its excerpts are not marked.")
+        return None, (
+            f"The question box no longer holds the question picked from {question_set.name}: "
+            "its excerpts are not marked."
+        )
     return question, ""

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from chunklab_app import recommended
 from chunklab.knobs import label
+from chunklab_app import recommended
 from frontend.forms import knobs
 from frontend.forms.rerank import rerank_inputs, rerank_options
 from frontend.forms.retrieval import ROW, RetrievalInputs, retrieval_inputs, row_values
@@ -65,13 +65,15 @@ def form_options(document_ids, *values) -> dict:
     QueryForm.options' values (documents, the retrieval row, collections, languages, the
     embedding model, the four reranking boxes, which may be left out); ValueError names an
     input that holds no whole number, or reranking boxes the retriever would refuse."""
-    row = row_values(values[:len(ROW)])
-    collection_names, language_codes, model_name, *rerank = values[len(ROW):]
+    row = row_values(values[: len(ROW)])
+    collection_names, language_codes, model_name, *rerank = values[len(ROW) :]
     rerank_kind, rerank_depth, rerank_model, rerank_url = (*rerank, None, None, None, None)[:4]
     return {
         **row,
         "rerank": rerank_options(rerank_kind, rerank_depth, rerank_model, rerank_url, row["top_k"]),
-        "document_ids": document_ids, "collections": collection_names, "languages": language_codes,
+        "document_ids": document_ids,
+        "collections": collection_names,
+        "languages": language_codes,
         "embedding_model": model_name or "",
     }
 
@@ -100,8 +102,7 @@ class QueryForm:
 
     @property
     def options(self) -> list:
-        return [self.documents, *self.retrieval.inputs, self.collections, self.languages, self.embedding,
-                *self.rerank]
+        return [self.documents, *self.retrieval.inputs, self.collections, self.languages, self.embedding, *self.rerank]
 
     @property
     def limited(self) -> list:
@@ -116,10 +117,13 @@ def _question_rows() -> tuple[gr.Textbox, gr.Button, gr.Dropdown, gr.Dropdown]:
         )
         ask_button = gr.Button("Ask", variant="primary", scale=0, elem_id="ask-button")
     with gr.Row():
-        question_set = gr.Dropdown(label="Question set (optional)", choices=[], scale=2,
-                                   elem_id="query-question-set")
-        picked = gr.Dropdown(label="Question from the set: its excerpts are marked side by side", choices=[],
-                             scale=3, elem_id="query-question-pick")
+        question_set = gr.Dropdown(label="Question set (optional)", choices=[], scale=2, elem_id="query-question-set")
+        picked = gr.Dropdown(
+            label="Question from the set: its excerpts are marked side by side",
+            choices=[],
+            scale=3,
+            elem_id="query-question-pick",
+        )
     return question, ask_button, question_set, picked
 
 
@@ -127,7 +131,9 @@ def _strategy_row() -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown, gr.Button]:
     with gr.Row():
         strategy = gr.Dropdown(label="Strategy", choices=[], elem_id="query-strategy")
         configuration = gr.Dropdown(
-            label="Configuration (index set)", choices=[(ACTIVE_SETS, "")], value="",
+            label="Configuration (index set)",
+            choices=[(ACTIVE_SETS, "")],
+            value="",
             info="several configurations of one strategy are indexed side by side",
             elem_id="query-configuration",
         )
@@ -149,15 +155,23 @@ def _more_accordion() -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown, tuple[gr.T
     with gr.Accordion("Filters, embedding model and answer model", open=False, elem_id="query-more"):
         with gr.Row():
             collections = gr.Dropdown(
-                label="Collections (empty = all)", choices=[], multiselect=True, allow_custom_value=True,
+                label="Collections (empty = all)",
+                choices=[],
+                multiselect=True,
+                allow_custom_value=True,
                 elem_id="query-collections",
             )
             languages = gr.Dropdown(
-                label="Languages (empty = all)", choices=[], multiselect=True, allow_custom_value=True,
+                label="Languages (empty = all)",
+                choices=[],
+                multiselect=True,
+                allow_custom_value=True,
                 elem_id="query-languages",
             )
             embedding = gr.Dropdown(
-                label="Embedding model (empty = default)", choices=[], allow_custom_value=True,
+                label="Embedding model (empty = default)",
+                choices=[],
+                allow_custom_value=True,
                 elem_id="query-embedding-model",
             )
         gr.Markdown(
@@ -166,8 +180,12 @@ def _more_accordion() -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown, tuple[gr.T
             'to the question). Model "extractive" always asks for an extractive answer.'
         )
         with gr.Row():
-            answer_base_url = gr.Textbox(label="Base URL", placeholder="http://localhost:11434/v1", elem_id="answer-base-url")
-            answer_model = gr.Textbox(label="Model", placeholder="e.g. gpt-4o-mini or extractive", elem_id="answer-model")
+            answer_base_url = gr.Textbox(
+                label="Base URL", placeholder="http://localhost:11434/v1", elem_id="answer-base-url"
+            )
+            answer_model = gr.Textbox(
+                label="Model", placeholder="e.g. gpt-4o-mini or extractive", elem_id="answer-model"
+            )
             answer_key = gr.Textbox(label="API key", type="password", elem_id="answer-api-key")
     return collections, languages, embedding, (answer_base_url, answer_model, answer_key)
 
@@ -181,8 +199,19 @@ def form_section() -> QueryForm:
     collections, languages, embedding, answer_model = _more_accordion()
     status = gr.HTML(elem_id="query-status")
     return QueryForm(
-        question=question, ask_button=ask_button, question_set=question_set, picked=picked, strategy=strategy,
-        configuration=configuration, documents=documents, refresh_button=refresh_button, retrieval=retrieval,
-        rerank=rerank, collections=collections, languages=languages, embedding=embedding,
-        answer_model=answer_model, status=status,
+        question=question,
+        ask_button=ask_button,
+        question_set=question_set,
+        picked=picked,
+        strategy=strategy,
+        configuration=configuration,
+        documents=documents,
+        refresh_button=refresh_button,
+        retrieval=retrieval,
+        rerank=rerank,
+        collections=collections,
+        languages=languages,
+        embedding=embedding,
+        answer_model=answer_model,
+        status=status,
     )

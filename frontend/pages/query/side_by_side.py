@@ -81,8 +81,10 @@ class SideBySide:
     def checked_options(form_values, answer_values):
         """The shared retrieval options and the answer model, or the input's refusal in place."""
         try:
-            return (answer_html.retrieval_options("", **form_options(*form_values)),
-                    experiment_config.endpoint(*answer_values))
+            return (
+                answer_html.retrieval_options("", **form_options(*form_values)),
+                experiment_config.endpoint(*answer_values),
+            )
         except ValueError as exc:
             raise user_error(str(exc)) from None
 
@@ -109,6 +111,7 @@ class SideBySide:
         without the sample the columns say why; on the timer's tick (`waiting`) nothing
         changes until the sample is there. The timer stops once the page is filled or
         the user has typed a question."""
+
         @said_in_place(outputs=6, at=4)
         def handler(set_id, question_value, picks, *form):
             stop = gr.update(active=False)
@@ -124,8 +127,11 @@ class SideBySide:
                 return
             offered = self.column_choices(form[MODEL_AT])
             with told_as_sentence():
-                view = None if typed or sample_id is None else first_minute.first_view(
-                    self.gateway.get_question_set(sample_id), offered)
+                view = (
+                    None
+                    if typed or sample_id is None
+                    else first_minute.first_view(self.gateway.get_question_set(sample_id), offered)
+                )
             if view is None:
                 if waiting:
                     yield (*[gr.skip()] * 6,)
@@ -133,17 +139,26 @@ class SideBySide:
                 ids = [s.question_set_id for s in sets]
                 chosen = set_id if set_id in ids else (sample_id or (ids[0] if ids else None))
                 kept = [value for value in picks or [] if value in {v for _, v in offered}]
-                yield (self.question_set_update(sets, chosen), self.questions_of(chosen), gr.skip(),
-                       gr.update(choices=offered, value=kept or query_columns.default_configurations(offered)),
-                       gr.skip() if typed else message_html(first_minute.WAITING, "info"),
-                       gr.update(active=not typed))
+                yield (
+                    self.question_set_update(sets, chosen),
+                    self.questions_of(chosen),
+                    gr.skip(),
+                    gr.update(choices=offered, value=kept or query_columns.default_configurations(offered)),
+                    gr.skip() if typed else message_html(first_minute.WAITING, "info"),
+                    gr.update(active=not typed),
+                )
                 return
             options, answer_model = self.checked_options(form[:OPTIONS_COUNT], form[OPTIONS_COUNT:])
             picks = query_columns.chosen(view.configurations, offered)
             filled = self.compared(view.question.text, view.question, "", picks, options, answer_model)
-            yield (self.question_set_update(sets, view.question_set_id),
-                   self.questions_of(view.question_set_id, view.question.question_id), view.question.text,
-                   gr.update(choices=offered, value=view.configurations), next(filled), stop)
+            yield (
+                self.question_set_update(sets, view.question_set_id),
+                self.questions_of(view.question_set_id, view.question.question_id),
+                view.question.text,
+                gr.update(choices=offered, value=view.configurations),
+                next(filled),
+                stop,
+            )
             for html in filled:
                 yield (*[gr.skip()] * 4, html, gr.skip())
 
@@ -156,8 +171,12 @@ def section() -> tuple[gr.Dropdown, gr.Button, gr.HTML, gr.Timer]:
     gr.Markdown("#### Side by side: the question asked of several configurations")
     with gr.Row(equal_height=True):
         configurations = gr.Dropdown(
-            label=f"Configurations (strategy · knobs · model), up to {query_columns.MAX_COLUMNS}", choices=[],
-            multiselect=True, max_choices=query_columns.MAX_COLUMNS, scale=4, elem_id="query-configurations",
+            label=f"Configurations (strategy · knobs · model), up to {query_columns.MAX_COLUMNS}",
+            choices=[],
+            multiselect=True,
+            max_choices=query_columns.MAX_COLUMNS,
+            scale=4,
+            elem_id="query-configurations",
         )
         button = gr.Button("Search side by side", scale=0, elem_id="side-by-side-button")
     columns = gr.HTML(elem_id="query-columns")
@@ -186,19 +205,35 @@ class Parts:
 def wire(gateway: ChunkLab, parts: Parts) -> None:
     """The side-by-side handlers, wired to the page's parts."""
     handlers = SideBySide(gateway)
-    parts.question_set.input(handlers.questions_of, inputs=parts.question_set, outputs=parts.picked,
-                             show_progress="hidden")
-    parts.picked.input(handlers.question_text, inputs=[parts.question_set, parts.picked], outputs=parts.question,
-                       show_progress="hidden")
+    parts.question_set.input(
+        handlers.questions_of, inputs=parts.question_set, outputs=parts.picked, show_progress="hidden"
+    )
+    parts.picked.input(
+        handlers.question_text,
+        inputs=[parts.question_set, parts.picked],
+        outputs=parts.question,
+        show_progress="hidden",
+    )
     # Strategies processed on the Documents tab since the page loaded show up on opening the list.
-    parts.configurations.focus(handlers.fresh_configurations, inputs=parts.embedding, outputs=parts.configurations,
-                               show_progress="hidden")
-    parts.embedding.change(handlers.configuration_update, inputs=[parts.configurations, parts.embedding],
-                           outputs=parts.configurations)
-    parts.button.click(handlers.side_by_side, inputs=[parts.question, parts.configurations, parts.question_set,
-                                                      parts.picked, *parts.form], outputs=parts.columns)
+    parts.configurations.focus(
+        handlers.fresh_configurations, inputs=parts.embedding, outputs=parts.configurations, show_progress="hidden"
+    )
+    parts.embedding.change(
+        handlers.configuration_update, inputs=[parts.configurations, parts.embedding], outputs=parts.configurations
+    )
+    parts.button.click(
+        handlers.side_by_side,
+        inputs=[parts.question, parts.configurations, parts.question_set, parts.picked, *parts.form],
+        outputs=parts.columns,
+    )
     opening_inputs = [parts.question_set, parts.question, parts.configurations, *parts.form]
-    opening_outputs = [parts.question_set, parts.picked, parts.question, parts.configurations, parts.columns,
-                       parts.timer]
+    opening_outputs = [
+        parts.question_set,
+        parts.picked,
+        parts.question,
+        parts.configurations,
+        parts.columns,
+        parts.timer,
+    ]
     parts.page.load(handlers.opening(False), inputs=opening_inputs, outputs=opening_outputs, show_progress="hidden")
     parts.timer.tick(handlers.opening(True), inputs=opening_inputs, outputs=opening_outputs, show_progress="hidden")

@@ -46,10 +46,17 @@ def _import_section() -> tuple[list, gr.Button, gr.Button, gr.HTML, gr.HTML]:
         file = gr.File(label="Questions file", file_types=QUESTION_TYPES, elem_id="qimport-file")
         with gr.Column():
             import_name = gr.Textbox(label="Name (optional)", placeholder="the file name", elem_id="qimport-name")
-            mapping = gr.Textbox(label="Corpus ids to document ids (optional)", lines=2, elem_id="qimport-mapping",
-                                 placeholder="corpus_id=document_id, one a line; unmapped ids match document names")
-            lenient = gr.Checkbox(label="Lenient: import the located questions, leave out the others",
-                                  value=True, elem_id="qimport-lenient")
+            mapping = gr.Textbox(
+                label="Corpus ids to document ids (optional)",
+                lines=2,
+                elem_id="qimport-mapping",
+                placeholder="corpus_id=document_id, one a line; unmapped ids match document names",
+            )
+            lenient = gr.Checkbox(
+                label="Lenient: import the located questions, leave out the others",
+                value=True,
+                elem_id="qimport-lenient",
+            )
             with gr.Row():
                 validate = gr.Button("Validate", elem_id="qimport-validate")
                 do_import = gr.Button("Import", variant="primary", elem_id="qimport-import")
@@ -66,16 +73,19 @@ def _wire_lists(gateway: ChunkLab, page: gr.Blocks, generating: GenerationForm, 
     def load(current: list[str] | None, current_set: str | None):
         with told_as_sentence():
             listed = gateway.list_documents()
-        return (document_dropdown_update(gateway, current or [], listed),
-                document_dropdown_update(gateway, None, listed),
-                question_set_update(gateway, current_set))
+        return (
+            document_dropdown_update(gateway, current or [], listed),
+            document_dropdown_update(gateway, None, listed),
+            question_set_update(gateway, current_set),
+        )
 
     page.load(load, inputs=[documents, chosen], outputs=[documents, document, chosen], show_progress="hidden")
     page.load(lambda: limits.question_count_update(gateway), outputs=generating.count, show_progress="hidden")
     line = generation.Generation(gateway).generator_line
     for event in (generating.base_url.change, generating.model.change, page.load):
-        event(line, inputs=[generating.base_url, generating.model], outputs=generating.generator,
-              show_progress="hidden")
+        event(
+            line, inputs=[generating.base_url, generating.model], outputs=generating.generator, show_progress="hidden"
+        )
 
     # Documents uploaded since this page loaded show up on opening either list.
     def current_documents(current):
@@ -86,10 +96,20 @@ def _wire_lists(gateway: ChunkLab, page: gr.Blocks, generating: GenerationForm, 
         box.focus(current_documents, inputs=box, outputs=box, show_progress="hidden")
 
 
-def _wire_import(gateway: ChunkLab, import_form: list, validate: gr.Button, do_import: gr.Button,
-                 import_status: gr.HTML, report: gr.HTML, chosen: gr.Dropdown) -> None:
-    validate.click(said_in_place(outputs=1)(lambda *values: handlers.validate_file(gateway, *values)),
-                   inputs=import_form, outputs=report)
+def _wire_import(
+    gateway: ChunkLab,
+    import_form: list,
+    validate: gr.Button,
+    do_import: gr.Button,
+    import_status: gr.HTML,
+    report: gr.HTML,
+    chosen: gr.Dropdown,
+) -> None:
+    validate.click(
+        said_in_place(outputs=1)(lambda *values: handlers.validate_file(gateway, *values)),
+        inputs=import_form,
+        outputs=report,
+    )
 
     @said_in_place(outputs=3)
     def imported(*values):

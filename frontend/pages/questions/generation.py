@@ -46,16 +46,20 @@ def generation_section(gateway: ChunkLab) -> GenerationForm:
     gr.Markdown("### Generate a question set from documents")
     with gr.Row():
         documents = gr.Dropdown(label="Documents", choices=[], multiselect=True, scale=3, elem_id="gen-documents")
-        count = gr.Number(label="Number of questions", value=10, precision=0, minimum=1,
-                          elem_id="gen-count")  # its maximum: the evaluator's, on load
-        seed = gr.Number(label="Seed", value=0, precision=0, elem_id="gen-seed",
-                         info="the same seed asks about the same passages")
-        name = gr.Textbox(label="Name (optional)", placeholder="generated from the first document",
-                          elem_id="gen-name")
+        count = gr.Number(
+            label="Number of questions", value=10, precision=0, minimum=1, elem_id="gen-count"
+        )  # its maximum: the evaluator's, on load
+        seed = gr.Number(
+            label="Seed", value=0, precision=0, elem_id="gen-seed", info="the same seed asks about the same passages"
+        )
+        name = gr.Textbox(label="Name (optional)", placeholder="generated from the first document", elem_id="gen-name")
     with gr.Accordion("Chat endpoint (empty: the stack's configured one)", open=False):
         with gr.Row():
-            base_url = gr.Textbox(label="Base URL", elem_id="gen-base-url",
-                                  placeholder=gateway.settings.llm_base_url or "CHUNKLAB_LLM_BASE_URL")
+            base_url = gr.Textbox(
+                label="Base URL",
+                elem_id="gen-base-url",
+                placeholder=gateway.settings.llm_base_url or "CHUNKLAB_LLM_BASE_URL",
+            )
             model = gr.Textbox(label="Model", elem_id="gen-model", placeholder=gateway.settings.llm_model)
             api_key = gr.Textbox(label="API key", type="password", elem_id="gen-api-key")
     generator = gr.Markdown(elem_id="gen-generator")
@@ -63,13 +67,27 @@ def generation_section(gateway: ChunkLab) -> GenerationForm:
         dry = gr.Button("Dry run", elem_id="gen-dry-run")
         start = gr.Button("Generate", variant="primary", elem_id="gen-start")
         cancel = gr.Button("Cancel", variant="stop", interactive=False, elem_id="gen-cancel")
-        resume_id = gr.Textbox(label="Interrupted generation", placeholder="its id", scale=2,
-                               elem_id="gen-resume-id")
+        resume_id = gr.Textbox(label="Interrupted generation", placeholder="its id", scale=2, elem_id="gen-resume-id")
         resume = gr.Button("Resume", elem_id="gen-resume")
     status = gr.HTML(elem_id="gen-status")
     cancel_status = gr.HTML(elem_id="gen-cancel-status")
-    return GenerationForm(documents, count, seed, name, base_url, model, api_key, generator, dry, start, cancel,
-                          resume_id, resume, status, cancel_status)
+    return GenerationForm(
+        documents,
+        count,
+        seed,
+        name,
+        base_url,
+        model,
+        api_key,
+        generator,
+        dry,
+        start,
+        cancel,
+        resume_id,
+        resume,
+        status,
+        cancel_status,
+    )
 
 
 class Generation:
@@ -84,8 +102,9 @@ class Generation:
     @said_in_place(outputs=1)
     def estimate(self, *values):
         request = handlers.generation_request(*values, dry_run=True)
-        return handlers.dry_run(self.gateway, request,
-                                handlers.configured_generator(self.gateway, values[4], values[5]))
+        return handlers.dry_run(
+            self.gateway, request, handlers.configured_generator(self.gateway, values[4], values[5])
+        )
 
     @said_in_place(outputs=5)
     def run(self, *values, resume_from: str = ""):
@@ -111,8 +130,7 @@ class Generation:
             return gr.update(interactive=False), question_set_update(self.gateway, current), gr.skip(), ""
         with told_as_sentence():
             generation = self.gateway.get_generation(gen_id)
-        ended = generation.state in (evaluator_pb2.GENERATION_STATE_SUCCEEDED,
-                                     evaluator_pb2.GENERATION_STATE_FAILED)
+        ended = generation.state in (evaluator_pb2.GENERATION_STATE_SUCCEEDED, evaluator_pb2.GENERATION_STATE_FAILED)
         stored = generation.question_set_id or current
         return gr.update(interactive=False), question_set_update(self.gateway, stored), "" if ended else gen_id, ""
 
@@ -125,16 +143,22 @@ class Generation:
         return message_html("Cancelling: the generation stops after the passage in flight; Resume continues it.")
 
 
-def wire(gateway: ChunkLab, parts: GenerationForm, chosen: gr.Dropdown, generation_id: gr.State,
-         run_token: gr.State) -> None:
+def wire(
+    gateway: ChunkLab, parts: GenerationForm, chosen: gr.Dropdown, generation_id: gr.State, run_token: gr.State
+) -> None:
     """Dry run, Generate and Resume (a stored set then opens in the review), and Cancel."""
     generation = Generation(gateway)
     parts.dry.click(generation.estimate, inputs=parts.form, outputs=parts.status)
     outputs = [parts.status, generation_id, parts.cancel, parts.resume_id, run_token]
     started = parts.start.click(generation.run, inputs=parts.form, outputs=outputs, concurrency_limit=None)
-    resumed = parts.resume.click(generation.run_resumed, inputs=[*parts.form, parts.resume_id], outputs=outputs,
-                                 concurrency_limit=None)
+    resumed = parts.resume.click(
+        generation.run_resumed, inputs=[*parts.form, parts.resume_id], outputs=outputs, concurrency_limit=None
+    )
     for event in (started, resumed):
-        event.then(generation.finished, inputs=[generation_id, chosen],
-                   outputs=[parts.cancel, chosen, parts.resume_id, parts.cancel_status], show_progress="hidden")
+        event.then(
+            generation.finished,
+            inputs=[generation_id, chosen],
+            outputs=[parts.cancel, chosen, parts.resume_id, parts.cancel_status],
+            show_progress="hidden",
+        )
     parts.cancel.click(generation.do_cancel, inputs=run_token, outputs=parts.cancel_status)

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import gradio as gr
 
-from chunklab.text import excerpts
 from chunklab.client import ChunkLab
+from chunklab.text import excerpts
 from chunklab.v1 import evaluator_pb2
 from frontend.errors import told_as_sentence, user_error
 from frontend.forms import experiment_config
@@ -39,6 +39,7 @@ def cancel(run_token: str) -> None:
 
 # -- generate -------------------------------------------------------------------
 
+
 def configured_generator(gateway: ChunkLab, base_url: str, model: str) -> str:
     settings = gateway.settings
     if (base_url or "").strip():
@@ -46,8 +47,10 @@ def configured_generator(gateway: ChunkLab, base_url: str, model: str) -> str:
     return questions_html.generator_label(settings.llm_base_url, settings.llm_model)
 
 
-NO_ENDPOINT = ("No chat endpoint is configured to generate with: fill in its Base URL and Model under "
-               "Chat endpoint, or start the stack with CHUNKLAB_LLM_BASE_URL set.")
+NO_ENDPOINT = (
+    "No chat endpoint is configured to generate with: fill in its Base URL and Model under "
+    "Chat endpoint, or start the stack with CHUNKLAB_LLM_BASE_URL set."
+)
 
 
 def require_endpoint(gateway: ChunkLab, base_url: str) -> None:
@@ -56,18 +59,30 @@ def require_endpoint(gateway: ChunkLab, base_url: str) -> None:
         raise user_error(NO_ENDPOINT)
 
 
-def generation_request(document_ids: list[str] | None, count, seed, name: str, base_url: str, model: str,
-                       api_key: str, dry_run: bool = False, resume_id: str = ""
-                       ) -> evaluator_pb2.GenerateQuestionSetRequest:
+def generation_request(
+    document_ids: list[str] | None,
+    count,
+    seed,
+    name: str,
+    base_url: str,
+    model: str,
+    api_key: str,
+    dry_run: bool = False,
+    resume_id: str = "",
+) -> evaluator_pb2.GenerateQuestionSetRequest:
     """The request for the form's values; gr.Error names what is missing."""
     resume_id = (resume_id or "").strip()
     if not resume_id and not document_ids:
         raise user_error("Choose at least one document to generate questions from.")
     try:
         request = evaluator_pb2.GenerateQuestionSetRequest(
-            name=(name or "").strip(), document_ids=document_ids or [], dry_run=dry_run,
-            question_count=experiment_config.whole(count, 10), seed=experiment_config.whole(seed, 0),
-            resume_generation_id=resume_id)
+            name=(name or "").strip(),
+            document_ids=document_ids or [],
+            dry_run=dry_run,
+            question_count=experiment_config.whole(count, 10),
+            seed=experiment_config.whole(seed, 0),
+            resume_generation_id=resume_id,
+        )
     except ValueError as exc:
         raise user_error(f"Number of questions and seed are whole numbers: {exc}.") from None
     endpoint = experiment_config.endpoint(base_url, model, api_key)
@@ -84,8 +99,9 @@ def dry_run(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest
     return questions_html.estimate_html(outcome.estimate, generator)
 
 
-def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest,
-                      generator: str, run_token: str = "") -> Iterator[tuple[str, str]]:
+def follow_generation(
+    gateway: ChunkLab, request: evaluator_pb2.GenerateQuestionSetRequest, generator: str, run_token: str = ""
+) -> Iterator[tuple[str, str]]:
     """Yields (progress HTML, generation id) per event of a GenerateQuestionSet stream;
     stops the stream after the passage in flight once the run is cancelled."""
     events = gateway.generate_question_set(request)
@@ -100,21 +116,28 @@ def follow_generation(gateway: ChunkLab, request: evaluator_pb2.GenerateQuestion
                     generation_id = view.generation_id
                     if run_token and run_token in _cancelling:
                         _cancelling.discard(run_token)
-                        stopped = questions_html.GenerationView(**{**view.__dict__, "state": "interrupted",
-                                                                   "message": "cancelled"})
+                        stopped = questions_html.GenerationView(
+                            **{**view.__dict__, "state": "interrupted", "message": "cancelled"}
+                        )
                         yield questions_html.progress_html(stopped, generator), generation_id
                         return
                     yield questions_html.progress_html(view, generator), generation_id
                 elif kind == "generation":
                     generation = event.generation
-                    yield questions_html.progress_html(
-                        questions_html.generation_view(generation), generator,
-                        questions_html.passage_problems(generation)), generation.generation_id
+                    yield (
+                        questions_html.progress_html(
+                            questions_html.generation_view(generation),
+                            generator,
+                            questions_html.passage_problems(generation),
+                        ),
+                        generation.generation_id,
+                    )
     finally:
         events.close()
 
 
 # -- import ---------------------------------------------------------------------
+
 
 def _import_inputs(path: str | None, mapping_text: str) -> dict[str, str]:
     if not path:
@@ -132,18 +155,21 @@ def validate_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: 
     return questions_html.validation_html(validation)
 
 
-def import_file(gateway: ChunkLab, path: str | None, name: str, mapping_text: str,
-                lenient: bool) -> tuple[str, str, str]:
+def import_file(
+    gateway: ChunkLab, path: str | None, name: str, mapping_text: str, lenient: bool
+) -> tuple[str, str, str]:
     """(message, report HTML, the new set's id)."""
     document_ids = _import_inputs(path, mapping_text)
     with told_as_sentence():
-        imported = gateway.import_question_set(path, name or "", document_ids,
-                                               excerpt_check=LENIENT if lenient else STRICT)
+        imported = gateway.import_question_set(
+            path, name or "", document_ids, excerpt_check=LENIENT if lenient else STRICT
+        )
     report = questions_html.validation_html(imported.validation) if imported.validation.problems else ""
     return message_html(questions_html.import_message(imported), "ok"), report, imported.question_set_id
 
 
 # -- review ---------------------------------------------------------------------
+
 
 def open_set(gateway: ChunkLab, question_set_id: str | None) -> evaluator_pb2.QuestionSet:
     if not question_set_id:
@@ -176,8 +202,9 @@ def step(question_set: evaluator_pb2.QuestionSet, question_id: str | None, by: i
     return ids[min(max(here + by, 0), len(ids) - 1)]
 
 
-def edited_question(current: evaluator_pb2.Question, text: str, answer: str, excerpt_text: str,
-                    document_id: str | None) -> evaluator_pb2.Question:
+def edited_question(
+    current: evaluator_pb2.Question, text: str, answer: str, excerpt_text: str, document_id: str | None
+) -> evaluator_pb2.Question:
     """The question as edited: each excerpt keeps its reference's document (a new one
     takes the chosen document) and is located again by the evaluator."""
     pieces = [p.strip() for p in (excerpt_text or "").split(EXCERPT_SEPARATOR.strip()) if p.strip()]
@@ -193,9 +220,13 @@ def edited_question(current: evaluator_pb2.Question, text: str, answer: str, exc
             raise user_error("Choose the document the excerpt comes from.")
         references.append(evaluator_pb2.Reference(document_id=document, content=piece))
     # Every field is replaced by UpdateQuestion, so the metadata is carried over.
-    return evaluator_pb2.Question(question_id=current.question_id, text=text.strip(),
-                                  expected_answer=(answer or "").strip(), references=references,
-                                  metadata=current.metadata)
+    return evaluator_pb2.Question(
+        question_id=current.question_id,
+        text=text.strip(),
+        expected_answer=(answer or "").strip(),
+        references=references,
+        metadata=current.metadata,
+    )
 
 
 def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[evaluator_pb2.Reference, str]:
@@ -207,11 +238,14 @@ def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[
     if found is None:
         raise user_error("Paste the excerpt that answers the question.")
     if not found.located:
-        raise user_error(f"The excerpt is not in {document.name}: the closest span, {found.similarity:.0%} alike, "
-                         f"is “{found.span}”; paste the document's own words.")
+        raise user_error(
+            f"The excerpt is not in {document.name}: the closest span, {found.similarity:.0%} alike, "
+            f"is “{found.span}”; paste the document's own words."
+        )
     how = "found exactly" if found.exact else f"snapped to the closest span ({found.similarity:.0%} alike)"
-    reference = evaluator_pb2.Reference(document_id=document_id, start_char=found.start, end_char=found.end,
-                                        content=found.span)
+    reference = evaluator_pb2.Reference(
+        document_id=document_id, start_char=found.start, end_char=found.end, content=found.span
+    )
     return reference, f"Excerpt {how} in {document.name}, characters {found.start}–{found.end}."
 
 
@@ -237,8 +271,11 @@ def review_outputs(gateway: ChunkLab, question_set: evaluator_pb2.QuestionSet, q
     question_id = question_id if question_id in ids else (ids[0] if ids else None)
     question = question_set.questions[ids.index(question_id)] if question_id else evaluator_pb2.Question()
     return (
-        question_set.SerializeToString(), gr.update(choices=choices, value=question_id),
-        show_question(gateway, question_set, question_id), question.text, question.expected_answer,
+        question_set.SerializeToString(),
+        gr.update(choices=choices, value=question_id),
+        show_question(gateway, question_set, question_id),
+        question.text,
+        question.expected_answer,
         EXCERPT_SEPARATOR.join(r.content for r in question.references),
     )
 
@@ -260,8 +297,15 @@ def current_question(question_set: evaluator_pb2.QuestionSet, question_id: str |
     return found[0]
 
 
-def save(gateway: ChunkLab, data: bytes, question_id: str | None, text: str, answer: str, excerpt_text: str,
-         document_id: str | None) -> tuple:
+def save(
+    gateway: ChunkLab,
+    data: bytes,
+    question_id: str | None,
+    text: str,
+    answer: str,
+    excerpt_text: str,
+    document_id: str | None,
+) -> tuple:
     """UpdateQuestion with the edit, its excerpts located first; the review again and a sentence."""
     question_set = held(data)
     edited = edited_question(current_question(question_set, question_id), text, answer, excerpt_text, document_id)
@@ -276,8 +320,10 @@ def remove(gateway: ChunkLab, data: bytes, question_id: str | None) -> tuple:
     current_question(question_set, question_id)
     with told_as_sentence():
         changed = gateway.delete_question(question_set.question_set_id, question_id)
-    return (*review_outputs(gateway, changed, step(question_set, question_id, 1)),
-            message_html(f"Removed; the set has {len(changed.questions)} questions.", "ok"))
+    return (
+        *review_outputs(gateway, changed, step(question_set, question_id, 1)),
+        message_html(f"Removed; the set has {len(changed.questions)} questions.", "ok"),
+    )
 
 
 def add(gateway: ChunkLab, data: bytes, text: str, answer: str, excerpt_text: str, document_id: str | None) -> tuple:
@@ -290,5 +336,7 @@ def add(gateway: ChunkLab, data: bytes, text: str, answer: str, excerpt_text: st
     new, how = located(gateway, edited_question(evaluator_pb2.Question(), text, answer, excerpt_text, document_id))
     with told_as_sentence():
         changed = gateway.add_question(question_set.question_set_id, new)
-    return (*review_outputs(gateway, changed, changed.questions[-1].question_id),
-            message_html(f"Added as question {len(changed.questions)}. {how}", "ok"))
+    return (
+        *review_outputs(gateway, changed, changed.questions[-1].question_id),
+        message_html(f"Added as question {len(changed.questions)}. {how}", "ok"),
+    )

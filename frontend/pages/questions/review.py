@@ -44,11 +44,13 @@ def review_section() -> Review:
     with gr.Accordion("Edit, remove or add", open=True):
         text = gr.Textbox(label="Question", elem_id="review-text")
         answer = gr.Textbox(label="Expected answer", elem_id="review-answer")
-        excerpt_box = gr.Textbox(label="Excerpts (the document's exact words; several separated by a --- line)",
-                                 lines=3, elem_id="review-excerpts")
+        excerpt_box = gr.Textbox(
+            label="Excerpts (the document's exact words; several separated by a --- line)",
+            lines=3,
+            elem_id="review-excerpts",
+        )
         with gr.Row():
-            document = gr.Dropdown(label="Document of a new excerpt", choices=[], scale=3,
-                                   elem_id="review-document")
+            document = gr.Dropdown(label="Document of a new excerpt", choices=[], scale=3, elem_id="review-document")
             save = gr.Button("Save changes", elem_id="review-save")
             remove = gr.Button("Remove question", variant="stop", elem_id="review-remove")
             add = gr.Button("Add as a new question", elem_id="review-add")
@@ -60,20 +62,42 @@ def wire(gateway: ChunkLab, parts: Review, held_set: gr.State) -> None:
     """Opening a set, moving between its questions, and Save, Remove and Add, each answered
     in the review's status line."""
     review = [held_set, parts.question, parts.view, parts.text, parts.answer, parts.excerpt_box]
-    parts.chosen.focus(lambda current: question_set_update(gateway, current), inputs=parts.chosen,
-                       outputs=parts.chosen, show_progress="hidden")
-    parts.chosen.change(lambda set_id: handlers.review_outputs(gateway, handlers.open_set(gateway, set_id), None),
-                        inputs=parts.chosen, outputs=review)
-    parts.question.input(lambda data, qid: handlers.review_outputs(gateway, handlers.held(data), qid),
-                         inputs=[held_set, parts.question], outputs=review)
+    parts.chosen.focus(
+        lambda current: question_set_update(gateway, current),
+        inputs=parts.chosen,
+        outputs=parts.chosen,
+        show_progress="hidden",
+    )
+    parts.chosen.change(
+        lambda set_id: handlers.review_outputs(gateway, handlers.open_set(gateway, set_id), None),
+        inputs=parts.chosen,
+        outputs=review,
+    )
+    parts.question.input(
+        lambda data, qid: handlers.review_outputs(gateway, handlers.held(data), qid),
+        inputs=[held_set, parts.question],
+        outputs=review,
+    )
     for button, by in ((parts.prev, -1), (parts.nxt, 1)):
-        button.click(lambda data, qid, by=by: handlers.moved(gateway, data, qid, by),
-                     inputs=[held_set, parts.question], outputs=review)
+        button.click(
+            lambda data, qid, by=by: handlers.moved(gateway, data, qid, by),
+            inputs=[held_set, parts.question],
+            outputs=review,
+        )
     in_review_status = said_in_place(outputs=len(review) + 1, at=len(review))
     edited = [parts.text, parts.answer, parts.excerpt_box, parts.document]
-    parts.save.click(in_review_status(lambda *values: handlers.save(gateway, *values)),
-                     inputs=[held_set, parts.question, *edited], outputs=[*review, parts.status])
-    parts.remove.click(in_review_status(lambda *values: handlers.remove(gateway, *values)),
-                       inputs=[held_set, parts.question], outputs=[*review, parts.status])
-    parts.add.click(in_review_status(lambda *values: handlers.add(gateway, *values)),
-                    inputs=[held_set, *edited], outputs=[*review, parts.status])
+    parts.save.click(
+        in_review_status(lambda *values: handlers.save(gateway, *values)),
+        inputs=[held_set, parts.question, *edited],
+        outputs=[*review, parts.status],
+    )
+    parts.remove.click(
+        in_review_status(lambda *values: handlers.remove(gateway, *values)),
+        inputs=[held_set, parts.question],
+        outputs=[*review, parts.status],
+    )
+    parts.add.click(
+        in_review_status(lambda *values: handlers.add(gateway, *values)),
+        inputs=[held_set, *edited],
+        outputs=[*review, parts.status],
+    )

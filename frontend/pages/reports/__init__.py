@@ -53,13 +53,19 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 except ClientError:
                     FILES.discard(token)
                     raise
-            return (reports_html.report_frame_html(saved, view_name, FILES.url(token, name)),
-                    gr.update(value=str(saved.path), visible=True))
+            return (
+                reports_html.report_frame_html(saved, view_name, FILES.url(token, name)),
+                gr.update(value=str(saved.path), visible=True),
+            )
 
         page.load(choices, inputs=chosen, outputs=chosen)
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        chosen.change(lambda experiment_id: gr.update(interactive=bool(experiment_id)), inputs=chosen,
-                      outputs=open_button, show_progress="hidden")
+        chosen.change(
+            lambda experiment_id: gr.update(interactive=bool(experiment_id)),
+            inputs=chosen,
+            outputs=open_button,
+            show_progress="hidden",
+        )
         open_button.click(open_report, inputs=[chosen, view], outputs=[frame, download])
     return page

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from chunklab.client import SavedReport
-from chunklab.views.render import render
 from chunklab.v1 import evaluator_pb2
+from chunklab.views.render import render
 from frontend.views.formatting import size_label
 
 VIEWS = {
@@ -28,8 +28,14 @@ VIEWS = {
 
 def report_frame_html(saved: SavedReport, view: str, url: str) -> str:
     """The frame that loads the saved report from url, with its name and size above it."""
-    return render("frontend", "report_frame.html.j2", view=view, file_name=saved.path.name, url=url,
-                  size=size_label(saved.size_bytes))
+    return render(
+        "frontend",
+        "report_frame.html.j2",
+        view=view,
+        file_name=saved.path.name,
+        url=url,
+        size=size_label(saved.size_bytes),
+    )
 
 
 def safe_file_name(name: str, view: str) -> str:

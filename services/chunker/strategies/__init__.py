@@ -1,6 +1,8 @@
 """Every strategy registers itself on import; this imports them all, in the
 order of SPEC section 3 (ListStrategies shows them in this order)."""
 
+# Importing registers a strategy, so this order is ListStrategies' order: not sorted.
+# isort: off
 from services.chunker.strategies import (  # noqa: F401
     fixed_size,
     recursive,
@@ -15,6 +17,8 @@ from services.chunker.strategies import (  # noqa: F401
     cluster_semantic,
     cluster_parent_child,
 )
+
+# isort: on
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, SourceDocument, Strategy, offline_context
 
 __all__ = ["REGISTRY", "ChunkingContext", "SourceDocument", "Strategy", "offline_context"]

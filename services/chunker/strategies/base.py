@@ -8,19 +8,18 @@ Knob values arrive typed and checked by chunklab.knobs.resolve.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from chunklab import ids
-
-from chunklab.text import pages, tokens
 from chunklab import knobs as knob_codec
 from chunklab.errors import InvalidArgument
 from chunklab.knobs import Knob
+from chunklab.text import pages, tokens
 from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
 from services.chunker.token_map import TokenMap
 
@@ -152,8 +151,15 @@ class Strategy(ABC):
         return chunks
 
     def make_chunk(
-        self, source: SourceDocument, index: int, start: int, end: int, token_count: int | None = None,
-        *, role: int = common_pb2.CHUNK_ROLE_CHUNK, heading_path: list[str] | None = None,
+        self,
+        source: SourceDocument,
+        index: int,
+        start: int,
+        end: int,
+        token_count: int | None = None,
+        *,
+        role: int = common_pb2.CHUNK_ROLE_CHUNK,
+        heading_path: list[str] | None = None,
     ) -> common_pb2.Chunk:
         """A unified chunk that copies text[start:end]."""
         template, chunk_id = source.chunk_basis(self.name, self.config_id, role)

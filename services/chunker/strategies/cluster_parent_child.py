@@ -20,9 +20,30 @@ class ClusterParentChild(Strategy):
     )
     requires_embeddings_to_chunk = True
     knobs = (
-        Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 50, "Maximum tokens per child piece (the separator cascade cuts the text into pieces this big).", 4, 2048),
-        Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 350, "Hard maximum tokens per parent (a group of whole children).", 16, 8192),
-        Knob("context_pieces", chunker_pb2.KNOB_TYPE_INT, 1, "Pieces on each side embedded with a child (its enriched text); 0 embeds the piece alone.", 0, 5),
+        Knob(
+            "child_max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            50,
+            "Maximum tokens per child piece (the separator cascade cuts the text into pieces this big).",
+            4,
+            2048,
+        ),
+        Knob(
+            "parent_max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            350,
+            "Hard maximum tokens per parent (a group of whole children).",
+            16,
+            8192,
+        ),
+        Knob(
+            "context_pieces",
+            chunker_pb2.KNOB_TYPE_INT,
+            1,
+            "Pieces on each side embedded with a child (its enriched text); 0 embeds the piece alone.",
+            0,
+            5,
+        ),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):

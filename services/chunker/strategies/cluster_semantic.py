@@ -14,8 +14,9 @@ from services.chunker.strategies.structure import HeadingPaths
 Piece = tuple[int, int, int]  # (start, end, tokens)
 
 
-def clustered(source: SourceDocument, context: ChunkingContext, piece_tokens: int, max_tokens: int
-              ) -> tuple[Spans, list[Piece], list[tuple[int, int, int, int, int]]]:
+def clustered(
+    source: SourceDocument, context: ChunkingContext, piece_tokens: int, max_tokens: int
+) -> tuple[Spans, list[Piece], list[tuple[int, int, int, int, int]]]:
     """The document's pieces (the separator cascade at piece_tokens) and
     their optimal groups under max_tokens: (start, end, tokens, first piece,
     end piece) per group. A group runs from its first piece's start to its
@@ -47,8 +48,22 @@ class ClusterSemantic(Strategy):
     )
     requires_embeddings_to_chunk = True
     knobs = (
-        Knob("piece_tokens", chunker_pb2.KNOB_TYPE_INT, 50, "Maximum tokens per piece (the separator cascade cuts the text into pieces this big).", 4, 2048),
-        Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 200, "Hard maximum tokens per chunk (a group of whole pieces).", 16, 8192),
+        Knob(
+            "piece_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            50,
+            "Maximum tokens per piece (the separator cascade cuts the text into pieces this big).",
+            4,
+            2048,
+        ),
+        Knob(
+            "max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            200,
+            "Hard maximum tokens per chunk (a group of whole pieces).",
+            16,
+            8192,
+        ),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):

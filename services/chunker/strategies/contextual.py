@@ -42,11 +42,14 @@ def document_view(index: Spans, start: int, end: int) -> str:
 
 def situating_requests(index: Spans, pieces: list[tuple[int, int]]) -> list[list[dict]]:
     return [
-        [{
-            "role": "user",
-            "content": DOCUMENT_PROMPT.format(document=document_view(index, a, b)) + "\n"
-            + CHUNK_PROMPT.format(chunk=index.text[a:b]),
-        }]
+        [
+            {
+                "role": "user",
+                "content": DOCUMENT_PROMPT.format(document=document_view(index, a, b))
+                + "\n"
+                + CHUNK_PROMPT.format(chunk=index.text[a:b]),
+            }
+        ]
         for a, b in pieces
     ]
 
@@ -63,5 +66,7 @@ def situate(context: ChunkingContext, index: Spans, pieces: list[tuple[int, int]
     contexts = [" ".join((reply or "").split()) for reply in replies]
     empty = [i for i, c in enumerate(contexts) if not c]
     if empty:
-        raise LLMError(f"the LLM returned an empty context for {len(empty)} of {len(pieces)} chunks (first: chunk {empty[0]})")
+        raise LLMError(
+            f"the LLM returned an empty context for {len(empty)} of {len(pieces)} chunks (first: chunk {empty[0]})"
+        )
     return contexts

@@ -22,7 +22,9 @@ class ContextualRetrieval(Strategy):
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         """content is the exact fixed_size slice; enriched_content is
         context + blank line + content (ADR 0013)."""
-        windows = [(c.start_char, c.end_char, c.token_count) for c in FixedSize(dict(self.values)).chunk(source, context)]
+        windows = [
+            (c.start_char, c.end_char, c.token_count) for c in FixedSize(dict(self.values)).chunk(source, context)
+        ]
         index = Spans.of(source)
         contexts = situate(context, index, [(a, b) for a, b, _ in windows])
         paths = HeadingPaths(source.tree)

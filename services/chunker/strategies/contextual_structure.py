@@ -31,7 +31,14 @@ class ContextualStructure(Strategy):
     )
     requires_llm = True
     knobs = (
-        Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 512, "Hard maximum tokens of a chunk's content (the labelled header comes on top).", 16, 8192),
+        Knob(
+            "max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            512,
+            "Hard maximum tokens of a chunk's content (the labelled header comes on top).",
+            16,
+            8192,
+        ),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):

@@ -48,11 +48,15 @@ def family_chunks(strategy: Strategy, source: SourceDocument, index: Spans, fami
     child_index = 0
     for p, family in enumerate(f for f in families if f.children):
         start, end = index.trim(family.start, family.end)
-        parent = strategy.make_chunk(source, p, start, end, role=common_pb2.CHUNK_ROLE_PARENT, heading_path=family.heading_path)
+        parent = strategy.make_chunk(
+            source, p, start, end, role=common_pb2.CHUNK_ROLE_PARENT, heading_path=family.heading_path
+        )
         chunks.append(parent)
         parent_id = parent.chunk_id
         for a, b, count in family.children:
-            child = strategy.make_chunk(source, child_index, a, b, count, role=common_pb2.CHUNK_ROLE_CHILD, heading_path=paths.at(a))
+            child = strategy.make_chunk(
+                source, child_index, a, b, count, role=common_pb2.CHUNK_ROLE_CHILD, heading_path=paths.at(a)
+            )
             child.parent_id = parent_id
             chunks.append(child)
             child_index += 1

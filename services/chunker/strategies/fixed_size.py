@@ -5,7 +5,6 @@ from __future__ import annotations
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 
-
 # One code point takes at most 4 cl100k tokens (one per UTF-8 byte): any
 # window of 8 holds at least one whole character.
 MIN_CHUNK_SIZE = 8

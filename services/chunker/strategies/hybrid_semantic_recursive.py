@@ -18,8 +18,22 @@ class HybridSemanticRecursive(Strategy):
     )
     requires_embeddings_to_chunk = True
     knobs = (
-        Knob("threshold", chunker_pb2.KNOB_TYPE_DOUBLE, 0.64, "Cut where cosine similarity of adjacent sentences is below this.", 0.0, 1.0),
-        Knob("min_tokens", chunker_pb2.KNOB_TYPE_INT, 128, "Chunks below this join a neighbour when the result fits max_tokens.", 1, 8192),
+        Knob(
+            "threshold",
+            chunker_pb2.KNOB_TYPE_DOUBLE,
+            0.64,
+            "Cut where cosine similarity of adjacent sentences is below this.",
+            0.0,
+            1.0,
+        ),
+        Knob(
+            "min_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            128,
+            "Chunks below this join a neighbour when the result fits max_tokens.",
+            1,
+            8192,
+        ),
         Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 384, "Hard maximum tokens per chunk.", 16, 8192),
     )
 

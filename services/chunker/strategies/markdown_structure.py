@@ -44,9 +44,7 @@ def structure_pieces(source: SourceDocument, max_tokens: int) -> list[tuple[int,
 class MarkdownStructure(Strategy):
     name = "markdown_structure"
     description = "One chunk per leaf heading section, no overlap; sections over max_tokens are cut between paragraphs."
-    knobs = (
-        Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 512, "Hard maximum tokens per chunk.", 16, 8192),
-    )
+    knobs = (Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 512, "Hard maximum tokens per chunk.", 16, 8192),)
 
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         return [

@@ -35,16 +35,30 @@ class ParentChild(Strategy):
     )
     knobs = (
         Knob(
-            "parent_level", chunker_pb2.KNOB_TYPE_CHOICE, "article",
+            "parent_level",
+            chunker_pb2.KNOB_TYPE_CHOICE,
+            "article",
             "What a parent is: article = the deepest heading level above the paragraphs, section = a "
             "top-level part of the document with all its articles (a title, the document's only top-level "
-            "heading, is not a level), paragraph = one paragraph.", choices=LEVELS,
+            "heading, is not a level), paragraph = one paragraph.",
+            choices=LEVELS,
         ),
-        Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 256, "Hard maximum tokens per child; longer paragraphs are cut into pieces.", 16, 8192),
         Knob(
-            "parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 2048,
+            "child_max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            256,
+            "Hard maximum tokens per child; longer paragraphs are cut into pieces.",
+            16,
+            8192,
+        ),
+        Knob(
+            "parent_max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            2048,
             "Hard maximum tokens per parent; a bigger one is cut between its children. Without headings, "
-            "paragraphs are grouped up to this size.", 16, 32768,
+            "paragraphs are grouped up to this size.",
+            16,
+            32768,
         ),
     )
 
@@ -80,7 +94,9 @@ class ParentChild(Strategy):
         if level == "paragraph":
             return [
                 Family(b.start_char, b.end_char, unit.heading_path, self._children(index, [(b.start_char, b.end_char)]))
-                for unit in units for b in unit.blocks if b.kind != HEADING
+                for unit in units
+                for b in unit.blocks
+                if b.kind != HEADING
             ]
         if level == "article":
             return [
@@ -112,4 +128,3 @@ class ParentChild(Strategy):
 
 def _has_headings(tree: pb.DocumentTree) -> bool:
     return has_tree(tree) and any(c.kind == SECTION for c in tree.root.children)
-

@@ -20,8 +20,12 @@ class Recursive(Strategy):
     knobs = (
         Knob("chunk_size", chunker_pb2.KNOB_TYPE_INT, 512, "Tokens per chunk (a hard maximum).", MIN_CHUNK_SIZE, 8192),
         Knob(
-            "chunk_overlap", chunker_pb2.KNOB_TYPE_INT, 64,
-            "Up to this many tokens of whole trailing parts repeated from the previous chunk.", 0, 8191,
+            "chunk_overlap",
+            chunker_pb2.KNOB_TYPE_INT,
+            64,
+            "Up to this many tokens of whole trailing parts repeated from the previous chunk.",
+            0,
+            8191,
         ),
     )
 

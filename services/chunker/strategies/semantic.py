@@ -18,9 +18,23 @@ class Semantic(Strategy):
     )
     requires_embeddings_to_chunk = True
     knobs = (
-        Knob("threshold", chunker_pb2.KNOB_TYPE_DOUBLE, 0.5, "Cut where cosine similarity of adjacent sentences is below this.", 0.0, 1.0),
+        Knob(
+            "threshold",
+            chunker_pb2.KNOB_TYPE_DOUBLE,
+            0.5,
+            "Cut where cosine similarity of adjacent sentences is below this.",
+            0.0,
+            1.0,
+        ),
         Knob("min_sentences", chunker_pb2.KNOB_TYPE_INT, 3, "Sentences a chunk holds before it may be cut.", 1, 100),
-        Knob("max_tokens", chunker_pb2.KNOB_TYPE_INT, 512, "Hard maximum tokens per chunk; bigger groups are cut at their weakest link.", 16, 8192),
+        Knob(
+            "max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            512,
+            "Hard maximum tokens per chunk; bigger groups are cut at their weakest link.",
+            16,
+            8192,
+        ),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):

@@ -21,8 +21,22 @@ class SemanticParentChild(Strategy):
     )
     requires_embeddings_to_chunk = True
     knobs = (
-        Knob("threshold", chunker_pb2.KNOB_TYPE_DOUBLE, 0.5, "A paragraph less similar than this to the current parent starts a new one.", 0.0, 1.0),
-        Knob("child_max_tokens", chunker_pb2.KNOB_TYPE_INT, 256, "Hard maximum tokens per child; longer paragraphs are cut into pieces.", 16, 8192),
+        Knob(
+            "threshold",
+            chunker_pb2.KNOB_TYPE_DOUBLE,
+            0.5,
+            "A paragraph less similar than this to the current parent starts a new one.",
+            0.0,
+            1.0,
+        ),
+        Knob(
+            "child_max_tokens",
+            chunker_pb2.KNOB_TYPE_INT,
+            256,
+            "Hard maximum tokens per child; longer paragraphs are cut into pieces.",
+            16,
+            8192,
+        ),
         Knob("parent_max_tokens", chunker_pb2.KNOB_TYPE_INT, 1024, "Hard maximum tokens per parent.", 16, 32768),
     )
 

@@ -41,8 +41,19 @@ _LF_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")
 _LF = re.compile(r"\n")
 # What str.isspace() (and so the regular expression \s) calls white space.
 _SPACE_CODES = np.array(
-    [*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
-     0x2028, 0x2029, 0x202F, 0x205F, 0x3000],
+    [
+        *range(0x09, 0x0E),
+        *range(0x1C, 0x21),
+        0x85,
+        0xA0,
+        0x1680,
+        *range(0x2000, 0x200B),
+        0x2028,
+        0x2029,
+        0x202F,
+        0x205F,
+        0x3000,
+    ],
     dtype=np.uint32,
 )
 
@@ -107,7 +118,9 @@ class Spans:
         parts of the previous one, up to `overlap` tokens."""
         return self._verified(self._split(start, end, budget, level, overlap), budget)
 
-    def pack(self, ranges: list[tuple[int, int]], budget: int, *, level: int = BLANK_LINE) -> list[tuple[int, int, int]]:
+    def pack(
+        self, ranges: list[tuple[int, int]], budget: int, *, level: int = BLANK_LINE
+    ) -> list[tuple[int, int, int]]:
         """Consecutive ranges (paragraphs, sentences, …) merged greedily into
         pieces of at most `budget` tokens; a range too big on its own is split
         by the cascade from `level` down."""
@@ -179,7 +192,8 @@ class Spans:
         first_at = self._offsets.searchsorted(starts, side="right") - 1
         last_at = self._offsets.searchsorted(ends, side="left")
         big = [
-            k for k in np.flatnonzero(last_at - first_at > budget).tolist()
+            k
+            for k in np.flatnonzero(last_at - first_at > budget).tolist()
             if self.estimate(*self.trim(starts[k], ends[k])) > budget
         ]
         big.append(n)  # a sentinel

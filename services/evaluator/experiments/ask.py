@@ -40,8 +40,15 @@ class Asker:
         self._deps = deps
         self._stopping = stopping
 
-    def ask(self, cell: Cell, run: evaluator_pb2.ExperimentRun, question: evaluator_pb2.Question, plan: Plan,
-            answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> evaluator_pb2.QuestionResult:
+    def ask(
+        self,
+        cell: Cell,
+        run: evaluator_pb2.ExperimentRun,
+        question: evaluator_pb2.Question,
+        plan: Plan,
+        answer_client: ChatClient | None,
+        judge_runner: judge.Judge | None,
+    ) -> evaluator_pb2.QuestionResult:
         result = evaluator_pb2.QuestionResult(
             question_id=question.question_id, question=question.text, run_key=cell.run_key
         )
@@ -66,8 +73,12 @@ class Asker:
         self._judge(question, response, answer, expected, judge_runner, result)
         return result
 
-    def _retrieve(self, question: evaluator_pb2.Question, options: common_pb2.RetrievalOptions,
-                  result: evaluator_pb2.QuestionResult) -> retriever_pb2.RetrieveResponse | None:
+    def _retrieve(
+        self,
+        question: evaluator_pb2.Question,
+        options: common_pb2.RetrievalOptions,
+        result: evaluator_pb2.QuestionResult,
+    ) -> retriever_pb2.RetrieveResponse | None:
         """The retrieved chunks, measured into `result`; None when the retriever refused the
         question (said in `result.error`). A retriever out of reach stops the experiment."""
         request = retrieve_request(question.text, options)
@@ -89,8 +100,9 @@ class Asker:
         result.metrics.CopyFrom(metrics)
         return response
 
-    def _answer(self, question, retrieved, plan: Plan, client: ChatClient | None,
-                result: evaluator_pb2.QuestionResult) -> answers.Answer | None:
+    def _answer(
+        self, question, retrieved, plan: Plan, client: ChatClient | None, result: evaluator_pb2.QuestionResult
+    ) -> answers.Answer | None:
         if client is None:
             return answers.extractive_answer(plan.provider, question.text, retrieved, self._deps.sentence_cache)
         try:
@@ -104,31 +116,46 @@ class Asker:
         except LLMError as exc:
             result.error = f"the answer model failed: {exc}"
             result.usage.llm_calls += 1
-            result.judge.CopyFrom(evaluator_pb2.JudgeScores(
-                prompt_version=judge.prompt_version(),
-                **{m: judge.not_measured("no answer to judge") for m in judge.MEASURES},
-            ))
+            result.judge.CopyFrom(
+                evaluator_pb2.JudgeScores(
+                    prompt_version=judge.prompt_version(),
+                    **{m: judge.not_measured("no answer to judge") for m in judge.MEASURES},
+                )
+            )
             return None
 
     @staticmethod
-    def _judge(question: evaluator_pb2.Question, response: retriever_pb2.RetrieveResponse, answer: answers.Answer,
-               expected: str, judge_runner: judge.Judge | None, result: evaluator_pb2.QuestionResult) -> None:
+    def _judge(
+        question: evaluator_pb2.Question,
+        response: retriever_pb2.RetrieveResponse,
+        answer: answers.Answer,
+        expected: str,
+        judge_runner: judge.Judge | None,
+        result: evaluator_pb2.QuestionResult,
+    ) -> None:
         if judge_runner is None:
             reason = "no judge model configured"
-            result.judge.CopyFrom(evaluator_pb2.JudgeScores(
-                prompt_version=judge.prompt_version(),
-                **{m: judge.not_measured(reason) for m in judge.MEASURES},
-            ))
+            result.judge.CopyFrom(
+                evaluator_pb2.JudgeScores(
+                    prompt_version=judge.prompt_version(),
+                    **{m: judge.not_measured(reason) for m in judge.MEASURES},
+                )
+            )
             return
-        outcome = judge_runner.score(judge.JudgeInput(
-            question=question.text, context=answers.context_text(response.retrieved_chunks),
-            answer=answer.text, expected=expected,
-        ))
+        outcome = judge_runner.score(
+            judge.JudgeInput(
+                question=question.text,
+                context=answers.context_text(response.retrieved_chunks),
+                answer=answer.text,
+                expected=expected,
+            )
+        )
         result.judge.CopyFrom(outcome.scores)
         result.metrics.judge_ms = outcome.elapsed_ms
         usage = result.usage
         usage.prompt_tokens += outcome.prompt_tokens
         usage.completion_tokens += outcome.completion_tokens
         usage.llm_calls += outcome.calls
-        usage.estimated_cost_usd += pricing.cost_usd(judge_runner.model, outcome.prompt_tokens,
-                                                     outcome.completion_tokens)
+        usage.estimated_cost_usd += pricing.cost_usd(
+            judge_runner.model, outcome.prompt_tokens, outcome.completion_tokens
+        )

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import median
 
-from chunklab.text import tokens
 from chunklab.knobs import python_value
+from chunklab.text import tokens
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.experiments.ask import expected_answer
 from services.evaluator.experiments.grid import Cell
@@ -86,14 +86,18 @@ def estimate(plan: Plan, repository) -> evaluator_pb2.ExperimentEstimate:
     estimate.estimated_cost_usd = cost
     _add_notes(plan, estimate)
     seconds = Speeds.of(finished_experiments(repository)).seconds(
-        len(plan.cells), len(plan.documents), len(questions), plan.answer is not None, plan.judge is not None)
+        len(plan.cells), len(plan.documents), len(questions), plan.answer is not None, plan.judge is not None
+    )
     if seconds is None:
-        estimate.notes.append("time: no experiment has finished on this evaluator yet, so there is no speed "
-                              "to estimate it from")
+        estimate.notes.append(
+            "time: no experiment has finished on this evaluator yet, so there is no speed to estimate it from"
+        )
     else:
         estimate.estimated_seconds = seconds
-        estimate.notes.append("time: the median speeds of this evaluator's finished runs, scaled to this plan "
-                              "(processing each document per run, then each question)")
+        estimate.notes.append(
+            "time: the median speeds of this evaluator's finished runs, scaled to this plan "
+            "(processing each document per run, then each question)"
+        )
     return estimate
 
 

@@ -42,13 +42,17 @@ def check_size(grids: Sequence[evaluator_pb2.StrategyGrid]) -> int:
     Its cost grows with the number of grids and axes, both capped, never with the
     number of cells."""
     if len(grids) > MAX_RUNS:
-        raise InvalidArgument(f"the experiment names {len(grids)} strategy grids, each at least one run; "
-                              f"at most {MAX_RUNS} runs per experiment")
+        raise InvalidArgument(
+            f"the experiment names {len(grids)} strategy grids, each at least one run; "
+            f"at most {MAX_RUNS} runs per experiment"
+        )
     runs = 0
     for grid in grids:
         if len(grid.grid) > MAX_AXES:
-            raise InvalidArgument(f"the {excerpt(grid.strategy)!r} grid sets {len(grid.grid)} knobs; "
-                                  f"a grid sets each knob once, at most {MAX_AXES}")
+            raise InvalidArgument(
+                f"the {excerpt(grid.strategy)!r} grid sets {len(grid.grid)} knobs; "
+                f"a grid sets each knob once, at most {MAX_AXES}"
+            )
         for axis in grid.grid:
             if not axis.values:
                 raise InvalidArgument(f"{excerpt(grid.strategy)}.{excerpt(axis.knob)} has no values to try")
@@ -82,8 +86,15 @@ def expand(
             cell_window = window
             if "window" in cell.chosen and knobs.find(info.name, declared, "window").query_time:
                 cell_window = int(cell.chosen["window"])
-            cells.append(Cell(cell.run_key, knobs.to_spec(info.name, cell.values), info, cell_window,
-                              knobs.config_id(info.name, declared, cell.values)))
+            cells.append(
+                Cell(
+                    cell.run_key,
+                    knobs.to_spec(info.name, cell.values),
+                    info,
+                    cell_window,
+                    knobs.config_id(info.name, declared, cell.values),
+                )
+            )
     counts = Counter(c.run_key for c in cells)
     repeated = sorted(key for key, count in counts.items() if count > 1)
     if repeated:

@@ -36,8 +36,11 @@ MAX_FOLDS = 20
 # Questions each side of a split needs at least (each fold, for K_FOLD).
 MIN_PER_SIDE = 2
 BOOTSTRAP_SAMPLES = 2000
-MODE_NAMES = {pb.VALIDATION_MODE_NONE: "none", pb.VALIDATION_MODE_HOLDOUT: "holdout",
-              pb.VALIDATION_MODE_K_FOLD: "k-fold"}
+MODE_NAMES = {
+    pb.VALIDATION_MODE_NONE: "none",
+    pb.VALIDATION_MODE_HOLDOUT: "holdout",
+    pb.VALIDATION_MODE_K_FOLD: "k-fold",
+}
 
 
 def check(validation: pb.Validation) -> None:
@@ -47,12 +50,15 @@ def check(validation: pb.Validation) -> None:
     if validation.selection_share and not 0.0 < validation.selection_share < 1.0:
         raise InvalidArgument(
             f"validation.selection_share must be between 0 and 1 (the share of questions that choose the "
-            f"winner), got {validation.selection_share}")
+            f"winner), got {validation.selection_share}"
+        )
     if validation.folds and not 2 <= validation.folds <= MAX_FOLDS:
         raise InvalidArgument(f"validation.folds must be between 2 and {MAX_FOLDS}, got {validation.folds}")
     if validation.metric and validation.metric not in metric_catalog.BY_NAME:
-        raise InvalidArgument(f"validation.metric {validation.metric!r} is not a measure; ListMetrics names them: "
-                              f"{', '.join(metric_catalog.BY_NAME)}")
+        raise InvalidArgument(
+            f"validation.metric {validation.metric!r} is not a measure; ListMetrics names them: "
+            f"{', '.join(metric_catalog.BY_NAME)}"
+        )
 
 
 def headline_metric(runs: Sequence[pb.ExperimentRun]) -> str | None:
@@ -115,18 +121,32 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
     if len(runs) < 2:
         return _unavailable(mode, seed, metric, "fewer than two runs answered questions: there is no winner to choose")
     if not metric:
-        return _unavailable(mode, seed, metric, "no quality measure was taken (no references, expected answers or judge)")
+        return _unavailable(
+            mode, seed, metric, "no quality measure was taken (no references, expected answers or judge)"
+        )
     table = MeasureTable(metric, runs, results)
     n = len(table.questions)
     folds = setting.folds or DEFAULT_FOLDS
-    needed = {pb.VALIDATION_MODE_NONE: 1, pb.VALIDATION_MODE_HOLDOUT: 2 * MIN_PER_SIDE,
-              pb.VALIDATION_MODE_K_FOLD: folds * MIN_PER_SIDE}[mode]
+    needed = {
+        pb.VALIDATION_MODE_NONE: 1,
+        pb.VALIDATION_MODE_HOLDOUT: 2 * MIN_PER_SIDE,
+        pb.VALIDATION_MODE_K_FOLD: folds * MIN_PER_SIDE,
+    }[mode]
     if n < needed:
-        return _unavailable(mode, seed, metric, (
-            f"{n} questions have {metric_catalog.BY_NAME[metric].info.label} for every run; "
-            f"{MODE_NAMES[mode]} validation needs at least {needed}"))
-    others = [m.info.name for m in metric_catalog.CATALOG
-              if _family(m.info.group) == _family(metric_catalog.BY_NAME[metric].info.group) and m.info.name != metric]
+        return _unavailable(
+            mode,
+            seed,
+            metric,
+            (
+                f"{n} questions have {metric_catalog.BY_NAME[metric].info.label} for every run; "
+                f"{MODE_NAMES[mode]} validation needs at least {needed}"
+            ),
+        )
+    others = [
+        m.info.name
+        for m in metric_catalog.CATALOG
+        if _family(m.info.group) == _family(metric_catalog.BY_NAME[metric].info.group) and m.info.name != metric
+    ]
     measured = [(name, MeasureTable(name, runs, results)) for name in others]
     tables = [(metric, table)] + [(name, t) for name, t in measured if t.questions]
     order = [table.questions[i] for i in np.random.default_rng(seed).permutation(n)]
@@ -150,9 +170,14 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
         for name, t in tables:
             confirmed = [t.values[winner][q] for q in t.questions if q in confirmation]
             low, high = _interval(confirmed)
-            found.scores.add(metric=name, selection_mean=t.mean(winner, [q for q in t.questions if q in chosen_on]),
-                             confirmation_mean=float(np.mean(confirmed)) if confirmed else 0.0,
-                             ci_low=low, ci_high=high, all_mean=t.mean(winner, t.questions))
+            found.scores.add(
+                metric=name,
+                selection_mean=t.mean(winner, [q for q in t.questions if q in chosen_on]),
+                confirmation_mean=float(np.mean(confirmed)) if confirmed else 0.0,
+                ci_low=low,
+                ci_high=high,
+                all_mean=t.mean(winner, t.questions),
+            )
         return found
     fold_of = {q: i % folds for i, q in enumerate(order)}
     fold_winners = [table.best(runs, [q for q in table.questions if fold_of[q] != f]) for f in range(folds)]
@@ -166,7 +191,12 @@ def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) ->
         held_out = [t.values[fold_winners[fold_of[q]]][q] for q in t.questions if q in fold_of]
         chosen = [t.mean(fold_winners[f], [q for q in t.questions if fold_of.get(q) != f]) for f in range(folds)]
         low, high = _interval(held_out)
-        found.scores.add(metric=name, selection_mean=float(np.mean(chosen)),
-                         confirmation_mean=float(np.mean(held_out)) if held_out else 0.0,
-                         ci_low=low, ci_high=high, all_mean=t.mean(winner, t.questions))
+        found.scores.add(
+            metric=name,
+            selection_mean=float(np.mean(chosen)),
+            confirmation_mean=float(np.mean(held_out)) if held_out else 0.0,
+            ci_low=low,
+            ci_high=high,
+            all_mean=t.mean(winner, t.questions),
+        )
     return found

@@ -26,8 +26,14 @@ class IndexSets:
         self._sets_lock = threading.Lock()
         self._set_locks: dict[tuple[str, str, str, str], threading.Lock] = {}
 
-    def ensure(self, cell: Cell, plan: Plan, run: evaluator_pb2.ExperimentRun,
-               progress: Callable[..., None], check_stop: Callable[[], None]) -> None:
+    def ensure(
+        self,
+        cell: Cell,
+        plan: Plan,
+        run: evaluator_pb2.ExperimentRun,
+        progress: Callable[..., None],
+        check_stop: Callable[[], None],
+    ) -> None:
         """Every document has an index set of this cell's configuration and
         embedding model: one already there (the user's, or an earlier
         experiment's) is reused; any other document is processed into a set of
@@ -72,8 +78,17 @@ class IndexSets:
         with self._sets_lock:
             return self._set_locks.setdefault(key, threading.Lock())
 
-    def _process(self, document_id: str, name: str, cell: Cell, model: str, run: evaluator_pb2.ExperimentRun,
-                 step: str, progress: Callable[[str], None], check_stop: Callable[[], None]) -> None:
+    def _process(
+        self,
+        document_id: str,
+        name: str,
+        cell: Cell,
+        model: str,
+        run: evaluator_pb2.ExperimentRun,
+        step: str,
+        progress: Callable[[str], None],
+        check_stop: Callable[[], None],
+    ) -> None:
         """Indexes the run's own set of one document (never the active one), telling the
         step when it starts and then the chunker's progress at most once a second.
         A stop or cancel seen between the chunker's events ends the call, and with
@@ -101,6 +116,8 @@ class IndexSets:
         run.chunk_count += outcome.chunk_count
         run.processing_seconds += outcome.seconds
         for phase in ("chunk_seconds", "embed_seconds", "index_seconds"):
-            setattr(run.processing_phases, phase, getattr(run.processing_phases, phase) + getattr(outcome.phases, phase))
+            setattr(
+                run.processing_phases, phase, getattr(run.processing_phases, phase) + getattr(outcome.phases, phase)
+            )
         if outcome.config_id:
             run.config_id = run.retrieval.config_id = cell.config_id = outcome.config_id

@@ -44,8 +44,9 @@ class Lease:
 
 
 class Leases:
-    def __init__(self, sessions: sessionmaker, replica: str, lease_s: float,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, sessions: sessionmaker, replica: str, lease_s: float, clock: Callable[[], float] = time.time
+    ) -> None:
         self._sessions = sessions
         self.replica = replica
         self.lease_s = lease_s
@@ -90,9 +91,15 @@ class Leases:
                     session.add(Row(experiment_id=experiment_id, **values))
                     return
                 if row.replica == self.replica or not self._live(row):
-                    taken = session.execute(update(Row).where(
-                        Row.experiment_id == experiment_id, Row.replica == row.replica,
-                        Row.expires_at == row.expires_at).values(**values)).rowcount
+                    taken = session.execute(
+                        update(Row)
+                        .where(
+                            Row.experiment_id == experiment_id,
+                            Row.replica == row.replica,
+                            Row.expires_at == row.expires_at,
+                        )
+                        .values(**values)
+                    ).rowcount
                     if taken:
                         return
         except IntegrityError:
@@ -101,8 +108,9 @@ class Leases:
         if lease is None and attempts > 1:  # it changed hands and ran out meanwhile
             return self.claim(experiment_id, attempts - 1)
         if lease is None:
-            raise FailedPrecondition(f"experiment {experiment_id} changed hands while this replica claimed it; "
-                                     "try again")
+            raise FailedPrecondition(
+                f"experiment {experiment_id} changed hands while this replica claimed it; try again"
+            )
         raise self.refusal(lease)
 
     def renew(self, only: Collection[str] | None = None) -> dict[str, bool]:
@@ -119,18 +127,22 @@ class Leases:
     def request_cancel(self, experiment_id: str) -> Lease | None:
         """Asks the live holder to stop the experiment; returns its lease (None: nobody holds it)."""
         with self._sessions.begin() as session:
-            changed = session.execute(update(Row).where(Row.experiment_id == experiment_id,
-                                                        Row.expires_at >= self._clock())
-                                      .values(cancel_requested=True)).rowcount
+            changed = session.execute(
+                update(Row)
+                .where(Row.experiment_id == experiment_id, Row.expires_at >= self._clock())
+                .values(cancel_requested=True)
+            ).rowcount
         return self.holder(experiment_id) if changed else None
 
     def release(self, experiment_id: str) -> None:
         """Drops the lease if it is this replica's, or has run out."""
         with self._sessions.begin() as session:
-            session.execute(delete(Row).where(
-                Row.experiment_id == experiment_id,
-                or_(Row.replica == self.replica, Row.expires_at < self._clock()),
-            ))
+            session.execute(
+                delete(Row).where(
+                    Row.experiment_id == experiment_id,
+                    or_(Row.replica == self.replica, Row.expires_at < self._clock()),
+                )
+            )
 
 
 class Renewer:
@@ -138,8 +150,7 @@ class Renewer:
     claim) and tells `stop` about an active experiment whose lease it lost, or
     that CancelExperiment on another replica asked to stop."""
 
-    def __init__(self, leases: Leases, active: Callable[[], Collection[str]],
-                 stop: Callable[[str, str], None]) -> None:
+    def __init__(self, leases: Leases, active: Callable[[], Collection[str]], stop: Callable[[str, str], None]) -> None:
         self._leases = leases
         self._active = active
         self._stop = stop
@@ -161,7 +172,7 @@ class Renewer:
         while not self._closed.wait(self._every_s):
             try:
                 self.renew_once()
-            except Exception:  # noqa: BLE001 - the database may be back at the next renewal
+            except Exception:  # the database may be back at the next renewal
                 log.exception("renewing the experiment leases of replica %s failed", self._leases.replica)
 
     def renew_once(self) -> None:

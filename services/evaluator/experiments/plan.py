@@ -99,10 +99,15 @@ class Planner:
 
     def with_keys(self, plan: Plan, keys: evaluator_pb2.ExperimentConfig) -> Plan:
         """The plan with API keys supplied again (they are never stored)."""
-        plan.answer = models.resolve(_with_key(plan.config.answer_model, keys.answer_model.api_key),
-                                     self._deps.defaults, models.EXTRACTIVE)
-        plan.judge = models.resolve(_with_key(plan.config.judge_model, keys.judge_model.api_key),
-                                    self._deps.defaults, models.NO_JUDGE, max_retries=0)
+        plan.answer = models.resolve(
+            _with_key(plan.config.answer_model, keys.answer_model.api_key), self._deps.defaults, models.EXTRACTIVE
+        )
+        plan.judge = models.resolve(
+            _with_key(plan.config.judge_model, keys.judge_model.api_key),
+            self._deps.defaults,
+            models.NO_JUDGE,
+            max_retries=0,
+        )
         if plan.config.retrieval_only:
             plan.answer = plan.judge = None
         return plan

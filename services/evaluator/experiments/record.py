@@ -24,8 +24,11 @@ def new_experiment(plan: Plan, code_version: str) -> evaluator_pb2.Experiment:
     experiment.provenance.CopyFrom(provenance(plan, code_version))
     for cell in plan.cells:
         experiment.runs.add(
-            run_key=cell.run_key, retrieval=run_options(cell, plan), spec=cell.spec,
-            expansion=cell.info.expansion, config_id=cell.config_id,
+            run_key=cell.run_key,
+            retrieval=run_options(cell, plan),
+            spec=cell.spec,
+            expansion=cell.info.expansion,
+            config_id=cell.config_id,
             questions_total=len(plan.question_set.questions),
         )
     return experiment
@@ -33,12 +36,20 @@ def new_experiment(plan: Plan, code_version: str) -> evaluator_pb2.Experiment:
 
 def preview(plan: Plan) -> evaluator_pb2.Experiment:
     """What a dry run shows of the experiment it would start: its runs, nothing stored."""
-    experiment = evaluator_pb2.Experiment(config=plan.config, state=evaluator_pb2.EXPERIMENT_STATE_PENDING,
-                                          question_set_hash=plan.question_set.content_hash,
-                                          questions_total=len(plan.cells) * len(plan.question_set.questions))
+    experiment = evaluator_pb2.Experiment(
+        config=plan.config,
+        state=evaluator_pb2.EXPERIMENT_STATE_PENDING,
+        question_set_hash=plan.question_set.content_hash,
+        questions_total=len(plan.cells) * len(plan.question_set.questions),
+    )
     for cell in plan.cells:
-        experiment.runs.add(run_key=cell.run_key, config_id=cell.config_id, spec=cell.spec,
-                            expansion=cell.info.expansion, questions_total=len(plan.question_set.questions))
+        experiment.runs.add(
+            run_key=cell.run_key,
+            config_id=cell.config_id,
+            spec=cell.spec,
+            expansion=cell.info.expansion,
+            questions_total=len(plan.question_set.questions),
+        )
     return experiment
 
 
@@ -47,14 +58,14 @@ def provenance(plan: Plan, code_version: str) -> evaluator_pb2.ExperimentProvena
     return evaluator_pb2.ExperimentProvenance(
         question_set_hash=plan.question_set.content_hash,
         embedding_model=plan.provider.name,
-        answer_model=models.describe(plan.answer, "retrieval only (no answers)" if plan.config.retrieval_only
-                                     else "extractive (no LLM)"),
+        answer_model=models.describe(
+            plan.answer, "retrieval only (no answers)" if plan.config.retrieval_only else "extractive (no LLM)"
+        ),
         judge_model=models.describe(plan.judge, "none (judge scores not measured)"),
         judge_prompt_version=judge.prompt_version(),
         code_version=code_version,
         document_hashes=hashes,
-        extractive_method=(answers.EXTRACTIVE_METHOD if plan.answer is None and not plan.config.retrieval_only
-                           else ""),
+        extractive_method=(answers.EXTRACTIVE_METHOD if plan.answer is None and not plan.config.retrieval_only else ""),
     )
 
 

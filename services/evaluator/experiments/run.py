@@ -65,26 +65,28 @@ class Runner:
         experiment.questions_done = len(done)
         repo.save_experiment(experiment)
         progress = _Progress(experiment, publish, len(done))
-        progress("resuming: %d of %d questions already done" % (len(done), experiment.questions_total) if done
-                 else "started")
+        progress(f"resuming: {len(done)} of {experiment.questions_total} questions already done" if done else "started")
         try:
             self._run_cells(experiment, plan, done, progress)
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = (
-                f"cancelled on request; {RESUME_HINT}" if stop.cancelled
+                f"cancelled on request; {RESUME_HINT}"
+                if stop.cancelled
                 else f"interrupted: the evaluator stopped; {RESUME_HINT}"
             )
         except ServiceError as exc:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
             experiment.error = exc.message
-        except Exception:  # noqa: BLE001 - the experiment must end in a state, whatever happened
+        except Exception:  # the experiment must end in a state, whatever happened
             # The exception's text is for the log, not for the person reading the experiment (ADR 0050).
             incident = uuid.uuid4().hex[:12]
             log.exception("experiment %s failed (incident %s)", experiment.experiment_id, incident)
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
-            experiment.error = (f"the experiment stopped on an internal error (incident {incident}); the evaluator's "
-                                f"log has the details; {RESUME_HINT}")
+            experiment.error = (
+                f"the experiment stopped on an internal error (incident {incident}); the evaluator's "
+                f"log has the details; {RESUME_HINT}"
+            )
         else:
             _succeeded_unless_every_run_failed(experiment)
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
@@ -92,13 +94,16 @@ class Runner:
         repo.save_experiment(experiment)
         return experiment
 
-    def _run_cells(self, experiment: evaluator_pb2.Experiment, plan: Plan, done: set[tuple[str, str]],
-                   progress: _Progress) -> None:
+    def _run_cells(
+        self, experiment: evaluator_pb2.Experiment, plan: Plan, done: set[tuple[str, str]], progress: _Progress
+    ) -> None:
         answer_client = ChatClient(plan.answer) if plan.answer is not None else None
         judge_runner = (
-            judge.Judge(ChatClient(plan.judge), attempts=self._deps.judge_attempts,
-                        backoff_s=self._deps.judge_backoff_s)
-            if plan.judge is not None else None
+            judge.Judge(
+                ChatClient(plan.judge), attempts=self._deps.judge_attempts, backoff_s=self._deps.judge_backoff_s
+            )
+            if plan.judge is not None
+            else None
         )
         questions = list(plan.question_set.questions)
         self._check_stop(experiment.experiment_id)
@@ -110,14 +115,26 @@ class Runner:
             if self._processed(experiment, cell, plan, run, progress, len(remaining)):
                 self._run_questions(experiment, cell, run, remaining, plan, progress, answer_client, judge_runner)
 
-    def _processed(self, experiment: evaluator_pb2.Experiment, cell: Cell, plan: Plan,
-                   run: evaluator_pb2.ExperimentRun, progress: _Progress, remaining: int) -> bool:
+    def _processed(
+        self,
+        experiment: evaluator_pb2.Experiment,
+        cell: Cell,
+        plan: Plan,
+        run: evaluator_pb2.ExperimentRun,
+        progress: _Progress,
+        remaining: int,
+    ) -> bool:
         """Whether the run's index sets are ready; a run whose sets cannot be made is
         skipped (its error says why) and the others go on."""
         repo = self._deps.repository
         try:
-            self._sets.ensure(cell, plan, run, functools.partial(progress, run_key=cell.run_key),
-                              functools.partial(self._check_stop, experiment.experiment_id))
+            self._sets.ensure(
+                cell,
+                plan,
+                run,
+                functools.partial(progress, run_key=cell.run_key),
+                functools.partial(self._check_stop, experiment.experiment_id),
+            )
         except Unavailable:
             raise
         except ServiceError as exc:
@@ -129,9 +146,17 @@ class Runner:
         repo.save_experiment(experiment)
         return True
 
-    def _run_questions(self, experiment: evaluator_pb2.Experiment, cell: Cell, run: evaluator_pb2.ExperimentRun,
-                       remaining: list[tuple[int, evaluator_pb2.Question]], plan: Plan, progress: _Progress,
-                       answer_client: ChatClient | None, judge_runner: judge.Judge | None) -> None:
+    def _run_questions(
+        self,
+        experiment: evaluator_pb2.Experiment,
+        cell: Cell,
+        run: evaluator_pb2.ExperimentRun,
+        remaining: list[tuple[int, evaluator_pb2.Question]],
+        plan: Plan,
+        progress: _Progress,
+        answer_client: ChatClient | None,
+        judge_runner: judge.Judge | None,
+    ) -> None:
         repo = self._deps.repository
         for position, question in remaining:
             self._check_stop(experiment.experiment_id)
@@ -161,10 +186,18 @@ class _Progress:
 
     def __call__(self, message: str, run_key: str = "", **processing) -> None:
         """processing: document_name, documents_done, documents_total while documents are processed."""
-        self._publish(evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
-            experiment_id=self._experiment.experiment_id, questions_done=self.done,
-            questions_total=self._experiment.questions_total, message=message, run_key=run_key, **processing,
-        )))
+        self._publish(
+            evaluator_pb2.ExperimentEvent(
+                progress=evaluator_pb2.ExperimentProgress(
+                    experiment_id=self._experiment.experiment_id,
+                    questions_done=self.done,
+                    questions_total=self._experiment.questions_total,
+                    message=message,
+                    run_key=run_key,
+                    **processing,
+                )
+            )
+        )
 
 
 def _succeeded_unless_every_run_failed(experiment: evaluator_pb2.Experiment) -> None:

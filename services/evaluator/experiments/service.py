@@ -46,8 +46,10 @@ class ExperimentService:
         interrupted (but not one another live replica holds the lease of): a
         resume continues them. Returns the ids marked. Nothing else needs mending, since
         experiments never change the active index sets (ADR 0038)."""
-        ids = [*self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
-               *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING)]
+        ids = [
+            *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_RUNNING),
+            *self._repo.experiment_ids_in_state(evaluator_pb2.EXPERIMENT_STATE_PENDING),
+        ]
         marked = []
         for experiment_id in ids:
             lease = self._leases.holder(experiment_id)
@@ -57,8 +59,9 @@ class ExperimentService:
             self._leases.release(experiment_id)
             experiment = self._repo.experiment(experiment_id)
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
-            experiment.error = ("interrupted: the evaluator restarted mid-run; finished questions are kept, "
-                                f"{RESUME_HINT}")
+            experiment.error = (
+                f"interrupted: the evaluator restarted mid-run; finished questions are kept, {RESUME_HINT}"
+            )
             experiment.finished_at.CopyFrom(to_proto(utcnow()))
             summarize(experiment, self._repo.results(experiment_id))
             self._repo.save_experiment(experiment)
@@ -69,9 +72,12 @@ class ExperimentService:
     def _stop_leased(self, experiment_id: str, why: str) -> None:
         """The renewer's word on an experiment running here: cancelled elsewhere, or its lease lost."""
         if why == "lost":
-            log.error("experiment %s: replica %s lost its lease (the database was out of reach for longer "
-                      "than the lease); stopping it so that it does not run twice", experiment_id,
-                      self._leases.replica)
+            log.error(
+                "experiment %s: replica %s lost its lease (the database was out of reach for longer "
+                "than the lease); stopping it so that it does not run twice",
+                experiment_id,
+                self._leases.replica,
+            )
         self._worker.cancel(experiment_id)
 
     def begin_stop(self) -> None:
@@ -89,8 +95,9 @@ class ExperimentService:
 
     # -- RPCs ---------------------------------------------------------------
 
-    def run(self, request: evaluator_pb2.RunExperimentRequest,
-            cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.ExperimentEvent]:
+    def run(
+        self, request: evaluator_pb2.RunExperimentRequest, cancelled: threading.Event | None = None
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
         """Plans, estimates and (unless a dry run) queues the experiment, then streams
         its events. `cancelled` (the call ended) stops the planning; a queued
         experiment runs on without its caller (ADR 0027: CancelExperiment stops
@@ -116,12 +123,17 @@ class ExperimentService:
         def finished() -> None:  # the stream always ends, once the experiment can be resumed
             events.put(evaluator_pb2.ExperimentEvent(experiment=ended[0] if ended else experiment))
 
-        self._worker.submit(experiment.experiment_id, lambda: ended.append(self._job(experiment, plan, events)),
-                            finished)
-        yield evaluator_pb2.ExperimentEvent(progress=evaluator_pb2.ExperimentProgress(
-            experiment_id=experiment.experiment_id, questions_total=experiment.questions_total,
-            questions_done=experiment.questions_done, message="queued",
-        ))
+        self._worker.submit(
+            experiment.experiment_id, lambda: ended.append(self._job(experiment, plan, events)), finished
+        )
+        yield evaluator_pb2.ExperimentEvent(
+            progress=evaluator_pb2.ExperimentProgress(
+                experiment_id=experiment.experiment_id,
+                questions_total=experiment.questions_total,
+                questions_done=experiment.questions_done,
+                message="queued",
+            )
+        )
         while not cancelled.is_set():
             try:
                 event = events.get(timeout=WATCH_S)
@@ -145,8 +157,10 @@ class ExperimentService:
             final = self._runner.run(experiment, plan, publish)
         except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
-            experiment.error = (f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
-                                f"stored ({exc.message}); {RESUME_HINT}")
+            experiment.error = (
+                f"{experiment.error + '; ' if experiment.error else ''}its end could not be "
+                f"stored ({exc.message}); {RESUME_HINT}"
+            )
             final = experiment
         finally:
             try:
@@ -168,8 +182,9 @@ class ExperimentService:
             )
         return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
 
-    def _resume_plan(self, request: evaluator_pb2.RunExperimentRequest,
-                     cancelled: threading.Event) -> tuple[evaluator_pb2.Experiment, Plan]:
+    def _resume_plan(
+        self, request: evaluator_pb2.RunExperimentRequest, cancelled: threading.Event
+    ) -> tuple[evaluator_pb2.Experiment, Plan]:
         experiment_id = request.resume_experiment_id
         experiment = self._repo.experiment(experiment_id)
         if experiment_id in self._worker.active:

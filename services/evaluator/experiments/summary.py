@@ -13,8 +13,9 @@ from services.evaluator.judging.scoring import mean_metrics
 from services.evaluator.reports import verdict
 
 
-def summarize(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult],
-              validated: bool = True) -> None:
+def summarize(
+    experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult], validated: bool = True
+) -> None:
     """Fills each run's means, usage and count from the finished questions,
     and (when `validated`) the winner's hold-out validation and the verdict."""
     by_run: dict[str, list[evaluator_pb2.QuestionResult]] = {}

@@ -59,7 +59,7 @@ class ExperimentWorker:
             experiment_id, job, finished = self._jobs.get()
             try:
                 job()
-            except Exception:  # noqa: BLE001 - the runner records failures; never kill the worker
+            except Exception:  # the runner records failures; never kill the worker
                 log.exception("experiment %s crashed", experiment_id)
             finally:
                 with self._lock:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab.text import markdown, pages, sentences
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.llm import ChatClient, ChatResult
+from chunklab.text import markdown, pages, sentences
 from chunklab.v1 import common_pb2
 
 EXTRACTIVE_SENTENCES = 3
@@ -27,6 +27,7 @@ SYSTEM = (
     "You answer questions using only the provided context. Quote facts from it; if the context "
     "does not contain the answer, say that it does not."
 )
+
 
 def context_text(retrieved: Sequence[common_pb2.RetrievedChunk]) -> str:
     """The context as the LLM sees it: each chunk with its document, page (paged formats) and position."""
@@ -58,7 +59,9 @@ class Answer:
 
 
 def stream_llm_answer(
-    client: ChatClient, question: str, retrieved: Sequence[common_pb2.RetrievedChunk],
+    client: ChatClient,
+    question: str,
+    retrieved: Sequence[common_pb2.RetrievedChunk],
     cancelled: threading.Event | None = None,
 ) -> Iterator[str | Answer]:
     """Yields the answer's pieces as the model writes them, then the Answer;
@@ -66,8 +69,11 @@ def stream_llm_answer(
     for piece in client.stream(answer_messages(question, retrieved), cancelled=cancelled):
         if isinstance(piece, ChatResult):
             yield Answer(
-                text=piece.text, extractive=False, model=client.endpoint.model,
-                prompt_tokens=piece.prompt_tokens, completion_tokens=piece.completion_tokens,
+                text=piece.text,
+                extractive=False,
+                model=client.endpoint.model,
+                prompt_tokens=piece.prompt_tokens,
+                completion_tokens=piece.completion_tokens,
                 latency_ms=piece.latency_ms,
             )
         else:

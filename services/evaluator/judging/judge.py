@@ -137,7 +137,11 @@ class Judge:
     """
 
     def __init__(
-        self, client: ChatClient, *, attempts: int = 3, backoff_s: float = 0.5,
+        self,
+        client: ChatClient,
+        *,
+        attempts: int = 3,
+        backoff_s: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._client = client

@@ -23,12 +23,18 @@ class ModelDefaults:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ModelDefaults:
-        return cls(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_timeout_s,
-                   settings.llm_max_retries)
+        return cls(
+            settings.llm_base_url,
+            settings.llm_api_key,
+            settings.llm_model,
+            settings.llm_timeout_s,
+            settings.llm_max_retries,
+        )
 
 
-def resolve(requested: evaluator_pb2.ModelEndpoint, defaults: ModelDefaults, off_word: str,
-            max_retries: int | None = None) -> ChatEndpoint | None:
+def resolve(
+    requested: evaluator_pb2.ModelEndpoint, defaults: ModelDefaults, off_word: str, max_retries: int | None = None
+) -> ChatEndpoint | None:
     """The endpoint to call, or None when there is none (or it is switched off).
 
     A request that names only a model uses the configured base URL and key; one
@@ -42,8 +48,13 @@ def resolve(requested: evaluator_pb2.ModelEndpoint, defaults: ModelDefaults, off
         key = requested.api_key or (defaults.api_key if requested.base_url == defaults.base_url else "")
         return ChatEndpoint(requested.base_url, key, requested.model or defaults.model, defaults.timeout_s, retries)
     if defaults.base_url:
-        return ChatEndpoint(defaults.base_url, requested.api_key or defaults.api_key,
-                            requested.model or defaults.model, defaults.timeout_s, retries)
+        return ChatEndpoint(
+            defaults.base_url,
+            requested.api_key or defaults.api_key,
+            requested.model or defaults.model,
+            defaults.timeout_s,
+            retries,
+        )
     return None
 
 

@@ -30,7 +30,7 @@ def known(model: str) -> bool:
 def _lookup(model: str) -> tuple[float, float] | None:
     name = model.strip().lower()
     if name.startswith("openai:"):
-        name = name[len("openai:"):]
+        name = name[len("openai:") :]
     if name in PRICES:
         return PRICES[name]
     # Dated snapshots ("gpt-4o-mini-2024-07-18") cost what their family costs.

@@ -82,7 +82,7 @@ def rank_measures(groups: Sequence[Sequence[Span]], references: Sequence[Span], 
     gains, missed = judgments(ranks, top_k)
     measured = {f"recall_at_{k}": recall_at(ranks, k) for k in RECALL_CUTOFFS if k <= top_k}
     measured["ndcg"] = ndcg_at(gains, missed, top_k)
-    if NDCG_CUTOFF <= top_k:
+    if top_k >= NDCG_CUTOFF:
         measured[f"ndcg_at_{NDCG_CUTOFF}"] = ndcg_at(gains, missed, NDCG_CUTOFF)
     measured["map"] = average_precision(gains, missed)
     return measured

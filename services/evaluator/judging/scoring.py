@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chunklab.v1 import common_pb2, evaluator_pb2
 from chunklab.metrics import chunk_span, context_overlap, overlap, reciprocal_rank, reference_spans, touches
+from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.judging.rank import RANK_FIELDS, rank_measures
 
 
@@ -60,8 +60,16 @@ def retrieval_metrics(
 
 
 LABELLED_FIELDS = (
-    "recall_hits", "precision_hits", "iou_hits", "hit_rate_hits", "mrr_hits",
-    "recall", "precision", "iou", "hit_rate", "mrr",
+    "recall_hits",
+    "precision_hits",
+    "iou_hits",
+    "hit_rate_hits",
+    "mrr_hits",
+    "recall",
+    "precision",
+    "iou",
+    "hit_rate",
+    "mrr",
 )
 ALWAYS_FIELDS = ("chunks_sent", "tokens_sent", "retrieve_ms", "answer_ms", "judge_ms")
 

@@ -27,16 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab.text import excerpts, tokens
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument
-from chunklab.rpc.limits import quoted
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.metrics import cosine
+from chunklab.rpc.limits import quoted
+from chunklab.text import excerpts, tokens
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.deps import RunnerDeps
-from services.evaluator.limits import LIMITS
 from services.evaluator.judging import models, pricing
+from services.evaluator.limits import LIMITS
 from services.evaluator.questions import question_prompt, question_sets
 
 log = logging.getLogger("chunklab.evaluator")
@@ -122,8 +122,9 @@ class _Run:
             calls += 1
             self.usage.llm_calls += 1
             try:
-                reply = self.client.complete(messages, max_tokens=question_prompt.MAX_TOKENS,
-                                             response_format=self.formats[0])
+                reply = self.client.complete(
+                    messages, max_tokens=question_prompt.MAX_TOKENS, response_format=self.formats[0]
+                )
             except LLMError as exc:
                 if exc.status_code == 400 and len(self.formats) > 1:  # the endpoint takes no such format
                     self.formats.pop(0)
@@ -135,8 +136,9 @@ class _Run:
                 return None, calls, str(exc)  # 429, 5xx and timeouts were retried by the client already
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
-            self.usage.estimated_cost_usd += pricing.cost_usd(self.client.endpoint.model, reply.prompt_tokens,
-                                                              reply.completion_tokens)
+            self.usage.estimated_cost_usd += pricing.cost_usd(
+                self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens
+            )
             try:
                 return question_prompt.parse_reply(reply.text), calls, ""
             except question_prompt.UnusableReply as exc:
@@ -172,17 +174,20 @@ class Generator:
             if not request.document_ids:
                 raise InvalidArgument("name the documents to generate questions from (document_ids)")
             if not 1 <= request.question_count <= LIMITS.max_question_count:
-                raise InvalidArgument(f"question_count must be between 1 and {LIMITS.max_question_count}, "
-                                      f"got {request.question_count}")
+                raise InvalidArgument(
+                    f"question_count must be between 1 and {LIMITS.max_question_count}, got {request.question_count}"
+                )
             return request, None, []
         generation = self._repo.generation(request.resume_generation_id)
         with self._lock:
             if generation.generation_id in self._active:
                 raise FailedPrecondition(f"generation {generation.generation_id} is running now; nothing to resume")
         if generation.state not in (G.GENERATION_STATE_INTERRUPTED, G.GENERATION_STATE_RUNNING):
-            raise FailedPrecondition(f"generation {generation.generation_id} is "
-                                     f"{G.GenerationState.Name(generation.state).removeprefix('GENERATION_STATE_').lower()}"
-                                     "; only an interrupted generation resumes")
+            raise FailedPrecondition(
+                f"generation {generation.generation_id} is "
+                f"{G.GenerationState.Name(generation.state).removeprefix('GENERATION_STATE_').lower()}"
+                "; only an interrupted generation resumes"
+            )
         stored = G.GenerateQuestionSetRequest()
         stored.CopyFrom(generation.request)
         stored.generator_model.api_key = request.generator_model.api_key
@@ -192,21 +197,31 @@ class Generator:
     def _documents(self, request, generation) -> list:
         documents = [self._deps.peers.get_document(d, True) for d in dict.fromkeys(request.document_ids)]
         if generation is not None:
-            changed = [d.name for d in documents
-                       if generation.provenance.document_hashes.get(d.document_id) != d.content_hash]
+            changed = [
+                d.name for d in documents if generation.provenance.document_hashes.get(d.document_id) != d.content_hash
+            ]
             if changed:
-                raise FailedPrecondition(f"{', '.join(changed)} changed since the generation started; "
-                                         "start a new generation")
+                raise FailedPrecondition(
+                    f"{', '.join(changed)} changed since the generation started; start a new generation"
+                )
         return documents
 
-    def estimate(self, endpoint: ChatEndpoint, names: dict[str, str], texts: dict[str, str],
-                 pending: list[Passage], done: int) -> evaluator_pb2.GenerationEstimate:
-        prompt = sum(tokens.count(m["content"]) for p in pending
-                     for m in question_prompt.messages(names[p.document_id], texts[p.document_id][p.start:p.end]))
+    def estimate(
+        self, endpoint: ChatEndpoint, names: dict[str, str], texts: dict[str, str], pending: list[Passage], done: int
+    ) -> evaluator_pb2.GenerationEstimate:
+        prompt = sum(
+            tokens.count(m["content"])
+            for p in pending
+            for m in question_prompt.messages(names[p.document_id], texts[p.document_id][p.start : p.end])
+        )
         completion = question_prompt.COMPLETION_TOKENS * len(pending)
         estimate = G.GenerationEstimate(
-            documents=len(texts), passages=len(pending) + done, llm_calls=len(pending), prompt_tokens=prompt,
-            completion_tokens=completion, passages_done=done,
+            documents=len(texts),
+            passages=len(pending) + done,
+            llm_calls=len(pending),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            passages_done=done,
             estimated_cost_usd=pricing.cost_usd(endpoint.model, prompt, completion),
             notes=["retries (429, 5xx, timeouts, unusable replies) are not counted"],
         )
@@ -216,14 +231,17 @@ class Generator:
 
     # -- running ----------------------------------------------------------------
 
-    def generate(self, request: evaluator_pb2.GenerateQuestionSetRequest,
-                 cancelled: threading.Event | None = None) -> Iterator[evaluator_pb2.GenerationEvent]:
+    def generate(
+        self, request: evaluator_pb2.GenerateQuestionSetRequest, cancelled: threading.Event | None = None
+    ) -> Iterator[evaluator_pb2.GenerationEvent]:
         cancelled = cancelled or threading.Event()
         request, generation, done = self._request(request)
         endpoint = models.resolve(request.generator_model, self._deps.defaults, NO_GENERATOR)
         if endpoint is None:
-            raise FailedPrecondition("no chat endpoint to generate with: set CHUNKLAB_LLM_BASE_URL and "
-                                     "CHUNKLAB_LLM_MODEL, or give generator_model")
+            raise FailedPrecondition(
+                "no chat endpoint to generate with: set CHUNKLAB_LLM_BASE_URL and "
+                "CHUNKLAB_LLM_MODEL, or give generator_model"
+            )
         documents = self._documents(request, generation)
         texts = {d.document_id: d.text for d in documents}
         names = {d.document_id: d.name for d in documents}
@@ -238,14 +256,22 @@ class Generator:
         provider = self._deps.provider_for(request.embedding_model or self._deps.default_embedding_model)
         if generation is None:
             generation = G.Generation(
-                generation_id=str(uuid.uuid4()), request=request, passages_total=len(passages),
+                generation_id=str(uuid.uuid4()),
+                request=request,
+                passages_total=len(passages),
                 created_at=to_proto(utcnow()),
                 provenance=G.QuestionSetProvenance(
-                    origin="generated", generator_model=endpoint.describe(),
-                    prompt_version=question_prompt.prompt_version(), seed=request.seed,
+                    origin="generated",
+                    generator_model=endpoint.describe(),
+                    prompt_version=question_prompt.prompt_version(),
+                    seed=request.seed,
                     document_hashes={d.document_id: d.content_hash for d in documents},
-                    questions_requested=request.question_count, embedding_model=provider.name,
-                    duplicate_similarity=DUPLICATE_SIMILARITY, code_version=self._deps.code_version))
+                    questions_requested=request.question_count,
+                    embedding_model=provider.name,
+                    duplicate_similarity=DUPLICATE_SIMILARITY,
+                    code_version=self._deps.code_version,
+                ),
+            )
             generation.provenance.generation_id = generation.generation_id
             generation.request.dry_run = False
             generation.request.generator_model.api_key = ""  # never stored, never sent back
@@ -275,18 +301,30 @@ class Generator:
         vectors = [provider.embed_query(o.question.text) for o in kept]
         finished = {o.passage_number for o in done}
         run = _Run(endpoint, self._deps.judge_attempts, generation.usage)
-        yield self._progress(generation, f"resumed: {len(finished)} of {len(passages)} passages were done"
-                             if finished else f"started: {len(passages)} passages to ask", None)
+        yield self._progress(
+            generation,
+            f"resumed: {len(finished)} of {len(passages)} passages were done"
+            if finished
+            else f"started: {len(passages)} passages to ask",
+            None,
+        )
         for passage in passages:
             if passage.number in finished:
                 continue
             if cancelled.is_set():
-                raise Cancelled(f"generation {generation.generation_id} stopped with its call after "
-                                f"{generation.asked} of {len(passages)} passages; resume_generation_id continues it")
+                raise Cancelled(
+                    f"generation {generation.generation_id} stopped with its call after "
+                    f"{generation.asked} of {len(passages)} passages; resume_generation_id continues it"
+                )
             text = texts[passage.document_id]
-            draft, calls, problem = run.ask(names[passage.document_id], text[passage.start:passage.end])
-            outcome = G.PassageOutcome(passage_number=passage.number, document_id=passage.document_id,
-                                       start_char=passage.start, end_char=passage.end, attempts=calls)
+            draft, calls, problem = run.ask(names[passage.document_id], text[passage.start : passage.end])
+            outcome = G.PassageOutcome(
+                passage_number=passage.number,
+                document_id=passage.document_id,
+                start_char=passage.start,
+                end_char=passage.end,
+                attempts=calls,
+            )
             if draft is None:
                 outcome.outcome, outcome.problem = G.GENERATION_OUTCOME_FAILED, problem
             else:
@@ -299,8 +337,9 @@ class Generator:
             tally(generation, outcome)
             self._repo.save_generation(generation)
             word = G.GenerationOutcome.Name(outcome.outcome).removeprefix("GENERATION_OUTCOME_").lower()
-            yield self._progress(generation, f"passage {passage.number}/{len(passages)} of "
-                                             f"{names[passage.document_id]}: {word}", outcome)
+            yield self._progress(
+                generation, f"passage {passage.number}/{len(passages)} of {names[passage.document_id]}: {word}", outcome
+            )
         self._finish(generation, kept)
         generation.outcomes.extend(sorted(done, key=lambda o: o.passage_number))
         yield G.GenerationEvent(generation=generation)
@@ -317,17 +356,22 @@ class Generator:
             return drop(G.DROP_REASON_NO_EXCERPT, "the reply gave no excerpt")
         long = [e for e in draft.excerpts if len(e) > question_prompt.MAX_EXCERPT_CHARS]
         if long:
-            return drop(G.DROP_REASON_EXCERPT_TOO_LONG, f"an excerpt is {len(long[0])} characters long, over "
-                                                        f"{question_prompt.MAX_EXCERPT_CHARS}")
+            return drop(
+                G.DROP_REASON_EXCERPT_TOO_LONG,
+                f"an excerpt is {len(long[0])} characters long, over {question_prompt.MAX_EXCERPT_CHARS}",
+            )
         margin = question_prompt.MAX_EXCERPT_CHARS
         for excerpt in draft.excerpts:
             found = excerpts.locate(text, excerpt, (passage.start - margin, passage.end + margin))
             if not found.located:
-                return drop(G.DROP_REASON_EXCERPT_NOT_FOUND,
-                            f"the excerpt {quoted(excerpt, 60)} is not in the document (the closest "
-                            f"span is {found.similarity:.0%} alike, under {excerpts.SIMILARITY_THRESHOLD:.0%})")
-            outcome.question.references.add(document_id=passage.document_id, start_char=found.start,
-                                            end_char=found.end, content=found.span)
+                return drop(
+                    G.DROP_REASON_EXCERPT_NOT_FOUND,
+                    f"the excerpt {quoted(excerpt, 60)} is not in the document (the closest "
+                    f"span is {found.similarity:.0%} alike, under {excerpts.SIMILARITY_THRESHOLD:.0%})",
+                )
+            outcome.question.references.add(
+                document_id=passage.document_id, start_char=found.start, end_char=found.end, content=found.span
+            )
         asked = _normal(draft.question)
         if any(_normal(r.content) in asked for r in outcome.question.references):
             return drop(G.DROP_REASON_ANSWERED_BY_QUESTION, "an excerpt occurs in the question itself")
@@ -335,23 +379,28 @@ class Generator:
         for other, seen in zip(kept, vectors):
             similarity = cosine(vector, seen)
             if similarity >= DUPLICATE_SIMILARITY:
-                return drop(G.DROP_REASON_DUPLICATE,
-                            f"a near-duplicate (cosine {similarity:.2f}) of passage {other.passage_number}'s "
-                            f"question {quoted(other.question.text, 60)}")
+                return drop(
+                    G.DROP_REASON_DUPLICATE,
+                    f"a near-duplicate (cosine {similarity:.2f}) of passage {other.passage_number}'s "
+                    f"question {quoted(other.question.text, 60)}",
+                )
         outcome.outcome = G.GENERATION_OUTCOME_KEPT
         return vector
 
     def _finish(self, generation: evaluator_pb2.Generation, kept: list) -> None:
         if not kept:
             generation.state = G.GENERATION_STATE_FAILED
-            generation.error = (f"none of the {generation.asked} questions asked was kept (see each passage's "
-                                "outcome); no set was stored")
+            generation.error = (
+                f"none of the {generation.asked} questions asked was kept (see each passage's "
+                "outcome); no set was stored"
+            )
             self._repo.save_generation(generation)
             return
         request = generation.request
         questions = [o.question for o in sorted(kept, key=lambda o: o.passage_number)]
-        stored = self._repo.add_question_set(request.name, request.description, questions,
-                                             question_sets.content_hash(questions), generation.provenance)
+        stored = self._repo.add_question_set(
+            request.name, request.description, questions, question_sets.content_hash(questions), generation.provenance
+        )
         generation.question_set_id = stored.question_set_id
         generation.state = G.GENERATION_STATE_SUCCEEDED
         self._repo.save_generation(generation)
@@ -359,9 +408,14 @@ class Generator:
     @staticmethod
     def _progress(generation: evaluator_pb2.Generation, message: str, outcome) -> evaluator_pb2.GenerationEvent:
         progress = G.GenerationProgress(
-            generation_id=generation.generation_id, passages_done=generation.asked,
-            passages_total=generation.passages_total, kept=generation.kept, dropped=generation.dropped,
-            failed=generation.failed, message=message)
+            generation_id=generation.generation_id,
+            passages_done=generation.asked,
+            passages_total=generation.passages_total,
+            kept=generation.kept,
+            dropped=generation.dropped,
+            failed=generation.failed,
+            message=message,
+        )
         if outcome is not None:
             progress.outcome.CopyFrom(outcome)
         return G.GenerationEvent(progress=progress)

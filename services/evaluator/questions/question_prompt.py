@@ -35,7 +35,7 @@ USER = (
     "- Each excerpt is copied character for character from the passage: a sentence or two, at most "
     "{max_excerpt} characters.\n"
     "- The expected answer is short and follows from the excerpts.\n\n"
-    "Passage (from {document}):\n\"\"\"\n{passage}\n\"\"\"\n\n"
+    'Passage (from {document}):\n"""\n{passage}\n"""\n\n'
     'Reply as {{"question": "...", "answer": "...", "excerpts": ["..."]}}.'
 )
 
@@ -139,5 +139,6 @@ def parse_reply(text: str) -> Draft:
     if len(question) > TEXT_CHARS:
         raise UnusableReply(f"a question of {len(question):,} characters, over the {TEXT_CHARS:,} a question may have")
     answer = _first(data, _ANSWER_KEYS)
-    return Draft(question.strip(), answer.strip() if isinstance(answer, str) else "",
-                 _excerpts(_first(data, _EXCERPT_KEYS)))
+    return Draft(
+        question.strip(), answer.strip() if isinstance(answer, str) else "", _excerpts(_first(data, _EXCERPT_KEYS))
+    )

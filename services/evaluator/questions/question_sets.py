@@ -73,8 +73,9 @@ def _references(value, default_document: str, line: int) -> list[RawReference]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise InvalidArgument(f"line {line}: references is not a JSON list (not valid JSON at character "
-                                  f"{exc.pos + 1})") from None
+            raise InvalidArgument(
+                f"line {line}: references is not a JSON list (not valid JSON at character {exc.pos + 1})"
+            ) from None
     if not isinstance(value, list):
         raise InvalidArgument(f"line {line}: references must be a list of objects")
     refs = []
@@ -89,12 +90,14 @@ def _references(value, default_document: str, line: int) -> list[RawReference]:
         content = item.get("content") or ""
         if not isinstance(content, str):
             raise InvalidArgument(f"line {line}: reference {number}: content must be text")
-        refs.append(RawReference(
-            document=str(document),
-            start=_int_or_none(_first(item, START_KEYS), line, f"reference {number}'s start"),
-            end=_int_or_none(_first(item, END_KEYS), line, f"reference {number}'s end"),
-            content=content,
-        ))
+        refs.append(
+            RawReference(
+                document=str(document),
+                start=_int_or_none(_first(item, START_KEYS), line, f"reference {number}'s start"),
+                end=_int_or_none(_first(item, END_KEYS), line, f"reference {number}'s end"),
+                content=content,
+            )
+        )
     return refs
 
 
@@ -299,11 +302,13 @@ def from_messages(questions: Sequence[evaluator_pb2.Question]) -> list[RawQuesti
         refs = []
         for r in q.references:
             has_range = not (r.start_char == 0 and r.end_char == 0)
-            refs.append(RawReference(
-                document=r.document_id,
-                start=r.start_char if has_range else None,
-                end=r.end_char if has_range else None,
-                content=r.content,
-            ))
+            refs.append(
+                RawReference(
+                    document=r.document_id,
+                    start=r.start_char if has_range else None,
+                    end=r.end_char if has_range else None,
+                    content=r.content,
+                )
+            )
         raw.append(RawQuestion(f"question {number}", q.text.strip(), q.expected_answer.strip(), refs, dict(q.metadata)))
     return raw

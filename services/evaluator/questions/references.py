@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chunklab.errors import FailedPrecondition, InvalidArgument
-from chunklab.text.excerpts import SIMILARITY_THRESHOLD, Located, locate
 from chunklab.rpc.limits import quoted
+from chunklab.text.excerpts import SIMILARITY_THRESHOLD, Located, locate
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.questions.question_sets import DocumentResolver, RawQuestion, RawReference
 
@@ -46,8 +46,9 @@ def _percent(similarity: float) -> str:
     return f"{similarity:.0%}"
 
 
-def _problem(kind: int, raw: RawReference, document_id: str, found: Located | None,
-             message: str) -> evaluator_pb2.ExcerptProblem:
+def _problem(
+    kind: int, raw: RawReference, document_id: str, found: Located | None, message: str
+) -> evaluator_pb2.ExcerptProblem:
     problem = evaluator_pb2.ExcerptProblem(kind=kind, document_id=document_id, excerpt=raw.content, message=message)
     if found is not None:
         problem.start_char, problem.end_char = found.start, found.end
@@ -59,15 +60,20 @@ def _closest(found: Located | None) -> str:
     if found is None:
         return ""
     if found.located:
-        return (f"; the closest span, text[{found.start}:{found.end}] {quoted(found.span, 60)}, is "
-                f"{_percent(found.similarity)} alike: use it as the content (a lenient import stores it)")
-    return (f"; the closest span, text[{found.start}:{found.end}] {quoted(found.span, 60)}, is only "
-            f"{_percent(found.similarity)} alike (under {_percent(SIMILARITY_THRESHOLD)}): check the excerpt "
-            "against the uploaded text")
+        return (
+            f"; the closest span, text[{found.start}:{found.end}] {quoted(found.span, 60)}, is "
+            f"{_percent(found.similarity)} alike: use it as the content (a lenient import stores it)"
+        )
+    return (
+        f"; the closest span, text[{found.start}:{found.end}] {quoted(found.span, 60)}, is only "
+        f"{_percent(found.similarity)} alike (under {_percent(SIMILARITY_THRESHOLD)}): check the excerpt "
+        "against the uploaded text"
+    )
 
 
-def resolve(raw: RawReference, resolver: DocumentResolver, where: str
-            ) -> tuple[evaluator_pb2.Reference | None, evaluator_pb2.ExcerptProblem | None]:
+def resolve(
+    raw: RawReference, resolver: DocumentResolver, where: str
+) -> tuple[evaluator_pb2.Reference | None, evaluator_pb2.ExcerptProblem | None]:
     """The reference to store (None when it cannot be located) and its problem
     (None when it is exactly where the set says). A reference snapped to a
     close span comes back with a SNAPPED or RANGE_MISMATCH problem."""
@@ -76,35 +82,50 @@ def resolve(raw: RawReference, resolver: DocumentResolver, where: str
     name = quoted(raw.document)
 
     def stored(start: int, end: int) -> evaluator_pb2.Reference:
-        return evaluator_pb2.Reference(document_id=document_id, start_char=start, end_char=end,
-                                       content=text[start:end])
+        return evaluator_pb2.Reference(document_id=document_id, start_char=start, end_char=end, content=text[start:end])
 
     if raw.start is None and raw.end is None:
         if not raw.content.strip():
-            return None, _problem(Kind.EXCERPT_PROBLEM_KIND_EMPTY, raw, document_id, None,
-                                  f"{where}: a reference needs a character range or its excerpt text")
+            return None, _problem(
+                Kind.EXCERPT_PROBLEM_KIND_EMPTY,
+                raw,
+                document_id,
+                None,
+                f"{where}: a reference needs a character range or its excerpt text",
+            )
         found = locate(text, raw.content)
         if found is not None and found.exact:
             return stored(found.start, found.end), None
         located = found is not None and found.located
         kind = Kind.EXCERPT_PROBLEM_KIND_SNAPPED if located else Kind.EXCERPT_PROBLEM_KIND_NOT_FOUND
-        problem = _problem(kind, raw, document_id, found,
-                           f"{where}: the excerpt {quoted(raw.content, 60)} does not occur in {name}{_closest(found)}")
+        problem = _problem(
+            kind,
+            raw,
+            document_id,
+            found,
+            f"{where}: the excerpt {quoted(raw.content, 60)} does not occur in {name}{_closest(found)}",
+        )
         return (stored(found.start, found.end) if located else None), problem
     if raw.start is None or raw.end is None or not 0 <= raw.start < raw.end <= len(text):
         found = locate(text, raw.content) if raw.content.strip() else None
-        message = (f"{where}: a reference range needs both start and end" if raw.start is None or raw.end is None
-                   else f"{where}: reference range {raw.start}..{raw.end} is outside {name} "
-                        f"(0..{len(text)} characters) or empty")
-        return None, _problem(Kind.EXCERPT_PROBLEM_KIND_BAD_RANGE, raw, document_id, found,
-                              message + _closest(found))
-    if not raw.content or text[raw.start:raw.end] == raw.content:
+        message = (
+            f"{where}: a reference range needs both start and end"
+            if raw.start is None or raw.end is None
+            else f"{where}: reference range {raw.start}..{raw.end} is outside {name} "
+            f"(0..{len(text)} characters) or empty"
+        )
+        return None, _problem(Kind.EXCERPT_PROBLEM_KIND_BAD_RANGE, raw, document_id, found, message + _closest(found))
+    if not raw.content or text[raw.start : raw.end] == raw.content:
         return stored(raw.start, raw.end), None
     found = locate(text, raw.content)
     problem = _problem(
-        Kind.EXCERPT_PROBLEM_KIND_RANGE_MISMATCH, raw, document_id, found,
-        f"{where}: text[{raw.start}:{raw.end}] of {name} is {quoted(text[raw.start:raw.end], 60)}, not the "
-        f"reference's content {quoted(raw.content, 60)}; the offsets or the document differ{_closest(found)}")
+        Kind.EXCERPT_PROBLEM_KIND_RANGE_MISMATCH,
+        raw,
+        document_id,
+        found,
+        f"{where}: text[{raw.start}:{raw.end}] of {name} is {quoted(text[raw.start : raw.end], 60)}, not the "
+        f"reference's content {quoted(raw.content, 60)}; the offsets or the document differ{_closest(found)}",
+    )
     return (stored(found.start, found.end) if found.located else None), problem
 
 
@@ -113,11 +134,11 @@ def check(raw: Sequence[RawQuestion], resolver: DocumentResolver, excerpt_check:
     questions the mode keeps. Refuses nothing itself (see `refuse`)."""
     mode = mode_of(excerpt_check)
     report = evaluator_pb2.QuestionSetValidation(
-        excerpt_check=mode, questions_total=len(raw), similarity_threshold=SIMILARITY_THRESHOLD)
+        excerpt_check=mode, questions_total=len(raw), similarity_threshold=SIMILARITY_THRESHOLD
+    )
     kept = []
     for number, item in enumerate(raw, start=1):
-        question = evaluator_pb2.Question(text=item.text, expected_answer=item.expected_answer,
-                                          metadata=item.metadata)
+        question = evaluator_pb2.Question(text=item.text, expected_answer=item.expected_answer, metadata=item.metadata)
         problems, keep = [], True
         for reference_number, ref in enumerate(item.references, start=1):
             report.references_total += 1
@@ -165,8 +186,12 @@ def refuse(checked: Checked) -> None:
     if report.excerpt_check == LENIENT:
         head = f"none of the {report.questions_total} questions has every excerpt located"
     else:
-        head = (f"{len(report.problems)} of {report.references_total} references are not exactly where the set "
-                f"says, in {report.questions_left_out} of {report.questions_total} questions "
-                f"({located} could be located, some by a close span)")
-    raise InvalidArgument(f"{head}: {first}{more}. `chunklab questions validate` (ValidateQuestionSet) lists "
-                          "every problem with its fix; a lenient import keeps the located questions")
+        head = (
+            f"{len(report.problems)} of {report.references_total} references are not exactly where the set "
+            f"says, in {report.questions_left_out} of {report.questions_total} questions "
+            f"({located} could be located, some by a close span)"
+        )
+    raise InvalidArgument(
+        f"{head}: {first}{more}. `chunklab questions validate` (ValidateQuestionSet) lists "
+        "every problem with its fix; a lenient import keeps the located questions"
+    )

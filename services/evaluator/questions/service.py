@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chunklab.rpc import limits
 from chunklab.errors import InvalidArgument, NotFound
+from chunklab.rpc import limits
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.questions import question_sets, references
 from services.evaluator.storage.repository import Repository
@@ -22,8 +22,9 @@ class QuestionSetService:
     def resolver(self, mapping: dict[str, str] | None = None) -> question_sets.DocumentResolver:
         return question_sets.DocumentResolver(mapping or {}, self._peers.get_document, self._peers.list_documents)
 
-    def _check(self, raw: list[question_sets.RawQuestion], mapping: dict[str, str],
-               excerpt_check: int) -> references.Checked:
+    def _check(
+        self, raw: list[question_sets.RawQuestion], mapping: dict[str, str], excerpt_check: int
+    ) -> references.Checked:
         if not raw:
             raise InvalidArgument("a question set needs at least one question")
         for item in raw:  # a file's questions are bounded as a request's are: each is searched and embedded
@@ -31,8 +32,15 @@ class QuestionSetService:
             limits.check_string(item.expected_answer, "expected_answer", f"{item.where}: the expected answer")
         return references.check(raw, self.resolver(mapping), excerpt_check)
 
-    def _store(self, name: str, description: str, raw: list[question_sets.RawQuestion], mapping: dict[str, str],
-               excerpt_check: int, origin: str) -> evaluator_pb2.QuestionSet:
+    def _store(
+        self,
+        name: str,
+        description: str,
+        raw: list[question_sets.RawQuestion],
+        mapping: dict[str, str],
+        excerpt_check: int,
+        origin: str,
+    ) -> evaluator_pb2.QuestionSet:
         """Stores the checked questions as a new set; an import of questions that a stored set
         already holds (the same file imported again, e.g. by every CLI run) is that set."""
         if not name.strip():
@@ -42,14 +50,25 @@ class QuestionSetService:
         content_hash = question_sets.content_hash(checked.questions)
         stored = self._repo.question_set_with_hash(content_hash) if origin == "imported" else None
         if stored is None:
-            stored = self._repo.add_question_set(name.strip(), description, checked.questions, content_hash,
-                                                 evaluator_pb2.QuestionSetProvenance(origin=origin))
+            stored = self._repo.add_question_set(
+                name.strip(),
+                description,
+                checked.questions,
+                content_hash,
+                evaluator_pb2.QuestionSetProvenance(origin=origin),
+            )
         stored.validation.CopyFrom(checked.validation)
         return stored
 
     def create(self, request: evaluator_pb2.CreateQuestionSetRequest) -> evaluator_pb2.QuestionSet:
-        return self._store(request.name, request.description, question_sets.from_messages(request.questions), {},
-                           request.excerpt_check, "created")
+        return self._store(
+            request.name,
+            request.description,
+            question_sets.from_messages(request.questions),
+            {},
+            request.excerpt_check,
+            "created",
+        )
 
     def _read(self, header: evaluator_pb2.ImportHeader, pieces: Iterator[bytes]) -> list[question_sets.RawQuestion]:
         data = bytearray()
@@ -62,11 +81,13 @@ class QuestionSetService:
         return question_sets.read_file(bytes(data), header.format, header.name)
 
     def import_file(self, header: evaluator_pb2.ImportHeader, pieces: Iterator[bytes]) -> evaluator_pb2.QuestionSet:
-        return self._store(header.name, "", self._read(header, pieces), dict(header.document_ids),
-                           header.excerpt_check, "imported")
+        return self._store(
+            header.name, "", self._read(header, pieces), dict(header.document_ids), header.excerpt_check, "imported"
+        )
 
-    def validate(self, header: evaluator_pb2.ImportHeader,
-                 pieces: Iterator[bytes]) -> evaluator_pb2.QuestionSetValidation:
+    def validate(
+        self, header: evaluator_pb2.ImportHeader, pieces: Iterator[bytes]
+    ) -> evaluator_pb2.QuestionSetValidation:
         """The import's dry run: the report, nothing stored, excerpt problems never refused."""
         return self._check(self._read(header, pieces), dict(header.document_ids), header.excerpt_check).validation
 
@@ -95,8 +116,9 @@ class QuestionSetService:
     def add_question(self, request: evaluator_pb2.AddQuestionRequest) -> evaluator_pb2.QuestionSet:
         question = self._located(request.question, "the new question")
         question.question_id = ""
-        return self._repo.change_questions(request.question_set_id, lambda current: [*current, question],
-                                           question_sets.content_hash)
+        return self._repo.change_questions(
+            request.question_set_id, lambda current: [*current, question], question_sets.content_hash
+        )
 
     def update_question(self, request: evaluator_pb2.UpdateQuestionRequest) -> evaluator_pb2.QuestionSet:
         question_id = request.question.question_id

@@ -71,8 +71,12 @@ def warnings(experiments: Sequence[evaluator_pb2.Experiment], set_names: dict[st
 
     out = []
 
-    def differs(label: str, value: Callable[[evaluator_pb2.Experiment], str], why: str,
-                named: Callable[[evaluator_pb2.Experiment], str] | None = None) -> None:
+    def differs(
+        label: str,
+        value: Callable[[evaluator_pb2.Experiment], str],
+        why: str,
+        named: Callable[[evaluator_pb2.Experiment], str] | None = None,
+    ) -> None:
         values = {e.experiment_id: value(e) for e in experiments}
         if len(set(values.values())) > 1:
             shown = ", ".join(f"{_name(e)}: {(named or value)(e)}" for e in experiments)
@@ -83,18 +87,27 @@ def warnings(experiments: Sequence[evaluator_pb2.Experiment], set_names: dict[st
         lambda e: f"±{e.config.retrieval.neighbor_prev}/{e.config.retrieval.neighbor_next}",
         "fixed_size runs read different amounts of context, so their scores are not the same setup",
     )
-    differs("embedding model", lambda e: e.provenance.embedding_model or e.config.retrieval.embedding_model,
-            "retrieval differs by model as well as by chunking")
-    differs("question set", lambda e: e.question_set_hash, "only the questions both sets hold are compared",
-            named=question_set)
+    differs(
+        "embedding model",
+        lambda e: e.provenance.embedding_model or e.config.retrieval.embedding_model,
+        "retrieval differs by model as well as by chunking",
+    )
+    differs(
+        "question set",
+        lambda e: e.question_set_hash,
+        "only the questions both sets hold are compared",
+        named=question_set,
+    )
     differs("top_k", lambda e: str(e.config.retrieval.top_k), "runs retrieve different numbers of hits")
-    differs("judge prompt version", lambda e: e.provenance.judge_prompt_version or "-",
-            "judge scores from different prompts are not directly comparable")
+    differs(
+        "judge prompt version",
+        lambda e: e.provenance.judge_prompt_version or "-",
+        "judge scores from different prompts are not directly comparable",
+    )
     return out
 
 
-def _runs(experiments: Sequence[evaluator_pb2.Experiment],
-          results: dict[str, Sequence[evaluator_pb2.QuestionResult]]):
+def _runs(experiments: Sequence[evaluator_pb2.Experiment], results: dict[str, Sequence[evaluator_pb2.QuestionResult]]):
     """(experiment_id, run_key, question key -> result) of every run that answered, in order."""
     runs: list[tuple[str, str, dict[str, evaluator_pb2.QuestionResult]]] = []
     for experiment in experiments:
@@ -107,16 +120,20 @@ def _runs(experiments: Sequence[evaluator_pb2.Experiment],
     return runs
 
 
-def left_out(experiments: Sequence[evaluator_pb2.Experiment],
-             results: dict[str, Sequence[evaluator_pb2.QuestionResult]]) -> list[str]:
+def left_out(
+    experiments: Sequence[evaluator_pb2.Experiment], results: dict[str, Sequence[evaluator_pb2.QuestionResult]]
+) -> list[str]:
     """Experiments that share no question with the baseline's (the first one), said aloud:
     their runs cannot be compared and appear in no table or plot."""
     if not experiments:
         return []
     base = experiments[0]
     asked = {_question_key(r) for r in results[base.experiment_id]}
-    return [f"experiment {_name(e)} shares no questions with {_name(base)} and was left out"
-            for e in experiments[1:] if not asked & {_question_key(r) for r in results[e.experiment_id]}]
+    return [
+        f"experiment {_name(e)} shares no questions with {_name(base)} and was left out"
+        for e in experiments[1:]
+        if not asked & {_question_key(r) for r in results[e.experiment_id]}
+    ]
 
 
 def count_wins(mine: dict[str, float], theirs: dict[str, float], higher_is_better: bool) -> tuple[int, int, int]:
@@ -128,9 +145,11 @@ def count_wins(mine: dict[str, float], theirs: dict[str, float], higher_is_bette
     return won, lost, len(shared) - won - lost
 
 
-def wins(experiments: Sequence[evaluator_pb2.Experiment],
-         results: dict[str, Sequence[evaluator_pb2.QuestionResult]],
-         metric: str | None) -> list[evaluator_pb2.PairwiseWins]:
+def wins(
+    experiments: Sequence[evaluator_pb2.Experiment],
+    results: dict[str, Sequence[evaluator_pb2.QuestionResult]],
+    metric: str | None,
+) -> list[evaluator_pb2.PairwiseWins]:
     """Per-question wins, losses and ties of every pair of runs on the deciding measure
     (ADR 0058), on the questions both hold; pairs that share none are left out."""
     if metric is None:
@@ -143,12 +162,21 @@ def wins(experiments: Sequence[evaluator_pb2.Experiment],
     higher = metric_catalog.BY_NAME[metric].info.higher_is_better
     out = []
     for i, (experiment_a, run_a, a) in enumerate(measured):
-        for experiment_b, run_b, b in measured[i + 1:]:
+        for experiment_b, run_b, b in measured[i + 1 :]:
             won, lost, tied = count_wins(a, b, higher)
             if won or lost or tied:
-                out.append(evaluator_pb2.PairwiseWins(
-                    metric=metric, run_key=run_a, other_run_key=run_b, wins=won, losses=lost, ties=tied,
-                    experiment_id=experiment_a, other_experiment_id=experiment_b))
+                out.append(
+                    evaluator_pb2.PairwiseWins(
+                        metric=metric,
+                        run_key=run_a,
+                        other_run_key=run_b,
+                        wins=won,
+                        losses=lost,
+                        ties=tied,
+                        experiment_id=experiment_a,
+                        other_experiment_id=experiment_b,
+                    )
+                )
     return out
 
 
@@ -173,9 +201,19 @@ def differences(
             a = np.array([p[0] for p in pairs], dtype=float)
             b = np.array([p[1] for p in pairs], dtype=float)
             low, high = bootstrap_ci(b - a, samples)
-            out.append(evaluator_pb2.MetricDifference(
-                metric=metric, baseline_run_key=base_run, run_key=run_key, difference=float(b.mean() - a.mean()),
-                ci_low=low, ci_high=high, shared_questions=len(pairs), baseline_experiment_id=base_experiment,
-                experiment_id=experiment_id, baseline_mean=float(a.mean()), mean=float(b.mean()),
-            ))
+            out.append(
+                evaluator_pb2.MetricDifference(
+                    metric=metric,
+                    baseline_run_key=base_run,
+                    run_key=run_key,
+                    difference=float(b.mean() - a.mean()),
+                    ci_low=low,
+                    ci_high=high,
+                    shared_questions=len(pairs),
+                    baseline_experiment_id=base_experiment,
+                    experiment_id=experiment_id,
+                    baseline_mean=float(a.mean()),
+                    mean=float(b.mean()),
+                )
+            )
     return out

@@ -82,8 +82,9 @@ def bar_chart(
         top = max([max_value or 0.0, *(v for values in series.values() for v in values), 1e-12])
         for i, name in enumerate(names):
             positions = [row + (i - (len(names) - 1) / 2) * bar for row in range(len(labels))]
-            bars = axes.barh(positions, list(series[name]), height=bar * 0.9, label=name,
-                             color=PALETTE[i % len(PALETTE)])
+            bars = axes.barh(
+                positions, list(series[name]), height=bar * 0.9, label=name, color=PALETTE[i % len(PALETTE)]
+            )
             axes.bar_label(bars, labels=[fmt(v) for v in series[name]], padding=3)
         axes.set_yticks(range(len(labels)), [_short(label) for label in labels])
         axes.invert_yaxis()
@@ -142,9 +143,15 @@ def scatter(
             axes.scatter([x], [y], s=45, color=PALETTE[i % len(PALETTE)], zorder=3)
             # Labels of points in the right half go to their left, so none runs off the chart;
             # a label moved off its point's height keeps a thin line to it.
-            axes.annotate(_short(label), (x, y), xytext=(-8 if lefts[i] else 8, shifts[i]), textcoords="offset points",
-                          ha="right" if lefts[i] else "left", va="center",
-                          arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#a0aec0"} if shifts[i] else None)
+            axes.annotate(
+                _short(label),
+                (x, y),
+                xytext=(-8 if lefts[i] else 8, shifts[i]),
+                textcoords="offset points",
+                ha="right" if lefts[i] else "left",
+                va="center",
+                arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#a0aec0"} if shifts[i] else None,
+            )
         axes.set_xlim(0, x_max)
         axes.set_ylim(0, y_max)
         axes.xaxis.set_major_formatter(lambda value, _: fmt_x(value))

@@ -34,7 +34,8 @@ class ReportService:
         deciding = holdout.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
         return evaluator_pb2.CompareExperimentsResponse(
             experiments=experiments,
-            warnings=compare.warnings(experiments, self._set_names(experiments)) + compare.left_out(experiments, results),
+            warnings=compare.warnings(experiments, self._set_names(experiments))
+            + compare.left_out(experiments, results),
             differences=compare.differences(experiments, results, samples),
             wins=compare.wins(experiments, results, deciding),
         )
@@ -61,9 +62,13 @@ class ReportService:
         results = self._repo.results(experiment.experiment_id)
         summarize(experiment, results)
         question_set = self._repo.get_question_set(experiment.config.question_set_id)
-        yield evaluator_pb2.ReportPiece(header=evaluator_pb2.Report(
-            experiment_id=experiment.experiment_id, file_name=report.file_name(experiment),
-            content_type=report.CONTENT_TYPE, view=report.shown_view(request.view),
-        ))
+        yield evaluator_pb2.ReportPiece(
+            header=evaluator_pb2.Report(
+                experiment_id=experiment.experiment_id,
+                file_name=report.file_name(experiment),
+                content_type=report.CONTENT_TYPE,
+                view=report.shown_view(request.view),
+            )
+        )
         for data in report.pieces(experiment, question_set, results, request.view, self._report_piece):
             yield evaluator_pb2.ReportPiece(data=data)

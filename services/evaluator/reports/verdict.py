@@ -34,24 +34,37 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     if not usable:
         return pb.Verdict(metric=metric, unavailable="no run finished any question")
     if not metric:
-        return pb.Verdict(unavailable=(
-            "no quality measure was taken (no reference excerpts, no expected answers, no judge): the runs can "
-            "only be told apart by what they send to the LLM"))
+        return pb.Verdict(
+            unavailable=(
+                "no quality measure was taken (no reference excerpts, no expected answers, no judge): the runs can "
+                "only be told apart by what they send to the LLM"
+            )
+        )
     keys = [r.run_key for r in usable]
     found = pb.Verdict(metric=metric)
     for name in dict.fromkeys((metric, *(n for group in SHOWN_GROUPS for n in metric_catalog.group(group)))):
         table = holdout.MeasureTable(name, keys, results)
-        measured = [(key, np.asarray(list(table.values[key].values()), dtype=float))
-                    for key in keys if table.values[key]]
+        measured = [
+            (key, np.asarray(list(table.values[key].values()), dtype=float)) for key in keys if table.values[key]
+        ]
         for (key, values), (low, high) in zip(measured, compare.bootstrap_cis([v for _, v in measured], SAMPLES)):
-            found.means.add(run_key=key, metric=name, mean=float(values.mean()), ci_low=low, ci_high=high,
-                            questions=len(values))
+            found.means.add(
+                run_key=key, metric=name, mean=float(values.mean()), ci_low=low, ci_high=high, questions=len(values)
+            )
     table = holdout.MeasureTable(metric, keys, results)
     higher = metric_catalog.BY_NAME[metric].info.higher_is_better
     for a, b in combinations(keys, 2):
         won, lost, tied = compare.count_wins(table.values[a], table.values[b], higher)
-        found.pairs.add(metric=metric, run_key=a, other_run_key=b, wins=won, losses=lost, ties=tied,
-                        experiment_id=experiment.experiment_id, other_experiment_id=experiment.experiment_id)
+        found.pairs.add(
+            metric=metric,
+            run_key=a,
+            other_run_key=b,
+            wins=won,
+            losses=lost,
+            ties=tied,
+            experiment_id=experiment.experiment_id,
+            other_experiment_id=experiment.experiment_id,
+        )
     if not table.questions:
         found.unavailable = f"no question has {metric_catalog.BY_NAME[metric].info.label} for every run"
         return found
@@ -60,8 +73,9 @@ def decide(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> p
     if len(keys) > 1:
         rest = [k for k in keys if k != found.winner_run_key]
         found.runner_up_run_key = table.best(rest, table.questions)
-        gaps = [table.values[found.winner_run_key][q] - table.values[found.runner_up_run_key][q]
-                for q in table.questions]
+        gaps = [
+            table.values[found.winner_run_key][q] - table.values[found.runner_up_run_key][q] for q in table.questions
+        ]
         found.difference = float(np.mean(gaps))
         found.ci_low, found.ci_high = interval(gaps)
     return found

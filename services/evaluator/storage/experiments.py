@@ -13,35 +13,53 @@ from services.evaluator.storage.tables import ExperimentRow, QuestionResultRow
 class ExperimentStore(Store):
     def add_experiment(self, experiment: evaluator_pb2.Experiment) -> None:
         with self._sessions.begin() as session:
-            session.add(ExperimentRow(
-                experiment_id=experiment.experiment_id, name=experiment.config.name,
-                question_set_id=experiment.config.question_set_id, state=experiment.state,
-                created_at=experiment.created_at.ToDatetime(tzinfo=utcnow().tzinfo), error=experiment.error,
-                message=_without_results(experiment),
-            ))
+            session.add(
+                ExperimentRow(
+                    experiment_id=experiment.experiment_id,
+                    name=experiment.config.name,
+                    question_set_id=experiment.config.question_set_id,
+                    state=experiment.state,
+                    created_at=experiment.created_at.ToDatetime(tzinfo=utcnow().tzinfo),
+                    error=experiment.error,
+                    message=_without_results(experiment),
+                )
+            )
 
     def save_experiment(self, experiment: evaluator_pb2.Experiment) -> None:
-        finished = experiment.finished_at.ToDatetime(tzinfo=utcnow().tzinfo) if experiment.HasField("finished_at") else None
+        finished = (
+            experiment.finished_at.ToDatetime(tzinfo=utcnow().tzinfo) if experiment.HasField("finished_at") else None
+        )
         with self._sessions.begin() as session:
             session.execute(
-                update(ExperimentRow).where(ExperimentRow.experiment_id == experiment.experiment_id).values(
-                    state=experiment.state, error=experiment.error, finished_at=finished,
+                update(ExperimentRow)
+                .where(ExperimentRow.experiment_id == experiment.experiment_id)
+                .values(
+                    state=experiment.state,
+                    error=experiment.error,
+                    finished_at=finished,
                     message=_without_results(experiment),
                 )
             )
 
     def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
         """The stored experiment without its per-question results."""
-        return self._stored(ExperimentRow, experiment_id, "experiment", "ListExperiments shows the stored ones",
-                            evaluator_pb2.Experiment)
+        return self._stored(
+            ExperimentRow,
+            experiment_id,
+            "experiment",
+            "ListExperiments shows the stored ones",
+            evaluator_pb2.Experiment,
+        )
 
     def list_experiments(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.Experiment], str]:
         size, offset = page_bounds(page_size, page_token)
         with self._sessions() as session:
             total = session.scalar(select(func.count()).select_from(ExperimentRow))
             rows = session.scalars(
-                select(ExperimentRow).order_by(ExperimentRow.created_at.desc(), ExperimentRow.experiment_id)
-                .offset(offset).limit(size)
+                select(ExperimentRow)
+                .order_by(ExperimentRow.created_at.desc(), ExperimentRow.experiment_id)
+                .offset(offset)
+                .limit(size)
             ).all()
             return [evaluator_pb2.Experiment.FromString(r.message) for r in rows], next_token(
                 offset, size, len(rows), total
@@ -52,16 +70,22 @@ class ExperimentStore(Store):
 
     def save_result(self, experiment_id: str, position: int, result: evaluator_pb2.QuestionResult) -> None:
         with self._sessions.begin() as session:
-            session.add(QuestionResultRow(
-                experiment_id=experiment_id, run_key=result.run_key, question_id=result.question_id,
-                position=position, message=result.SerializeToString(),
-            ))
+            session.add(
+                QuestionResultRow(
+                    experiment_id=experiment_id,
+                    run_key=result.run_key,
+                    question_id=result.question_id,
+                    position=position,
+                    message=result.SerializeToString(),
+                )
+            )
 
     def results(self, experiment_id: str) -> list[evaluator_pb2.QuestionResult]:
         """Every finished question, in run order then question order."""
         with self._sessions() as session:
             rows = session.scalars(
-                select(QuestionResultRow).where(QuestionResultRow.experiment_id == experiment_id)
+                select(QuestionResultRow)
+                .where(QuestionResultRow.experiment_id == experiment_id)
                 .order_by(QuestionResultRow.result_id)
             ).all()
             return [evaluator_pb2.QuestionResult.FromString(r.message) for r in rows]
@@ -69,8 +93,9 @@ class ExperimentStore(Store):
     def done_keys(self, experiment_id: str) -> set[tuple[str, str]]:
         with self._sessions() as session:
             rows = session.execute(
-                select(QuestionResultRow.run_key, QuestionResultRow.question_id)
-                .where(QuestionResultRow.experiment_id == experiment_id)
+                select(QuestionResultRow.run_key, QuestionResultRow.question_id).where(
+                    QuestionResultRow.experiment_id == experiment_id
+                )
             ).all()
             return {(r[0], r[1]) for r in rows}
 

@@ -20,29 +20,46 @@ class GenerationStore(Store):
         with self._sessions.begin() as session:
             row = session.get(GenerationRow, generation.generation_id)
             if row is None:
-                session.add(GenerationRow(
-                    generation_id=generation.generation_id, state=generation.state,
-                    created_at=generation.created_at.ToDatetime(tzinfo=utcnow().tzinfo),
-                    message=stored.SerializeToString()))
+                session.add(
+                    GenerationRow(
+                        generation_id=generation.generation_id,
+                        state=generation.state,
+                        created_at=generation.created_at.ToDatetime(tzinfo=utcnow().tzinfo),
+                        message=stored.SerializeToString(),
+                    )
+                )
             else:
                 row.state, row.message = generation.state, stored.SerializeToString()
 
     def generation(self, generation_id: str) -> evaluator_pb2.Generation:
         """The stored generation without its outcomes."""
-        return self._stored(GenerationRow, generation_id, "generation",
-                            "GenerateQuestionSet's first progress names its id", evaluator_pb2.Generation)
+        return self._stored(
+            GenerationRow,
+            generation_id,
+            "generation",
+            "GenerateQuestionSet's first progress names its id",
+            evaluator_pb2.Generation,
+        )
 
     def generation_ids_in_state(self, state: int) -> list[str]:
         return self._ids_in_state(GenerationRow.generation_id, GenerationRow.state, state)
 
     def save_outcome(self, generation_id: str, outcome: evaluator_pb2.PassageOutcome) -> None:
         with self._sessions.begin() as session:
-            session.add(PassageOutcomeRow(generation_id=generation_id, passage_number=outcome.passage_number,
-                                          message=outcome.SerializeToString()))
+            session.add(
+                PassageOutcomeRow(
+                    generation_id=generation_id,
+                    passage_number=outcome.passage_number,
+                    message=outcome.SerializeToString(),
+                )
+            )
 
     def outcomes(self, generation_id: str) -> list[evaluator_pb2.PassageOutcome]:
         """Every finished passage, in passage order."""
         with self._sessions() as session:
-            rows = session.scalars(select(PassageOutcomeRow).where(PassageOutcomeRow.generation_id == generation_id)
-                                   .order_by(PassageOutcomeRow.passage_number)).all()
+            rows = session.scalars(
+                select(PassageOutcomeRow)
+                .where(PassageOutcomeRow.generation_id == generation_id)
+                .order_by(PassageOutcomeRow.passage_number)
+            ).all()
             return [evaluator_pb2.PassageOutcome.FromString(r.message) for r in rows]

@@ -31,7 +31,8 @@ class QueryStore(Store):
             return [
                 (r[0], bool(r[1]), int(r[2]))
                 for r in session.execute(
-                    select(FeedbackRow.strategy, FeedbackRow.thumbs_up, func.count())
-                    .group_by(FeedbackRow.strategy, FeedbackRow.thumbs_up)
+                    select(FeedbackRow.strategy, FeedbackRow.thumbs_up, func.count()).group_by(
+                        FeedbackRow.strategy, FeedbackRow.thumbs_up
+                    )
                 ).all()
             ]

@@ -21,18 +21,29 @@ def question_id(question_set_id: str, position: int) -> str:
 
 
 class QuestionSetStore(Store):
-    def add_question_set(self, name: str, description: str, questions: Sequence[evaluator_pb2.Question],
-                         content_hash: str, provenance: evaluator_pb2.QuestionSetProvenance | None = None,
-                         ) -> evaluator_pb2.QuestionSet:
+    def add_question_set(
+        self,
+        name: str,
+        description: str,
+        questions: Sequence[evaluator_pb2.Question],
+        content_hash: str,
+        provenance: evaluator_pb2.QuestionSetProvenance | None = None,
+    ) -> evaluator_pb2.QuestionSet:
         set_id = str(uuid.uuid4())
         now = utcnow()
         stored = []
         provenance = provenance or evaluator_pb2.QuestionSetProvenance()
         with self._sessions.begin() as session:
-            session.add(QuestionSetRow(
-                question_set_id=set_id, name=name, description=description, content_hash=content_hash,
-                question_count=len(questions), created_at=now,
-            ))
+            session.add(
+                QuestionSetRow(
+                    question_set_id=set_id,
+                    name=name,
+                    description=description,
+                    content_hash=content_hash,
+                    question_count=len(questions),
+                    created_at=now,
+                )
+            )
             session.flush()
             session.add(QuestionSetProvenanceRow(question_set_id=set_id, message=provenance.SerializeToString()))
             for position, question in enumerate(questions):
@@ -40,20 +51,34 @@ class QuestionSetStore(Store):
                 q.CopyFrom(question)
                 q.question_id = question_id(set_id, position)
                 stored.append(q)
-                session.add(QuestionRow(
-                    question_id=q.question_id, question_set_id=set_id, position=position,
-                    message=q.SerializeToString(),
-                ))
+                session.add(
+                    QuestionRow(
+                        question_id=q.question_id,
+                        question_set_id=set_id,
+                        position=position,
+                        message=q.SerializeToString(),
+                    )
+                )
         return evaluator_pb2.QuestionSet(
-            question_set_id=set_id, name=name, description=description, content_hash=content_hash,
-            question_count=len(stored), created_at=to_proto(now), questions=stored, provenance=provenance,
+            question_set_id=set_id,
+            name=name,
+            description=description,
+            content_hash=content_hash,
+            question_count=len(stored),
+            created_at=to_proto(now),
+            questions=stored,
+            provenance=provenance,
         )
 
     @staticmethod
     def _set_message(session, row: QuestionSetRow) -> evaluator_pb2.QuestionSet:
         message = evaluator_pb2.QuestionSet(
-            question_set_id=row.question_set_id, name=row.name, description=row.description,
-            content_hash=row.content_hash, question_count=row.question_count, created_at=to_proto(row.created_at),
+            question_set_id=row.question_set_id,
+            name=row.name,
+            description=row.description,
+            content_hash=row.content_hash,
+            question_count=row.question_count,
+            created_at=to_proto(row.created_at),
         )
         provenance = session.get(QuestionSetProvenanceRow, row.question_set_id)
         if provenance is not None:
@@ -79,17 +104,24 @@ class QuestionSetStore(Store):
             )
         return row
 
-    def change_questions(self, set_id: str, change: Callable[[list[evaluator_pb2.Question]], list[evaluator_pb2.Question]],
-                         hash_of: Callable[[list[evaluator_pb2.Question]], str]) -> evaluator_pb2.QuestionSet:
+    def change_questions(
+        self,
+        set_id: str,
+        change: Callable[[list[evaluator_pb2.Question]], list[evaluator_pb2.Question]],
+        hash_of: Callable[[list[evaluator_pb2.Question]], str],
+    ) -> evaluator_pb2.QuestionSet:
         """Rewrites a set's questions in one transaction: `change` gets them in order and
         returns the new list; a question keeps its id (and place), one without an id is
         added at the end with its own. Refused while an experiment uses the set."""
         with self._sessions.begin() as session:
             row = self._changeable(session, set_id, "copy it (export and import) to change it: it stays as it is")
-            rows = {q.question_id: q for q in session.scalars(
-                select(QuestionRow).where(QuestionRow.question_set_id == set_id))}
-            current = [evaluator_pb2.Question.FromString(r.message)
-                       for r in sorted(rows.values(), key=lambda r: r.position)]
+            rows = {
+                q.question_id: q
+                for q in session.scalars(select(QuestionRow).where(QuestionRow.question_set_id == set_id))
+            }
+            current = [
+                evaluator_pb2.Question.FromString(r.message) for r in sorted(rows.values(), key=lambda r: r.position)
+            ]
             changed = change(current)
             last = max((r.position for r in rows.values()), default=-1)
             kept = set()
@@ -99,8 +131,14 @@ class QuestionSetStore(Store):
                 else:
                     last += 1
                     question.question_id = question_id(set_id, last)
-                    session.add(QuestionRow(question_id=question.question_id, question_set_id=set_id,
-                                            position=last, message=question.SerializeToString()))
+                    session.add(
+                        QuestionRow(
+                            question_id=question.question_id,
+                            question_set_id=set_id,
+                            position=last,
+                            message=question.SerializeToString(),
+                        )
+                    )
                 kept.add(question.question_id)
             for gone in set(rows) - kept:
                 session.delete(rows[gone])
@@ -129,9 +167,12 @@ class QuestionSetStore(Store):
     def question_set_with_hash(self, content_hash: str) -> evaluator_pb2.QuestionSet | None:
         """The newest stored set whose questions hash to content_hash (with its questions), or None."""
         with self._sessions() as session:
-            set_id = session.scalar(select(QuestionSetRow.question_set_id)
-                                    .where(QuestionSetRow.content_hash == content_hash)
-                                    .order_by(QuestionSetRow.created_at.desc()).limit(1))
+            set_id = session.scalar(
+                select(QuestionSetRow.question_set_id)
+                .where(QuestionSetRow.content_hash == content_hash)
+                .order_by(QuestionSetRow.created_at.desc())
+                .limit(1)
+            )
         return self.get_question_set(set_id) if set_id else None
 
     def list_question_sets(self, page_size: int, page_token: str) -> tuple[list[evaluator_pb2.QuestionSet], str]:
@@ -139,8 +180,10 @@ class QuestionSetStore(Store):
         with self._sessions() as session:
             total = session.scalar(select(func.count()).select_from(QuestionSetRow))
             rows = session.scalars(
-                select(QuestionSetRow).order_by(QuestionSetRow.created_at.desc(), QuestionSetRow.question_set_id)
-                .offset(offset).limit(size)
+                select(QuestionSetRow)
+                .order_by(QuestionSetRow.created_at.desc(), QuestionSetRow.question_set_id)
+                .offset(offset)
+                .limit(size)
             ).all()
             return [self._set_message(session, r) for r in rows], next_token(offset, size, len(rows), total)
 

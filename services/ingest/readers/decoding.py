@@ -54,7 +54,9 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
             try:
                 return data.decode(encoding), encoding
             except UnicodeDecodeError:
-                raise InvalidArgument(f"{name!r} starts with a {encoding} byte-order mark but is not valid {encoding}") from None
+                raise InvalidArgument(
+                    f"{name!r} starts with a {encoding} byte-order mark but is not valid {encoding}"
+                ) from None
     sample = data[:65536]
     controls = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)
     if b"\x00" in sample or controls > len(sample) * 0.01:
@@ -70,9 +72,7 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
         )
     matches = list(from_bytes(data))
     if not matches:
-        raise InvalidArgument(
-            f"{name!r} is not valid text in UTF-8, UTF-16 or any encoding tried; save it as UTF-8"
-        )
+        raise InvalidArgument(f"{name!r} is not valid text in UTF-8, UTF-16 or any encoding tried; save it as UTF-8")
     # Several legacy code pages often read the same bytes equally well; prefer
     # the common ones, in this order, among the least chaotic readings.
     least = min(m.chaos for m in matches)

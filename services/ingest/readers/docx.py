@@ -13,7 +13,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import docx
 from docx.enum.style import WD_STYLE_TYPE
@@ -164,8 +164,10 @@ def _entries(document) -> list[tuple[str, object, str]]:
         fmt = _numbering_format(item, styles, unresolved)
         entries.append(("paragraph", text, "") if fmt is None else ("item", text, fmt))
     if unresolved:
-        log.warning("DOCX lists with numbering definitions that cannot be read (numId %s) are shown as bullets",
-                    ", ".join(sorted(unresolved)))
+        log.warning(
+            "DOCX lists with numbering definitions that cannot be read (numId %s) are shown as bullets",
+            ", ".join(sorted(unresolved)),
+        )
     return entries
 
 
@@ -197,5 +199,5 @@ def read_docx(data: bytes) -> DocxContent:
     metadata = {f: str(getattr(props, f)) for f in _CORE_FIELDS if getattr(props, f, None)}
     created = props.created
     if created is not None and created.tzinfo is None:
-        created = created.replace(tzinfo=timezone.utc)
+        created = created.replace(tzinfo=UTC)
     return DocxContent(text=text, tree=build_tree(text, writer.blocks), metadata=metadata, created=created)

@@ -38,25 +38,117 @@ MAX_DEPTH = 256
 PIECE_CHARS = 1 << 16
 
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_DROPPED_TAGS = {"script", "style", "noscript", "template", "iframe", "object", "embed", "applet", "svg", "math",
-                 "canvas", "video", "audio", "map", "form", "button", "input", "select", "textarea", "nav",
-                 "aside", "dialog", "menu", "head"}
-_DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "alertdialog",
-                  "menu", "menubar", "toolbar"}
+_DROPPED_TAGS = {
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "object",
+    "embed",
+    "applet",
+    "svg",
+    "math",
+    "canvas",
+    "video",
+    "audio",
+    "map",
+    "form",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "nav",
+    "aside",
+    "dialog",
+    "menu",
+    "head",
+}
+_DROPPED_ROLES = {
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "dialog",
+    "alertdialog",
+    "menu",
+    "menubar",
+    "toolbar",
+}
 # A page-level header or footer is a banner or content-info landmark: one that is
 # inside none of these (HTML's own rule for their implicit ARIA roles).
 _SECTIONING = {"article", "aside", "main", "nav", "section"}
 _BANNER = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_INLINE = {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i", "img",
-           "ins", "kbd", "label", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup",
-           "time", "tt", "u", "var", "wbr", "br", "acronym", "nobr", "output", "meter", "progress", "ruby", "rt",
-           "rp"}
+_INLINE = {
+    "a",
+    "abbr",
+    "b",
+    "bdi",
+    "bdo",
+    "big",
+    "cite",
+    "code",
+    "data",
+    "del",
+    "dfn",
+    "em",
+    "font",
+    "i",
+    "img",
+    "ins",
+    "kbd",
+    "label",
+    "mark",
+    "q",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "sup",
+    "time",
+    "tt",
+    "u",
+    "var",
+    "wbr",
+    "br",
+    "acronym",
+    "nobr",
+    "output",
+    "meter",
+    "progress",
+    "ruby",
+    "rt",
+    "rp",
+}
 _PARAGRAPHS = {"p", "dt", "dd", "figcaption", "caption", "summary", "legend", "address"}
 # Elements that break a line when they sit inside inline text (a list item's paragraphs,
 # a link around a heading): the rest render as blocks of their own.
-_BLOCKS = {*_HEADINGS, *_PARAGRAPHS, "div", "ul", "ol", "li", "pre", "table", "tr", "blockquote", "section",
-           "article", "header", "footer", "main", "figure", "dl", "hr", "details"}
+_BLOCKS = {
+    *_HEADINGS,
+    *_PARAGRAPHS,
+    "div",
+    "ul",
+    "ol",
+    "li",
+    "pre",
+    "table",
+    "tr",
+    "blockquote",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "main",
+    "figure",
+    "dl",
+    "hr",
+    "details",
+}
 _CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
 # A line break from <br> while inline text is gathered (no parsed text holds NUL).
 _BREAK = "\x00"
@@ -91,10 +183,19 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     writer = walker.writer
     text = writer.text()
     metadata = {"encoding": encoding, "content_element": where}
-    metadata.update({key: value for key, value in (
-        ("title", title), ("lang", declared), ("description", _meta(root, "description")),
-        ("author", _meta(root, "author")), ("boilerplate_removed", _counted(removed)),
-    ) if value})
+    metadata.update(
+        {
+            key: value
+            for key, value in (
+                ("title", title),
+                ("lang", declared),
+                ("description", _meta(root, "description")),
+                ("author", _meta(root, "author")),
+                ("boilerplate_removed", _counted(removed)),
+            )
+            if value
+        }
+    )
     return Parsed(text, build_tree(text, writer.blocks), metadata, published, language)
 
 
@@ -149,7 +250,7 @@ def _check_element_count(name: str, source: str, limits: HtmlLimits) -> None:
     parser = etree.HTMLParser(target=_ElementCounter(limits.max_elements), huge_tree=False)
     try:
         for start in range(0, len(source), PIECE_CHARS):
-            parser.feed(source[start:start + PIECE_CHARS])
+            parser.feed(source[start : start + PIECE_CHARS])
         parser.close()
     except _TooManyElements:
         raise ResourceExhausted(
@@ -185,8 +286,11 @@ def _boilerplate(element) -> str:
         return f"role={role}"
     if tag in ("header", "footer") and not any(a.tag in _SECTIONING for a in element.iterancestors()):
         return tag
-    if (element.get("hidden") is not None or (element.get("aria-hidden") or "").lower() == "true"
-            or _HIDDEN_STYLE.search(element.get("style") or "")):
+    if (
+        element.get("hidden") is not None
+        or (element.get("aria-hidden") or "").lower() == "true"
+        or _HIDDEN_STYLE.search(element.get("style") or "")
+    ):
         return "hidden"
     if _BANNER.search(f"{element.get('id') or ''} {element.get('class') or ''}"):
         return "cookie banner"
@@ -317,8 +421,10 @@ class _Walker:
         caption = element.find("caption")
         if caption is not None:
             self.block(caption, "caption")
-        rows = [[_text(cell) for cell in row.xpath("./th|./td")]
-                for row in element.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")]
+        rows = [
+            [_text(cell) for cell in row.xpath("./th|./td")]
+            for row in element.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+        ]
         lines = markdown_table(rows)
         if lines:
             self.writer.table(lines)
@@ -357,5 +463,7 @@ def _no_text(name: str, where: str, removed: Counter, title: str) -> str:
         found += f" once boilerplate is removed ({_counted(removed)} removed)"
     if title:
         found += f"; its title is {title!r}"
-    return (f"{name!r} has no readable text: {found}. If a script builds the page in the browser, save it "
-            "from the browser once it has loaded, or upload the text as .md or .txt")
+    return (
+        f"{name!r} has no readable text: {found}. If a script builds the page in the browser, save it "
+        "from the browser once it has loaded, or upload the text as .md or .txt"
+    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from chunklab.errors import InvalidArgument
@@ -29,15 +29,32 @@ _DECLARED_CHARSET = re.compile(
 )
 # WHATWG's encoding labels: Latin-1 and ASCII labels mean windows-1252, and a
 # UTF-16 label in bytes that an ASCII-based parser just read means UTF-8.
-_LABEL_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "l1": "cp1252",
-                  "ascii": "cp1252", "us-ascii": "cp1252", "iso8859-1": "cp1252",
-                  "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8"}
+_LABEL_ALIASES = {
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "l1": "cp1252",
+    "ascii": "cp1252",
+    "us-ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "utf-16": "utf-8",
+    "utf-16le": "utf-8",
+    "utf-16be": "utf-8",
+}
 _UTF8_BOM = codecs.BOM_UTF8
 _ANY_TAG = re.compile(r"<(?:!doctype|[a-zA-Z][a-zA-Z0-9:-]*[\s/>])", re.IGNORECASE)
 # Codes that name no language of their own: undetermined, multiple, none, uncoded.
 _NO_LANGUAGE = {"und", "mul", "zxx", "mis"}
-_META_DATE_NAMES = ("date", "dc.date", "dc.date.issued", "dcterms.date", "dcterms.issued", "dcterms.created",
-                    "publish-date", "pubdate")
+_META_DATE_NAMES = (
+    "date",
+    "dc.date",
+    "dc.date.issued",
+    "dcterms.date",
+    "dcterms.issued",
+    "dcterms.created",
+    "publish-date",
+    "pubdate",
+)
 
 
 def decode_html(name: str, data: bytes) -> tuple[str, str]:
@@ -48,7 +65,7 @@ def decode_html(name: str, data: bytes) -> tuple[str, str]:
             f"{name!r} is declared as HTML but its content is {what}; upload it with its real extension"
         )
     if data.startswith(_UTF8_BOM):
-        text, encoding = _decode(name, data[len(_UTF8_BOM):], "utf-8")
+        text, encoding = _decode(name, data[len(_UTF8_BOM) :], "utf-8")
     else:
         declared = _declared_charset(data[:PRESCAN_BYTES]) if not data.startswith((b"\xff\xfe", b"\xfe\xff")) else None
         text, encoding = _decode(name, data, declared) if declared else decode_text(name, data)
@@ -83,8 +100,11 @@ def _decode(name: str, data: bytes, encoding: str) -> tuple[str, str]:
 def declared_language(root) -> tuple[str, str]:
     """(the primary language subtag, e.g. "en", the declared tag as written, e.g. "en-GB"), or ("", "")."""
     candidates = [root.get("lang"), root.get("xml:lang")]
-    candidates += [meta.get("content") for meta in root.iterfind(".//meta[@http-equiv]")
-                   if meta.get("http-equiv", "").strip().lower() == "content-language"]
+    candidates += [
+        meta.get("content")
+        for meta in root.iterfind(".//meta[@http-equiv]")
+        if meta.get("http-equiv", "").strip().lower() == "content-language"
+    ]
     for declared in candidates:
         declared = (declared or "").split(",")[0].strip()
         primary = declared.lower().replace("_", "-").split("-")[0]
@@ -95,8 +115,11 @@ def declared_language(root) -> tuple[str, str]:
 
 def json_ld(root) -> list[str]:
     """The page's JSON-LD blocks, read before boilerplate removal drops every script."""
-    return [script.text or "" for script in root.iterfind(".//script[@type]")
-            if script.get("type", "").strip().lower() == "application/ld+json"]
+    return [
+        script.text or ""
+        for script in root.iterfind(".//script[@type]")
+        if script.get("type", "").strip().lower() == "application/ld+json"
+    ]
 
 
 def published_date(root, article, json_ld_blocks: list[str]) -> datetime | None:
@@ -155,4 +178,4 @@ def parse_date(value: str | None) -> datetime | None:
             parsed = parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             return None
-    return parsed.astimezone(timezone.utc) if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -86,7 +86,11 @@ def _trimmed(line: Line) -> tuple[int, int]:
 def markdown_blocks(text: str) -> list[Block]:
     return [
         Block(
-            _NODE_KINDS[b.kind], b.start, b.end, b.level, b.title,
+            _NODE_KINDS[b.kind],
+            b.start,
+            b.end,
+            b.level,
+            b.title,
             [(item.start, item.end) for item in b.children] if b.kind is markdown.Kind.LIST else [],
         )
         for b in markdown.scan(text)
@@ -185,12 +189,20 @@ def build_tree(text: str, blocks: list[Block]) -> pb.DocumentTree:
             parent = stack[-1][1]
             path = [*parent.heading_path, block.title]
             section = parent.children.add(
-                kind=pb.NODE_KIND_SECTION, level=block.level, title=block.title,
-                heading_path=path, start_char=block.start, end_char=block.end,
+                kind=pb.NODE_KIND_SECTION,
+                level=block.level,
+                title=block.title,
+                heading_path=path,
+                start_char=block.start,
+                end_char=block.end,
             )
             section.children.add(
-                kind=pb.NODE_KIND_HEADING, level=block.level, title=block.title,
-                heading_path=path, start_char=block.start, end_char=block.end,
+                kind=pb.NODE_KIND_HEADING,
+                level=block.level,
+                title=block.title,
+                heading_path=path,
+                start_char=block.start,
+                end_char=block.end,
             )
             stack.append((block.level, section))
             _grow_sections(stack, block.end)

@@ -15,7 +15,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -24,7 +24,15 @@ from chunklab.errors import InvalidArgument
 from chunklab.text.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
-from services.ingest.readers.pdf_layout import LINE_HYPHEN, Line, Page, TableBox, read_pages, reading_order, remove_furniture
+from services.ingest.readers.pdf_layout import (
+    LINE_HYPHEN,
+    Line,
+    Page,
+    TableBox,
+    read_pages,
+    reading_order,
+    remove_furniture,
+)
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
@@ -64,10 +72,11 @@ def pdf_date(value: str) -> datetime | None:
         return None
     year, month, day, hour, minute, second, sign, tz_hours, tz_minutes = match.groups()
     offset = timedelta(hours=int(tz_hours or 0), minutes=int(tz_minutes or 0))
-    zone = timezone(-offset if sign == "-" else offset) if sign in ("+", "-") else timezone.utc
+    zone = timezone(-offset if sign == "-" else offset) if sign in ("+", "-") else UTC
     try:
-        return datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                        int(second or 0), tzinfo=zone)
+        return datetime(
+            int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=zone
+        )
     except ValueError:
         return None
 
@@ -121,8 +130,13 @@ def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
         match = None
         for i in below + sorted(set(candidates) - set(below)):
             printed, j = items[i].text, i
-            while (want.startswith(_bare(printed)) and _bare(printed) != want and j + 1 < len(items)
-                   and isinstance(items[j + 1], Line) and items[j + 1].page == page):
+            while (
+                want.startswith(_bare(printed))
+                and _bare(printed) != want
+                and j + 1 < len(items)
+                and isinstance(items[j + 1], Line)
+                and items[j + 1].page == page
+            ):
                 j += 1
                 printed = f"{printed} {items[j].text}"
             if _bare(printed) == want:
@@ -165,8 +179,12 @@ def font_headings(items: list[Line | TableBox]) -> Headings:
         if not isinstance(item, Line) or not is_heading(item):
             previous = None
             continue
-        wrapped = (previous is not None and previous.page == item.page and (previous.size, previous.bold) == (item.size, item.bold)
-                   and 0 < _gap(previous, item) <= item.size * 1.6)
+        wrapped = (
+            previous is not None
+            and previous.page == item.page
+            and (previous.size, previous.bold) == (item.size, item.bold)
+            and 0 < _gap(previous, item) <= item.size * 1.6
+        )
         if wrapped:
             head = next(h for h in reversed(found.values()) if h is not None)
             head.title = f"{head.title} {item.text.replace(LINE_HYPHEN, '-')}"
@@ -218,9 +236,9 @@ class _Renderer:
         # Line pitch over font size, the commonest in the document: a larger
         # gap between lines ends a paragraph.
         pitches = Counter(
-            round(_gap(a, b) / a.size, 2) for a, b in zip(items, items[1:])
-            if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size
-            and _gap(a, b) > 0
+            round(_gap(a, b) / a.size, 2)
+            for a, b in zip(items, items[1:])
+            if isinstance(a, Line) and isinstance(b, Line) and a.page == b.page and a.size == b.size and _gap(a, b) > 0
         )
         # Where most paragraphs are one line, the commonest pitch is the gap
         # between paragraphs: no leading is above 1.5 times the size.
@@ -232,8 +250,12 @@ class _Renderer:
 
     def _continues(self, previous: Line, line: Line) -> bool:
         """Whether `line` goes on the paragraph that `previous` ends."""
-        if (abs(previous.size - line.size) > 0.5 or _BULLET.match(line.text) or _NUMBERED.match(line.text)
-                or _LEADERS.search(previous.text)):
+        if (
+            abs(previous.size - line.size) > 0.5
+            or _BULLET.match(line.text)
+            or _NUMBERED.match(line.text)
+            or _LEADERS.search(previous.text)
+        ):
             return False
         if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
             return not previous.text.endswith(_TERMINAL)
@@ -351,8 +373,11 @@ def read_pdf(name: str, data: bytes) -> Parsed:
     items = [item for page in pages for item in reading_order(page)]
     if not items:
         images = sum(p.images for p in pages)
-        held = (f"{images} image(s) and no text, so it looks scanned" if images
-                else "no text, only drawings, so it looks scanned or its text was turned into outlines")
+        held = (
+            f"{images} image(s) and no text, so it looks scanned"
+            if images
+            else "no text, only drawings, so it looks scanned or its text was turned into outlines"
+        )
         raise InvalidArgument(
             f"{name!r} has no text layer: its {len(pages)} page(s) hold {held}; "
             "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"

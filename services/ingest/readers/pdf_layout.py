@@ -165,8 +165,17 @@ def _find_tables(ruled: list[Page], data: bytes) -> None:
     from pdfminer.psexceptions import PSException
     from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
 
-    unreadable = (PDFException, PSException, MalformedPDFException, PdfminerException, ValueError, KeyError,
-                  TypeError, IndexError, AttributeError)
+    unreadable = (
+        PDFException,
+        PSException,
+        MalformedPDFException,
+        PdfminerException,
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+    )
     done: set[int] = set()
     try:
         with pdfplumber.open(io.BytesIO(data)) as plumber:  # it parses pages lazily, also on close

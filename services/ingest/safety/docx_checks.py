@@ -39,8 +39,16 @@ _OVERLAP = 64
 # under 100 characters); its extra fields add a few dozen bytes.
 DIRECTORY_BYTES_PER_MEMBER = 1024
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
-_CORRUPT = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError,
-            RuntimeError, struct.error)
+_CORRUPT = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+    struct.error,
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +71,9 @@ def check_docx_archive(name: str, data: bytes, limits: ZipLimits = ZipLimits()) 
         members = archive.infolist()
     except _CORRUPT as exc:
         log.info("%r is a corrupt zip archive: %s: %s", name, type(exc).__name__, str(exc)[:500])
-        raise InvalidArgument(f"{name!r} is a corrupt or truncated zip archive (its directory cannot be read); "
-                              "save it again") from None
+        raise InvalidArgument(
+            f"{name!r} is a corrupt or truncated zip archive (its directory cannot be read); save it again"
+        ) from None
     _check_member_count(name, len(members), limits)
     _check_names(name, members)
     _check_layout(name, data, members)
@@ -102,13 +111,13 @@ def _check_directory(name: str, data: bytes, limits: ZipLimits) -> None:
     builds a record of each (a 50 MB upload can list a million): by the count it
     states and by the directory's size, which bounds the count whatever it states."""
     try:
-        end = zipfile._EndRecData(io.BytesIO(data))  # noqa: SLF001 - the stdlib's own reader of that record
+        end = zipfile._EndRecData(io.BytesIO(data))  # the stdlib's own reader of that record
     except _CORRUPT:
         end = None
     if not end:
         raise InvalidArgument(f"{name!r} is a corrupt or truncated zip archive (no end record); save it again")
-    _check_member_count(name, end[zipfile._ECD_ENTRIES_TOTAL], limits)  # noqa: SLF001
-    directory_bytes = end[zipfile._ECD_SIZE]  # noqa: SLF001
+    _check_member_count(name, end[zipfile._ECD_ENTRIES_TOTAL], limits)
+    directory_bytes = end[zipfile._ECD_SIZE]
     if directory_bytes > limits.max_members * DIRECTORY_BYTES_PER_MEMBER:
         raise ResourceExhausted(
             f"{name!r} lists more files than a DOCX may hold: its directory is {size_text(directory_bytes)}, "
@@ -148,8 +157,9 @@ def _check_layout(name: str, data: bytes, members: list[zipfile.ZipInfo]) -> Non
             raise InvalidArgument(
                 f"{name!r} is a corrupt zip archive: {member.filename} points to no file entry; save it again"
             )
-        spans.append((start, start + _LOCAL_HEADER.size + name_length + extra_length + member.compress_size,
-                      member.filename))
+        spans.append(
+            (start, start + _LOCAL_HEADER.size + name_length + extra_length + member.compress_size, member.filename)
+        )
     spans.sort()
     for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
         if start < end:

@@ -77,7 +77,7 @@ def inflate(compressed: Iterable[bytes], wbits: int = zlib.MAX_WBITS | 32) -> It
     try:
         for chunk in compressed:
             for start in range(0, len(chunk), _INPUT_BYTES):
-                pending = chunk[start:start + _INPUT_BYTES]
+                pending = chunk[start : start + _INPUT_BYTES]
                 # A full piece may leave output pending inside zlib even when all input is taken.
                 while not inflater.eof:
                     piece = inflater.decompress(pending, PIECE_BYTES)

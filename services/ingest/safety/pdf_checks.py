@@ -57,8 +57,18 @@ _SIZE = re.compile(rb"/Size\s+(\d+)")
 _PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z0-9])")
 _ENCRYPT = re.compile(rb"/Encrypt\s*(?:\d+\s+\d+\s+R|<<)")
 # What pypdf raises on a file it cannot make sense of, beside its own errors.
-_UNREADABLE = (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
-               OSError, EOFError, ArithmeticError)
+_UNREADABLE = (
+    PyPdfError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    OSError,
+    EOFError,
+    ArithmeticError,
+)
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
         raise _too_many_pages(name, limits)
     declared = _check_streams(name, data, body_objects, limits)
     for trailer in _TRAILER.finditer(data):
-        window = data[trailer.end():trailer.end() + _EDGE_BYTES * 4]
+        window = data[trailer.end() : trailer.end() + _EDGE_BYTES * 4]
         if size := _SIZE.search(window):
             declared = max(declared, int(size.group(1)))
     if declared > limits.max_objects:
@@ -104,8 +114,7 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
             raise _damaged(name, exc) from None
         log.info("%r: pypdf cannot open its encryption: %s", name, str(exc)[:500])
         raise InvalidArgument(
-            f"{name!r} is encrypted in a way that cannot be opened here; "
-            "save a copy without security and upload that"
+            f"{name!r} is encrypted in a way that cannot be opened here; save a copy without security and upload that"
         ) from None
     except LimitReachedError as exc:
         log.info("%r passes a limit of pypdf: %s", name, str(exc)[:500])
@@ -161,16 +170,19 @@ def _check_streams(name: str, data: bytes, body_objects: int, limits: PdfLimits)
         start = keyword.end()
         window_start = max(0, keyword.start() - _DICT_WINDOW)
         header = data.rfind(b"obj", window_start, keyword.start())
-        dictionary = data[header + 3 if header >= 0 else window_start:keyword.start()]
+        dictionary = data[header + 3 if header >= 0 else window_start : keyword.start()]
         # The first `endstream` after the data, found once for all streams before it;
         # a /Length that reaches further is followed too, as a parser would.
         if endstream < start:
             endstream = data.find(b"endstream", start)
             endstream = len(data) if endstream < 0 else endstream
         end = endstream
-        if (length := _LENGTH.search(dictionary)) and start + int(length.group(1)) <= len(data):
-            if _ENDSTREAM_AT.match(data, start + int(length.group(1))):
-                end = max(end, start + int(length.group(1)))
+        if (
+            (length := _LENGTH.search(dictionary))
+            and start + int(length.group(1)) <= len(data)
+            and _ENDSTREAM_AT.match(data, start + int(length.group(1)))
+        ):
+            end = max(end, start + int(length.group(1)))
         if _OBJECT_STREAM.search(dictionary) and (count := _COUNT_IN_STREAM.search(dictionary)):
             packed += int(count.group(1))
             _check_object_count(name, body_objects + packed, limits)
@@ -194,7 +206,7 @@ def _filters(dictionary: bytes) -> list[bytes] | None:
 
 def _decoded(raw: memoryview, filters: list[bytes] | None, budget: Budget, part: str) -> Iterator[bytes]:
     """The stream's bytes after each filter a reader decodes, every layer counted by the budget."""
-    pieces: Iterator[bytes] = (raw[i:i + PIECE_BYTES] for i in range(0, len(raw), PIECE_BYTES))
+    pieces: Iterator[bytes] = (raw[i : i + PIECE_BYTES] for i in range(0, len(raw), PIECE_BYTES))
     if filters is None:  # unknown filters: Flate is tried, as it costs nothing on other data
         filters = [b"FlateDecode"]
     decoded = False
@@ -207,14 +219,14 @@ def _decoded(raw: memoryview, filters: list[bytes] | None, budget: Budget, part:
 
 
 def _stream_name(data: bytes, header: int) -> str:
-    numbers = _OBJECT_NUMBER.search(data[max(0, header - 40):header]) if header >= 0 else None
+    numbers = _OBJECT_NUMBER.search(data[max(0, header - 40) : header]) if header >= 0 else None
     return f"the stream of object {int(numbers.group(1))}" if numbers else "a stream"
 
 
 def _refuse_encrypted(name: str, reader: PdfReader) -> None:
     try:
         opens_without_password = bool(reader.decrypt(""))
-    except Exception:  # noqa: BLE001 - an encryption pypdf cannot even test is refused as needing a password
+    except Exception:  # an encryption pypdf cannot even test is refused as needing a password
         opens_without_password = False
     if opens_without_password:
         raise InvalidArgument(

@@ -72,12 +72,12 @@ def run_length(pieces: Pieces) -> Iterator[bytes]:
             if length < 128:
                 if at + length + 2 > len(data):
                     break
-                out += data[at + 1:at + length + 2]
+                out += data[at + 1 : at + length + 2]
                 at += length + 2
             else:
                 if at + 2 > len(data):
                     break
-                out += data[at + 1:at + 2] * (257 - length)
+                out += data[at + 1 : at + 2] * (257 - length)
                 at += 2
             if len(out) >= PIECE_BYTES:
                 yield bytes(out)
@@ -120,9 +120,14 @@ def ascii85(pieces: Pieces) -> Iterator[bytes]:
 
 
 DECODERS: dict[bytes, Callable[[Pieces], Iterator[bytes]]] = {
-    b"FlateDecode": inflate, b"Fl": inflate,
-    b"LZWDecode": lzw, b"LZW": lzw,
-    b"RunLengthDecode": run_length, b"RL": run_length,
-    b"ASCIIHexDecode": ascii_hex, b"AHx": ascii_hex,
-    b"ASCII85Decode": ascii85, b"A85": ascii85,
+    b"FlateDecode": inflate,
+    b"Fl": inflate,
+    b"LZWDecode": lzw,
+    b"LZW": lzw,
+    b"RunLengthDecode": run_length,
+    b"RL": run_length,
+    b"ASCIIHexDecode": ascii_hex,
+    b"AHx": ascii_hex,
+    b"ASCII85Decode": ascii85,
+    b"A85": ascii85,
 }

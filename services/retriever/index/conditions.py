@@ -9,7 +9,7 @@ the same predicate, which the congruence tests check.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,18 +33,18 @@ class Range:
 class All:
     """Every condition in `must` holds and none in `must_not` does."""
 
-    must: tuple["Condition", ...] = ()
-    must_not: tuple["Condition", ...] = field(default=())
+    must: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = field(default=())
 
 
 @dataclass(frozen=True)
 class Any_:
     """At least one of the conditions holds."""
 
-    should: tuple["Condition", ...]
+    should: tuple[Condition, ...]
 
 
-Condition = Union[Match, Range, All, Any_]
+Condition = Match | Range | All | Any_
 
 
 def match(key: str, *values: Any) -> Match:

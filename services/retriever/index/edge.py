@@ -94,11 +94,13 @@ def shard_config(dimension: int, build_graph: bool = False, store_idf: bool = Fa
     opens a shard written before that (`_drop_store_idf`)."""
     return EdgeConfig(
         vectors={DENSE: EdgeVectorParams(size=dimension, distance=Distance.Dot)},
-        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf) if store_idf
-                        else EdgeSparseVectorParams()},
+        sparse_vectors={
+            SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf) if store_idf else EdgeSparseVectorParams()
+        },
         optimizers=EdgeOptimizersConfig(indexing_threshold=1 if build_graph else 0),
-        hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000,
-                                    max_indexing_threads=1) if build_graph else None,
+        hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000, max_indexing_threads=1)
+        if build_graph
+        else None,
         payload_memory=Memory.Cached,
     )
 
@@ -162,8 +164,7 @@ class EdgeIndex(VectorIndex):
         for start in range(0, len(points), BATCH):
             self._shard.update(UpdateOperation.upsert_points([_point(p) for p in points[start : start + BATCH]]))
 
-    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
-                activate: bool) -> int:
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint], activate: bool) -> int:
         old = to_filter(set_condition(document_id, strategy, config_id))
         with self._lock.write():
             replaced = self._shard.count(CountRequest(exact=True, filter=old))
@@ -184,8 +185,11 @@ class EdgeIndex(VectorIndex):
     def activate(self, document_id: str, strategy: str, config_id: str) -> None:
         with self._lock.write():
             self._deactivate(document_id, strategy, config_id)
-            self._shard.update(UpdateOperation.set_payload_by_filter(
-                to_filter(set_condition(document_id, strategy, config_id)), {SET_STATE_FIELD: ACTIVE}))
+            self._shard.update(
+                UpdateOperation.set_payload_by_filter(
+                    to_filter(set_condition(document_id, strategy, config_id)), {SET_STATE_FIELD: ACTIVE}
+                )
+            )
             self._shard.flush()
             self._written()
 
@@ -287,8 +291,13 @@ class EdgeIndex(VectorIndex):
     def search(
         self, vector: list[float], where: c.Condition | None, limit: int, exact: bool = False
     ) -> list[tuple[dict, float]]:
-        request = QueryRequest(limit=limit, query=Query.Nearest(vector, using=DENSE), filter=to_filter(where),
-                               with_payload=True, params=SearchParams(exact=True) if exact else None)
+        request = QueryRequest(
+            limit=limit,
+            query=Query.Nearest(vector, using=DENSE),
+            filter=to_filter(where),
+            with_payload=True,
+            params=SearchParams(exact=True) if exact else None,
+        )
         with self._lock.read():
             found = self._shard.query(request)
         return [(p.payload, p.score) for p in found]
@@ -297,8 +306,9 @@ class EdgeIndex(VectorIndex):
         if not query.indices:
             return []
         sparse = SparseVector(indices=list(query.indices), values=list(query.values))
-        request = QueryRequest(limit=limit, query=Query.Nearest(sparse, using=SPARSE), filter=to_filter(where),
-                               with_payload=True)
+        request = QueryRequest(
+            limit=limit, query=Query.Nearest(sparse, using=SPARSE), filter=to_filter(where), with_payload=True
+        )
         with self._lock.read():
             found = self._shard.query(request)
         return [(p.payload, p.score) for p in found]
@@ -335,8 +345,13 @@ class EdgeIndex(VectorIndex):
         return bool(records)
 
     def oldest(self, where: c.Condition | None) -> float | None:
-        request = ScrollRequest(limit=1, filter=to_filter(where), with_payload=True, with_vector=False,
-                                order_by=OrderBy(TIME_FIELD, Direction.Asc))
+        request = ScrollRequest(
+            limit=1,
+            filter=to_filter(where),
+            with_payload=True,
+            with_vector=False,
+            order_by=OrderBy(TIME_FIELD, Direction.Asc),
+        )
         with self._lock.read():
             records, _ = self._shard.scroll(request)
         return float(records[0].payload[TIME_FIELD]) if records else None
@@ -395,7 +410,11 @@ def _drop_store_idf(path: Path, dimension: int) -> None:
     path.rename(previous)
     building.rename(path)
     shutil.rmtree(previous)
-    log.info("rewrote %s without the store's IDF (%d points): BM25 statistics now come from each index set", path.name, copied)
+    log.info(
+        "rewrote %s without the store's IDF (%d points): BM25 statistics now come from each index set",
+        path.name,
+        copied,
+    )
 
 
 class GraphBuildFailed(RuntimeError):

@@ -40,8 +40,7 @@ RETRY_AFTER_FAILURE_S = 600.0
 class GraphKeeper:
     """Builds each Edge shard's HNSW graph when it is big enough, changed and idle."""
 
-    def __init__(self, registry: IndexRegistry, min_points: int, idle_s: float,
-                 clock=time.monotonic) -> None:
+    def __init__(self, registry: IndexRegistry, min_points: int, idle_s: float, clock=time.monotonic) -> None:
         self.registry = registry
         self.min_points = min_points
         self.idle_s = idle_s
@@ -79,13 +78,17 @@ class GraphKeeper:
                 swapped = index.rebuild_graph(self._periodic.stopping)
             except GraphBuildFailed as exc:
                 self._failed[name] = (generation, self._clock())
-                log.warning("%s; searches stay exact, the next try in %.0f minutes or after the next write",
-                            exc, RETRY_AFTER_FAILURE_S / 60)
+                log.warning(
+                    "%s; searches stay exact, the next try in %.0f minutes or after the next write",
+                    exc,
+                    RETRY_AFTER_FAILURE_S / 60,
+                )
                 continue
             if swapped:
                 built += 1
-                log.info("HNSW graph of %s built over %d points in %.1fs", name, index.count(),
-                         time.perf_counter() - started)
+                log.info(
+                    "HNSW graph of %s built over %d points in %.1fs", name, index.count(), time.perf_counter() - started
+                )
             elif not self._periodic.stopping.is_set():
                 log.info("HNSW graph of %s set aside: the shard was written meanwhile", name)
         return built

@@ -97,8 +97,9 @@ class QdrantServerIndex(VectorIndex):
                 raise ValueError(f"collection {collection} holds {size}-dimensional vectors, not {dimension}")
             sparse = (params.sparse_vectors or {}).get(SPARSE)
             if sparse is not None and sparse.modifier == models.Modifier.IDF:  # made when the store applied IDF
-                client.update_collection(collection, sparse_vectors_config={
-                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.NONE)})
+                client.update_collection(
+                    collection, sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.NONE)}
+                )
 
     def _count(self, flt: models.Filter | None) -> int:
         return self._client.count(self.collection, count_filter=flt, exact=True).count
@@ -107,8 +108,7 @@ class QdrantServerIndex(VectorIndex):
         for start in range(0, len(points), BATCH):
             self._client.upsert(self.collection, [_point(p) for p in points[start : start + BATCH]], wait=True)
 
-    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
-                activate: bool) -> int:
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint], activate: bool) -> int:
         old = to_filter(set_condition(document_id, strategy, config_id))
         with self._lock.write():
             replaced = self._count(old)
@@ -126,8 +126,12 @@ class QdrantServerIndex(VectorIndex):
     def activate(self, document_id: str, strategy: str, config_id: str) -> None:
         with self._lock.write():
             self._deactivate(document_id, strategy, config_id)
-            self._client.set_payload(self.collection, {SET_STATE_FIELD: ACTIVE},
-                                     points=to_filter(set_condition(document_id, strategy, config_id)), wait=True)
+            self._client.set_payload(
+                self.collection,
+                {SET_STATE_FIELD: ACTIVE},
+                points=to_filter(set_condition(document_id, strategy, config_id)),
+                wait=True,
+            )
 
     def delete_set(self, document_id: str, strategy: str, config_id: str) -> int:
         return self._delete(set_condition(document_id, strategy, config_id))
@@ -147,12 +151,18 @@ class QdrantServerIndex(VectorIndex):
                 self._client.delete(self.collection, models.FilterSelector(filter=flt), wait=True)
         return deleted
 
-    def _query(self, query, using: str, where: c.Condition | None, limit: int,
-               exact: bool = False) -> list[tuple[dict, float]]:
+    def _query(
+        self, query, using: str, where: c.Condition | None, limit: int, exact: bool = False
+    ) -> list[tuple[dict, float]]:
         with self._lock.read():
             found = self._client.query_points(
-                self.collection, query=query, using=using, query_filter=to_filter(where), limit=limit,
-                with_payload=True, search_params=models.SearchParams(exact=True) if exact else None,
+                self.collection,
+                query=query,
+                using=using,
+                query_filter=to_filter(where),
+                limit=limit,
+                with_payload=True,
+                search_params=models.SearchParams(exact=True) if exact else None,
             ).points
         return [(p.payload, p.score) for p in found]
 
@@ -180,7 +190,11 @@ class QdrantServerIndex(VectorIndex):
         while True:
             with self._lock.read():
                 records, offset = self._client.scroll(
-                    self.collection, scroll_filter=flt, limit=256, offset=offset, with_payload=True,
+                    self.collection,
+                    scroll_filter=flt,
+                    limit=256,
+                    offset=offset,
+                    with_payload=True,
                     with_vectors=with_vectors,
                 )
             yield from map(StoredPoint.from_record, records)
@@ -193,14 +207,19 @@ class QdrantServerIndex(VectorIndex):
 
     def exists(self, where: c.Condition) -> bool:
         with self._lock.read():
-            records, _ = self._client.scroll(self.collection, scroll_filter=to_filter(where), limit=1,
-                                             with_payload=False, with_vectors=False)
+            records, _ = self._client.scroll(
+                self.collection, scroll_filter=to_filter(where), limit=1, with_payload=False, with_vectors=False
+            )
         return bool(records)
 
     def oldest(self, where: c.Condition | None) -> float | None:
         with self._lock.read():
             records, _ = self._client.scroll(
-                self.collection, scroll_filter=to_filter(where), limit=1, with_payload=True, with_vectors=False,
+                self.collection,
+                scroll_filter=to_filter(where),
+                limit=1,
+                with_payload=True,
+                with_vectors=False,
                 order_by=models.OrderBy(key=TIME_FIELD, direction=models.Direction.ASC),
             )
         return float(records[0].payload[TIME_FIELD]) if records else None

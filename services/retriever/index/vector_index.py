@@ -72,8 +72,7 @@ class VectorIndex(ABC):
         return None
 
     @abstractmethod
-    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint],
-                activate: bool) -> int:
+    def replace(self, document_id: str, strategy: str, config_id: str, points: list[IndexPoint], activate: bool) -> int:
         """Swaps one index set's points for these, so that a query sees the old
         set or the new one; with `activate`, the document's other sets of the
         strategy stop being active in the same step. Returns how many old
@@ -127,7 +126,7 @@ class VectorIndex(ABC):
         """The earliest publication time (payload TIME_FIELD) among the points
         that match, None when none do: one point read in time order."""
 
-    def maintain(self) -> None:
+    def maintain(self) -> None:  # noqa: B027 - optional: a store with nothing to tidy keeps this
         """Housekeeping off the request path (vacuuming deleted points)."""
 
     @abstractmethod
@@ -147,10 +146,10 @@ class ReadWriteLock:
         self._readers = 0
         self._writer = False
 
-    def read(self) -> "_Guard":
+    def read(self) -> _Guard:
         return _Guard(self._acquire_read, self._release_read)
 
-    def write(self) -> "_Guard":
+    def write(self) -> _Guard:
         return _Guard(self._acquire_write, self._release_write)
 
     def _acquire_read(self) -> None:
@@ -199,8 +198,9 @@ def index_name(model: str, dimension: int) -> str:
 
 def set_condition(document_id: str, strategy: str, config_id: str) -> Condition:
     """The points of one index set."""
-    return c.All(must=(c.match("document_id", document_id), c.match("strategy", strategy),
-                       c.match("config_id", config_id)))
+    return c.All(
+        must=(c.match("document_id", document_id), c.match("strategy", strategy), c.match("config_id", config_id))
+    )
 
 
 def other_sets(document_id: str, strategy: str, config_id: str) -> Condition:

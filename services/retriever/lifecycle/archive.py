@@ -79,8 +79,12 @@ class ColdStorage:
     def write(self, header: dict, records: list[dict]) -> Path:
         """Writes a document's archive durably, whole or not at all."""
         path = self.path_for(header["document_id"])
-        with durable_file(path, f"the archive of document {header['document_id']}",
-                          "none of its chunks was deleted from the index", "sweep again") as raw:
+        with durable_file(
+            path,
+            f"the archive of document {header['document_id']}",
+            "none of its chunks was deleted from the index",
+            "sweep again",
+        ) as raw:
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
                 out.write((json.dumps({"header": header}) + "\n").encode())
                 for record in records:

@@ -46,8 +46,10 @@ class FreshnessPolicy:
             should.append(All(must=(match("collection", name), Range(TIME_FIELD, gte=as_of_ts - days * DAY_S))))
         others = self._others()
         if self._default_days > 0:
-            others = All(must=(Range(TIME_FIELD, gte=as_of_ts - self._default_days * DAY_S), *others.must),
-                         must_not=others.must_not)
+            others = All(
+                must=(Range(TIME_FIELD, gte=as_of_ts - self._default_days * DAY_S), *others.must),
+                must_not=others.must_not,
+            )
         should.append(others)
         return Any_(tuple(should))
 
@@ -60,8 +62,9 @@ class FreshnessPolicy:
                 should.append(All(must=(match("collection", name), Range(TIME_FIELD, lt=as_of_ts - days * DAY_S))))
         if self._default_days > 0:
             others = self._others()
-            should.append(All(must=(Range(TIME_FIELD, lt=as_of_ts - self._default_days * DAY_S),),
-                              must_not=others.must_not))
+            should.append(
+                All(must=(Range(TIME_FIELD, lt=as_of_ts - self._default_days * DAY_S),), must_not=others.must_not)
+            )
         return Any_(tuple(should)) if should else None
 
     def first_expiry(self, oldest: Callable[[Condition | None], float | None]) -> float:

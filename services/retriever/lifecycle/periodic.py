@@ -32,7 +32,7 @@ class Periodic:
             while not self.stopping.wait(interval_s):
                 try:
                     self._task()
-                except Exception:  # noqa: BLE001 - the next round tries again
+                except Exception:  # the next round tries again
                     self._log.exception("%s failed", self.name)
 
         self._thread = threading.Thread(target=loop, name=f"retriever-{self.name}", daemon=True)

@@ -37,8 +37,12 @@ RECENT_S = 3600.0
 # one chunk a page): 1,000 parents of 32k tokens would not fit in a reply.
 CHUNK_PAGE_BYTES = 4 * 1024 * 1024
 # The roles in the order ListIndexedChunks gives them.
-ROLE_ORDER = (common_pb2.CHUNK_ROLE_CHUNK, common_pb2.CHUNK_ROLE_SENTENCE, common_pb2.CHUNK_ROLE_CHILD,
-              common_pb2.CHUNK_ROLE_PARENT)
+ROLE_ORDER = (
+    common_pb2.CHUNK_ROLE_CHUNK,
+    common_pb2.CHUNK_ROLE_SENTENCE,
+    common_pb2.CHUNK_ROLE_CHILD,
+    common_pb2.CHUNK_ROLE_PARENT,
+)
 _CHUNK_TOKEN = re.compile(r"([1-4])\.([0-9]{1,9})")
 
 
@@ -50,10 +54,18 @@ class Retention:
 
 def to_message(found: dict) -> retriever_pb2.IndexedSet:
     indexed = retriever_pb2.IndexedSet(
-        embedding_model=found["embedding_model"], document_id=found["document_id"], strategy=found["strategy"],
-        config_id=found["config_id"], spec=dict_to_spec(found["spec"] or {}), points=found["points"],
-        active=found["active"], pinned=found["pinned"], bytes=found["bytes"], expansion=found["expansion"],
-        document_name=found["document_name"], collection=found["collection"],
+        embedding_model=found["embedding_model"],
+        document_id=found["document_id"],
+        strategy=found["strategy"],
+        config_id=found["config_id"],
+        spec=dict_to_spec(found["spec"] or {}),
+        points=found["points"],
+        active=found["active"],
+        pinned=found["pinned"],
+        bytes=found["bytes"],
+        expansion=found["expansion"],
+        document_name=found["document_name"],
+        collection=found["collection"],
     )
     for field in ("indexed_at", "last_used_at"):
         if found.get(field) is not None:
@@ -93,8 +105,9 @@ class IndexSets:
     def list(self, request: retriever_pb2.ListIndexedSetsRequest) -> retriever_pb2.ListIndexedSetsResponse:
         size = check_page_size(request.page_size)
         offset = decode_offset(request.page_token)
-        rows = self.service.store.list_sets(request.embedding_model, request.document_id, request.strategy,
-                                            offset=offset, limit=size + 1)
+        rows = self.service.store.list_sets(
+            request.embedding_model, request.document_id, request.strategy, offset=offset, limit=size + 1
+        )
         response = retriever_pb2.ListIndexedSetsResponse(sets=[to_message(r) for r in rows[:size]])
         if len(rows) > size:
             response.next_page_token = encode_token(offset + size)
@@ -127,8 +140,9 @@ class IndexSets:
                 response.next_page_token = encode_token(f"{role}.0")
                 return response
             window = of_role(role, c.Range("chunk_index", gte=first, lt=first + room))
-            for chunk in sorted((payload_to_chunk(p.payload) for p in index.scroll(window)),
-                                key=lambda k: k.chunk_index):
+            for chunk in sorted(
+                (payload_to_chunk(p.payload) for p in index.scroll(window)), key=lambda k: k.chunk_index
+            ):
                 if response.chunks and held + chunk.ByteSize() > CHUNK_PAGE_BYTES:
                     response.next_page_token = encode_token(f"{role}.{chunk.chunk_index}")
                     return response

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from chunklab.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
 from chunklab.rpc.paging import check_page_size, decode_token, encode_token
@@ -36,7 +36,7 @@ def _swept(header: dict) -> retriever_pb2.SweptDocument:
         document_id=header["document_id"],
         document_name=header.get("document_name", ""),
         collection=header.get("collection", ""),
-        published_at=to_proto(datetime.fromtimestamp(header.get("published_ts", 0.0), tz=timezone.utc)),
+        published_at=to_proto(datetime.fromtimestamp(header.get("published_ts", 0.0), tz=UTC)),
         chunks=header.get("chunks", 0),
     )
 
@@ -63,8 +63,11 @@ class Sweeper:
                 if entry is None:
                     chunk = payload_to_chunk(p)
                     entry = found[p["document_id"]] = {
-                        "document_id": p["document_id"], "document_name": chunk.document_name,
-                        "collection": p["collection"], "published_ts": p[TIME_FIELD], "chunks": 0,
+                        "document_id": p["document_id"],
+                        "document_name": chunk.document_name,
+                        "collection": p["collection"],
+                        "published_ts": p[TIME_FIELD],
+                        "chunks": 0,
                     }
                 entry["chunks"] += 1
         return found
@@ -81,8 +84,10 @@ class Sweeper:
                     except ServiceError as exc:
                         if not response.documents:
                             raise
-                        raise type(exc)(f"{exc.message} (the {len(response.documents)} document(s) before it "
-                                        "were archived and removed from the index)") from None
+                        raise type(exc)(
+                            f"{exc.message} (the {len(response.documents)} document(s) before it "
+                            "were archived and removed from the index)"
+                        ) from None
                 response.documents.append(_swept(header))
                 response.chunks_archived += header["chunks"]
             if documents and not dry_run:
@@ -100,8 +105,12 @@ class Sweeper:
             indexes = self.service.registry.all()
             for name, _, index in indexes:
                 records += [point_record(name, p) for p in index.scroll(c.match("document_id", document_id), True)]
-            header = {**header, "chunks": len(records), "archived_at": as_of.timestamp(),
-                      "sets": self.service.store.sets_of(document_id)}
+            header = {
+                **header,
+                "chunks": len(records),
+                "archived_at": as_of.timestamp(),
+                "sets": self.service.store.sets_of(document_id),
+            }
             journal = self.service.journal
             note = journal.begin("archive", document_id=document_id)
             try:
@@ -193,9 +202,7 @@ class Sweeper:
         policy = self.service.policy()
         visible = policy.visible(self.service.clock().timestamp())
         outside = bool(records) and not c.evaluate(visible, records[0]["payload"])
-        return retriever_pb2.RestoreDocumentResponse(
-            chunks_restored=len(records), outside_freshness_window=outside
-        )
+        return retriever_pb2.RestoreDocumentResponse(chunks_restored=len(records), outside_freshness_window=outside)
 
     def forget(self, document_id: str) -> int:
         """Deletes a document's archive (the document itself was deleted)."""

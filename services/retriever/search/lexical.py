@@ -31,8 +31,17 @@ RRF_K = 60
 # language not listed, keeps the default model (English stopwords, English
 # stemmer), which is what every point was indexed with before languages counted.
 LANGUAGE_NAMES = {
-    "de": "german", "fr": "french", "es": "spanish", "pt": "portuguese", "it": "italian", "nl": "dutch",
-    "id": "indonesian", "ru": "russian", "ar": "arabic", "zh": "chinese", "ja": "japanese",
+    "de": "german",
+    "fr": "french",
+    "es": "spanish",
+    "pt": "portuguese",
+    "it": "italian",
+    "nl": "dutch",
+    "id": "indonesian",
+    "ru": "russian",
+    "ar": "arabic",
+    "zh": "chinese",
+    "ja": "japanese",
 }
 _WORDS_WITHOUT_SPACES = frozenset({"zh", "ja"})
 DEFAULT = "en"

@@ -30,8 +30,8 @@ from typing import Protocol
 import httpx
 
 from chunklab.errors import FailedPrecondition, Unavailable, logged
-from chunklab.rpc.limits import excerpt
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError, status_meaning
+from chunklab.rpc.limits import excerpt
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2 as pb
 from services.retriever.index.payloads import payload_to_chunk
@@ -71,10 +71,18 @@ class RerankConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> RerankConfig:
         return cls(
-            url=settings.rerank_url, api_key=settings.rerank_api_key, model=settings.rerank_model,
-            cross_encoder=settings.rerank_cross_encoder, timeout_s=settings.rerank_timeout_s,
-            llm=ChatEndpoint(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
-                             settings.llm_timeout_s, settings.llm_max_retries),
+            url=settings.rerank_url,
+            api_key=settings.rerank_api_key,
+            model=settings.rerank_model,
+            cross_encoder=settings.rerank_cross_encoder,
+            timeout_s=settings.rerank_timeout_s,
+            llm=ChatEndpoint(
+                settings.llm_base_url,
+                settings.llm_api_key,
+                settings.llm_model,
+                settings.llm_timeout_s,
+                settings.llm_max_retries,
+            ),
         )
 
 
@@ -85,16 +93,18 @@ def reorder(scores: list[float], top_k: int) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-round(scores[i], ranking.SCORE_DIGITS), i))[:top_k]
 
 
-def rerank(reranker: Reranker, query: str, candidates: list[tuple[dict, float]],
-           top_k: int) -> tuple[list[tuple[pb.Chunk, float]], dict[str, float]]:
+def rerank(
+    reranker: Reranker, query: str, candidates: list[tuple[dict, float]], top_k: int
+) -> tuple[list[tuple[pb.Chunk, float]], dict[str, float]]:
     """The hits (chunk, retrieval score) the reranker keeps of the candidates, and
     their rerank scores by chunk id. A chunk is judged by the text it was searched
     by (enriched_content where set)."""
     if not candidates:
         return [], {}
     chunks = [payload_to_chunk(payload) for payload, _ in candidates]
-    scores = reranker.scores(query, [c.enriched_content if c.HasField("enriched_content") else c.content
-                                     for c in chunks])
+    scores = reranker.scores(
+        query, [c.enriched_content if c.HasField("enriched_content") else c.content for c in chunks]
+    )
     kept = reorder(scores, top_k)
     return [(chunks[i], candidates[i][1]) for i in kept], {chunks[i].chunk_id: scores[i] for i in kept}
 
@@ -122,25 +132,35 @@ class Rerankers:
         if kind in (pb.RERANKER_KIND_HTTP, pb.RERANKER_KIND_TEI):
             url = options.base_url or self.config.url
             if not url:
-                raise FailedPrecondition("no rerank endpoint is configured: set CHUNKLAB_RERANK_URL on the retriever, "
-                                         "or name one in rerank.base_url")
+                raise FailedPrecondition(
+                    "no rerank endpoint is configured: set CHUNKLAB_RERANK_URL on the retriever, "
+                    "or name one in rerank.base_url"
+                )
             key = self.config.api_key if url == self.config.url else ""  # the configured key stays with its URL
-            return HttpReranker(url, options.model or self.config.model, key, self.config.timeout_s,
-                                tei=kind == pb.RERANKER_KIND_TEI)
+            return HttpReranker(
+                url, options.model or self.config.model, key, self.config.timeout_s, tei=kind == pb.RERANKER_KIND_TEI
+            )
         if kind == pb.RERANKER_KIND_LLM:
             base = self.config.llm
-            endpoint = replace(base, base_url=options.base_url or base.base_url, model=options.model or base.model,
-                               api_key=base.api_key if options.base_url in ("", base.base_url) else "")
+            endpoint = replace(
+                base,
+                base_url=options.base_url or base.base_url,
+                model=options.model or base.model,
+                api_key=base.api_key if options.base_url in ("", base.base_url) else "",
+            )
             if not endpoint.configured:
-                raise FailedPrecondition("no LLM is configured to rerank with: set CHUNKLAB_LLM_BASE_URL and "
-                                         "CHUNKLAB_LLM_MODEL on the retriever, or name one in rerank.base_url")
+                raise FailedPrecondition(
+                    "no LLM is configured to rerank with: set CHUNKLAB_LLM_BASE_URL and "
+                    "CHUNKLAB_LLM_MODEL on the retriever, or name one in rerank.base_url"
+                )
             return LlmReranker(endpoint)
         raise FailedPrecondition(f"rerank.kind {kind} names no reranker this retriever has")
 
     def _cross_encoder(self, name: str) -> CrossEncoderReranker:
         if not name:
-            raise FailedPrecondition("name the cross-encoder's folder in rerank.model, or set "
-                                     "CHUNKLAB_RERANK_CROSS_ENCODER on the retriever")
+            raise FailedPrecondition(
+                "name the cross-encoder's folder in rerank.model, or set CHUNKLAB_RERANK_CROSS_ENCODER on the retriever"
+            )
         folder = Path(name).expanduser().resolve()
         if not folder.is_dir():
             raise FailedPrecondition(
@@ -148,8 +168,10 @@ class Rerankers:
                 "folder a sentence-transformers CrossEncoder was saved to (models are never downloaded)"
             )
         if not (folder / "config.json").is_file():
-            raise FailedPrecondition(f"the folder {excerpt(name)!r} holds no config.json: it is not a saved "
-                                     "sentence-transformers CrossEncoder")
+            raise FailedPrecondition(
+                f"the folder {excerpt(name)!r} holds no config.json: it is not a saved "
+                "sentence-transformers CrossEncoder"
+            )
         with self._lock:  # one load per folder, however many queries ask at once
             reranker = self._loaded.get(folder)
             if reranker is None:
@@ -167,15 +189,19 @@ class CrossEncoderReranker:
 
         try:
             self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
-        except Exception:  # noqa: BLE001 - whatever the folder holds, the user is told what failed
+        except Exception:  # whatever the folder holds, the user is told what failed
             incident = logged(log, f"the folder {folder} could not be loaded as a CrossEncoder")
-            raise FailedPrecondition(f"the folder {excerpt(str(folder))!r} could not be loaded as a "
-                                     f"sentence-transformers CrossEncoder (incident {incident}; the retriever log "
-                                     "says why): check that it holds a cross-encoder's files") from None
+            raise FailedPrecondition(
+                f"the folder {excerpt(str(folder))!r} could not be loaded as a "
+                f"sentence-transformers CrossEncoder (incident {incident}; the retriever log "
+                "says why): check that it holds a cross-encoder's files"
+            ) from None
         labels = self._model.config.num_labels
         if labels != 1:
-            raise FailedPrecondition(f"the cross-encoder in {excerpt(str(folder))!r} gives {labels} scores per "
-                                     "pair; a reranker needs a model with one (num_labels=1)")
+            raise FailedPrecondition(
+                f"the cross-encoder in {excerpt(str(folder))!r} gives {labels} scores per "
+                "pair; a reranker needs a model with one (num_labels=1)"
+            )
         self.description = f"cross-encoder {folder}"
         self._lock = threading.Lock()  # a fast tokenizer refuses to be used by two threads at once
 
@@ -196,13 +222,20 @@ class HttpReranker:
     def scores(self, query: str, passages: list[str]) -> list[float]:
         texts = [p[:PASSAGE_CHARS] for p in passages]
         if not self.tei:
-            return self._post({"query": query, "documents": texts, "top_n": len(texts),
-                               **({"model": self.model} if self.model else {})}, len(texts))
+            return self._post(
+                {
+                    "query": query,
+                    "documents": texts,
+                    "top_n": len(texts),
+                    **({"model": self.model} if self.model else {}),
+                },
+                len(texts),
+            )
         # TEI refuses more texts than its --max-client-batch-size (32 by default) in one
         # request; its scores are per pair, so batches are scored alike.
         scores: list[float] = []
         for start in range(0, len(texts), TEI_BATCH):
-            batch = texts[start:start + TEI_BATCH]
+            batch = texts[start : start + TEI_BATCH]
             scores += self._post({"query": query, "texts": batch, "truncate": True}, len(batch))
         return scores
 
@@ -215,13 +248,18 @@ class HttpReranker:
             raise Unavailable(f"{where} did not answer within {self.timeout_s:g}s; {NOT_RERANKED}") from None
         except httpx.HTTPError as exc:
             log.warning("%s is unreachable: %s: %s", where, type(exc).__name__, excerpt(exc, 500))
-            said = "it refused the connection or is not running" if isinstance(exc, httpx.ConnectError) else \
-                "the connection failed"
+            said = (
+                "it refused the connection or is not running"
+                if isinstance(exc, httpx.ConnectError)
+                else "the connection failed"
+            )
             raise Unavailable(f"{where} is unreachable ({said}); {NOT_RERANKED}") from None
         if reply.status_code >= 400:
             log.warning("%s answered HTTP %d: %s", where, reply.status_code, excerpt(reply.text, 2000))
-            raise Unavailable(f"{where} answered HTTP {reply.status_code} ({status_meaning(reply.status_code)}; its "
-                              f"reply is in the retriever log); {NOT_RERANKED}")
+            raise Unavailable(
+                f"{where} answered HTTP {reply.status_code} ({status_meaning(reply.status_code)}; its "
+                f"reply is in the retriever log); {NOT_RERANKED}"
+            )
         try:
             data = reply.json()
             items = data["results"] if isinstance(data, dict) else data
@@ -231,8 +269,10 @@ class HttpReranker:
             raise Unavailable(f"{where} gave an unusable reply ({exc.args[0]}); {NOT_RERANKED}") from None
         except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("%s gave an unusable reply: %s", where, excerpt(reply.text, 2000))
-            raise Unavailable(f"{where} gave an unusable reply (not JSON results with an index and a score per "
-                              f"passage; the reply is in the retriever log); {NOT_RERANKED}") from None
+            raise Unavailable(
+                f"{where} gave an unusable reply (not JSON results with an index and a score per "
+                f"passage; the reply is in the retriever log); {NOT_RERANKED}"
+            ) from None
 
 
 class Unscorable(ValueError):
@@ -257,8 +297,10 @@ def in_order(found: Iterable[tuple[object, object]], count: int) -> list[float]:
     missing = sorted(set(range(count)) - set(scores))
     if missing or len(scores) != count:
         extra = sorted(set(scores) - set(range(count)))
-        raise Unscorable(f"{count} passages were sent; " + (f"no score for {missing[:10]}" if missing else
-                                                            f"scores for passages never sent: {extra[:10]}"))
+        raise Unscorable(
+            f"{count} passages were sent; "
+            + (f"no score for {missing[:10]}" if missing else f"scores for passages never sent: {extra[:10]}")
+        )
     return [scores[i] for i in range(count)]
 
 
@@ -278,8 +320,10 @@ class LlmReranker:
 
     def scores(self, query: str, passages: list[str]) -> list[float]:
         listed = "\n\n".join(f"[{i}] {' '.join(p[:LLM_PASSAGE_CHARS].split())}" for i, p in enumerate(passages))
-        messages = [{"role": "system", "content": LLM_INSTRUCTIONS},
-                    {"role": "user", "content": f"Query: {query}\n\nPassages:\n{listed}"}]
+        messages = [
+            {"role": "system", "content": LLM_INSTRUCTIONS},
+            {"role": "user", "content": f"Query: {query}\n\nPassages:\n{listed}"},
+        ]
         where = f"the LLM reranker ({self.endpoint.describe()})"
         try:
             reply = ChatClient(self.endpoint).complete(messages, temperature=0.0).text
@@ -289,8 +333,9 @@ class LlmReranker:
             return llm_scores(reply, len(passages))
         except Unscorable as exc:
             log.warning("%s gave no usable scores: %s", where, excerpt(reply, 2000))
-            raise Unavailable(f"{where} gave no usable scores ({exc.args[0]}; its reply is in the retriever log); "
-                              f"{NOT_RERANKED}") from None
+            raise Unavailable(
+                f"{where} gave no usable scores ({exc.args[0]}; its reply is in the retriever log); {NOT_RERANKED}"
+            ) from None
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -14,7 +14,8 @@ down_revision = None
 
 BASELINE = sa.MetaData()
 sa.Table(
-    "experiments", BASELINE,
+    "experiments",
+    BASELINE,
     sa.Column("experiment_id", sa.String(length=36), nullable=False),
     sa.Column("name", sa.String(length=512), nullable=False),
     sa.Column("question_set_id", sa.String(length=36), nullable=False),
@@ -29,7 +30,8 @@ sa.Table(
     sa.Index("ix_experiments_state", "state"),
 )
 sa.Table(
-    "generations", BASELINE,
+    "generations",
+    BASELINE,
     sa.Column("generation_id", sa.String(length=36), nullable=False),
     sa.Column("state", sa.Integer(), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -39,7 +41,8 @@ sa.Table(
     sa.Index("ix_generations_state", "state"),
 )
 sa.Table(
-    "queries", BASELINE,
+    "queries",
+    BASELINE,
     sa.Column("query_id", sa.String(length=36), nullable=False),
     sa.Column("question", sa.Text(), nullable=False),
     sa.Column("strategy", sa.String(length=128), nullable=False),
@@ -55,7 +58,8 @@ sa.Table(
     sa.Index("ix_queries_strategy", "strategy"),
 )
 sa.Table(
-    "question_sets", BASELINE,
+    "question_sets",
+    BASELINE,
     sa.Column("question_set_id", sa.String(length=36), nullable=False),
     sa.Column("name", sa.String(length=512), nullable=False),
     sa.Column("description", sa.Text(), nullable=False),
@@ -67,7 +71,8 @@ sa.Table(
     sa.Index("ix_question_sets_created_at", "created_at"),
 )
 sa.Table(
-    "feedback", BASELINE,
+    "feedback",
+    BASELINE,
     sa.Column("feedback_id", sa.String(length=36), nullable=False),
     sa.Column("query_id", sa.String(length=36), nullable=False),
     sa.Column("thumbs_up", sa.Boolean(), nullable=False),
@@ -81,7 +86,8 @@ sa.Table(
     sa.Index("ix_feedback_strategy", "strategy"),
 )
 sa.Table(
-    "generation_outcomes", BASELINE,
+    "generation_outcomes",
+    BASELINE,
     sa.Column("outcome_id", sa.Integer(), autoincrement=True, nullable=False),
     sa.Column("generation_id", sa.String(length=36), nullable=False),
     sa.Column("passage_number", sa.Integer(), nullable=False),
@@ -92,7 +98,8 @@ sa.Table(
     sa.Index("ix_generation_outcomes_generation_id", "generation_id"),
 )
 sa.Table(
-    "question_results", BASELINE,
+    "question_results",
+    BASELINE,
     sa.Column("result_id", sa.Integer(), autoincrement=True, nullable=False),
     sa.Column("experiment_id", sa.String(length=36), nullable=False),
     sa.Column("run_key", sa.String(length=512), nullable=False),
@@ -105,14 +112,16 @@ sa.Table(
     sa.Index("ix_question_results_experiment_id", "experiment_id"),
 )
 sa.Table(
-    "question_set_provenance", BASELINE,
+    "question_set_provenance",
+    BASELINE,
     sa.Column("question_set_id", sa.String(length=36), nullable=False),
     sa.Column("message", sa.LargeBinary(), nullable=False),
     sa.ForeignKeyConstraint(["question_set_id"], ["question_sets.question_set_id"], ondelete="CASCADE"),
     sa.PrimaryKeyConstraint("question_set_id"),
 )
 sa.Table(
-    "questions", BASELINE,
+    "questions",
+    BASELINE,
     sa.Column("question_id", sa.String(length=36), nullable=False),
     sa.Column("question_set_id", sa.String(length=36), nullable=False),
     sa.Column("position", sa.Integer(), nullable=False),

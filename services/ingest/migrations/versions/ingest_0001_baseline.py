@@ -13,7 +13,8 @@ down_revision = None
 
 BASELINE = sa.MetaData()
 sa.Table(
-    "documents", BASELINE,
+    "documents",
+    BASELINE,
     sa.Column("document_id", sa.String(length=36), nullable=False),
     sa.Column("name", sa.String(length=512), nullable=False),
     sa.Column("format", sa.Integer(), nullable=False),

@@ -14,14 +14,16 @@ down_revision = None
 
 BASELINE = sa.MetaData()
 sa.Table(
-    "retriever_freshness_windows", BASELINE,
+    "retriever_freshness_windows",
+    BASELINE,
     sa.Column("collection", sa.String(length=128), nullable=False),
     sa.Column("max_age_days", sa.Integer(), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint("collection"),
 )
 sa.Table(
-    "retriever_index_sets", BASELINE,
+    "retriever_index_sets",
+    BASELINE,
     sa.Column("embedding_model", sa.String(length=256), nullable=False),
     sa.Column("document_id", sa.String(length=128), nullable=False),
     sa.Column("strategy", sa.String(length=128), nullable=False),
@@ -44,7 +46,8 @@ sa.Table(
     sa.Index("ix_retriever_index_sets_last_used_at", "last_used_at"),
 )
 sa.Table(
-    "retriever_set_terms", BASELINE,
+    "retriever_set_terms",
+    BASELINE,
     sa.Column("embedding_model", sa.String(length=256), nullable=False),
     sa.Column("document_id", sa.String(length=128), nullable=False),
     sa.Column("strategy", sa.String(length=128), nullable=False),
@@ -55,7 +58,8 @@ sa.Table(
     sa.PrimaryKeyConstraint("embedding_model", "document_id", "strategy", "config_id"),
 )
 sa.Table(
-    "retriever_vector_indexes", BASELINE,
+    "retriever_vector_indexes",
+    BASELINE,
     sa.Column("name", sa.String(length=300), nullable=False),
     sa.Column("embedding_model", sa.String(length=256), nullable=False),
     sa.Column("dimension", sa.Integer(), nullable=False),
