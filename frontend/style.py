@@ -88,6 +88,8 @@ CSS = """
 .cl-report { width: 100%; height: 80vh; border: 1px solid var(--border-color-primary); border-radius: 8px; background: #fff; }
 .cl-sweep { margin: 6px 0; }
 .cl-scroll { overflow-x: auto; max-width: 100%; }
+/* A run key (strategy[knob=…,…]) may break anywhere, so the run table keeps every measure column in view. */
+.cl-runs-table code { overflow-wrap: anywhere; }
 details.cl-metric { margin: 8px 0; }
 details.cl-metric > summary { cursor: pointer; }
 .cl-columns-row { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(260px, 1fr); gap: 12px; overflow-x: auto; }
