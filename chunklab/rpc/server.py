@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -23,7 +22,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from chunklab.errors import ServiceError
+from chunklab.errors import ServiceError, logged
 from chunklab.rpc import replicas, security, tracing
 from chunklab.rpc.limits import cut
 from chunklab.settings import Settings
@@ -55,8 +54,7 @@ def _abort_for(exc: Exception, context: grpc.ServicerContext, method: str) -> No
         # handler read or wrote: nobody is left to tell, and it is no fault of the service.
         log.info("%s ended early: the client went away (%s)", method, type(exc).__name__)
         context.abort(grpc.StatusCode.CANCELLED, "the client went away")
-    incident = uuid.uuid4().hex[:12]
-    log.exception("internal error in %s (incident %s)", method, incident)
+    incident = logged(log, f"internal error in {method}")
     context.abort(
         grpc.StatusCode.INTERNAL, f"internal error in {method} (incident {incident}); the service log has the details"
     )

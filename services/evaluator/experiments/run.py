@@ -15,10 +15,9 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Collection
 
-from chunklab.errors import ServiceError, Unavailable
+from chunklab.errors import ServiceError, Unavailable, logged
 from chunklab.llm import ChatClient
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
@@ -80,8 +79,7 @@ class Runner:
             experiment.error = exc.message
         except Exception:  # the experiment must end in a state, whatever happened
             # The exception's text is for the log, not for the person reading the experiment (ADR 0050).
-            incident = uuid.uuid4().hex[:12]
-            log.exception("experiment %s failed (incident %s)", experiment.experiment_id, incident)
+            incident = logged(log, f"experiment {experiment.experiment_id} failed")
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
             experiment.error = (
                 f"the experiment stopped on an internal error (incident {incident}); the evaluator's "
