@@ -39,6 +39,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.rpc import tracing
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, evaluator_pb2
+from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat
 from chunklab_app import recommended
 from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
@@ -176,7 +177,7 @@ def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
     at 2208/2760 has some), saying how far it got and why: such an experiment is
     no full result, so the command exits 1."""
     return [
-        f"run {run.run_key} did not run: {run.questions_done}/{run.questions_total} questions"
+        f"run {run.run_key} did not run: {numbers.count(run.questions_done)} of {numbers.counted(run.questions_total, 'question')}"
         + (f" ({run.error})" if run.error else "")
         for run in experiment.runs
         if run.error or run.questions_done < run.questions_total

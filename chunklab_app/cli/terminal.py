@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chunklab import experiment_state
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.v1 import evaluator_pb2
+from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
@@ -31,7 +32,7 @@ class Progress:
         total = max(total, 1)
         filled = int(self._width * min(done, total) / total)
         bar = "#" * filled + "." * (self._width - filled)
-        line = f"[{bar}] {done}/{total} {message}"
+        line = f"[{bar}] {numbers.count(done)}/{numbers.count(total)} {message}"
         if self._tty:
             columns = 120
             self._stream.write("\r" + line[:columns].ljust(columns))

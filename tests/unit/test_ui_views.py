@@ -290,8 +290,16 @@ def test_the_tracker_follows_progress_then_shows_the_finished_experiment():
             progress=evaluator_pb2.ExperimentProgress(questions_done=1, questions_total=4, message="fixed_size: why?")
         )
     )
-    assert tracker.fraction() == 0.25 and tracker.description() == "1/4 fixed_size: why?"
+    assert tracker.fraction() == 0.25 and tracker.description() == "1 of 4 questions · fixed_size: why?"
     assert "1 of 4 questions" in text_of(parse(tracker.html()))
+    # Three runs of 28 questions: the questions and the configurations are counted apart.
+    tracker.estimate.runs = 3
+    tracker.add(
+        evaluator_pb2.ExperimentEvent(
+            progress=evaluator_pb2.ExperimentProgress(questions_done=56, questions_total=84, message="recursive")
+        )
+    )
+    assert "56 of 84 (28 questions × 3 configurations)" in text_of(parse(tracker.html()))
     tracker.add(evaluator_pb2.ExperimentEvent(experiment=experiment()))
     root = parse(tracker.html())
     assert tracker.fraction() == 1.0

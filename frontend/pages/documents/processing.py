@@ -191,8 +191,9 @@ def strategy_section(
         # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
         all_inputs = {selected, model} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
-        processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
-        loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk")
+        # The status says how far each strategy is: no progress overlay drawn over it.
+        processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process", show_progress="minimal")
+        loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk", show_progress="minimal")
         if then is not None:
             processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
             loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")

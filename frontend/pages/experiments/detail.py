@@ -225,6 +225,7 @@ def wire_actions(
         inputs=[experiment, *keys],
         outputs=[view.summary, created],
         concurrency_limit=None,
+        show_progress="minimal",  # the summary says how far it is; an overlay would hide it
     ).then(handlers.actions, inputs=experiment, outputs=[resume, cancel], show_progress="hidden")
 
     # An opened experiment that is queued or running is read again every WATCH_S: its summary
