@@ -129,7 +129,8 @@ def rough_duration(seconds: float) -> str:
 
 def rounded(value: float, kind: str) -> float:
     """A plot's data point at the decimals its kind is written with (a tooltip prints it as is)."""
-    return round(value, PLACES[kind])
+    places = PLACES[kind]
+    return _whole(value) if places == 0 else round(value, places)
 
 
 def _whole(value: float) -> int:
