@@ -177,7 +177,7 @@ def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
     at 2208/2760 has some), saying how far it got and why: such an experiment is
     no full result, so the command exits 1."""
     return [
-        f"run {run.run_key} did not run: {numbers.count(run.questions_done)} of {numbers.counted(run.questions_total, 'question')}"
+        f"run {run.run_key} did not run: {numbers.count(run.questions_done)}/{numbers.counted(run.questions_total, 'question')}"
         + (f" ({run.error})" if run.error else "")
         for run in experiment.runs
         if run.error or run.questions_done < run.questions_total

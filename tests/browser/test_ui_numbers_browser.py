@@ -190,3 +190,26 @@ def test_compare_writes_tokens_and_the_tradeoff_tooltip_like_the_tables(stocked,
     shown = _tooltip_of_a_point(page, page.locator("#compare-tradeoff-plot"))
     assert not LONG_DECIMALS.search(shown), shown
     screenshot(page, "numbers-compare")
+
+
+def test_the_boundary_histograms_name_their_configuration_in_full(stocked, page):
+    """A histogram's heading once was the plot's one-line title, cut at the half-width plot's edge."""
+    from playwright.sync_api import expect
+
+    choose(page, "document-select", re.compile(rf"^{re.escape(NAME)} · "))
+    page.locator("#viewer-right-source").get_by_text("Index set", exact=True).click()
+    choose(page, "viewer-right-set", re.compile(r"^fixed_size · chunk_overlap=0, chunk_size=512 · "))
+    page.locator("#viewer-button").click()
+    page.locator("#viewer .cl-sbs").wait_for()
+    for side in ("left", "right"):
+        histogram = page.locator(f"#viewer-{side}-histogram")
+        expect(histogram).to_contain_text(": chunks by tokens")
+        heading = histogram.get_by_text(re.compile(r": chunks by tokens$")).first
+        # The whole heading is laid out inside the block: wrapped, never cut.
+        assert heading.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), heading.inner_text()
+        box, block = heading.bounding_box(), histogram.bounding_box()
+        assert box["x"] + box["width"] <= block["x"] + block["width"] + 1
+    facts = page.locator("#viewer-summary [data-side=right] [data-fact=chunks]").inner_text()
+    assert re.search(r"max 512\b", facts) and not LONG_DECIMALS.search(facts), facts
+    page.locator("#viewer-left-histogram").scroll_into_view_if_needed()
+    screenshot(page, "numbers-histograms")
