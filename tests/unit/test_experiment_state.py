@@ -118,5 +118,5 @@ def test_the_ui_the_command_line_and_the_reports_name_a_state_alike(state):
 def test_a_state_outside_the_enum_is_unknown_and_the_refusals_name_the_stopped_states():
     assert experiment_state.name(0) == "unknown"
     assert experiment_state.name(99, "?") == "?"
-    assert experiment_state.names(experiment_state.STOPPED) == "interrupted or failed"
+    assert experiment_state.names(experiment_state.STOPPED) == "interrupted, failed or partial"
     assert not experiment_state.resumable(0) and not experiment_state.cancellable(0)
