@@ -242,6 +242,14 @@ def page(
         embedding_model=experiment.provenance.embedding_model,
         top_k=experiment.config.retrieval.top_k,
         state=experiment_state.name(experiment.state, "?"),
+        # A partial experiment's header names each run that did not finish, and why (ADR 0087).
+        failed_runs=[
+            f"{run.run_key}: {experiment_state.failure(run)}"
+            for run in experiment.runs
+            if experiment_state.incomplete_run(run)
+        ]
+        if experiment.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+        else [],
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results, METRICS) if show_technical else None,
