@@ -178,8 +178,8 @@ def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
     some), saying how far it got and why: such an experiment is no full result, so the
     command exits 1."""
     return [
-        f"run {run.run_key} {'failed' if experiment_state.failed_run(run) else 'is incomplete'}: "
-        f"{run.questions_done - run.questions_failed}/{run.questions_total} questions answered "
+        f"run {run.run_key} {'did not run' if experiment_state.failed_run(run) else 'is incomplete'}: "
+        f"{run.questions_done - run.questions_failed}/{run.questions_total} questions "
         f"({experiment_state.failure(run)})"
         for run in experiment.runs
         if experiment_state.incomplete_run(run)

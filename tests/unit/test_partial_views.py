@@ -81,9 +81,9 @@ def test_the_command_line_names_each_failed_run_and_exits_1():
     assert f"not measured: {REASON}" in printed
     assert "1 of 4 questions failed (the first: retrieval failed" in printed
     assert runs_not_run(experiment) == [
-        "run fixed_size[chunk_size=256] is incomplete: 3/4 questions answered "
+        "run fixed_size[chunk_size=256] is incomplete: 3/4 questions "
         "(1 of 4 questions failed (the first: retrieval failed: the index set is being rebuilt))",
-        f"run contextual_retrieval failed: 0/4 questions answered ({REASON})",
+        f"run contextual_retrieval did not run: 0/4 questions ({REASON})",
     ]
 
 
