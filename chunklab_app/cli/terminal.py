@@ -128,6 +128,8 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
         values = [metrics.of(n, run.mean_metrics, run.mean_judge) for n in names]
         cells = " ".join(f"{'-' if v is None else metrics.value(n, v):>{w}}" for n, v, w in zip(names, values, widths))
         print(f"{run.run_key:<48} {cells}", file=out)
+        if run.questions_failed:
+            print(f"{'':<48} {experiment_state.failure(run)}", file=out)
     _print_rank_table(experiment, metrics, out)
     verdict = verdict_view(experiment.verdict, metrics)
     if verdict is not None:

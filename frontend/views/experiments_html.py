@@ -83,19 +83,37 @@ def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator
         ("questions", numbers.count(estimate.questions)),
         ("runs (grid cells)", numbers.count(estimate.runs)),
         ("documents to process per run", numbers.count(estimate.documents)),
+        (
+            "index sets to process",
+            f"{numbers.count(estimate.index_sets_to_process)} ({numbers.count(estimate.index_sets_reused)} already there, reused)",
+        ),
         ("LLM calls", numbers.count(estimate.llm_calls)),
         ("prompt tokens", numbers.count(estimate.prompt_tokens)),
         ("completion tokens", numbers.count(estimate.completion_tokens)),
         ("estimated cost", usd(estimate.estimated_cost_usd)),
-        (
-            "estimated time",
-            duration(estimate.estimated_seconds)
-            if estimate.HasField("estimated_seconds")
-            else "not known yet (no finished experiment to measure by)",
-        ),
+        ("estimated time", estimated_time(estimate)),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
-    return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
+    return render(
+        "frontend",
+        "estimate.html.j2",
+        facts=facts,
+        warnings=list(estimate.warnings),
+        notes=list(estimate.notes),
+        run_keys=run_keys,
+    )
+
+
+def estimated_time(estimate: evaluator_pb2.ExperimentEstimate) -> str:
+    """ "about 2 min (processing about 90 s, questions about 20 s)", from this machine's measured speeds."""
+    if not estimate.HasField("estimated_seconds"):
+        return "not known yet (nothing measured to estimate it by)"
+    parts = []
+    if estimate.HasField("processing_seconds"):
+        parts.append(f"processing {duration(estimate.processing_seconds)}")
+    if estimate.HasField("questions_seconds"):
+        parts.append(f"questions {duration(estimate.questions_seconds)}")
+    return duration(estimate.estimated_seconds) + (f" ({', '.join(parts)})" if parts else "")
 
 
 def duration(seconds: float) -> str:
@@ -215,7 +233,8 @@ def _run_row(
     return {
         "run_key": run.run_key,
         "index_reused": run.index_reused,
-        "error": run.error,
+        "failure": experiment_state.failure(run),
+        "failed": experiment_state.failed_run(run),
         "questions": f"{numbers.count(run.questions_done)}/{numbers.count(run.questions_total)}",
         "cells": _metric_cells(run, metrics, ranked, judged, with_cost),
     }

@@ -173,13 +173,24 @@ def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
     """What a reader must know before trusting the verdict: unfinished runs, unmeasured scores."""
     runs = list(experiment.runs)
     notes = []
-    if experiment.state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
+    if experiment.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL:
+        failed = [run for run in runs if experiment_state.incomplete_run(run)]
+        notes.append(
+            f"This experiment is partial: {len(failed)} of {len(runs)} runs did not finish every question; "
+            "the tables show what the others measured."
+        )
+    elif experiment.state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
         notes.append(
             f"This experiment is {experiment_state.name(experiment.state)}: "
             f"{numbers.questions_by_runs(experiment.questions_done, experiment.questions_total, len(runs))} finished. "
             f"{experiment.error}"
         )
-    notes += [f"{run.run_key} did not run: {run.error}" for run in runs if run.error]
+    notes += [
+        f"{run.run_key} {'did not run' if experiment_state.failed_run(run) else 'is incomplete'}: "
+        f"{experiment_state.failure(run)}"
+        for run in runs
+        if experiment_state.incomplete_run(run) and (run.error or run.questions_failed)
+    ]
     if not experiment.provenance.judge_model.startswith("none") and any(
         not r.mean_judge.faithfulness.measured for r in runs if r.questions_done
     ):
@@ -231,6 +242,14 @@ def page(
         embedding_model=experiment.provenance.embedding_model,
         top_k=experiment.config.retrieval.top_k,
         state=experiment_state.name(experiment.state, "?"),
+        # A partial experiment's header names each run that did not finish, and why (ADR 0087).
+        failed_runs=[
+            f"{run.run_key}: {experiment_state.failure(run)}"
+            for run in experiment.runs
+            if experiment_state.incomplete_run(run)
+        ]
+        if experiment.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+        else [],
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results, METRICS) if show_technical else None,
