@@ -259,18 +259,18 @@ def answer_view(column: Column) -> dict | None:
             "state": "failed",
             "error": column.answer_error or "The evaluator ended the answer without its result; see its log.",
             "pieces": [],
+            "cited": False,
             "extractive": False,
             "model": "",
         }
     retrieved = stream.context.retrieved_chunks if stream.context is not None else []
-    pieces = (
-        answer_html.cited_pieces(result.answer, retrieved)
-        if result.extractive
-        else [answer_html.Cited(result.answer, None)]
-    )
+    # An extractive answer of an empty context is the evaluator's own sentence: nothing to cite.
+    cited = answer_html.cited_pieces(result.answer, retrieved) if result.extractive else []
+    pieces = cited or [answer_html.Cited(result.answer, None)]
     return {
         "state": "done",
         "error": "",
+        "cited": bool(cited),
         "extractive": result.extractive,
         "model": result.model,
         "pieces": [{"text": p.text, "cite": p.cite} for p in pieces],
