@@ -96,7 +96,8 @@ def followed(steps, progress) -> Iterator[str]:
 
 def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
     """One strategy's tick box and its knob inputs (inside gr.render: keyed)."""
-    ticked = form.name == knobs.BASELINE
+    # The strategies the Query page opens on (chunklab_app.recommended.FIRST_STRATEGIES).
+    ticked = knobs.ticked_first(form.name)
     with gr.Group(elem_id=form.elem_id):
         note = " Needs an LLM endpoint." if form.requires_llm else ""
         use = gr.Checkbox(

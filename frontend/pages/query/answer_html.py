@@ -78,6 +78,10 @@ def cited_pieces(answer: str, retrieved) -> list[Cited]:
     the context, in the order the LLM would read it, that holds it word for word (line breaks
     and runs of spaces read as one space, as the answer writes them): where it came from."""
     contents = [_words(item.chunk.content) for item in retrieved]
+    if not any(contents):
+        # No context to take sentences from: the answer is the evaluator's own sentence saying
+        # so ("The retrieved context is empty: …"), not a piece of the context to look for.
+        return []
     pieces = []
     for text in answer.split(GAP):
         where = next((i for i, content in enumerate(contents) if _words(text) and _words(text) in content), None)
