@@ -79,7 +79,7 @@ def kept_current_sentence(warned: Sequence[KnobWarning]) -> str:
     values = ", ".join(f"{w.strategy} {w.knob}={knobs.label(w.value)}" for w in warned)
     return (
         f"Indexed beside the active sets, which stay as they were: {values} is below its sensible minimum. "
-        "Activate the new set in the index sets when you mean to search it, or tick "
+        "To search it, choose it under “Index set” and press “Make active”, or tick "
         "“Make the new sets active anyway” and process again."
     )
 
