@@ -391,6 +391,16 @@ def warnings(strategy: str, knobs: Sequence[Knob], values: Mapping[str, Any]) ->
     return [warning for warning in found if warning is not None]
 
 
+def spec_warnings(infos: Sequence[chunker_pb2.StrategyInfo], specs: Sequence[common_pb2.StrategySpec]) -> list:
+    """The KnobWarnings of checked specs (a command line's), their strategies' declarations from ListStrategies."""
+    declared = {info.name: from_info(info) for info in infos}
+    found = []
+    for spec in specs:
+        strategy_knobs = declared.get(spec.name, ())
+        found += warnings(spec.name, strategy_knobs, resolve(spec.name, strategy_knobs, dict(spec.knobs)))
+    return found
+
+
 def config_id(strategy: str, knobs: Sequence[Knob], values: Mapping[str, Any]) -> str:
     """The id of one chunking configuration: a short hash of the strategy and
     its knob values, query-time knobs left out (they change what a query

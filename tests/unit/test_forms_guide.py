@@ -121,7 +121,7 @@ def test_a_refused_value_keeps_its_note_and_replaces_the_last_outcome_in_the_sta
     form, values, note, status = form_and_values(gateway, 1.5)
     (shown,) = run(form, values)
     assert gateway.activations == []  # nothing was sent
-    assert "chunk_size takes a whole number; you entered 1.5." in shown[note]
+    assert "chunk_size takes a whole number; you entered 1.5." in shown[note]["value"] and shown[note]["visible"]
     assert shown[status] == formatting.message_html(field_notes.FIX_THE_FIELDS, "error")
 
 
@@ -130,7 +130,7 @@ def test_a_warned_value_is_indexed_beside_the_active_set_unless_the_user_consent
     form, values, note, status = form_and_values(gateway, 8)
     outputs = run(form, values)
     assert gateway.activations == [common_pb2.ACTIVATION_KEEP_CURRENT]
-    assert "Warning: chunk_size 8 is below 32 tokens" in outputs[0][note]
+    assert "Warning: chunk_size 8 is below 32 tokens" in outputs[0][note]["value"]
     assert "Indexed beside the active sets, which stay as they were: fixed_size chunk_size=8" in outputs[-1][status]
 
     form, values, _, status = form_and_values(gateway, 8, anyway=True)
@@ -220,3 +220,11 @@ def test_knob_errors_keep_their_parts_for_a_form_and_their_wording_for_a_service
         SIZE.coerce("fixed_size", 4)
     assert raised.value.message == "fixed_size.chunk_size must be at least 8 tokens, got 4"
     assert (raised.value.strategy, raised.value.knob) == ("fixed_size", "chunk_size")
+
+
+def test_the_command_line_warns_about_a_size_below_its_sensible_minimum():
+    infos = [chunker_pb2.StrategyInfo(name="fixed_size", knobs=[SIZE.to_proto(), OVERLAP.to_proto()])]
+    specs = [knobs.to_spec("fixed_size", {"chunk_size": 8, "chunk_overlap": 0})]
+    (warning,) = knobs.spec_warnings(infos, specs)
+    assert str(warning).startswith("fixed_size.chunk_size 8 is below 32 tokens, the smallest that usually retrieves")
+    assert knobs.spec_warnings(infos, [knobs.to_spec("fixed_size", {"chunk_size": 64, "chunk_overlap": 0})]) == []

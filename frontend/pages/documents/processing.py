@@ -117,7 +117,14 @@ def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list, gr.HTM
             visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}", preserved_by_key=["visible"]
         ) as knob_row:
             inputs = [knob_input(field) for field in form.fields]
-        notes = gr.HTML(elem_id=f"knob-notes-{form.name}", key=f"knob-notes-{form.name}", padding=False)
+        # Shown only while it has something to say: empty, it would be a grey band in the group.
+        notes = gr.HTML(
+            visible=False,
+            elem_id=f"knob-notes-{form.name}",
+            key=f"knob-notes-{form.name}",
+            padding=False,
+            preserved_by_key=["value", "visible"],
+        )
         use.change(
             lambda on: gr.update(visible=on),
             inputs=use,
@@ -169,7 +176,10 @@ class ProcessForm:
         ]
 
     def _shown(self, checked: list) -> dict:
-        shown = {group.notes: field_notes.notes_html(c) for group, c in zip(self.groups, checked, strict=True)}
+        shown = {}
+        for group, c in zip(self.groups, checked, strict=True):
+            html = field_notes.notes_html(c)
+            shown[group.notes] = gr.update(value=html, visible=bool(html))
         warned = any(c is not None and c.warnings for c in checked)
         shown[self.anyway] = gr.update(visible=True) if warned else gr.update(visible=False, value=False)
         return shown
