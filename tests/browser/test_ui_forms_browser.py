@@ -118,8 +118,12 @@ def test_a_refused_upload_names_the_file_and_keeps_the_selected_document_s_views
     process(page)
     sets = page.locator("#indexed-sets tr[data-strategy=fixed_size]")
     expect(sets.first).to_be_visible()
+    # The boundary view drawn for it (a document other than the sample's waits for its button).
+    page.locator("#viewer-button").click()
+    view = page.locator("#viewer .cl-sbs")
+    view.wait_for(timeout=60 * SECONDS)
     summary = page.locator("#viewer-summary")
-    expect(summary).to_contain_text("storms.md", timeout=60 * SECONDS)
+    expect(summary.locator("[data-side=left] .cl-sbs-label")).to_contain_text("fixed_size · ")
     shown_before = summary.inner_text()
 
     # A PDF whose cross-reference table is missing: ingest refuses it.
@@ -138,5 +142,6 @@ def test_a_refused_upload_names_the_file_and_keeps_the_selected_document_s_views
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^storms\.md · "))
     expect(sets.first).to_be_visible()
     expect(summary).to_have_text(shown_before)
+    expect(view).to_be_visible()
     expect(page.locator("#documents-table")).not_to_contain_text("broken.pdf")
     screenshot(page, "forms-failed-upload-keeps-the-selection")
