@@ -83,6 +83,8 @@ CSS = """
 .cl-state-succeeded { color: #15803d; font-weight: 600; }
 .cl-state-failed, .cl-state-interrupted { color: #b91c1c; font-weight: 600; }
 .cl-state-running, .cl-state-pending { color: #b45309; font-weight: 600; }
+.cl-state-partial { color: #78350f; background: #fcd34d; border-radius: 4px; padding: 0 6px; font-weight: 600; }
+.cl-run-failure { color: #78350f; background: rgba(245, 158, 11, 0.18); border-left: 3px solid #f59e0b; padding: 2px 6px; margin-top: 2px; white-space: normal; }
 .cl-estimate, .cl-experiment { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 6px 0; }
 .cl-detail-columns { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
 

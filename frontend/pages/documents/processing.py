@@ -306,8 +306,13 @@ def strategy_section(
             key="check-knobs",
         )
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
-        processed = process_button.click(form.run, inputs=form.inputs, outputs=form.outputs, key="process")
-        loaded = bulk_button.click(form.run_bulk, inputs=form.inputs, outputs=form.outputs, key="bulk")
+        # The status says how far each strategy is: no progress overlay drawn over it.
+        processed = process_button.click(
+            form.run, inputs=form.inputs, outputs=form.outputs, key="process", show_progress="minimal"
+        )
+        loaded = bulk_button.click(
+            form.run_bulk, inputs=form.inputs, outputs=form.outputs, key="bulk", show_progress="minimal"
+        )
         if then is not None:
             processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
             loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")

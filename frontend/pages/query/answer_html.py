@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from chunklab.retrieval import options as built_options
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import usd
 from chunklab.views.render import render
 
@@ -103,9 +103,11 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
     facts = []
     if result is not None:
         usage = result.usage
-        facts.append(f"{result.latency_ms:.0f} ms")
+        facts.append(numbers.milliseconds(result.latency_ms))
         if usage.llm_calls:
-            facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+            facts.append(
+                f"{numbers.count(usage.prompt_tokens)} prompt + {numbers.count(usage.completion_tokens)} completion tokens"
+            )
             facts.append(f"≈ {usd(usage.estimated_cost_usd)}")
     return render(
         "frontend",

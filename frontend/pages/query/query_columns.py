@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from chunklab import metrics
 from chunklab.client import ClientError
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
 from chunklab_app import recommended
@@ -267,7 +267,7 @@ def answer_view(column: Column) -> dict | None:
         "extractive": result.extractive,
         "model": result.model,
         "pieces": [{"text": p.text, "cite": p.cite} for p in pieces],
-        "latency": f"{result.latency_ms:.0f} ms",
+        "latency": numbers.milliseconds(result.latency_ms),
     }
 
 
@@ -301,9 +301,9 @@ def column_view(
         empty=NO_CHUNKS,
         chunk_count=len(retrieved),
         hits_text=hits_phrase(retrieved, response.expansion_tree),
-        tokens_sent=formats.value("tokens_sent", sum(item.chunk.token_count for item in retrieved)),
+        tokens_sent=numbers.count(sum(item.chunk.token_count for item in retrieved)),
         # As the answer box writes its latency.
-        latency=f"{response.timings.total_ms:.0f} ms",
+        latency=numbers.milliseconds(response.timings.total_ms),
         reranker=response.reranker,
         measures=None,
     )
