@@ -28,6 +28,11 @@ CSS = """
 .cl-empty { opacity: 0.7; font-style: italic; }
 
 .cl-message { padding: 4px 0; }
+/* A form's notes under its fields (frontend/forms/field_notes.py): they stay until the value is fixed. */
+.cl-field-notes { list-style: none; padding: 0; margin: 4px 0; }
+.cl-field-note { padding: 4px 8px; margin: 2px 0; border-left: 4px solid; border-radius: 2px; }
+.cl-field-error { border-color: #b91c1c; color: #b91c1c; background: rgba(185, 28, 28, 0.08); }
+.cl-field-warning { border-color: #dd6b20; background: rgba(221, 107, 32, 0.12); }
 .cl-message-ok { color: #15803d; }
 .cl-message-error { color: #b91c1c; }
 .cl-message-warning { color: #b45309; }

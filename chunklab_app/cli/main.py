@@ -209,7 +209,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
 
 def cmd_load(args, client: ChunkLab) -> int:
     progress = Progress()
-    specs = strategy_specs(args.strategy, args.knob or [], client.list_strategies())
+    infos = client.list_strategies()
+    specs = strategy_specs(args.strategy, args.knob or [], infos)
+    # A bulk load makes each set the active one: a size below its sensible minimum is said first (ADR 0089).
+    for warning in knobs.spec_warnings(infos, specs):
+        print(f"warning: {warning}", file=sys.stderr)
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")

@@ -65,7 +65,8 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
 
 
 def _parser(setting: retrieval.Setting):
-    """argparse's type for the setting: the value typed, then checked as the retriever checks it."""
+    """argparse's type for the setting: the value typed, then checked as the retriever checks it,
+    except that a typed 0 never stands for a default (--top-k 0 is refused: leave the flag out)."""
 
     def parse(text: str):
         if setting.kind is list:
@@ -77,7 +78,7 @@ def _parser(setting: retrieval.Setting):
                 wanted = "a whole number" if setting.kind is int else "a number"
                 raise argparse.ArgumentTypeError(f"{setting.path} takes {wanted}, got {text!r}") from None
         try:
-            setting.check(value)
+            setting.check_typed(value)
         except InvalidArgument as exc:
             raise argparse.ArgumentTypeError(exc.message) from None
         return value

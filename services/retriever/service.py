@@ -527,7 +527,7 @@ class RetrieverService:
         if not self.store.has_config(model, strategy, config_id):
             raise NotFound(
                 f"no document has a {strategy} index set with configuration {config_id} for {model}; "
-                "ListIndexedSets shows the sets there are"
+                "the Documents page lists each document’s index sets"
             )
         self.store.touch(model, strategy, config_id)
         self._touched[key] = now

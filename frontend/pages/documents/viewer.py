@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
+from chunklab.knobs import KnobError
 from chunklab.text import sentences
 from chunklab.v1 import retriever_pb2
 from chunklab_app import samples
@@ -276,8 +277,8 @@ def _configuration(
         raise user_error(f"Choose a strategy for the {column.side} column.")
     try:
         spec = knobs.strategy_spec(form, [values[i] for i in inputs])
-    except ValueError as exc:
-        raise user_error(f"{column.side.capitalize()} column: {exc}") from None
+    except KnobError as exc:
+        raise user_error(f"{column.side.capitalize()} column, {form.name}: {exc.for_the_field()}") from None
     return _preview(gateway, document_id, form, spec)
 
 

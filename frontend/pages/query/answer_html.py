@@ -76,7 +76,9 @@ def _words(text: str) -> str:
 def cited_pieces(answer: str, retrieved) -> list[Cited]:
     """An extractive answer cut where it skips ahead (GAP), each piece with the first chunk of
     the context, in the order the LLM would read it, that holds it word for word (line breaks
-    and runs of spaces read as one space, as the answer writes them): where it came from."""
+    and runs of spaces read as one space, as the answer writes them): where it came from.
+    An empty context has nothing to cite: the answer is then the evaluator's notice that it is
+    empty, which is not flagged as missing from it."""
     contents = [_words(item.chunk.content) for item in retrieved]
     if not any(contents):
         # No context to take sentences from: the answer is the evaluator's own sentence saying

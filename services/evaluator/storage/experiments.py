@@ -47,7 +47,7 @@ class ExperimentStore(Store):
             ExperimentRow,
             experiment_id,
             "experiment",
-            "ListExperiments shows the stored ones",
+            "the Experiments page lists the stored ones",
             evaluator_pb2.Experiment,
         )
 
