@@ -43,8 +43,9 @@ PAGES = (
     ("Health", "health", health),
 )
 
-# The pages that open on the newest finished experiment's result (ADR 0093).
-OPEN_ON_A_RESULT = (compare, reports)
+# The pages that look at the stack again when their tab is opened: Compare and Reports for the
+# newest finished experiment (ADR 0093), Question sets for a document to write questions on.
+LOOK_AGAIN_WHEN_OPENED = (compare, reports, questions)
 
 
 def build_app(gateway: ChunkLab) -> gr.Blocks:
@@ -62,7 +63,7 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
                 start.build(gateway, tabs, start_tab)
             for title, tab_id, module in PAGES:
                 with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}") as tab:
-                    if module in OPEN_ON_A_RESULT:  # they look again for one when opened
+                    if module in LOOK_AGAIN_WHEN_OPENED:
                         module.build(gateway, opened=tab.select)
                     else:
                         module.build(gateway)

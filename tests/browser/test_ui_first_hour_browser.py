@@ -113,7 +113,8 @@ def step_two_write_questions(page, ui_stack) -> None:
 
     start_here(page, ["done", "next", "todo", "todo"])
     page.locator("#start-go-2").click()
-    # No set yet: the section to write one by hand is open, on the document just uploaded.
+    # No set yet: the section to write one by hand is open; the person picks the document.
+    choose(page, "hand-document", re.compile(r"^phare\.md · "))
     text = page.locator("#hand-text .cl-hand-text")
     expect(text).to_contain_text("Augustin Fresnel", timeout=60 * SECONDS)
     assert page.locator("#hand-text img, #hand-text script").count() == 0

@@ -25,7 +25,8 @@ from frontend.pages.questions.question_sets import QUESTION_TYPES
 from frontend.pages.questions.review import Review
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py)."""
     with gr.Blocks() as page:
         generation_id = gr.State("")
         run_token = gr.State("")
@@ -38,7 +39,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         generation.wire(gateway, generating, reviewing.chosen, generation_id, run_token)
         _wire_import(gateway, *importing, reviewing.chosen)
         review.wire(gateway, reviewing, held_set)
-        hand_section.wire(gateway, page, writing, reviewing.chosen)
+        hand_section.wire(gateway, page, writing, reviewing.chosen, opened)
     return page
 
 

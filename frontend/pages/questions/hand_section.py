@@ -175,13 +175,14 @@ class HandHandlers:
         )
 
 
-def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Dropdown) -> None:
-    """The section's events; a saved set becomes the review's choice."""
+def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Dropdown, opened=None) -> None:
+    """The section's events; a saved set becomes the review's choice. On load and when the tab
+    is opened (`opened`) with no document chosen, the newest is shown."""
     handlers = HandHandlers(gateway)
     fields = [form.start, form.end, form.picked]
 
-    def listed(current: str | None, current_set: str | None):
-        """The documents, and the section open while no question set exists."""
+    def listed(current: str | None, _current_set: str | None):
+        """The documents (the newest chosen when none is), and the section open while no question set exists."""
         with told_as_sentence():
             has_sets = bool(gateway.list_question_sets())
             documents = gateway.list_documents()
@@ -192,7 +193,9 @@ def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Drop
         with told_as_sentence():
             return document_dropdown_update(gateway, current)
 
-    page.load(listed, inputs=[form.document, review_set], outputs=[form.document, form.accordion])
+    for event in (page.load, opened):
+        if event is not None:
+            event(listed, inputs=[form.document, review_set], outputs=[form.document, form.accordion])
     form.document.focus(current_documents, inputs=form.document, outputs=form.document, show_progress="hidden")
     form.document.change(
         handlers.document_view, inputs=[form.document, form.draft], outputs=[form.view, form.text, *fields]
