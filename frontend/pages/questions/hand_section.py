@@ -187,7 +187,7 @@ def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Drop
             has_sets = bool(gateway.list_question_sets())
             documents = gateway.list_documents()
         keep = current or (documents[0].document_id if documents else None)  # the newest, shown at once
-        return document_dropdown_update(gateway, keep, documents), gr.update(open=not has_sets)
+        return document_dropdown_update(gateway, keep, documents), gr.skip() if has_sets else gr.update(open=True)
 
     def current_documents(current: str | None):
         with told_as_sentence():
