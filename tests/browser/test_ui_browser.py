@@ -484,13 +484,18 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     *_, last = lab.run_experiment(config)
     assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
     page.get_by_role("tab", name="Compare").click()
-    choose(page, "compare-select", re.compile(r"^storms ±1 "))
+    # It opens on the two finished experiments on this question set, the newest first, compared
+    # at once (ADR 0093).
+    badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
+    expect(badges).to_have_text(["±0/0", "±1/1"], timeout=60 * SECONDS)
+    # The first one chosen is the baseline: ±0 off and on again puts ±1 first.
+    choose(page, "compare-select", re.compile(r"^storms ±0 "))
+    expect(page.locator("#compare-button")).to_be_disabled()
     choose(page, "compare-select", re.compile(r"^storms ±0 "))
     page.locator("#compare-button").click()
     warning = page.locator("#compare-result .cl-warnings[role=alert]")
     expect(warning).to_contain_text("neighbour expansion differs")
-    badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
-    assert badges.all_inner_texts() == ["±1/1", "±0/0"]
+    expect(badges).to_have_text(["±1/1", "±0/0"])
     expect(page.locator("#compare-result details[data-metric=iou] tr[data-run-key]")).to_have_count(1)
     # The plot draws the headline metric first; another one is a pick away.
     plot = page.locator("#compare-plot")
