@@ -22,7 +22,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.rpc import security, tracing
 from chunklab.settings import Settings, load_settings
-from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports
+from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start
 from frontend.report_files import FILES
 from frontend.style import CSS
 
@@ -31,6 +31,7 @@ LOGIN_MESSAGE = (
     "(CHUNKLAB_AUTH_TOKEN) as the password."
 )
 
+START = "start"
 PAGES = (
     ("Documents", "documents", documents),
     ("Query", "query", query),
@@ -42,6 +43,10 @@ PAGES = (
     ("Health", "health", health),
 )
 
+# The pages that look at the stack again when their tab is opened: Compare and Reports for the
+# newest finished experiment (ADR 0093), Question sets for a document to write questions on.
+LOOK_AGAIN_WHEN_OPENED = (compare, reports, questions)
+
 
 def build_app(gateway: ChunkLab) -> gr.Blocks:
     # Each page is built inside its tab: a Blocks created inside another one
@@ -52,10 +57,16 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
     # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
     with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
-        with gr.Tabs():
+        # Start here comes first: its steps open the other tabs (ADR 0091).
+        with gr.Tabs(selected=START) as tabs:
+            with gr.Tab("Start here", id=START, elem_id=f"tab-{START}") as start_tab:
+                start.build(gateway, tabs, start_tab)
             for title, tab_id, module in PAGES:
-                with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}"):
-                    module.build(gateway)
+                with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}") as tab:
+                    if module in LOOK_AGAIN_WHEN_OPENED:
+                        module.build(gateway, opened=tab.select)
+                    else:
+                        module.build(gateway)
     return app
 
 

@@ -119,4 +119,19 @@ mark.cl-ref { background: #fde68a; color: inherit; border-radius: 2px; }
 .cl-column-answer { margin: 6px 0; padding: 6px 8px; border-radius: 6px; background: var(--background-fill-secondary); }
 .cl-citations { font-size: 0.85em; margin: 4px 0 0; padding-left: 1.4em; }
 .cl-cite { font-weight: 600; }
+
+/* A document's text to select a question's passage in (Question sets, written by hand). */
+.cl-hand-text { white-space: pre-wrap; word-break: break-word; font-size: 0.9em; line-height: 1.6; max-height: 26em; overflow: auto; border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 6px 10px; }
+.cl-hand-mark { background: rgba(22, 163, 74, 0.25); }
+
+/* Start here: four steps, the next one marked. */
+.cl-steps { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 10px; }
+.cl-step { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; }
+.cl-step-done { border-left: 5px solid #15803d; }
+.cl-step-next { border: 2px solid #2563eb; border-left: 5px solid #2563eb; }
+.cl-step-todo { opacity: 0.75; }
+.cl-step-state { font-size: 0.8em; font-weight: 600; text-transform: uppercase; }
+.cl-step-done .cl-step-state { color: #15803d; }
+.cl-step-next .cl-step-state { color: #2563eb; }
+.cl-step-detail { font-size: 0.9em; margin-top: 4px; word-break: break-word; }
 """

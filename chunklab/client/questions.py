@@ -1,5 +1,6 @@
 """Calls for question sets beyond import and listing (chunklab.client.evaluation):
-validating a file (every excerpt located, nothing stored), generating a set
+validating a file (every excerpt located, nothing stored), creating a set from
+questions written by hand, generating a set
 from documents, the review's edits, and exporting a set as JSONL."""
 
 from __future__ import annotations
@@ -110,6 +111,19 @@ class QuestionCalls(Calls):
     def get_generation(self, generation_id: str) -> evaluator_pb2.Generation:
         request = evaluator_pb2.GetGenerationRequest(generation_id=generation_id)
         return self._call("evaluator", "GetGeneration", request)
+
+    def create_question_set(
+        self,
+        name: str,
+        questions: Iterable[evaluator_pb2.Question],
+        description: str = "",
+        excerpt_check: int = evaluator_pb2.EXCERPT_CHECK_STRICT,
+    ) -> evaluator_pb2.QuestionSet:
+        """A new set of these questions, each excerpt located (strictly unless told)."""
+        request = evaluator_pb2.CreateQuestionSetRequest(
+            name=name, description=description, questions=list(questions), excerpt_check=excerpt_check
+        )
+        return self._call("evaluator", "CreateQuestionSet", request)
 
     def add_question(self, question_set_id: str, question: evaluator_pb2.Question) -> evaluator_pb2.QuestionSet:
         request = evaluator_pb2.AddQuestionRequest(question_set_id=question_set_id, question=question)

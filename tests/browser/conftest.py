@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chunklab_app.stack import Stack
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SECONDS, STORMS, upload
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SECONDS, STORMS, documents_part, upload
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +48,13 @@ def page(browser, ui_stack):
     page.set_default_timeout(30 * SECONDS)
     expect.set_options(timeout=30 * SECONDS)
     page.goto(ui_stack.ui_url)
+    # The page opens on Start here, its steps read from the stack.
+    page.locator("#start-steps [data-step]").first.wait_for(timeout=120 * SECONDS)
     # The strategy form appears once the chunker's ListStrategies has answered (after every call
-    # the page makes as it loads, so longer on a loaded machine).
+    # the page makes as it loads, so longer on a loaded machine); the tests begin on Documents.
+    documents_part(page, "Process")
     page.locator("#knob-fixed_size-chunk_size input").wait_for(timeout=120 * SECONDS)
+    documents_part(page, "Upload and list")
     yield page
     expect.set_options(timeout=5 * SECONDS)
     context.close()

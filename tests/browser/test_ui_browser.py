@@ -20,8 +20,18 @@ import pytest
 from chunklab.knobs import to_spec
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab_app import samples
-from tests.support.browser import DOCUMENT, QUESTIONS, SECONDS, STORMS, choose, fill, screenshot, upload
+from chunklab_app import recommended, samples
+from tests.support.browser import (
+    DOCUMENT,
+    QUESTIONS,
+    SECONDS,
+    STORMS,
+    choose,
+    documents_part,
+    fill,
+    screenshot,
+    upload,
+)
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
@@ -65,7 +75,9 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     document.write_text(DOCUMENT)
 
     # Nothing to process yet: Process waits for a document.
+    documents_part(page, "Process")
     expect(page.locator("#process-button")).to_be_disabled()
+    documents_part(page, "Upload and list")
     # Upload: the new document is reported, listed and selected, and the box is empty for the next file.
     choose_file(page, document)
     page.locator("#upload-button").click()
@@ -73,15 +85,18 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     expect(page.locator("#documents-table")).to_contain_text("lighthouses.md")
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^lighthouses\.md · default · "))
     expect(page.locator('#upload-file a[href$="/lighthouses.md"]')).to_have_count(0)
-    # The strategy forms are drawn again with the button enabled (a render, queued behind the others).
-    expect(page.locator("#process-button")).to_be_enabled(timeout=30 * SECONDS)
     # The same bytes again are recognised, not stored twice.
     choose_file(page, document)
     page.locator("#upload-button").click()
     expect(page.locator("#upload-status")).to_contain_text("lighthouses.md was already uploaded")
-
-    expect(page.locator("#indexed-sets")).to_contain_text(f"Not indexed with {Settings().embedding_model} yet")
     screenshot(page, "documents-table")
+    # The strategy forms are drawn again with the button enabled (a render, queued behind the others).
+    documents_part(page, "Process")
+    expect(page.locator("#documents-process-selected")).to_contain_text("Selected document: lighthouses.md")
+    expect(page.locator("#process-button")).to_be_enabled(timeout=30 * SECONDS)
+    documents_part(page, "Index sets and export")
+    expect(page.locator("#indexed-sets")).to_contain_text(f"Not indexed with {Settings().embedding_model} yet")
+    documents_part(page, "Process")
 
     # Only a ticked strategy shows its knobs: the baseline's at first, recursive's once ticked.
     expect(page.locator("#knob-fixed_size-chunk_size input")).to_be_visible()
@@ -105,6 +120,7 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     assert chunk_count >= 6, completed
     expect(status).not_to_contain_text("strategies_failed")
     # What is indexed now, and with which knobs: what the Query page will search.
+    documents_part(page, "Index sets and export")
     indexed = page.locator("#indexed-sets tr[data-strategy=fixed_size] td")
     expect(indexed.nth(1)).to_have_text("chunk_overlap=0, chunk_size=32")
     expect(indexed.nth(3)).to_have_text(str(chunk_count))
@@ -188,7 +204,7 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
 
     # Delete it (confirming the dialog, which names it and its chunks): its chunks leave the index
     # and it leaves the list.
-    page.get_by_role("tab", name="Documents").click()
+    documents_part(page, "Upload and list")
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.locator("#delete-button").click()
@@ -259,10 +275,11 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
     speech = ui_stack.client().upload_document(samples.SPEECH, language="en").document.document_id
     try:
         page.reload()
+        documents_part(page, "Boundaries")
         view = page.locator("#viewer .cl-sbs")
         view.wait_for(timeout=60 * SECONDS)
-        expect(page.locator("#document-select input")).to_have_value(
-            re.compile(r"^state_of_the_union\.md · default · ")
+        expect(page.locator("#documents-boundaries-selected")).to_contain_text(
+            "Selected document: state_of_the_union.md · default · "
         )
         summary = page.locator("#viewer-summary")
         expect(summary.locator("[data-side=left] .cl-sbs-label")).to_have_text(
@@ -282,7 +299,9 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
         ui_stack.client().delete_document(speech)
 
     page.reload()
+    documents_part(page, "Upload and list")
     choose(page, "document-select", re.compile(r"^storms-long\.md · "))
+    documents_part(page, "Boundaries")
     # Right: the index set processed above; left: a preview of fixed_size 24/6 with overlaps.
     page.locator("#viewer-right-source").get_by_text("Index set", exact=True).click()
     choose(page, "viewer-right-set", re.compile(r"^fixed_size · chunk_overlap=0, chunk_size=64 · "))
@@ -467,13 +486,18 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
     *_, last = lab.run_experiment(config)
     assert last.experiment.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
     page.get_by_role("tab", name="Compare").click()
-    choose(page, "compare-select", re.compile(r"^storms ±1 "))
+    # It opens on the two finished experiments on this question set, the newest first, compared
+    # at once (ADR 0093).
+    badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
+    expect(badges).to_have_text(["±0/0", "±1/1"], timeout=60 * SECONDS)
+    # The first one chosen is the baseline: ±0 off and on again puts ±1 first.
+    choose(page, "compare-select", re.compile(r"^storms ±0 "))
+    expect(page.locator("#compare-button")).to_be_disabled()
     choose(page, "compare-select", re.compile(r"^storms ±0 "))
     page.locator("#compare-button").click()
     warning = page.locator("#compare-result .cl-warnings[role=alert]")
     expect(warning).to_contain_text("neighbour expansion differs")
-    badges = page.locator("#compare-result .cl-compare-columns th [data-muted]")
-    assert badges.all_inner_texts() == ["±1/1", "±0/0"]
+    expect(badges).to_have_text(["±1/1", "±0/0"])
     expect(page.locator("#compare-result details[data-metric=iou] tr[data-run-key]")).to_have_count(1)
     # The plot draws the headline metric first; another one is a pick away.
     plot = page.locator("#compare-plot")
@@ -493,8 +517,10 @@ def test_a_fresh_page_starts_on_the_newest_document_and_question_set(page, ui_st
 
     upload(ui_stack, "tides.md", "# Tides\n\nThe tide turns twice a day.\n")
     page.reload()
+    documents_part(page, "Upload and list")
     # Ready to process or view at once: the newest document is selected, and how it is indexed shows.
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^tides\.md · default · "))
+    documents_part(page, "Index sets and export")
     expect(page.locator("#indexed-sets")).to_contain_text(f"Not indexed with {Settings().embedding_model} yet")
     page.get_by_role("tab", name="Experiments").click()
     # The spare set was deleted in the experiment test: the newest one left is chosen.
@@ -551,6 +577,7 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     from playwright.sync_api import expect
 
     expect(page.locator("#document-select input")).not_to_have_value("")
+    documents_part(page, "Process")
     page.locator("#knob-fixed_size-chunk_size input").fill("64")
     page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
     page.locator("#bulk-button").click()
@@ -562,10 +589,12 @@ def test_every_document_is_processed_as_one_bulk_load_through_the_broker(page, u
     expect(done).to_contain_text("through embedded queue")
     expect(done.locator("li").first).to_contain_text("fixed_size")
     # The selected document is now indexed with the knobs the bulk load used.
+    documents_part(page, "Index sets and export")
     expect(page.locator("#indexed-sets tr[data-strategy=fixed_size] td").nth(1)).to_have_text(
         "chunk_overlap=0, chunk_size=64"
     )
     # The load heads the list of recent bulk loads, finished.
+    documents_part(page, "Process")
     newest = page.locator("#bulk-loads tr[data-bulk-load]").first
     expect(newest).to_have_attribute("data-state", "done")
     expect(newest).to_contain_text(f"{len(documents)} / {len(documents)}")
@@ -586,13 +615,14 @@ def test_two_configurations_of_one_strategy_are_listed_and_queried_side_by_side(
 
     page.locator("#documents-refresh").click()  # uploaded through gRPC after the page loaded
     choose(page, "document-select", re.compile(r"^two-configs\.md "))
+    documents_part(page, "Index sets and export")
     rows = page.locator("#indexed-sets tr[data-strategy=fixed_size]")
     expect(rows.first.locator("td").nth(1)).to_have_text("chunk_overlap=16, chunk_size=128")  # this document's
     expect(rows).to_have_count(2)
     assert [r.get_attribute("data-active") for r in rows.all()] == ["true", "false"]  # newest, active, first
 
     page.get_by_role("tab", name="Query").click()
-    expect(page.locator("#query-strategy input")).to_have_value("fixed_size")
+    choose(page, "query-strategy", "fixed_size")
     choose(page, "query-documents", re.compile(r"^two-configs\.md "))
     page.locator("#query-text textarea").fill(QUESTION)
     page.locator("#query-top-k input").fill("3")
@@ -707,10 +737,17 @@ def test_the_query_page_opens_on_the_samples_question_compared_side_by_side_with
     columns = page.locator("#query-columns section.cl-column[data-state=done]")
     columns.nth(1).wait_for()
     strategies = [columns.nth(i).get_attribute("data-strategy") for i in range(columns.count())]
-    assert strategies[0] == "fixed_size" and "recursive" in strategies and len(strategies) <= 4, strategies
+    # The strategies the Process form ticks first (those indexed anywhere), then the others processed.
+    first_ones = [name for name in recommended.FIRST_STRATEGIES if name in strategies]
+    assert strategies[: len(first_ones)] == first_ones and "fixed_size" in first_ones, strategies
+    assert "recursive" in strategies and len(strategies) <= 4, strategies
     excerpts = len(first.references)
     for index in range(len(strategies)):
         column = columns.nth(index)
+        if column.locator(".cl-column-missing").count():
+            # A strategy that never processed the sample's documents says so instead of answering from others.
+            expect(column.locator(".cl-process-missing")).to_be_visible()
+            continue
         measures = column.locator(".cl-column-measures")
         expect(measures).to_have_attribute("data-excerpts", str(excerpts))
         found = int(measures.get_attribute("data-found"))

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from tests.support.browser import QUESTIONS, choose, screenshot
+from tests.support.browser import QUESTIONS, SECONDS, choose, screenshot
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 30_000  # what a check waits for the page on a busy machine (Playwright's default is 5 s)
@@ -170,8 +170,9 @@ def test_both_report_views_open_as_pages_with_the_verdict_and_the_linked_detail(
 
     sizes = experiments[SIZES]
     page.get_by_role("tab", name="Reports").click()
-    # Before a report is open there is no empty download box.
-    expect(page.locator("#report-file")).to_be_hidden()
+    # The page opens on the newest finished experiment's managerial report (ADR 0093), with its download.
+    expect(page.locator("#report-frame iframe[data-view=managerial]")).to_be_visible(timeout=60 * SECONDS)
+    expect(page.locator("#report-file")).to_be_visible()
 
     # Managerial: a rendered page (its heading, not its source), the verdict and the charts.
     report = open_report(page, sizes.experiment_id, "managerial")

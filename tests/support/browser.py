@@ -99,6 +99,15 @@ def choose(page, elem_id: str, option: str | re.Pattern) -> None:
     page.get_by_role("option", name=option).first.click()
 
 
+def documents_part(page, part: str) -> None:
+    """Opens the Documents tab's part: "Upload and list", "Process", "Index sets and export" or
+    "Boundaries" (the Documents tab itself when another tab is open)."""
+    tab = page.get_by_role("tab", name="Documents", exact=True)
+    if tab.get_attribute("aria-selected") != "true":
+        tab.click()
+    page.get_by_role("tab", name=part, exact=True).click()
+
+
 def fill(page, elem_id: str, value: str) -> None:
     """Types into a Gradio textbox or number field, whichever element it renders."""
     page.locator(f"#{elem_id}").locator("textarea, input").first.fill(value)

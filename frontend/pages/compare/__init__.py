@@ -4,6 +4,9 @@ table and in a native Gradio plot of the metric the reader picks.
 
 The baseline is the first run of the first experiment chosen (the evaluator's
 rule), so the order of the selection matters and the page says which it is.
+
+The page opens on a comparison (ADR 0093, frontend.views.opening): the newest finished
+experiment against the newest earlier one on the same question set, compared at once.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_
 from frontend.pages.compare import compare_html
 from frontend.pages.compare.compare_html import PLOT_COLUMNS
 from frontend.views import experiments_html, plot_section
+from frontend.views.formatting import message_html
+from frontend.views.opening import opening_pair
+
+NOTHING_TO_COMPARE = (
+    "Compare needs two finished experiments: run another on the same question set (Experiments), then choose both here."
+)
 
 
 def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricFormat | None = None):
@@ -34,7 +43,8 @@ def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricF
     )
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py)."""
     with gr.Blocks() as page:
         gr.Markdown(
             "Choose two or more experiments; the first one's first run is the baseline. "
@@ -76,8 +86,8 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             ids = {value for _, value in options}
             return gr.update(
                 choices=options,
-                value=[c for c in current or [] if c in ids] or ([v for _, v in options[:2]] if first_open else []),
-            )  # the newest pair, e.g. the sample's
+                value=[c for c in current or [] if c in ids] or (opening_pair(experiments) if first_open else []),
+            )
 
         @said_in_place(outputs=5 + len(plots.outputs))
         def compare(experiment_ids: list[str] | None):
@@ -99,12 +109,29 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 *plot_section.updates(list(response.experiments), list(response.wins), metrics),
             )
 
-        page.load(lambda current: choices(current, first_open=True), inputs=chosen, outputs=chosen)
+        def opening_choices(current: list[str] | None, shown: pd.DataFrame | None):
+            """The choices with the opening pair chosen, until a comparison is shown."""
+            return gr.skip() if shown is not None else choices(current, first_open=True)
+
+        def first_comparison(experiment_ids: list[str] | None, shown: pd.DataFrame | None):
+            """The opening pair compared at once (once: a comparison shown stays); without a pair,
+            what to run to get one."""
+            if shown is not None:
+                return tuple(gr.skip() for _ in outputs)
+            if len(experiment_ids or []) >= 2:
+                return compare(experiment_ids)
+            return (message_html(NOTHING_TO_COMPARE), *(gr.skip() for _ in outputs[1:]))
+
+        outputs = [result, differences, catalogue, plot_metric, plot, *plots.outputs]
+        # On load, and on opening the tab while nothing is compared (experiments finish meanwhile).
+        for event in (page.load, opened):
+            if event is not None:
+                event(opening_choices, inputs=[chosen, differences], outputs=chosen).then(
+                    first_comparison, inputs=[chosen, differences], outputs=outputs
+                )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
-        compare_button.click(
-            compare, inputs=chosen, outputs=[result, differences, catalogue, plot_metric, plot, *plots.outputs]
-        )
+        compare_button.click(compare, inputs=chosen, outputs=outputs)
         # Compare acts on two experiments or more.
         chosen.change(
             lambda ids: gr.update(interactive=len(ids or []) >= 2),

@@ -6,6 +6,10 @@ The upload and the list are document_list.py, the selected document's index sets
 index_sets.py, the processing section (forms built from the chunker's knobs)
 processing.py and the boundary viewer viewer.py (drawn by boundaries.py,
 boundary_columns.py and boundary_stats.py); this module lays them out and wires them.
+
+Each part is a sub-tab (ADR 0093), so that none is 5,000 px down a page: "Upload and list"
+(where the document is chosen), "Process", "Index sets and export" and "Boundaries"; the
+other three say which document they act on.
 """
 
 from __future__ import annotations
@@ -27,14 +31,29 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         forms = gr.State([])
         # The document to select once the list has been refreshed after an action.
         wanted = gr.State(None)
-        listing = document_list.list_section()
-        sets = index_sets.sets_section(gateway, listing.selected)
-        set_handlers = SetHandlers(gateway)
-        show_bulk_loads = _bulk_loads(gateway)
-        model, process_status, bulk_loads, bulk_refresh = _processing_part(
-            gateway, forms, listing, sets, then=set_handlers.show_indexed, then_bulk=show_bulk_loads
+        notes = []
+        with gr.Tabs(selected=UPLOAD, elem_id="documents-parts"):
+            with gr.Tab("Upload and list", id=UPLOAD, elem_id="documents-upload"):
+                listing = document_list.list_section()
+            # Made before the processing part, which refreshes it, and shown after it.
+            sets_tab = gr.Tab("Index sets and export", id="sets", elem_id="documents-sets", render=False)
+            with sets_tab:
+                notes.append(_selected_note("sets"))
+                sets = index_sets.sets_section(gateway, listing.selected)
+            set_handlers = SetHandlers(gateway)
+            show_bulk_loads = _bulk_loads(gateway)
+            with gr.Tab("Process", id="process", elem_id="documents-process"):
+                notes.append(_selected_note("process"))
+                model, process_status, bulk_loads, bulk_refresh = _processing_part(
+                    gateway, forms, listing, sets, then=set_handlers.show_indexed, then_bulk=show_bulk_loads
+                )
+            sets_tab.render()
+            with gr.Tab("Boundaries", id="boundaries", elem_id="documents-boundaries"):
+                notes.append(_selected_note("boundaries"))
+                shown = viewer.viewer_section(gateway, forms, listing.selected)
+        listing.selected.change(
+            _noting(gateway, len(notes)), inputs=listing.selected, outputs=notes, show_progress="hidden"
         )
-        shown = viewer.viewer_section(gateway, forms, listing.selected)
 
         page.load(
             _loader(gateway),
@@ -54,6 +73,33 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         document_list.wire(gateway, listing, wanted)
         index_sets.wire(set_handlers, sets, listing.selected, forms, listing.delete_asks)
     return page
+
+
+UPLOAD = "upload"
+
+
+def _selected_note(part: str) -> gr.HTML:
+    """The line atop a sub-tab naming the document it acts on."""
+    return gr.HTML(formatting.message_html(NO_DOCUMENT), elem_id=f"documents-{part}-selected")
+
+
+NO_DOCUMENT = "No document selected: upload or choose one under Upload and list."
+
+
+def _noting(gateway: ChunkLab, count: int):
+    """Each sub-tab's note for the selected document."""
+
+    def note(document_id: str | None):
+        if not document_id:
+            return (formatting.message_html(NO_DOCUMENT),) * count
+        try:
+            label = formatting.document_choices([gateway.get_document(document_id)])[0][0]
+        except ClientError as exc:
+            return (told_html(exc),) * count
+        line = formatting.message_html(f"Selected document: {label} (choose another under Upload and list).")
+        return (line,) * count
+
+    return note
 
 
 def _bulk_loads(gateway: ChunkLab):

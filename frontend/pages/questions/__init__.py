@@ -1,11 +1,12 @@
-"""Question sets (issue 16, ADR 0059): generate a set from documents through an
-OpenAI-compatible chat endpoint (dry run, live progress, cancel, resume),
+"""Question sets (issue 16, ADR 0059): write a set by hand, selecting each question's passage
+in a document's text (ADR 0092, no LLM needed; open while no set exists), generate a set from
+documents through an OpenAI-compatible chat endpoint (dry run, live progress, cancel, resume),
 import a file after validating it (strict or lenient), and review a set
 question by question with its excerpts marked in the document, editing,
 removing and adding questions before an experiment uses it.
 
-The handlers are in question_sets.py (views in questions_html.py); the generation
-section is generation.py, the review review.py; this module lays out the page,
+The handlers are in question_sets.py (views in questions_html.py); the hand-written set is
+hand_section.py (its rules by_hand.py), the generation section generation.py, the review review.py; this module lays out the page,
 the import section between them, and wires what they share.
 """
 
@@ -17,18 +18,20 @@ from chunklab.client import ChunkLab
 from frontend.errors import said_in_place, told_as_sentence
 from frontend.forms import limits
 from frontend.forms.pickers import document_dropdown_update, question_set_update
-from frontend.pages.questions import generation, review
+from frontend.pages.questions import generation, hand_section, review
 from frontend.pages.questions import question_sets as handlers
 from frontend.pages.questions.generation import GenerationForm
 from frontend.pages.questions.question_sets import QUESTION_TYPES
 from frontend.pages.questions.review import Review
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py)."""
     with gr.Blocks() as page:
         generation_id = gr.State("")
         run_token = gr.State("")
         held_set = gr.State(b"")
+        writing = hand_section.hand_section()
         generating = generation.generation_section(gateway)
         importing = _import_section()
         reviewing = review.review_section()
@@ -36,6 +39,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         generation.wire(gateway, generating, reviewing.chosen, generation_id, run_token)
         _wire_import(gateway, *importing, reviewing.chosen)
         review.wire(gateway, reviewing, held_set)
+        hand_section.wire(gateway, page, writing, reviewing.chosen, opened)
     return page
 
 

@@ -4,6 +4,9 @@ the managerial, technical or both views (EvaluatorService.GetReport).
 The report is written to disk as it streams, at any size, into the UI's report
 store (frontend.report_files); a sandboxed iframe loads it from there (see
 reports_html) and Gradio serves the same file as a download.
+
+The page opens on the newest finished experiment's managerial report, opened at once
+(ADR 0093, frontend.views.opening); the dropdown lists every experiment, newest first.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.pages.reports import reports_html
 from frontend.report_files import FILES
 from frontend.views import experiments_html
+from frontend.views.opening import newest_finished
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py)."""
     with gr.Blocks() as page:
         with gr.Row(equal_height=True):
             chosen = gr.Dropdown(label="Experiment", choices=[], scale=4, elem_id="report-experiment")
@@ -36,7 +41,9 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 experiments = gateway.list_experiments()
             options = experiments_html.experiment_choices(experiments)
             ids = {value for _, value in options}
-            return gr.update(choices=options, value=current if current in ids else (options[0][1] if options else None))
+            done = newest_finished(experiments)
+            opening = done.experiment_id if done else (options[0][1] if options else None)
+            return gr.update(choices=options, value=current if current in ids else opening)
 
         @said_in_place(outputs=2)
         def open_report(experiment_id: str | None, view_name: str):
@@ -58,7 +65,22 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 gr.update(value=str(saved.path), visible=True),
             )
 
-        page.load(choices, inputs=chosen, outputs=chosen)
+        def opening_choice(current: str | None, shown: str | None):
+            return gr.skip() if shown else choices(current)
+
+        def first_report(experiment_id: str | None, view_name: str, shown: str | None):
+            """The opening experiment's report, opened at once (once: a report shown stays);
+            nothing while there is none."""
+            if shown or not experiment_id:
+                return gr.skip(), gr.skip()
+            return open_report(experiment_id, view_name)
+
+        # On load, and on opening the tab while no report is shown (experiments finish meanwhile).
+        for event in (page.load, opened):
+            if event is not None:
+                event(opening_choice, inputs=[chosen, frame], outputs=chosen).then(
+                    first_report, inputs=[chosen, view, frame], outputs=[frame, download]
+                )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         chosen.change(
