@@ -26,9 +26,8 @@ from chunklab.views.render import render as render_template
 from chunklab.views.render import render_pieces
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
-from services.evaluator.experiments import holdout
 from services.evaluator.judging import metric_catalog
-from services.evaluator.reports import plots
+from services.evaluator.reports import plots, winner
 from services.evaluator.reports.report_technical import technical
 
 CONTENT_TYPE = "text/html; charset=utf-8"
@@ -153,7 +152,7 @@ def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
             fmt=lambda v: METRICS.value("tokens_sent", v),
         )
     )
-    metric = holdout.headline_metric(usable)
+    metric = winner.headline_metric(usable)
     if metric is not None:
         title = METRICS.label(metric)
         figures.append(
