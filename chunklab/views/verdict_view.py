@@ -213,3 +213,63 @@ def verdict_view(found: pb.Verdict, metrics: MetricFormat) -> dict | None:
         "columns": [metrics.label(n) for n in names],
         "rows": rows,
     }
+
+
+def _finds(found: pb.Verdict, metrics: MetricFormat, comparative: str) -> str:
+    """Recall in a manager's words ("finds as much as"), any other measure by its label."""
+    if found.metric == "recall":
+        return {"same": "finds as much as", "more": "finds more than", "most": "finds the most"}[comparative]
+    label = metrics.label(found.metric)
+    return {"same": f"is as good on {label} as", "more": f"has a better {label} than", "most": f"has the best {label}"}[
+        comparative
+    ]
+
+
+def recommendation(found: pb.Verdict, metrics: MetricFormat) -> str:
+    """The managerial view's one sentence: which configuration to use and why, or that there
+    is no clear winner and what separates the leaders (ADR 0080)."""
+    if not found.leaders or not found.runner_up_run_key:
+        return headline(found, metrics)
+    label, mean = metrics.label(found.metric), means_of(found).get(found.metric, {})
+    win = found.winner_run_key
+    if not win:
+        values = ", ".join(f"{k} {metrics.value(found.metric, mean[k].mean)}" for k in found.leaders if k in mean)
+        apart = separates(found, metrics)
+        return (
+            f"No clear winner: {_names(found.leaders)} are level on {label} ({values})"
+            + (f"; {apart}." if apart else ".")
+            + " Choose between them by what matters more to you."
+        )
+    if found.dominated:
+        d = found.dominated[0]
+        finds = _finds(found, metrics, "more" if found.metric in d.better_on else "same")
+        both = f" ({label} {_pair(metrics, found.metric, mean, win, d.run_key)})" if d.run_key in mean else ""
+        edges = [_edge(found, metrics, n, win, d.run_key) for n in d.better_on if n != found.metric]
+        return f"Use {win}: it {finds} {d.run_key}{both}" + "".join(f" and {e}" for e in edges) + "."
+    second = found.runner_up_run_key
+    lead = (
+        f"{label} {metrics.value(found.metric, mean[win].mean)} against "
+        f"{metrics.value(found.metric, mean[second].mean)} for {second}"
+        if win in mean and second in mean
+        else label
+    )
+    costs = _costs(found, metrics)
+    tail = f", though it {' and '.join(costs)}" if costs else ""
+    return f"Use {win}: it {_finds(found, metrics, 'most')} ({lead}, a lead the 95% interval confirms){tail}."
+
+
+def headline_numbers(found: pb.Verdict, metrics: MetricFormat) -> dict:
+    """The recommendation's (or each leader's) deciding measure, tokens sent and IoU."""
+    means = means_of(found)
+    names = [n for n in dict.fromkeys((found.metric, TOKENS, IOU)) if n and n in means]
+    runs = [found.winner_run_key] if found.winner_run_key else list(found.leaders)
+    return {
+        "columns": [metrics.label(n) for n in names],
+        "rows": [
+            {
+                "run_key": key,
+                "cells": [metrics.value(n, means[n][key].mean) if key in means[n] else "–" for n in names],
+            }
+            for key in runs
+        ],
+    }

@@ -164,10 +164,10 @@ def _text(html: str, start: str) -> str:
 
 
 def test_the_report_says_the_verdict_with_the_intervals(clear_lead, tie):
-    html = report.render(clear_lead, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    html = report.render(clear_lead, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_TECHNICAL)
     assert _text(html, '<p class="verdict"') == f"{CLEAR} {CLEAR_FRONT}"
     assert "97.5% [92.5%, 100.0%]" in html
-    html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_TECHNICAL)
     assert _text(html, '<p class="verdict"') == f"{TIE} {TIE_FRONT}"
 
 

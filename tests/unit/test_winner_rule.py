@@ -5,6 +5,8 @@ report say the same; the split follows the questions' content, not their ids."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
@@ -152,3 +154,38 @@ def test_questions_are_ordered_by_a_hash_of_their_text():
     keys = {q: winner.content_key(t) for q, t in (("1", "Where?"), ("2", "  where? "), ("3", "When?"))}
     assert keys["1"] == keys["2"]  # spacing and case aside
     assert table.questions == sorted(keys, key=lambda q: (keys[q], q))
+
+
+def _managerial(found: pb.Experiment) -> str:
+    html = report.render(found, pb.QuestionSet(name="sample"), [], pb.REPORT_VIEW_MANAGERIAL)
+    return html[html.index('<section id="managerial">') : html.index("</section>")]
+
+
+def test_the_managerial_report_is_a_sentence_three_numbers_and_one_plot():
+    found = summarised({FIXED: run([1.0] * 8, 0.018, 1270), CLUSTER: run([1.0] * 8, 0.051, 553)})
+    html = _managerial(found)
+    assert (
+        f'<p class="recommendation" data-recommended="yes">Use {CLUSTER}: it finds as much as {FIXED} '
+        "(recall 100.0% vs 100.0%) and has a higher IoU (5.1% vs 1.8%) and sends 56% fewer tokens (553 vs 1,270).</p>"
+    ) in html
+    numbers = re.findall(r'<div class="number"><b>([^<]+)</b><span>([^<]+)</span>', html)
+    assert numbers == [("100.0%", "recall"), ("553", "tokens sent per question"), ("5.1%", "IoU")]
+    assert html.count("<svg") == 1 and "<table" not in html  # the full table is in the technical view
+    svg = html[html.index("<svg") : html.index("</svg>") + 6]
+    assert f"{CLUSTER} (recommended)" in svg and ">fixed_size<" in svg  # labelled in full, short
+    assert "…" not in svg
+
+
+def test_the_managerial_report_on_a_tie_names_the_leaders_and_what_separates_them():
+    html = _managerial(summarised({"a": run([1.0] * 6, 0.05, 1000), "b": run([1.0] * 6, 0.03, 400)}))
+    assert (
+        '<p class="recommendation" data-recommended="no">No clear winner: a and b are level on recall '
+        "(a 100.0%, b 100.0%); a has the higher IoU (5.0% vs 3.0%); b sends fewer tokens (400 vs 1,000). "
+        "Choose between them by what matters more to you.</p>"
+    ) in html
+    assert re.findall(r'<div class="headline-numbers" data-run="([^"]+)">', html) == ["a", "b"]
+
+
+def test_short_labels_keep_what_sets_runs_of_one_strategy_apart():
+    keys = ["fixed_size[chunk_size=256,chunk_overlap=0]", "fixed_size[chunk_size=512,chunk_overlap=0]", CLUSTER]
+    assert report.short_labels(keys) == ["fixed_size 256", "fixed_size 512", CLUSTER]
