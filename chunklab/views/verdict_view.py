@@ -102,12 +102,16 @@ def why_wins(found: pb.Verdict, metrics: MetricFormat, dominated: pb.DominatedRu
     both = f" ({_pair(metrics, found.metric, mean, a, b)})" if a in mean and b in mean else ""
     verb = "beats" if found.metric in dominated.better_on else "ties"
     edges = [_edge(found, metrics, n, a, b) for n in dominated.better_on if n != found.metric]
-    return f"{verb} {b} on {metrics.label(found.metric)}{both}" + "".join(f" and {e}" for e in edges)
+    return _listed([f"{verb} {b} on {metrics.label(found.metric)}{both}", *edges])
 
 
-def _names(keys: Sequence[str]) -> str:
-    keys = list(keys)
-    return keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+def _listed(parts: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+_names = _listed
 
 
 def separates(found: pb.Verdict, metrics: MetricFormat) -> str:
@@ -170,7 +174,7 @@ def headline(found: pb.Verdict, metrics: MetricFormat) -> str:
     win = found.winner_run_key
     if found.dominated:
         reasons = "; it ".join(why_wins(found, metrics, d) for d in found.dominated)
-        return f"{win} is the winner: it {reasons}, and loses on no measure."
+        return f"{win} is the winner: it {reasons}."
     value = metrics.value(found.metric, mean[win].mean) if win in mean else ""
     lead = (
         f"{metrics.difference(found.metric, found.difference)} "
@@ -245,7 +249,7 @@ def recommendation(found: pb.Verdict, metrics: MetricFormat) -> str:
         finds = _finds(found, metrics, "more" if found.metric in d.better_on else "same")
         both = f" ({label} {_pair(metrics, found.metric, mean, win, d.run_key)})" if d.run_key in mean else ""
         edges = [_edge(found, metrics, n, win, d.run_key) for n in d.better_on if n != found.metric]
-        return f"Use {win}: it {finds} {d.run_key}{both}" + "".join(f" and {e}" for e in edges) + "."
+        return f"Use {win}: it {_listed([f'{finds} {d.run_key}{both}', *edges])}."
     second = found.runner_up_run_key
     lead = (
         f"{label} {metrics.value(found.metric, mean[win].mean)} against "

@@ -142,7 +142,7 @@ def test_the_managerial_report_is_a_sentence_three_numbers_and_a_plot_that_fit_t
     expect(numbers).to_have_text(["recall", "tokens sent per question", "IoU"])
     assert report.locator("#managerial figure svg").count() == 1
     assert report.locator("#managerial table").count() == 0  # the full table is in the technical view
-    labels = report.locator("#managerial svg text").all_inner_texts()
+    labels = report.locator("#managerial svg text").all_text_contents()
     assert "fixed_size 24 (recommended)" in labels and "fixed_size 64" in labels, labels
     body = report.locator("body")
     assert body.evaluate(

@@ -66,8 +66,8 @@ def test_a_dominated_leader_is_never_the_winner():
     ]
     view = verdict_view(verdict, METRICS)
     assert view["text"] == (
-        f"{CLUSTER} is the winner: it ties {FIXED} on recall (100.0% vs 100.0%) and has a higher IoU "
-        "(5.1% vs 1.8%) and sends 56% fewer tokens (553 vs 1,270), and loses on no measure."
+        f"{CLUSTER} is the winner: it ties {FIXED} on recall (100.0% vs 100.0%), has a higher IoU "
+        "(5.1% vs 1.8%) and sends 56% fewer tokens (553 vs 1,270)."
     )
     marks = {r["run_key"]: (r["winner"], r["dominated_by"]) for r in view["rows"]}
     assert marks == {FIXED: (False, CLUSTER), CLUSTER: (True, "")}
@@ -105,7 +105,7 @@ def test_a_near_tie_within_the_interval_is_a_tie():
     assert verdict.best_run_key == "wide" and verdict.ci_low <= 0 <= verdict.ci_high
     assert (verdict.winner_run_key, list(verdict.leaders)) == ("thorough", ["thorough"])
     assert verdict_view(verdict, METRICS)["text"].startswith(
-        "thorough is the winner: it ties wide on recall (95.8% vs 100.0%) and has a higher IoU (6.0% vs 2.0%)"
+        "thorough is the winner: it ties wide on recall (95.8% vs 100.0%), has a higher IoU (6.0% vs 2.0%)"
     )
     # Without the trade-off, the near-tie names both.
     even = summarised({"wide": run([1.0] * 12, 0.02, 500), "thorough": run([1.0] * 11 + [0.5], 0.06, 1500)})
@@ -166,7 +166,7 @@ def test_the_managerial_report_is_a_sentence_three_numbers_and_one_plot():
     html = _managerial(found)
     assert (
         f'<p class="recommendation" data-recommended="yes">Use {CLUSTER}: it finds as much as {FIXED} '
-        "(recall 100.0% vs 100.0%) and has a higher IoU (5.1% vs 1.8%) and sends 56% fewer tokens (553 vs 1,270).</p>"
+        "(recall 100.0% vs 100.0%), has a higher IoU (5.1% vs 1.8%) and sends 56% fewer tokens (553 vs 1,270).</p>"
     ) in html
     numbers = re.findall(r'<div class="number"><b>([^<]+)</b><span>([^<]+)</span>', html)
     assert numbers == [("100.0%", "recall"), ("553", "tokens sent per question"), ("5.1%", "IoU")]
