@@ -239,10 +239,14 @@ def recommendation(found: pb.Verdict, metrics: MetricFormat) -> str:
     if not win:
         values = ", ".join(f"{k} {metrics.value(found.metric, mean[k].mean)}" for k in found.leaders if k in mean)
         apart = separates(found, metrics)
+        if not apart:
+            return (
+                f"No clear winner: {_names(found.leaders)} are level on {label} ({values}), and on IoU and "
+                "tokens sent too: either will do."
+            )
         return (
-            f"No clear winner: {_names(found.leaders)} are level on {label} ({values})"
-            + (f"; {apart}." if apart else ".")
-            + " Choose between them by what matters more to you."
+            f"No clear winner: {_names(found.leaders)} are level on {label} ({values}); {apart}. "
+            "Choose between them by what matters more to you."
         )
     if found.dominated:
         d = found.dominated[0]

@@ -27,7 +27,8 @@ def shared_lead(found: pb.WinnerValidation, metrics: MetricFormat, total: int) -
         every = found.confirmation_questions if found.mode == pb.VALIDATION_MODE_K_FOLD else found.selection_questions
         where = f"On all {every} questions"
     text = (
-        f"{where}, {_names(found.leaders)} share the lead on {label} and none beats another on "
+        f"{where}, {_names(found.leaders)} share the lead on {label} and "
+        f"{'neither beats the other' if len(found.leaders) == 2 else 'none beats another'} on "
         "IoU or tokens sent: there is no single winner to confirm or to copy."
     )
     if found.mode == pb.VALIDATION_MODE_K_FOLD and found.scores:

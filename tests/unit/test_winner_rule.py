@@ -189,3 +189,11 @@ def test_the_managerial_report_on_a_tie_names_the_leaders_and_what_separates_the
 def test_short_labels_keep_what_sets_runs_of_one_strategy_apart():
     keys = ["fixed_size[chunk_size=256,chunk_overlap=0]", "fixed_size[chunk_size=512,chunk_overlap=0]", CLUSTER]
     assert report.short_labels(keys) == ["fixed_size 256", "fixed_size 512", CLUSTER]
+
+
+def test_the_managerial_report_on_identical_runs_says_either_will_do():
+    html = _managerial(summarised({"a": run([0.5] * 6, 0.05, 500), "b": run([0.5] * 6, 0.05, 500)}))
+    assert (
+        "No clear winner: a and b are level on recall (a 50.0%, b 50.0%), and on IoU and tokens sent too: "
+        "either will do."
+    ) in html
