@@ -44,7 +44,79 @@ _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 class KnobError(InvalidArgument, ValueError):
     """A knob value that cannot be used: INVALID_ARGUMENT from a service, a
     ValueError for a form or a command line. The message names the knob as
-    strategy.knob and says what it takes."""
+    strategy.knob and says what it takes; a form reads the parts (`strategy`,
+    `knob`, `need`, `given`) to say it beside the field (`for_the_field`)."""
+
+    def __init__(self, message: str, *, strategy: str = "", knob: str = "", need: str = "", given: str | None = None):
+        super().__init__(message)
+        self.strategy, self.knob, self.need, self.given = strategy, knob, need, given
+
+    @classmethod
+    def refusing(cls, strategy: str, knob: str, need: str, given: str | None = None) -> KnobError:
+        """ "strategy.knob need, got given": what the knob needs, and what it was given (already labelled)."""
+        given_part = f", got {given}" if given is not None else ""
+        return cls(f"{strategy}.{knob} {need}{given_part}", strategy=strategy, knob=knob, need=need, given=given)
+
+    def for_the_field(self) -> str:
+        """The sentence a form shows beside the knob's field, which already sits under its
+        strategy: "chunk_size must be at least 8 tokens; you entered 1.5." """
+        if not self.knob:
+            return self.message.rstrip(".") + "."
+        given_part = f"; you entered {self.given}" if self.given is not None else ""
+        return f"{self.knob} {self.need}{given_part}."
+
+
+# What a knob's numbers count, by knob name: a name means the same in every strategy
+# (see RULES), so chunk_size counts tokens wherever it is declared. Names ending in
+# _tokens count tokens too.
+UNITS = {
+    "chunk_size": "tokens",
+    "chunk_overlap": "tokens",
+    "min_sentences": "sentences",
+    "sentences_per_unit": "sentences",
+    "window": "units",
+    "context_pieces": "pieces",
+}
+
+# The smallest value of a size knob that usually retrieves well (ADR 0089), by knob name
+# as UNITS. Below it a value is allowed (its hard minimum is the strategy's) but a chunk
+# holds less than a sentence of ordinary prose (about 25 words) and loses the context an
+# answer needs: a form warns, and a set processed with it does not become the active one
+# without the user's consent. Children are matched and their parents sent, so they may be smaller.
+SENSIBLE_MIN = {
+    "chunk_size": 32,
+    "max_tokens": 32,
+    "parent_max_tokens": 64,
+    "child_max_tokens": 16,
+    "piece_tokens": 16,
+}
+
+
+def unit_of(name: str) -> str:
+    """What the knob called name counts ("tokens", "sentences"), or "" when it counts nothing."""
+    return UNITS.get(name) or ("tokens" if name.endswith("_tokens") else "")
+
+
+@dataclass(frozen=True)
+class KnobWarning:
+    """A knob value that is allowed but below its sensible minimum."""
+
+    strategy: str
+    knob: str
+    value: Any
+    sensible_min: float
+
+    def for_the_field(self) -> str:
+        """The sentence a form shows beside the field."""
+        unit = unit_of(self.knob)
+        return (
+            f"{self.knob} {label(self.value)} is below {self.sensible_min:g}{' ' + unit if unit else ''}, "
+            "the smallest that usually retrieves well: a chunk this small holds less than a sentence "
+            "and loses the context an answer needs."
+        )
+
+    def __str__(self) -> str:
+        return f"{self.strategy}.{self.for_the_field()}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +136,39 @@ class Knob:
     def kind(self) -> str:
         """int, double, string, bool or choice."""
         return KINDS.get(self.type, "string")
+
+    @property
+    def unit(self) -> str:
+        """What its numbers count ("tokens"), or ""."""
+        return unit_of(self.name)
+
+    @property
+    def sensible_min(self) -> float | None:
+        """The smallest value that usually retrieves well (SENSIBLE_MIN), when it is above the hard minimum."""
+        sensible = SENSIBLE_MIN.get(self.name)
+        if sensible is None or self.type not in (INT, DOUBLE):
+            return None
+        if self.min_value is not None and sensible <= self.min_value:
+            return None
+        return sensible
+
+    def warning(self, strategy: str, value: Any) -> KnobWarning | None:
+        """A KnobWarning when a usable value is below the knob's sensible minimum."""
+        sensible = self.sensible_min
+        if sensible is None or not isinstance(value, (int, float)) or isinstance(value, bool) or value >= sensible:
+            return None
+        return KnobWarning(strategy, self.name, value, sensible)
+
+    def range_text(self) -> str:
+        """Its bounds as a form says them: "8 to 8192 tokens; below 64 is warned about"."""
+        low, high = (f"{v:g}" if v is not None else None for v in (self.min_value, self.max_value))
+        if self.type not in (INT, DOUBLE) or not (low or high):
+            return ""
+        text = f"{low} to {high}" if low and high else f"at least {low}" if low else f"at most {high}"
+        text += f" {self.unit}" if self.unit else ""
+        if self.sensible_min is not None:
+            text += f"; below {self.sensible_min:g} is warned about"
+        return text
 
     def to_proto(self) -> chunker_pb2.KnobSpec:
         spec = chunker_pb2.KnobSpec(
@@ -99,34 +204,44 @@ class Knob:
         used. A whole float is taken for an int knob (JSON and gr.Number send
         256.0); a bool is never a number."""
         raw = python_value(value) if isinstance(value, common_pb2.KnobValue) else value
-        where = f"{strategy}.{self.name}"
+
+        def refused(need: str, given: str | None) -> KnobError:
+            return KnobError.refusing(strategy, self.name, need, given)
+
         if raw is None:
-            raise KnobError(
-                f"{where} has no value; give one, or leave the knob out for its default {label(self.default)}"
-            )
+            raise self._missing(strategy)
         if self.type == INT:
             if isinstance(raw, float) and raw.is_integer():
                 raw = int(raw)
             if not isinstance(raw, int) or isinstance(raw, bool):
-                raise KnobError(f"{where} takes a whole number, got {quoted(raw)}")
+                raise refused("takes a whole number", quoted(raw))
         elif self.type == DOUBLE:
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-                raise KnobError(f"{where} takes a number, got {quoted(raw)}")
+                raise refused("takes a number", quoted(raw))
             raw = float(raw)
         elif self.type == BOOL:
             if not isinstance(raw, bool):
-                raise KnobError(f"{where} takes true or false, got {quoted(raw)}")
+                raise refused("takes true or false", quoted(raw))
         elif self.choices and raw not in self.choices:
-            raise KnobError(f"{where} must be one of {', '.join(self.choices)}, got {quoted(raw)}")
+            raise refused(f"must be one of {', '.join(self.choices)}", quoted(raw))
         elif not isinstance(raw, str):
-            raise KnobError(f"{where} takes text, got {quoted(raw)}")
+            raise refused("takes text", quoted(raw))
         if self.type not in (INT, DOUBLE):
             return raw
+        unit = f" {self.unit}" if self.unit else ""
         if self.min_value is not None and raw < self.min_value:
-            raise KnobError(f"{where} must be at least {self.min_value:g}, got {label(raw)}")
+            raise refused(f"must be at least {self.min_value:g}{unit}", label(raw))
         if self.max_value is not None and raw > self.max_value:
-            raise KnobError(f"{where} must be at most {self.max_value:g}, got {label(raw)}")
+            raise refused(f"must be at most {self.max_value:g}{unit}", label(raw))
         return raw
+
+    def _missing(self, strategy: str) -> KnobError:
+        return KnobError(
+            f"{strategy}.{self.name} has no value; give one, or leave the knob out for its default {label(self.default)}",
+            strategy=strategy,
+            knob=self.name,
+            need=f"has no value; give one, or leave it empty for its default {label(self.default)}",
+        )
 
     def summary(self) -> str:
         """One line for a listing (`chunklab strategies`): name=default and what it takes."""
@@ -136,6 +251,8 @@ class Knob:
         low, high = (f"{v:g}" if v is not None else None for v in (self.min_value, self.max_value))
         if self.type in (INT, DOUBLE) and (low or high):
             takes += f" {low}–{high}" if low and high else f" from {low}" if low else f" up to {high}"
+        if self.sensible_min is not None:
+            takes += f", usually at least {self.sensible_min:g}"
         when = ", at query time" if self.query_time else ""
         return f"{self.name}={label(self.default)} ({takes}{when})"
 
@@ -223,7 +340,8 @@ def find(strategy: str, knobs: Sequence[Knob], name: str) -> Knob:
         if knob.name == name:
             return knob
     raise KnobError(
-        f"{strategy} has no knob {quoted(name)}; its knobs are {', '.join(k.name for k in knobs) or 'none'}"
+        f"{strategy} has no knob {quoted(name)}; its knobs are {', '.join(k.name for k in knobs) or 'none'}",
+        strategy=strategy,
     )
 
 
@@ -242,8 +360,8 @@ class Rule:
             return
         if value >= limit if self.strict else value > limit:
             relation = "smaller than" if self.strict else "at most"
-            raise KnobError(
-                f"{strategy}.{self.knob} must be {relation} {self.limit} ({label(limit)}), got {label(value)}"
+            raise KnobError.refusing(
+                strategy, self.knob, f"must be {relation} {self.limit} ({label(limit)})", label(value)
             )
 
 
@@ -265,6 +383,22 @@ def resolve(strategy: str, knobs: Sequence[Knob], given: Mapping[str, Any]) -> d
     for rule in RULES:
         rule.check(strategy, values)
     return values
+
+
+def warnings(strategy: str, knobs: Sequence[Knob], values: Mapping[str, Any]) -> list[KnobWarning]:
+    """The warnings of resolved values (resolve's result): each knob below its sensible minimum."""
+    found = (knob.warning(strategy, values.get(knob.name)) for knob in knobs)
+    return [warning for warning in found if warning is not None]
+
+
+def spec_warnings(infos: Sequence[chunker_pb2.StrategyInfo], specs: Sequence[common_pb2.StrategySpec]) -> list:
+    """The KnobWarnings of checked specs (a command line's), their strategies' declarations from ListStrategies."""
+    declared = {info.name: from_info(info) for info in infos}
+    found = []
+    for spec in specs:
+        strategy_knobs = declared.get(spec.name, ())
+        found += warnings(spec.name, strategy_knobs, resolve(spec.name, strategy_knobs, dict(spec.knobs)))
+    return found
 
 
 def config_id(strategy: str, knobs: Sequence[Knob], values: Mapping[str, Any]) -> str:
@@ -311,7 +445,9 @@ def combinations(strategy: str, knobs: Sequence[Knob], axes: Sequence[tuple[str,
         try:
             values = resolve(strategy, knobs, chosen)
         except KnobError as exc:
-            raise KnobError(f"{key}: {exc.message}") from None
+            raise KnobError(
+                f"{key}: {exc.message}", strategy=exc.strategy, knob=exc.knob, need=exc.need, given=exc.given
+            ) from None
         cells.append(Combination(key, chosen, values))
     return cells
 

@@ -103,6 +103,7 @@ class Setting:
     limit: str = ""  # the field of RetrievalLimits (LIMITS, GetRetrievalLimits) that is its upper bound
     unit: str = ""  # after the bounds in messages, e.g. "sentences"
     zero_is_default: bool = False  # 0 means "the default" (top_k), outside the bounds
+    default: str = ""  # what it is when left out, as a person reads it (zero_is_default settings)
     names_a_set: bool = False  # strategy and config_id: a query names them, an experiment's grids do
     validate: Callable | None = None  # (value) for text, (path, values) for lists
 
@@ -162,6 +163,16 @@ class Setting:
             else:
                 self.validate(value)
 
+    def check_typed(self, value, leave: str = "leave it out") -> None:
+        """check, for a value a person typed (a form's box, a command line flag): there 0
+        does not stand for the default, which only a field left unset in the contract means
+        (ADR 0090), so a typed 0 of a zero_is_default setting is refused with the default named."""
+        if self.zero_is_default and value == 0:
+            raise InvalidArgument(
+                f"{self.path} must be between {self.bounds('and')}, got 0; {leave} for the default, {self.default}"
+            )
+        self.check(value)
+
     def get(self, options: common_pb2.RetrievalOptions):
         """The setting's value in options (None when an optional field is unset)."""
         *parents, name = self.path.split(".")
@@ -184,7 +195,14 @@ SETTINGS: tuple[Setting, ...] = (
         names_a_set=True,
         validate=check_config_id,
     ),
-    Setting("top_k", f"hits per question (default {LIMITS.default_top_k})", 1, "max_top_k", zero_is_default=True),
+    Setting(
+        "top_k",
+        f"hits per question (default {LIMITS.default_top_k})",
+        1,
+        "max_top_k",
+        zero_is_default=True,
+        default=str(LIMITS.default_top_k),
+    ),
     Setting("neighbor_prev", "chunks before each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
     Setting("neighbor_next", "chunks after each hit (strategies that expand by neighbours)", 0, "max_neighbors"),
     Setting(
@@ -229,6 +247,7 @@ SETTINGS: tuple[Setting, ...] = (
         1,
         "max_rerank_depth",
         zero_is_default=True,
+        default=f"the larger of {LIMITS.default_rerank_depth} and top_k",
     ),
     Setting(
         "rerank.model",

@@ -39,8 +39,12 @@ def _check_address(value: str) -> str:
     return value
 
 
+# Every setting is read from this prefix and its field's name in capitals (variable()).
+ENV_PREFIX = "CHUNKLAB_"
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CHUNKLAB_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     data_dir: Path = Field(Path(".chunklab"), description="Folder for databases, the index and caches.")
 
@@ -261,6 +265,16 @@ def settings_from(environ: Mapping[str, str]) -> Settings:
     return Settings(**_Environ(Settings)())
 
 
+def variable(field: str) -> str:
+    """The environment variable that sets a field of Settings (CHUNKLAB_AUTH_TOKEN for
+    auth_token, OTEL_EXPORTER_OTLP_ENDPOINT for otlp_endpoint): what messages, docs and
+    exported code name, so the name is never spelt by hand. KeyError for no such field."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return ENV_PREFIX + field.upper()
+
+
 def invalid_settings(exc: ValidationError) -> str:
     """What is wrong, one line per variable, for a person to fix."""
     lines = ["ChunkLab cannot start: a setting is invalid."]
@@ -269,7 +283,7 @@ def invalid_settings(exc: ValidationError) -> str:
             lines.append(f"  {err['msg'].removeprefix('Value error, ')}")
             continue
         name = "_".join(str(p) for p in err["loc"]).upper()
-        name = name if name.startswith("OTEL_") else "CHUNKLAB_" + name  # OpenTelemetry's own variables
+        name = name if name.startswith("OTEL_") else ENV_PREFIX + name  # OpenTelemetry's own variables
         lines.append(f"  {name}: {err['msg']}")
     return "\n".join(lines)
 

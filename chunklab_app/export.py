@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chunklab import ids, knobs
-from chunklab.settings import Settings
+from chunklab.settings import ENV_PREFIX, Settings, variable
 from chunklab.v1 import common_pb2, evaluator_pb2
 
 FORMATS = ("jsonl", "langchain", "llamaindex")
@@ -242,7 +242,8 @@ def chunklab_snippet(
                 "from chunklab.settings import Settings",
                 "from chunklab.v1 import common_pb2",
                 "",
-                "lab = ChunkLab(Settings())  # the stack at CHUNKLAB_*_ADDRESS, with CHUNKLAB_API_TOKEN if it has one",
+                f"lab = ChunkLab(Settings())  # the stack at {ENV_PREFIX}*_ADDRESS, with {variable('auth_token')} "
+                "if it has one",
                 f"spec = to_spec({spec.name!r}, {values!r})",
                 f"document = lab.upload_document({DOCUMENT_PLACEHOLDER!r}).document",
                 f"result = lab.process(document.document_id, [spec]{f', embedding_model={model!r}' if model else ''})",

@@ -87,7 +87,7 @@ def experiment(
     """A sample experiment: found by name, resumed when an earlier start was stopped
     mid-run, else run now (retrieval only, so it needs no LLM)."""
     found = [e for e in client.list_experiments() if e.config.name == name]
-    if found and found[0].state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
+    if found and found[0].state in experiment_state.ENDED:  # a partial one is kept: its failed runs say why
         return found[0]
     if found and experiment_state.resumable(found[0].state):
         log(f"resuming the sample experiment '{name}'")

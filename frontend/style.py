@@ -28,8 +28,14 @@ CSS = """
 .cl-empty { opacity: 0.7; font-style: italic; }
 
 .cl-message { padding: 4px 0; }
+/* A form's notes under its fields (frontend/forms/field_notes.py): they stay until the value is fixed. */
+.cl-field-notes { list-style: none; padding: 0; margin: 4px 0; }
+.cl-field-note { padding: 4px 8px; margin: 2px 0; border-left: 4px solid; border-radius: 2px; }
+.cl-field-error { border-color: #b91c1c; color: #b91c1c; background: rgba(185, 28, 28, 0.08); }
+.cl-field-warning { border-color: #dd6b20; background: rgba(221, 107, 32, 0.12); }
 .cl-message-ok { color: #15803d; }
 .cl-message-error { color: #b91c1c; }
+.cl-message-warning { color: #b45309; }
 .cl-failed { color: #b91c1c; }
 .cl-excerpt { white-space: pre-wrap; margin: 6px 0; padding-left: 8px; border-left: 3px solid var(--border-color-primary); }
 .cl-status-serving { color: #15803d; font-weight: 600; }
@@ -78,6 +84,8 @@ CSS = """
 .cl-state-succeeded { color: #15803d; font-weight: 600; }
 .cl-state-failed, .cl-state-interrupted { color: #b91c1c; font-weight: 600; }
 .cl-state-running, .cl-state-pending { color: #b45309; font-weight: 600; }
+.cl-state-partial { color: #78350f; background: #fcd34d; border-radius: 4px; padding: 0 6px; font-weight: 600; }
+.cl-run-failure { color: #78350f; background: rgba(245, 158, 11, 0.18); border-left: 3px solid #f59e0b; padding: 2px 6px; margin-top: 2px; white-space: normal; }
 .cl-estimate, .cl-experiment { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 6px 0; }
 .cl-detail-columns { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
 
@@ -92,6 +100,12 @@ CSS = """
 .cl-runs-table code { overflow-wrap: anywhere; }
 details.cl-metric { margin: 8px 0; }
 details.cl-metric > summary { cursor: pointer; }
+#query-columns, .cl-columns { min-width: 0; max-width: 100%; }
+.cl-column-missing { margin: 4px 0; padding: 4px 8px; border-left: 4px solid #f59e0b; font-size: 0.85em; }
+.cl-missing-list { margin: 2px 0 4px 16px; padding: 0; }
+.cl-process-missing { padding: 2px 10px; border-radius: 6px; border: 1px solid #b45309; cursor: pointer; background: var(--background-fill-primary); }
+mark.cl-hit-span { background: #bfdbfe; color: inherit; border-radius: 2px; }
+.cl-hit-rank { font-size: 0.75em; font-weight: bold; color: #1d4ed8; vertical-align: super; }
 .cl-columns-row { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(260px, 1fr); gap: 12px; overflow-x: auto; }
 .cl-column { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 8px; min-width: 0; }
 .cl-column-title { margin: 2px 0 4px; font-size: 0.95em; word-break: break-word; }

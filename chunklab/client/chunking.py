@@ -28,12 +28,17 @@ class ChunkingCalls(Calls):
         return self._call("chunker", "PreviewChunks", request, long=True)
 
     def process_document(
-        self, document_id: str, strategies: Iterable[common_pb2.StrategySpec], embedding_model: str = ""
+        self,
+        document_id: str,
+        strategies: Iterable[common_pb2.StrategySpec],
+        embedding_model: str = "",
+        activation: int = common_pb2.ACTIVATION_MAKE_ACTIVE,
     ) -> Iterator[chunker_pb2.ProcessDocumentEvent]:
         """Yields ProcessDocument's progress events; the last one holds the result.
-        Each configuration processed becomes the active one of its strategy."""
+        Each configuration processed becomes the active one of its strategy, unless
+        activation is ACTIVATION_KEEP_CURRENT (indexed beside the active set)."""
         request = chunker_pb2.ProcessDocumentRequest(
-            document_id=document_id, strategies=list(strategies), embedding_model=embedding_model
+            document_id=document_id, strategies=list(strategies), embedding_model=embedding_model, activation=activation
         )
         return self._stream("chunker", "ProcessDocument", request)
 

@@ -64,6 +64,7 @@ class ExperimentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPERIMENT_STATE_SUCCEEDED: _ClassVar[ExperimentState]
     EXPERIMENT_STATE_FAILED: _ClassVar[ExperimentState]
     EXPERIMENT_STATE_INTERRUPTED: _ClassVar[ExperimentState]
+    EXPERIMENT_STATE_PARTIAL: _ClassVar[ExperimentState]
 
 class ValidationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -121,6 +122,7 @@ EXPERIMENT_STATE_RUNNING: ExperimentState
 EXPERIMENT_STATE_SUCCEEDED: ExperimentState
 EXPERIMENT_STATE_FAILED: ExperimentState
 EXPERIMENT_STATE_INTERRUPTED: ExperimentState
+EXPERIMENT_STATE_PARTIAL: ExperimentState
 VALIDATION_MODE_UNSPECIFIED: ValidationMode
 VALIDATION_MODE_NONE: ValidationMode
 VALIDATION_MODE_HOLDOUT: ValidationMode
@@ -677,7 +679,7 @@ class QuestionResult(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total")
+    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total", "questions_failed", "question_error", "characters_processed", "asking_seconds")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -693,6 +695,10 @@ class ExperimentRun(_message.Message):
     INDEX_REUSED_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FAILED_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ERROR_FIELD_NUMBER: _ClassVar[int]
+    CHARACTERS_PROCESSED_FIELD_NUMBER: _ClassVar[int]
+    ASKING_SECONDS_FIELD_NUMBER: _ClassVar[int]
     run_key: str
     retrieval: _common_pb2.RetrievalOptions
     spec: _common_pb2.StrategySpec
@@ -708,7 +714,11 @@ class ExperimentRun(_message.Message):
     index_reused: bool
     error: str
     questions_total: int
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ...) -> None: ...
+    questions_failed: int
+    question_error: str
+    characters_processed: int
+    asking_seconds: float
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ..., questions_failed: _Optional[int] = ..., question_error: _Optional[str] = ..., characters_processed: _Optional[int] = ..., asking_seconds: _Optional[float] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")
@@ -952,7 +962,7 @@ class RunExperimentRequest(_message.Message):
     def __init__(self, config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., dry_run: _Optional[bool] = ..., resume_experiment_id: _Optional[str] = ...) -> None: ...
 
 class ExperimentEstimate(_message.Message):
-    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd", "completion_tokens", "notes", "documents", "estimated_seconds")
+    __slots__ = ("questions", "runs", "llm_calls", "prompt_tokens", "estimated_cost_usd", "completion_tokens", "notes", "documents", "estimated_seconds", "warnings", "index_sets_to_process", "index_sets_reused", "processing_seconds", "questions_seconds")
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     LLM_CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -962,6 +972,11 @@ class ExperimentEstimate(_message.Message):
     NOTES_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     ESTIMATED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_SETS_TO_PROCESS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_SETS_REUSED_FIELD_NUMBER: _ClassVar[int]
+    PROCESSING_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_SECONDS_FIELD_NUMBER: _ClassVar[int]
     questions: int
     runs: int
     llm_calls: int
@@ -971,7 +986,12 @@ class ExperimentEstimate(_message.Message):
     notes: _containers.RepeatedScalarFieldContainer[str]
     documents: int
     estimated_seconds: float
-    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ..., estimated_seconds: _Optional[float] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    index_sets_to_process: int
+    index_sets_reused: int
+    processing_seconds: float
+    questions_seconds: float
+    def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ..., estimated_seconds: _Optional[float] = ..., warnings: _Optional[_Iterable[str]] = ..., index_sets_to_process: _Optional[int] = ..., index_sets_reused: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., questions_seconds: _Optional[float] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
     __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total")

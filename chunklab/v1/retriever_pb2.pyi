@@ -3,12 +3,26 @@ import datetime
 from chunklab.v1 import common_pb2 as _common_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class CoverageGap(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COVERAGE_GAP_UNSPECIFIED: _ClassVar[CoverageGap]
+    COVERAGE_GAP_NOT_PROCESSED: _ClassVar[CoverageGap]
+    COVERAGE_GAP_NO_ACTIVE_SET: _ClassVar[CoverageGap]
+    COVERAGE_GAP_OTHER_CONFIGURATION: _ClassVar[CoverageGap]
+    COVERAGE_GAP_ARCHIVED: _ClassVar[CoverageGap]
+COVERAGE_GAP_UNSPECIFIED: CoverageGap
+COVERAGE_GAP_NOT_PROCESSED: CoverageGap
+COVERAGE_GAP_NO_ACTIVE_SET: CoverageGap
+COVERAGE_GAP_OTHER_CONFIGURATION: CoverageGap
+COVERAGE_GAP_ARCHIVED: CoverageGap
 
 class IndexHeader(_message.Message):
     __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec", "expansion", "activation")
@@ -107,18 +121,30 @@ class RetrieveTimings(_message.Message):
     def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., expand_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., query_embedding_cached: _Optional[bool] = ..., rerank_ms: _Optional[float] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("retrieved_chunks", "expansion_tree", "embedding_model", "timings", "reranker")
+    __slots__ = ("retrieved_chunks", "expansion_tree", "embedding_model", "timings", "reranker", "uncovered_documents")
     RETRIEVED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     EXPANSION_TREE_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
     RERANKER_FIELD_NUMBER: _ClassVar[int]
+    UNCOVERED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     retrieved_chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.RetrievedChunk]
     expansion_tree: _common_pb2.ExpansionTree
     embedding_model: str
     timings: RetrieveTimings
     reranker: str
-    def __init__(self, retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., embedding_model: _Optional[str] = ..., timings: _Optional[_Union[RetrieveTimings, _Mapping]] = ..., reranker: _Optional[str] = ...) -> None: ...
+    uncovered_documents: _containers.RepeatedCompositeFieldContainer[UncoveredDocument]
+    def __init__(self, retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., embedding_model: _Optional[str] = ..., timings: _Optional[_Union[RetrieveTimings, _Mapping]] = ..., reranker: _Optional[str] = ..., uncovered_documents: _Optional[_Iterable[_Union[UncoveredDocument, _Mapping]]] = ...) -> None: ...
+
+class UncoveredDocument(_message.Message):
+    __slots__ = ("document_id", "document_name", "gap")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    GAP_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    document_name: str
+    gap: CoverageGap
+    def __init__(self, document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., gap: _Optional[_Union[CoverageGap, str]] = ...) -> None: ...
 
 class GetIndexStatsRequest(_message.Message):
     __slots__ = ()

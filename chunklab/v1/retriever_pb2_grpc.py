@@ -151,7 +151,8 @@ class RetrieverServiceServicer:
         """Top-k similarity search in one strategy's index sets (the active ones,
         or the set named by options.config_id), with the expansion the set
         declared. Nothing outside its collection's freshness window as of
-        `as_of` is returned, neither as a hit nor as what a hit pulls in.
+        `as_of` is returned, neither as a hit nor as what a hit pulls in. The
+        reply names the asked-for documents the strategy's sets did not cover.
         Errors: INVALID_ARGUMENT (empty query, malformed strategy name or
         config_id, an option outside RetrievalLimits, malformed filter values,
         unknown embedding model), FAILED_PRECONDITION (nothing indexed for the

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views import numbers
 
 # How a difference of each unit is written, and what a plot's axis counts.
 _AXIS = {
@@ -24,14 +25,15 @@ _AXIS = {
 _JUDGE_SCORES = frozenset(f.name for f in pb.JudgeScores.DESCRIPTOR.fields if f.message_type is pb.Score.DESCRIPTOR)
 _NEEDS_REFERENCES = frozenset({"labelled", "hits", "rank"})
 
-# Per unit: how a value reads, how a difference reads, and the factor from the stored number.
+# Per unit: how a value reads, how a difference reads, the factor from the stored number, and
+# the kind of number a plot rounds it as (chunklab.views.numbers writes them all).
 _FORMATS = {
-    pb.METRIC_UNIT_PERCENT: ("{:.1f}%", "{:+.1f} pts", 100.0),
-    pb.METRIC_UNIT_RATIO: ("{:.3f}", "{:+.3f}", 1.0),
-    pb.METRIC_UNIT_SCORE: ("{:.2f}", "{:+.2f}", 1.0),
-    pb.METRIC_UNIT_MILLISECONDS: ("{:,.0f} ms", "{:+,.0f} ms", 1.0),
-    pb.METRIC_UNIT_COUNT: ("{:,.0f}", "{:+,.0f}", 1.0),
-    pb.METRIC_UNIT_USD: ("${:,.4f}", "{:+,.4f} USD", 1.0),
+    pb.METRIC_UNIT_PERCENT: (numbers.percent, numbers.points, 100.0, "percent"),
+    pb.METRIC_UNIT_RATIO: (numbers.score, numbers.signed_score, 1.0, "score"),
+    pb.METRIC_UNIT_SCORE: (numbers.judge, numbers.signed_judge, 1.0, "judge"),
+    pb.METRIC_UNIT_MILLISECONDS: (numbers.milliseconds, lambda ms: numbers.signed_duration(ms / 1000), 1.0, "count"),
+    pb.METRIC_UNIT_COUNT: (numbers.count, numbers.signed_count, 1.0, "count"),
+    pb.METRIC_UNIT_USD: (numbers.usd, numbers.signed_usd, 1.0, "usd"),
 }
 
 
@@ -55,6 +57,15 @@ class MetricFormat:
         """Factor from a stored value to the number shown (fractions as percentages)."""
         return self._formats(name)[2]
 
+    def plotted(self, name: str, value: float) -> float:
+        """A stored value as a plot's data holds it: in shown units, at the decimals a table
+        writes (a plot's tooltip prints the number as it is)."""
+        return numbers.rounded(value * self.scale(name), self._formats(name)[3])
+
+    def axis_format(self, name: str) -> str:
+        """The d3 format of a plot axis of this measure, in shown units."""
+        return numbers.D3[self._formats(name)[3]]
+
     def axis_unit(self, name: str) -> str:
         """What a plot of differences counts ("percentage points" for a percentage)."""
         return _AXIS.get(self.info(name).unit, "value")
@@ -63,16 +74,16 @@ class MetricFormat:
         """What a plot of values counts ("%" for a percentage)."""
         return "%" if self.info(name).unit == pb.METRIC_UNIT_PERCENT else self.axis_unit(name)
 
-    def _formats(self, name: str) -> tuple[str, str, float]:
+    def _formats(self, name: str) -> tuple:
         return _FORMATS.get(self.info(name).unit, _FORMATS[pb.METRIC_UNIT_RATIO])
 
     def value(self, name: str, value: float) -> str:
-        shown, _, scale = self._formats(name)
-        return shown.format(value * scale)
+        """A value as every view writes it: percentages from fractions ("97.7%"), counts whole ("1,077")."""
+        return self._formats(name)[0](value)
 
     def difference(self, name: str, value: float) -> str:
-        _, shown, scale = self._formats(name)
-        return shown.format(value * scale)
+        """A difference of two values, signed: "+3.1 pts", "-0.012", "+120"."""
+        return self._formats(name)[1](value)
 
     def interval(self, name: str, ci_low: float, ci_high: float) -> str:
         """A difference's 95% interval, e.g. "[+3.1 pts, +7.8 pts]"."""
@@ -145,12 +156,12 @@ class MetricFormat:
 
 def score(value: float) -> str:
     """A retrieval score (similarity, rerank) as every view writes it, e.g. "0.500"."""
-    return f"{value:.3f}"
+    return numbers.score(value)
 
 
 def usd(amount: float) -> str:
     """A cost in US dollars, e.g. "$0.0123": estimates, runs and answers alike."""
-    return _FORMATS[pb.METRIC_UNIT_USD][0].format(amount)
+    return numbers.usd(amount)
 
 
 def judge_value(measure: str, score: pb.Score) -> str:
@@ -164,13 +175,13 @@ def judge_value(measure: str, score: pb.Score) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    """A count with its noun, "1 run" and "20 runs", as every page and report writes it."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    """A count with its noun, "1 run" and "1,020 runs", as every page and report writes it."""
+    return numbers.counted(count, noun)
 
 
 def times(ratio: float) -> str:
     """How many times another's amount, e.g. "4.1×"."""
-    return f"{ratio:.1f}×"
+    return numbers.times(ratio)
 
 
 def measured(metrics: pb.RetrievalMetrics, name: str) -> float | None:

@@ -7,6 +7,10 @@ in its `templates/` folder; the shared ones (the retrieved chunks and the
 expansion tree, drawn alike by the UI and the reports) in `chunklab/views/templates/`.
 Templates are package data, so they ship with any install.
 
+Numbers go through chunklab.views.numbers as filters, so a template writes
+`{{ tokens | count }}` ("1,077"), `| percent`, `| score`, `| duration` (seconds), `| size`
+(bytes) the way every view does.
+
 Undefined names raise (StrictUndefined): a misspelt field fails a test rather
 than printing nothing.
 """
@@ -17,6 +21,8 @@ from collections.abc import Iterator
 from functools import cache
 
 import jinja2
+
+from chunklab.views import numbers
 
 SHARED = "chunklab.views"
 
@@ -29,13 +35,26 @@ def environment(package: str) -> jinja2.Environment:
     """
     loaders = [jinja2.PackageLoader(package, "templates")] if package != SHARED else []
     loaders.append(jinja2.PackageLoader(SHARED, "templates"))
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters.update(NUMBER_FILTERS)
+    return env
+
+
+# The number formats a template may apply, by filter name.
+NUMBER_FILTERS = {
+    "count": numbers.count,
+    "median": numbers.median,
+    "percent": numbers.percent,
+    "score": numbers.score,
+    "duration": numbers.duration,
+    "size": numbers.size,
+}
 
 
 def render(package: str, template: str, /, **context: object) -> str:

@@ -21,12 +21,16 @@ from chunklab.views import metric_format
 @dataclass(frozen=True)
 class Segment:
     """A stretch of a chunk's text, start and end in the document's characters;
-    marked where it lies in a reference excerpt of the question."""
+    marked where it lies in a reference excerpt of the question; `hit` the rank of
+    the hit it lies in (a parent's or window's text, the hits inside it marked; 0:
+    none), `label` ("#2") on the first stretch of each hit."""
 
     text: str
     start: int
     end: int
     marked: bool
+    hit: int = 0
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,12 +69,21 @@ class GroupView:
 
 @dataclass(frozen=True)
 class NodeView:
-    """A hit with its groups in reading order: those before it above, the rest below."""
+    """A hit with its groups in reading order: those before it above, the rest below.
+    Hits that share one parent are one node (ADR 0084): `hits` lists them all (`hit` and
+    `rank` are the best one's), the parent shown once below with each hit marked in it.
+    A sentence-window hit's node has `window`: the window's text with the hit marked."""
 
     rank: int
     hit: ChunkView
     above: list[GroupView]
     below: list[GroupView]
+    hits: tuple[ChunkView, ...] = ()
+    window: tuple[Segment, ...] = ()
+
+    @property
+    def shared(self) -> bool:
+        return len(self.hits) > 1
 
 
 def label_name(label: int) -> str:
@@ -105,19 +118,25 @@ def _is_range(chunk: common_pb2.Chunk) -> bool:
     return len(chunk.content) == chunk.end_char - chunk.start_char
 
 
-def _marked(text: str, span: Span, references: Sequence[Span]) -> tuple[Segment, ...]:
-    """`text` (the document's characters of `span`) in stretches, those in a reference marked."""
+def _marked(
+    text: str, span: Span, references: Sequence[Span], hits: Sequence[tuple[Span, int]] = ()
+) -> tuple[Segment, ...]:
+    """`text` (the document's characters of `span`) in stretches, those in a reference marked,
+    those in a hit (its span, its rank) carrying the rank; none when neither touches it."""
     ranges = overlap_ranges(span, references)
-    if not ranges:
+    inside = [(max(h.start, span.start), min(h.end, span.end), rank) for h, rank in hits]
+    inside = [(start, end, rank) for start, end, rank in inside if start < end]
+    if not ranges and not inside:
         return ()
+    cuts = sorted({span.start, span.end, *(x for r in ranges for x in r), *(x for h in inside for x in h[:2])})
     pieces: list[Segment] = []
-    at = span.start
-    for start, end in [*ranges, (span.end, span.end)]:
-        if start > at:
-            pieces.append(Segment(text[at - span.start : start - span.start], at, start, False))
-        if end > start:
-            pieces.append(Segment(text[start - span.start : end - span.start], start, end, True))
-        at = end
+    labelled: set[int] = set()
+    for start, end in zip(cuts, cuts[1:]):
+        rank = min((r for s, e, r in inside if s <= start and end <= e), default=0)
+        label = f"#{rank}" if rank and rank not in labelled else ""
+        labelled.add(rank)
+        marked = any(s <= start and end <= e for s, e in ranges)
+        pieces.append(Segment(text[start - span.start : end - span.start], start, end, marked, rank, label))
     return tuple(pieces)
 
 
@@ -234,15 +253,16 @@ def node_view(
 
     Neighbours and sentence-window units before the hit sit above it and those
     after it below (the window excludes the hit itself); a parent-child hit's
-    parent, which contains it, is shown under it.
+    parent, which contains it, is shown under it with the hit marked inside.
     """
     index = node.hit.chunk.chunk_index
     before = [w for w in node.window if w.chunk.chunk_index < index]
     after = [w for w in node.window if w.chunk.chunk_index >= index]
-    parent = [node.parent] if node.HasField("parent") else []
+    hit = chunk_view(node.hit, max_chars, references)
+    parent = [parent_card(node.parent, [node.hit], max_chars, references)] if node.HasField("parent") else []
     return NodeView(
         rank=node.hit.rank,
-        hit=chunk_view(node.hit, max_chars, references),
+        hit=hit,
         above=[
             *_group(
                 node.neighbors_prev,
@@ -262,16 +282,78 @@ def node_view(
                 references,
             ),
             *_group(after, "window", f"↓ {len(after)} sentence-window units after the hit", max_chars, references),
-            *_group(parent, "parent", "parent (what the LLM sees, the hit inside it)", max_chars, references),
+            *([GroupView("parent", "parent (what the LLM sees, the hit marked inside it)", parent)] if parent else []),
         ],
+        hits=(hit,),
+        window=window_text(node, references) if node.window and max_chars is None else (),
+    )
+
+
+def _hit_spans(hits: Iterable[common_pb2.RetrievedChunk], document_id: str) -> list[tuple[Span, int]]:
+    return [(chunk_span(h.chunk), h.rank) for h in hits if h.chunk.document_id == document_id and _is_range(h.chunk)]
+
+
+def parent_card(
+    parent: common_pb2.RetrievedChunk,
+    hits: Sequence[common_pb2.RetrievedChunk],
+    max_chars: int | None = None,
+    references: Sequence[Span] = (),
+) -> ChunkView:
+    """A parent's card with the stretches of its text that are its hits marked (their ranks),
+    and the reference excerpts; plain when its text is cut or is not the document's range."""
+    card = chunk_view(parent, max_chars, references)
+    if card.cut or not _is_range(parent.chunk):
+        return card
+    spans = _hit_spans(hits, parent.chunk.document_id)
+    return replace(card, segments=_marked(parent.chunk.content, chunk_span(parent.chunk), references, spans))
+
+
+def window_text(node: common_pb2.ExpansionNode, references: Sequence[Span] = ()) -> tuple[Segment, ...]:
+    """A sentence-window hit's window as the LLM reads it: its units and the hit in document
+    order, the hit marked with its rank (and the reference excerpts), a space between units."""
+    units = sorted([*node.window, node.hit], key=lambda item: item.chunk.chunk_index)
+    pieces: list[Segment] = []
+    for unit in units:
+        chunk = unit.chunk
+        if pieces:
+            pieces.append(Segment(" ", chunk.start_char, chunk.start_char, False))
+        spans = _hit_spans([node.hit], chunk.document_id) if unit is node.hit else []
+        marked = _marked(chunk.content, chunk_span(chunk), references, spans) if _is_range(chunk) else ()
+        pieces.extend(marked or (Segment(chunk.content, chunk.start_char, chunk.end_char, False),))
+    return tuple(pieces)
+
+
+def _shared_node(nodes: Sequence[common_pb2.ExpansionNode], max_chars: int | None, references) -> NodeView:
+    """Hits that pulled in one parent, as one node: the hits listed in score order, the parent
+    once with each of them marked inside it."""
+    parent = parent_card(nodes[0].parent, [n.hit for n in nodes], max_chars, references)
+    hits = tuple(chunk_view(n.hit, max_chars, references) for n in nodes)
+    ranks = ", ".join(f"#{n.hit.rank}" for n in nodes)
+    caption = f"parent shared by hits {ranks} (what the LLM sees once, each hit marked inside it)"
+    return NodeView(
+        rank=nodes[0].hit.rank, hit=hits[0], above=[], below=[GroupView("parent", caption, [parent])], hits=hits
     )
 
 
 def tree_view(
     tree: common_pb2.ExpansionTree, max_chars: int | None = None, references: Sequence[Span] = ()
 ) -> list[NodeView]:
-    """`expansion_tree`: the hits in the service's (score) order, each with its expansion."""
-    return [node_view(node, max_chars, references) for node in tree.hits]
+    """`expansion_tree`: the hits in the service's (score) order, each with its expansion;
+    hits that share a parent are one node, where the best of them ranks (ADR 0084)."""
+    groups: dict[str, list[common_pb2.ExpansionNode]] = {}
+    order: list[str] = []
+    for position, node in enumerate(tree.hits):
+        key = f"parent:{node.parent.chunk.chunk_id}" if node.HasField("parent") else f"hit:{position}"
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(node)
+    return [
+        node_view(groups[key][0], max_chars, references)
+        if len(groups[key]) == 1
+        else _shared_node(groups[key], max_chars, references)
+        for key in order
+    ]
 
 
 def neighbours_badge(experiment) -> dict:

@@ -39,6 +39,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.rpc import tracing
 from chunklab.settings import Settings, invalid_settings
 from chunklab.v1 import chunker_pb2, evaluator_pb2
+from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat
 from chunklab_app import recommended
 from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
@@ -138,6 +139,8 @@ def cmd_resume(args, client: ChunkLab) -> int:
 
 def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     outcome = follow(events, progress)
+    for warning in outcome.estimate.warnings if outcome.estimate else ():
+        print(f"warning: {warning}", file=sys.stderr)  # runs that cannot run as planned, before they start
     if args.dry_run:
         estimate = outcome.estimate
         shown = json_format.MessageToDict(estimate, preserving_proto_field_name=True) if estimate else {}
@@ -172,14 +175,15 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
 
 
 def runs_not_run(experiment: evaluator_pb2.Experiment) -> list[str]:
-    """One line per run that did not answer every question (a "succeeded" experiment
-    at 2208/2760 has some), saying how far it got and why: such an experiment is
-    no full result, so the command exits 1."""
+    """One line per run that did not answer every question (a partial experiment has
+    some), saying how far it got and why: such an experiment is no full result, so the
+    command exits 1."""
     return [
-        f"run {run.run_key} did not run: {run.questions_done}/{run.questions_total} questions"
-        + (f" ({run.error})" if run.error else "")
+        f"run {run.run_key} {'did not run' if experiment_state.failed_run(run) else 'is incomplete'}: "
+        f"{numbers.count(run.questions_done - run.questions_failed)}/{numbers.counted(run.questions_total, 'question')} "
+        f"({experiment_state.failure(run)})"
         for run in experiment.runs
-        if run.error or run.questions_done < run.questions_total
+        if experiment_state.incomplete_run(run)
     ]
 
 
@@ -205,7 +209,11 @@ def cmd_compare(args, client: ChunkLab) -> int:
 
 def cmd_load(args, client: ChunkLab) -> int:
     progress = Progress()
-    specs = strategy_specs(args.strategy, args.knob or [], client.list_strategies())
+    infos = client.list_strategies()
+    specs = strategy_specs(args.strategy, args.knob or [], infos)
+    # A bulk load makes each set the active one: a size below its sensible minimum is said first (ADR 0089).
+    for warning in knobs.spec_warnings(infos, specs):
+        print(f"warning: {warning}", file=sys.stderr)
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")

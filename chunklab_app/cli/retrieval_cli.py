@@ -19,7 +19,7 @@ from chunklab.client import ChunkLab
 from chunklab.errors import InvalidArgument
 from chunklab.text import pages
 from chunklab.v1 import common_pb2
-from chunklab.views import metric_format, retrieval_view
+from chunklab.views import metric_format, numbers, retrieval_view
 
 _METAVARS = {int: "N", float: "X", str: "NAME", list: "A,B"}
 
@@ -65,7 +65,8 @@ def add_flags(parser: argparse.ArgumentParser, *, experiment: bool) -> None:
 
 
 def _parser(setting: retrieval.Setting):
-    """argparse's type for the setting: the value typed, then checked as the retriever checks it."""
+    """argparse's type for the setting: the value typed, then checked as the retriever checks it,
+    except that a typed 0 never stands for a default (--top-k 0 is refused: leave the flag out)."""
 
     def parse(text: str):
         if setting.kind is list:
@@ -77,7 +78,7 @@ def _parser(setting: retrieval.Setting):
                 wanted = "a whole number" if setting.kind is int else "a number"
                 raise argparse.ArgumentTypeError(f"{setting.path} takes {wanted}, got {text!r}") from None
         try:
-            setting.check(value)
+            setting.check_typed(value)
         except InvalidArgument as exc:
             raise argparse.ArgumentTypeError(exc.message) from None
         return value
@@ -116,7 +117,7 @@ def cmd_query(args, client: ChunkLab) -> int:
             shown += f" rerank {metric_format.score(item.rerank_score)}"
         text = " ".join(chunk.content.split())
         page = pages.page_label(chunk.first_page, chunk.last_page)
-        size = f"{chunk.token_count} tokens" + (f", {page}" if page else "")
+        size = numbers.counted(chunk.token_count, "token") + (f", {page}" if page else "")
         print(
             f"{retrieval_view.label_name(item.label):<9} {shown:>6} {chunk.document_name} #{chunk.chunk_index} "
             f"({size}): {text[:100]}{'…' if len(text) > 100 else ''}"

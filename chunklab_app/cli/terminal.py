@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chunklab import experiment_state
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.v1 import evaluator_pb2
+from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
@@ -31,7 +32,7 @@ class Progress:
         total = max(total, 1)
         filled = int(self._width * min(done, total) / total)
         bar = "#" * filled + "." * (self._width - filled)
-        line = f"[{bar}] {done}/{total} {message}"
+        line = f"[{bar}] {numbers.count(done)}/{numbers.count(total)} {message}"
         if self._tty:
             columns = 120
             self._stream.write("\r" + line[:columns].ljust(columns))
@@ -127,6 +128,8 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
         values = [metrics.of(n, run.mean_metrics, run.mean_judge) for n in names]
         cells = " ".join(f"{'-' if v is None else metrics.value(n, v):>{w}}" for n, v, w in zip(names, values, widths))
         print(f"{run.run_key:<48} {cells}", file=out)
+        if run.questions_failed:
+            print(f"{'':<48} {experiment_state.failure(run)}", file=out)
     _print_rank_table(experiment, metrics, out)
     verdict = verdict_view(experiment.verdict, metrics)
     if verdict is not None:

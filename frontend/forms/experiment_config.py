@@ -42,12 +42,14 @@ def endpoint(base_url: str | None, model: str | None, api_key: str | None) -> ev
     return evaluator_pb2.ModelEndpoint(base_url=base_url, model=model, api_key=api_key)
 
 
-def whole(value: float | None, default: int) -> int:
-    """A Number field's value as a whole number; empty means the default."""
+def whole(value: float | None, default: int, what: str = "") -> int:
+    """A Number field's value as a whole number; empty means the default. `what` names the field in the refusal."""
     if value is None:
         return default
     if not float(value).is_integer():
-        raise ValueError(f"{value} is not a whole number")
+        raise ValueError(
+            f"{what} takes a whole number; you entered {value:g}." if what else f"{value} is not a whole number"
+        )
     return int(value)
 
 

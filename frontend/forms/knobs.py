@@ -29,9 +29,10 @@ RENDER_ONE_AT_A_TIME = {"concurrency_limit": 1, "concurrency_id": "chunklab-rend
 
 
 def ticked_first(name: str) -> bool:
-    """Whether the experiment form ticks the strategy at first: the ones docs/benchmarks.md
-    recommends (chunklab_app.recommended), and the baseline to compare them against."""
-    return name == BASELINE or name in recommended.STRATEGIES
+    """Whether the experiment and Process forms tick the strategy at first: the ones
+    docs/benchmarks.md recommends and the baseline to compare them against
+    (chunklab_app.recommended.FIRST_STRATEGIES, which the Query page opens on too)."""
+    return name in recommended.FIRST_STRATEGIES
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import gradio as gr
 
 from chunklab import retrieval
 from chunklab.client import ChunkLab, ClientError
+from chunklab.errors import InvalidArgument
 from chunklab_app import recommended
 from frontend.errors import said_as_info
 from frontend.forms import experiment_config
@@ -99,16 +100,30 @@ def _value(setting: retrieval.Setting, value):
     if setting.kind is int and setting.optional:
         return experiment_config.optional_whole(value, setting.path)
     if setting.kind is int:
-        return experiment_config.whole(value, VALUES.get(setting.path, 0))
+        return experiment_config.whole(value, VALUES.get(setting.path, 0), setting.path)
     if setting.kind is float:
         return float(value or 0.0)
     return (value or "").strip()
 
 
+def _checked(setting: retrieval.Setting, value):
+    """The box's value, its bounds checked here with the retriever's own check (the boxes carry
+    no Gradio minimum or maximum, whose refusal would be a toast naming no field): ValueError
+    with a sentence naming the box. A typed 0 of top_k is refused, its default named (ADR 0090)."""
+    typed = _value(setting, value)
+    if setting.limit and typed is not None:
+        try:
+            setting.check_typed(typed, leave="leave it empty")
+        except InvalidArgument as exc:
+            raise ValueError(exc.message + ".") from None
+    return typed
+
+
 def row_values(values: Sequence) -> dict:
     """{setting path: value} from the row's boxes' values (in ROW's order); None leaves an
-    optional setting unset (window: as indexed). ValueError names a box holding no whole number."""
-    return {s.path: _value(s, v) for s, v in zip(ROW, values, strict=True)}
+    optional setting unset (window: as indexed). ValueError names a box holding no whole
+    number or a value out of its bounds."""
+    return {s.path: _checked(s, v) for s, v in zip(ROW, values, strict=True)}
 
 
 def hybrid_checkbox(elem_id: str) -> gr.Checkbox:
@@ -129,11 +144,13 @@ def retrieval_limit_updates(gateway: ChunkLab) -> tuple:
 
 
 def _bound(setting: retrieval.Setting, high) -> dict:
+    """The bounds said under the box; row_values enforces them with the retriever's check."""
     # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
-    if setting.kind is int and setting.optional:  # a Textbox: the bounds are said, not enforced
-        return gr.update(
-            info=f"{INFO.get(setting.path, setting.help)}; 0 to {high}; empty = as indexed", interactive=True
-        )
+    info = INFO.get(setting.path, setting.help)
+    if setting.kind is int and setting.optional:
+        return gr.update(info=f"{info}; 0 to {high}; empty = as indexed", interactive=True)
     if setting.path == "top_k":
-        return gr.update(minimum=0, maximum=high, info=f"hits, up to {high}", interactive=True)
-    return gr.update(minimum=0, maximum=high, interactive=True)
+        return gr.update(
+            info=f"hits, {setting.low:g} to {high}; empty = the default, {setting.default}", interactive=True
+        )
+    return gr.update(info=f"{info}; {setting.low:g} to {high}", interactive=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.views.render import render, render_macro
 from chunklab.views.verdict_view import verdict_view
@@ -69,7 +69,7 @@ def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> s
             "neighbours": retrieval_view.neighbours_badge(e),
             "embedding_model": embedding_model(e),
             "top_k": e.config.retrieval.top_k,
-            "questions": f"{e.questions_done}/{e.questions_total}",
+            "questions": numbers.questions_by_runs(e.questions_done, e.questions_total, len(e.runs)),
             "created": when(e.created_at),
         }
         for e in experiments
@@ -80,32 +80,45 @@ def experiments_table_html(experiments: Sequence[evaluator_pb2.Experiment]) -> s
 def estimate_html(estimate: evaluator_pb2.ExperimentEstimate, planned: evaluator_pb2.Experiment | None) -> str:
     """A dry run's answer: what would run and what it would cost, with the evaluator's caveats."""
     facts = [
-        ("questions", f"{estimate.questions}"),
-        ("runs (grid cells)", f"{estimate.runs}"),
-        ("documents to process per run", f"{estimate.documents}"),
-        ("LLM calls", f"{estimate.llm_calls:,}"),
-        ("prompt tokens", f"{estimate.prompt_tokens:,}"),
-        ("completion tokens", f"{estimate.completion_tokens:,}"),
-        ("estimated cost", usd(estimate.estimated_cost_usd)),
+        ("questions", numbers.count(estimate.questions)),
+        ("runs (grid cells)", numbers.count(estimate.runs)),
+        ("documents to process per run", numbers.count(estimate.documents)),
         (
-            "estimated time",
-            duration(estimate.estimated_seconds)
-            if estimate.HasField("estimated_seconds")
-            else "not known yet (no finished experiment to measure by)",
+            "index sets to process",
+            f"{numbers.count(estimate.index_sets_to_process)} ({numbers.count(estimate.index_sets_reused)} already there, reused)",
         ),
+        ("LLM calls", numbers.count(estimate.llm_calls)),
+        ("prompt tokens", numbers.count(estimate.prompt_tokens)),
+        ("completion tokens", numbers.count(estimate.completion_tokens)),
+        ("estimated cost", usd(estimate.estimated_cost_usd)),
+        ("estimated time", estimated_time(estimate)),
     ]
     run_keys = [r.run_key for r in planned.runs] if planned is not None else []
-    return render("frontend", "estimate.html.j2", facts=facts, notes=list(estimate.notes), run_keys=run_keys)
+    return render(
+        "frontend",
+        "estimate.html.j2",
+        facts=facts,
+        warnings=list(estimate.warnings),
+        notes=list(estimate.notes),
+        run_keys=run_keys,
+    )
+
+
+def estimated_time(estimate: evaluator_pb2.ExperimentEstimate) -> str:
+    """ "about 2 min (processing about 90 s, questions about 20 s)", from this machine's measured speeds."""
+    if not estimate.HasField("estimated_seconds"):
+        return "not known yet (nothing measured to estimate it by)"
+    parts = []
+    if estimate.HasField("processing_seconds"):
+        parts.append(f"processing {duration(estimate.processing_seconds)}")
+    if estimate.HasField("questions_seconds"):
+        parts.append(f"questions {duration(estimate.questions_seconds)}")
+    return duration(estimate.estimated_seconds) + (f" ({', '.join(parts)})" if parts else "")
 
 
 def duration(seconds: float) -> str:
-    """A time as a person reads it: "about 40 s", "about 3 min", "about 1 h 20 min"."""
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60} min" if minutes % 60 else f"about {minutes // 60} h"
+    """An estimated time as a person reads it: "about 40 s", "about 3 min", "about 1 h 20 min"."""
+    return numbers.rough_duration(seconds)
 
 
 @dataclass
@@ -139,13 +152,18 @@ class ExperimentTracker:
         p = self.progress
         if p is None:
             return "starting"
-        return f"{p.questions_done}/{p.questions_total} {p.message}"
+        return f"{self._done(p)} · {p.message}"
+
+    def _done(self, p: evaluator_pb2.ExperimentProgress) -> str:
+        """The questions done over every run, the runs counted apart (the estimate names them first)."""
+        runs = self.estimate.runs if self.estimate is not None else len(self.experiment.runs) if self.experiment else 1
+        return numbers.questions_by_runs(p.questions_done, p.questions_total, runs)
 
     def html(self) -> str:
         if self.experiment is not None and self.experiment.state != evaluator_pb2.EXPERIMENT_STATE_PENDING:
             return experiment_summary_html(self.experiment, self.metrics)
         p = self.progress
-        line = "starting…" if p is None else f"{p.questions_done} of {p.questions_total} questions · {p.message}"
+        line = "starting…" if p is None else f"{self._done(p)} · {p.message}"
         return render("frontend", "experiment_progress.html.j2", line=line)
 
 
@@ -186,9 +204,9 @@ def _metric_cells(
     for measure in judged:
         value = metrics.of(measure, m, run.mean_judge)
         cells.append("not measured" if value is None else metrics.value(measure, value))
-    cells += [f"{m.chunks_sent}", metrics.value("tokens_sent", m.tokens_sent)]
+    cells += [numbers.count(m.chunks_sent), metrics.value("tokens_sent", m.tokens_sent)]
     if with_cost:
-        cells += [f"{run.usage.llm_calls}", usd(run.usage.estimated_cost_usd)]
+        cells += [numbers.count(run.usage.llm_calls), usd(run.usage.estimated_cost_usd)]
     return cells
 
 
@@ -215,8 +233,9 @@ def _run_row(
     return {
         "run_key": run.run_key,
         "index_reused": run.index_reused,
-        "error": run.error,
-        "questions": f"{run.questions_done}/{run.questions_total}",
+        "failure": experiment_state.failure(run),
+        "failed": experiment_state.failed_run(run),
+        "questions": f"{numbers.count(run.questions_done)}/{numbers.count(run.questions_total)}",
         "cells": _metric_cells(run, metrics, ranked, judged, with_cost),
     }
 
@@ -232,7 +251,7 @@ def experiment_summary_html(
     judged = judged_columns(experiment.runs, metrics)
     shown_set = question_set_label(question_set) if question_set else experiment.config.question_set_id[:8]
     facts = [
-        f"{experiment.questions_done}/{experiment.questions_total} questions",
+        numbers.questions_by_runs(experiment.questions_done, experiment.questions_total, len(experiment.runs)),
         f"top_k {experiment.config.retrieval.top_k}",
         f"answers: {p.answer_model or experiment.config.answer_model.model or 'configured'}",
         f"judge: {p.judge_model or experiment.config.judge_model.model or 'configured'}",
@@ -295,8 +314,8 @@ def _measures(m: evaluator_pb2.RetrievalMetrics, metrics: MetricFormat) -> list[
         for name in metrics.group("judge")  # the judge's own scores are listed below
         if name not in metrics.judge_scores() and metrics.of(name, m) is not None
     ]
-    measures.append(f"{m.chunks_sent} chunks, {metrics.value('tokens_sent', m.tokens_sent)} tokens sent")
-    measures.append(f"retrieve {m.retrieve_ms:.0f} ms, answer {m.answer_ms:.0f} ms")
+    measures.append(f"{numbers.count(m.chunks_sent)} chunks, {metrics.value('tokens_sent', m.tokens_sent)} tokens sent")
+    measures.append(f"retrieve {numbers.milliseconds(m.retrieve_ms)}, answer {numbers.milliseconds(m.answer_ms)}")
     return measures
 
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from chunklab import knobs
 from chunklab.text import pages
 from chunklab.v1 import chunker_pb2, documents_pb2, ingest_pb2
+from chunklab.views import numbers
 from chunklab.views.render import render
 
 DOCUMENT_COLUMNS = ["name", "collection", "language", "format", "size", "characters", "pages", "ingested", "id"]
@@ -36,11 +37,7 @@ def when(timestamp) -> str:
 
 def size_label(size_bytes: int) -> str:
     """Bytes as a person reads them: 812 B, 12.3 KiB, 45.6 MiB."""
-    if size_bytes < 1024:
-        return f"{size_bytes} B"
-    if size_bytes < 1024 * 1024:
-        return f"{size_bytes / 1024:.1f} KiB"
-    return f"{size_bytes / 1024 / 1024:.1f} MiB"
+    return numbers.size(size_bytes)
 
 
 def format_name(fmt: int) -> str:
@@ -132,7 +129,7 @@ def upload_message(response: ingest_pb2.CreateDocumentResponse) -> str:
     d = response.document
     page_note = f", {page_count(d)} pages" if page_count(d) else ""
     where = (
-        f"collection {d.collection!r}, {format_name(d.format)}, {d.character_count} characters{page_note}, "
+        f"collection {d.collection!r}, {format_name(d.format)}, {numbers.count(d.character_count)} characters{page_note}, "
         f"id {d.document_id}"
     )
     if response.already_existed:
@@ -185,7 +182,7 @@ class ProcessTracker:
             if progress is None:
                 lines.append({"strategy": name, "text": "waiting"})
                 continue
-            text = f"{_phase(progress.phase)} {progress.fraction_done:.0%}"
+            text = f"{_phase(progress.phase)} {numbers.percent(progress.fraction_done, 0)}"
             if progress.message:
                 text += f" — {progress.message}"
             lines.append({"strategy": name, "text": text})
@@ -219,7 +216,7 @@ def _document_outcome(result, names: dict[str, str]) -> dict:
     if result.error:
         text, outcome = result.error, "failed"
     else:
-        parts = [f"{o.strategy} {o.chunk_count} chunks" for o in result.result.strategies_completed]
+        parts = [f"{o.strategy} {numbers.count(o.chunk_count)} chunks" for o in result.result.strategies_completed]
         parts += [f"{f.strategy} failed: {f.reason}" for f in result.result.strategies_failed]
         text, outcome = "; ".join(parts), "failed" if result.result.strategies_failed else "ok"
     return {
@@ -316,7 +313,7 @@ def index_stats_html(stats) -> str:
 
 def _search_kind(backend: str, index) -> str:
     """How one vector index answers a search, in a sentence."""
-    name = f"{index.embedding_model} ({index.dimension} dimensions, {index.points} points)"
+    name = f"{index.embedding_model} ({index.dimension} dimensions, {numbers.count(index.points)} points)"
     if backend == "qdrant":
         return f"{name}: searched by the Qdrant server, which builds its own HNSW graphs"
     if index.graph_current:

@@ -13,6 +13,7 @@ import gradio as gr
 
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.views.metric_format import MetricFormat
+from chunklab.views.verdict_view import TOKENS
 from frontend.views import result_plots as data
 from frontend.views.result_plots import MEANS_COLUMNS, TRADEOFF_COLUMNS, WINS_COLUMNS
 
@@ -119,6 +120,7 @@ def updates(experiments: list[pb.Experiment], pairs: list[pb.PairwiseWins], metr
             visible=not tradeoff.empty,
             title=f"{label} against tokens sent",
             x_title="tokens sent per question",
+            x_axis_format=metrics.axis_format(TOKENS),
             y_title=f"{label} ({metrics.value_unit(metric)})",
         ),
         gr.update(choices=[(metrics.label(n), n) for n in names], value=names[0], visible=True),

@@ -3,7 +3,8 @@ Gradio's native plots, from the evaluator's verdicts: the deciding measure
 (recall with references) against tokens sent with the Pareto front marked, each
 run's mean of a measure with its 95% interval, and per-question wins and losses
 of every pair of runs. One function per plot, shared by both pages; values in the
-units the tables show (fractions as percentages). No Gradio here."""
+units and at the decimals the tables show (fractions as percentages, tokens whole), since a
+plot's tooltip prints its data as it is. No Gradio here."""
 
 from __future__ import annotations
 
@@ -83,7 +84,12 @@ def tradeoff_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat) 
         )
     )
     rows = [
-        (run, tokens[run].mean, quality[run].mean * metrics.scale(metric), FRONT if run in front else DOMINATED)
+        (
+            run,
+            metrics.plotted(TOKENS, tokens[run].mean),
+            metrics.plotted(metric, quality[run].mean),
+            FRONT if run in front else DOMINATED,
+        )
         for run in runs
     ]
     return pd.DataFrame(rows, columns=list(TRADEOFF_COLUMNS))
@@ -98,13 +104,12 @@ def plotted_metrics(experiments: Sequence[pb.Experiment], metrics: MetricFormat)
 def means_frame(experiments: Sequence[pb.Experiment], metrics: MetricFormat, metric: str) -> pd.DataFrame:
     """One row per run: its mean of `metric` and the ends of the 95% interval (the bar
     and its tooltip), and the interval as the tables write it."""
-    scale = metrics.scale(metric)
     rows = [
         (
             run,
-            m.mean * scale,
-            m.ci_low * scale,
-            m.ci_high * scale,
+            metrics.plotted(metric, m.mean),
+            metrics.plotted(metric, m.ci_low),
+            metrics.plotted(metric, m.ci_high),
             metrics.mean_interval(metric, m.mean, m.ci_low, m.ci_high),
         )
         for run, m in _means(experiments, metric)

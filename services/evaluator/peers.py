@@ -57,13 +57,19 @@ class GrpcPeers:
             raise from_rpc_error(exc, "ingest") from None
 
     def list_strategies(self) -> list[chunker_pb2.StrategyInfo]:
+        return list(self._strategies().strategies)
+
+    def chunker_llm(self) -> str:
+        """The LLM the chunker's LLM strategies would call ("<model> at <base_url>"); empty when none."""
+        return self._strategies().llm
+
+    def _strategies(self) -> chunker_pb2.ListStrategiesResponse:
         try:
-            reply = self._chunker.ListStrategies(
+            return self._chunker.ListStrategies(
                 chunker_pb2.ListStrategiesRequest(), timeout=self._settings.rpc_timeout_s
             )
         except grpc.RpcError as exc:
             raise from_rpc_error(exc, "chunker") from None
-        return list(reply.strategies)
 
     def process(
         self, document_id: str, spec: common_pb2.StrategySpec, embedding_model: str

@@ -41,7 +41,7 @@ from services.retriever.index.registry import IndexRegistry
 from services.retriever.index.vector_index import set_condition
 from services.retriever.lifecycle.freshness import ExpiryWatch, FreshnessPolicy, decayed
 from services.retriever.lifecycle.journal import Journal, Note
-from services.retriever.search import expansion, lexical, ranking, rerank
+from services.retriever.search import coverage, expansion, lexical, ranking, rerank
 from services.retriever.search.term_stats import CountsCache, TermCounts, weighted_query
 from services.retriever.store import RetrieverStore, SetInfo
 
@@ -392,6 +392,9 @@ class RetrieverService:
             hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         reranked = time.perf_counter()
         flat, tree = self._expanded(index, model, options, visible, hits)
+        missed = coverage.uncovered(
+            self.store.coverage_rows(model), options.strategy, options.config_id, options.filter
+        )
         rerank.stamp(flat, tree, rerank_scores)
         done = time.perf_counter()
         return retriever_pb2.RetrieveResponse(
@@ -399,6 +402,7 @@ class RetrieverService:
             expansion_tree=tree,
             embedding_model=model,
             reranker=reranker.description if reranker is not None else "",
+            uncovered_documents=missed,
             timings=retriever_pb2.RetrieveTimings(
                 embed_ms=(embedded - started) * 1e3,
                 search_ms=(searched - embedded) * 1e3,
@@ -523,7 +527,7 @@ class RetrieverService:
         if not self.store.has_config(model, strategy, config_id):
             raise NotFound(
                 f"no document has a {strategy} index set with configuration {config_id} for {model}; "
-                "ListIndexedSets shows the sets there are"
+                "the Documents page lists each document’s index sets"
             )
         self.store.touch(model, strategy, config_id)
         self._touched[key] = now

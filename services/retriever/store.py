@@ -25,6 +25,7 @@ from chunklab.db.sessions import make_sessionmaker
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 from chunklab.timeutil import utcnow
 from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
+from services.retriever.search.coverage import SetRow as CoverageRow
 from services.retriever.search.term_stats import TermCounts
 
 
@@ -336,6 +337,32 @@ class RetrieverStore:
         )
         with self._sessions() as session:
             return session.execute(query).first() is not None
+
+    def coverage_rows(self, model: str) -> list[CoverageRow]:
+        """Every set record of the model (archived ones too), with its language where its
+        term statistics hold one: what search/coverage.py reads."""
+        query = (
+            select(
+                IndexSetRow.document_id,
+                IndexSetRow.document_name,
+                IndexSetRow.strategy,
+                IndexSetRow.config_id,
+                IndexSetRow.active,
+                IndexSetRow.archived,
+                IndexSetRow.collection,
+                SetTermsRow.language,
+            )
+            .outerjoin(
+                SetTermsRow,
+                (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
+                & (SetTermsRow.document_id == IndexSetRow.document_id)
+                & (SetTermsRow.strategy == IndexSetRow.strategy)
+                & (SetTermsRow.config_id == IndexSetRow.config_id),
+            )
+            .where(IndexSetRow.embedding_model == model)
+        )
+        with self._sessions() as session:
+            return [CoverageRow(*row) for row in session.execute(query)]
 
     def touch(self, model: str, strategy: str, config_id: str) -> None:
         """Marks every set of a configuration used now (retention keeps used sets)."""

@@ -91,7 +91,9 @@ def test_upload_process_and_query_show_hits_with_their_neighbours(page, tmp_path
     page.locator("#use-recursive input").uncheck()
     expect(page.locator("#knob-recursive-chunk_size input")).to_be_hidden()
 
-    # Process with fixed_size in small windows so the document has many chunks.
+    # Process with fixed_size (alone: the recommendation is ticked beside it, ADR 0083) in small
+    # windows so the document has many chunks.
+    page.locator("#use-cluster_parent_child input").uncheck()
     page.locator("#knob-fixed_size-chunk_size input").fill("32")
     page.locator("#knob-fixed_size-chunk_overlap input").fill("0")
     page.locator("#process-button").click()

@@ -192,8 +192,11 @@ def test_an_experiment_with_a_run_that_did_not_run_exits_1_and_names_it(stack, f
     )
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
+    assert summary["state"] == "partial"  # one run failed, the other finished (ADR 0087)
     questions_by_run = {row["run"].split("[")[0]: row["questions"] for row in summary["runs"]}
     assert questions_by_run["fixed_size"] == 2 and questions_by_run["contextual_retrieval"] == 0
+    # The dry run's warning came first, before anything ran (ADR 0088).
+    assert "warning: contextual_retrieval" in done.stderr and "cannot run: it needs an LLM to chunk" in done.stderr
     (missing,) = [line for line in done.stderr.splitlines() if "did not run" in line]
     assert missing.startswith("run contextual_retrieval") and ": 0/2 questions (" in missing
     assert "no LLM endpoint is configured" in missing

@@ -89,7 +89,7 @@ def test_list_indexed_chunks_pages_through_children_then_parents(stack, lab, doc
     code, message = status_of(
         lambda: stub.ListIndexedChunks(retriever_pb2.ListIndexedChunksRequest(key=missing), timeout=10)
     )
-    assert code == grpc.StatusCode.NOT_FOUND and "ListIndexedSets shows the sets there are" in message
+    assert code == grpc.StatusCode.NOT_FOUND and "the Documents page lists each document’s index sets" in message
 
 
 def test_the_cli_exports_the_set_the_retriever_holds(lab, document, stack_env, tmp_path, capsys):

@@ -266,7 +266,8 @@ def test_a_generation_whose_call_ends_keeps_what_is_done_and_resumes_the_rest(ev
         (
             {"generator_model": G.ModelEndpoint()},
             grpc.StatusCode.FAILED_PRECONDITION,
-            "no chat endpoint to generate with: set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL, or give generator_model",
+            "no model to write the questions: choose the model that writes them (its base URL and model name), "
+            "or configure one for the stack with CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL",
         ),
     ],
 )

@@ -150,6 +150,11 @@ def test_a_query_names_its_strategy_and_configuration():
         ),
         (["--recency-lambda", "soon"], "argument --recency-lambda: recency_lambda takes a number, got 'soon'"),
         (["--top-k", "2.5"], "argument --top-k: top_k takes a whole number, got '2.5'"),
+        # 0 stands for the default only in the contract, where unset and 0 are one: typed, it is refused.
+        (
+            ["--top-k", "0"],
+            "argument --top-k: top_k must be between 1 and 100, got 0; leave it out for the default, 5",
+        ),
         (
             ["--filter-languages", "en,english!"],
             "argument --filter-languages: filter.languages value 'english!' is malformed (e.g. en or pt-BR)",

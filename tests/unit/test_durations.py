@@ -1,45 +1,55 @@
-"""The dry run's time from finished runs' speeds (services/evaluator/experiments/estimate.py), on
-hand-built experiments: medians scaled to the plan, and no number without a finished run."""
+"""This machine's speeds as the dry run reads them from finished runs
+(services/evaluator/experiments/speeds.py, ADR 0088), on hand-built experiments: processing
+seconds per character by strategy, seconds per question by mode, nothing from a run that did
+not process or ask."""
 
 from __future__ import annotations
 
+from chunklab.v1 import common_pb2
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator.experiments.estimate import Speeds
+from services.evaluator.experiments.speeds import Measured, calibration_passages, mode
 
 
-def finished(*runs: tuple[float, float, float, float, bool], documents: int = 2) -> pb.Experiment:
-    """An experiment over `documents` documents, a run per (processing s, retrieve, answer, judge ms, reused)."""
-    return pb.Experiment(
-        state=pb.EXPERIMENT_STATE_SUCCEEDED,
-        provenance=pb.ExperimentProvenance(document_hashes={f"d{i}": "h" for i in range(documents)}),
-        runs=[
-            pb.ExperimentRun(
-                questions_done=5,
-                processing_seconds=p,
-                index_reused=reused,
-                mean_metrics=pb.RetrievalMetrics(retrieve_ms=r, answer_ms=a, judge_ms=j),
-            )
-            for p, r, a, j, reused in runs
-        ],
+def run(strategy: str, seconds: float, characters: int, asked: int = 5, asking: float = 1.0) -> pb.ExperimentRun:
+    return pb.ExperimentRun(
+        spec=common_pb2.StrategySpec(name=strategy),
+        processing_seconds=seconds,
+        characters_processed=characters,
+        questions_done=asked,
+        asking_seconds=asking,
+        mean_metrics=pb.RetrievalMetrics(retrieve_ms=20.0),
     )
 
 
-def test_the_time_is_the_median_speeds_scaled_to_the_plan():
-    speeds = Speeds.of(
+def experiment(*runs: pb.ExperimentRun, **config) -> pb.Experiment:
+    return pb.Experiment(state=pb.EXPERIMENT_STATE_SUCCEEDED, config=pb.ExperimentConfig(**config), runs=runs)
+
+
+def test_speeds_are_medians_per_strategy_and_per_mode():
+    measured = Measured.of(
         [
-            finished((4.0, 20.0, 0.0, 0.0, False), (8.0, 40.0, 0.0, 0.0, False)),  # 2 and 4 s per document
-            finished((0.0, 30.0, 500.0, 0.0, True), documents=1),  # reused its index: no processing speed
-            finished((3.0, 30.0, 300.0, 900.0, False), documents=1),  # 3 s per document
+            experiment(run("fixed_size", 2.0, 1000), run("semantic", 8.0, 1000), retrieval_only=True),
+            experiment(
+                run("fixed_size", 4.0, 1000, asking=3.0),
+                run("fixed_size", 0.0, 0, asking=4.0),  # reused its sets: no processing speed
+                answer_model=pb.ModelEndpoint(model="extractive"),
+                judge_model=pb.ModelEndpoint(model="none"),
+            ),
         ]
     )
-    assert speeds == Speeds(process_s_per_document=3.0, retrieve_ms=30.0, answer_ms=400.0, judge_ms=900.0)
-    # 2 runs x (3 documents x 3 s + 10 questions x 30 ms) = 18.6 s, retrieval only.
-    assert speeds.seconds(runs=2, documents=3, questions=10, answered=False, judged=False) == 18.6
-    # Answered and judged: each question also takes 400 + 900 ms.
-    assert speeds.seconds(runs=2, documents=3, questions=10, answered=True, judged=True) == 2 * (9 + 10 * 1.33)
+    assert measured.process_s_per_char == {"fixed_size": 0.003, "semantic": 0.008}
+    assert measured.question_s == {("retrieval", False): 0.2, ("extractive", False): 0.7}
+    assert measured.retrieve_s == 0.02 and measured.answer_s is None and measured.judge_s is None
+    assert [spec.name for spec, _ in measured.processed] == ["fixed_size", "semantic", "fixed_size"]
 
 
-def test_without_a_finished_run_there_is_no_time():
-    assert Speeds.of([]).seconds(runs=1, documents=1, questions=1, answered=False, judged=False) is None
-    unfinished = pb.Experiment(runs=[pb.ExperimentRun(questions_done=0, processing_seconds=5.0)])
-    assert Speeds.of([unfinished]) == Speeds(None, None, None, None)
+def test_nothing_is_measured_without_a_run_that_processed_or_asked():
+    unfinished = experiment(pb.ExperimentRun(questions_done=0, processing_seconds=5.0))
+    assert Measured.of([unfinished]) == Measured() == Measured.of([])
+
+
+def test_the_mode_names_how_questions_are_asked_and_the_calibration_text_is_fixed():
+    assert mode(pb.ExperimentConfig(retrieval_only=True)) == ("retrieval", False)
+    llm = pb.ExperimentConfig(answer_model=pb.ModelEndpoint(model="gpt"), judge_model=pb.ModelEndpoint(model="j"))
+    assert mode(llm) == ("llm", True)
+    assert calibration_passages() == calibration_passages() and len(set(calibration_passages())) == 24

@@ -118,5 +118,46 @@ def test_the_ui_the_command_line_and_the_reports_name_a_state_alike(state):
 def test_a_state_outside_the_enum_is_unknown_and_the_refusals_name_the_stopped_states():
     assert experiment_state.name(0) == "unknown"
     assert experiment_state.name(99, "?") == "?"
-    assert experiment_state.names(experiment_state.STOPPED) == "interrupted or failed"
+    assert experiment_state.names(experiment_state.STOPPED) == "interrupted, failed or partial"
     assert not experiment_state.resumable(0) and not experiment_state.cancellable(0)
+
+
+def run(key: str, done: int = 4, failed: int = 0, error: str = "", total: int = 4) -> evaluator_pb2.ExperimentRun:
+    first = "retrieval failed: the index set is being rebuilt" if failed else ""
+    return evaluator_pb2.ExperimentRun(
+        run_key=key,
+        questions_done=done,
+        questions_total=total,
+        questions_failed=failed,
+        question_error=first,
+        error=error,
+    )
+
+
+def test_an_experiment_that_ran_to_its_end_is_succeeded_partial_or_failed_by_its_runs():
+    """ADR 0087: every run answered every question: succeeded; some runs (or questions) failed:
+    partial, naming each with its reason; no run has a result: failed."""
+    ended = experiment_state.ended
+    assert ended([run("a"), run("b")]) == (evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED, "")
+    state, error = ended([run("a"), run("b", done=0, error="b could not process x.md: no LLM")])
+    assert state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+    assert error == "1 of 2 runs did not finish every question: b: b could not process x.md: no LLM"
+    state, error = ended([run("a"), run("b", failed=1)])
+    assert state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+    assert error.endswith("b: 1 of 4 questions failed (the first: retrieval failed: the index set is being rebuilt)")
+    state, error = ended([run("a", done=0, error="no LLM"), run("b", failed=4)])  # every question of b failed
+    assert state == evaluator_pb2.EXPERIMENT_STATE_FAILED
+    assert error.startswith("every run failed: a: no LLM; b: 4 of 4 questions failed")
+    assert ended([run("a", done=3)])[0] == evaluator_pb2.EXPERIMENT_STATE_PARTIAL  # one question never asked
+
+
+def test_a_partial_experiment_has_ended_and_resumes_while_an_interrupted_one_has_not_ended():
+    partial, interrupted = evaluator_pb2.EXPERIMENT_STATE_PARTIAL, evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+    assert partial in experiment_state.ENDED and evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED in experiment_state.ENDED
+    assert (
+        interrupted not in experiment_state.ENDED
+        and evaluator_pb2.EXPERIMENT_STATE_FAILED not in experiment_state.ENDED
+    )
+    assert experiment_state.resumable(partial) and not experiment_state.cancellable(partial)
+    assert experiment_state.resumable(interrupted)  # a cancelled one is interrupted: Resume continues it
+    assert experiment_state.failure(run("a")) == "" and not experiment_state.incomplete_run(run("a"))

@@ -45,8 +45,8 @@ def message(call) -> str:
 @pytest.mark.parametrize(
     ("value", "refusal"),
     [
-        (4096, "fixed_size.chunk_size must be at most 2048, got 4096"),
-        (4, "fixed_size.chunk_size must be at least 8, got 4"),
+        (4096, "fixed_size.chunk_size must be at most 2048 tokens, got 4096"),
+        (4, "fixed_size.chunk_size must be at least 8 tokens, got 4"),
         (256.5, "fixed_size.chunk_size takes a whole number, got 256.5"),
         (True, "fixed_size.chunk_size takes a whole number, got True"),
         ("256", "fixed_size.chunk_size takes a whole number, got '256'"),
@@ -82,7 +82,7 @@ def test_numbers_choices_and_booleans():
 def test_a_knob_lists_as_its_default_and_what_it_takes():
     """`chunklab strategies` prints these lines, so a reader sees defaults and ranges without the UI."""
     assert [k.summary() for k in (SIZE, OVERLAP, LEVEL, THRESHOLD, HYBRID, WINDOW)] == [
-        "chunk_size=512 (whole number 8–2048)",
+        "chunk_size=512 (whole number 8–2048, usually at least 32)",
         "chunk_overlap=64 (whole number 0–2047)",
         "parent_level=article (one of article, section, paragraph)",
         "threshold=0.5 (number 0–1)",
@@ -103,7 +103,7 @@ def test_chunklab_strategies_lists_every_knob_with_its_default_and_range(capsys)
     printed = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(printed) if line.startswith("fixed_size "))
     assert printed[at + 1 : at + 3] == [
-        "    chunk_size=512 (whole number 8–8192): Tokens per chunk (a hard maximum).",
+        "    chunk_size=512 (whole number 8–8192, usually at least 32): Tokens per chunk (a hard maximum).",
         "    chunk_overlap=64 (whole number 0–8191): Tokens shared with the previous chunk.",
     ]
 
@@ -127,7 +127,10 @@ def test_text_is_typed_by_the_knob_and_checked_like_a_value():
     assert LEVEL.parse("parent_child", "paragraph") == "paragraph"
     assert message(lambda: SIZE.parse("fixed_size", "many")) == "fixed_size.chunk_size takes a whole number, got 'many'"
     assert message(lambda: SIZE.parse("fixed_size", "2.5")) == "fixed_size.chunk_size takes a whole number, got 2.5"
-    assert message(lambda: SIZE.parse("fixed_size", "4096")) == "fixed_size.chunk_size must be at most 2048, got 4096"
+    assert (
+        message(lambda: SIZE.parse("fixed_size", "4096"))
+        == "fixed_size.chunk_size must be at most 2048 tokens, got 4096"
+    )
     assert message(lambda: HYBRID.parse("x", "maybe")) == "x.hybrid takes true or false, got 'maybe'"
     assert SIZE.parse_values("fixed_size", "250, 500,") == [250, 500]
     assert LEVEL.parse_values("parent_child", "article, section") == ["article", "section"]
@@ -147,7 +150,8 @@ def test_the_cli_form_strategy_knob_equals_values():
     with pytest.raises(UsageError) as raised:
         strategy_specs(["fixed_size"], ["fixed_size.chunk_size=4096"], infos)
     assert (
-        str(raised.value) == "--knob 'fixed_size.chunk_size=4096': fixed_size.chunk_size must be at most 2048, got 4096"
+        str(raised.value)
+        == "--knob 'fixed_size.chunk_size=4096': fixed_size.chunk_size must be at most 2048 tokens, got 4096"
     )
     with pytest.raises(UsageError) as raised:
         strategy_grids(["fixed_size"], ["fixed_size.size=1"], infos)
@@ -258,7 +262,7 @@ def test_a_declared_default_that_breaks_its_own_bound_is_refused_at_registration
         def chunk(self, source, context):
             return []
 
-    assert message(lambda: Registry().register(Broken)) == "broken.chunk_size must be at most 2048, got 4096"
+    assert message(lambda: Registry().register(Broken)) == "broken.chunk_size must be at most 2048 tokens, got 4096"
 
 
 # -- values, specs, labels, config ids -------------------------------------------------

@@ -103,13 +103,23 @@ def test_a_truncated_pdf_is_refused():
     )
 
 
-def test_a_pdf_without_cross_reference_or_trailer_is_refused():
+def test_a_pdf_without_cross_reference_or_trailer_is_refused_in_words_not_the_parser_s():
     data = text_pdf(3)
     damaged = data[: data.index(b"xref")] + b"%%EOF\n"
+    # pypdf says "PdfReadError: startxref not found": the log has it, the person reads what it means.
     assert refused(InvalidArgument, damaged, name="broken.pdf") == (
-        "'broken.pdf' is a damaged PDF that cannot be read (the ingest log says where); "
+        "'broken.pdf' is a damaged PDF that cannot be read: its cross-reference table, which says where "
+        "each part of the file is, is missing (the file may be truncated or edited by hand); "
         "open it in a PDF viewer and save or export it again as PDF"
     )
+
+
+def test_a_pdf_whose_cross_reference_table_is_damaged_says_so():
+    data = text_pdf(3)
+    damaged = data.replace(b"xref\n0", b"xrXf\n0")
+    message = refused(InvalidArgument, damaged, name="broken.pdf")
+    assert message.startswith("'broken.pdf' is a damaged PDF that cannot be read: its cross-reference table")
+    assert "PdfReadError" not in message and "xref" not in message
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,19 @@ def test_an_extractive_answer_cites_the_first_chunk_that_holds_each_piece():
     ]
 
 
+def test_the_sentence_an_empty_context_gets_is_not_checked_against_that_context():
+    from services.evaluator.judging import answers
+
+    said = answers.extractive_answer(None, "Anything?", [], answers.SentenceEmbeddings())
+    assert said.text.startswith("The retrieved context is empty")
+    assert answer_html.cited_pieces(said.text, []) == []
+    stream = answer_html.AnswerStream()
+    stream.add(evaluator_pb2.AnswerEvent(context=evaluator_pb2.AnswerContext(query_id="q")))
+    stream.add(evaluator_pb2.AnswerEvent(result=evaluator_pb2.AnswerResult(answer=said.text, extractive=True)))
+    html = answer_html.answer_html(stream)
+    assert "not found word for word" not in html and "The retrieved context is empty" in html
+
+
 def question(number, references=1):
     refs = [evaluator_pb2.Reference(document_id="d1", start_char=0, end_char=9)] * references
     return evaluator_pb2.Question(question_id=f"q{number}", text=f"Question {number}?", references=refs)

@@ -118,7 +118,7 @@ def test_the_validation_report_lists_each_problem_with_its_closest_span_and_fix(
     assert ("<p>3 questions, 2 would be imported, 1 left out; 3 excerpts: 1 exact, 1 snapped, 1 not found.") in html
     assert (
         '<tr data-line="3" data-left-out="true"><td>3</td><td>3.1</td><td>the mayor owns elephants</td>'
-        "<td>not found</td><td>The first</td><td>0.31</td><td>not found: the closest span is 31% alike</td></tr>"
+        "<td>not found</td><td>The first</td><td>31%</td><td>not found: the closest span is 31% alike</td></tr>"
     ) in html
     clean = views.validation_html(E.QuestionSetValidation(questions_total=2, questions_valid=2))
     assert '<p class="cl-message cl-message-ok">Every excerpt occurs exactly.</p>' in clean

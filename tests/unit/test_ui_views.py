@@ -267,12 +267,22 @@ def test_a_dry_run_estimate_lists_the_figures_notes_and_planned_runs():
     assert root.find(".//td[@data-fact='estimated cost']").text == "$0.0123"
     assert "price of <m> unknown" in text_of(root)
     assert root.find(".//ul[@class='cl-runs']/li/code").text == "fixed_size[chunk_size=48]"
-    assert root.find(".//td[@data-fact='estimated time']").text == (
-        "not known yet (no finished experiment to measure by)"
-    )
+    assert root.find(".//td[@data-fact='estimated time']").text == "not known yet (nothing measured to estimate it by)"
+    assert root.find(".//div[@class='cl-warnings cl-estimate-warnings']") is None
     estimate.estimated_seconds = 200.0
     root = parse(experiments_html.estimate_html(estimate, planned))
     assert root.find(".//td[@data-fact='estimated time']").text == "about 3 min"
+    # Split into processing and questions, with the runs that cannot run said first, above the figures.
+    estimate.processing_seconds, estimate.questions_seconds = 150.0, 50.0
+    estimate.index_sets_to_process, estimate.index_sets_reused = 6, 2
+    estimate.warnings.append("contextual_retrieval cannot run: it needs an LLM to chunk")
+    root = parse(experiments_html.estimate_html(estimate, planned))
+    assert root.find(".//td[@data-fact='estimated time']").text == (
+        "about 3 min (processing about 2 min, questions about 50 s)"
+    )
+    assert root.find(".//td[@data-fact='index sets to process']").text == "6 (2 already there, reused)"
+    warnings = root.find(".//div[@class='cl-warnings cl-estimate-warnings']")
+    assert "contextual_retrieval cannot run: it needs an LLM to chunk" in text_of(warnings)
     assert [experiments_html.duration(s) for s in (0.2, 42, 89.9, 3600, 4830)] == [
         "about 1 s",
         "about 42 s",
@@ -290,8 +300,16 @@ def test_the_tracker_follows_progress_then_shows_the_finished_experiment():
             progress=evaluator_pb2.ExperimentProgress(questions_done=1, questions_total=4, message="fixed_size: why?")
         )
     )
-    assert tracker.fraction() == 0.25 and tracker.description() == "1/4 fixed_size: why?"
+    assert tracker.fraction() == 0.25 and tracker.description() == "1 of 4 questions · fixed_size: why?"
     assert "1 of 4 questions" in text_of(parse(tracker.html()))
+    # Three runs of 28 questions: the questions and the configurations are counted apart.
+    tracker.estimate.runs = 3
+    tracker.add(
+        evaluator_pb2.ExperimentEvent(
+            progress=evaluator_pb2.ExperimentProgress(questions_done=56, questions_total=84, message="recursive")
+        )
+    )
+    assert "56 of 84 (28 questions × 3 configurations)" in text_of(parse(tracker.html()))
     tracker.add(evaluator_pb2.ExperimentEvent(experiment=experiment()))
     root = parse(tracker.html())
     assert tracker.fraction() == 1.0

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
 from chunklab.views.verdict_view import verdict_view
@@ -59,7 +59,7 @@ def _column(
         "embedding_model": embedding_model(e),
         "state": state_name(e),
         "top_k": e.config.retrieval.top_k,
-        "questions": f"{e.questions_done}/{e.questions_total}",
+        "questions": numbers.questions_by_runs(e.questions_done, e.questions_total, len(e.runs)),
         "question_set": question_set_label(question_set) if question_set else e.config.question_set_id[:8],
         "run_keys": [r.run_key for r in e.runs],
     }

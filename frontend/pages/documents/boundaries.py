@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from chunklab import ids
 from chunklab.text import pages
 from chunklab.v1 import chunker_pb2, common_pb2
+from chunklab.views import numbers
 from chunklab.views.render import render
 
 # Beyond this many characters the viewer shows the start of the document only:
@@ -151,7 +152,9 @@ def _with_parents(text: str, end: int, parents: list, children: list, page_start
 
 
 def truncation_notes(text: str, end: int) -> list[str]:
-    return [f"Showing the first {end:,} of {len(text):,} characters."] if end < len(text) else []
+    return (
+        [f"Showing the first {numbers.count(end)} of {numbers.count(len(text))} characters."] if end < len(text) else []
+    )
 
 
 def chunk_notes(text: str, chunks: Sequence[common_pb2.Chunk], whose: str = "The strategy") -> list[str]:
@@ -214,7 +217,10 @@ def preview_summary_html(strategy: str, response: chunker_pb2.PreviewChunksRespo
     facts = []
     if searchable:
         sizes = [c.token_count for c in searchable]
-        facts.append(f"tokens min {min(sizes)} · median {statistics.median(sizes):g} · max {max(sizes)}")
+        facts.append(
+            f"tokens min {numbers.count(min(sizes))} · median {numbers.median(statistics.median(sizes))} "
+            f"· max {numbers.count(max(sizes))}"
+        )
     facts += usage_facts(response.usage)
     return render(
         "frontend",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from chunklab.v1 import common_pb2
+from chunklab.views import numbers
 from chunklab.views.render import render
 
 # A fragment this small carries too little to be found or to answer from on its own.
@@ -103,7 +104,7 @@ def histogram(sizes: Sequence[int], width: int, bins: int = HISTOGRAM_BINS) -> l
     counts = [0] * bins
     for size in sizes:
         counts[min(size // width, bins - 1)] += 1
-    return [(f"{i * width}–{(i + 1) * width - 1}", n) for i, n in enumerate(counts)]
+    return [(f"{numbers.count(i * width)}–{numbers.count((i + 1) * width - 1)}", n) for i, n in enumerate(counts)]
 
 
 def histogram_frames(chunk_lists: Sequence[Sequence[common_pb2.Chunk]]) -> list[pd.DataFrame]:

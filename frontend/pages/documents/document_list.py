@@ -6,13 +6,14 @@ refreshes the list: a failure marks that status and leaves the table readable.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
-from chunklab.client import ChunkLab
+from chunklab.client import ChunkLab, ClientError
 from chunklab_app import samples
-from frontend.errors import said_in_place, told_as_sentence, user_error
+from frontend.errors import said_in_place, told_as_sentence, told_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update
 from frontend.views import formatting
 
@@ -46,6 +47,12 @@ def delete_question(document, sets) -> str:
         else "its text (it has no indexed chunks)"
     )
     return f"Delete {label} and {chunks}? Experiments keep the results they measured on it."
+
+
+def upload_refused(name: str, sentence: str) -> str:
+    """Why a file was not uploaded, naming it once (ingest's own sentences usually quote it)."""
+    sentence = sentence.rstrip(".") + "."
+    return f"Not uploaded: {sentence}" if name in sentence else f"{name} was not uploaded: {sentence}"
 
 
 def documents_table(documents) -> pd.DataFrame:
@@ -127,12 +134,20 @@ class Listing:
             documents = self.gateway.list_documents()
         return document_dropdown_update(self.gateway, current, documents), documents_table(documents), gr.skip()
 
-    @said_in_place(outputs=3)
-    def upload(self, path: str | None, collection_name: str, language_code: str):
+    def upload(self, path: str | None, collection_name: str, language_code: str, current: str | None):
+        """(status, the document to select after the list is refreshed, the file box). A refused
+        upload names the file and why, keeps the selected document (and so its index sets and
+        boundary view) and leaves the file in its box; one that succeeds selects the new document."""
         if not path:
-            raise user_error("Choose a .md, .txt, .docx, .pdf or .html file first.")
-        with told_as_sentence():
+            return formatting.message_html(f"Choose a {UPLOAD_LABEL} first.", "error"), current, gr.skip()
+        try:
             response = self.gateway.upload_document(path, collection_name or "", language=language_code or "")
+        except ClientError as exc:
+            return (
+                formatting.message_html(upload_refused(Path(path).name, told_sentence(exc)), "error"),
+                current,
+                gr.skip(),
+            )
         # The box is emptied, ready for the next file.
         return formatting.upload_message(response), response.document.document_id, None
 
@@ -161,7 +176,7 @@ def wire(gateway: ChunkLab, parts: DocumentList, wanted: gr.State) -> None:
     parts.refresh_button.click(handlers.refresh, inputs=parts.selected, outputs=parts.listed)
     parts.upload_button.click(
         handlers.upload,
-        inputs=[parts.upload_file, parts.collection, parts.language],
+        inputs=[parts.upload_file, parts.collection, parts.language, parts.selected],
         outputs=[parts.upload_status, wanted, parts.upload_file],
     ).success(handlers.refresh, inputs=wanted, outputs=parts.listed)
     parts.delete_button.click(

@@ -9,12 +9,14 @@ knobs exist; a new strategy needs no UI change.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
+from chunklab.v1 import common_pb2
 from frontend.errors import told_html
-from frontend.forms import knobs
+from frontend.forms import field_notes, knobs
 from frontend.forms.knobs import RENDER_ONE_AT_A_TIME
 from frontend.views import formatting
 
@@ -23,23 +25,21 @@ BULK_POLL_S = 0.5
 
 
 def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.Component:
-    """The input for one knob, bounded and defaulted as the chunker describes it.
+    """The input for one knob, defaulted as the chunker describes it, its range said under it.
 
-    elem_prefix keeps element ids unique when two sections draw the same knob.
+    A number input has no minimum, maximum or precision of Gradio's: Gradio would refuse an
+    out-of-range value (or round 1.5 to 2) before any handler runs, in a toast that names no
+    field; the form checks it with chunklab.knobs instead and says so beside the field
+    (forms.field_notes, ADR 0089). elem_prefix keeps element ids unique when two sections
+    draw the same knob.
     """
     # interactive=True: Gradio does not infer it for components drawn inside gr.render.
     # The key keeps the component (its id and what was typed) the same when the render is drawn again.
     elem_id = elem_prefix + field.elem_id
-    common = dict(label=field.name, info=field.description or None, elem_id=elem_id, interactive=True, key=elem_id)
+    info = "; ".join(part for part in (field.description.rstrip("."), field.knob.range_text()) if part)
+    common = dict(label=field.name, info=info or None, elem_id=elem_id, interactive=True, key=elem_id)
     if field.type in ("int", "double"):
-        return gr.Number(
-            value=field.default,
-            precision=0 if field.type == "int" else None,
-            minimum=field.minimum,
-            maximum=field.maximum,
-            step=1 if field.type == "int" else 0.01,
-            **common,
-        )
+        return gr.Number(value=field.default, step=1 if field.type == "int" else 0.01, **common)
     if field.type == "bool":
         return gr.Checkbox(value=bool(field.default), **common)
     if field.type == "choice":
@@ -48,12 +48,16 @@ def knob_input(field: knobs.KnobField, elem_prefix: str = "") -> gr.components.C
 
 
 def process(
-    gateway: ChunkLab, document_id: str, specs: list, embedding_model: str = ""
+    gateway: ChunkLab,
+    document_id: str,
+    specs: list,
+    embedding_model: str = "",
+    activation: int = common_pb2.ACTIVATION_MAKE_ACTIVE,
 ) -> Iterator[tuple[float, str, str]]:
     """Runs ProcessDocument and yields (fraction done, progress line, status HTML) per event."""
     tracker = formatting.ProcessTracker([spec.name for spec in specs])
     yield 0.0, "starting", tracker.html()
-    for event in gateway.process_document(document_id, specs, embedding_model):
+    for event in gateway.process_document(document_id, specs, embedding_model, activation=activation):
         tracker.add(event)
         yield tracker.fraction(), tracker.description(), tracker.html()
     if tracker.result is None:
@@ -94,9 +98,10 @@ def followed(steps, progress) -> Iterator[str]:
         yield told_html(exc)
 
 
-def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
-    """One strategy's tick box and its knob inputs (inside gr.render: keyed)."""
-    ticked = form.name == knobs.BASELINE
+def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list, gr.HTML]:
+    """One strategy's tick box, its knob inputs and the notes under them (inside gr.render: keyed)."""
+    # The strategies the Query page opens on (chunklab_app.recommended.FIRST_STRATEGIES).
+    ticked = knobs.ticked_first(form.name)
     with gr.Group(elem_id=form.elem_id):
         note = " Needs an LLM endpoint." if form.requires_llm else ""
         use = gr.Checkbox(
@@ -113,6 +118,14 @@ def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
             visible=ticked, elem_id=f"knobs-{form.name}", key=f"knobs-{form.name}", preserved_by_key=["visible"]
         ) as knob_row:
             inputs = [knob_input(field) for field in form.fields]
+        # Shown only while it has something to say: empty, it would be a grey band in the group.
+        notes = gr.HTML(
+            visible=False,
+            elem_id=f"knob-notes-{form.name}",
+            key=f"knob-notes-{form.name}",
+            padding=False,
+            preserved_by_key=["value", "visible"],
+        )
         use.change(
             lambda on: gr.update(visible=on),
             inputs=use,
@@ -120,7 +133,113 @@ def _strategy_group(form: knobs.StrategyForm) -> tuple[gr.Checkbox, list]:
             show_progress="hidden",
             key=f"show-knobs-{form.name}",
         )
-    return use, inputs
+    return use, inputs, notes
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One strategy's part of the form."""
+
+    form: knobs.StrategyForm
+    use: gr.Checkbox
+    inputs: list
+    notes: gr.HTML
+
+
+class ProcessForm:
+    """The drawn form's handlers: its fields checked as they are typed and again before a run
+    (forms.field_notes), the run itself, and the bulk load. A refused run says so in the
+    status, replacing the last run's outcome, and keeps the notes under the fields."""
+
+    def __init__(self, gateway: ChunkLab, groups: list[_Group], selected, model, anyway, status):
+        self.gateway, self.groups = gateway, groups
+        self.selected, self.model, self.anyway, self.status = selected, model, anyway, status
+
+    @property
+    def inputs(self) -> set:
+        """A set of inputs hands a handler one dict keyed by component, whatever the number of knobs."""
+        fields = {c for group in self.groups for c in (group.use, *group.inputs)}
+        return {self.selected, self.model, self.anyway} | fields
+
+    @property
+    def notes(self) -> list:
+        return [group.notes for group in self.groups] + [self.anyway]
+
+    @property
+    def outputs(self) -> list:
+        return [self.status, *self.notes]
+
+    def _checked(self, values: dict) -> list[field_notes.CheckedForm | None]:
+        """Each ticked strategy's values checked, None for the others, in the groups' order."""
+        return [
+            field_notes.check_form(group.form, [values[c] for c in group.inputs]) if values[group.use] else None
+            for group in self.groups
+        ]
+
+    def _shown(self, checked: list) -> dict:
+        shown = {}
+        for group, c in zip(self.groups, checked, strict=True):
+            html = field_notes.notes_html(c)
+            shown[group.notes] = gr.update(value=html, visible=bool(html))
+        warned = any(c is not None and c.warnings for c in checked)
+        shown[self.anyway] = gr.update(visible=True) if warned else gr.update(visible=False, value=False)
+        return shown
+
+    def check_fields(self, values: dict) -> dict:
+        return self._shown(self._checked(values))
+
+    def _refusal(self, checked: list) -> str | None:
+        ticked = [c for c in checked if c is not None]
+        if not ticked:
+            return "Tick at least one strategy to process with."
+        if any(c.refused for c in ticked):
+            return field_notes.FIX_THE_FIELDS
+        return None
+
+    @staticmethod
+    def _chosen(checked: list) -> tuple[list, list]:
+        ticked = [c for c in checked if c is not None]
+        return [c.spec for c in ticked], [w for c in ticked for w in c.warnings]
+
+    def run(self, values: dict, progress=gr.Progress()):
+        checked = self._checked(values)
+        shown = self._shown(checked)
+        document_id = values[self.selected]
+        refusal = self._refusal(checked) or (
+            None if document_id else "Select a document first (upload one or pick it in the list)."
+        )
+        if refusal:
+            yield {**shown, self.status: refused(refusal)}
+            return
+        specs, warned = self._chosen(checked)
+        keep = bool(warned) and not values[self.anyway]
+        activation = common_pb2.ACTIVATION_KEEP_CURRENT if keep else common_pb2.ACTIVATION_MAKE_ACTIVE
+        note = formatting.message_html(field_notes.kept_current_sentence(warned)) if keep else ""
+
+        def steps():
+            last = None
+            for last in process(self.gateway, document_id, specs, values[self.model] or "", activation):
+                yield last
+            if note and last is not None:
+                yield last[0], last[1], last[2] + note
+
+        yield shown
+        for html in followed(steps, progress):
+            yield {self.status: html}
+
+    def run_bulk(self, values: dict, progress=gr.Progress()):
+        checked = self._checked(values)
+        shown = self._shown(checked)
+        specs, warned = self._chosen(checked)
+        refusal = self._refusal(checked)
+        if refusal is None and warned and not values[self.anyway]:
+            refusal = field_notes.bulk_refused_sentence(warned)
+        if refusal:
+            yield {**shown, self.status: refused(refusal)}
+            return
+        yield shown
+        for html in followed(lambda: bulk_load(self.gateway, specs, values[self.model] or ""), progress):
+            yield {self.status: html}
 
 
 def strategy_section(
@@ -153,9 +272,20 @@ def strategy_section(
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
-        chosen: list[tuple[knobs.StrategyForm, gr.Checkbox, list]] = []
-        for form in strategy_forms:
-            chosen.append((form, *_strategy_group(form)))
+        groups = [_Group(form, *_strategy_group(form)) for form in strategy_forms]
+        # Shown while a ticked knob is below its sensible minimum (ADR 0089); off, the new sets
+        # are indexed beside the active ones.
+        anyway = gr.Checkbox(
+            label="Make the new sets active anyway",
+            info="A value above is below its sensible minimum: without this tick, processing indexes the "
+            "new sets beside the active ones, which queries keep searching.",
+            value=False,
+            visible=False,
+            elem_id="process-activate-anyway",
+            key="process-activate-anyway",
+            interactive=True,
+            preserved_by_key=["value", "visible"],
+        )
         with gr.Row():
             process_button = gr.Button(
                 "Process",
@@ -165,34 +295,25 @@ def strategy_section(
                 interactive=bool(document_ready),
             )
             bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
-
-        def chosen_specs(values: dict) -> list:
-            """The ticked strategies' specs, their knobs checked here by chunklab.knobs'
-            rules (ValueError with the knob's sentence) before any call."""
-            specs = [
-                knobs.strategy_spec(form, [values[c] for c in inputs]) for form, use, inputs in chosen if values[use]
-            ]
-            if not specs:
-                raise ValueError("Tick at least one strategy to process with.")
-            return specs
-
-        def run(values: dict, progress=gr.Progress()):
-            document_id = values[selected]
-            if not document_id:
-                yield refused("Select a document first (upload one or pick it in the list).")
-                return
-            yield from followed(
-                lambda: process(gateway, document_id, chosen_specs(values), values[model] or ""), progress
-            )
-
-        def run_bulk(values: dict, progress=gr.Progress()):
-            yield from followed(lambda: bulk_load(gateway, chosen_specs(values), values[model] or ""), progress)
-
-        # A set of inputs hands run() one dict keyed by component, whatever the number of knobs.
-        all_inputs = {selected, model} | {use for _, use, _ in chosen} | {c for _, _, inputs in chosen for c in inputs}
+        form = ProcessForm(gateway, groups, selected, model, anyway, status)
+        # A field's notes follow what is typed, and stay until the value is fixed.
+        gr.on(
+            [c.change for group in groups for c in (group.use, *group.inputs)],
+            form.check_fields,
+            inputs=form.inputs,
+            outputs=form.notes,
+            show_progress="hidden",
+            trigger_mode="always_last",
+            key="check-knobs",
+        )
         # Keyed: drawn again, the handler keeps its id, so a page that still shows the last drawing calls it.
-        processed = process_button.click(run, inputs=all_inputs, outputs=status, key="process")
-        loaded = bulk_button.click(run_bulk, inputs=all_inputs, outputs=status, key="bulk")
+        # The status says how far each strategy is: no progress overlay drawn over it.
+        processed = process_button.click(
+            form.run, inputs=form.inputs, outputs=form.outputs, key="process", show_progress="minimal"
+        )
+        loaded = bulk_button.click(
+            form.run_bulk, inputs=form.inputs, outputs=form.outputs, key="bulk", show_progress="minimal"
+        )
         if then is not None:
             processed.success(then[0], inputs=then[1], outputs=then[2], key="process-then")
             loaded.success(then[0], inputs=then[1], outputs=then[2], key="bulk-then")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
+from chunklab.knobs import KnobError
 from chunklab.text import sentences
 from chunklab.v1 import retriever_pb2
 from chunklab_app import samples
@@ -73,10 +74,20 @@ def _histogram_plot(side: str) -> gr.BarPlot:
         y=HISTOGRAM_COLUMNS[1],
         tooltip="all",
         x_label_angle=-30,
+        # The configuration is named in the block's label, which wraps; a plot's own title is one
+        # line that the half-width plot cut ("fixed_size · chunk_size=256, chunk_ov…").
+        label="chunks by tokens",
+        show_label=True,
         visible=False,
         render=False,
         elem_id=f"viewer-{side}-histogram",
     )
+
+
+def histogram_title(label: str) -> str:
+    """A histogram's heading: the configuration it counts, e.g. "fixed_size · chunk_size=256 (preview):
+    chunks by tokens"."""
+    return f"{label}: chunks by tokens"
 
 
 def right_default(names: list[str]) -> str | None:
@@ -266,8 +277,8 @@ def _configuration(
         raise user_error(f"Choose a strategy for the {column.side} column.")
     try:
         spec = knobs.strategy_spec(form, [values[i] for i in inputs])
-    except ValueError as exc:
-        raise user_error(f"{column.side.capitalize()} column: {exc}") from None
+    except KnobError as exc:
+        raise user_error(f"{column.side.capitalize()} column, {form.name}: {exc.for_the_field()}") from None
     return _preview(gateway, document_id, form, spec)
 
 
@@ -286,9 +297,7 @@ def _views(document, shown: list[tuple[Configuration, list[str]]]) -> tuple:
     summary = boundary_stats.stats_html([(c.label, f, facts) for (c, facts), f in zip(shown, figures)])
     frames = boundary_stats.histogram_frames([c.chunks for c, _ in shown])
     plots = [
-        gr.update(
-            value=frame, visible=True, title=f"{c.label}: chunks by tokens", sort=list(frame[HISTOGRAM_COLUMNS[0]])
-        )
+        gr.update(value=frame, visible=True, label=histogram_title(c.label), sort=list(frame[HISTOGRAM_COLUMNS[0]]))
         for (c, _), frame in zip(shown, frames)
     ]
     if len(shown) == 2:

@@ -34,7 +34,7 @@ def show_plots(gateway: ChunkLab, experiment_id: str | None) -> list:
 
 def action_updates(state: int | None) -> tuple:
     """Resume and Cancel enabled where the evaluator accepts them (chunklab.experiment_state:
-    Resume for an interrupted or failed experiment, Cancel for a queued or running one, as
+    Resume for an interrupted, failed or partial one (retrying its failed runs), Cancel for a queued or running one, as
     its stored state says); both off without one."""
     if state is None:
         return gr.update(interactive=False), gr.update(interactive=False)
@@ -158,7 +158,10 @@ class DetailHandlers:
         """Continues the chosen experiment after a restart interrupted it (the evaluator
         refuses any other with a reason); the API keys come from section 2."""
         if not experiment_id:
-            yield message_html("Choose the interrupted experiment to resume first.", "error"), gr.skip()
+            yield (
+                message_html("Choose the interrupted, failed or partial experiment to resume first.", "error"),
+                gr.skip(),
+            )
             return
         yield from follow_experiment(
             self.gateway, self.gateway.resume_experiment(experiment_id, answer_key or "", judge_key or ""), progress
@@ -225,6 +228,7 @@ def wire_actions(
         inputs=[experiment, *keys],
         outputs=[view.summary, created],
         concurrency_limit=None,
+        show_progress="minimal",  # the summary says how far it is; an overlay would hide it
     ).then(handlers.actions, inputs=experiment, outputs=[resume, cancel], show_progress="hidden")
 
     # An opened experiment that is queued or running is read again every WATCH_S: its summary

@@ -296,4 +296,12 @@ def grid_section(gateway: ChunkLab, forms: gr.State, settings: RunSettings, stat
         # last drawing calls them.
         dry_button.click(dry_run, inputs=inputs, outputs=status, key="exp-dry-run")
         # Runs go on in the evaluator if the page is closed; one at a time, so a second one queues.
-        run_button.click(run, inputs=inputs, outputs=[status, created], concurrency_limit=None, key="exp-run")
+        # The status line says how far the run is ("56 of 84 …"): no overlay drawn over it.
+        run_button.click(
+            run,
+            inputs=inputs,
+            outputs=[status, created],
+            concurrency_limit=None,
+            key="exp-run",
+            show_progress="minimal",
+        )

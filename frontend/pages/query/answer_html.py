@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from chunklab.retrieval import options as built_options
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import usd
 from chunklab.views.render import render
 
@@ -76,8 +76,14 @@ def _words(text: str) -> str:
 def cited_pieces(answer: str, retrieved) -> list[Cited]:
     """An extractive answer cut where it skips ahead (GAP), each piece with the first chunk of
     the context, in the order the LLM would read it, that holds it word for word (line breaks
-    and runs of spaces read as one space, as the answer writes them): where it came from."""
+    and runs of spaces read as one space, as the answer writes them): where it came from.
+    An empty context has nothing to cite: the answer is then the evaluator's notice that it is
+    empty, which is not flagged as missing from it."""
     contents = [_words(item.chunk.content) for item in retrieved]
+    if not any(contents):
+        # No context to take sentences from: the answer is the evaluator's own sentence saying
+        # so ("The retrieved context is empty: …"), not a piece of the context to look for.
+        return []
     pieces = []
     for text in answer.split(GAP):
         where = next((i for i, content in enumerate(contents) if _words(text) and _words(text) in content), None)
@@ -99,9 +105,11 @@ def answer_html(stream: AnswerStream, error: str = "") -> str:
     facts = []
     if result is not None:
         usage = result.usage
-        facts.append(f"{result.latency_ms:.0f} ms")
+        facts.append(numbers.milliseconds(result.latency_ms))
         if usage.llm_calls:
-            facts.append(f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+            facts.append(
+                f"{numbers.count(usage.prompt_tokens)} prompt + {numbers.count(usage.completion_tokens)} completion tokens"
+            )
             facts.append(f"≈ {usd(usage.estimated_cost_usd)}")
     return render(
         "frontend",

@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 from chunklab import metrics
 from chunklab.client import ClientError
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
 from chunklab_app import recommended
-from frontend.forms.knobs import BASELINE
-from frontend.pages.query import answer_html
+from frontend.pages.query import answer_html, coverage
 from frontend.views.formatting import set_knobs
 from frontend.views.retrieval_html import NO_CHUNKS, hits_phrase
 
@@ -51,8 +50,9 @@ def configuration_value(strategy: str, config_id: str) -> str:
 
 def configuration_choices(sets: Iterable[retriever_pb2.IndexedSet], embedding_model: str) -> list[tuple[str, str]]:
     """The Configurations multi-select, "strategy · knobs · model": per strategy its documents'
-    active sets first (named by their knobs where every document's active set has the same),
-    then each configuration it is indexed with, newest first."""
+    active sets first where it has any (named by their knobs where every document's active set
+    has the same), then each configuration it is indexed with, newest first (an experiment's
+    among them: searched by its config_id, it need not be active)."""
     by_strategy: dict[str, dict[str, list[retriever_pb2.IndexedSet]]] = {}
     for indexed in sets:
         by_strategy.setdefault(indexed.strategy, {}).setdefault(indexed.config_id, []).append(indexed)
@@ -63,7 +63,8 @@ def configuration_choices(sets: Iterable[retriever_pb2.IndexedSet], embedding_mo
             summary = f"{ACTIVE}: {set_knobs(next(iter(active.values())))}"
         else:
             summary = f"{ACTIVE} ({len(active)} configurations)"
-        choices.append((f"{strategy} · {summary} · {embedding_model}", configuration_value(strategy, "")))
+        if active:
+            choices.append((f"{strategy} · {summary} · {embedding_model}", configuration_value(strategy, "")))
         newest = sorted(by_config.values(), key=lambda group: -max(s.indexed_at.seconds for s in group))
         for group in newest:
             choices.append(
@@ -75,17 +76,23 @@ def configuration_choices(sets: Iterable[retriever_pb2.IndexedSet], embedding_mo
     return choices
 
 
-# Columns the page opens with: the recommendation, the baseline and a few more to compare.
+# Columns the page opens with: the strategies the UI starts from, then a few more to compare.
 FIRST_COLUMNS = 4
 
 
 def default_configurations(choices: Sequence[tuple[str, str]]) -> list[str]:
-    """The active sets the page opens on: the recommended strategies' (chunklab_app.recommended),
-    the baseline's, then other processed strategies' in the list's order, FIRST_COLUMNS in all."""
-    active = [value for _, value in choices if value.endswith("/")]
-    first = [configuration_value(name, "") for name in (*recommended.STRATEGIES, BASELINE)]
-    ordered = [value for value in first if value in active] + [value for value in active if value not in first]
-    return ordered[:FIRST_COLUMNS]
+    """The columns the page opens on, one per strategy: its active sets, or, for a strategy
+    that has none (only an experiment's sets), its newest configuration. The strategies the
+    UI starts from first (chunklab_app.recommended.FIRST_STRATEGIES, which the Process form
+    ticks), then other processed strategies in the list's order, FIRST_COLUMNS in all."""
+    per_strategy: dict[str, str] = {}
+    for _, value in choices:
+        strategy, _, config_id = value.partition("/")
+        if strategy not in per_strategy or (not config_id and per_strategy[strategy].partition("/")[2]):
+            per_strategy[strategy] = value
+    first = [name for name in recommended.FIRST_STRATEGIES if name in per_strategy]
+    ordered = first + [name for name in per_strategy if name not in first]
+    return [per_strategy[name] for name in ordered[:FIRST_COLUMNS]]
 
 
 def chosen(values: Sequence[str], choices: Sequence[tuple[str, str]]) -> list[Configuration]:
@@ -252,22 +259,22 @@ def answer_view(column: Column) -> dict | None:
             "state": "failed",
             "error": column.answer_error or "The evaluator ended the answer without its result; see its log.",
             "pieces": [],
+            "cited": False,
             "extractive": False,
             "model": "",
         }
     retrieved = stream.context.retrieved_chunks if stream.context is not None else []
-    pieces = (
-        answer_html.cited_pieces(result.answer, retrieved)
-        if result.extractive
-        else [answer_html.Cited(result.answer, None)]
-    )
+    # An extractive answer of an empty context is the evaluator's own sentence: nothing to cite.
+    cited = answer_html.cited_pieces(result.answer, retrieved) if result.extractive else []
+    pieces = cited or [answer_html.Cited(result.answer, None)]
     return {
         "state": "done",
         "error": "",
+        "cited": bool(cited),
         "extractive": result.extractive,
         "model": result.model,
         "pieces": [{"text": p.text, "cite": p.cite} for p in pieces],
-        "latency": f"{result.latency_ms:.0f} ms",
+        "latency": numbers.milliseconds(result.latency_ms),
     }
 
 
@@ -277,6 +284,7 @@ def column_view(
     formats: MetricFormat,
     options: common_pb2.RetrievalOptions | None = None,
     strategies: Mapping[str, object] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> dict:
     """What the template draws for one column. `strategies` (StrategyInfo by name) tells which
     expand by neighbours, so that a column whose strategy ignores them says so."""
@@ -296,14 +304,15 @@ def column_view(
     spans = metrics.reference_spans(references)
     retrieved = response.retrieved_chunks
     view.update(
+        missing=coverage.missing(configuration.strategy, response.uncovered_documents, names or {}),
         passages=retrieval_view.passage_view(retrieved, references=spans),
         nodes=retrieval_view.tree_view(response.expansion_tree, references=spans),
         empty=NO_CHUNKS,
         chunk_count=len(retrieved),
         hits_text=hits_phrase(retrieved, response.expansion_tree),
-        tokens_sent=formats.value("tokens_sent", sum(item.chunk.token_count for item in retrieved)),
+        tokens_sent=numbers.count(sum(item.chunk.token_count for item in retrieved)),
         # As the answer box writes its latency.
-        latency=f"{response.timings.total_ms:.0f} ms",
+        latency=numbers.milliseconds(response.timings.total_ms),
         reranker=response.reranker,
         measures=None,
     )
@@ -327,13 +336,15 @@ def columns_html(
     note: str = "",
     options: common_pb2.RetrievalOptions | None = None,
     strategies: Mapping[str, object] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> str:
-    """The columns side by side; with a question from a set, its excerpts marked in each."""
+    """The columns side by side; with a question from a set, its excerpts marked in each;
+    `names` the documents' names by id, for those the retriever does not know."""
     references = list(question.references) if question is not None else []
     return render(
         "frontend",
         "query_columns.html.j2",
-        columns=[column_view(c, references, formats, options, strategies) for c in columns],
+        columns=[column_view(c, references, formats, options, strategies, names) for c in columns],
         question_id=question.question_id if question is not None else "",
         excerpts=len(references),
         note=note,

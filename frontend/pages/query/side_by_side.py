@@ -17,7 +17,7 @@ from chunklab.client import ChunkLab
 from chunklab.views.metric_format import MetricFormat
 from frontend.errors import said_in_place, told_as_sentence, user_error
 from frontend.forms import experiment_config
-from frontend.pages.query import answer_html, first_minute, query_columns
+from frontend.pages.query import answer_html, coverage, first_minute, query_columns
 from frontend.pages.query.query_form import MODEL_AT, OPTIONS_COUNT, form_options
 from frontend.views import experiments_html
 from frontend.views.formatting import message_html
@@ -73,9 +73,50 @@ class SideBySide:
             strategies = {info.name: info for info in self.gateway.list_strategies()}
             formats = MetricFormat(self.gateway.list_metrics() if question is not None else [])
         columns = query_columns.search_all(self.gateway, text, options, picks)
-        yield query_columns.columns_html(columns, question, formats, note, options, strategies)
+        names = self.unnamed_documents(columns)
+        yield query_columns.columns_html(columns, question, formats, note, options, strategies, names)
         for answered in query_columns.answer_all(self.gateway, text, options, columns, answer_model):
-            yield query_columns.columns_html(answered, question, formats, note, options, strategies)
+            yield query_columns.columns_html(answered, question, formats, note, options, strategies, names)
+
+    def unnamed_documents(self, columns) -> dict[str, str]:
+        """The documents' names by id, when a column did not search a document the retriever
+        has never indexed (it knows the names of those it has); else nothing is asked."""
+        if not any(
+            not missed.document_name
+            for column in columns
+            if column.response is not None
+            for missed in column.response.uncovered_documents
+        ):
+            return {}
+        with told_as_sentence():
+            return {d.document_id: d.name for d in self.gateway.list_documents()}
+
+    @said_in_place(outputs=1)
+    def process_missing(self, event: gr.EventData, question_text_value, picked_values, set_id, question_id, *form):
+        """A column's "Process with this configuration" (coverage.py): the documents it did not
+        search processed with its strategy and knobs, then every column searched again."""
+        data = getattr(event, "_data", None) or {}
+        strategy, config_id = str(data.get("strategy") or ""), str(data.get("config_id") or "")
+        documents = str(data.get("documents") or "").split()
+        if not (strategy and documents):
+            return
+        model = form[MODEL_AT] or ""
+        with told_as_sentence():
+            sets = self.gateway.list_indexed_sets(strategy=strategy, embedding_model=model)
+            names = {d.document_id: d.name for d in self.gateway.list_documents()}
+        try:
+            spec = coverage.spec_for(strategy, config_id, sets)
+        except ValueError as exc:
+            raise user_error(str(exc)) from None
+        yield message_html(coverage.processed_sentence(spec, [names.get(d, d) for d in documents]), "info")
+        failed = []
+        for document_id in documents:
+            with told_as_sentence():
+                result = self.gateway.process(document_id, [spec], model)
+            failed += [f"'{names.get(document_id, document_id)}': {f.reason}" for f in result.strategies_failed]
+        if failed:
+            raise user_error(f"{strategy} could not process {'; '.join(failed)}.")
+        yield from self.side_by_side(question_text_value, picked_values, set_id, question_id, *form)
 
     @staticmethod
     def checked_options(form_values, answer_values):
@@ -165,6 +206,20 @@ class SideBySide:
         return handler
 
 
+# A column's "Process with this configuration" button (query_columns.html.j2) hands its
+# column's strategy, configuration and missing documents to SideBySide.process_missing.
+PROCESS_ON_CLICK = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('button.cl-process-missing');
+  if (!button || button.disabled) return;
+  button.disabled = true;
+  button.textContent = 'Processing…';
+  trigger('click', {strategy: button.dataset.strategy, config_id: button.dataset.configId,
+                    documents: button.dataset.documents});
+});
+"""
+
+
 def section() -> tuple[gr.Dropdown, gr.Button, gr.HTML, gr.Timer]:
     """The configurations to compare, the button, the columns, and the timer that looks for
     the sample while `make up` is still loading it (stopped once the page is filled)."""
@@ -179,7 +234,7 @@ def section() -> tuple[gr.Dropdown, gr.Button, gr.HTML, gr.Timer]:
             elem_id="query-configurations",
         )
         button = gr.Button("Search side by side", scale=0, elem_id="side-by-side-button")
-    columns = gr.HTML(elem_id="query-columns")
+    columns = gr.HTML(elem_id="query-columns", js_on_load=PROCESS_ON_CLICK)
     timer = gr.Timer(first_minute.POLL_SECONDS, active=False)
     return configurations, button, columns, timer
 
@@ -221,11 +276,9 @@ def wire(gateway: ChunkLab, parts: Parts) -> None:
     parts.embedding.change(
         handlers.configuration_update, inputs=[parts.configurations, parts.embedding], outputs=parts.configurations
     )
-    parts.button.click(
-        handlers.side_by_side,
-        inputs=[parts.question, parts.configurations, parts.question_set, parts.picked, *parts.form],
-        outputs=parts.columns,
-    )
+    search_inputs = [parts.question, parts.configurations, parts.question_set, parts.picked, *parts.form]
+    parts.button.click(handlers.side_by_side, inputs=search_inputs, outputs=parts.columns)
+    parts.columns.click(handlers.process_missing, inputs=search_inputs, outputs=parts.columns)
     opening_inputs = [parts.question_set, parts.question, parts.configurations, *parts.form]
     opening_outputs = [
         parts.question_set,

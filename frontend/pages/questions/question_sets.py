@@ -14,6 +14,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.text import excerpts
 from chunklab.v1 import evaluator_pb2
+from chunklab.views import numbers
 from frontend.errors import told_as_sentence, user_error
 from frontend.forms import experiment_config
 from frontend.pages.questions import questions_html
@@ -239,10 +240,14 @@ def located_excerpt(gateway: ChunkLab, document_id: str, excerpt: str) -> tuple[
         raise user_error("Paste the excerpt that answers the question.")
     if not found.located:
         raise user_error(
-            f"The excerpt is not in {document.name}: the closest span, {found.similarity:.0%} alike, "
+            f"The excerpt is not in {document.name}: the closest span, {numbers.percent(found.similarity, 0)} alike, "
             f"is “{found.span}”; paste the document's own words."
         )
-    how = "found exactly" if found.exact else f"snapped to the closest span ({found.similarity:.0%} alike)"
+    how = (
+        "found exactly"
+        if found.exact
+        else f"snapped to the closest span ({numbers.percent(found.similarity, 0)} alike)"
+    )
     reference = evaluator_pb2.Reference(
         document_id=document_id, start_char=found.start, end_char=found.end, content=found.span
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chunklab.v1 import evaluator_pb2
+from chunklab.views import numbers
 from chunklab.views.render import render
 
 # Characters of the document shown on each side of an excerpt.
@@ -44,15 +45,15 @@ def generator_label(base_url: str, model: str) -> str:
 
 def estimate_html(estimate: evaluator_pb2.GenerationEstimate, generator: str) -> str:
     facts = [
-        ("documents", estimate.documents),
-        ("passages", estimate.passages),
-        ("LLM calls", estimate.llm_calls),
-        ("prompt tokens", estimate.prompt_tokens),
-        ("completion tokens", estimate.completion_tokens),
-        ("estimated cost", f"${estimate.estimated_cost_usd:.4f}"),
+        ("documents", numbers.count(estimate.documents)),
+        ("passages", numbers.count(estimate.passages)),
+        ("LLM calls", numbers.count(estimate.llm_calls)),
+        ("prompt tokens", numbers.count(estimate.prompt_tokens)),
+        ("completion tokens", numbers.count(estimate.completion_tokens)),
+        ("estimated cost", numbers.usd(estimate.estimated_cost_usd)),
     ]
     if estimate.passages_done:
-        facts.append(("passages already done", estimate.passages_done))
+        facts.append(("passages already done", numbers.count(estimate.passages_done)))
     return render(
         "frontend",
         "generation.html.j2",
@@ -144,7 +145,7 @@ def validation_html(validation: evaluator_pb2.QuestionSetValidation) -> str:
             "excerpt": p.excerpt,
             "kind": PROBLEM_KINDS.get(p.kind, "problem"),
             "closest": p.suggested_content,
-            "similarity": f"{p.similarity:.2f}" if p.suggested_content else "",
+            "similarity": numbers.percent(p.similarity, 0) if p.suggested_content else "",
             "fix": p.message,
             "left_out": p.left_out,
         }

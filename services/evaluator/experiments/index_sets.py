@@ -44,6 +44,7 @@ class IndexSets:
         model = plan.provider.name
         run.chunk_count = 0
         run.processing_seconds = 0.0
+        run.characters_processed = 0
         run.ClearField("processing_phases")
         reused = 0
         total = len(plan.documents)
@@ -58,6 +59,7 @@ class IndexSets:
                 told = functools.partial(progress, document_name=name, documents_done=done, documents_total=total)
                 step = f"processing {name} with {cell.run_key} ({done + 1}/{total})"
                 self._process(document_id, name, cell, model, run, step, told, check_stop)
+                run.characters_processed += plan.records[document_id].character_count
         run.index_reused = reused == len(plan.documents)
 
     def _indexed_set(self, model: str, document_id: str, name: str, cell: Cell) -> retriever_pb2.IndexedSet | None:

@@ -4,13 +4,13 @@ documents and models looked up. Nothing is processed, retrieved or asked."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chunklab import retrieval
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled, InvalidArgument
 from chunklab.llm import ChatEndpoint
-from chunklab.v1 import documents_pb2, evaluator_pb2
+from chunklab.v1 import chunker_pb2, documents_pb2, evaluator_pb2
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.experiments import holdout
 from services.evaluator.experiments.grid import Cell, expand
@@ -30,6 +30,12 @@ class Plan:
     provider: EmbeddingProvider
     # Each document's record (BASIC view): its name for progress, its hash for provenance.
     records: dict[str, documents_pb2.Document]
+    # The chunker's strategies by name (the dry run reads how each chunks).
+    infos: dict[str, chunker_pb2.StrategyInfo] = field(default_factory=dict)
+    # The answer and judge models as the request named them, before they were resolved
+    # (the dry run warns about one named without an endpoint).
+    requested_answer: evaluator_pb2.ModelEndpoint = field(default_factory=evaluator_pb2.ModelEndpoint)
+    requested_judge: evaluator_pb2.ModelEndpoint = field(default_factory=evaluator_pb2.ModelEndpoint)
 
 
 def check_config(config: evaluator_pb2.ExperimentConfig) -> None:
@@ -63,7 +69,8 @@ class Planner:
             raise InvalidArgument(f"question set {question_set.name!r} has no questions")
         options = config.retrieval
         window = options.window if options.HasField("window") else None
-        cells = expand(list(config.strategies), self._deps.peers.list_strategies(), window)
+        infos = self._deps.peers.list_strategies()
+        cells = expand(list(config.strategies), infos, window)
         documents = list(options.filter.document_ids) or referenced_documents(question_set)
         if not documents:
             raise InvalidArgument(
@@ -73,10 +80,22 @@ class Planner:
         records = self._records(documents, cancelled)
         provider = self._deps.provider_for(options.embedding_model or self._deps.default_embedding_model)
         options.embedding_model = provider.name
+        requested = (_copy_endpoint(config.answer_model), _copy_endpoint(config.judge_model))
         answer, judge = self._endpoints(config)
         if not config.name:
             config.name = f"{question_set.name}: {', '.join(dict.fromkeys(g.strategy for g in config.strategies))}"
-        return Plan(config, question_set, cells, documents, answer, judge, provider, records)
+        return Plan(
+            config,
+            question_set,
+            cells,
+            documents,
+            answer,
+            judge,
+            provider,
+            records,
+            {i.name: i for i in infos},
+            *requested,
+        )
 
     def _records(self, documents: list[str], cancelled: threading.Event | None) -> dict[str, documents_pb2.Document]:
         records = {}
@@ -116,6 +135,12 @@ class Planner:
 def _copy(config: evaluator_pb2.ExperimentConfig) -> evaluator_pb2.ExperimentConfig:
     copy = evaluator_pb2.ExperimentConfig()
     copy.CopyFrom(config)
+    return copy
+
+
+def _copy_endpoint(endpoint: evaluator_pb2.ModelEndpoint) -> evaluator_pb2.ModelEndpoint:
+    copy = evaluator_pb2.ModelEndpoint()
+    copy.CopyFrom(endpoint)
     return copy
 
 

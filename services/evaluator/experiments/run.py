@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection
 
+from chunklab import experiment_state
 from chunklab.errors import ServiceError, Unavailable, logged
 from chunklab.llm import ChatClient
 from chunklab.timeutil import to_proto, utcnow
@@ -60,13 +62,16 @@ class Runner:
         experiment.state = evaluator_pb2.EXPERIMENT_STATE_RUNNING
         experiment.error = ""
         experiment.ClearField("finished_at")
+        _retry_failed(experiment, repo)
         done = repo.done_keys(experiment.experiment_id)
         experiment.questions_done = len(done)
         repo.save_experiment(experiment)
         progress = _Progress(experiment, publish, len(done))
         progress(f"resuming: {len(done)} of {experiment.questions_total} questions already done" if done else "started")
+        ran_to_end = False
         try:
             self._run_cells(experiment, plan, done, progress)
+            ran_to_end = True
         except Interrupted as stop:
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
             experiment.error = (
@@ -85,10 +90,10 @@ class Runner:
                 f"the experiment stopped on an internal error (incident {incident}); the evaluator's "
                 f"log has the details; {RESUME_HINT}"
             )
-        else:
-            _succeeded_unless_every_run_failed(experiment)
         experiment.finished_at.CopyFrom(to_proto(utcnow()))
         summarize(experiment, repo.results(experiment.experiment_id))
+        if ran_to_end:  # every run went to its end: which of them failed decides
+            experiment.state, experiment.error = experiment_state.ended(experiment.runs)
         repo.save_experiment(experiment)
         return experiment
 
@@ -158,10 +163,12 @@ class Runner:
         repo = self._deps.repository
         for position, question in remaining:
             self._check_stop(experiment.experiment_id)
+            started = time.perf_counter()
             result = self._asker.ask(cell, run, question, plan, answer_client, judge_runner)
             repo.save_result(experiment.experiment_id, position, result)
             progress.done += 1
             experiment.questions_done += 1
+            run.asking_seconds += time.perf_counter() - started  # what the estimate's question speed reads
             repo.save_experiment(experiment)
             progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
         summarize(experiment, repo.results(experiment.experiment_id), validated=False)
@@ -198,10 +205,10 @@ class _Progress:
         )
 
 
-def _succeeded_unless_every_run_failed(experiment: evaluator_pb2.Experiment) -> None:
-    failed = [r for r in experiment.runs if r.error]
-    if failed and len(failed) == len(experiment.runs):
-        experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
-        experiment.error = "every run failed: " + "; ".join(f"{r.run_key}: {r.error}" for r in failed)
-    else:
-        experiment.state = evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED
+def _retry_failed(experiment: evaluator_pb2.Experiment, repo) -> None:
+    """A resumed experiment retries what failed (ADR 0087): a run that could not run loses its
+    error (its index sets are made again), and each failed question's result is forgotten, so
+    that it is asked again."""
+    for run in experiment.runs:
+        run.error = ""
+    repo.forget_failed_results(experiment.experiment_id)

@@ -108,7 +108,7 @@ class ExperimentService:
         else:
             plan = self._planner.plan(request.config, cancelled)
             experiment = None
-        yield evaluator_pb2.ExperimentEvent(estimate=estimate(plan, self._repo))
+        yield evaluator_pb2.ExperimentEvent(estimate=estimate(plan, self._repo, self._deps.peers))
         if request.dry_run:
             yield evaluator_pb2.ExperimentEvent(experiment=record.preview(plan))
             return

@@ -25,6 +25,9 @@ def summarize(
     for run in experiment.runs:
         items = by_run.get(run.run_key, [])
         run.questions_done = len(items)
+        failed = [r.error for r in items if r.error]
+        run.questions_failed = len(failed)
+        run.question_error = failed[0] if failed else ""
         run.mean_metrics.CopyFrom(mean_metrics([r.metrics for r in items]))
         run.mean_judge.CopyFrom(mean_judge([r.judge for r in items if r.HasField("judge")]))
         run.usage.CopyFrom(total_usage(items))

@@ -239,8 +239,8 @@ class Generator:
         endpoint = models.resolve(request.generator_model, self._deps.defaults, NO_GENERATOR)
         if endpoint is None:
             raise FailedPrecondition(
-                "no chat endpoint to generate with: set CHUNKLAB_LLM_BASE_URL and "
-                "CHUNKLAB_LLM_MODEL, or give generator_model"
+                "no model to write the questions: choose the model that writes them (its base URL and "
+                "model name), or configure one for the stack with CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL"
             )
         documents = self._documents(request, generation)
         texts = {d.document_id: d.text for d in documents}

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.judging import metric_catalog
 
@@ -104,6 +105,12 @@ def warnings(experiments: Sequence[evaluator_pb2.Experiment], set_names: dict[st
         lambda e: e.provenance.judge_prompt_version or "-",
         "judge scores from different prompts are not directly comparable",
     )
+    out += [
+        f"{_name(e)} is partial: {', '.join(r.run_key for r in e.runs if experiment_state.incomplete_run(r))} "
+        "did not finish every question; only what its runs measured is compared"
+        for e in experiments
+        if e.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+    ]
     return out
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat, usd
 from chunklab.views.render import render as render_template
 from chunklab.views.render import render_pieces
@@ -98,13 +98,13 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
     rows = []
     for run in runs:
         m = run.mean_metrics
-        cells = [_cell(f"{run.questions_done}/{run.questions_total}")]
+        cells = [_cell(f"{numbers.count(run.questions_done)}/{numbers.count(run.questions_total)}")]
         cells += [_cell(METRICS.value(name, getattr(m, name)) if m.questions_labelled else "–") for name in labelled]
         cells += [_cell(METRICS.cell(name, m)) for name in ranked]
         cells += [_answer_cell(run, name) for name in answers]
-        cells += [_cell(str(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent))]
+        cells += [_cell(numbers.count(m.chunks_sent)), _cell(METRICS.value("tokens_sent", m.tokens_sent))]
         if costed:
-            cells += [_cell(str(run.usage.llm_calls)), _cell(usd(run.usage.estimated_cost_usd))]
+            cells += [_cell(numbers.count(run.usage.llm_calls)), _cell(usd(run.usage.estimated_cost_usd))]
         rows.append({"run_key": run.run_key, "error": run.error, "cells": cells})
     return head, rows
 
@@ -153,13 +153,24 @@ def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
     """What a reader must know before trusting the verdict: unfinished runs, unmeasured scores."""
     runs = list(experiment.runs)
     notes = []
-    if experiment.state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
+    if experiment.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL:
+        failed = [run for run in runs if experiment_state.incomplete_run(run)]
+        notes.append(
+            f"This experiment is partial: {len(failed)} of {len(runs)} runs did not finish every question; "
+            "the tables show what the others measured."
+        )
+    elif experiment.state != evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED:
         notes.append(
             f"This experiment is {experiment_state.name(experiment.state)}: "
-            f"{experiment.questions_done} of {experiment.questions_total} questions finished. "
+            f"{numbers.questions_by_runs(experiment.questions_done, experiment.questions_total, len(runs))} finished. "
             f"{experiment.error}"
         )
-    notes += [f"{run.run_key} did not run: {run.error}" for run in runs if run.error]
+    notes += [
+        f"{run.run_key} {'did not run' if experiment_state.failed_run(run) else 'is incomplete'}: "
+        f"{experiment_state.failure(run)}"
+        for run in runs
+        if experiment_state.incomplete_run(run) and (run.error or run.questions_failed)
+    ]
     if not experiment.provenance.judge_model.startswith("none") and any(
         not r.mean_judge.faithfulness.measured for r in runs if r.questions_done
     ):
@@ -226,6 +237,14 @@ def page(
         embedding_model=experiment.provenance.embedding_model,
         top_k=experiment.config.retrieval.top_k,
         state=experiment_state.name(experiment.state, "?"),
+        # A partial experiment's header names each run that did not finish, and why (ADR 0087).
+        failed_runs=[
+            f"{run.run_key}: {experiment_state.failure(run)}"
+            for run in experiment.runs
+            if experiment_state.incomplete_run(run)
+        ]
+        if experiment.state == evaluator_pb2.EXPERIMENT_STATE_PARTIAL
+        else [],
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results, METRICS) if show_technical else None,

@@ -24,7 +24,7 @@ from google.protobuf import json_format
 from chunklab import experiment_state, knobs
 from chunklab.text import pages
 from chunklab.v1 import common_pb2, evaluator_pb2
-from chunklab.views import retrieval_view
+from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, score
 from services.evaluator.judging import scoring
 
@@ -80,7 +80,8 @@ def _marker(chunk: common_pb2.Chunk) -> str:
     page = pages.page_label(chunk.first_page, chunk.last_page)
     return (
         f"{chunk.strategy or 'chunk'}{config} · {retrieval_view.unit_name(chunk)} {chunk.chunk_index} · "
-        f"chars {chunk.start_char:,}–{chunk.end_char:,}{f' · {page}' if page else ''} · {chunk.token_count} tokens"
+        f"chars {numbers.count(chunk.start_char)}–{numbers.count(chunk.end_char)}{f' · {page}' if page else ''} · "
+        f"{numbers.counted(chunk.token_count, 'token')}"
     )
 
 
@@ -205,7 +206,7 @@ def result_row(result: evaluator_pb2.QuestionResult, links: dict[str, str], metr
         "cells": cells,
         "error": result.error,
         "chunks_sent": m.chunks_sent,
-        "retrieve_ms": f"{m.retrieve_ms:.0f}",
+        "retrieve_ms": numbers.milliseconds(m.retrieve_ms),
         "hits": _hits(result.expansion_tree, links),
         "answer": result.answer,
         "extractive": result.extractive,
@@ -312,7 +313,9 @@ def run_row(run: evaluator_pb2.ExperimentRun) -> dict:
         "knobs": ", ".join(f"{k}={knobs.label(v)}" for k, v in sorted(run.spec.knobs.items())),
         "window": run.retrieval.window if run.retrieval.HasField("window") else "strategy default",
         "processing": (
-            "reused the index" if run.index_reused else f"{run.chunk_count} chunks in {run.processing_seconds:.1f}s"
+            "reused the index"
+            if run.index_reused
+            else f"{numbers.counted(run.chunk_count, 'chunk')} in {numbers.duration(run.processing_seconds)}"
         ),
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from chunklab.timeutil import utcnow
 from chunklab.v1 import evaluator_pb2
@@ -47,7 +47,7 @@ class ExperimentStore(Store):
             ExperimentRow,
             experiment_id,
             "experiment",
-            "ListExperiments shows the stored ones",
+            "the Experiments page lists the stored ones",
             evaluator_pb2.Experiment,
         )
 
@@ -89,6 +89,20 @@ class ExperimentStore(Store):
                 .order_by(QuestionResultRow.result_id)
             ).all()
             return [evaluator_pb2.QuestionResult.FromString(r.message) for r in rows]
+
+    def forget_failed_results(self, experiment_id: str) -> int:
+        """Deletes the results that carry an error (a resume asks those questions again);
+        returns how many."""
+        with self._sessions.begin() as session:
+            rows = session.execute(
+                select(QuestionResultRow.result_id, QuestionResultRow.message).where(
+                    QuestionResultRow.experiment_id == experiment_id
+                )
+            ).all()
+            failed = [r[0] for r in rows if evaluator_pb2.QuestionResult.FromString(r[1]).error]
+            if failed:
+                session.execute(delete(QuestionResultRow).where(QuestionResultRow.result_id.in_(failed)))
+            return len(failed)
 
     def done_keys(self, experiment_id: str) -> set[tuple[str, str]]:
         with self._sessions() as session:

@@ -37,7 +37,8 @@ class GenerationStore(Store):
             GenerationRow,
             generation_id,
             "generation",
-            "GenerateQuestionSet's first progress names its id",
+            "a generation's id is shown as it starts (its first progress line) and kept in the provenance of "
+            "the question set it made",
             evaluator_pb2.Generation,
         )
 

@@ -18,7 +18,9 @@ class QueryStore(Store):
         with self._sessions() as session:
             row = session.get(QueryRow, query_id)
             if row is None:
-                raise NotFound(f"no answered query {query_id}; feedback needs the query_id an Answer returned")
+                raise NotFound(
+                    f"no answered query {query_id}; feedback rates a question asked on the Query page (or an Answer call)"
+                )
             session.expunge(row)
             return row
 

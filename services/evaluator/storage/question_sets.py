@@ -93,7 +93,7 @@ class QuestionSetStore(Store):
             raise InvalidArgument("question_set_id is empty")
         row = session.get(QuestionSetRow, set_id)
         if row is None:
-            raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
+            raise NotFound(f"no question set {set_id}; the Questions page lists the stored ones")
         users = session.scalars(
             select(ExperimentRow.experiment_id).where(ExperimentRow.question_set_id == row.question_set_id).limit(5)
         ).all()
@@ -154,7 +154,7 @@ class QuestionSetStore(Store):
         with self._sessions() as session:
             row = session.get(QuestionSetRow, set_id)
             if row is None:
-                raise NotFound(f"no question set {set_id}; ListQuestionSets shows the stored ones")
+                raise NotFound(f"no question set {set_id}; the Questions page lists the stored ones")
             message = self._set_message(session, row)
             if with_questions:
                 rows = session.scalars(

@@ -126,11 +126,27 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
         raise _damaged(name, exc) from None
 
 
+# What a few of pypdf's refusals mean, said for a person: (words pypdf's text holds, what is wrong).
+# Its own text goes to the log only (ADR 0079); a refusal not listed is said in general words.
+_DAMAGE = (
+    (
+        "startxref",
+        "its cross-reference table, which says where each part of the file is, is missing "
+        "(the file may be truncated or edited by hand)",
+    ),
+    ("xref", "its cross-reference table, which says where each part of the file is, is damaged"),
+    ("trailer", "its trailer, which says where the document starts, is missing or damaged"),
+)
+
+
 def _damaged(name: str, exc: Exception) -> InvalidArgument:
     log.info("%r is a damaged PDF: %s: %s", name, type(exc).__name__, str(exc)[:500])
+    # Its text is read (compared), never passed on.
+    what = next((meaning for words, meaning in _DAMAGE if words in str(exc).lower()), "")
     return InvalidArgument(
-        f"{name!r} is a damaged PDF that cannot be read (the ingest log says where); "
-        "open it in a PDF viewer and save or export it again as PDF"
+        f"{name!r} is a damaged PDF that cannot be read"
+        + (f": {what}" if what else " (the ingest log says where)")
+        + "; open it in a PDF viewer and save or export it again as PDF"
     )
 
 

@@ -86,7 +86,7 @@ def _missing(key: SetKey) -> NotFound:
     which = f"configuration {config_id}" if config_id else "an active set"
     return NotFound(
         f"document {document_id} has no {strategy} index set with {which} for {model} "
-        "(or a sweep archived it); ListIndexedSets shows the sets there are"
+        "(or a sweep archived it); the Documents page lists each document’s index sets"
     )
 
 
