@@ -495,11 +495,17 @@ def resolved_spec(info, given: Mapping[str, Any]) -> tuple[common_pb2.StrategySp
 
 
 def winner_run(experiment: evaluator_pb2.Experiment, run_key: str = "") -> evaluator_pb2.ExperimentRun:
-    """The run named run_key, or the experiment's validated winner; ExportError
-    saying why when there is none."""
-    wanted = run_key or experiment.validation.winner_run_key
+    """The run named run_key, or the experiment's winner (its verdict's, by the evaluator's
+    one winner rule, ADR 0080); ExportError saying why when there is none (several runs
+    share the lead: they are named)."""
+    wanted = run_key or experiment.verdict.winner_run_key
     if not wanted:
-        why = experiment.validation.unavailable or "it has no validated winner yet"
+        leaders = list(experiment.verdict.leaders)
+        why = (
+            f"{', '.join(leaders)} share the lead and none beats another on every measure"
+            if len(leaders) > 1
+            else experiment.verdict.unavailable or experiment.validation.unavailable or "it has no winner yet"
+        )
         keys = ", ".join(r.run_key for r in experiment.runs) or "none"
         raise ExportError(
             f"experiment {experiment.experiment_id} names no winner ({why}); choose one of its runs: {keys}"

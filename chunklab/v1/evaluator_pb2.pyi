@@ -787,7 +787,7 @@ class ValidatedScore(_message.Message):
     def __init__(self, metric: _Optional[str] = ..., selection_mean: _Optional[float] = ..., confirmation_mean: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., all_mean: _Optional[float] = ...) -> None: ...
 
 class WinnerValidation(_message.Message):
-    __slots__ = ("mode", "seed", "metric", "selection_questions", "confirmation_questions", "winner_run_key", "all_questions_winner_run_key", "scores", "fold_winners", "unavailable", "selection_question_ids")
+    __slots__ = ("mode", "seed", "metric", "selection_questions", "confirmation_questions", "winner_run_key", "all_questions_winner_run_key", "scores", "fold_winners", "unavailable", "selection_question_ids", "leaders")
     MODE_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
@@ -799,6 +799,7 @@ class WinnerValidation(_message.Message):
     FOLD_WINNERS_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
     SELECTION_QUESTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    LEADERS_FIELD_NUMBER: _ClassVar[int]
     mode: ValidationMode
     seed: int
     metric: str
@@ -810,7 +811,8 @@ class WinnerValidation(_message.Message):
     fold_winners: _containers.RepeatedScalarFieldContainer[str]
     unavailable: str
     selection_question_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., metric: _Optional[str] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., winner_run_key: _Optional[str] = ..., all_questions_winner_run_key: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[ValidatedScore, _Mapping]]] = ..., fold_winners: _Optional[_Iterable[str]] = ..., unavailable: _Optional[str] = ..., selection_question_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    leaders: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, mode: _Optional[_Union[ValidationMode, str]] = ..., seed: _Optional[int] = ..., metric: _Optional[str] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., winner_run_key: _Optional[str] = ..., all_questions_winner_run_key: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[ValidatedScore, _Mapping]]] = ..., fold_winners: _Optional[_Iterable[str]] = ..., unavailable: _Optional[str] = ..., selection_question_ids: _Optional[_Iterable[str]] = ..., leaders: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MeanInterval(_message.Message):
     __slots__ = ("run_key", "metric", "mean", "ci_low", "ci_high", "questions")
@@ -848,10 +850,21 @@ class PairwiseWins(_message.Message):
     other_experiment_id: str
     def __init__(self, metric: _Optional[str] = ..., run_key: _Optional[str] = ..., other_run_key: _Optional[str] = ..., wins: _Optional[int] = ..., losses: _Optional[int] = ..., ties: _Optional[int] = ..., experiment_id: _Optional[str] = ..., other_experiment_id: _Optional[str] = ...) -> None: ...
 
+class DominatedRun(_message.Message):
+    __slots__ = ("run_key", "by_run_key", "better_on")
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    BY_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    BETTER_ON_FIELD_NUMBER: _ClassVar[int]
+    run_key: str
+    by_run_key: str
+    better_on: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, run_key: _Optional[str] = ..., by_run_key: _Optional[str] = ..., better_on: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class Verdict(_message.Message):
-    __slots__ = ("metric", "winner_run_key", "runner_up_run_key", "difference", "ci_low", "ci_high", "shared_questions", "means", "pairs", "unavailable")
+    __slots__ = ("metric", "winner_run_key", "best_run_key", "runner_up_run_key", "difference", "ci_low", "ci_high", "shared_questions", "means", "pairs", "unavailable", "leaders", "dominated")
     METRIC_FIELD_NUMBER: _ClassVar[int]
     WINNER_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    BEST_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RUNNER_UP_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
     CI_LOW_FIELD_NUMBER: _ClassVar[int]
@@ -860,8 +873,11 @@ class Verdict(_message.Message):
     MEANS_FIELD_NUMBER: _ClassVar[int]
     PAIRS_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    LEADERS_FIELD_NUMBER: _ClassVar[int]
+    DOMINATED_FIELD_NUMBER: _ClassVar[int]
     metric: str
     winner_run_key: str
+    best_run_key: str
     runner_up_run_key: str
     difference: float
     ci_low: float
@@ -870,7 +886,9 @@ class Verdict(_message.Message):
     means: _containers.RepeatedCompositeFieldContainer[MeanInterval]
     pairs: _containers.RepeatedCompositeFieldContainer[PairwiseWins]
     unavailable: str
-    def __init__(self, metric: _Optional[str] = ..., winner_run_key: _Optional[str] = ..., runner_up_run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., pairs: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ..., unavailable: _Optional[str] = ...) -> None: ...
+    leaders: _containers.RepeatedScalarFieldContainer[str]
+    dominated: _containers.RepeatedCompositeFieldContainer[DominatedRun]
+    def __init__(self, metric: _Optional[str] = ..., winner_run_key: _Optional[str] = ..., best_run_key: _Optional[str] = ..., runner_up_run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., pairs: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ..., unavailable: _Optional[str] = ..., leaders: _Optional[_Iterable[str]] = ..., dominated: _Optional[_Iterable[_Union[DominatedRun, _Mapping]]] = ...) -> None: ...
 
 class ExperimentProvenance(_message.Message):
     __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")

@@ -73,7 +73,8 @@ def winner_code(gateway: ChunkLab, experiment_id: str | None) -> tuple[str, str,
 
 def winner_section(gateway: ChunkLab, experiment: gr.Dropdown) -> None:
     """On the experiment detail: copy the winner's settings, one tab per library."""
-    with gr.Accordion("Copy the winner's settings", open=False, elem_id="winner-code"):
+    # Offered only when the experiment has one winner (ADR 0080): on a shared lead the verdict names the leaders.
+    with gr.Accordion("Copy the winner's settings", open=False, elem_id="winner-code", visible=False) as box:
         note = gr.HTML(elem_id="winner-code-note")
         boxes = []
         with gr.Tabs():
@@ -87,9 +88,14 @@ def winner_section(gateway: ChunkLab, experiment: gr.Dropdown) -> None:
                             elem_id=f"winner-code-{library}",
                         )
                     )
+
+    def shown(experiment_id: str | None):
+        code = winner_code(gateway, experiment_id)
+        return gr.update(visible=bool(code[1])), *code
+
     experiment.change(
-        lambda experiment_id: winner_code(gateway, experiment_id),
+        shown,
         inputs=experiment,
-        outputs=[note, *boxes],
+        outputs=[box, note, *boxes],
         show_progress="hidden",
     )

@@ -182,7 +182,7 @@ def test_list_metrics_and_compare_carry_the_rank_measures(evaluator, experiments
 
 
 def report_headers(evaluator, experiment_id: str) -> list[str]:
-    request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=evaluator_pb2.REPORT_VIEW_MANAGERIAL)
+    request = evaluator_pb2.GetReportRequest(experiment_id=experiment_id, view=evaluator_pb2.REPORT_VIEW_TECHNICAL)
     html = b"".join(p.data for p in evaluator.GetReport(request, timeout=DEADLINE_S)).decode()
     return [re.sub(r"<[^>]+>", "", th).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
 

@@ -226,7 +226,9 @@ def experiment() -> evaluator_pb2.Experiment:
     return evaluator_pb2.Experiment(
         experiment_id="e1",
         runs=runs,
-        validation=evaluator_pb2.WinnerValidation(metric="iou", winner_run_key="fixed_size[chunk_size=256]"),
+        verdict=evaluator_pb2.Verdict(
+            metric="recall", winner_run_key="fixed_size[chunk_size=256]", leaders=["fixed_size[chunk_size=256]"]
+        ),
     )
 
 
@@ -261,13 +263,20 @@ def test_the_winners_snippet_carries_its_knobs_configuration_and_retrieval_setti
 
 def test_an_experiment_without_a_winner_says_why_and_names_its_runs():
     found = experiment()
-    found.validation.Clear()
-    found.validation.unavailable = "one run only"
+    found.verdict.Clear()
+    found.verdict.unavailable = "one run only"
     with pytest.raises(export_cli.ExportUsage) as caught:
         export_cli.snippet_for_experiment(FakeLab(found), "e1")
     assert str(caught.value) == (
         "experiment e1 names no winner (one run only); choose one of its runs: "
         "fixed_size[chunk_size=128], fixed_size[chunk_size=256]"
+    )
+    found.verdict.leaders.extend(["fixed_size[chunk_size=128]", "fixed_size[chunk_size=256]"])  # a shared lead
+    with pytest.raises(export_cli.ExportUsage) as caught:
+        export_cli.snippet_for_experiment(FakeLab(found), "e1")
+    assert str(caught.value).startswith(
+        "experiment e1 names no winner (fixed_size[chunk_size=128], fixed_size[chunk_size=256] share the lead "
+        "and none beats another on every measure); choose one of its runs:"
     )
     chosen = export_cli.snippet_for_experiment(FakeLab(found), "e1", "fixed_size[chunk_size=128]")
     assert chosen.startswith("# fixed_size[chunk_size=128]: a run of experiment e1\n")
@@ -313,7 +322,7 @@ def test_the_experiment_detail_shows_the_winners_code_per_library():
     assert langchain.startswith("from langchain_text_splitters import TokenTextSplitter\n")
     assert "TokenTextSplitter(chunk_size=256, chunk_overlap=0, tokenizer=" in llama
     found = experiment()
-    found.validation.Clear()
+    found.verdict.Clear()
     note, *code = export_page.winner_code(FakeLab(found), "e1")
     assert "names no winner" in note and code == ["", "", ""]
 

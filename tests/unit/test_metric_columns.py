@@ -93,8 +93,8 @@ def shown(view: str, experiment: pb.Experiment, results: list[pb.QuestionResult]
         name="set", questions=[pb.Question(question_id=f"q{q}", text=f"question {q}") for q in range(4)]
     )
     if view == "report":
-        html = report.render(experiment, question_set, results, pb.REPORT_VIEW_MANAGERIAL)
-        return _heads(html, "<table><thead>")  # the summary, after the verdict's means
+        html = report.render(experiment, question_set, results, pb.REPORT_VIEW_TECHNICAL)
+        return _heads(html, '<div class="wide"><table><thead>')  # the full table, only in the technical view
     html = report.render(experiment, question_set, results, pb.REPORT_VIEW_TECHNICAL)
     judged = re.findall(r'data-measure="([a-z_]+)"|<b>([a-z ]+)</b>', html)
     return _heads(html, '<table class="results">') + [METRICS.label(n or b.replace(" ", "_")) for n, b in judged]

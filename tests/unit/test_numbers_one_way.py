@@ -58,7 +58,7 @@ def _text(html: str) -> str:
 @pytest.mark.parametrize("where", ["report", "experiments page", "cli"])
 def test_a_runs_measures_read_the_same_in_every_place(finished, where):
     if where == "report":
-        shown = _text(report.render(finished, pb.QuestionSet(name="set"), [], pb.REPORT_VIEW_MANAGERIAL))
+        shown = _text(report.render(finished, pb.QuestionSet(name="set"), [], pb.REPORT_VIEW_TECHNICAL))
     elif where == "experiments page":
         shown = _text(experiments_html.experiment_summary_html(finished, METRICS))
     else:

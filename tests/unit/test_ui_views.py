@@ -715,7 +715,7 @@ def test_the_experiment_and_compare_pages_name_the_winner_and_how_it_held_up():
     winner = parse(html).find(".//div[@class='cl-winner']")
     assert text_of(winner.find("p")).startswith(
         "r1 was chosen on 10 of the 20 questions (seed 7) and scores IoU 22.0% (95% interval 18.0% to 26.0%) "
-        "on the other 10, against 30.0% on the questions that chose it. On every question at once r0 looks best"
+        "on the other 10, against 30.0% on the questions that chose it. On every question at once r0 wins"
     )
     assert [text_of(td) for td in winner.find(".//tbody/tr")] == ["IoU", "30.0%", "22.0% (18.0% to 26.0%)", "26.0%"]
     response = comparison()

@@ -77,7 +77,7 @@ def tie():
 
 
 CLEAR = (
-    "parent_child has the highest recall (97.5%, +7.5 pts [+5.0 pts, +10.0 pts] over semantic_parent_child) "
+    "parent_child is the winner: it has the highest recall (97.5%, +7.5 pts [+5.0 pts, +10.0 pts] over semantic_parent_child) "
     "but sends 4.1× the tokens and has IoU 1.7% against 7.1%."
 )
 CLEAR_FRONT = (
@@ -85,8 +85,9 @@ CLEAR_FRONT = (
     "semantic; against IoU: parent_child, semantic_parent_child, semantic."
 )
 TIE = (
-    "No clear winner on recall: a (87.5%) leads b (82.5%) by +5.0 pts [-5.0 pts, +10.0 pts] over 4 questions, "
-    "and that 95% interval holds a tie."
+    "No clear winner on recall: a and b share the lead (a 87.5%, b 82.5% over 4 questions; a leads b by "
+    "+5.0 pts [-5.0 pts, +10.0 pts], a 95% interval that holds a tie) and neither beats the other on every "
+    "measure: a has the higher IoU (5.0% vs 4.0%); b sends fewer tokens (400 vs 1,000)."
 )
 TIE_FRONT = "The best trade-offs (Pareto front) of recall against tokens sent: a, b; against IoU: a, c."
 
@@ -163,10 +164,10 @@ def _text(html: str, start: str) -> str:
 
 
 def test_the_report_says_the_verdict_with_the_intervals(clear_lead, tie):
-    html = report.render(clear_lead, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    html = report.render(clear_lead, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_TECHNICAL)
     assert _text(html, '<p class="verdict"') == f"{CLEAR} {CLEAR_FRONT}"
     assert "97.5% [92.5%, 100.0%]" in html
-    html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_MANAGERIAL)
+    html = report.render(tie, pb.QuestionSet(name="hand-built set"), [], pb.REPORT_VIEW_TECHNICAL)
     assert _text(html, '<p class="verdict"') == f"{TIE} {TIE_FRONT}"
 
 

@@ -11,16 +11,18 @@ the winner and which score it:
 - K_FOLD: the questions are dealt into k seeded folds; each fold scores the
   run the other folds chose. The pooled out-of-fold mean estimates what the
   whole procedure (pick the best on your questions) delivers; the winner is
-  the run the folds chose most often.
+  the one chosen on every question.
 - NONE: chosen and scored on every question, and said to be optimistic.
 
-Only questions every candidate run has the deciding measure for take part, so
-every run is judged on the same questions.
+"Chosen" is always the winner rule of reports/winner.py (ADR 0080): a run
+dominated on the objective is never chosen, and a lead several runs share
+names them all (leaders) and no winner. Only questions every candidate run
+has the deciding measure for take part, so every run is judged on the same
+questions, dealt in the order of their content (never their ids).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,14 +30,15 @@ import numpy as np
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
 from services.evaluator.judging import metric_catalog
-from services.evaluator.reports import compare
+from services.evaluator.reports import compare, winner
+from services.evaluator.reports.winner import MeasureTable, Standing
 
 DEFAULT_SHARE = 0.5
 DEFAULT_FOLDS = 5
 MAX_FOLDS = 20
 # Questions each side of a split needs at least (each fold, for K_FOLD).
 MIN_PER_SIDE = 2
-BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_SAMPLES = winner.BOOTSTRAP_SAMPLES
 MODE_NAMES = {
     pb.VALIDATION_MODE_NONE: "none",
     pb.VALIDATION_MODE_HOLDOUT: "holdout",
@@ -61,21 +64,6 @@ def check(validation: pb.Validation) -> None:
         )
 
 
-def headline_metric(runs: Sequence[pb.ExperimentRun]) -> str | None:
-    """The measure a winner is named on: recall when there are references (the
-    answer must be in the context first, ADR 0058), else a judge or embedding
-    measure; None when no run has any quality measure."""
-    if any(r.mean_metrics.questions_labelled for r in runs):
-        return "recall"
-    if any(r.mean_judge.answer_similarity.measured for r in runs):
-        return "answer_similarity"
-    if any(r.mean_metrics.embedding_answer_similarity >= 0 for r in runs):
-        return "embedding_answer_similarity"
-    if any(r.mean_judge.context_relevance.measured for r in runs):
-        return "context_relevance"
-    return None
-
-
 def _family(group: str) -> str:
     """The winner is scored on its deciding measure's kin: a measure on the hits counts as labelled."""
     return "labelled" if group == "hits" else group
@@ -85,118 +73,123 @@ def _unavailable(mode: int, seed: int, metric: str, why: str) -> pb.WinnerValida
     return pb.WinnerValidation(mode=mode, seed=seed, metric=metric, unavailable=why)
 
 
-class MeasureTable:
-    """One measure's value per (run, question), on the questions every run has it for."""
-
-    def __init__(self, metric: str, runs: Sequence[str], results: Sequence[pb.QuestionResult]) -> None:
-        value = metric_catalog.BY_NAME[metric].value
-        self.sign = 1.0 if metric_catalog.BY_NAME[metric].info.higher_is_better else -1.0
-        self.values: dict[str, dict[str, float]] = {run: {} for run in runs}
-        for result in results:
-            measured = value(result) if result.run_key in self.values else None
-            if measured is not None:
-                self.values[result.run_key][result.question_id] = float(measured)
-        shared = set.intersection(*(set(v) for v in self.values.values())) if runs else set()
-        self.questions = sorted(shared)
-
-    def mean(self, run: str, questions: Sequence[str]) -> float:
-        return float(np.mean([self.values[run][q] for q in questions])) if questions else 0.0
-
-    def best(self, runs: Sequence[str], questions: Sequence[str]) -> str:
-        """The best run on these questions; ties go to the run listed first."""
-        return max(runs, key=lambda run: (self.sign * self.mean(run, questions), -runs.index(run)))
-
-
 def _interval(values: Sequence[float]) -> tuple[float, float]:
     return compare.bootstrap_ci(np.asarray(values, dtype=float), BOOTSTRAP_SAMPLES)
 
 
-def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> pb.WinnerValidation:
-    """The experiment's winner as its validation setting chooses and confirms it."""
+def _setup(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]):
+    """(runs, metric, the objective's tables), or a WinnerValidation saying why there is nothing to validate."""
     setting = experiment.config.validation
     mode = setting.mode or pb.VALIDATION_MODE_HOLDOUT
-    seed = setting.seed
     runs = [r.run_key for r in experiment.runs if r.questions_done and not r.error]
-    metric = setting.metric or headline_metric([r for r in experiment.runs if r.run_key in runs]) or ""
+    metric = setting.metric or winner.headline_metric([r for r in experiment.runs if r.run_key in runs]) or ""
     if len(runs) < 2:
-        return _unavailable(mode, seed, metric, "fewer than two runs answered questions: there is no winner to choose")
+        why = "fewer than two runs answered questions: there is no winner to choose"
+        return _unavailable(mode, setting.seed, metric, why)
     if not metric:
-        return _unavailable(
-            mode, seed, metric, "no quality measure was taken (no references, expected answers or judge)"
-        )
-    table = MeasureTable(metric, runs, results)
-    n = len(table.questions)
-    folds = setting.folds or DEFAULT_FOLDS
+        why = "no quality measure was taken (no references, expected answers or judge)"
+        return _unavailable(mode, setting.seed, metric, why)
+    objective = winner.objective(metric, runs, results)
+    n = len(objective[0].questions)
     needed = {
         pb.VALIDATION_MODE_NONE: 1,
         pb.VALIDATION_MODE_HOLDOUT: 2 * MIN_PER_SIDE,
-        pb.VALIDATION_MODE_K_FOLD: folds * MIN_PER_SIDE,
+        pb.VALIDATION_MODE_K_FOLD: (setting.folds or DEFAULT_FOLDS) * MIN_PER_SIDE,
     }[mode]
     if n < needed:
-        return _unavailable(
-            mode,
-            seed,
-            metric,
-            (
-                f"{n} questions have {metric_catalog.BY_NAME[metric].info.label} for every run; "
-                f"{MODE_NAMES[mode]} validation needs at least {needed}"
-            ),
+        why = (
+            f"{n} questions have {metric_catalog.BY_NAME[metric].info.label} for every run; "
+            f"{MODE_NAMES[mode]} validation needs at least {needed}"
         )
-    others = [
-        m.info.name
-        for m in metric_catalog.CATALOG
-        if _family(m.info.group) == _family(metric_catalog.BY_NAME[metric].info.group) and m.info.name != metric
+        return _unavailable(mode, setting.seed, metric, why)
+    return runs, metric, objective
+
+
+def _score_tables(metric: str, runs: Sequence[str], results: Sequence[pb.QuestionResult]) -> list[MeasureTable]:
+    """The deciding measure's table, then those of its kin (the labelled measures for recall) that were measured."""
+    family = _family(metric_catalog.BY_NAME[metric].info.group)
+    others = [m.info.name for m in metric_catalog.CATALOG if _family(m.info.group) == family and m.info.name != metric]
+    return [MeasureTable(metric, runs, results)] + [
+        t for n in others if (t := MeasureTable(n, runs, results)).questions
     ]
-    measured = [(name, MeasureTable(name, runs, results)) for name in others]
-    tables = [(metric, table)] + [(name, t) for name, t in measured if t.questions]
+
+
+def validate(experiment: pb.Experiment, results: Sequence[pb.QuestionResult]) -> pb.WinnerValidation:
+    """The experiment's winner as its validation setting chooses and confirms it."""
+    setup = _setup(experiment, results)
+    if isinstance(setup, pb.WinnerValidation):
+        return setup
+    runs, metric, objective = setup
+    setting = experiment.config.validation
+    mode, seed = setting.mode or pb.VALIDATION_MODE_HOLDOUT, setting.seed
+    table = objective[0]
+    n = len(table.questions)
+    tables = _score_tables(metric, runs, results)
     order = [table.questions[i] for i in np.random.default_rng(seed).permutation(n)]
-    all_winner = table.best(runs, table.questions)
-    found = pb.WinnerValidation(mode=mode, seed=seed, metric=metric, all_questions_winner_run_key=all_winner)
-    if mode == pb.VALIDATION_MODE_NONE:
-        found.winner_run_key, found.selection_questions = all_winner, n
-        for name, t in tables:
-            everything = t.mean(all_winner, t.questions)
-            found.scores.add(metric=name, selection_mean=everything, all_mean=everything)
-        return found
+    everywhere = winner.choose(objective, runs, table.questions)
+    found = pb.WinnerValidation(mode=mode, seed=seed, metric=metric, all_questions_winner_run_key=everywhere.winner)
     if mode == pb.VALIDATION_MODE_HOLDOUT:
         share = setting.selection_share or DEFAULT_SHARE
         cut = min(max(round(share * n), MIN_PER_SIDE), n - MIN_PER_SIDE)
-        selection, confirmation = order[:cut], set(order[cut:])
-        winner = table.best(runs, selection)
-        found.winner_run_key = winner
-        found.selection_questions, found.confirmation_questions = cut, n - cut
-        found.selection_question_ids.extend(sorted(selection))
-        chosen_on = set(selection)
-        for name, t in tables:
-            confirmed = [t.values[winner][q] for q in t.questions if q in confirmation]
-            low, high = _interval(confirmed)
-            found.scores.add(
-                metric=name,
-                selection_mean=t.mean(winner, [q for q in t.questions if q in chosen_on]),
-                confirmation_mean=float(np.mean(confirmed)) if confirmed else 0.0,
-                ci_low=low,
-                ci_high=high,
-                all_mean=t.mean(winner, t.questions),
-            )
+        _holdout(found, winner.choose(objective, runs, order[:cut]), tables, order[:cut])
+        found.confirmation_questions = n - cut
         return found
-    fold_of = {q: i % folds for i, q in enumerate(order)}
-    fold_winners = [table.best(runs, [q for q in table.questions if fold_of[q] != f]) for f in range(folds)]
-    counts = Counter(fold_winners)
-    most = max(counts.values())
-    winner = all_winner if counts[all_winner] == most else next(r for r in runs if counts[r] == most)
-    found.winner_run_key = winner
-    found.fold_winners.extend(fold_winners)
+    found.winner_run_key, found.selection_questions = everywhere.winner, n
+    found.leaders.extend(everywhere.leaders)
+    if mode == pb.VALIDATION_MODE_NONE:
+        for t in tables if everywhere.winner else []:
+            every = t.mean(everywhere.winner, t.questions)
+            found.scores.add(metric=t.metric, selection_mean=every, all_mean=every)
+        return found
+    folds = setting.folds or DEFAULT_FOLDS
     found.selection_questions, found.confirmation_questions = n - n // folds, n
-    for name, t in tables:
-        held_out = [t.values[fold_winners[fold_of[q]]][q] for q in t.questions if q in fold_of]
-        chosen = [t.mean(fold_winners[f], [q for q in t.questions if fold_of.get(q) != f]) for f in range(folds)]
+    _k_fold(found, objective, runs, tables, order, folds)
+    return found
+
+
+def _holdout(found: pb.WinnerValidation, chosen: Standing, tables: Sequence[MeasureTable], selection: list[str]):
+    """The selection side's leaders, and the winner's scores where it was chosen and confirmed."""
+    found.winner_run_key = chosen.winner
+    found.leaders.extend(chosen.leaders)
+    found.selection_questions = len(selection)
+    found.selection_question_ids.extend(sorted(selection))
+    if not chosen.winner:
+        return
+    chosen_on = set(selection)
+    for t in tables:
+        confirmed = [t.values[chosen.winner][q] for q in t.questions if q not in chosen_on]
+        low, high = _interval(confirmed)
+        found.scores.add(
+            metric=t.metric,
+            selection_mean=t.mean(chosen.winner, [q for q in t.questions if q in chosen_on]),
+            confirmation_mean=float(np.mean(confirmed)) if confirmed else 0.0,
+            ci_low=low,
+            ci_high=high,
+            all_mean=t.mean(chosen.winner, t.questions),
+        )
+
+
+def _k_fold(found, objective, runs, tables: Sequence[MeasureTable], order: list[str], folds: int) -> None:
+    """Each fold scored by the leaders the other folds chose (their mean where several share the lead)."""
+    fold_of = {q: i % folds for i, q in enumerate(order)}
+    chosen = [winner.choose(objective, runs, [q for q in order if fold_of[q] != f]) for f in range(folds)]
+    found.fold_winners.extend(c.winner for c in chosen)
+    for t in tables:
+
+        def by_leaders(q: str, leaders: list[str], t: MeasureTable = t) -> float:
+            return float(np.mean([t.values[r][q] for r in leaders]))
+
+        held_out = [by_leaders(q, chosen[fold_of[q]].leaders) for q in t.questions if q in fold_of]
+        selected = [
+            float(np.mean([t.mean(r, [q for q in t.questions if fold_of.get(q) != f]) for r in chosen[f].leaders]))
+            for f in range(folds)
+        ]
         low, high = _interval(held_out)
         found.scores.add(
-            metric=name,
-            selection_mean=float(np.mean(chosen)),
+            metric=t.metric,
+            selection_mean=float(np.mean(selected)),
             confirmation_mean=float(np.mean(held_out)) if held_out else 0.0,
             ci_low=low,
             ci_high=high,
-            all_mean=t.mean(winner, t.questions),
+            all_mean=t.mean(found.winner_run_key, t.questions) if found.winner_run_key else 0.0,
         )
-    return found

@@ -62,40 +62,6 @@ def _svg(figure, title: str) -> Markup:
     return Markup(ET.tostring(root, encoding="unicode"))
 
 
-def bar_chart(
-    title: str,
-    labels: Sequence[str],
-    series: dict[str, Sequence[float]],
-    fmt: Callable[[float], str] = _fmt_default,
-    max_value: float | None = None,
-) -> Markup:
-    """Horizontal grouped bars: one group per label (top to bottom), one bar per series, values written at their ends."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    names = list(series)
-    with matplotlib.rc_context(STYLE):
-        height = 0.9 + 0.22 * len(labels) * max(len(names), 1) + 0.15 * len(labels)
-        figure = Figure(figsize=(WIDTH_INCHES, height), layout="constrained")
-        axes = figure.subplots()
-        bar = 0.8 / max(len(names), 1)
-        top = max([max_value or 0.0, *(v for values in series.values() for v in values), 1e-12])
-        for i, name in enumerate(names):
-            positions = [row + (i - (len(names) - 1) / 2) * bar for row in range(len(labels))]
-            bars = axes.barh(
-                positions, list(series[name]), height=bar * 0.9, label=name, color=PALETTE[i % len(PALETTE)]
-            )
-            axes.bar_label(bars, labels=[fmt(v) for v in series[name]], padding=3)
-        axes.set_yticks(range(len(labels)), [_short(label) for label in labels])
-        axes.invert_yaxis()
-        axes.set_xlim(0, top * 1.15)
-        axes.xaxis.set_major_formatter(lambda value, _: fmt(value))
-        axes.set_title(title, loc="left", fontweight="bold")
-        if len(names) > 1:
-            figure.legend(loc="outside upper right", frameon=False, ncols=len(names))
-        return _svg(figure, title)
-
-
 LABEL_GAP_PT = 12  # a label's height at 9 pt, with a little air
 LABEL_REACH_PT = 130  # how far a label runs beside its point
 

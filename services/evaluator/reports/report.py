@@ -1,9 +1,11 @@
 """One self-contained HTML report per experiment, in two views.
 
-Managerial: which run wins on the headline measure, by how much, at what
-token cost, in plots. Technical (report_technical): configuration, provenance
-and every question (collapsed) with a row per run, linked into the documents'
-text, written once (ADR 0068).
+Managerial (ADR 0081): one sentence naming the configuration to use and why (or
+"no clear winner" and what separates the leaders, by the winner rule of ADR 0080),
+its three headline numbers, one plot with labelled points, and how the winner held
+up on held-out questions; narrow enough for the page. Technical (report_technical):
+every run's measures in the full table with the verdict's intervals, then configuration, provenance and every question (collapsed) with a row
+per run, linked into the documents' text, written once (ADR 0068).
 The file is rendered as it is sent, in pieces (`pieces`, for GetReport's
 stream). The functions here read the messages into plain view data; the
 templates (services/evaluator/reports/templates/, the chunks through the shared
@@ -24,11 +26,10 @@ from chunklab.views import numbers, retrieval_view
 from chunklab.views.metric_format import MetricFormat, usd
 from chunklab.views.render import render as render_template
 from chunklab.views.render import render_pieces
-from chunklab.views.verdict_view import verdict_view
+from chunklab.views.verdict_view import headline_numbers, recommendation, verdict_view
 from chunklab.views.winner_view import winner_view
-from services.evaluator.experiments import holdout
 from services.evaluator.judging import metric_catalog
-from services.evaluator.reports import plots
+from services.evaluator.reports import plots, winner
 from services.evaluator.reports.report_technical import technical
 
 CONTENT_TYPE = "text/html; charset=utf-8"
@@ -108,65 +109,44 @@ def summary_table(runs: Sequence[evaluator_pb2.ExperimentRun], judged: bool) -> 
     return head, rows
 
 
-def plot_figures(runs: Sequence[evaluator_pb2.ExperimentRun]) -> list:
-    """The managerial view's charts as inline SVG: quality, judge scores, tokens, and cost against quality."""
-    usable = [r for r in runs if r.questions_done]
-    if not usable:
-        return []
-    labels = [r.run_key for r in usable]
-    figures = []
-    if any(r.mean_metrics.questions_labelled for r in usable):
-        figures.append(
-            plots.bar_chart(
-                "Recall, precision and IoU of the context (expanded)",
-                labels,
-                {
-                    "recall": [r.mean_metrics.recall for r in usable],
-                    "precision": [r.mean_metrics.precision for r in usable],
-                    "IoU": [r.mean_metrics.iou for r in usable],
-                },
-                fmt=lambda v: METRICS.value("recall", v),
-                max_value=1.0,
-            )
-        )
-    judged = [
-        m
-        for m in METRICS.judge_scores()
-        if METRICS.info(m).unit == evaluator_pb2.METRIC_UNIT_SCORE
-        and any(getattr(r.mean_judge, m).measured for r in usable)
-    ]
-    if judged:
-        figures.append(
-            plots.bar_chart(
-                "Judge scores (1-10, measured questions only)",
-                labels,
-                {METRICS.label(m): [getattr(r.mean_judge, m).value for r in usable] for m in judged},
-                fmt=lambda v: METRICS.value("context_relevance", v),
-                max_value=10.0,
-            )
-        )
-    figures.append(
-        plots.bar_chart(
-            "Tokens sent to the LLM per question",
-            labels,
-            {"tokens": [float(r.mean_metrics.tokens_sent) for r in usable]},
-            fmt=lambda v: METRICS.value("tokens_sent", v),
-        )
+def short_labels(run_keys: Sequence[str]) -> list[str]:
+    """Run names short enough to label a point in full: the strategy alone where it ran once,
+    else the strategy with the knob values that set its runs apart (fixed_size 256·0)."""
+    parsed = []
+    for key in run_keys:
+        strategy, _, knobs = key.partition("[")
+        parsed.append((strategy, [tuple(k.split("=", 1)) for k in knobs.rstrip("]").split(",") if "=" in k]))
+    out = []
+    for strategy, knobs in parsed:
+        kin = [k for s, k in parsed if s == strategy]
+        differ = [name for name, value in knobs if any(dict(other).get(name) != value for other in kin)]
+        shown = [value for name, value in knobs if name in differ] or [value for _, value in knobs]
+        out.append(f"{strategy} {'·'.join(shown)}" if len(kin) > 1 and shown else strategy)
+    return out
+
+
+def trade_off_plot(experiment: evaluator_pb2.Experiment):
+    """The managerial view's one plot: each run's tokens sent against the deciding measure,
+    each point labelled in full, the recommendation (or the leaders) marked."""
+    usable = [r for r in experiment.runs if r.questions_done]
+    metric = winner.headline_metric(usable)
+    if metric is None:
+        return None
+    chosen = set(experiment.verdict.leaders)
+    labels = short_labels([r.run_key for r in usable])
+    mark = " (recommended)" if experiment.verdict.winner_run_key else " (leader)"
+    title = METRICS.label(metric)
+    return plots.scatter(
+        f"What each configuration finds ({title}) against what it sends (tokens per question)",
+        [
+            (label + (mark if r.run_key in chosen else ""), float(r.mean_metrics.tokens_sent), _mean(r, metric))
+            for label, r in zip(labels, usable)
+        ],
+        "tokens sent per question",
+        title,
+        fmt_x=lambda v: METRICS.value("tokens_sent", v),
+        fmt_y=lambda v, m=metric: METRICS.value(m, v),
     )
-    metric = holdout.headline_metric(usable)
-    if metric is not None:
-        title = METRICS.label(metric)
-        figures.append(
-            plots.scatter(
-                f"Cost against quality: tokens per question vs {title}",
-                [(r.run_key, float(r.mean_metrics.tokens_sent), _mean(r, metric)) for r in usable],
-                "tokens sent per question",
-                title,
-                fmt_x=lambda v: METRICS.value("tokens_sent", v),
-                fmt_y=lambda v, m=metric: METRICS.value(m, v),
-            )
-        )
-    return figures
 
 
 def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
@@ -200,20 +180,35 @@ def _notes(experiment: evaluator_pb2.Experiment, judged: bool) -> list[str]:
     return notes
 
 
-def managerial(experiment: evaluator_pb2.Experiment) -> dict:
-    runs = list(experiment.runs)
+def _judged(experiment: evaluator_pb2.Experiment) -> bool:
     judge_model = experiment.provenance.judge_model
-    judged = any(getattr(r.mean_judge, m).measured for r in runs for m in METRICS.judge_scores()) or bool(
+    return any(getattr(r.mean_judge, m).measured for r in experiment.runs for m in METRICS.judge_scores()) or bool(
         judge_model and not judge_model.startswith("none")
     )
-    head, rows = summary_table(runs, judged)
+
+
+def managerial(experiment: evaluator_pb2.Experiment) -> dict:
+    """What a manager reads: the sentence, three numbers, one plot, how the winner held up."""
+    validation = winner_view(experiment.validation, METRICS)
+    return {
+        "sentence": recommendation(experiment.verdict, METRICS),
+        "recommended": bool(experiment.verdict.winner_run_key),
+        "numbers": headline_numbers(experiment.verdict, METRICS),
+        "validation": validation["text"] if validation else "",
+        "notes": _notes(experiment, _judged(experiment)),
+        "plot": trade_off_plot(experiment),
+    }
+
+
+def compared(experiment: evaluator_pb2.Experiment) -> dict:
+    """The technical view's comparison of the runs: the verdict with every mean's interval,
+    the hold-out table and the full table of measures."""
+    head, rows = summary_table(list(experiment.runs), _judged(experiment))
     return {
         "verdict": verdict_view(experiment.verdict, METRICS),
         "validation": winner_view(experiment.validation, METRICS),
-        "notes": _notes(experiment, judged),
         "head": head,
         "rows": rows,
-        "plots": plot_figures(runs),
     }
 
 
@@ -253,6 +248,7 @@ def page(
         created=experiment.created_at.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
         managerial=managerial(experiment) if show_managerial else None,
         technical=technical(experiment, question_set, results, METRICS) if show_technical else None,
+        compared=compared(experiment) if show_technical else None,
     )
 
 

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from chunklab import experiment_state
 from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.experiments import holdout
 from services.evaluator.experiments.summary import summarize
-from services.evaluator.reports import compare, report
+from services.evaluator.reports import compare, report, winner
 from services.evaluator.storage.repository import Repository
 
 
@@ -31,7 +30,7 @@ class ReportService:
             results[experiment_id] = self._repo.results(experiment_id)
             summarize(experiment, results[experiment_id])
             experiments.append(experiment)
-        deciding = holdout.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
+        deciding = winner.headline_metric([r for e in experiments for r in e.runs if r.questions_done])
         return evaluator_pb2.CompareExperimentsResponse(
             experiments=experiments,
             warnings=compare.warnings(experiments, self._set_names(experiments))
