@@ -14,6 +14,7 @@ CSS = """
 .cl-badge-neighbor { background: #6b7280; }
 .cl-badge-window { background: #0d9488; }
 .cl-badge-parent { background: #9333ea; }
+.cl-letter { display: inline-block; min-width: 1.4em; text-align: center; font-weight: 700; border-radius: 4px; background: #1f2937; color: #fff; margin-right: 4px; }
 .cl-hit { border-left: 4px solid #2563eb; }
 .cl-neighbor { border-left: 4px solid #9ca3af; }
 .cl-window { border-left: 4px solid #0d9488; }

@@ -44,12 +44,26 @@ def plot_label(run_key: str) -> str:
     return f"{match.group(1)} {'/'.join(values)}"
 
 
+def experiment_letters(experiments: Sequence[pb.Experiment]) -> dict[str, str]:
+    """experiment_id -> "A", "B", …, in the order compared: a plot names a run of several
+    experiments by its experiment's letter, which the page's column headings show beside
+    each title (a title would cut the label short)."""
+    return {e.experiment_id: _letter(i) for i, e in enumerate(experiments)}
+
+
+def _letter(position: int) -> str:
+    return chr(ord("A") + position) if position < 26 else f"E{position + 1}"
+
+
 def run_labels(experiments: Sequence[pb.Experiment]) -> dict[tuple[str, str], str]:
     """(experiment_id, run_key) -> how a plot names the run: its short key alone for one
-    experiment, "experiment: run" when several are compared."""
+    experiment, "A · run" (the experiment's letter) when several are compared."""
     several = len(experiments) > 1
+    letters = experiment_letters(experiments)
     return {
-        (e.experiment_id, r.run_key): f"{_title(e)}: {plot_label(r.run_key)}" if several else plot_label(r.run_key)
+        (e.experiment_id, r.run_key): (
+            f"{letters[e.experiment_id]} · {plot_label(r.run_key)}" if several else plot_label(r.run_key)
+        )
         for e in experiments
         for r in e.runs
     }

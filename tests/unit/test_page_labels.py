@@ -282,7 +282,7 @@ def test_an_uploaded_pdf_is_named_with_its_format_and_pages():
         metadata={"pages": "12"},
     )
     message = parse(formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=document))).text
-    assert message == "Uploaded manual.pdf (collection 'default', PDF, 5400 characters, 12 pages, id d1)."
+    assert message == "Uploaded manual.pdf (collection 'default', PDF, 5,400 characters, 12 pages, id d1)."
     html = dpb.Document(
         document_id="d2", name="page.html", collection="web", character_count=80, format=dpb.DOCUMENT_FORMAT_HTML
     )

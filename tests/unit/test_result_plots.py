@@ -115,15 +115,15 @@ def test_wins_and_losses_per_pair_in_one_experiment_and_across_two(three):
     pairs = compare.wins(both, {"three": three[1], "other": other_results}, "recall")
     frame = result_plots.wins_frame(both, pairs)
     assert list(frame.itertuples(index=False, name=None))[-6:] == [
-        ("three: b vs other: d", "wins", 2),
-        ("three: b vs other: d", "ties", 1),
-        ("three: b vs other: d", "losses", 1),
-        ("three: c vs other: d", "wins", 0),
-        ("three: c vs other: d", "ties", 2),
-        ("three: c vs other: d", "losses", 2),
+        ("A · b vs B · d", "wins", 2),
+        ("A · b vs B · d", "ties", 1),
+        ("A · b vs B · d", "losses", 1),
+        ("A · c vs B · d", "wins", 0),
+        ("A · c vs B · d", "ties", 2),
+        ("A · c vs B · d", "losses", 2),
     ]
     tradeoff = result_plots.tradeoff_frame(both, METRICS)
-    assert list(tradeoff["run"]) == ["three: a", "three: b", "three: c", "other: d"]
+    assert list(tradeoff["run"]) == ["A · a", "A · b", "A · c", "B · d"]
     assert list(tradeoff["Pareto front"]) == [
         "on the Pareto front",
         "on the Pareto front",

@@ -537,13 +537,20 @@ def test_the_plot_frame_holds_each_runs_interval_in_the_units_of_the_tables():
     assert list(frame.columns) == ["metric", "run", "point", "difference from the baseline"]
     rows = [tuple(r) for r in frame.itertuples(index=False)]
     assert [r[:3] for r in rows[:3]] == [
-        ("iou", "b: r1", "95% CI low"),
-        ("iou", "b: r1", "difference"),
-        ("iou", "b: r1", "95% CI high"),
+        ("iou", "B · r1", "95% CI low"),
+        ("iou", "B · r1", "difference"),
+        ("iou", "B · r1", "95% CI high"),
     ]
     assert [r[3] for r in rows] == pytest.approx([1.0, 5.0, 9.0, -2.0, 1.0, 4.0, -60, -40, -20])
     assert [r[0] for r in rows[3::3]] == ["recall", "tokens_sent"]
     assert METRICS.axis_unit("iou") == "percentage points" and METRICS.axis_unit("mrr") == "score"
+    # The plots name a run by its experiment's letter, which each column's heading shows by its title.
+    headings = parse(compare_html.compare_html(comparison(), METRICS)).findall(".//th[@data-letter]")
+    assert [(h.get("data-experiment-id"), h.get("data-letter")) for h in headings] == [
+        ("e-12345678", "A"),
+        ("e-2", "B"),
+    ]
+    assert text_of(headings[1]).startswith("B b")
     empty = comparison()
     del empty.differences[:]
     assert compare_html.differences_frame(empty, METRICS).empty

@@ -17,7 +17,7 @@ from chunklab.views.render import render
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
 from frontend.views.experiments_html import embedding_model, question_set_label, state_name, title
-from frontend.views.result_plots import plot_label
+from frontend.views.result_plots import experiment_letters, plot_label
 
 OPEN_METRICS = 3
 # The plot's columns: one row per run and point (the interval's ends and the difference).
@@ -108,7 +108,10 @@ def compare_html(
         "frontend",
         "compare.html.j2",
         warnings=list(response.warnings),
-        experiments=[_column(e, metrics, sets) for e in response.experiments],
+        experiments=[
+            {**_column(e, metrics, sets), "letter": experiment_letters(response.experiments)[e.experiment_id]}
+            for e in response.experiments
+        ],
         metrics=shown,
         baseline=baseline,
     )
@@ -117,12 +120,12 @@ def compare_html(
 def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metrics: MetricFormat) -> pd.DataFrame:
     """Every run's difference from the baseline and its 95% interval, per metric, in the
     units the tables show (fractions in percentage points): what the page's plot draws."""
-    names = {e.experiment_id: title(e) for e in response.experiments}
+    letters = experiment_letters(response.experiments)
     rows = []
     for metric, diffs in by_metric(response, metrics).items():
         scale = metrics.scale(metric)
         for d in diffs:
-            label = _run_label(names, d.experiment_id, plot_label(d.run_key))
+            label = f"{letters.get(d.experiment_id, '?')} · {plot_label(d.run_key)}"
             for point, value in zip(PLOT_POINTS, (d.ci_low, d.difference, d.ci_high)):
                 rows.append((metric, label, point, value * scale))
     return pd.DataFrame(rows, columns=list(PLOT_COLUMNS))
