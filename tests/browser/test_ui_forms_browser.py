@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.support.browser import SECONDS, choose, screenshot
+from tests.support.browser import SECONDS, choose, documents_part, screenshot
 from tests.support.hand_pdfs import text_pdf
 
 pytestmark = pytest.mark.browser
@@ -20,11 +20,14 @@ QUESTION = "Which flags meant a hurricane?"
 
 
 def select_storms(page) -> None:
-    choose(page, "document-select", re.compile(r"^storms\.md · "))
-    expect_value = re.compile(r"^storms\.md · ")
+    """Chooses storms.md under Upload and list and opens Process, ready to press it."""
     from playwright.sync_api import expect
 
-    expect(page.locator("#document-select input")).to_have_value(expect_value)
+    documents_part(page, "Upload and list")
+    choose(page, "document-select", re.compile(r"^storms\.md · "))
+    expect(page.locator("#document-select input")).to_have_value(re.compile(r"^storms\.md · "))
+    documents_part(page, "Process")
+    expect(page.locator("#documents-process-selected")).to_contain_text("Selected document: storms.md · ")
     expect(page.locator("#process-button")).to_be_enabled()
 
 
@@ -51,7 +54,9 @@ def test_a_bad_chunk_size_is_named_beside_its_field_until_fixed_and_a_tiny_one_i
     overlap.fill("0")
     process(page)
     active = page.locator("#indexed-sets tr[data-strategy=fixed_size][data-active=true] td")
+    documents_part(page, "Index sets and export")
     expect(active.nth(1)).to_have_text("chunk_overlap=0, chunk_size=256")
+    documents_part(page, "Process")
 
     # 1.5 tokens: the form names the field, in its words, beside it; nothing is sent.
     size.fill("1.5")
@@ -76,19 +81,24 @@ def test_a_bad_chunk_size_is_named_beside_its_field_until_fixed_and_a_tiny_one_i
     expect(anyway).not_to_be_checked()
     process(page)
     expect(status).to_contain_text("Indexed beside the active sets, which stay as they were: fixed_size chunk_size=8")
-    # The set of 8 is there, and the active one is still the set of 256.
-    expect(page.locator("#indexed-sets")).to_contain_text("chunk_overlap=0, chunk_size=8")
-    expect(active.nth(1)).to_have_text("chunk_overlap=0, chunk_size=256")
     expect(warning).to_be_visible()  # still said: the value is still 8
     screenshot(page, "forms-chunk-size-8-warned-and-kept-inactive")
+    # The set of 8 is there, and the active one is still the set of 256.
+    documents_part(page, "Index sets and export")
+    expect(page.locator("#indexed-sets")).to_contain_text("chunk_overlap=0, chunk_size=8")
+    expect(active.nth(1)).to_have_text("chunk_overlap=0, chunk_size=256")
+    screenshot(page, "forms-chunk-size-8-indexed-beside-the-active-set")
 
     # With consent, the set of 8 becomes the active one.
+    documents_part(page, "Process")
     anyway.check()
     process(page)
-    expect(active.nth(1)).to_have_text("chunk_overlap=0, chunk_size=8")
     expect(status).not_to_contain_text("Indexed beside")
+    documents_part(page, "Index sets and export")
+    expect(active.nth(1)).to_have_text("chunk_overlap=0, chunk_size=8")
 
     # A sensible value clears the notes and the consent box.
+    documents_part(page, "Process")
     size.fill("256")
     expect(notes.locator("li")).to_have_count(0)
     expect(anyway).to_be_hidden()
@@ -116,9 +126,11 @@ def test_a_refused_upload_names_the_file_and_keeps_the_selected_document_s_views
 
     select_storms(page)
     process(page)
+    documents_part(page, "Index sets and export")
     sets = page.locator("#indexed-sets tr[data-strategy=fixed_size]")
     expect(sets.first).to_be_visible()
     # The boundary view drawn for it (a document other than the sample's waits for its button).
+    documents_part(page, "Boundaries")
     page.locator("#viewer-button").click()
     view = page.locator("#viewer .cl-sbs")
     view.wait_for(timeout=60 * SECONDS)
@@ -127,6 +139,7 @@ def test_a_refused_upload_names_the_file_and_keeps_the_selected_document_s_views
     shown_before = summary.inner_text()
 
     # A PDF whose cross-reference table is missing: ingest refuses it.
+    documents_part(page, "Upload and list")
     data = text_pdf(1)
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(data[: data.index(b"xref")] + b"%%EOF\n")
@@ -137,11 +150,21 @@ def test_a_refused_upload_names_the_file_and_keeps_the_selected_document_s_views
     expect(said).to_contain_text("Not uploaded: 'broken.pdf' is a damaged PDF that cannot be read")
     expect(said).to_contain_text("its cross-reference table")
     expect(said).not_to_contain_text("PdfReadError")
-
-    # The selection, its index sets and its boundary view are as they were.
+    # The selection is as it was, and the list has no broken.pdf.
     expect(page.locator("#document-select input")).to_have_value(re.compile(r"^storms\.md · "))
-    expect(sets.first).to_be_visible()
-    expect(summary).to_have_text(shown_before)
-    expect(view).to_be_visible()
     expect(page.locator("#documents-table")).not_to_contain_text("broken.pdf")
     screenshot(page, "forms-failed-upload-keeps-the-selection")
+
+    # Its index sets and its boundary view are as they were.
+    documents_part(page, "Index sets and export")
+    expect(page.locator("#documents-sets-selected")).to_contain_text("Selected document: storms.md · ")
+    expect(sets.first).to_be_visible()
+    screenshot(page, "forms-failed-upload-keeps-the-index-sets")
+    documents_part(page, "Boundaries")
+    expect(page.locator("#documents-boundaries-selected")).to_contain_text("Selected document: storms.md · ")
+    expect(summary).to_have_text(shown_before)
+    expect(view).to_be_visible()
+    # In the window, so that its lazily laid-out first rows are painted in the screenshot.
+    view.locator(".cl-sbs-scroll").evaluate("e => e.scrollIntoView({block: 'center'})")
+    expect(view.locator(".cl-sbs-text").first).to_contain_text("Storm signals")
+    screenshot(page, "forms-failed-upload-keeps-the-boundary-view")
