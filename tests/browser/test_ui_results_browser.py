@@ -131,8 +131,13 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     page.locator("#compare-button").click()
     result = page.locator("#compare-result")
     expect(result.locator(".cl-warnings[role=alert]")).to_contain_text("neighbour expansion differs")
-    heads = result.locator(".cl-compare-columns thead th > div").all_inner_texts()
-    assert sorted(heads) == sorted([SIZES, NEIGHBOURS])
+    # Each column's heading: the letter its runs carry in the plots, then the experiment's title.
+    heads = result.locator(".cl-compare-columns thead th[data-letter]")
+    titled = {h.get_attribute("data-letter"): h.locator("div").inner_text() for h in heads.all()}
+    assert sorted(titled.values()) == sorted([f"A {SIZES}", f"B {NEIGHBOURS}"]) or sorted(titled.values()) == sorted(
+        [f"B {SIZES}", f"A {NEIGHBOURS}"]
+    ), titled
+    sizes_letter = next(letter for letter, text in titled.items() if text.endswith(SIZES))
     # Each column's verdict, and every metric by its label, never its field name.
     verdicts = result.locator(".cl-compare-columns td.cl-verdict").all_inner_texts()
     assert len(verdicts) == 2 and sum("is the only run" in v for v in verdicts) == 1 and "–" not in verdicts
@@ -147,9 +152,9 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     differences = page.locator("#compare-plot")
     expect(differences).to_contain_text("difference from the baseline (95% CI)")
     assert points(differences) == 3 * 2
-    # Runs named short enough that Vega does not cut them ("storms sizes: fixed_size 64/0").
+    # Runs named short enough that Vega does not cut them ("A · fixed_size 64/0", A the column's letter).
     ticks = differences.locator("g.role-axis-label text").evaluate_all("ts => ts.map(t => t.textContent)")
-    assert "storms sizes: fixed_size 64/0" in ticks and not any(t.endswith("…") for t in ticks), ticks
+    assert f"{sizes_letter} · fixed_size 64/0" in ticks and not any(t.endswith("…") for t in ticks), ticks
     # The absolute values: each run's mean as a bar, the three runs of both experiments on one trade-off.
     expect(page.locator("#compare-means-plot")).to_contain_text("mean per run")
     assert page.locator("#compare-means-plot g.mark-rect.role-mark path").count() == 3
