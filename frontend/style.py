@@ -99,6 +99,8 @@ CSS = """
 .cl-scroll { overflow-x: auto; max-width: 100%; }
 /* A run key (strategy[knob=…,…]) may break anywhere, so the run table keeps every measure column in view. */
 .cl-runs-table code { overflow-wrap: anywhere; }
+/* …but never narrower than a strategy's name, or the key stands as a column of letters. */
+.cl-runs-table td:first-child { min-width: 10em; }
 details.cl-metric { margin: 8px 0; }
 details.cl-metric > summary { cursor: pointer; }
 #query-columns, .cl-columns { min-width: 0; max-width: 100%; }
