@@ -632,7 +632,7 @@ def test_two_configurations_of_one_strategy_are_searched_side_by_side(retriever)
     deleted = retriever.DeleteIndexedSet(rpb.DeleteIndexedSetRequest(key=large_key), timeout=10)
     assert deleted.chunks_deleted == 2
     code, message = code_of(lambda: ask(retriever, "side by side", "fixed_size", 2, "sbs", config_id=large))
-    assert code == grpc.StatusCode.NOT_FOUND and large in message and "ListIndexedSets" in message
+    assert code == grpc.StatusCode.NOT_FOUND and large in message and "lists each document’s index sets" in message
     code, _ = code_of(lambda: retriever.ActivateIndexedSet(rpb.ActivateIndexedSetRequest(key=large_key), timeout=10))
     assert code == grpc.StatusCode.NOT_FOUND
     code, message = code_of(
