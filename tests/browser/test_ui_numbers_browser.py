@@ -15,7 +15,7 @@ import pytest
 
 from chunklab.knobs import to_spec
 from chunklab.v1 import common_pb2, evaluator_pb2
-from tests.support.browser import DOCUMENT, choose, screenshot, upload
+from tests.support.browser import DOCUMENT, choose, documents_part, screenshot, upload
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 60_000  # what a check waits for the page on a busy machine
@@ -132,10 +132,17 @@ def test_a_typed_question_and_one_from_a_set_count_tokens_sent_alike(stocked, pa
     screenshot(page, "numbers-query-typed")
 
 
-def _tooltip_of_a_point(page, plot) -> str:
-    """The Vega tooltip of the plot's first point, as a person hovering over it reads it."""
-    point = plot.locator("g.mark-symbol.role-mark path").first
+def _tooltip_of_a_point(page, plot, run: str = "") -> str:
+    """The Vega tooltip of the plot's first point (of a run whose label holds `run`), as a
+    person hovering over it reads it: once the plot is drawn and no update is under way
+    (Gradio's progress overlay, while it shows, lies over the plot and takes the pointer, so
+    Vega would never see it arrive)."""
+    from playwright.sync_api import expect
+
+    labelled = f"[aria-label*='{run}']" if run else ""  # Vega labels a point with its tooltip's text
+    point = plot.locator(f"g.mark-symbol.role-mark path{labelled}").first
     point.wait_for()
+    expect(plot.get_by_test_id("status-tracker")).to_have_class(re.compile(r"\bhide\b"))
     point.hover(force=True)
     tooltip = page.locator("#vg-tooltip-element")
     tooltip.wait_for(state="visible")
@@ -172,23 +179,29 @@ def test_compare_writes_tokens_and_the_tradeoff_tooltip_like_the_tables(stocked,
     from playwright.sync_api import expect
 
     page.get_by_role("tab", name="Compare").click()
+    result = page.locator("#compare-result")
+    # The page opens on the newest pair compared (numbers B, then A); the two chosen the other way.
+    expect(result.locator(".cl-compare-columns th[data-letter=A]")).to_contain_text(EXPERIMENTS[1])
+    expect(result.get_by_test_id("status-tracker")).to_have_class(re.compile(r"\bhide\b"))
     select = page.locator("#compare-select")
-    select.locator("input").wait_for()
-    if select.locator(".remove-all").count():
-        select.locator(".remove-all").click()
+    select.locator(".remove-all").click()
     for name in EXPERIMENTS:
         choose(page, "compare-select", re.compile(rf"^{name} · "))
     page.locator("#compare-button").click()
-    result = page.locator("#compare-result")
-    expect(result.locator(".cl-compare-columns")).to_be_visible()
+    # Shown once the first chosen heads the first column (its runs are the plots' "A · …").
+    expect(result.locator(".cl-compare-columns th[data-letter=A]")).to_contain_text(EXPERIMENTS[0])
     expect(result).to_contain_text("2 questions × 2 configurations")
     tokens = result.locator("details.cl-metric[data-metric=tokens_sent]")
     expect(tokens).to_be_visible()
     tokens.locator("summary").click()
     assert re.search(r"\d{1,3}(,\d{3})+", tokens.inner_text()), tokens.inner_text()
     assert not LONG_DECIMALS.search(result.inner_text())
-    shown = _tooltip_of_a_point(page, page.locator("#compare-tradeoff-plot"))
+    # The 512-token runs send three chunks of 512 tokens a question: a whole count, as the tables
+    # have it (Gradio's tooltip prints the plotted number without Vega's axis format, so "1536").
+    shown = _tooltip_of_a_point(page, page.locator("#compare-tradeoff-plot"), run="fixed_size 512/0")
     assert not LONG_DECIMALS.search(shown), shown
+    assert re.search(r"tokens sent per question\s+1,?536\s", shown), shown
+    assert re.search(r"run\s+[AB] · fixed_size 512/0", shown), shown  # named as the columns' letters
     screenshot(page, "numbers-compare")
 
 
@@ -196,7 +209,10 @@ def test_the_boundary_histograms_name_their_configuration_in_full(stocked, page)
     """A histogram's heading once was the plot's one-line title, cut at the half-width plot's edge."""
     from playwright.sync_api import expect
 
+    documents_part(page, "Upload and list")
     choose(page, "document-select", re.compile(rf"^{re.escape(NAME)} · "))
+    documents_part(page, "Boundaries")
+    expect(page.locator("#documents-boundaries-selected")).to_contain_text(f"Selected document: {NAME} · ")
     page.locator("#viewer-right-source").get_by_text("Index set", exact=True).click()
     choose(page, "viewer-right-set", re.compile(r"^fixed_size · chunk_overlap=0, chunk_size=512 · "))
     page.locator("#viewer-button").click()
