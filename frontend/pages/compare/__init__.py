@@ -123,12 +123,13 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
             return (message_html(NOTHING_TO_COMPARE), *(gr.skip() for _ in outputs[1:]))
 
         outputs = [result, differences, catalogue, plot_metric, plot, *plots.outputs]
-        # On load, and on opening the tab while nothing is compared (experiments finish meanwhile).
-        for event in (page.load, opened):
-            if event is not None:
-                event(opening_choices, inputs=[chosen, differences], outputs=chosen).then(
-                    first_comparison, inputs=[chosen, differences], outputs=outputs
-                )
+        # On opening the tab while nothing is compared (experiments finish meanwhile); on load only
+        # where the page stands alone. Not both: a load still comparing when the tab opens
+        # would do the work twice, for a tab nobody sees at load.
+        event = opened if opened is not None else page.load
+        event(opening_choices, inputs=[chosen, differences], outputs=chosen).then(
+            first_comparison, inputs=[chosen, differences], outputs=outputs
+        )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         compare_button.click(compare, inputs=chosen, outputs=outputs)

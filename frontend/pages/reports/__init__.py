@@ -75,12 +75,13 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
                 return gr.skip(), gr.skip()
             return open_report(experiment_id, view_name)
 
-        # On load, and on opening the tab while no report is shown (experiments finish meanwhile).
-        for event in (page.load, opened):
-            if event is not None:
-                event(opening_choice, inputs=[chosen, frame], outputs=chosen).then(
-                    first_report, inputs=[chosen, view, frame], outputs=[frame, download]
-                )
+        # On opening the tab while no report is shown (experiments finish meanwhile); on load only
+        # where the page stands alone. Not both: a load still at work when the tab opens
+        # would do the work twice, for a tab nobody sees at load.
+        event = opened if opened is not None else page.load
+        event(opening_choice, inputs=[chosen, frame], outputs=chosen).then(
+            first_report, inputs=[chosen, view, frame], outputs=[frame, download]
+        )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
         chosen.change(
