@@ -156,6 +156,16 @@ def test_each_step_is_done_by_what_the_stack_holds_and_the_first_left_is_next():
     assert states(finished) == ["done", "done", "done", "next"]
     assert finished[2].detail == "exp e1 finished. run0 has the highest recall."
     assert "lighthouse.md" in finished[0].detail and "by hand" in finished[1].detail
+    assert finished[3].button == "Copy the winner's settings"
+
+
+def test_take_it_home_says_there_is_no_winner_to_copy_when_leaders_share_the_lead():
+    tied = steps.steps([DOCUMENT], [QUESTION_SET], [experiment("e1")], "No clear winner on recall.", ["a", "b"])
+    assert states(tied) == ["done", "done", "done", "next"]
+    assert tied[3].button == "See the leaders" and tied[3].tab == "experiments"
+    assert tied[3].detail.startswith("No single winner to copy: a and b share the lead.")
+    one = steps.steps([DOCUMENT], [QUESTION_SET], [experiment("e1")], "a is the winner.", ["a"])
+    assert one[3].button == "Copy the winner's settings" and "Copy the winner's settings as code" in one[3].detail
 
 
 def test_a_deleted_document_makes_the_first_step_next_again():

@@ -18,15 +18,16 @@ LABELS = {path.DONE: "done", path.NEXT: "next", path.TODO: "to do"}
 STEP_COUNT = len(path.SHAPE)
 
 
-def outcome(gateway: ChunkLab, experiments) -> str:
-    """The verdict's first sentence for the newest experiment that compared configurations."""
+def outcome(gateway: ChunkLab, experiments) -> tuple[str, list[str]]:
+    """The verdict's first sentence for the newest experiment that compared configurations,
+    and the runs it puts in the lead."""
     done = newest_finished(experiments)
     if done is None:
-        return ""
+        return "", []
     experiment = gateway.get_experiment(done.experiment_id, without_results=True)
     if not experiment.verdict.metric and not experiment.verdict.unavailable:
-        return ""
-    return headline(experiment.verdict, MetricFormat(gateway.list_metrics()))
+        return "", []
+    return headline(experiment.verdict, MetricFormat(gateway.list_metrics())), list(experiment.verdict.leaders)
 
 
 def where_we_stand(gateway: ChunkLab) -> tuple:
@@ -35,7 +36,7 @@ def where_we_stand(gateway: ChunkLab) -> tuple:
     try:
         experiments = gateway.list_experiments()
         found = path.steps(
-            gateway.list_documents(), gateway.list_question_sets(), experiments, outcome(gateway, experiments)
+            gateway.list_documents(), gateway.list_question_sets(), experiments, *outcome(gateway, experiments)
         )
     except ClientError as exc:
         return (told_html(exc), *(gr.update() for _ in range(STEP_COUNT)))

@@ -76,17 +76,37 @@ HOME = (
 )
 
 
+# Step 4 when the newest finished experiment names no single winner: nothing to copy yet.
+NO_WINNER_BUTTON = "See the leaders"
+NO_WINNER = (
+    "No single winner to copy: {leaders} share the lead. The verdict on Experiments says what "
+    "separates them; take the one that suits you (Documents, Index sets and export), or add "
+    "questions and run again to tell them apart."
+)
+
+
+def _home(leaders: Sequence[str]) -> tuple[str, str]:
+    """Step 4's button words and detail: copy the winner, or why there is none to copy."""
+    if len(leaders) > 1:
+        return NO_WINNER_BUTTON, NO_WINNER.format(leaders=" and ".join(leaders))
+    return SHAPE[-1][2], HOME
+
+
 def steps(
     documents: Sequence[documents_pb2.Document],
     question_sets: Sequence[evaluator_pb2.QuestionSet],
     experiments: Sequence[evaluator_pb2.Experiment],
     outcome: str = "",
+    leaders: Sequence[str] = (),
 ) -> list[Step]:
     """The four steps in order, the first one not done marked next; `outcome` is a sentence on
-    the newest finished experiment's result (its verdict), said in step 3."""
-    found = [_documents(documents), _questions(question_sets), _experiment(experiments, outcome), (False, HOME)]
+    the newest finished experiment's result (its verdict), said in step 3, and `leaders` the
+    runs its verdict puts in the lead (several: no single winner to copy in step 4)."""
+    home_button, home = _home(leaders)
+    found = [_documents(documents), _questions(question_sets), _experiment(experiments, outcome), (False, home)]
     first_open = next(i for i, (done, _) in enumerate(found) if not done)
+    buttons = [button for _, _, button in SHAPE[:-1]] + [home_button]
     return [
         Step(i + 1, title, tab, button, DONE if done else NEXT if i == first_open else TODO, detail)
-        for i, ((title, tab, button), (done, detail)) in enumerate(zip(SHAPE, found, strict=True))
+        for i, ((title, tab, _), button, (done, detail)) in enumerate(zip(SHAPE, buttons, found, strict=True))
     ]
