@@ -29,6 +29,16 @@ from services.retriever.search.coverage import SetRow as CoverageRow
 from services.retriever.search.term_stats import TermCounts
 
 
+def _terms_of_the_set():
+    """The join of an index set's row with its BM25 terms' row (the same set's key)."""
+    return (
+        (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
+        & (SetTermsRow.document_id == IndexSetRow.document_id)
+        & (SetTermsRow.strategy == IndexSetRow.strategy)
+        & (SetTermsRow.config_id == IndexSetRow.config_id)
+    )
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -195,13 +205,7 @@ class RetrieverStore:
                 IndexSetRow.indexed_at,
                 SetTermsRow.language,
             )
-            .outerjoin(
-                SetTermsRow,
-                (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
-                & (SetTermsRow.document_id == IndexSetRow.document_id)
-                & (SetTermsRow.strategy == IndexSetRow.strategy)
-                & (SetTermsRow.config_id == IndexSetRow.config_id),
-            )
+            .outerjoin(SetTermsRow, _terms_of_the_set())
             .where(
                 IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy, IndexSetRow.archived.is_(False)
             )
@@ -352,13 +356,7 @@ class RetrieverStore:
                 IndexSetRow.collection,
                 SetTermsRow.language,
             )
-            .outerjoin(
-                SetTermsRow,
-                (SetTermsRow.embedding_model == IndexSetRow.embedding_model)
-                & (SetTermsRow.document_id == IndexSetRow.document_id)
-                & (SetTermsRow.strategy == IndexSetRow.strategy)
-                & (SetTermsRow.config_id == IndexSetRow.config_id),
-            )
+            .outerjoin(SetTermsRow, _terms_of_the_set())
             .where(IndexSetRow.embedding_model == model)
         )
         with self._sessions() as session:
