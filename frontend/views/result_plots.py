@@ -137,9 +137,20 @@ def wins_frame(experiments: Sequence[pb.Experiment], pairs: Sequence[pb.Pairwise
     labels = run_labels(experiments)
     rows = []
     for p in pairs:
-        pair = (
-            f"{labels.get((p.experiment_id, p.run_key), p.run_key)} vs "
-            f"{labels.get((p.other_experiment_id, p.other_run_key), p.other_run_key)}"
-        )
+        first = labels.get((p.experiment_id, p.run_key), p.run_key)
+        pair = f"{first} vs {_after(first, labels.get((p.other_experiment_id, p.other_run_key), p.other_run_key))}"
         rows += [(pair, outcome, count) for outcome, count in zip(OUTCOMES, (p.wins, p.ties, p.losses))]
     return pd.DataFrame(rows, columns=list(WINS_COLUMNS))
+
+
+def _after(first: str, second: str) -> str:
+    """The second run of a pair without what it repeats of the first, so the pair's label fits:
+    "A · fixed_size 24/0 vs 64/0" (same experiment, same strategy), "A · fixed_size 24/0 vs
+    recursive 512/64" (same experiment)."""
+    letter, _, run = first.rpartition(" · ")
+    other_letter, _, other = second.rpartition(" · ")
+    if letter != other_letter:
+        return second
+    strategy, _, _ = run.partition(" ")
+    other_strategy, _, knobs = other.partition(" ")
+    return knobs if strategy == other_strategy and knobs else other

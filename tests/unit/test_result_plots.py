@@ -156,3 +156,33 @@ def test_a_plot_names_a_run_short_enough_not_to_be_cut():
     assert result_plots.plot_label("fixed_size[chunk_size=24,chunk_overlap=0]") == "fixed_size 24/0"
     assert result_plots.plot_label("semantic[threshold=0.5,min_sentences=3]") == "semantic 0.5/3"
     assert result_plots.plot_label("recursive") == "recursive"
+
+
+def test_a_pairs_label_drops_what_its_second_run_repeats_of_the_first_so_it_is_not_cut():
+    runs = {
+        "fixed_size[chunk_size=24,chunk_overlap=0]": {"recall": [1.0, 1.0], "iou": [0.2] * 2, "tokens": [50] * 2},
+        "fixed_size[chunk_size=64,chunk_overlap=0]": {"recall": [1.0, 0.0], "iou": [0.1] * 2, "tokens": [100] * 2},
+        "recursive[chunk_size=512]": {"recall": [0.0, 1.0], "iou": [0.1] * 2, "tokens": [300] * 2},
+    }
+    one, _ = experiment("one", runs)
+    pairs = result_plots.wins_frame([one], one.verdict.pairs)["pair"].drop_duplicates().tolist()
+    assert pairs == [
+        "fixed_size 24/0 vs 64/0",
+        "fixed_size 24/0 vs recursive 512",
+        "fixed_size 64/0 vs recursive 512",
+    ]
+    two, _ = experiment(
+        "two", {"fixed_size[chunk_size=24,chunk_overlap=0]": runs["fixed_size[chunk_size=24,chunk_overlap=0]"]}
+    )
+    across = [
+        pb.PairwiseWins(
+            metric="recall",
+            run_key="fixed_size[chunk_size=24,chunk_overlap=0]",
+            other_run_key="fixed_size[chunk_size=24,chunk_overlap=0]",
+            experiment_id=one.experiment_id,
+            other_experiment_id=two.experiment_id,
+            ties=2,
+        )
+    ]
+    # Runs of two experiments keep their letters: the pair names both in full.
+    assert result_plots.wins_frame([one, two], across)["pair"][0] == "A · fixed_size 24/0 vs B · fixed_size 24/0"
