@@ -392,11 +392,11 @@ class RetrieverService:
             hits = [(payload_to_chunk(p), s) for p, s in ranked[:top_k]]
         reranked = time.perf_counter()
         flat, tree = self._expanded(index, model, options, visible, hits)
-        missed = coverage.uncovered(
-            self.store.coverage_rows(model), options.strategy, options.config_id, options.filter
-        )
         rerank.stamp(flat, tree, rerank_scores)
         done = time.perf_counter()
+        # The documents asked for that the strategy's sets do not cover (not part of expansion's time).
+        rows = self.store.coverage_rows(model, options.filter.document_ids)
+        missed = coverage.uncovered(rows, options.strategy, options.config_id, options.filter)
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
             expansion_tree=tree,

@@ -15,6 +15,7 @@ written in the same transaction.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -342,9 +343,10 @@ class RetrieverStore:
         with self._sessions() as session:
             return session.execute(query).first() is not None
 
-    def coverage_rows(self, model: str) -> list[CoverageRow]:
-        """Every set record of the model (archived ones too), with its language where its
-        term statistics hold one: what search/coverage.py reads."""
+    def coverage_rows(self, model: str, document_ids: Sequence[str] = ()) -> list[CoverageRow]:
+        """Every set record of the model (archived ones too), of these documents where some
+        are named, with its language where its term statistics hold one: what
+        search/coverage.py reads."""
         query = (
             select(
                 IndexSetRow.document_id,
@@ -359,6 +361,8 @@ class RetrieverStore:
             .outerjoin(SetTermsRow, _terms_of_the_set())
             .where(IndexSetRow.embedding_model == model)
         )
+        if document_ids:
+            query = query.where(IndexSetRow.document_id.in_(list(document_ids)))
         with self._sessions() as session:
             return [CoverageRow(*row) for row in session.execute(query)]
 

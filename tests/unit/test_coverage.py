@@ -76,3 +76,10 @@ def test_the_store_hands_coverage_every_set_record_of_the_model(tmp_path):
     found = uncovered(rows, "fixed_size", "", common_pb2.RetrievalFilter())
     assert [(d.document_id, d.document_name) for d in found] == [("report", "report.pdf")]
     assert store.coverage_rows("another-model") == []
+    # A filter that names documents reads only their records, and covers the same.
+    named = store.coverage_rows(MODEL, ["report"])
+    assert [(r.document_id, r.strategy) for r in named] == [("report", "recursive")]
+    found = uncovered(named, "fixed_size", "", common_pb2.RetrievalFilter(document_ids=["report"]))
+    assert [(d.document_id, d.document_name, d.gap) for d in found] == [
+        ("report", "report.pdf", retriever_pb2.COVERAGE_GAP_NOT_PROCESSED)
+    ]

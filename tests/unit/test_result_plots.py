@@ -11,27 +11,13 @@ from chunklab.v1 import evaluator_pb2 as pb
 from frontend.views import result_plots
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.reports import compare, report
+from tests.support.hand_results import question_results
 
 METRICS = report.METRICS
 
 
 def experiment(name: str, runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
-    results = [
-        pb.QuestionResult(
-            question_id=f"q{i}",
-            question=f"question {i}",
-            run_key=run,
-            metrics=pb.RetrievalMetrics(
-                labelled=True,
-                recall=recall,
-                iou=values["iou"][i],
-                tokens_sent=int(values["tokens"][i]),
-                embedding_answer_similarity=-1,
-            ),
-        )
-        for run, values in runs.items()
-        for i, recall in enumerate(values["recall"])
-    ]
+    results = question_results(runs)
     built = pb.Experiment(
         experiment_id=name,
         config=pb.ExperimentConfig(name=name),

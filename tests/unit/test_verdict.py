@@ -18,28 +18,14 @@ from frontend.pages.compare import compare_html
 from frontend.views import experiments_html
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.reports import compare, report
+from tests.support.hand_results import question_results
 
 METRICS = report.METRICS
 
 
 def experiment(runs: dict[str, dict[str, list[float]]]) -> tuple[pb.Experiment, list[pb.QuestionResult]]:
     """Runs with per-question recall, IoU and tokens sent, summarised as the evaluator does."""
-    results = [
-        pb.QuestionResult(
-            question_id=f"q{i}",
-            question=f"question {i}",
-            run_key=run,
-            metrics=pb.RetrievalMetrics(
-                labelled=True,
-                recall=recall,
-                iou=values["iou"][i],
-                tokens_sent=int(values["tokens"][i]),
-                embedding_answer_similarity=-1,
-            ),
-        )
-        for run, values in runs.items()
-        for i, recall in enumerate(values["recall"])
-    ]
+    results = question_results(runs)
     built = pb.Experiment(
         experiment_id="e1",
         config=pb.ExperimentConfig(name="hand-built"),

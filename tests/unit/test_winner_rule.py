@@ -15,29 +15,10 @@ from chunklab.views.winner_view import winner_view
 from chunklab_app import export
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.reports import report, winner
+from tests.support.hand_results import question_results
 
 METRICS = report.METRICS
 FIXED, CLUSTER = "fixed_size[chunk_size=256]", "cluster_parent_child"
-
-
-def results_of(runs: dict[str, dict[str, list[float]]], ids=None) -> list[pb.QuestionResult]:
-    """Per-question recall, IoU and tokens sent of each run (question i asks "question i")."""
-    return [
-        pb.QuestionResult(
-            question_id=(ids or {}).get(i, f"q{i:02d}"),
-            question=f"question {i}",
-            run_key=run,
-            metrics=pb.RetrievalMetrics(
-                labelled=True,
-                recall=recall,
-                iou=values["iou"][i],
-                tokens_sent=int(values["tokens"][i]),
-                embedding_answer_similarity=-1,
-            ),
-        )
-        for run, values in runs.items()
-        for i, recall in enumerate(values["recall"])
-    ]
 
 
 def summarised(runs: dict[str, dict[str, list[float]]], results=None) -> pb.Experiment:
@@ -47,7 +28,7 @@ def summarised(runs: dict[str, dict[str, list[float]]], results=None) -> pb.Expe
         state=pb.EXPERIMENT_STATE_SUCCEEDED,
         runs=[pb.ExperimentRun(run_key=run, questions_total=len(v["recall"])) for run, v in runs.items()],
     )
-    summarize(built, results or results_of(runs))
+    summarize(built, results or question_results(runs))
     return built
 
 
@@ -129,9 +110,9 @@ def test_the_split_follows_the_questions_content_not_their_ids():
         "a": {"recall": [1.0, 0.5, 1.0, 0.0, 1.0, 0.5, 1.0, 1.0], "iou": [0.05] * 8, "tokens": [900] * 8},
         "b": {"recall": [0.5, 1.0, 1.0, 1.0, 0.0, 1.0, 0.5, 1.0], "iou": [0.04] * 8, "tokens": [700] * 8},
     }
-    first = summarised(runs, results_of(runs))
+    first = summarised(runs, question_results(runs))
     renamed = {i: f"z{(7 - i) * 13 % 97:02d}" for i in range(8)}  # other ids, sorting in another order
-    second = summarised(runs, list(reversed(results_of(runs, renamed))))
+    second = summarised(runs, list(reversed(question_results(runs, renamed))))
 
     def chosen(experiment: pb.Experiment, ids: dict[int, str]) -> list[str]:
         text = {ids.get(i, f"q{i:02d}"): f"question {i}" for i in range(8)}
