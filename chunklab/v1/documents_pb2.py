@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63hunklab/v1/documents.proto\x12\x0b\x63hunklab.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd9\x01\n\x08TreeNode\x12#\n\x04kind\x18\x01 \x01(\x0e\x32\x15.chunklab.v1.NodeKind\x12\r\n\x05level\x18\x02 \x01(\x05\x12\r\n\x05title\x18\x03 \x01(\t\x12\x14\n\x0cheading_path\x18\x04 \x03(\t\x12\x12\n\nstart_char\x18\x05 \x01(\x05\x12\x10\n\x08\x65nd_char\x18\x06 \x01(\x05\x12\'\n\x08\x63hildren\x18\x07 \x03(\x0b\x32\x15.chunklab.v1.TreeNode\x12\x12\n\nfirst_page\x18\x08 \x01(\x05\x12\x11\n\tlast_page\x18\t \x01(\x05\"H\n\x0c\x44ocumentTree\x12#\n\x04root\x18\x01 \x01(\x0b\x32\x15.chunklab.v1.TreeNode\x12\x13\n\x0bpage_starts\x18\x02 \x03(\x05\"\xc5\x03\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1b.chunklab.v1.DocumentFormat\x12\x12\n\ncollection\x18\x04 \x01(\t\x12\x10\n\x08language\x18\x05 \x01(\t\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bingested_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nsize_bytes\x18\x08 \x01(\x03\x12\x14\n\x0c\x63ontent_hash\x18\t \x01(\t\x12\x17\n\x0f\x63haracter_count\x18\n \x01(\x03\x12\x35\n\x08metadata\x18\x0b \x03(\x0b\x32#.chunklab.v1.Document.MetadataEntry\x12\x0c\n\x04text\x18\x0c \x01(\t\x12\'\n\x04tree\x18\r \x01(\x0b\x32\x19.chunklab.v1.DocumentTree\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*\xb6\x01\n\x0e\x44ocumentFormat\x12\x1f\n\x1b\x44OCUMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44OCUMENT_FORMAT_MARKDOWN\x10\x01\x12\x18\n\x14\x44OCUMENT_FORMAT_TEXT\x10\x02\x12\x18\n\x14\x44OCUMENT_FORMAT_DOCX\x10\x03\x12\x17\n\x13\x44OCUMENT_FORMAT_PDF\x10\x04\x12\x18\n\x14\x44OCUMENT_FORMAT_HTML\x10\x05*\xda\x01\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12NODE_KIND_DOCUMENT\x10\x01\x12\x15\n\x11NODE_KIND_SECTION\x10\x02\x12\x15\n\x11NODE_KIND_HEADING\x10\x03\x12\x17\n\x13NODE_KIND_PARAGRAPH\x10\x04\x12\x12\n\x0eNODE_KIND_LIST\x10\x05\x12\x17\n\x13NODE_KIND_LIST_ITEM\x10\x06\x12\x13\n\x0fNODE_KIND_TABLE\x10\x07\x12\x12\n\x0eNODE_KIND_CODE\x10\x08*^\n\x0c\x44ocumentView\x12\x1d\n\x19\x44OCUMENT_VIEW_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44OCUMENT_VIEW_BASIC\x10\x01\x12\x16\n\x12\x44OCUMENT_VIEW_FULL\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63hunklab/v1/documents.proto\x12\x0b\x63hunklab.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd9\x01\n\x08TreeNode\x12#\n\x04kind\x18\x01 \x01(\x0e\x32\x15.chunklab.v1.NodeKind\x12\r\n\x05level\x18\x02 \x01(\x05\x12\r\n\x05title\x18\x03 \x01(\t\x12\x14\n\x0cheading_path\x18\x04 \x03(\t\x12\x12\n\nstart_char\x18\x05 \x01(\x05\x12\x10\n\x08\x65nd_char\x18\x06 \x01(\x05\x12\'\n\x08\x63hildren\x18\x07 \x03(\x0b\x32\x15.chunklab.v1.TreeNode\x12\x12\n\nfirst_page\x18\x08 \x01(\x05\x12\x11\n\tlast_page\x18\t \x01(\x05\"H\n\x0c\x44ocumentTree\x12#\n\x04root\x18\x01 \x01(\x0b\x32\x15.chunklab.v1.TreeNode\x12\x13\n\x0bpage_starts\x18\x02 \x03(\x05\"\xf5\x03\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12+\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1b.chunklab.v1.DocumentFormat\x12\x12\n\ncollection\x18\x04 \x01(\t\x12\x10\n\x08language\x18\x05 \x01(\t\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bingested_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nsize_bytes\x18\x08 \x01(\x03\x12\x14\n\x0c\x63ontent_hash\x18\t \x01(\t\x12\x17\n\x0f\x63haracter_count\x18\n \x01(\x03\x12\x35\n\x08metadata\x18\x0b \x03(\x0b\x32#.chunklab.v1.Document.MetadataEntry\x12\x0c\n\x04text\x18\x0c \x01(\t\x12\'\n\x04tree\x18\r \x01(\x0b\x32\x19.chunklab.v1.DocumentTree\x12.\n\x0cparse_report\x18\x0e \x01(\x0b\x32\x18.chunklab.v1.ParseReport\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9d\x01\n\x0bParseReport\x12\r\n\x05pages\x18\x01 \x01(\x05\x12\x10\n\x08headings\x18\x02 \x01(\x05\x12\x12\n\nparagraphs\x18\x03 \x01(\x05\x12\x0e\n\x06tables\x18\x04 \x01(\x05\x12\x12\n\nlist_items\x18\x05 \x01(\x05\x12\x13\n\x0b\x63ode_blocks\x18\x06 \x01(\x05\x12\x10\n\x08warnings\x18\x07 \x03(\t\x12\x0e\n\x06reader\x18\x08 \x01(\t*\xb6\x01\n\x0e\x44ocumentFormat\x12\x1f\n\x1b\x44OCUMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44OCUMENT_FORMAT_MARKDOWN\x10\x01\x12\x18\n\x14\x44OCUMENT_FORMAT_TEXT\x10\x02\x12\x18\n\x14\x44OCUMENT_FORMAT_DOCX\x10\x03\x12\x17\n\x13\x44OCUMENT_FORMAT_PDF\x10\x04\x12\x18\n\x14\x44OCUMENT_FORMAT_HTML\x10\x05*\xda\x01\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12NODE_KIND_DOCUMENT\x10\x01\x12\x15\n\x11NODE_KIND_SECTION\x10\x02\x12\x15\n\x11NODE_KIND_HEADING\x10\x03\x12\x17\n\x13NODE_KIND_PARAGRAPH\x10\x04\x12\x12\n\x0eNODE_KIND_LIST\x10\x05\x12\x17\n\x13NODE_KIND_LIST_ITEM\x10\x06\x12\x13\n\x0fNODE_KIND_TABLE\x10\x07\x12\x12\n\x0eNODE_KIND_CODE\x10\x08*^\n\x0c\x44ocumentView\x12\x1d\n\x19\x44OCUMENT_VIEW_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44OCUMENT_VIEW_BASIC\x10\x01\x12\x16\n\x12\x44OCUMENT_VIEW_FULL\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,18 +34,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DOCUMENT_METADATAENTRY']._loaded_options = None
   _globals['_DOCUMENT_METADATAENTRY']._serialized_options = b'8\001'
-  _globals['_DOCUMENTFORMAT']._serialized_start=828
-  _globals['_DOCUMENTFORMAT']._serialized_end=1010
-  _globals['_NODEKIND']._serialized_start=1013
-  _globals['_NODEKIND']._serialized_end=1231
-  _globals['_DOCUMENTVIEW']._serialized_start=1233
-  _globals['_DOCUMENTVIEW']._serialized_end=1327
+  _globals['_DOCUMENTFORMAT']._serialized_start=1036
+  _globals['_DOCUMENTFORMAT']._serialized_end=1218
+  _globals['_NODEKIND']._serialized_start=1221
+  _globals['_NODEKIND']._serialized_end=1439
+  _globals['_DOCUMENTVIEW']._serialized_start=1441
+  _globals['_DOCUMENTVIEW']._serialized_end=1535
   _globals['_TREENODE']._serialized_start=78
   _globals['_TREENODE']._serialized_end=295
   _globals['_DOCUMENTTREE']._serialized_start=297
   _globals['_DOCUMENTTREE']._serialized_end=369
   _globals['_DOCUMENT']._serialized_start=372
-  _globals['_DOCUMENT']._serialized_end=825
-  _globals['_DOCUMENT_METADATAENTRY']._serialized_start=778
-  _globals['_DOCUMENT_METADATAENTRY']._serialized_end=825
+  _globals['_DOCUMENT']._serialized_end=873
+  _globals['_DOCUMENT_METADATAENTRY']._serialized_start=826
+  _globals['_DOCUMENT_METADATAENTRY']._serialized_end=873
+  _globals['_PARSEREPORT']._serialized_start=876
+  _globals['_PARSEREPORT']._serialized_end=1033
 # @@protoc_insertion_point(module_scope)

@@ -86,7 +86,7 @@ class DocumentTree(_message.Message):
     def __init__(self, root: _Optional[_Union[TreeNode, _Mapping]] = ..., page_starts: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Document(_message.Message):
-    __slots__ = ("document_id", "name", "format", "collection", "language", "published_at", "ingested_at", "size_bytes", "content_hash", "character_count", "metadata", "text", "tree")
+    __slots__ = ("document_id", "name", "format", "collection", "language", "published_at", "ingested_at", "size_bytes", "content_hash", "character_count", "metadata", "text", "tree", "parse_report")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -107,6 +107,7 @@ class Document(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TREE_FIELD_NUMBER: _ClassVar[int]
+    PARSE_REPORT_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     name: str
     format: DocumentFormat
@@ -120,4 +121,25 @@ class Document(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     text: str
     tree: DocumentTree
-    def __init__(self, document_id: _Optional[str] = ..., name: _Optional[str] = ..., format: _Optional[_Union[DocumentFormat, str]] = ..., collection: _Optional[str] = ..., language: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., character_count: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., text: _Optional[str] = ..., tree: _Optional[_Union[DocumentTree, _Mapping]] = ...) -> None: ...
+    parse_report: ParseReport
+    def __init__(self, document_id: _Optional[str] = ..., name: _Optional[str] = ..., format: _Optional[_Union[DocumentFormat, str]] = ..., collection: _Optional[str] = ..., language: _Optional[str] = ..., published_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ingested_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., character_count: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., text: _Optional[str] = ..., tree: _Optional[_Union[DocumentTree, _Mapping]] = ..., parse_report: _Optional[_Union[ParseReport, _Mapping]] = ...) -> None: ...
+
+class ParseReport(_message.Message):
+    __slots__ = ("pages", "headings", "paragraphs", "tables", "list_items", "code_blocks", "warnings", "reader")
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    HEADINGS_FIELD_NUMBER: _ClassVar[int]
+    PARAGRAPHS_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    LIST_ITEMS_FIELD_NUMBER: _ClassVar[int]
+    CODE_BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    READER_FIELD_NUMBER: _ClassVar[int]
+    pages: int
+    headings: int
+    paragraphs: int
+    tables: int
+    list_items: int
+    code_blocks: int
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    reader: str
+    def __init__(self, pages: _Optional[int] = ..., headings: _Optional[int] = ..., paragraphs: _Optional[int] = ..., tables: _Optional[int] = ..., list_items: _Optional[int] = ..., code_blocks: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., reader: _Optional[str] = ...) -> None: ...

@@ -44,6 +44,9 @@ class Parsed:
     metadata: dict[str, str]
     published_at: datetime | None
     language: str = ""  # what the document declares (an HTML page's lang), "" to detect
+    # What the reader could not read or had to guess, as sentences a person can act on (the
+    # document's ParseReport.warnings): nothing is lost without one.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
