@@ -12,7 +12,10 @@ The content is `<main>` when the page has one, else its only `<article>`,
 else `<body>`; inside it, boilerplate is dropped by a fixed rule (ADR 0057):
 scripts, styles, forms, embedded objects, `<nav>`, `<aside>`, page-level
 `<header>`/`<footer>`, ARIA landmarks of the same kind, hidden elements and
-cookie or consent banners.
+cookie or consent banners, and wiki and documentation furniture (edit links,
+category blocks, language lists, heading permalinks such as Sphinx's "¶").
+On a web page, trafilatura then chooses which of the rendered blocks are the
+main text (html_main, ADR 0102); html_render renders them.
 
 Bounded before any Python walks the tree: libxml2 stops at nesting deeper
 than 256 elements (the rest of the page would be lost, so the page is
