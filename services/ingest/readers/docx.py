@@ -61,7 +61,10 @@ def warnings_for(reader: BodyReader) -> list[str]:
         )
     if counts["nested tables"]:
         n = counts["nested tables"]
-        out.append(f"{_plural(n, 'table', 'tables')} inside table cells were written into their cell as text")
+        out.append(
+            f"{_plural(n, 'table inside a table cell was', 'tables inside table cells were')} written into "
+            "the cell as text"
+        )
     if reader.unresolved:
         out.append(
             "lists whose numbering definitions cannot be read (numId "
