@@ -111,7 +111,7 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
             ) from None
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
-        return Parsed(content.text, content.tree, content.metadata, content.created)
+        return Parsed(content.text, content.tree, content.metadata, content.created, warnings=content.warnings)
     if fmt == pb.DOCUMENT_FORMAT_HTML:
         return read_html(name, data)
     text, encoding = decode_text(name, data)
