@@ -520,23 +520,23 @@ def goals(total: Score, pdf: Score | None, web: dict | None) -> list[str]:
 
     if total.headings and total.headings[1]:
         share = total.headings[0] / total.headings[1]
-        check("headings >= 85% of the reference's", share, share >= 0.85, f"{share:.0%}")
+        check("headings ≥ 85% of the reference’s", share, share >= 0.85, f"{share:.0%}")
     if total.words and total.words[1] and total.words[2]:
         kept, clean = total.words[0] / total.words[1], total.words[0] / total.words[2]
-        check("words >= 97% kept", kept, kept >= 0.97, f"{kept:.1%}")
-        check("words >= 95% of ours in the reference", clean, clean >= 0.95, f"{clean:.1%}")
+        check("words ≥ 97% kept", kept, kept >= 0.97, f"{kept:.1%}")
+        check("words ≥ 95% of ours in the reference", clean, clean >= 0.95, f"{clean:.1%}")
     if total.paragraphs and total.paragraphs[1]:
         times = total.paragraphs[0] / total.paragraphs[1]
-        check("paragraphs <= 1.5x the reference's", times, times <= 1.5, f"{times:.2f}x")
+        check("paragraphs ≤ 1.5× the reference’s", times, times <= 1.5, f"{times:.2f}×")
     if total.mid and total.mid[1] and total.ref_mid and total.ref_mid[1]:
         points = 100 * (total.mid[0] / total.mid[1] - total.ref_mid[0] / total.ref_mid[1])
-        check("mid-sentence share <= 10 points above the reference's", points, points <= 10, f"{points:+.0f} points")
+        check("mid-sentence share ≤ 10 points above the reference’s", points, points <= 10, f"{points:+.0f} points")
     if pdf and pdf.seconds:
         rate = pdf.pages / pdf.seconds
-        check("PDFs >= 20 pages/s of one core", rate, rate >= 20, f"{rate:.1f} pages/s")
+        check("PDFs ≥ 20 pages/s of one core", rate, rate >= 20, f"{rate:.1f} pages/s")
     if web and web["pages"]:
         ours, theirs = web["pooled"]["ChunkLab"]["f1"], web["pooled"]["trafilatura"]["f1"]
-        check("web F1 >= trafilatura's", ours, ours >= theirs, f"{ours:.3f} vs {theirs:.3f}")
+        check("web F1 ≥ trafilatura’s", ours, ours >= theirs, f"{ours:.3f} vs {theirs:.3f}")
     return lines
 
 
@@ -604,6 +604,31 @@ def warm_up(files: list[tuple[str, Path]]) -> None:
             read(data)
 
 
+def cpu_name() -> str:
+    import platform
+
+    cpuinfo = Path("/proc/cpuinfo")
+    names = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M) if cpuinfo.exists() else []
+    return names[0].strip() if names else platform.machine()
+
+
+def save(path: Path, totals: list[Score], web: dict | None, met: list[str]) -> None:
+    """The pooled table, web figures and goals for docs/benchmarks.md (bench/benchmarks_page.py renders them)."""
+    import platform
+
+    machine = {
+        "cpu": cpu_name(),
+        "cores": os.cpu_count(),
+        "load": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    stored = {"machine": machine, "command": ".venv/bin/python bench/ingest_fidelity.py", "columns": COLUMNS}
+    stored |= {"pooled": [row(s) for s in totals], "web": web["pooled"] if web else None, "goals": met}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
@@ -613,6 +638,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     parser.add_argument("--repo", help="the ChunkLab tree to measure (default: PYTHONPATH, else the current directory)")
     parser.add_argument("--data", help="the dev set (default: REPO/../shared/data/real-docs)")
+    parser.add_argument(
+        "--no-save",
+        action="store_true",
+        help="do not store the pooled figures for docs/benchmarks.md (stored only by a full run of a tree's own copy)",
+    )
     args = parser.parse_args(argv)
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # the libraries' notes on odd files are not results
     repo = repository(args.repo)
@@ -659,6 +689,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name}: precision {figures['precision']:.3f}, recall {figures['recall']:.3f}, "
                 f"F1 {figures['f1']:.3f} ({len(web['pages'])} pages, {figures['seconds']:.1f} s)"
             )
+    own = Path(__file__).resolve().parent.parent == repo
+    if own and not (args.only or args.file or args.no_save):
+        save(repo / "docs" / "benchmarks" / "ingest_fidelity.json", totals, web, met)
+        print("\nstored docs/benchmarks/ingest_fidelity.json (bench/benchmarks_page.py puts it on docs/benchmarks.md)")
     if met:
         print("\n## Goals (issue 28), ChunkLab pooled over what ran\n\n" + "\n".join(f"- {m}" for m in met))
     return 0
