@@ -506,7 +506,10 @@ def pooled(scores: list[Score]) -> list[Score]:
         for reader in dict.fromkeys(s.reader for s in mine):
             if kind == "all" and reader != "ChunkLab":
                 continue
-            rows.append(pool([s for s in mine if s.reader == reader], f"pooled {kind}"))
+            total = pool([s for s in mine if s.reader == reader], f"pooled {kind}")
+            if total.pages:  # pages per second over the paged files only
+                total.seconds = sum(s.seconds for s in mine if s.reader == reader and s.pages)
+            rows.append(total)
     return [r for r in rows if r.file]
 
 
