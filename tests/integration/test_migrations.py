@@ -277,9 +277,7 @@ def test_replicas_starting_together_upgrade_once(empty_database_url):
 def test_documents_stored_before_parse_reports_read_with_one_after_the_upgrade(empty_database_url, tmp_path):
     # The release before reports: the ingest revisions up to ingest_0001 only.
     folder = tmp_path / "migrations"
-    shutil.copytree(
-        schema_of(IngestBase).folder, folder, ignore=shutil.ignore_patterns("__pycache__", "ingest_0002_*")
-    )
+    shutil.copytree(schema_of(IngestBase).folder, folder, ignore=shutil.ignore_patterns("__pycache__", "ingest_0002_*"))
     upgrade_to_head(make_engine(empty_database_url), Schema("ingest", folder, IngestBase.metadata))
     assert versions(empty_database_url, "ingest") == ["ingest_0001"]
     pb = documents_pb2
