@@ -148,7 +148,11 @@ def test_every_view_of_a_document_carries_its_parse_report_counted_from_its_tree
         # Staff handbook, Working hours, Core hours, Overtime, Leave, Parental leave; two
         # paragraphs; the Grade/Rate table; two bullets and two numbered steps.
         assert (report.pages, report.headings, report.paragraphs, report.tables, report.list_items) == (0, 6, 2, 1, 4)
-        assert (report.code_blocks, list(report.warnings), report.reader) == (0, [], "python-docx")
+        assert (report.code_blocks, list(report.warnings), report.reader) == (
+            0,
+            [],
+            "python-docx and the Word XML (content controls, text boxes, equations)",
+        )
 
 
 def test_a_pdf_whose_tables_could_not_be_read_says_so_in_its_report_and_counts_its_pages(service, monkeypatch):
