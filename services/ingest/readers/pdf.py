@@ -14,20 +14,18 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
 from chunklab.errors import InvalidArgument
 from chunklab.text.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
+from services.ingest.readers.pdf_headings import Headings, _Heading, combined_headings, outline
 from services.ingest.readers.pdf_layout import (
     LINE_HYPHEN,
     Line,
-    Page,
     TableBox,
     read_pages,
     reading_order,
@@ -40,29 +38,8 @@ _BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _TERMINAL = (".", "!", "?", ":", ";")
-_SECTION_NUMBER = re.compile(r"^(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*[.)]?\s+")
 # A table-of-contents line: dot leaders, then a page number.
 _LEADERS = re.compile(r"(?:\.\s?){4,}\s*\d+$")
-# A heading is a short line: a longer one in a large or bold font is emphasis.
-_HEADING_MAX_CHARS = 120
-_HEADING_MAX_WORDS = 16
-
-
-@dataclass
-class _Heading:
-    level: int
-    title: str
-    page: int
-
-
-@dataclass
-class Headings:
-    """The headings found, by the id() of the line that carries them (None for
-    the further lines of a wrapped title), and the sections that bookmarks
-    open before a line without naming any."""
-
-    at: dict[int, _Heading | None] = field(default_factory=dict)
-    before: dict[int, list[_Heading]] = field(default_factory=dict)
 
 
 def pdf_date(value: str) -> datetime | None:
@@ -84,115 +61,6 @@ def pdf_date(value: str) -> datetime | None:
 def _gap(previous: Line, line: Line) -> float:
     """Baseline to baseline, from the last of `previous` to the first of `line`."""
     return line.top + line.size - previous.bottom
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.replace(LINE_HYPHEN, "-").lower().split())
-
-
-def _bare(text: str) -> str:
-    """Normalized, without a leading section number ("2.1 ", "A. ", "iv) "):
-    a bookmark often leaves out the number its heading prints, or the reverse."""
-    return _SECTION_NUMBER.sub("", _normal(text), count=1)
-
-
-def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
-    """(level from 1, title, page from 1, top of the destination or -1) per bookmark."""
-    entries = []
-    for bookmark in document.get_toc(max_depth=6):
-        title = " ".join((bookmark.get_title() or "").split())
-        dest = bookmark.get_dest()
-        index = dest.get_index() if dest is not None else None
-        if not title or index is None or index >= len(pages):
-            continue
-        mode, view = dest.get_view()
-        top = pages[index].height - view[1] if mode == pdfium_c.PDFDEST_VIEW_XYZ and len(view) >= 2 else -1.0
-        entries.append((bookmark.level + 1, title, index + 1, top))
-    return entries
-
-
-def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
-    """Which lines the bookmarks name: the first line at or below the
-    destination on its page whose text (joined with the lines after it on
-    that page, for a wrapped title) is the bookmark's title, section numbers
-    aside; the heading keeps the printed title. A bookmark whose
-    title is not on its page still opens a section there, before the first
-    line at or below its destination (or the next page's first line)."""
-    found = Headings()
-    by_page: dict[int, list[int]] = {}
-    for i, item in enumerate(items):
-        if isinstance(item, Line):
-            by_page.setdefault(item.page, []).append(i)
-    for level, title, page, top in outline:
-        heading, want = _Heading(level, title, page), _bare(title)
-        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found.at]
-        below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
-        match = None
-        for i in below + sorted(set(candidates) - set(below)):
-            printed, j = items[i].text, i
-            while (
-                want.startswith(_bare(printed))
-                and _bare(printed) != want
-                and j + 1 < len(items)
-                and isinstance(items[j + 1], Line)
-                and items[j + 1].page == page
-            ):
-                j += 1
-                printed = f"{printed} {items[j].text}"
-            if _bare(printed) == want:
-                match = (i, j)
-                break
-        if match is not None:
-            # The title as printed, with its number, and the outline's level.
-            heading.title = " ".join(printed.replace(LINE_HYPHEN, "-").split())
-            found.at[id(items[match[0]])] = heading
-            for k in range(match[0] + 1, match[1] + 1):
-                found.at[id(items[k])] = None
-        else:  # on a page without text, the section opens at the next line there is
-            at = (below or candidates or [next((i for i, it in enumerate(items) if it.page > page), None)])[0]
-            if at is not None:
-                found.before.setdefault(id(items[at]), []).append(heading)
-    return found
-
-
-def font_headings(items: list[Line | TableBox]) -> Headings:
-    """Headings by font: lines larger than the body text, or bold where the
-    body is not, and short; levels by size rank, bold before regular."""
-    lines = [it for it in items if isinstance(it, Line)]
-    weights: Counter[tuple[float, bool]] = Counter()
-    for line in lines:
-        weights[(line.size, line.bold)] += len(line.text)
-    if not weights:
-        return Headings()
-    body_size, body_bold = weights.most_common(1)[0][0]
-
-    def is_heading(line: Line) -> bool:
-        if len(line.text) > _HEADING_MAX_CHARS or len(line.text.split()) > _HEADING_MAX_WORDS:
-            return False
-        return line.size >= body_size + 1 or (line.bold and not body_bold and line.size >= body_size - 0.5)
-
-    styles = sorted({(ln.size, ln.bold) for ln in lines if is_heading(ln)}, key=lambda s: (-s[0], not s[1]))
-    rank = {style: min(6, i + 1) for i, style in enumerate(styles)}
-    found: dict[int, _Heading | None] = {}
-    previous: Line | None = None
-    for item in items:
-        if not isinstance(item, Line) or not is_heading(item):
-            previous = None
-            continue
-        wrapped = (
-            previous is not None
-            and previous.page == item.page
-            and (previous.size, previous.bold) == (item.size, item.bold)
-            and 0 < _gap(previous, item) <= item.size * 1.6
-        )
-        if wrapped:
-            head = next(h for h in reversed(found.values()) if h is not None)
-            head.title = f"{head.title} {item.text.replace(LINE_HYPHEN, '-')}"
-            found[id(item)] = None
-        else:
-            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text.replace(LINE_HYPHEN, "-"), item.page)
-        previous = item
-    return Headings(at=found)
 
 
 class _Joiner:
@@ -359,7 +227,7 @@ def read_pdf(name: str, data: bytes) -> Parsed:
         document = pdfium.PdfDocument(data)
         try:
             pages = read_pages(document, data)
-            outline = _outline(document, pages)
+            entries = outline(document, pages)
             info = document.get_metadata_dict(skip_empty=True)
         finally:
             document.close()
@@ -382,7 +250,7 @@ def read_pdf(name: str, data: bytes) -> Parsed:
             f"{name!r} has no text layer: its {len(pages)} page(s) hold {held}; "
             "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
         )
-    headings = _outline_headings(items, outline) if outline else font_headings(items)
+    headings = combined_headings(items, entries)
     renderer = _Renderer(items, headings)
     writer = renderer.render()
     text = writer.text()

@@ -42,8 +42,8 @@ LINE_HYPHEN = "\ufffe"
 
 @dataclass
 class Line:
-    """One line of text as PDFium broke it, with the size of its first
-    character's font; bold when its first and last characters are.
+    """One line of text as PDFium broke it, with the size it is drawn at,
+    bold when its first and last characters are, monospaced when most are.
 
     `top` is the ascent above the first character's baseline, `bottom` the
     last character's baseline: they differ by more than a line where PDFium
@@ -57,6 +57,7 @@ class Line:
     bottom: float
     size: float
     bold: bool
+    mono: bool = False  # most of it in a monospaced font: code
 
 
 @dataclass
@@ -89,19 +90,63 @@ def _clean(text: str) -> str:
 
 
 class _Fonts:
-    """A line's font size and boldness, asked of PDFium once per line."""
+    """A line's font size, weight and pitch, asked of PDFium for a few of its
+    characters (never all: one look-up per character would cost more than the
+    rest of the reading)."""
+
+    _SAMPLES = 5
 
     def __init__(self) -> None:
         self._name = ctypes.create_string_buffer(128)
         self._flags = ctypes.c_int()
+        self._matrix = pdfium_c.FS_MATRIX()
 
-    def of(self, textpage, index: int) -> tuple[float, bool]:
+    def size(self, textpage, index: int) -> float:
+        """The size the character is drawn at: the font size times the scale of
+        its text and transformation matrices (many producers set the font at
+        1 pt and scale the matrix, and FPDFText_GetFontSize ignores the matrix)."""
         size = pdfium_c.FPDFText_GetFontSize(textpage, index)
+        if pdfium_c.FPDFText_GetMatrix(textpage, index, self._matrix):
+            m = self._matrix
+            size *= abs(m.a * m.d - m.b * m.c) ** 0.5
+        return round(size, 1)
+
+    def style(self, textpage, index: int) -> tuple[bool, bool]:
+        """(bold, monospaced) of the character's font."""
         pdfium_c.FPDFText_GetFontInfo(textpage, index, self._name, len(self._name), self._flags)
         name = self._name.value.decode("latin-1").lower()
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
         bold = weight >= 600 or any(word in name for word in ("bold", "black", "heavy", "semibold"))
-        return round(size, 1), bold
+        mono = bool(self._flags.value & 1) or any(word in name for word in _MONO_NAMES)
+        return bold, mono
+
+    def of_line(self, textpage, first: int, last: int) -> tuple[float, bool, bool]:
+        """(size, bold, monospaced) of the characters first..last: the commonest
+        size among a few spread over the line (a bullet or a superscript does
+        not set it); bold when the first and last letters are (a bold lead-in
+        does not make a bold line); monospaced when most samples are."""
+        count = last - first + 1
+        step = max(1, count // self._SAMPLES)
+        picks: list[int] = []
+        for start in range(first, last + 1, step):  # the first letter at or after each spread position
+            pick = next((i for i in range(start, min(start + step, last + 1)) if _is_letter(textpage, i)), None)
+            if pick is not None:
+                picks.append(pick)
+        if not picks:
+            picks = [first]
+        sizes = Counter(self.size(textpage, i) for i in picks)
+        size = max(sizes, key=lambda s: (sizes[s], s))
+        styles = [self.style(textpage, i) for i in picks]
+        bold = styles[0][0] and styles[-1][0]
+        mono = sum(m for _, m in styles) * 2 > len(styles)
+        return size, bold, mono
+
+
+_MONO_NAMES = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata")
+
+
+def _is_letter(textpage, index: int) -> bool:
+    return chr(pdfium_c.FPDFText_GetUnicode(textpage, index) or 32).isalnum()
 
 
 def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
@@ -129,9 +174,10 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
         first_baseline = height - origin_y.value
         pdfium_c.FPDFText_GetCharOrigin(raw, last, origin_x, origin_y)
-        size, bold = fonts.of(raw, first)
-        bold = bold and fonts.of(raw, last)[1]  # a bold lead-in does not make a bold line
-        lines.append(Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold))
+        size, bold, mono = fonts.of_line(raw, first, last)
+        lines.append(
+            Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold, mono)
+        )
     textpage.close()
     return lines
 
