@@ -116,8 +116,12 @@ class _Renderer:
     def _mark(self, page: int, offset: int) -> None:
         self.page_first.setdefault(page, offset)
 
-    def _continues(self, previous: Line, line: Line) -> bool:
-        """Whether `line` goes on the paragraph that `previous` ends."""
+    def _continues(self, run: list[Line], line: Line) -> bool:
+        """Whether `line` goes on the paragraph (or code listing) that `run` holds."""
+        previous = run[-1]
+        same_place = line.page == previous.page and _gap(previous, line) > 0
+        if previous.mono or line.mono:  # a listing's lines stay together, and apart from prose
+            return previous.mono and line.mono and same_place and _gap(previous, line) <= line.size * 2.5
         if (
             abs(previous.size - line.size) > 0.5
             or _BULLET.match(line.text)
@@ -125,12 +129,30 @@ class _Renderer:
             or _LEADERS.search(previous.text)
         ):
             return False
-        if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
+        if not same_place:  # a new page or column
             return not previous.text.endswith(_TERMINAL)
-        return _gap(previous, line) <= line.size * self.pitch_ratio * 1.25 + 0.5
+        if _gap(previous, line) > line.size * self.pitch_ratio * 1.25 + 0.5:
+            return False
+        return not self._starts_paragraph(run, line)
+
+    @staticmethod
+    def _starts_paragraph(run: list[Line], line: Line) -> bool:
+        """A paragraph opens without extra space where its first line is indented
+        past the run's left edge (by up to six em: more is centring or a
+        figure), or where the line before ended a sentence well short of
+        where this one ends. A list item's hanging lines are not indents."""
+        previous = run[-1]
+        if not (_BULLET.match(run[0].text) or _NUMBERED.match(run[0].text)):
+            left = min(ln.x0 for ln in run)
+            if line.size * 0.8 < line.x0 - left < line.size * 6:
+                return True
+        return previous.text.endswith(_TERMINAL) and previous.x1 < line.x1 - 3 * line.size
 
     def _flush(self, run: list[Line]) -> None:
         if not run:
+            return
+        if run[0].mono:
+            self._code(run)
             return
         text, offsets = "", []
         for line in run:
@@ -158,6 +180,21 @@ class _Renderer:
         for line, offset in zip(run, offsets):
             self._mark(line.page, start + offset)
 
+    def _code(self, run: list[Line]) -> None:
+        """A listing in a monospaced font as a fenced block: its lines as drawn,
+        each indented by its offset from the leftmost in character widths."""
+        widths = [(ln.x1 - ln.x0) / len(ln.text) for ln in run if len(ln.text) > 1]
+        width = sorted(widths)[len(widths) // 2] if widths else run[0].size * 0.6
+        left = min(ln.x0 for ln in run)
+        texts = [" " * max(0, round((ln.x0 - left) / width)) + ln.text.replace(LINE_HYPHEN, "-") for ln in run]
+        self.writer.code("\n".join(texts))
+        block = self.writer.blocks[-1]
+        offset = block.start + self.writer.parts[-1].index("\n") + 1
+        for line, text in zip(run, texts):
+            self._mark(line.page, offset)
+            offset += len(text) + 1
+        self.list_format = ""
+
     def render(self) -> Writer:
         run: list[Line] = []
         for item in self.items:
@@ -183,7 +220,7 @@ class _Renderer:
                 if heading is not None:
                     self._heading(heading)
                 continue
-            if run and not self._continues(run[-1], item):
+            if run and not self._continues(run, item):
                 self._flush(run)
                 run = []
             run.append(item)

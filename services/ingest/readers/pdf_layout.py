@@ -33,6 +33,8 @@ _RULE_WIDTH = 2.0  # points: a path this thin is a rule
 _FURNITURE_LINES = 2
 _FURNITURE_PAGES = 3
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
+# A page number as a header or footer prints it: "7", "vii", "7-45" (chapter-page), "12/40".
+_FOLIO = re.compile(r"^(?:\d{1,4}|[ivxlc]{1,6}|\d{1,3}[-\u2013./]\d{1,4})$", re.I)
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\uffff]")
 # PDFium joins a line that ends in a hyphen to the next one, marking the
@@ -269,12 +271,31 @@ def _furniture_key(line: Line) -> tuple[str, int]:
     return re.sub(r"\d+", "#", " ".join(line.text.lower().split())), int(line.top // 5)
 
 
+def _numbered_edge(line: Line, neighbour: Line | None, body: float) -> bool:
+    """A page's first or last line that is a running header or footer on its
+    own, whatever the page count: short, no larger than the body text, carrying
+    a page number at either end ("7-45", "example.org Chapter 3 7", "208 Global
+    Report"), and set apart from the text next to it by more than two lines."""
+    words = line.text.split()
+    if not words or len(words) > 12 or line.size > body + 0.5 or line.mono:
+        return False
+    if not (_FOLIO.match(words[0]) or _FOLIO.match(words[-1])) or len(words) == 1 and not _PAGE_NUMBER.match(line.text):
+        return False
+    if neighbour is None:
+        return True
+    distance = line.top - neighbour.bottom if neighbour.top < line.top else neighbour.top - line.bottom
+    return distance > 2 * line.size
+
+
 def remove_furniture(pages: list[Page]) -> None:
     """Drops running headers, footers and page numbers. Among each page's
-    first and last few lines: those at the same height and no larger than the
-    body text whose text, digits aside, recurs on three pages or more (a
-    header that names its chapter recurs within the chapter); bare page
-    numbers there on any page."""
+    first and last few lines: those no larger than the body whose text, digits
+    aside, recurs at the same height on three pages or more (a header that
+    names its chapter recurs within the chapter), and short ones with a page
+    number at one end on two pages or more (any size: a short document's
+    headers); bare page numbers there on any page; and a first or last line with
+    a page number at one end, set apart from the body (a one-page document's
+    folio line)."""
     sizes: Counter[float] = Counter()
     for page in pages:
         for line in page.lines:
@@ -285,14 +306,29 @@ def remove_furniture(pages: list[Page]) -> None:
     for page in pages:
         ordered = sorted(page.lines, key=lambda ln: ln.top)
         edge = ordered[:_FURNITURE_LINES] + ordered[-_FURNITURE_LINES:] if len(ordered) > 1 else ordered
-        edge = [ln for ln in edge if ln.size <= body + 0.5]
         edges.append(edge)
         counts.update({_furniture_key(ln) for ln in edge})
     for page, edge in zip(pages, edges):
+        ordered = sorted(page.lines, key=lambda ln: ln.top)
         furniture = {
-            id(ln) for ln in edge if _PAGE_NUMBER.match(ln.text) or counts[_furniture_key(ln)] >= _FURNITURE_PAGES
+            id(ln)
+            for ln in edge
+            if _PAGE_NUMBER.match(ln.text)
+            or (counts[_furniture_key(ln)] >= _FURNITURE_PAGES and ln.size <= body + 0.5)
+            or (counts[_furniture_key(ln)] >= 2 and _has_folio(ln) and len(ln.text.split()) <= 12)
         }
+        if ordered:
+            first, last = ordered[0], ordered[-1]
+            if _numbered_edge(first, ordered[1] if len(ordered) > 1 else None, body):
+                furniture.add(id(first))
+            if _numbered_edge(last, ordered[-2] if len(ordered) > 1 else None, body):
+                furniture.add(id(last))
         page.lines = [ln for ln in page.lines if id(ln) not in furniture]
+
+
+def _has_folio(line: Line) -> bool:
+    words = line.text.split()
+    return bool(words) and bool(_FOLIO.match(words[0]) or _FOLIO.match(words[-1]))
 
 
 def _gutter(page: Page) -> float | None:
