@@ -26,6 +26,7 @@ from services.ingest.readers.pdf_headings import Headings, _Heading, combined_he
 from services.ingest.readers.pdf_layout import (
     LINE_HYPHEN,
     Line,
+    Page,
     TableBox,
     read_pages,
     reading_order,
@@ -36,6 +37,8 @@ _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
 _BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
+# Any item marker a hanging indent follows: "a)", "(b)", "iv.", "2.", "•".
+_ITEM = re.compile(r"^(?:\(?(?:\d{1,3}|[a-z]|[ivx]{1,5})[.)]|[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-])\s")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _TERMINAL = (".", "!", "?", ":", ";")
 # A table-of-contents line: dot leaders, then a page number.
@@ -61,6 +64,12 @@ def pdf_date(value: str) -> datetime | None:
 def _gap(previous: Line, line: Line) -> float:
     """Baseline to baseline, from the last of `previous` to the first of `line`."""
     return line.top + line.size - previous.bottom
+
+
+def _fragment(line: Line, beside: Line) -> bool:
+    """A superscript or subscript PDFium put on a line of its own ("n" of R^n):
+    a few characters, smaller than the line beside it."""
+    return len(line.text) <= 4 and line.size < beside.size * 0.85
 
 
 class _Joiner:
@@ -119,6 +128,8 @@ class _Renderer:
     def _continues(self, run: list[Line], line: Line) -> bool:
         """Whether `line` goes on the paragraph (or code listing) that `run` holds."""
         previous = run[-1]
+        if _fragment(line, previous) or (len(run) > 1 and _fragment(previous, run[-2])):
+            return line.page == previous.page and abs(_gap(previous, line)) < 2 * max(line.size, previous.size)
         same_place = line.page == previous.page and _gap(previous, line) > 0
         if previous.mono or line.mono:  # a listing's lines stay together, and apart from prose
             return previous.mono and line.mono and same_place and _gap(previous, line) <= line.size * 2.5
@@ -142,7 +153,7 @@ class _Renderer:
         figure), or where the line before ended a sentence well short of
         where this one ends. A list item's hanging lines are not indents."""
         previous = run[-1]
-        if not (_BULLET.match(run[0].text) or _NUMBERED.match(run[0].text)):
+        if not _ITEM.match(run[0].text):
             left = min(ln.x0 for ln in run)
             if line.size * 0.8 < line.x0 - left < line.size * 6:
                 return True
@@ -299,4 +310,17 @@ def read_pdf(name: str, data: bytes) -> Parsed:
     skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
     if skipped:
         metadata["tables_not_read"] = "; ".join(skipped)[:500]
-    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")))
+    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")), warnings=_warnings(pages))
+
+
+def _warnings(pages: list[Page]) -> list[str]:
+    """What a person should know the reading could not give: pages without a
+    text layer (scanned pages in an otherwise digital document)."""
+    empty = [p.number for p in pages if not p.lines and not p.tables]
+    if not empty:
+        return []
+    listed = ", ".join(str(n) for n in empty[:20]) + (", ..." if len(empty) > 20 else "")
+    scanned = sum(1 for p in pages if p.number in set(empty) and p.images)
+    why = "scanned? Run them through OCR (e.g. ocrmypdf)" if scanned else "blank, or drawings only"
+    noun = "page has" if len(empty) == 1 else "pages have"
+    return [f"{len(empty)} {noun} no text (p. {listed}): {why}"]
