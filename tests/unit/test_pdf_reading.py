@@ -98,6 +98,18 @@ def test_a_one_page_spread_loses_its_folio_line_but_keeps_its_text():
     assert "There is no such limitation" in parsed.text
 
 
+def test_options_behind_check_boxes_from_a_symbol_font_are_list_items_with_their_wrapped_lines():
+    parsed = read_pdf("survey.pdf", real_doc("pdf/table_mislabeled_as_picture.pdf"))
+    items = [
+        parsed.text[n.start_char : n.end_char] for n in nodes(parsed.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM
+    ]
+    assert items[0] == (
+        "- They work in parallel to State funded private practitioners who take assignments to represent "
+        "people eligible for legal aid"
+    )
+    assert "- Yes, at the national (federal) level" in items and "- There is no such limitation" in items
+
+
 def test_a_bookmarked_title_keeps_the_numbered_sections_its_fonts_mark():
     pdf = FPDF()
     pdf.add_page()

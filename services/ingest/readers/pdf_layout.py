@@ -35,6 +35,9 @@ _FURNITURE_PAGES = 3
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
 # A page number as a header or footer prints it: "7", "vii", "7-45" (chapter-page), "12/40".
 _FOLIO = re.compile(r"^(?:\d{1,4}|[ivxlc]{1,6}|\d{1,3}[-\u2013./]\d{1,4})$", re.I)
+# A list item's box or bullet drawn from a symbol font: a C1 control code or a private-use
+# character (Wingdings, Symbol), a geometric shape, a ballot box or a check mark, then a space.
+_BOX = re.compile("^\\s*[\x80-\x9f\ue000-\uf8ff\u25a0-\u25ff\u2610-\u2612\u2713-\u2717\u2794\u27a2]\\s+(?=\\S)")
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\uffff]")
 # PDFium joins a line that ends in a hyphen to the next one, marking the
@@ -84,9 +87,11 @@ class Page:
 
 
 def _clean(text: str) -> str:
-    """PDFium's text of a line, with ligatures spelled out and control
-    characters (PDFium marks a soft hyphen as U+0002) made plain."""
+    """PDFium's text of a line, with ligatures spelled out, control
+    characters (PDFium marks a soft hyphen as U+0002) made plain, and a
+    leading box or symbol-font bullet made a bullet (a list item)."""
     text = text.replace("\x02", "-").replace("\u00ad", "-")
+    text = _BOX.sub("\u2022 ", text, count=1)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     return _CONTROL.sub(" ", text).strip()
 
