@@ -226,15 +226,17 @@ def score(file: str, kind: str, reader: str, seconds: float, ours: Shape, ref: S
 
 
 def pool(scores: list[Score], file: str) -> Score:
-    """Sums every count over scores (files without a reference add only what they have)."""
+    """Sums every count over scores (files without a reference add only what they have, and
+    nothing to the figures compared with a reference)."""
     first = scores[0]
     total = Score(file, first.kind, first.reader, sum(s.seconds for s in scores), sum(s.pages for s in scores))
     for name in ("headings", "words", "paragraphs", "mid", "ref_mid", "cells"):
-        # the paragraph ratio pools only files with a reference
+        # ratios against the reference (paragraphs, our mid-sentence share beside its) pool only
+        # files with a reference: a long file without one would outweigh every file that has one
         parts = [
             getattr(s, name)
             for s in scores
-            if getattr(s, name) is not None and (name != "paragraphs" or s.words is not None)
+            if getattr(s, name) is not None and (name not in ("paragraphs", "mid") or s.words is not None)
         ]
         if parts:
             setattr(total, name, tuple(sum(p[i] for p in parts) for i in range(len(parts[0]))))
