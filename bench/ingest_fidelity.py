@@ -167,8 +167,8 @@ def blocks(markdown: str) -> list[str]:
 
 
 def tree_shape(text: str, tree) -> Shape:
-    """Our reading: the tree's HEADING titles, PARAGRAPH nodes outside lists, tables and code,
-    and the cells of its TABLE nodes; the words of the whole canonical text."""
+    """Our reading: the tree's HEADING titles, PARAGRAPH nodes outside lists, tables and code
+    (display formulas, `$$…$$`, left out as the reference's are), and the cells of its TABLE nodes; the words of the whole canonical text."""
     from chunklab.v1 import documents_pb2 as pb
 
     shape = Shape(text, [], [], [])
@@ -178,7 +178,9 @@ def tree_shape(text: str, tree) -> Shape:
         if node.kind == pb.NODE_KIND_HEADING:
             shape.headings.append(node.title)
         elif node.kind == pb.NODE_KIND_PARAGRAPH and not contained:
-            shape.paragraphs.append(" ".join(text[node.start_char : node.end_char].split()))
+            paragraph = " ".join(text[node.start_char : node.end_char].split())
+            if not (paragraph.startswith("$$") and paragraph.endswith("$$")):  # a display formula, as the reference's
+                shape.paragraphs.append(paragraph)
         elif node.kind == pb.NODE_KIND_TABLE:
             shape.cells += table_cells(text[node.start_char : node.end_char])
         for child in node.children:

@@ -8,6 +8,7 @@ the parser nests the article inside it) is its inline text; its blocks follow it
 from __future__ import annotations
 
 import re
+from copy import deepcopy
 
 from services.ingest.readers.markdown import Writer, markdown_table
 
@@ -209,7 +210,7 @@ class Walker:
         if caption is not None:
             self.block(caption, "caption")
         rows = [
-            [text_of(cell) for cell in row.xpath("./th|./td")]
+            [_cell_text(cell) for cell in row.xpath("./th|./td")]
             for row in element.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
         ]
         lines = markdown_table(rows)
@@ -231,8 +232,37 @@ def _raw(element) -> list[str]:
     return parts
 
 
+# A cell of a data table holds a value or a sentence or two; a layout table's cells hold the page.
+_LAYOUT_CELL_WORDS = 60
+_CELL_PARTS = {*_TEXT_BLOCKS, "tr", "td", "th", "li", "dt", "dd", "div"}
+
+
+def _cell_text(cell) -> str:
+    """A data table's cell on one line: the blocks and cells of a table nested in it (which a
+    Markdown table cannot hold) as words apart."""
+    if not any(e.tag in _CELL_PARTS for e in cell.iterdescendants()):
+        return text_of(cell)
+    spaced = deepcopy(cell)
+    for part in spaced.iterdescendants():
+        if part.tag in _CELL_PARTS:
+            part.text, part.tail = f" {part.text or ''}", f" {part.tail or ''}"
+    return text_of(spaced)
+
+
 def _is_layout(table) -> bool:
-    """A table used for page layout: marked so, or holding headings or tables of its own."""
+    """A table used for page layout: marked so; one whose cells hold the page rather than values
+    (more words in a cell than a value has); or a frame, a single row or column around headings,
+    tables or several blocks in a cell. A grid of short cells stays a data table even with a
+    heading, paragraphs or a small table in a cell (written into the cell as text)."""
     if (table.get("role") or "").lower() in ("presentation", "none"):
         return True
-    return any(e.tag in HEADINGS or e.tag == "table" for e in table.iterdescendants())
+    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+    cells = [cell for row in rows for cell in row.xpath("./th|./td")]
+    if any(len(" ".join(cell.itertext()).split()) > _LAYOUT_CELL_WORDS for cell in cells):
+        return True
+    if len(rows) >= 2 and max(len(row.xpath("./th|./td")) for row in rows) >= 2:
+        return False
+    return any(e.tag in HEADINGS or e.tag == "table" for e in table.iterdescendants()) or any(
+        sum(child.tag in _TEXT_BLOCKS or (child.tag == "div" and _holds_block(child)) for child in cell) > 1
+        for cell in cells
+    )
