@@ -5,9 +5,6 @@ with raw XML where python-docx has no API)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
 
@@ -16,17 +13,13 @@ from services.ingest.readers.docx import read_docx
 from services.ingest.readers.docx_numbering import Numbering
 from services.ingest.service import parse_upload
 from tests.support.ingest import docx_bytes
-from tests.support.repo import REPO
+from tests.support.real_docs import real_doc
 
-REAL_DOCX = REPO.parent / "shared" / "data" / "real-docs" / "docx"
 _W = nsdecls("w")
 
 
 def real(name: str) -> bytes:
-    path: Path = REAL_DOCX / name
-    if not path.is_file():
-        pytest.skip(f"needs the real-docs dev set at {REAL_DOCX}: put the shared data folder beside the repository")
-    return path.read_bytes()
+    return real_doc(f"docx/{name}")
 
 
 def _row(*cells: str) -> str:
@@ -232,3 +225,43 @@ def test_lists_numbered_with_letters_and_roman_numerals_keep_those_labels():
 def test_an_upload_carries_the_readers_warnings():
     parsed = parse_upload("cover.docx", pb.DOCUMENT_FORMAT_DOCX, real("content_control_with_picture.docx"))
     assert "text in 1 content control was read as ordinary text" in parsed.warnings
+
+
+# -- code -------------------------------------------------------------------------------------
+
+
+def _mono(text: str, font: str = "Consolas") -> str:
+    return (
+        f'<w:p {_W}><w:r><w:rPr><w:rFonts w:ascii="{font}" w:hAnsi="{font}"/></w:rPr>'
+        f'<w:t xml:space="preserve">{text}</w:t></w:r></w:p>'
+    )
+
+
+def test_monospaced_lines_that_look_like_code_are_one_code_block_with_their_indentation():
+    def build(document):
+        document.add_paragraph("The function:")
+        for line in ("def fib(n):", "    a, b = 0, 1", "    return a"):
+            _append(document, _mono(line))
+        _append(document, _mono("This memo is set in a typewriter face for a vintage look.", "Courier New"))
+        document.add_paragraph("Listing 3.2", style=document.styles.add_style("Listing Number", 1))
+
+    content = read_docx(docx_bytes(build))
+    code = nodes(content.tree, pb.NODE_KIND_CODE)
+    assert [content.text[n.start_char : n.end_char] for n in code] == [
+        "```\ndef fib(n):\n    a, b = 0, 1\n    return a\n```"
+    ]
+    # A typewriter face without anything code-like stays prose; a style named "Listing Number"
+    # is neither a list nor numbered.
+    assert content.text.endswith("\n\nThis memo is set in a typewriter face for a vintage look.\n\nListing 3.2")
+
+
+def test_the_real_code_fixture_keeps_its_code_blocks_and_its_prose():
+    content = read_docx(real("docx_code_blocks.docx"))
+    blocks = [content.text[n.start_char : n.end_char] for n in nodes(content.tree, pb.NODE_KIND_CODE)]
+    assert blocks == [
+        "```\nimport sys\nprint(sys.argv)\n```",  # a paragraph style named "Source Code"
+        "```\nSELECT * FROM users WHERE active = 1;\n```",
+        "```\ndef fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```",
+    ]
+    for prose in ("See the original source for details.", "Listing 3.2", "This memo is set in a typewriter face"):
+        assert f"\n\n{prose}" in content.text

@@ -3,7 +3,8 @@
 The canonical text is a Markdown rendering of the document: headings as
 `#` lines (Title is level 1, `Heading n` and outline level n follow it),
 paragraphs as text, list items as `- ` or `1. ` lines (nested ones
-indented), tables as Markdown tables, equations as LaTeX between `$`
+indented), tables as Markdown tables, code (a code style, or monospaced lines that
+look like code) as fenced blocks, equations as LaTeX between `$`
 (`$$` for one on its own line); blocks are separated by a blank line.
 Every node's range points into that rendering. Empty paragraphs are
 dropped.
@@ -25,7 +26,7 @@ from datetime import UTC, datetime
 import docx
 
 from chunklab.v1 import documents_pb2 as pb
-from services.ingest.readers.docx_body import BodyReader, Entry
+from services.ingest.readers.docx_body import BodyReader, Entry, code_blocks
 from services.ingest.readers.markdown import Writer, build_tree
 
 log = logging.getLogger("chunklab.ingest.docx")
@@ -94,6 +95,8 @@ def _write(entries: list[Entry]) -> Writer:
             writer.table(entry.lines)
         elif entry.kind == "paragraph":
             writer.paragraph(entry.text)
+        elif entry.kind == "code":
+            writer.code(entry.text)
         else:
             continues = previous is not None and previous.kind == "item" and not _new_list(previous, entry)
             writer.list_item(entry.text, _INDENT * entry.level + entry.marker, continues=continues)
@@ -115,7 +118,7 @@ def read_docx(data: bytes) -> DocxContent:
             "DOCX lists with numbering definitions that cannot be read (numId %s) are shown as bullets",
             ", ".join(sorted(reader.unresolved)),
         )
-    writer = _write(reader.entries)
+    writer = _write(code_blocks(reader.entries))
     text = writer.text()
     props = document.core_properties
     metadata = {f: str(getattr(props, f)) for f in _CORE_FIELDS if getattr(props, f, None)}

@@ -41,12 +41,14 @@ def _w(name: str) -> str:
 
 @dataclass
 class Entry:
-    kind: str  # heading, paragraph, item, table
+    kind: str  # heading, paragraph, item, table, code
     text: str = ""
     level: int = 0  # heading level; an item's depth
     marker: str = ""  # an item's "-" or "3."
     lines: list[str] = field(default_factory=list)  # a table's Markdown lines
     rows: list[list[str]] = field(default_factory=list)  # a table's cell texts
+    raw: str = ""  # a paragraph's text as typed, set where all of it is in a monospaced font
+    font: str = ""  # that font
 
 
 class BodyReader:
@@ -96,7 +98,13 @@ class BodyReader:
         self.counts += inline.counts
         text = inline.text()
         if text:
-            self._text_block(p, text)
+            meaning = self.styles.resolve(paragraph_style_id(p))
+            if meaning.code and heading_level(p, self.styles) is None:
+                self.entries.append(Entry("code", inline.raw(), raw=inline.raw()))
+            else:
+                self._text_block(p, text)
+                if self.entries[-1].kind == "paragraph" and inline.monospaced == inline.letters:
+                    self.entries[-1].raw, self.entries[-1].font = inline.raw(), inline.font
         for latex in inline.display_math:
             self.entries.append(Entry("paragraph", f"$${latex}$$"))
         for box in inline.boxes:
@@ -110,12 +118,12 @@ class BodyReader:
         if level is not None:
             self.entries.append(Entry("heading", f"{label} {text}" if label else text, level))
             return
-        if numbering is None and "list" not in meaning.names:
+        if numbering is None and not meaning.named("list"):
             self._style_counter = 0
             self.entries.append(Entry("paragraph", text))
             return
         depth = numbering[1] or 0 if numbering else 0
-        if label is None and "number" in meaning.names:
+        if label is None and meaning.named("number"):
             self._style_counter += 1
             label = f"{self._style_counter}."
         if label and _ORDERED_MARKER.match(label):
@@ -184,6 +192,37 @@ class BodyReader:
                 row += [entries] * span
             grid.append(row)
         return grid
+
+
+# What marks a monospaced line as code rather than prose set in a typewriter face.
+_CODE_SIGNS = re.compile(r"[=;{}()\[\]<>]|^\s*(?:def|class|import|from|return|select|insert|update|#include)\b", re.I)
+
+
+def code_blocks(entries: list[Entry]) -> list[Entry]:
+    """Consecutive code lines as one code block: a code style's paragraphs, and runs of
+    paragraphs set wholly in one monospaced font of which a line looks like code (`=`, `;`,
+    brackets, a keyword); a monospaced run without any stays prose (a typewriter face)."""
+    out: list[Entry] = []
+    run: list[Entry] = []
+
+    def flush() -> None:
+        if run and (any(e.kind == "code" for e in run) or any(_CODE_SIGNS.search(e.raw) for e in run)):
+            lines = "\n".join(e.raw for e in run)
+            out.append(Entry("code", lines, raw=lines))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for entry in entries:
+        if entry.kind == "code" or (entry.kind == "paragraph" and entry.raw):
+            if run and entry.font != run[-1].font:
+                flush()
+            run.append(entry)
+        else:
+            flush()
+            out.append(entry)
+    flush()
+    return out
 
 
 def _has_text(element) -> bool:

@@ -18,6 +18,7 @@ read; they are counted so that the reader can say so.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -46,9 +47,17 @@ class Inline:
     boxes: list = field(default_factory=list)  # w:txbxContent elements
     counts: Counter = field(default_factory=Counter)
     display_math: list[str] = field(default_factory=list)
+    # Characters of text (spaces aside) in all and in a monospaced font: code looks like this.
+    letters: int = 0
+    monospaced: int = 0
+    font: str = ""  # the first run's font
 
     def text(self) -> str:
         return " ".join("".join(self.parts).split())
+
+    def raw(self) -> str:
+        """The text as typed, its indentation kept: a line of code."""
+        return "".join(self.parts).replace("\t", "    ").rstrip()
 
 
 def _local(element) -> tuple[str, str]:
@@ -84,11 +93,17 @@ def _walk(element, inline: Inline) -> None:
     if name in _SKIPPED or name.endswith("Pr"):
         return
     if name == "t":
-        inline.parts.append(element.text or "")
+        text = element.text or ""
+        inline.parts.append(text)
+        letters = len(text) - text.count(" ")
+        inline.letters += letters
+        font = run_font(element.getparent())
+        inline.monospaced += letters if is_monospace(font) else 0
+        inline.font = inline.font or (font if letters else "")
     elif name in ("tab", "ptab"):
         inline.parts.append("\t")
     elif name in ("br", "cr"):
-        inline.parts.append(" ")
+        inline.parts.append("\n")
     elif name == "noBreakHyphen":
         inline.parts.append("-")
     elif name == "sym":
@@ -104,6 +119,22 @@ def _walk(element, inline: Inline) -> None:
             _walk(child, inline)
     elif name in ("drawing", "pict", "object"):
         _objects(element, inline)
+
+
+_MONOSPACE = re.compile(r"mono|courier|consol|menlo|monaco|code|inconsolata|typewriter|fixedsys", re.IGNORECASE)
+
+
+def run_font(properties_holder) -> str:
+    """The font a run (or a style, given its element) names for its Latin text, "" if none."""
+    rpr = properties_holder.find(f"{{{W}}}rPr") if properties_holder is not None else None
+    fonts = rpr.find(f"{{{W}}}rFonts") if rpr is not None else None
+    if fonts is None:
+        return ""
+    return fonts.get(f"{{{W}}}ascii") or fonts.get(f"{{{W}}}hAnsi") or ""
+
+
+def is_monospace(font: str) -> bool:
+    return bool(font) and bool(_MONOSPACE.search(font))
 
 
 def _has_text(element) -> bool:

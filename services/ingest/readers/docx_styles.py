@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml.ns import qn
 
+from services.ingest.readers.docx_inline import is_monospace, run_font
+
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+_CODE_STYLE = re.compile(r"\b(?:code|preformatted|verbatim|macro text)\b")
 
 
 def outline_level(element) -> int | None:
@@ -52,6 +55,11 @@ class StyleMeaning:
     level: int | None  # heading level (0 for Title), None for body text
     names: str  # lower-case names of the style and its bases
     numbering: tuple[int | None, int | None] | None  # the style's (numId, ilvl)
+    code: bool = False  # a code style: named so ("Source Code", "HTML Preformatted") or monospaced
+
+    def named(self, word: str) -> bool:
+        """Whether a name of the style or its bases holds the word ("list" is not in "Listing")."""
+        return re.search(rf"\b{word}\b", self.names) is not None
 
 
 class Styles:
@@ -70,18 +78,21 @@ class Styles:
     def resolve(self, style_id: str | None) -> StyleMeaning:
         style_id = style_id or self._default_id
         if style_id not in self._cache:
-            level, names, numbering = None, [], None
+            level, names, numbering, fonts = None, [], None, []
             style = self._by_id.get(style_id)
             while style is not None:
                 name = (style.name or "").lower()
                 names.append(name)
+                fonts.append(run_font(style.element))
                 if level is None:
                     match = _HEADING_STYLE.match(name)
                     level = 0 if name == "title" else int(match.group(1)) if match else outline_level(style.element)
                 if numbering is None:
                     numbering = num_pr(style.element)
                 style = style.base_style
-            self._cache[style_id] = StyleMeaning(level, " ".join(names), numbering)
+            font = next((f for f in fonts if f), "")
+            code = _CODE_STYLE.search(" ".join(names)) is not None or is_monospace(font)
+            self._cache[style_id] = StyleMeaning(level, " ".join(names), numbering, code and level is None)
         return self._cache[style_id]
 
 
