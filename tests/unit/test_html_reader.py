@@ -185,7 +185,7 @@ def test_the_only_article_is_the_content_when_there_is_no_main():
 # -- blocks -------------------------------------------------------------------
 
 
-def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
+def test_nested_lists_numbering_quotes_description_lists_as_lists_and_line_breaks():
     content = read_html(
         "d.html",
         page(
@@ -194,12 +194,12 @@ def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
         ),
     )
     assert content.text == (
-        "3. Three\n  - sub a\n  - sub b\n    second line\n4. Four\n\n> Quoted\n\n> words\n\nTerm\n\nMeaning"
+        "3. Three\n  - sub a\n  - sub b\n    second line\n4. Four\n\n> Quoted\n\n> words\n\n- Term\n  - Meaning"
     )
     items = [
         content.text[n.start_char : n.end_char] for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM
     ]
-    assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four"]
+    assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four", "- Term", "  - Meaning"]
 
 
 def test_blocks_inside_inline_elements_and_list_items_keep_their_breaks():

@@ -58,7 +58,7 @@ _INLINE = {
     "rt",
     "rp",
 }
-_PARAGRAPHS = {"p", "dt", "dd", "figcaption", "caption", "summary", "legend", "address"}
+_PARAGRAPHS = {"p", "figcaption", "caption", "summary", "legend", "address"}
 # Elements that break a line when they sit inside inline text (a list item's paragraphs,
 # a link around a heading): the rest render as blocks of their own.
 _BLOCKS = {
@@ -150,6 +150,8 @@ class Walker:
             self.flush()
         elif tag in ("ul", "ol"):
             self.items(element, 0, continues=False)
+        elif tag == "dl":
+            self.definitions(element, 0, continues=False)
         elif tag == "pre":
             self.code(element)
         elif tag == "table" and not _is_layout(element):
@@ -177,6 +179,30 @@ class Walker:
         if first_block < len(children):
             self.container(element, children[first_block:])
             self.flush()
+
+    def definitions(self, element, depth: int, continues: bool) -> bool:
+        """A description list as a list: each term an item, its descriptions items under it (a
+        description's own lists and description lists nested deeper); whether an item was written."""
+        nested = frozenset({"ul", "ol", "dl"})
+        for child in element:
+            if child.tag == "div":  # HTML allows a div around each term and its descriptions
+                continues = self.definitions(child, depth, continues)
+                continue
+            if child.tag not in ("dt", "dd"):
+                continue
+            level = depth if child.tag == "dt" else depth + 1
+            lines = _lines(_inline(child, nested))
+            if lines:
+                marker = "  " * level + "-"
+                self.writer.list_item(("\n" + " " * (len(marker) + 1)).join(lines), marker, continues)
+                continues = True
+            under = level + 1 if lines else level  # a description that is only a list holds it in its place
+            for inner in child:
+                if inner.tag in ("ul", "ol"):
+                    continues = self.items(inner, under, continues)
+                elif inner.tag == "dl":
+                    continues = self.definitions(inner, under, continues)
+        return continues
 
     def items(self, element, depth: int, continues: bool) -> bool:
         """Writes a list's items (nested lists indented under theirs); whether an item was written."""
