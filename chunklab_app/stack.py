@@ -46,6 +46,8 @@ class Stack:
     addresses: dict[str, str] = field(default_factory=dict)
     ui_url: str = ""
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    # The source tree the processes run from (a benchmark may start an older checkout beside this one).
+    source: Path = REPO
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -93,7 +95,7 @@ class Stack:
         with open(logs / f"{name}.log", "ab") as log_file:  # the child keeps its own handle
             process = subprocess.Popen(
                 [sys.executable, "-m", module],
-                cwd=REPO,
+                cwd=self.source,
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=log_file,

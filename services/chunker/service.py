@@ -195,7 +195,8 @@ class ChunkerService:
         run = StrategyRun(provider, self._cache, self._llm, endpoint, progress, cancelled)
         heavy = strategy.requires_llm or strategy.requires_embeddings_to_chunk
         chunked = HEAVY_CHUNKING if heavy else LIGHT_CHUNKING
-        chunks = strategy.chunks_of(source, run.context(progress.span(0.0, chunked)))
+        context = run.context(progress.span(0.0, chunked))
+        chunks = strategy.chunks_of(source, context)
         if not chunks:
             raise InvalidArgument(f"{strategy.name} made no chunks of this document (is it empty?)")
 
@@ -205,12 +206,15 @@ class ChunkerService:
         progress.set(chunked, f"embedding {len(searchable)} chunks", force=True)
         chunked_at = time.perf_counter()
         embedded_while_chunking = run.embed_seconds  # the strategy's own calls (semantic's pieces)
+        # Chunks whose vector the strategy already made (pooled from its pieces) are not embedded again.
+        to_embed = [chunk for chunk in searchable if chunk.chunk_id not in context.vectors]
         embedded = run.embed(
-            [embedded_text(chunk) for chunk in searchable],
+            [embedded_text(chunk) for chunk in to_embed],
             lambda done, total: embedding(done / total, f"embedded {done}/{total} chunks"),
         )
-        vectors = {id(chunk): row for chunk, row in zip(searchable, embedded.vectors)}
-        dimension = embedded.vectors.shape[1] if len(searchable) else provider.dimension
+        vectors = {id(chunk): row for chunk, row in zip(to_embed, embedded.vectors)}
+        vectors.update((id(chunk), context.vectors[chunk.chunk_id]) for chunk in searchable if id(chunk) not in vectors)
+        dimension = provider.dimension if not vectors else len(next(iter(vectors.values())))
 
         progress.set(INDEXING, f"indexing {len(chunks)} chunks", force=True)
         indexing_at = time.perf_counter()

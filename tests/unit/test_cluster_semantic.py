@@ -102,6 +102,32 @@ def test_a_child_is_embedded_with_the_pieces_beside_it():
     assert not any(c.HasField("enriched_content") for c in chunks if c.role == common_pb2.CHUNK_ROLE_PARENT)
 
 
+def test_pooled_children_keep_their_chunks_and_take_the_mean_of_their_window_pieces():
+    """context_vectors=pooled: the same chunks as encoded, and each child's vector is
+    the unit mean of the vectors of the pieces in its window (no window text embedded)."""
+    asked: list[str] = []
+
+    def recording(texts: list[str]) -> np.ndarray:
+        asked.extend(texts)
+        return topic_embed(texts)
+
+    encoded_context, pooled_context = offline_context(topic_embed), offline_context(recording)
+    sizes = {"child_max_tokens": 5, "parent_max_tokens": 200, "context_pieces": 1}
+    encoded = run("cluster_parent_child", document(PETS), encoded_context, **sizes)
+    pooled = run("cluster_parent_child", document(PETS), pooled_context, context_vectors="pooled", **sizes)
+    assert families(pooled) == families(encoded)
+    assert [c.enriched_content for c in pooled] == [c.enriched_content for c in encoded]
+    assert asked == ["Cats purr.", "Cats nap.", "Ships sail.", "Ships dock.", "Cats hunt."]  # the pieces, once
+    assert not encoded_context.vectors
+    children = [c for c in pooled if c.role == common_pb2.CHUNK_ROLE_CHILD]
+    assert set(pooled_context.vectors) == {c.chunk_id for c in children}
+    cat, ship = topic_embed(["cat"])[0], topic_embed(["ship"])[0]
+    # "Cats purr. Cats nap." is all cat; "Cats nap. Ships sail. Ships dock." is one cat, two ships.
+    np.testing.assert_allclose(pooled_context.vectors[children[0].chunk_id], cat, atol=1e-6)
+    one_cat_two_ships = (cat + 2 * ship) / np.linalg.norm(cat + 2 * ship)
+    np.testing.assert_allclose(pooled_context.vectors[children[2].chunk_id], one_cat_two_ships, atol=1e-6)
+
+
 def test_headings_start_a_piece_and_chunks_carry_their_heading_path():
     text = "# Cats\n\nCats purr. Cats nap.\n\n# Ships\n\nShips sail. Ships dock."
     chunks = chunked("cluster_semantic", text, piece_tokens=12, max_tokens=200)
@@ -119,12 +145,17 @@ def test_piece_size_above_the_maximum_is_refused():
 def test_defaults_are_the_chroma_reports_sizes_and_the_measured_best():
     infos = {info.name: info for info in REGISTRY.infos()}
     defaults = {
-        n: {k.name: k.default_value.int_value for k in infos[n].knobs}
+        n: {k.name: k.default_value.int_value or k.default_value.string_value for k in infos[n].knobs}
         for n in ("cluster_semantic", "cluster_parent_child")
     }
     assert defaults == {
         "cluster_semantic": {"piece_tokens": 50, "max_tokens": 200},
-        "cluster_parent_child": {"child_max_tokens": 50, "parent_max_tokens": 350, "context_pieces": 1},
+        "cluster_parent_child": {
+            "child_max_tokens": 50,
+            "parent_max_tokens": 350,
+            "context_pieces": 1,
+            "context_vectors": "encoded",
+        },
     }
     assert all(infos[n].requires_embeddings_to_chunk for n in defaults)
 

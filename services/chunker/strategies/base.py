@@ -85,11 +85,16 @@ class ChunkingContext:
         no endpoint is configured, chunklab.llm.LLMError when a call fails).
         A strategy that needs it fails as a whole when it raises.
     report: progress inside chunking, (fraction 0..1, message).
+    vectors: what a strategy already knows of its own chunks' vectors
+        (chunk_id -> unit-length row, e.g. a window's vector pooled from the
+        vectors of the pieces it holds); the run indexes these and embeds
+        only the chunks without one (ADR 0120).
     """
 
     embed: Callable[[list[str]], np.ndarray]
     chat_many: Callable[[list[list[dict]]], list[str]]
     report: Callable[[float, str], None] = lambda fraction, message: None
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def offline_context(embed: Callable[[list[str]], np.ndarray] | None = None) -> ChunkingContext:

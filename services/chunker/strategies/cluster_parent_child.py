@@ -3,11 +3,15 @@ pieces beside it), their similarity clusters are what the LLM sees (ADR 0056).""
 
 from __future__ import annotations
 
+import numpy as np
+
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.cluster_semantic import clustered
 from services.chunker.strategies.families import Family, family_chunks
 from services.chunker.strategies.structure import HeadingPaths
+
+ENCODED, POOLED = "encoded", "pooled"
 
 
 @REGISTRY.register
@@ -44,6 +48,15 @@ class ClusterParentChild(Strategy):
             0,
             5,
         ),
+        Knob(
+            "context_vectors",
+            chunker_pb2.KNOB_TYPE_CHOICE,
+            ENCODED,
+            "How a child's vector is made: 'encoded' embeds its enriched text (the piece and its context pieces); "
+            "'pooled' averages the vectors of those pieces, already embedded to cluster them: about 4x less "
+            "embedding, about 1 point less recall on chroma-general (ADR 0120).",
+            choices=(ENCODED, POOLED),
+        ),
     )
 
     def chunk(self, source: SourceDocument, context: ChunkingContext):
@@ -53,17 +66,33 @@ class ClusterParentChild(Strategy):
         passage rather than one sentence of it. A child's parent is its
         cluster: the consecutive pieces around it that are more alike than
         the document's average, at most parent_max_tokens."""
-        index, pieces, groups = clustered(
+        index, pieces, groups, vectors = clustered(
             source, context, self.values["child_max_tokens"], self.values["parent_max_tokens"]
         )
         paths = HeadingPaths(source.tree)
         families = [Family(start, end, paths.at(start), pieces[a:b]) for start, end, _, a, b in groups]
         chunks = family_chunks(self, source, index, families)
         reach = self.values["context_pieces"]
-        if reach:
-            text, last = source.text, len(pieces) - 1
-            for chunk in chunks:
-                if chunk.role == common_pb2.CHUNK_ROLE_CHILD:  # children are the pieces, in order
-                    k = chunk.chunk_index
+        pooled = pooled_windows(vectors, reach) if self.values["context_vectors"] == POOLED else None
+        text, last = source.text, len(pieces) - 1
+        for chunk in chunks:
+            if chunk.role == common_pb2.CHUNK_ROLE_CHILD:  # children are the pieces, in order
+                k = chunk.chunk_index
+                if reach:
                     chunk.enriched_content = text[pieces[max(k - reach, 0)][0] : pieces[min(k + reach, last)][1]]
+                if pooled is not None:
+                    context.vectors[chunk.chunk_id] = pooled[k]
         return chunks
+
+
+def pooled_windows(vectors: np.ndarray, reach: int) -> np.ndarray:
+    """Row k: the vector of pieces k - reach .. k + reach, the mean of the
+    pieces' own vectors (already embedded to cluster them) made unit length,
+    rather than the window's text embedded again (ADR 0120). With reach 0 a
+    row is the piece's own vector."""
+    n = len(vectors)
+    running = np.concatenate([np.zeros((1, vectors.shape[1])), np.cumsum(vectors, axis=0, dtype=np.float64)])
+    k = np.arange(n)
+    sums = running[np.minimum(k + reach + 1, n)] - running[np.maximum(k - reach, 0)]
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)

@@ -16,16 +16,17 @@ Piece = tuple[int, int, int]  # (start, end, tokens)
 
 def clustered(
     source: SourceDocument, context: ChunkingContext, piece_tokens: int, max_tokens: int
-) -> tuple[Spans, list[Piece], list[tuple[int, int, int, int, int]]]:
-    """The document's pieces (the separator cascade at piece_tokens) and
-    their optimal groups under max_tokens: (start, end, tokens, first piece,
-    end piece) per group. A group runs from its first piece's start to its
-    last piece's end, so only white space lies between groups."""
+) -> tuple[Spans, list[Piece], list[tuple[int, int, int, int, int]], np.ndarray]:
+    """The document's pieces (the separator cascade at piece_tokens), their
+    optimal groups under max_tokens: (start, end, tokens, first piece, end
+    piece) per group, and the pieces' vectors. A group runs from its first
+    piece's start to its last piece's end, so only white space lies between
+    groups."""
     text = source.text
     index = Spans.of(source)
     pieces = index.split(0, len(text), piece_tokens)
     if not pieces:
-        return index, [], []
+        return index, [], [], np.zeros((0, 0), dtype=np.float32)
     vectors = np.asarray(context.embed([text[a:b] for a, b, _ in pieces]), dtype=np.float32)
     counts: dict[tuple[int, int], int] = {}
 
@@ -36,7 +37,7 @@ def clustered(
         return counts[key]
 
     groups = optimal_groups(vectors, lambda first, end: tokens_of(first, end) <= max_tokens)
-    return index, pieces, [(pieces[a][0], pieces[b - 1][1], tokens_of(a, b), a, b) for a, b in groups]
+    return index, pieces, [(pieces[a][0], pieces[b - 1][1], tokens_of(a, b), a, b) for a, b in groups], vectors
 
 
 @REGISTRY.register
@@ -71,7 +72,7 @@ class ClusterSemantic(Strategy):
         sentence ends, spaces), one embedding each; the segmentation into
         groups of consecutive pieces with the largest total within-group
         similarity above the document's mean, found by dynamic programming."""
-        _, _, groups = clustered(source, context, self.values["piece_tokens"], self.values["max_tokens"])
+        _, _, groups, _ = clustered(source, context, self.values["piece_tokens"], self.values["max_tokens"])
         paths = HeadingPaths(source.tree)
         return [
             self.make_chunk(source, i, start, end, count, heading_path=paths.at(start))

@@ -1,0 +1,144 @@
+"""The recommended configuration from an empty data folder: before and after, in one run, ratios printed.
+
+Each side is a fresh stack (the four services) on an empty temporary data folder, so nothing is
+cached: the chroma-general corpora are uploaded and parsed, the questions imported, and one
+experiment runs the recommended configuration (chunklab_app/recommended.py: its strategies at
+their defaults, hybrid retrieval when it says so, top 5). "before" runs the services of an older
+checkout of this repository (`git worktree`-free: `git archive REV` into a temporary folder), "after"
+this tree's; the two sides take turns (--rounds), each side's best round is kept, and the ratios
+are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows).
+
+    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--corpora DIR]
+
+Target (issue 29): the recommended configuration at least 3x faster from an empty folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import numpy as np  # noqa: E402
+from benchmarks_page import DATA, TOP_K, experiment  # noqa: E402
+
+from chunklab.embeddings import onnx_export  # noqa: E402
+from chunklab.settings import Settings  # noqa: E402
+from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
+from chunklab_app import recommended  # noqa: E402
+from chunklab_app.stack import Stack  # noqa: E402
+
+PHASES = ("chunk", "embed", "index")
+
+
+def checkout(rev: str, folder: Path) -> Path:
+    """The tree of `rev` unpacked into folder (git archive: no worktree to clean up)."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True).stdout
+    target = folder / "source"
+    target.mkdir()
+    with tempfile.TemporaryFile() as tar_file:
+        tar_file.write(archive)
+        tar_file.seek(0)
+        with tarfile.open(fileobj=tar_file) as tar:
+            tar.extractall(target, filter="data")
+    return target
+
+
+def cells() -> list[tuple[str, str, evaluator_pb2.StrategyGrid]]:
+    return [("recommended", name, evaluator_pb2.StrategyGrid(strategy=name)) for name in recommended.STRATEGIES]
+
+
+def cold_run(source: Path, corpora: Path, questions: Path) -> dict:
+    """One cold run of the recommended configuration with the services of `source`."""
+    with tempfile.TemporaryDirectory(prefix="chunklab-speed-") as folder:
+        started = time.perf_counter()
+        with Stack(data_dir=Path(folder), source=source) as stack:
+            stack_s = time.perf_counter() - started
+            lab = stack.client(Settings())
+            began = time.perf_counter()
+            for path in sorted(corpora.glob("*.md")):
+                lab.upload_document(path)
+            question_set = lab.import_question_set(questions)
+            parse_s = time.perf_counter() - began
+            retrieval = common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=recommended.HYBRID)
+            runs, results, experiment_s = experiment(
+                lab, question_set.question_set_id, "recommended, cold", cells(), retrieval
+            )
+            total_s = time.perf_counter() - began
+    failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
+    if failed:
+        raise SystemExit(f"a run failed: {failed}")
+    phases = {"parse": parse_s, **{p: sum(getattr(r.processing_phases, f"{p}_seconds") for r in runs) for p in PHASES}}
+    processing = sum(run.processing_seconds for run in runs)
+    phases["index"] += max(0.0, processing - sum(phases[p] for p in PHASES))
+    phases["query"] = max(0.0, experiment_s - processing)
+    labelled = [r for rs in results for r in rs if r.metrics.labelled]
+    # Of the query phase, what the retriever's answers took as the evaluator waited for them.
+    phases["retrieve"] = sum(r.metrics.retrieve_ms for rs in results for r in rs) / 1e3
+    scores = {k: float(np.mean([getattr(r.metrics, k) for r in labelled])) for k in ("recall", "iou", "tokens_sent")}
+    return {
+        "total_s": total_s,
+        "stack_s": stack_s,
+        "phases": phases,
+        "chunks": sum(r.chunk_count for r in runs),
+        **scores,
+    }
+
+
+def line(name: str, result: dict) -> str:
+    phases = "  ".join(f"{k} {v:5.1f}s" for k, v in result["phases"].items())
+    return (
+        f"{name:<7} total {result['total_s']:6.1f}s ({phases})  stack start {result['stack_s']:.1f}s  "
+        f"{result['chunks']} chunks  recall {result['recall']:.1%}  IoU {result['iou']:.1%}  "
+        f"tokens {result['tokens_sent']:.0f}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", default="main", help="git revision whose services are 'before' (default main)")
+    parser.add_argument("--rounds", type=int, default=1, help="cold runs per side, taken in turn; the best is kept")
+    parser.add_argument("--corpora", type=Path, default=DATA / "corpora", help="folder of .md documents")
+    parser.add_argument("--questions", type=Path, default=DATA / "questions.csv")
+    args = parser.parse_args()
+    print(
+        f"recommended: {recommended.summary()}; top {TOP_K}; corpora {args.corpora} "
+        f"({sum(p.stat().st_size for p in args.corpora.glob('*.md')) / 1e6:.2f} MB); "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    onnx_export.ensure_export()
+    with tempfile.TemporaryDirectory(prefix="chunklab-before-") as folder:
+        sides = {f"before ({args.before})": checkout(args.before, Path(folder)), "after": REPO}
+        best: dict[str, dict] = {}
+        for _ in range(args.rounds):
+            for name, source in sides.items():
+                result = cold_run(source, args.corpora, args.questions)
+                print(line(name, result), flush=True)
+                if name not in best or result["total_s"] < best[name]["total_s"]:
+                    best[name] = result
+    before, after = best.values()
+    ratios = {k: before["phases"][k] / max(after["phases"][k], 1e-9) for k in before["phases"]}
+    print(
+        f"after is {before['total_s'] / after['total_s']:.2f}x as fast as before (total, from the first upload); "
+        f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's start; "
+        + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+    )
+    print(
+        f"recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "
+        f"tokens {after['tokens_sent'] - before['tokens_sent']:+.0f} (after - before)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
