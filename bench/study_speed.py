@@ -8,7 +8,7 @@ checkout of this repository (`git worktree`-free: `git archive REV` into a tempo
 this tree's; the two sides take turns (--rounds), each side's best round is kept, and the ratios
 are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows).
 
-    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--corpora DIR]
+    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=pooled]
 
 Target (issue 29): the recommended configuration at least 3x faster from an empty folder.
 """
@@ -36,6 +36,7 @@ from chunklab.settings import Settings  # noqa: E402
 from chunklab.v1 import common_pb2, evaluator_pb2  # noqa: E402
 from chunklab_app import recommended  # noqa: E402
 from chunklab_app.stack import Stack  # noqa: E402
+from services.chunker.strategies import REGISTRY  # noqa: E402
 
 PHASES = ("chunk", "embed", "index")
 
@@ -53,12 +54,28 @@ def checkout(rev: str, folder: Path) -> Path:
     return target
 
 
-def cells() -> list[tuple[str, str, evaluator_pb2.StrategyGrid]]:
-    return [("recommended", name, evaluator_pb2.StrategyGrid(strategy=name)) for name in recommended.STRATEGIES]
+def cells(variant: dict[str, str]) -> list[tuple[str, str, evaluator_pb2.StrategyGrid]]:
+    """The recommended strategies at their defaults, with the variant's knobs set where a strategy has them."""
+    infos = {info.name: {k.name for k in info.knobs} for info in REGISTRY.infos()}
+    return [
+        (
+            "recommended",
+            name,
+            evaluator_pb2.StrategyGrid(
+                strategy=name,
+                grid=[
+                    evaluator_pb2.KnobGrid(knob=k, values=[common_pb2.KnobValue(string_value=v)])
+                    for k, v in variant.items()
+                    if k in infos[name]
+                ],
+            ),
+        )
+        for name in recommended.STRATEGIES
+    ]
 
 
-def cold_run(source: Path, corpora: Path, questions: Path) -> dict:
-    """One cold run of the recommended configuration with the services of `source`."""
+def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, str] | None = None) -> dict:
+    """One cold run of the recommended configuration (with the variant's knobs) with the services of `source`."""
     with tempfile.TemporaryDirectory(prefix="chunklab-speed-") as folder:
         started = time.perf_counter()
         with Stack(data_dir=Path(folder), source=source) as stack:
@@ -71,7 +88,7 @@ def cold_run(source: Path, corpora: Path, questions: Path) -> dict:
             parse_s = time.perf_counter() - began
             retrieval = common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=recommended.HYBRID)
             runs, results, experiment_s = experiment(
-                lab, question_set.question_set_id, "recommended, cold", cells(), retrieval
+                lab, question_set.question_set_id, "recommended, cold", cells(variant or {}), retrieval
             )
             total_s = time.perf_counter() - began
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
@@ -109,6 +126,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="cold runs per side, taken in turn; the best is kept")
     parser.add_argument("--corpora", type=Path, default=DATA / "corpora", help="folder of .md documents")
     parser.add_argument("--questions", type=Path, default=DATA / "questions.csv")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="KNOB=VALUE[,KNOB=VALUE]: one more 'after' side with these knobs set on the recommended strategies "
+        "(repeatable; default: context_vectors=pooled)",
+    )
     args = parser.parse_args()
     print(
         f"recommended: {recommended.summary()}; top {TOP_K}; corpora {args.corpora} "
@@ -118,26 +141,33 @@ def main() -> int:
     )
     onnx_export.ensure_export()
     with tempfile.TemporaryDirectory(prefix="chunklab-before-") as folder:
-        sides = {f"before ({args.before})": checkout(args.before, Path(folder)), "after": REPO}
+        before = f"before ({args.before})"
+        sides = {before: (checkout(args.before, Path(folder)), {}), "after": (REPO, {})}
+        for text in args.variant or ["context_vectors=pooled"]:
+            sides[f"after, {text}"] = (REPO, dict(pair.split("=", 1) for pair in text.split(",")))
         best: dict[str, dict] = {}
         for _ in range(args.rounds):
-            for name, source in sides.items():
-                result = cold_run(source, args.corpora, args.questions)
+            for name, (source, variant) in sides.items():
+                result = cold_run(source, args.corpora, args.questions, variant)
                 print(line(name, result), flush=True)
                 if name not in best or result["total_s"] < best[name]["total_s"]:
                     best[name] = result
-    before, after = best.values()
+    for name in list(sides)[1:]:
+        compare(name, best[before], best[name])
+    return 0
+
+
+def compare(name: str, before: dict, after: dict) -> None:
     ratios = {k: before["phases"][k] / max(after["phases"][k], 1e-9) for k in before["phases"]}
     print(
-        f"after is {before['total_s'] / after['total_s']:.2f}x as fast as before (total, from the first upload); "
-        f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's start; "
-        + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+        f"{name} is {before['total_s'] / after['total_s']:.2f}x as fast as before (total, from the first upload); "
+        f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's "
+        "start; " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
     )
     print(
-        f"recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "
-        f"tokens {after['tokens_sent'] - before['tokens_sent']:+.0f} (after - before)"
+        f"    recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "
+        f"tokens {after['tokens_sent'] - before['tokens_sent']:+.0f} ({name} - before)"
     )
-    return 0
 
 
 if __name__ == "__main__":

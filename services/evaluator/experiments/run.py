@@ -5,9 +5,10 @@ configuration. Each run indexes its own index set per document (beside the
 active one, which it never changes) unless the set is there already, and
 searches that set by its config_id (ADR 0038); so nothing has to be put back
 afterwards, and experiments can run side by side. Each finished question is
-saved at once, so a restart loses at most the question in flight; `run`
-skips the questions already saved, which is how a resumed experiment
-continues.
+saved at once with the experiment when an LLM answered it (a restart loses
+at most the question in flight); a retrieval-only question, cheap to ask
+again, within SAVE_EVERY_S (ADR 0121). `run` skips the questions already
+saved, which is how a resumed experiment continues.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from services.evaluator.judging import judge
 # How a person continues an interrupted experiment: the UI's button or the CLI's command.
 RESUME_HINT = "continue it with Resume on the Experiments page (or `chunklab resume <experiment id>`)"
 log = logging.getLogger("chunklab.evaluator")
+# Finished retrieval-only questions are written together at most this long after the first of them
+# started: one transaction per question made such a run spend a third of its time committing.
+SAVE_EVERY_S = 0.5
 
 Publish = Callable[[evaluator_pb2.ExperimentEvent], None]
 
@@ -161,16 +165,25 @@ class Runner:
         judge_runner: judge.Judge | None,
     ) -> None:
         repo = self._deps.repository
-        for position, question in remaining:
-            self._check_stop(experiment.experiment_id)
-            started = time.perf_counter()
-            result = self._asker.ask(cell, run, question, plan, answer_client, judge_runner)
-            repo.save_result(experiment.experiment_id, position, result)
-            progress.done += 1
-            experiment.questions_done += 1
-            run.asking_seconds += time.perf_counter() - started  # what the estimate's question speed reads
-            repo.save_experiment(experiment)
-            progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
+        unsaved: list[tuple[int, evaluator_pb2.QuestionResult]] = []
+        first_unsaved = 0.0
+        try:
+            for position, question in remaining:
+                self._check_stop(experiment.experiment_id)
+                started = time.perf_counter()
+                result = self._asker.ask(cell, run, question, plan, answer_client, judge_runner)
+                unsaved.append((position, result))
+                progress.done += 1
+                experiment.questions_done += 1
+                run.asking_seconds += time.perf_counter() - started  # what the estimate's question speed reads
+                first_unsaved = first_unsaved or started
+                if not plan.config.retrieval_only or time.perf_counter() - first_unsaved >= SAVE_EVERY_S:
+                    repo.save_progress(experiment, unsaved)
+                    unsaved, first_unsaved = [], 0.0
+                progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
+        finally:  # what was asked before a stop or a failure is kept
+            if unsaved:
+                repo.save_progress(experiment, unsaved)
         summarize(experiment, repo.results(experiment.experiment_id), validated=False)
         repo.save_experiment(experiment)
 

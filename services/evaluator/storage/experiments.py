@@ -26,20 +26,41 @@ class ExperimentStore(Store):
             )
 
     def save_experiment(self, experiment: evaluator_pb2.Experiment) -> None:
+        with self._sessions.begin() as session:
+            self._update_experiment(session, experiment)
+
+    def save_progress(
+        self, experiment: evaluator_pb2.Experiment, results: list[tuple[int, evaluator_pb2.QuestionResult]]
+    ) -> None:
+        """Finished questions ((position, result) each) and the experiment, in one transaction."""
+        with self._sessions.begin() as session:
+            session.add_all(
+                QuestionResultRow(
+                    experiment_id=experiment.experiment_id,
+                    run_key=result.run_key,
+                    question_id=result.question_id,
+                    position=position,
+                    message=result.SerializeToString(),
+                )
+                for position, result in results
+            )
+            self._update_experiment(session, experiment)
+
+    @staticmethod
+    def _update_experiment(session, experiment: evaluator_pb2.Experiment) -> None:
         finished = (
             experiment.finished_at.ToDatetime(tzinfo=utcnow().tzinfo) if experiment.HasField("finished_at") else None
         )
-        with self._sessions.begin() as session:
-            session.execute(
-                update(ExperimentRow)
-                .where(ExperimentRow.experiment_id == experiment.experiment_id)
-                .values(
-                    state=experiment.state,
-                    error=experiment.error,
-                    finished_at=finished,
-                    message=_without_results(experiment),
-                )
+        session.execute(
+            update(ExperimentRow)
+            .where(ExperimentRow.experiment_id == experiment.experiment_id)
+            .values(
+                state=experiment.state,
+                error=experiment.error,
+                finished_at=finished,
+                message=_without_results(experiment),
             )
+        )
 
     def experiment(self, experiment_id: str) -> evaluator_pb2.Experiment:
         """The stored experiment without its per-question results."""
