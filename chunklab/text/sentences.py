@@ -43,6 +43,7 @@ _LANGUAGE_ALIASES = {"": "en", "und": "en"}
 _WHOLE = (markdown.Kind.HEADING, markdown.Kind.TABLE_ROW, markdown.Kind.THEMATIC_BREAK)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _WIDE_END = re.compile(r"[。！？!?]*[。！？؟][」』”’）)》】〕\"']*")
+_WIDE_TERMINATOR = re.compile(r"[。！？؟]")  # what every _WIDE_END match ends with
 _QUOTATIVE = ("と", "って")
 _CLOSERS = "」』”’）)》】〕\"'"
 _WHITESPACE = frozenset(" \t\r\n\f\v\u00a0\u2028\u2029\u3000\u200b\ufeff")
@@ -79,10 +80,11 @@ def split(text: str, language: str = "en", within: list[tuple[int, int, bool]] |
             continue
         block = text[block_start:block_end]
         first = len(spans)
+        wide = _WIDE_TERMINATOR.search(block) is not None  # most blocks have none: no sentence to look into
         for piece in sentencex.get_sentence_boundaries(language, block):
             start = block_start + piece["start_index"]
             end = block_start + piece["end_index"]
-            for a, b in _split_wide(text, start, end):
+            for a, b in _split_wide(text, start, end) if wide else ((start, end),):
                 a, b = trim(text, a, b)
                 if a >= b:
                     continue
