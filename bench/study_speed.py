@@ -54,6 +54,10 @@ def checkout(rev: str, folder: Path) -> Path:
     return target
 
 
+def knob_value(text: str) -> common_pb2.KnobValue:
+    return common_pb2.KnobValue(int_value=int(text)) if text.isdigit() else common_pb2.KnobValue(string_value=text)
+
+
 def cells(variant: dict[str, str]) -> list[tuple[str, str, evaluator_pb2.StrategyGrid]]:
     """The recommended strategies at their defaults, with the variant's knobs set where a strategy has them."""
     infos = {info.name: {k.name for k in info.knobs} for info in REGISTRY.infos()}
@@ -64,7 +68,7 @@ def cells(variant: dict[str, str]) -> list[tuple[str, str, evaluator_pb2.Strateg
             evaluator_pb2.StrategyGrid(
                 strategy=name,
                 grid=[
-                    evaluator_pb2.KnobGrid(knob=k, values=[common_pb2.KnobValue(string_value=v)])
+                    evaluator_pb2.KnobGrid(knob=k, values=[knob_value(v)])
                     for k, v in variant.items()
                     if k in infos[name]
                 ],
