@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from services.ingest.readers.pdf_bidi import logical_text
+
 log = logging.getLogger(__name__)
 
 # A ruled table of two rows and two columns draws rules at three x and three
@@ -107,7 +109,7 @@ class _Fonts:
 def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
     textpage = page.get_textpage()
     raw = textpage.raw
-    text = textpage.get_text_range()
+    text = logical_text(raw, textpage.get_text_range())
     lines = []
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
