@@ -12,7 +12,6 @@ Coordinates here are top-down: `top` grows down the page, as a reader reads.
 from __future__ import annotations
 
 import ctypes
-import io
 import logging
 import re
 import unicodedata
@@ -23,13 +22,10 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from services.ingest.readers.pdf_bidi import logical_text
+from services.ingest.readers.pdf_tables import TableBox, find_tables, ruled
 
 log = logging.getLogger(__name__)
 
-# A ruled table of two rows and two columns draws rules at three x and three
-# y positions at least; a page with fewer never reaches the table finder.
-_GRID_RULES = 3
-_RULE_WIDTH = 2.0  # points: a path this thin is a rule
 # Running headers and footers: among the first or last lines of a page, the
 # ones that recur (digits aside, at one height) on this many pages or more.
 _FURNITURE_LINES = 2
@@ -59,16 +55,6 @@ class Line:
     bottom: float
     size: float
     bold: bool
-
-
-@dataclass
-class TableBox:
-    page: int
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-    rows: list[list[str]]
 
 
 @dataclass
@@ -138,85 +124,21 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
     return lines
 
 
-def _cell(text: str | None) -> str:
-    return " ".join(_clean(text or "").split())
-
-
-def _tables(plumber_page, number: int) -> list[TableBox]:
-    tables = []
-    for table in plumber_page.find_tables():
-        rows = [[_cell(c) for c in row] for row in table.extract()]
-        rows = [r for r in rows if any(r)]
-        if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
-            x0, top, x1, bottom = table.bbox
-            tables.append(TableBox(number, x0, x1, top, bottom, rows))
-    return tables
-
-
-def _inside(line: Line, table: TableBox) -> bool:
-    middle = (line.top + line.bottom) / 2
-    return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 1 and line.x1 <= table.x1 + 1
-
-
-def _find_tables(ruled: list[Page], data: bytes) -> None:
-    """pdfplumber's tables on the ruled pages. pdfminer, under it, is stricter
-    than PDFium: where it cannot parse a page, that page keeps its lines as
-    text and notes why (Page.tables_skipped)."""
-    import pdfplumber  # only for documents that draw rules: slow to import and to parse
-    from pdfminer.pdfexceptions import PDFException
-    from pdfminer.psexceptions import PSException
-    from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
-
-    unreadable = (
-        PDFException,
-        PSException,
-        MalformedPDFException,
-        PdfminerException,
-        ValueError,
-        KeyError,
-        TypeError,
-        IndexError,
-        AttributeError,
-    )
-    done: set[int] = set()
-    try:
-        with pdfplumber.open(io.BytesIO(data)) as plumber:  # it parses pages lazily, also on close
-            for page in ruled:
-                page.tables = _tables(plumber.pages[page.number - 1], page.number)
-                done.add(page.number)
-    except unreadable as exc:
-        for page in ruled:
-            if page.number not in done:
-                page.tables_skipped = "the table finder could not parse the page"
-        log.info("the table finder stopped on a PDF: %s: %s", type(exc).__name__, str(exc)[:500])
-    for page in ruled:
-        page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
-
-
 def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     """Every page's lines and ruled tables; lines inside a table are the table's."""
     fonts = _Fonts()
-    pages, ruled = [], []
+    pages, ruled_pages = [], []
     for index in range(len(document)):
         pdf_page = document[index]
         width, height = pdf_page.get_size()
         page = Page(index + 1, width, height, _page_lines(pdf_page, index + 1, height, fonts))
-        xs: set[int] = set()
-        ys: set[int] = set()
-        for obj in pdf_page.get_objects(max_depth=2):
-            page.images += obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
-            if obj.type == pdfium_c.FPDF_PAGEOBJ_PATH:
-                left, bottom, right, top = obj.get_bounds()
-                if right - left > _RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
-                    ys.update((round(bottom), round(top)) if top - bottom > _RULE_WIDTH else (round(bottom),))
-                if top - bottom > _RULE_WIDTH:
-                    xs.update((round(left), round(right)) if right - left > _RULE_WIDTH else (round(left),))
-        if len(xs) >= _GRID_RULES and len(ys) >= _GRID_RULES and page.lines:
-            ruled.append(page)
+        grid, page.images = ruled(pdf_page)
+        if grid and page.lines:
+            ruled_pages.append(page)
         pages.append(page)
         pdf_page.close()
-    if ruled:
-        _find_tables(ruled, data)
+    if ruled_pages:
+        find_tables(ruled_pages, document, data)
     return pages
 
 

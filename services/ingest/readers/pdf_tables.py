@@ -1,0 +1,281 @@
+"""Ruled tables of a PDF page (ADRs 0054, 0097).
+
+pdfplumber's table finder (its "lines" strategy) says where the cells are:
+it is asked only about pages whose paths draw rules at enough positions to
+make a grid. What is in a cell is read from PDFium's characters, not from
+pdfminer's: PDFium maps glyphs that pdfminer leaves as "(cid:N)", keeps a
+rotated header in the order it is written rather than top to bottom
+("No Authority", not "ytirohtuA oN"), and every character inside the table
+lands in some cell, so no text goes with a cell the finder thinks empty. A
+letter drawn twice over itself (a bold effect) is read once.
+
+A column the rules leave undivided is split where its text has a gap
+between two columns of words in two rows or more. A grid is not a table
+when it holds a drawing (curves or slanted lines inside it: a plot, a
+syntax diagram) or when most of its cells are empty.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import pypdfium2.raw as pdfium_c
+
+log = logging.getLogger(__name__)
+
+# A ruled table of two rows and two columns draws rules at three x and three
+# y positions at least; a page with fewer never reaches the table finder.
+GRID_RULES = 3
+RULE_WIDTH = 2.0  # points: a path this thin is a rule
+_LIGATURES = re.compile("[\ufb00-\ufb06]")
+_SNAP = 1.0  # points: how far a glyph may stick out of its cell
+_OVERPRINT = 1.0  # points: the same letter this close to itself is drawn twice
+
+
+@dataclass
+class TableBox:
+    page: int
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    rows: list[list[str]]
+
+
+@dataclass
+class _Glyph:
+    index: int  # in PDFium's text order
+    char: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+
+    @property
+    def middle(self) -> tuple[float, float]:
+        return (self.x0 + self.x1) / 2, (self.top + self.bottom) / 2
+
+
+def _glyphs(pdf_page, height: float) -> list[_Glyph]:
+    """The page's characters in PDFium's text order, spaces as ' ' without a box."""
+    textpage = pdf_page.get_textpage()
+    raw = textpage.raw
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    glyphs = []
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        char = chr(pdfium_c.FPDFText_GetUnicode(raw, index) or 32)
+        if char.isspace() or unicodedata.category(char) in ("Cc", "Cs", "Cn") or char in "\ufffe\uffff":
+            glyphs.append(_Glyph(index, " ", 0, 0, 0, 0))
+            continue
+        pdfium_c.FPDFText_GetCharBox(raw, index, left, right, bottom, top)
+        glyphs.append(_Glyph(index, char, left.value, right.value, height - top.value, height - bottom.value))
+    textpage.close()
+    return glyphs
+
+
+def _cell_text(glyphs: list[_Glyph]) -> str:
+    """A cell's characters in text order, a space where PDFium has one or
+    skips over characters outside the cell; overprinted letters once."""
+    out: list[str] = []
+    last: _Glyph | None = None
+    for glyph in glyphs:
+        if glyph.char == " ":
+            out.append(" ")
+            continue
+        if last is not None and glyph.index > last.index + 1 and out and out[-1] != " ":
+            out.append(" ")
+        if (
+            last is not None
+            and glyph.char == last.char
+            and abs(glyph.x0 - last.x0) < _OVERPRINT
+            and abs(glyph.top - last.top) < _OVERPRINT
+        ):
+            continue
+        out.append(glyph.char)
+        last = glyph
+    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), "".join(out))
+    return " ".join(text.split())
+
+
+def _column_edges(table, glyphs: list[_Glyph]) -> list[float]:
+    """x of every column boundary: the rules' and, inside a column the rules
+    leave whole, a gap that separates words in two rows or more."""
+    edges = sorted({round(c[0], 1) for row in table.rows for c in row.cells if c} | {round(table.bbox[2], 1)})
+    found = []
+    for left, right in zip(edges, edges[1:]):
+        rows: dict[int, list[tuple[float, float]]] = {}
+        for r, row in enumerate(table.rows):
+            top, bottom = row.bbox[1], row.bbox[3]
+            for g in glyphs:
+                x, y = g.middle
+                if g.char != " " and left < x < right and top < y < bottom:
+                    rows.setdefault(r, []).append((g.x0, g.x1))
+        found.extend(_gaps(left, right, rows))
+    return sorted(set(edges) | set(found))
+
+
+def _gaps(left: float, right: float, rows: dict[int, list[tuple[float, float]]]) -> list[float]:
+    """Middles of the x-ranges inside (left, right) that no row's glyph covers
+    and that have words on both sides in two rows or more."""
+    spans = sorted(span for row in rows.values() for span in row)
+    if not spans:
+        return []
+    widths = sorted(x1 - x0 for x0, x1 in spans)
+    wide = 2.5 * widths[len(widths) // 2]  # wider than two letters and a half: not a space
+    gaps, reach = [], spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach > wide:
+            middle = (x0 + reach) / 2
+            both = sum(any(a < middle for a, _ in r) and any(a > middle for a, _ in r) for r in rows.values())
+            if both >= 2:
+                gaps.append(round(middle, 1))
+        reach = max(reach, x1)
+    return gaps
+
+
+def _drawn(plumber_page, bbox) -> bool:
+    """Whether the grid holds a drawing: a curve or a slanted line that does
+    not touch its frame (a rounded corner does)."""
+    x0, top, x1, bottom = bbox
+    for obj in (*plumber_page.curves, *plumber_page.lines):
+        inside = obj["x0"] > x0 + 2 and obj["x1"] < x1 - 2 and obj["top"] > top + 2 and obj["bottom"] < bottom - 2
+        slanted = obj["object_type"] == "curve" or (obj["x1"] - obj["x0"] > 1 and obj["bottom"] - obj["top"] > 1)
+        if inside and slanted:
+            return True
+    return False
+
+
+def _column(row, edges: list[float], rules: set[float], x: float, y: float) -> int:
+    """The column of a glyph at (x, y) by the edges; but in a cell drawn across
+    the rules of several columns (merged) its text goes to its first column."""
+    for cell in row.cells:
+        if cell and cell[0] <= x <= cell[2] and cell[1] <= y <= cell[3]:
+            if any(cell[0] + _SNAP < e < cell[2] - _SNAP for e in rules):
+                x = cell[0] + _SNAP
+            break
+    return sum(e <= x for e in edges[1:-1])
+
+
+def _rows(table, glyphs: list[_Glyph]) -> list[list[str]]:
+    """The table's cells, every glyph inside it in the cell its middle is in."""
+    edges = _column_edges(table, glyphs)
+    rules = {round(c[0], 1) for row in table.rows for c in row.cells if c}
+    x0, top, x1, bottom = table.bbox
+    tops = [row.bbox[1] for row in table.rows] + [bottom]
+    cells: dict[tuple[int, int], list[_Glyph]] = {}
+    spaces: list[_Glyph] = []
+    for glyph in glyphs:
+        if glyph.char == " ":
+            spaces.append(glyph)
+            continue
+        x, y = glyph.middle
+        if not (x0 - _SNAP <= x <= x1 + _SNAP and top - _SNAP <= y <= bottom + _SNAP):
+            continue
+        r = max(0, sum(t <= y for t in tops[1:-1]))
+        c = _column(table.rows[min(r, len(table.rows) - 1)], edges, rules, x, y)
+        cells.setdefault((r, c), []).append(glyph)
+    rows = []
+    for r in range(len(tops) - 1):
+        row = []
+        for c in range(len(edges) - 1):
+            held = cells.get((r, c), [])
+            row.append(_cell_text(sorted(held, key=lambda g: g.index)))
+        rows.append(row)
+    rows = [row for row in rows if any(row)]
+    keep = [c for c in range(len(edges) - 1) if any(row[c] for row in rows)]
+    return [[row[c] for c in keep] for row in rows]
+
+
+def _is_table(rows: list[list[str]]) -> bool:
+    """Two rows and two columns at least, at least two rows with two filled
+    cells, and at least half its cells filled."""
+    if len(rows) < 2 or max(len(r) for r in rows) < 2:
+        return False
+    filled = sum(bool(c) for r in rows for c in r)
+    full_rows = sum(sum(bool(c) for c in r) >= 2 for r in rows)
+    return full_rows >= 2 and filled * 2 >= sum(len(r) for r in rows)
+
+
+def page_tables(plumber_page, pdf_page, number: int) -> list[TableBox]:
+    """The page's tables, their cells read from PDFium's characters."""
+    found = plumber_page.find_tables()
+    if not found:
+        return []
+    glyphs = _glyphs(pdf_page, pdf_page.get_height())
+    tables = []
+    for table in found:
+        if _drawn(plumber_page, table.bbox):
+            continue
+        rows = _rows(table, glyphs)
+        if _is_table(rows):
+            x0, top, x1, bottom = table.bbox
+            tables.append(TableBox(number, x0, x1, top, bottom, rows))
+    return tables
+
+
+def ruled(pdf_page) -> tuple[bool, int]:
+    """(whether the page's paths draw rules at enough x and y positions to
+    make a grid, how many images it holds)."""
+    xs: set[int] = set()
+    ys: set[int] = set()
+    images = 0
+    for obj in pdf_page.get_objects(max_depth=2):
+        images += obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_PATH:
+            left, bottom, right, top = obj.get_bounds()
+            if right - left > RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
+                ys.update((round(bottom), round(top)) if top - bottom > RULE_WIDTH else (round(bottom),))
+            if top - bottom > RULE_WIDTH:
+                xs.update((round(left), round(right)) if right - left > RULE_WIDTH else (round(left),))
+    return len(xs) >= GRID_RULES and len(ys) >= GRID_RULES, images
+
+
+def inside(line, table: TableBox) -> bool:
+    """Whether a line of text lies in the table (its middle within it)."""
+    middle = (line.top + line.bottom) / 2
+    return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 1 and line.x1 <= table.x1 + 1
+
+
+def find_tables(ruled_pages: list, document, data: bytes) -> None:
+    """Fills `tables` of each ruled page (pdf_layout.Page) and drops the lines
+    inside them. pdfminer, under pdfplumber, is stricter than PDFium: where it
+    cannot parse a page, that page keeps its lines as text and notes why
+    (Page.tables_skipped)."""
+    import pdfplumber  # only for documents that draw rules: slow to import and to parse
+    from pdfminer.pdfexceptions import PDFException
+    from pdfminer.psexceptions import PSException
+    from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
+
+    unreadable = (
+        PDFException,
+        PSException,
+        MalformedPDFException,
+        PdfminerException,
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+    )
+    done: set[int] = set()
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as plumber:  # it parses pages lazily, also on close
+            for page in ruled_pages:
+                pdf_page = document[page.number - 1]
+                try:
+                    page.tables = page_tables(plumber.pages[page.number - 1], pdf_page, page.number)
+                finally:
+                    pdf_page.close()
+                done.add(page.number)
+    except unreadable as exc:
+        for page in ruled_pages:
+            if page.number not in done:
+                page.tables_skipped = "the table finder could not parse the page"
+        log.info("the table finder stopped on a PDF: %s: %s", type(exc).__name__, str(exc)[:500])
+    for page in ruled_pages:
+        page.lines = [ln for ln in page.lines if not any(inside(ln, t) for t in page.tables)]
