@@ -30,9 +30,9 @@ from services.ingest.readers.pdf_layout import (
     Page,
     TableBox,
     read_pages,
-    reading_order,
     remove_furniture,
 )
+from services.ingest.readers.pdf_order import reading_order
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
@@ -251,7 +251,8 @@ class _Renderer:
     def _continues(self, previous: Line, line: Line) -> bool:
         """Whether `line` goes on the paragraph that `previous` ends."""
         if (
-            abs(previous.size - line.size) > 0.5
+            previous.region != line.region  # a figure's labels, a footnote: apart from the body (pdf_order)
+            or abs(previous.size - line.size) > 0.5
             or _BULLET.match(line.text)
             or _NUMBERED.match(line.text)
             or _LEADERS.search(previous.text)

@@ -22,7 +22,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from services.ingest.readers.pdf_bidi import logical_text
-from services.ingest.readers.pdf_tables import TableBox, find_tables, ruled
+from services.ingest.readers.pdf_tables import Drawing, TableBox, find_tables, survey
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,7 @@ class Line:
     bottom: float
     size: float
     bold: bool
+    region: str = ""  # a figure's or a footnote's, read apart from the body (pdf_order)
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Page:
     tables: list[TableBox] = field(default_factory=list)
     images: int = 0
     tables_skipped: str = ""  # why the table finder could not read this page
+    drawing: Drawing = field(default_factory=Drawing)  # rules, images, figures (pdf_tables)
 
 
 def _clean(text: str) -> str:
@@ -132,8 +134,9 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
         pdf_page = document[index]
         width, height = pdf_page.get_size()
         page = Page(index + 1, width, height, _page_lines(pdf_page, index + 1, height, fonts))
-        grid, page.images = ruled(pdf_page)
-        if grid and page.lines:
+        page.drawing = survey(pdf_page, height)
+        page.images = len(page.drawing.images)
+        if page.drawing.grid and page.lines:
             ruled_pages.append(page)
         pages.append(page)
         pdf_page.close()
@@ -171,47 +174,3 @@ def remove_furniture(pages: list[Page]) -> None:
             id(ln) for ln in edge if _PAGE_NUMBER.match(ln.text) or counts[_furniture_key(ln)] >= _FURNITURE_PAGES
         }
         page.lines = [ln for ln in page.lines if id(ln) not in furniture]
-
-
-def _gutter(page: Page) -> float | None:
-    """The x of a gap between two columns, if the page's lines have one: the
-    position in the middle band crossed by the fewest lines."""
-    lines = page.lines
-    if len(lines) < 6:
-        return None
-    best, crossing = 0.0, len(lines) + 1
-    for step in range(31):
-        x = page.width * (0.35 + 0.3 * step / 30)
-        crossed = sum(ln.x0 < x < ln.x1 for ln in lines)
-        if crossed < crossing:
-            best, crossing = x, crossed
-    left = sum(ln.x1 <= best for ln in lines)
-    right = sum(ln.x0 >= best for ln in lines)
-    if left >= 3 and right >= 3 and crossing <= 0.2 * len(lines):
-        return best
-    return None
-
-
-def reading_order(page: Page) -> list[Line | TableBox]:
-    """The page's lines and tables as a reader reads them: top to bottom, and
-    where the page has two columns, the left one before the right one between
-    the lines that span both."""
-    items: list[Line | TableBox] = [*page.lines, *page.tables]
-    gutter = _gutter(page)
-    if gutter is None:
-        return sorted(items, key=lambda it: (round(it.top, 1), it.x0))
-    ordered: list[Line | TableBox] = []
-    band: list[Line | TableBox] = []
-
-    def flush() -> None:
-        ordered.extend(sorted(band, key=lambda it: (it.x0 >= gutter, round(it.top, 1), it.x0)))
-        band.clear()
-
-    for item in sorted(items, key=lambda it: (round(it.top, 1), it.x0)):
-        if item.x0 < gutter < item.x1:
-            flush()
-            ordered.append(item)
-        else:
-            band.append(item)
-    flush()
-    return ordered

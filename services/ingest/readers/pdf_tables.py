@@ -22,7 +22,7 @@ import io
 import logging
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pypdfium2.raw as pdfium_c
 
@@ -34,6 +34,7 @@ GRID_RULES = 3
 RULE_WIDTH = 2.0  # points: a path this thin is a rule
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SNAP = 1.0  # points: how far a glyph may stick out of its cell
+_MARK = 6.0  # points: a curve this small is a bullet or a check mark, not a drawing
 _OVERPRINT = 1.0  # points: the same letter this close to itself is drawn twice
 
 
@@ -138,16 +139,23 @@ def _gaps(left: float, right: float, rows: dict[int, list[tuple[float, float]]])
     return gaps
 
 
-def _drawn(plumber_page, bbox) -> bool:
-    """Whether the grid holds a drawing: a curve or a slanted line that does
-    not touch its frame (a rounded corner does)."""
+def _strokes(plumber_page) -> list[tuple[float, float, float, float]]:
+    """pdfplumber's curves and slanted lines (it sees into nested forms)."""
+    return [
+        (o["x0"], o["top"], o["x1"], o["bottom"])
+        for o in (*plumber_page.curves, *plumber_page.lines)
+        if o["object_type"] == "curve" or (o["x1"] - o["x0"] > 1 and o["bottom"] - o["top"] > 1)
+    ]
+
+
+def _drawn(strokes, bbox) -> bool:
+    """Whether the grid holds a drawing: a curved or slanted path larger than
+    a bullet that does not touch its frame (a rounded corner does)."""
     x0, top, x1, bottom = bbox
-    for obj in (*plumber_page.curves, *plumber_page.lines):
-        inside = obj["x0"] > x0 + 2 and obj["x1"] < x1 - 2 and obj["top"] > top + 2 and obj["bottom"] < bottom - 2
-        slanted = obj["object_type"] == "curve" or (obj["x1"] - obj["x0"] > 1 and obj["bottom"] - obj["top"] > 1)
-        if inside and slanted:
-            return True
-    return False
+    return any(
+        left > x0 + 2 and right < x1 - 2 and up > top + 2 and down < bottom - 2 and max(right - left, down - up) > _MARK
+        for left, up, right, down in strokes
+    )
 
 
 def _column(row, edges: list[float], rules: set[float], x: float, y: float) -> int:
@@ -201,15 +209,16 @@ def _is_table(rows: list[list[str]]) -> bool:
     return full_rows >= 2 and filled * 2 >= sum(len(r) for r in rows)
 
 
-def page_tables(plumber_page, pdf_page, number: int) -> list[TableBox]:
+def page_tables(plumber_page, pdf_page, number: int, drawing: Drawing) -> list[TableBox]:
     """The page's tables, their cells read from PDFium's characters."""
     found = plumber_page.find_tables()
     if not found:
         return []
     glyphs = _glyphs(pdf_page, pdf_page.get_height())
+    strokes = drawing.strokes + _strokes(plumber_page)
     tables = []
     for table in found:
-        if _drawn(plumber_page, table.bbox):
+        if _drawn(strokes, table.bbox):
             continue
         rows = _rows(table, glyphs)
         if _is_table(rows):
@@ -218,21 +227,64 @@ def page_tables(plumber_page, pdf_page, number: int) -> list[TableBox]:
     return tables
 
 
-def ruled(pdf_page) -> tuple[bool, int]:
-    """(whether the page's paths draw rules at enough x and y positions to
-    make a grid, how many images it holds)."""
+@dataclass
+class Drawing:
+    """What a page draws besides text, top-down coordinates as (x0, top, x1,
+    bottom): whether its rules make a grid (worth asking the table finder),
+    its images, its thin horizontal rules, and the boxes of its curved or
+    slanted paths (a figure's)."""
+
+    grid: bool = False
+    images: list[tuple[float, float, float, float]] = field(default_factory=list)
+    rules: list[tuple[float, float, float, float]] = field(default_factory=list)
+    strokes: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+
+def _stroked(path) -> bool:
+    """Whether a path draws a curve or a slanted line (not a rule or a box)."""
+    raw = path.raw
+    x, y = ctypes.c_float(), ctypes.c_float()
+    last = None
+    for k in range(pdfium_c.FPDFPath_CountSegments(raw)):
+        segment = pdfium_c.FPDFPath_GetPathSegment(raw, k)
+        kind = pdfium_c.FPDFPathSegment_GetType(segment)
+        if kind == pdfium_c.FPDF_SEGMENT_BEZIERTO:
+            return True
+        pdfium_c.FPDFPathSegment_GetPoint(segment, x, y)
+        point = (x.value, y.value)
+        if (
+            kind == pdfium_c.FPDF_SEGMENT_LINETO
+            and last is not None
+            and min(abs(point[0] - last[0]), abs(point[1] - last[1])) > 1
+        ):
+            return True
+        last = point
+    return False
+
+
+def survey(pdf_page, height: float) -> Drawing:
+    """What the page draws besides its text (Drawing)."""
+    drawing = Drawing()
     xs: set[int] = set()
     ys: set[int] = set()
-    images = 0
     for obj in pdf_page.get_objects(max_depth=2):
-        images += obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
-        if obj.type == pdfium_c.FPDF_PAGEOBJ_PATH:
-            left, bottom, right, top = obj.get_bounds()
-            if right - left > RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
-                ys.update((round(bottom), round(top)) if top - bottom > RULE_WIDTH else (round(bottom),))
-            if top - bottom > RULE_WIDTH:
-                xs.update((round(left), round(right)) if right - left > RULE_WIDTH else (round(left),))
-    return len(xs) >= GRID_RULES and len(ys) >= GRID_RULES, images
+        if obj.type not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
+            continue
+        left, bottom, right, top = obj.get_bounds()
+        box = (left, height - top, right, height - bottom)
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            drawing.images.append(box)
+            continue
+        if right - left > RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
+            ys.update((round(bottom), round(top)) if top - bottom > RULE_WIDTH else (round(bottom),))
+            if top - bottom <= RULE_WIDTH:
+                drawing.rules.append(box)
+        if top - bottom > RULE_WIDTH:
+            xs.update((round(left), round(right)) if right - left > RULE_WIDTH else (round(left),))
+        if right - left > RULE_WIDTH and top - bottom > RULE_WIDTH and _stroked(obj):
+            drawing.strokes.append(box)
+    drawing.grid = len(xs) >= GRID_RULES and len(ys) >= GRID_RULES
+    return drawing
 
 
 def inside(line, table: TableBox) -> bool:
@@ -268,7 +320,7 @@ def find_tables(ruled_pages: list, document, data: bytes) -> None:
             for page in ruled_pages:
                 pdf_page = document[page.number - 1]
                 try:
-                    page.tables = page_tables(plumber.pages[page.number - 1], pdf_page, page.number)
+                    page.tables = page_tables(plumber.pages[page.number - 1], pdf_page, page.number, page.drawing)
                 finally:
                     pdf_page.close()
                 done.add(page.number)

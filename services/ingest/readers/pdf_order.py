@@ -1,0 +1,155 @@
+"""A PDF page's lines and tables in the order a person reads them (ADRs 0054, 0098).
+
+Columns: where the page's lines leave a gutter in its middle band, the left
+column is read before the right one between the lines that span both.
+
+Text that is not the body is read apart from it, after the page's body and
+never joined to a body paragraph (each line carries its `region`):
+- a figure's labels: lines inside an image, or inside the frame of a
+  drawing's curved or slanted strokes, where they would otherwise be
+  spliced into the sentences beside them;
+- footnotes: the lines below a short rule in the lower part of the page (the
+  footnote separator), or set smaller than the body there and opening with a
+  marker ("1", "*", "†"); each marker opens a footnote of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from services.ingest.readers.pdf_layout import Line, Page
+from services.ingest.readers.pdf_tables import TableBox
+
+_MARKER = re.compile(r"^(?:\d{1,3}|[*\u2020\u2021\u00a7\u00b6]+)\s*(?=\S)|^[a-z]\s+(?=\S)")
+_FOOT_ZONE = 0.6  # footnotes start below this share of the page's height
+_SEPARATOR_MAX = 0.5  # a footnote rule is at most half as wide as the text
+_FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way holds no labels
+_STROKES = 3  # curved or slanted strokes that make a drawing
+
+
+def _gutter(lines: list[Line], width: float) -> float | None:
+    """The x of a gap between two columns, if the lines have one: the
+    position in the middle band crossed by the fewest lines."""
+    if len(lines) < 6:
+        return None
+    best, crossing = 0.0, len(lines) + 1
+    for step in range(31):
+        x = width * (0.35 + 0.3 * step / 30)
+        crossed = sum(min(ln.x0, ln.x1) < x < max(ln.x0, ln.x1) for ln in lines)
+        if crossed < crossing:
+            best, crossing = x, crossed
+    left = sum(max(ln.x0, ln.x1) <= best for ln in lines)
+    right = sum(min(ln.x0, ln.x1) >= best for ln in lines)
+    if left >= 3 and right >= 3 and crossing <= 0.2 * len(lines):
+        return best
+    return None
+
+
+def _figures(page: Page) -> list[tuple[float, float, float, float]]:
+    """Frames of the page's figures: its images, and the spans of its
+    drawings (overlapping boxes of curved or slanted strokes, three or more)."""
+    frames = [b for b in page.drawing.images if b[2] - b[0] >= _FIGURE_MIN and b[3] - b[1] >= _FIGURE_MIN]
+    clusters: list[list[float]] = []  # x0, top, x1, bottom, strokes
+    for x0, top, x1, bottom in sorted(page.drawing.strokes, key=lambda b: b[1]):
+        for c in clusters:
+            if x0 <= c[2] + 5 and x1 >= c[0] - 5 and top <= c[3] + 5 and bottom >= c[1] - 5:
+                c[:4] = [min(c[0], x0), min(c[1], top), max(c[2], x1), max(c[3], bottom)]
+                c[4] += 1
+                break
+        else:
+            clusters.append([x0, top, x1, bottom, 1])
+    for x0, top, x1, bottom, count in clusters:
+        if count >= _STROKES and x1 - x0 >= _FIGURE_MIN and bottom - top >= _FIGURE_MIN:
+            frames.append((x0, top, x1, bottom))
+    return frames
+
+
+def _within(line: Line, frame: tuple[float, float, float, float]) -> bool:
+    x0, top, x1, bottom = frame
+    return (
+        min(line.x0, line.x1) >= x0 - 2
+        and max(line.x0, line.x1) <= x1 + 2
+        and line.top >= top - 2
+        and line.bottom <= bottom + 2
+    )
+
+
+def _body_size(lines: list[Line]) -> float:
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[line.size] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _footnotes(page: Page, body: list[Line], size: float) -> list[Line]:
+    """The page's footnote lines, top to bottom (see the module's doc)."""
+    if not body:
+        return []
+    left = min(min(ln.x0, ln.x1) for ln in body)
+    right = max(max(ln.x0, ln.x1) for ln in body)
+    zone = page.height * _FOOT_ZONE
+    rules = [
+        r
+        for r in page.drawing.rules
+        if r[1] >= zone and r[2] - r[0] <= (right - left) * _SEPARATOR_MAX and r[0] <= left + size * 2
+    ]
+    ordered = sorted(body, key=lambda ln: ln.top)
+    if rules:
+        line_y = min(r[1] for r in rules)
+        below = [ln for ln in ordered if ln.top >= line_y - 1]
+        if below and _MARKER.match(below[0].text):
+            return below
+    small = []
+    for line in reversed(ordered):  # from the bottom up, while the lines are small
+        if line.top < zone or line.size > size - 1:
+            break
+        small.insert(0, line)
+    return small if small and _MARKER.match(small[0].text) else []
+
+
+def _set_apart(page: Page) -> list[Line]:
+    """Marks the page's figure labels and footnotes (Line.region); returns them
+    in the order they are read: each figure's labels, then the footnotes."""
+    apart: list[Line] = []
+    for k, frame in enumerate(_figures(page), 1):
+        for line in sorted(page.lines, key=lambda ln: (round(ln.top, 1), ln.x0)):
+            if not line.region and _within(line, frame):
+                line.region = f"figure {k}"
+                apart.append(line)
+    body = [ln for ln in page.lines if not ln.region]
+    note = 0
+    for line in _footnotes(page, body, _body_size(page.lines)):
+        if note == 0 or _MARKER.match(line.text):
+            note += 1
+        line.region = f"footnote {note}"
+        apart.append(line)
+    return apart
+
+
+def reading_order(page: Page) -> list[Line | TableBox]:
+    """The page's lines and tables as a reader reads them: top to bottom, and
+    where the page has two columns, the left one before the right one between
+    the lines that span both; figure labels and footnotes after the body."""
+    apart = _set_apart(page)
+    kept = {id(ln) for ln in apart}
+    body = [ln for ln in page.lines if id(ln) not in kept]
+    items: list[Line | TableBox] = [*body, *page.tables]
+    gutter = _gutter(body, page.width)
+    if gutter is None:
+        return sorted(items, key=lambda it: (round(it.top, 1), it.x0)) + apart
+    ordered: list[Line | TableBox] = []
+    band: list[Line | TableBox] = []
+
+    def flush() -> None:
+        ordered.extend(sorted(band, key=lambda it: (min(it.x0, it.x1) >= gutter, round(it.top, 1), it.x0)))
+        band.clear()
+
+    for item in sorted(items, key=lambda it: (round(it.top, 1), it.x0)):
+        if min(item.x0, item.x1) < gutter < max(item.x0, item.x1):
+            flush()
+            ordered.append(item)
+        else:
+            band.append(item)
+    flush()
+    return ordered + apart
