@@ -28,9 +28,11 @@ import pypdfium2.raw as pdfium_c
 
 log = logging.getLogger(__name__)
 
-# A ruled table of two rows and two columns draws rules at three x and three
-# y positions at least; a page with fewer never reaches the table finder.
+# A ruled table of two rows draws rules at three y positions at least, and
+# its frame at two x positions (its columns may be divided by space alone);
+# a page with fewer never reaches the table finder.
 GRID_RULES = 3
+FRAME_SIDES = 2
 RULE_WIDTH = 2.0  # points: a path this thin is a rule
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SNAP = 1.0  # points: how far a glyph may stick out of its cell
@@ -169,31 +171,45 @@ def _column(row, edges: list[float], rules: set[float], x: float, y: float) -> i
     return sum(e <= x for e in edges[1:-1])
 
 
+def _text_rows(placed: list[tuple[int, _Glyph]]) -> list[list[tuple[int, _Glyph]]]:
+    """A ruled row's glyphs (column, glyph), one row per line of text where
+    every line fills two columns or more (rows that no rule separates); the
+    row whole otherwise (a cell's text wraps onto more lines)."""
+    lines: list[list[tuple[int, _Glyph]]] = []
+    reach = float("-inf")
+    for column, glyph in sorted(placed, key=lambda p: p[1].top):
+        if glyph.top > reach:  # clear of every glyph of the line so far (a superscript is not): a new line
+            lines.append([])
+            reach = glyph.bottom
+        reach = max(reach, glyph.bottom)
+        lines[-1].append((column, glyph))
+    if len(lines) > 1 and all(len({c for c, _ in line}) >= 2 for line in lines):
+        return lines
+    return [placed]
+
+
 def _rows(table, glyphs: list[_Glyph]) -> list[list[str]]:
     """The table's cells, every glyph inside it in the cell its middle is in."""
     edges = _column_edges(table, glyphs)
     rules = {round(c[0], 1) for row in table.rows for c in row.cells if c}
     x0, top, x1, bottom = table.bbox
     tops = [row.bbox[1] for row in table.rows] + [bottom]
-    cells: dict[tuple[int, int], list[_Glyph]] = {}
-    spaces: list[_Glyph] = []
+    placed: dict[int, list[tuple[int, _Glyph]]] = {}
     for glyph in glyphs:
-        if glyph.char == " ":
-            spaces.append(glyph)
-            continue
         x, y = glyph.middle
-        if not (x0 - _SNAP <= x <= x1 + _SNAP and top - _SNAP <= y <= bottom + _SNAP):
+        if glyph.char == " " or not (x0 - _SNAP <= x <= x1 + _SNAP and top - _SNAP <= y <= bottom + _SNAP):
             continue
-        r = max(0, sum(t <= y for t in tops[1:-1]))
-        c = _column(table.rows[min(r, len(table.rows) - 1)], edges, rules, x, y)
-        cells.setdefault((r, c), []).append(glyph)
+        r = min(len(table.rows) - 1, max(0, sum(t <= y for t in tops[1:-1])))
+        placed.setdefault(r, []).append((_column(table.rows[r], edges, rules, x, y), glyph))
     rows = []
-    for r in range(len(tops) - 1):
-        row = []
-        for c in range(len(edges) - 1):
-            held = cells.get((r, c), [])
-            row.append(_cell_text(sorted(held, key=lambda g: g.index)))
-        rows.append(row)
+    for r in sorted(placed):
+        for line in _text_rows(placed[r]):
+            rows.append(
+                [
+                    _cell_text(sorted((g for c, g in line if c == k), key=lambda g: g.index))
+                    for k in range(len(edges) - 1)
+                ]
+            )
     rows = [row for row in rows if any(row)]
     keep = [c for c in range(len(edges) - 1) if any(row[c] for row in rows)]
     return [[row[c] for c in keep] for row in rows]
@@ -283,7 +299,7 @@ def survey(pdf_page, height: float) -> Drawing:
             xs.update((round(left), round(right)) if right - left > RULE_WIDTH else (round(left),))
         if right - left > RULE_WIDTH and top - bottom > RULE_WIDTH and _stroked(obj):
             drawing.strokes.append(box)
-    drawing.grid = len(xs) >= GRID_RULES and len(ys) >= GRID_RULES
+    drawing.grid = len(xs) >= FRAME_SIDES and len(ys) >= GRID_RULES
     return drawing
 
 
