@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from services.ingest.readers.pdf_aligned import find_aligned
 from services.ingest.readers.pdf_bidi import logical_text
 from services.ingest.readers.pdf_tables import Drawing, TableBox, find_tables, survey
 
@@ -142,6 +143,7 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
         pdf_page.close()
     if ruled_pages:
         find_tables(ruled_pages, document, data)
+    find_aligned(document, pages)
     return pages
 
 

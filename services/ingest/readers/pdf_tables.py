@@ -64,7 +64,7 @@ class _Glyph:
         return (self.x0 + self.x1) / 2, (self.top + self.bottom) / 2
 
 
-def _glyphs(pdf_page, height: float) -> list[_Glyph]:
+def glyphs_of(pdf_page, height: float) -> list[_Glyph]:
     """The page's characters in PDFium's text order, spaces as ' ' without a box."""
     textpage = pdf_page.get_textpage()
     raw = textpage.raw
@@ -81,7 +81,7 @@ def _glyphs(pdf_page, height: float) -> list[_Glyph]:
     return glyphs
 
 
-def _cell_text(glyphs: list[_Glyph]) -> str:
+def cell_text(glyphs: list[_Glyph]) -> str:
     """A cell's characters in text order, a space where PDFium has one or
     skips over characters outside the cell; overprinted letters once."""
     out: list[str] = []
@@ -206,7 +206,7 @@ def _rows(table, glyphs: list[_Glyph]) -> list[list[str]]:
         for line in _text_rows(placed[r]):
             rows.append(
                 [
-                    _cell_text(sorted((g for c, g in line if c == k), key=lambda g: g.index))
+                    cell_text(sorted((g for c, g in line if c == k), key=lambda g: g.index))
                     for k in range(len(edges) - 1)
                 ]
             )
@@ -230,7 +230,7 @@ def page_tables(plumber_page, pdf_page, number: int, drawing: Drawing) -> list[T
     found = plumber_page.find_tables()
     if not found:
         return []
-    glyphs = _glyphs(pdf_page, pdf_page.get_height())
+    glyphs = glyphs_of(pdf_page, pdf_page.get_height())
     strokes = drawing.strokes + _strokes(plumber_page)
     tables = []
     for table in found:
@@ -309,6 +309,10 @@ def inside(line, table: TableBox) -> bool:
     return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 1 and line.x1 <= table.x1 + 1
 
 
+def _overlap(a: TableBox, b: TableBox) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.top < b.bottom and b.top < a.bottom
+
+
 def find_tables(ruled_pages: list, document, data: bytes) -> None:
     """Fills `tables` of each ruled page (pdf_layout.Page) and drops the lines
     inside them. pdfminer, under pdfplumber, is stricter than PDFium: where it
@@ -336,7 +340,8 @@ def find_tables(ruled_pages: list, document, data: bytes) -> None:
             for page in ruled_pages:
                 pdf_page = document[page.number - 1]
                 try:
-                    page.tables = page_tables(plumber.pages[page.number - 1], pdf_page, page.number, page.drawing)
+                    found = page_tables(plumber.pages[page.number - 1], pdf_page, page.number, page.drawing)
+                    page.tables += [t for t in found if not any(_overlap(t, held) for held in page.tables)]
                 finally:
                     pdf_page.close()
                 done.add(page.number)
