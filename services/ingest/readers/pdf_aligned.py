@@ -13,6 +13,7 @@ looked at closely (their glyphs read from PDFium).
 
 from __future__ import annotations
 
+import bisect
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ _GAP = 2.0  # a gap this many median glyph widths wide divides cells
 _ROWS = 3
 _SHORT_WORDS = 3
 _HEADER_LINES = 3
+_REACH = 40.0  # points above and below a baseline where its glyphs are looked for
 
 
 def _spread(page: Page) -> set[int]:
@@ -64,6 +66,22 @@ def _pieces(line: Line, glyphs) -> list[list]:
     return pieces
 
 
+class _Cuts:
+    """Each line's pieces, cut when first asked for; glyphs looked up by height."""
+
+    def __init__(self, glyphs) -> None:
+        self.glyphs = sorted((g for g in glyphs if g.char != " "), key=lambda g: g.middle[1])
+        self.heights = [g.middle[1] for g in self.glyphs]
+        self.done: dict[int, list[list]] = {}
+
+    def of(self, line: Line) -> list[list]:
+        if id(line) not in self.done:
+            low = bisect.bisect_left(self.heights, line.bottom - _REACH)
+            high = bisect.bisect_right(self.heights, line.bottom + _REACH)
+            self.done[id(line)] = _pieces(line, self.glyphs[low:high])
+        return self.done[id(line)]
+
+
 def _span(piece) -> tuple[float, float]:
     return min(g.x0 for g in piece), max(g.x1 for g in piece)
 
@@ -79,7 +97,7 @@ def _text(piece) -> str:
     return cell_text(sorted(piece, key=lambda g: g.index))
 
 
-def _header(lines: list[Line], rows: list[Line], cut: dict[int, list], columns) -> tuple[list[str], list[Line]]:
+def _header(lines: list[Line], rows: list[Line], cut: _Cuts, columns) -> tuple[list[str], list[Line]]:
     """The header above the rows and its lines: the nearest lines above them,
     within two row pitches, across the table, whose pieces each sit over one
     column; joined per column (a header wrapped over two lines is one)."""
@@ -102,7 +120,7 @@ def _header(lines: list[Line], rows: list[Line], cut: dict[int, list], columns) 
         if line.size > size + 0.5:  # a heading over the table, not its header
             break
         slots = []
-        for piece in cut[id(line)]:
+        for piece in cut.of(line):
             x0, x1 = _span(piece)
             hits = [k for k, (c0, c1) in enumerate(columns) if x0 <= c1 and c0 <= x1]
             if len(hits) != 1:
@@ -119,17 +137,17 @@ def _across(a: Line, b: Line) -> bool:
     return min(a.x0, a.x1) <= max(b.x0, b.x1) and min(b.x0, b.x1) <= max(a.x0, a.x1)
 
 
-def _run(lines: list[Line], cut: dict[int, list], i: int) -> list[int]:
+def _run(lines: list[Line], cut: _Cuts, i: int) -> list[int]:
     """The indexes of the lines from `i` on that are aligned row under row:
     each the nearest line below the one before that it overlaps across (a
     line of another column beside it is passed over)."""
     run = [i]
-    while len(cut[id(lines[run[-1]])]) >= 2:
+    while len(cut.of(lines[run[-1]])) >= 2:
         last = lines[run[-1]]
         below = next(
             (k for k in range(run[-1] + 1, len(lines)) if lines[k].top > last.top + 1 and _across(last, lines[k])), None
         )
-        if below is None or not _aligned(cut[id(last)], cut[id(lines[below])]):
+        if below is None or not _aligned(cut.of(last), cut.of(lines[below])):
             break
         run.append(below)
     return run
@@ -153,20 +171,19 @@ def aligned_tables(pdf_page, page: Page) -> None:
     their lines out of `page.lines`."""
     if len(_spread(page)) < _ROWS:
         return
-    glyphs = glyphs_of(pdf_page, page.height)
+    cut = _Cuts(glyphs_of(pdf_page, page.height))
     lines = sorted(page.lines, key=lambda ln: (round(ln.top, 1), ln.x0))
-    cut = {id(ln): _pieces(ln, glyphs) for ln in lines}
     gone: set[int] = set()
     i = 0
     while i < len(lines):
         run = _run(lines, cut, i)
-        rows = [[_text(p) for p in cut[id(lines[k])]] for k in run]
+        rows = [[_text(p) for p in cut.of(lines[k])] for k in run]
         if len(run) < _ROWS or not any(
             all(len(r[c].split()) <= _SHORT_WORDS for r in rows) for c in range(len(rows[0]))
         ):
             i += 1
             continue
-        pieces = [cut[id(lines[k])] for k in run]
+        pieces = [cut.of(lines[k]) for k in run]
         columns = [
             (min(_span(p[c])[0] for p in pieces), max(_span(p[c])[1] for p in pieces)) for c in range(len(rows[0]))
         ]
