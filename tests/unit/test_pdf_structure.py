@@ -119,3 +119,23 @@ def test_arabic_lam_alef_and_numbers_read_in_logical_order():
 @pytest.mark.skipif(not gen.ARABIC_FONT.is_file(), reason=f"needs a font with Arabic letters at {gen.ARABIC_FONT}")
 def test_latin_words_in_a_right_to_left_line_keep_their_order_and_spaces():
     assert read_pdf("mixed.pdf", gen.right_to_left_with_latin()).text == gen.RTL_LOGICAL
+
+
+def test_a_table_drawn_without_rules_keeps_its_columns_its_wrapped_header_and_every_row():
+    (table,) = tables(read_pdf("legal-aid.pdf", real("table_mislabeled_as_picture.pdf")))
+    assert table[0][-2:] == ["State funded legal aid", "CSOs"]  # a header wrapped over two lines is one cell
+    labels = [row[-3] for row in table[1:]]
+    assert labels == [
+        "Persons with disabilities",
+        "Children",
+        "Women",
+        "The elderly",
+        "Migrants",
+        "Refugees, asylum seekers, or stateless persons",
+        "Internally displaced persons",
+    ]
+    assert all(row[-2:] == ["*", "*"] for row in table[1:])  # the two check boxes of every row
+
+
+def test_two_columns_of_prose_side_by_side_are_not_a_table():
+    assert tables(read_pdf("multicolumn.pdf", real("multicolumn.pdf"))) == []
