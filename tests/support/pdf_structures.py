@@ -140,3 +140,41 @@ def right_to_left_with_latin() -> bytes:
         pdf.text(x, 100, shown)
         x -= pdf.get_string_width(" ")
     return bytes(pdf.output())
+
+
+BOOKTABS = [
+    ["Method", "Precision", "Recall", "F1"],
+    ["Baseline", "0.61", "0.58", "0.59"],
+    ["Tuned", "0.72", "0.70", "0.71"],
+    ["Distilled", "0.70", "0.69", "0.69"],
+    ["Ensemble", "0.78", "0.75", "0.76"],
+]
+
+
+def table_ruled_like_latex() -> bytes:
+    """A results table as LaTeX's booktabs draws it: rules above, under the
+    header and below, none down or at the sides, between two paragraphs."""
+    pdf = _page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.set_xy(72, 60)
+    pdf.multi_cell(
+        450,
+        13,
+        "Table 2 compares the four methods on the held-out set. The ensemble is best on every "
+        "measure, at five times the cost of the baseline.",
+    )
+    top = 120
+    pdf.set_line_width(0.8)
+    pdf.line(150, top, 450, top)
+    for r, row in enumerate(BOOKTABS):
+        y = top + 14 + r * 14 + (4 if r else 0)
+        for x, cell in zip((160, 250, 320, 390), row):
+            pdf.text(x, y, cell)
+        if r == 0:
+            pdf.set_line_width(0.4)
+            pdf.line(150, y + 5, 450, y + 5)
+    pdf.set_line_width(0.8)
+    pdf.line(150, top + 14 * 6 + 4, 450, top + 14 * 6 + 4)
+    pdf.set_xy(72, top + 110)
+    pdf.multi_cell(450, 13, "The differences between the tuned and distilled models are within the noise.")
+    return bytes(pdf.output())

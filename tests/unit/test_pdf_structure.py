@@ -58,6 +58,12 @@ def test_a_table_ruled_between_rows_but_not_columns_keeps_its_three_columns_and_
     assert "Baseline" not in " ".join(paragraphs(parsed))  # not repeated as loose text
 
 
+def test_a_latex_table_ruled_only_above_and_below_keeps_its_four_columns_and_five_rows():
+    parsed = read_pdf("booktabs.pdf", gen.table_ruled_like_latex())
+    assert tables(parsed) == [gen.BOOKTABS]
+    assert paragraphs(parsed)[-1] == "The differences between the tuned and distilled models are within the noise."
+
+
 def test_a_header_set_sideways_reads_as_written_not_reversed():
     (table,) = tables(read_pdf("cases.pdf", gen.table_with_rotated_header()))
     assert table[0] == [gen.ROTATED_HEADER, "Region", "Cases"]

@@ -14,9 +14,11 @@ looked at closely (their glyphs read from PDFium).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from statistics import median
 from typing import TYPE_CHECKING
 
+from services.ingest.readers.pdf_order import gutter
 from services.ingest.readers.pdf_tables import TableBox, cell_text, glyphs_of
 
 if TYPE_CHECKING:  # pdf_layout calls into this module
@@ -31,12 +33,23 @@ _REACH = 40.0  # points above and below a baseline where its glyphs are looked f
 
 
 def _spread(page: Page) -> set[int]:
-    """The ids of the lines spread wide for the letters they hold."""
-    ratios = {id(ln): (max(ln.x0, ln.x1) - min(ln.x0, ln.x1)) / len(ln.text) for ln in page.lines if len(ln.text) > 1}
+    """The ids of the lines spread wide for the letters they hold: wider per
+    letter than the page's usual (the median over its letters, not its lines,
+    so that a page mostly of table rows still has prose's measure)."""
+    ratios = sorted(
+        ((max(ln.x0, ln.x1) - min(ln.x0, ln.x1)) / len(ln.text), len(ln.text), id(ln))
+        for ln in page.lines
+        if len(ln.text) > 1
+    )
     if not ratios:
         return set()
-    usual = median(ratios.values())
-    return {key for key, ratio in ratios.items() if ratio > usual * _SPREAD}
+    half, seen, usual = sum(n for _, n, _ in ratios) / 2, 0, ratios[0][0]
+    for ratio, letters, _ in ratios:
+        seen += letters
+        if seen >= half:
+            usual = ratio
+            break
+    return {key for ratio, _, key in ratios if ratio > usual * _SPREAD}
 
 
 def _on(line: Line, glyphs) -> list:
@@ -166,13 +179,49 @@ def find_aligned(document, pages: list[Page]) -> None:
             pdf_page.close()
 
 
+def _baselines(lines: list[Line]) -> list[list[Line]]:
+    """The lines grouped by baseline (within 2 pt), left to right."""
+    groups: list[list[Line]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bottom, ln.x0)):
+        if groups and abs(groups[-1][0].bottom - line.bottom) <= 2:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    return [sorted(g, key=lambda ln: min(ln.x0, ln.x1)) for g in groups]
+
+
+def _joined(page: Page, cut: _Cuts) -> tuple[list[Line], dict[int, list[Line]]]:
+    """The page's lines, those on one baseline joined into one where together
+    they cut into three pieces or more (a row whose cells PDFium read as
+    lines of their own); and the lines each joined one stands for."""
+    middle = gutter(page.lines, page.width)
+    lines, members = [], {}
+    for group in _baselines(page.lines):
+        sides = {min(ln.x0, ln.x1) >= middle for ln in group} if middle is not None else {True}
+        if len(group) > 1 and len(sides) == 1:  # never across the gutter between two columns
+            joined = dataclasses.replace(
+                group[0],
+                text=" ".join(ln.text for ln in group),
+                x0=min(min(ln.x0, ln.x1) for ln in group),
+                x1=max(max(ln.x0, ln.x1) for ln in group),
+                top=min(ln.top for ln in group),
+            )
+            if len(cut.of(joined)) >= 3:
+                lines.append(joined)
+                members[id(joined)] = group
+                continue
+        lines.extend(group)
+    return sorted(lines, key=lambda ln: (round(ln.top, 1), ln.x0)), members
+
+
 def aligned_tables(pdf_page, page: Page) -> None:
     """Adds the page's tables drawn without rules to `page.tables` and takes
     their lines out of `page.lines`."""
-    if len(_spread(page)) < _ROWS:
+    rows_of_lines = sum(len(g) >= 3 for g in _baselines(page.lines))
+    if len(_spread(page)) < _ROWS and rows_of_lines < _ROWS:
         return
     cut = _Cuts(glyphs_of(pdf_page, page.height))
-    lines = sorted(page.lines, key=lambda ln: (round(ln.top, 1), ln.x0))
+    lines, members_of = _joined(page, cut)
     gone: set[int] = set()
     i = 0
     while i < len(lines):
@@ -200,6 +249,6 @@ def aligned_tables(pdf_page, page: Page) -> None:
                 [header, *rows] if header and above else rows,
             )
         )
-        gone.update(id(ln) for ln in members)
+        gone.update(id(part) for ln in members for part in members_of.get(id(ln), [ln]))
         i = run[-1] + 1
     page.lines = [ln for ln in page.lines if id(ln) not in gone]

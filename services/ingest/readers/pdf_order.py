@@ -18,8 +18,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from services.ingest.readers.pdf_layout import Line, Page
+from typing import TYPE_CHECKING
+
 from services.ingest.readers.pdf_tables import TableBox
+
+if TYPE_CHECKING:  # pdf_layout calls into pdf_aligned, which asks this module for the gutter
+    from services.ingest.readers.pdf_layout import Line, Page
 
 _MARKER = re.compile(r"^(?:\d{1,3}|[*\u2020\u2021\u00a7\u00b6]+)\s*(?=\S)|^[a-z]\s+(?=\S)")
 _FOOT_ZONE = 0.6  # footnotes start below this share of the page's height
@@ -28,7 +32,7 @@ _FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way hold
 _STROKES = 3  # curved or slanted strokes that make a drawing
 
 
-def _gutter(lines: list[Line], width: float) -> float | None:
+def gutter(lines: list[Line], width: float) -> float | None:
     """The x of a gap between two columns, if the lines have one: the
     position in the middle band crossed by the fewest lines."""
     if len(lines) < 6:
@@ -135,18 +139,18 @@ def reading_order(page: Page) -> list[Line | TableBox]:
     kept = {id(ln) for ln in apart}
     body = [ln for ln in page.lines if id(ln) not in kept]
     items: list[Line | TableBox] = [*body, *page.tables]
-    gutter = _gutter(body, page.width)
-    if gutter is None:
+    at = gutter(body, page.width)
+    if at is None:
         return sorted(items, key=lambda it: (round(it.top, 1), it.x0)) + apart
     ordered: list[Line | TableBox] = []
     band: list[Line | TableBox] = []
 
     def flush() -> None:
-        ordered.extend(sorted(band, key=lambda it: (min(it.x0, it.x1) >= gutter, round(it.top, 1), it.x0)))
+        ordered.extend(sorted(band, key=lambda it: (min(it.x0, it.x1) >= at, round(it.top, 1), it.x0)))
         band.clear()
 
     for item in sorted(items, key=lambda it: (round(it.top, 1), it.x0)):
-        if min(item.x0, item.x1) < gutter < max(item.x0, item.x1):
+        if min(item.x0, item.x1) < at < max(item.x0, item.x1):
             flush()
             ordered.append(item)
         else:
