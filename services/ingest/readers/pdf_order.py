@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-
 from typing import TYPE_CHECKING
 
 from services.ingest.readers.pdf_tables import TableBox
