@@ -178,3 +178,26 @@ def table_ruled_like_latex() -> bytes:
     pdf.set_xy(72, top + 110)
     pdf.multi_cell(450, 13, "The differences between the tuned and distilled models are within the noise.")
     return bytes(pdf.output())
+
+
+THREE_COLUMNS = [
+    "The first column opens the article and runs down the left third of the page, long enough "
+    "to wrap onto many lines so that a reader sees it as a column of its own and reads it first.",
+    "The second column follows in the middle third, where the story goes on with more detail "
+    "about the subject, again long enough to fill a good number of narrow lines of text.",
+    "The third column closes the article on the right, and its last sentence is the end of the "
+    "page, after which nothing else is printed in this generated example at all.",
+]
+
+
+def three_columns() -> bytes:
+    """A title across the page, then three columns of prose drawn right to
+    left (the content stream's order is not the reading order)."""
+    pdf = _page()
+    pdf.set_font("Helvetica", "B", 16)
+    pdf.text(72, 60, "Three columns")
+    pdf.set_font("Helvetica", size=10)
+    for k in (2, 1, 0):
+        pdf.set_xy(40 + 180 * k, 80)
+        pdf.multi_cell(160, 13, THREE_COLUMNS[k])
+    return bytes(pdf.output())

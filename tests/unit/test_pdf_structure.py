@@ -115,6 +115,11 @@ def test_two_columns_are_read_left_column_first_and_a_sentence_goes_on_across_th
     assert text.index("Nulla malesuada porttitor diam.") < text.index("Quisque ullamcorper placerat ipsum.")
 
 
+def test_three_columns_are_read_left_to_right_each_to_its_end():
+    found = paragraphs(read_pdf("three.pdf", gen.three_columns()))
+    assert found == gen.THREE_COLUMNS
+
+
 def test_arabic_lam_alef_and_numbers_read_in_logical_order():
     text = read_pdf("rtl.pdf", real("right_to_left_02.pdf")).text
     assert "الأولويوخت" in text and "الإرهوووخ" in text  # lam before alef, as written

@@ -18,7 +18,7 @@ import dataclasses
 from statistics import median
 from typing import TYPE_CHECKING
 
-from services.ingest.readers.pdf_order import gutter
+from services.ingest.readers.pdf_order import gutters
 from services.ingest.readers.pdf_tables import TableBox, cell_text, glyphs_of
 
 if TYPE_CHECKING:  # pdf_layout calls into this module
@@ -194,10 +194,10 @@ def _joined(page: Page, cut: _Cuts) -> tuple[list[Line], dict[int, list[Line]]]:
     """The page's lines, those on one baseline joined into one where together
     they cut into three pieces or more (a row whose cells PDFium read as
     lines of their own); and the lines each joined one stands for."""
-    middle = gutter(page.lines, page.width)
+    cuts = gutters(page.lines, page.width)
     lines, members = [], {}
     for group in _baselines(page.lines):
-        sides = {min(ln.x0, ln.x1) >= middle for ln in group} if middle is not None else {True}
+        sides = {sum(min(ln.x0, ln.x1) >= x for x in cuts) for ln in group}
         if len(group) > 1 and len(sides) == 1:  # never across the gutter between two columns
             joined = dataclasses.replace(
                 group[0],

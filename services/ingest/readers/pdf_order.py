@@ -31,22 +31,56 @@ _FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way hold
 _STROKES = 3  # curved or slanted strokes that make a drawing
 
 
-def gutter(lines: list[Line], width: float) -> float | None:
-    """The x of a gap between two columns, if the lines have one: the
-    position in the middle band crossed by the fewest lines."""
-    if len(lines) < 6:
-        return None
+def _gap_in(lines: list[Line], low: float, high: float) -> float | None:
+    """The x between `low` and `high` crossed by the fewest lines, if at most
+    20% of the lines cross it and three at least lie on each side."""
     best, crossing = 0.0, len(lines) + 1
     for step in range(31):
-        x = width * (0.35 + 0.3 * step / 30)
+        x = low + (high - low) * step / 30
         crossed = sum(min(ln.x0, ln.x1) < x < max(ln.x0, ln.x1) for ln in lines)
         if crossed < crossing:
             best, crossing = x, crossed
     left = sum(max(ln.x0, ln.x1) <= best for ln in lines)
     right = sum(min(ln.x0, ln.x1) >= best for ln in lines)
-    if left >= 3 and right >= 3 and crossing <= 0.2 * len(lines):
-        return best
-    return None
+    return best if left >= 3 and right >= 3 and crossing <= 0.2 * len(lines) else None
+
+
+def _span(lines: list[Line]) -> tuple[float, float]:
+    return min(min(ln.x0, ln.x1) for ln in lines), max(max(ln.x0, ln.x1) for ln in lines)
+
+
+def _filled(lines: list[Line]) -> bool:
+    """Whether the lines fill their column: half of them at least as wide as
+    60% of the span they take (prose, not formula pieces or labels)."""
+    left, right = _span(lines)
+    return 2 * sum(abs(ln.x1 - ln.x0) >= 0.6 * (right - left) for ln in lines) >= len(lines)
+
+
+def gutters(lines: list[Line], width: float) -> list[float]:
+    """The x of the gaps between the page's columns: one in the middle band
+    (35-65%) of the width for two columns, plus one in the middle band of a
+    side twice as wide as the other for three (each column filled with
+    prose); else one around a third and one around two thirds; none for one
+    column."""
+    if len(lines) < 6:
+        return []
+    middle = _gap_in(lines, width * 0.35, width * 0.65)
+    if middle is None:
+        thirds = [_gap_in(lines, width * 0.2, width * 0.45), _gap_in(lines, width * 0.55, width * 0.8)]
+        return [x for x in thirds if x is not None] if None not in thirds else []
+    sides = [[ln for ln in lines if max(ln.x0, ln.x1) <= middle], [ln for ln in lines if min(ln.x0, ln.x1) >= middle]]
+    widths = [_span(side)[1] - _span(side)[0] if side else 0.0 for side in sides]
+    for side, wide, other in ((sides[0], widths[0], widths[1]), (sides[1], widths[1], widths[0])):
+        if len(side) >= 6 and wide >= 1.6 * other:
+            left, right = _span(side)
+            more = _gap_in(side, left + 0.35 * wide, left + 0.65 * wide)
+            parts = [
+                [ln for ln in side if max(ln.x0, ln.x1) <= (more or 0)],
+                [ln for ln in side if min(ln.x0, ln.x1) >= (more or 0)],
+            ]
+            if more is not None and all(part and _filled(part) for part in parts):
+                return sorted([middle, more])
+    return [middle]
 
 
 def _figures(page: Page) -> list[tuple[float, float, float, float]]:
@@ -132,24 +166,24 @@ def _set_apart(page: Page) -> list[Line]:
 
 def reading_order(page: Page) -> list[Line | TableBox]:
     """The page's lines and tables as a reader reads them: top to bottom, and
-    where the page has two columns, the left one before the right one between
-    the lines that span both; figure labels and footnotes after the body."""
+    where the page has columns, each column before the next one to its right
+    between the lines that span them; figure labels and footnotes after the body."""
     apart = _set_apart(page)
     kept = {id(ln) for ln in apart}
     body = [ln for ln in page.lines if id(ln) not in kept]
     items: list[Line | TableBox] = [*body, *page.tables]
-    at = gutter(body, page.width)
-    if at is None:
-        return sorted(items, key=lambda it: (round(it.top, 1), it.x0)) + apart
+    cuts = gutters(body, page.width)
     ordered: list[Line | TableBox] = []
     band: list[Line | TableBox] = []
 
     def flush() -> None:
-        ordered.extend(sorted(band, key=lambda it: (min(it.x0, it.x1) >= at, round(it.top, 1), it.x0)))
+        ordered.extend(
+            sorted(band, key=lambda it: (sum(min(it.x0, it.x1) >= x for x in cuts), round(it.top, 1), it.x0))
+        )
         band.clear()
 
     for item in sorted(items, key=lambda it: (round(it.top, 1), it.x0)):
-        if min(item.x0, item.x1) < at < max(item.x0, item.x1):
+        if any(min(item.x0, item.x1) < x < max(item.x0, item.x1) for x in cuts):
             flush()
             ordered.append(item)
         else:
