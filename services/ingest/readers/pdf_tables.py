@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 # a page with fewer never reaches the table finder.
 GRID_RULES = 3
 FRAME_SIDES = 2
+_EDGE = 10.0  # points: an edge shorter than this is a tick or a mark, not a table's
 RULE_WIDTH = 2.0  # points: a path this thin is a rule
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SNAP = 1.0  # points: how far a glyph may stick out of its cell
@@ -278,11 +279,17 @@ def _stroked(path) -> bool:
     return False
 
 
+def _within_any(box, frames) -> bool:
+    return any(f[0] - 2 <= box[0] and box[2] <= f[2] + 2 and f[1] - 2 <= box[1] and box[3] <= f[3] + 2 for f in frames)
+
+
 def survey(pdf_page, height: float) -> Drawing:
-    """What the page draws besides its text (Drawing)."""
+    """What the page draws besides its text (Drawing). Its grid counts only
+    rules outside the boxes of curved or slanted paths (a plot's axes and
+    ticks are not a table's rules); a path as large as half the page (a
+    border) does not hide any."""
     drawing = Drawing()
-    xs: set[int] = set()
-    ys: set[int] = set()
+    paths = []
     for obj in pdf_page.get_objects(max_depth=2):
         if obj.type not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
             continue
@@ -291,16 +298,42 @@ def survey(pdf_page, height: float) -> Drawing:
         if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
             drawing.images.append(box)
             continue
-        if right - left > RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
-            ys.update((round(bottom), round(top)) if top - bottom > RULE_WIDTH else (round(bottom),))
-            if top - bottom <= RULE_WIDTH:
-                drawing.rules.append(box)
-        if top - bottom > RULE_WIDTH:
-            xs.update((round(left), round(right)) if right - left > RULE_WIDTH else (round(left),))
+        paths.append(box)
+        if right - left > RULE_WIDTH and top - bottom <= RULE_WIDTH:
+            drawing.rules.append(box)
         if right - left > RULE_WIDTH and top - bottom > RULE_WIDTH and _stroked(obj):
             drawing.strokes.append(box)
-    drawing.grid = len(xs) >= FRAME_SIDES and len(ys) >= GRID_RULES
+    width = pdf_page.get_width()
+    figures = [b for b in drawing.strokes if (b[2] - b[0]) * (b[3] - b[1]) < width * height / 2]
+    across: list[tuple[float, float, float]] = []  # x0, x1, y of edges across
+    down: list[tuple[float, float, float]] = []  # top, bottom, x of edges down
+    for x0, top, x1, bottom in paths:
+        if figures and _within_any((x0, top, x1, bottom), figures):
+            continue
+        if x1 - x0 >= _EDGE:  # a rule, or a box's top and bottom
+            across += [(x0, x1, bottom)] if bottom - top <= RULE_WIDTH else [(x0, x1, top), (x0, x1, bottom)]
+        if bottom - top >= _EDGE:
+            down += [(top, bottom, x0)] if x1 - x0 <= RULE_WIDTH else [(top, bottom, x0), (top, bottom, x1)]
+    drawing.grid = _grid(across, down)
     return drawing
+
+
+def _grid(across, down) -> bool:
+    """Whether two edges down and three edges across them make a grid (each
+    across reaching from one to the other, within the height both span): a
+    table of two rows at least, its columns divided by rules or by space."""
+    if len(across) < GRID_RULES or len(down) < FRAME_SIDES:
+        return False
+    down = sorted(down, key=lambda d: d[2])
+    for i, (top_a, bottom_a, xa) in enumerate(down):
+        for top_b, bottom_b, xb in down[i + 1 :]:
+            if xb - xa < _EDGE:
+                continue
+            top, bottom = max(top_a, top_b) - 2, min(bottom_a, bottom_b) + 2
+            ys = {round(y) for x0, x1, y in across if x0 <= xa + 2 and x1 >= xb - 2 and top <= y <= bottom}
+            if len(ys) >= GRID_RULES:
+                return True
+    return False
 
 
 def inside(line, table: TableBox) -> bool:
