@@ -57,6 +57,7 @@ PLOT = FIGURES / "recall_vs_tokens.png"
 GROWTH, GROWTH_PLOT = FIGURES / "growth.json", FIGURES / "growth.png"  # written by bench/growth.py
 COLD = FIGURES / "cold_experiment.json"  # written by bench/cold_experiment.py
 BACKENDS = FIGURES / "embedding_backends.json"  # written by bench/embedding_backends.py
+FIDELITY = FIGURES / "ingest_fidelity.json"  # written by bench/ingest_fidelity.py
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -258,6 +259,7 @@ def write(results: dict) -> None:
     growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else None  # bench/growth.py's, when it ran
     cold = json.loads(COLD.read_text()) if COLD.exists() else None  # bench/cold_experiment.py's, when it ran
     backends = json.loads(BACKENDS.read_text()) if BACKENDS.exists() else None  # bench/embedding_backends.py's
+    fidelity = json.loads(FIDELITY.read_text()) if FIDELITY.exists() else None  # bench/ingest_fidelity.py's
     PAGE.write_text(
         benchpage.page(
             results,
@@ -266,6 +268,7 @@ def write(results: dict) -> None:
             growth_plot=str(GROWTH_PLOT.relative_to(PAGE.parent)),
             cold_results=cold,
             backend_results=backends,
+            fidelity_results=fidelity,
         )
     )
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")

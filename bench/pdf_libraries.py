@@ -4,7 +4,7 @@ pdfplumber and pypdf side by side on generated PDFs.
 For each library: the time to get every line of a handbook with its font
 size and weight (what the reader needs), in pages/s and MB/s; the heading
 recall and precision of the reader's own font rule
-(services.ingest.readers.pdf.font_headings) applied to that library's lines,
+(services.ingest.readers.pdf_headings.font_headings) applied to that library's lines,
 on the same handbook without an outline; and whether the library finds the
 ruled table of the layout sample.
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pypdfium2 as pdfium
 
-from services.ingest.readers.pdf import font_headings
+from services.ingest.readers.pdf_headings import font_headings
 from services.ingest.readers.pdf_layout import Line, read_pages
 from tests.support import pdfs
 

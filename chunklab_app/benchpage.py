@@ -330,6 +330,7 @@ def page(
     growth_plot: str = "",
     cold_results: Mapping | None = None,
     backend_results: Mapping | None = None,
+    fidelity_results: Mapping | None = None,
 ) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
     a Growth section when bench/growth.py's results are given, the cold experiment's table when
@@ -371,4 +372,5 @@ def page(
         growth_plot=growth_plot,
         cold=cold_results,
         backends=backend_results,
+        fidelity=fidelity_results,  # bench/ingest_fidelity.py's pooled table (issue 28)
     )

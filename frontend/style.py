@@ -91,6 +91,9 @@ CSS = """
 .cl-detail-columns { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
 
 .cl-warnings { border-left: 5px solid #dd6b20; background: rgba(221, 107, 32, 0.12); padding: 8px 12px; margin: 8px 0; font-size: 1.05em; }
+.cl-parse-report { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 10px; margin: 6px 0; }
+.cl-parse-counts { list-style: none; padding: 0; margin: 4px 0; display: flex; flex-wrap: wrap; gap: 4px 16px; }
+.cl-parse-clean { color: #15803d; }
 .cl-warnings-none { border-left-color: #15803d; background: rgba(21, 128, 61, 0.08); }
 
 .cl-report-head { font-size: 0.9em; margin: 4px 0; }

@@ -7,7 +7,8 @@ whitespace, in document order and never overlapping. Every non-whitespace
 character of the text lies in exactly one span.
 
 How:
-1. The text is cut into blocks first: the blocks of chunklab.text.markdown.scan
+1. The text is cut into blocks first: those its document's tree gives (`within`,
+   chunklab.text.structure), or for a text without one the blocks of chunklab.text.markdown.scan
    (the scanner ingest and `recursive` share), each list item and each table
    row on its own, and at blank lines inside a block (in code). A sentence
    never crosses a block, so a heading without a full stop does not swallow
@@ -64,11 +65,13 @@ NEVER_LAST = {
 }
 
 
-def split(text: str, language: str = "en") -> list[tuple[int, int]]:
-    """Sentence spans (start, end) in code points, trimmed, in order."""
+def split(text: str, language: str = "en", within: list[tuple[int, int, bool]] | None = None) -> list[tuple[int, int]]:
+    """Sentence spans (start, end) in code points, trimmed, in order. `within`: the blocks to
+    split, (start, end, whole) as `blocks` gives them, when the document's tree says what they
+    are (chunklab.text.structure.sentence_blocks); by default the text's Markdown blocks."""
     language = _LANGUAGE_ALIASES.get(language, language).split("-")[0].lower() or "en"
     spans: list[tuple[int, int]] = []
-    for block_start, block_end, whole in blocks(text):
+    for block_start, block_end, whole in blocks(text) if within is None else within:
         if whole:
             a, b = trim(text, block_start, block_end)
             if a < b:
@@ -126,11 +129,11 @@ def blocks(text: str) -> list[tuple[int, int, bool]]:
             elif part.kind is markdown.Kind.PARAGRAPH:
                 found.append((part.start, part.end, False))
             else:
-                found += [(a, b, False) for a, b in _between_blank_lines(text, part.start, part.end)]
+                found += [(a, b, False) for a, b in between_blank_lines(text, part.start, part.end)]
     return found
 
 
-def _between_blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def between_blank_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """[start, end) cut at its blank lines (code, comments, a list item with
     code in it)."""
     found = []

@@ -76,7 +76,7 @@ def document_choices(documents: list[documents_pb2.Document]) -> list[tuple[str,
 
 
 def message_html(text: str, kind: str = "info") -> str:
-    """A status line; kind is info, ok or error (styling only)."""
+    """A status line; kind is info, ok, warning or error (styling only)."""
     return render("frontend", "message.html.j2", text=text, kind=kind)
 
 

@@ -34,6 +34,7 @@ from services.ingest.readers.html_meta import parse_date
 from services.ingest.readers.language import detect as detect_language
 from services.ingest.readers.markdown import Parsed
 from services.ingest.readers.pdf import read_pdf
+from services.ingest.report import build_report
 from services.ingest.safety.docx_checks import check_docx_archive
 from services.ingest.safety.pdf_checks import check_pdf
 from services.ingest.store import DocumentRow
@@ -111,7 +112,7 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
             ) from None
         if not content.text.strip():
             raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
-        return Parsed(content.text, content.tree, content.metadata, content.created)
+        return Parsed(content.text, content.tree, content.metadata, content.created, warnings=content.warnings)
     if fmt == pb.DOCUMENT_FORMAT_HTML:
         return read_html(name, data)
     text, encoding = decode_text(name, data)
@@ -188,6 +189,8 @@ class IngestService:
         parsed = parse_upload(name, fmt, data)
         # The binary check samples the head of a file; its rest may still hold U+0000.
         limits.check_no_nul(parsed.text, repr(name))
+        metadata = dict(parsed.metadata)
+        report = build_report(fmt, parsed.tree, metadata, parsed.warnings)  # notes of a loss leave the metadata
         now = utcnow()
         row = DocumentRow(
             document_id=str(uuid.uuid4()),
@@ -200,9 +203,10 @@ class IngestService:
             size_bytes=len(data),
             content_hash=content_hash,
             character_count=len(parsed.text),
-            extra=parsed.metadata,
+            extra=metadata,
             text=parsed.text,
             tree=parsed.tree.SerializeToString(),
+            parse_report=report.SerializeToString(),
         )
         try:
             with self._sessions.begin() as session:
@@ -271,6 +275,7 @@ class IngestService:
             character_count=row.character_count,
             metadata=row.extra or {},
         )
+        doc.parse_report.ParseFromString(row.parse_report or b"")
         if view == pb.DOCUMENT_VIEW_FULL:
             doc.text = row.text
             doc.tree.ParseFromString(row.tree)

@@ -1,5 +1,6 @@
 """The ingest service's tables: one row per document with its canonical text
-and its parse (a serialized DocumentTree)."""
+and its parse (a serialized DocumentTree) with its parse report (a serialized ParseReport,
+services/ingest/report.py)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,5 @@ class DocumentRow(Base):
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
     text: Mapped[str] = mapped_column(Text)
     tree: Mapped[bytes] = mapped_column(LargeBinary)
+    # Since ingest_0002 (ADR 0104); the migration computed it for the documents stored before.
+    parse_report: Mapped[bytes] = mapped_column(LargeBinary)

@@ -76,6 +76,9 @@ def test_a_pdf_uploads_through_grpc_with_the_page_of_every_node(stack):
     ] == [("Two columns", 2, 2), ("A table", 3, 3), ("A list", 4, 4)]
     assert document.metadata["pages"] == "4" and document.metadata["author"] == "Layout Team"
     assert document.published_at.ToDatetime().date().isoformat() == pdfs.CREATED.date().isoformat()
+    # The upload's answer and the read both carry the parse report: its pages and its headings.
+    for report in (response.document.parse_report, document.parse_report):
+        assert report.pages == 4 and report.headings >= 4 and list(report.warnings) == []
 
 
 def test_an_upload_declared_over_the_limit_is_refused_before_its_bytes_arrive(stack):
@@ -126,6 +129,8 @@ def test_list_filters_by_collection_and_language(stack):
         ingest_pb2.ListDocumentsRequest(collection="nieuws", language="nl"), timeout=10
     )
     assert [d.name for d in listed.documents] == ["nieuws.txt"] and listed.total_size == 1
+    report = listed.documents[0].parse_report
+    assert (report.paragraphs, report.headings, report.reader) == (1, 0, "plain text, paragraphs at blank lines")
 
 
 def test_a_saved_web_page_uploads_through_grpc_without_its_navigation(stack):

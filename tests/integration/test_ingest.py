@@ -20,8 +20,10 @@ from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.docx import read_docx
+from services.ingest.readers.pdf import read_pdf
 from services.ingest.service import IngestService
 from services.ingest.store import Base
+from tests.support import pdfs
 from tests.support.faults import locked
 from tests.support.ingest import create, docx_bytes, handbook, ingest_service, rows, zip_bytes
 
@@ -131,6 +133,42 @@ def test_a_docx_becomes_its_heading_tree_with_lists_and_tables_in_order(service)
         "2. Log it the same week.",
     ]
     assert full.character_count == len(HANDBOOK_TEXT)
+
+
+def test_every_view_of_a_document_carries_its_parse_report_counted_from_its_tree(service):
+    document, _ = create(service, "handbook.docx", docx_bytes(handbook))
+    listed, _, _ = service.list(10, "", "", "")
+    for shown in (
+        document,
+        service.get(document.document_id, pb.DOCUMENT_VIEW_BASIC),
+        service.get(document.document_id, pb.DOCUMENT_VIEW_FULL),
+        listed[0],
+    ):
+        report = shown.parse_report
+        # Staff handbook, Working hours, Core hours, Overtime, Leave, Parental leave; two
+        # paragraphs; the Grade/Rate table; two bullets and two numbered steps.
+        assert (report.pages, report.headings, report.paragraphs, report.tables, report.list_items) == (0, 6, 2, 1, 4)
+        assert (report.code_blocks, list(report.warnings), report.reader) == (
+            0,
+            [],
+            "python-docx and the Word XML (content controls, text boxes, equations)",
+        )
+
+
+def test_a_pdf_whose_tables_could_not_be_read_says_so_in_its_report_and_counts_its_pages(service, monkeypatch):
+    generated = pdfs.layout_sample()
+    # PDFium rebuilds a missing cross-reference table; the table finder cannot. The safety check
+    # refuses such a file at the door, so the reader's own result is handed to the service.
+    content = read_pdf("layout.pdf", generated.data[: generated.data.rfind(b"xref")])
+    monkeypatch.setattr("services.ingest.service.parse_upload", lambda *_: content)
+    document, _ = create(service, "layout.pdf", generated.data)
+    report = service.get(document.document_id, pb.DOCUMENT_VIEW_BASIC).parse_report
+    assert report.pages == 4 and report.headings >= 2 and report.tables == 0
+    assert list(report.warnings) == [
+        "The tables on 1 page could not be read as tables (p. 3 (the table finder could not parse the page)): "
+        "their text is kept as paragraphs, without the table's rows and columns"
+    ]
+    assert "tables_not_read" not in document.metadata and document.metadata["pages"] == "4"
 
 
 def test_docx_core_properties_feed_the_metadata_and_the_publication_date(service):

@@ -2,7 +2,7 @@
 PostgreSQL: a fresh database upgrades to head and then equals the models; one
 the previous release made with create_all (no version table) keeps its rows
 and is stamped as the baseline; a later revision adds a column to an old
-database; a database newer than the code stops each service's start with a
+database; documents stored at ingest_0001 read with a parse report after the upgrade; a database newer than the code stops each service's start with a
 message naming the revision; replicas starting together upgrade once."""
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from services.retriever.store import RetrieverStore
 
 REPO = Path(__file__).resolve().parents[2]
 BASES = {"ingest": IngestBase, "evaluator": EvaluatorBase, "retriever": RetrieverBase}
-# Each service's newest revision: the evaluator's second adds the experiment leases (ADR 0065).
-HEADS = {"ingest": "ingest_0001", "evaluator": "evaluator_0002", "retriever": "retriever_0001"}
+# Each service's newest revision: the evaluator's second adds the experiment leases (ADR 0065),
+# the ingest's second each document's parse report (ADR 0104).
+HEADS = {"ingest": "ingest_0002", "evaluator": "evaluator_0002", "retriever": "retriever_0001"}
 WHEN = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 
@@ -271,3 +272,56 @@ def test_replicas_starting_together_upgrade_once(empty_database_url):
         thread.join()
     assert errors == []
     assert versions(url, "evaluator") == [HEADS["evaluator"]]
+
+
+def test_documents_stored_before_parse_reports_read_with_one_after_the_upgrade(empty_database_url, tmp_path):
+    # The release before reports: the ingest revisions up to ingest_0001 only.
+    folder = tmp_path / "migrations"
+    shutil.copytree(schema_of(IngestBase).folder, folder, ignore=shutil.ignore_patterns("__pycache__", "ingest_0002_*"))
+    upgrade_to_head(make_engine(empty_database_url), Schema("ingest", folder, IngestBase.metadata))
+    assert versions(empty_database_url, "ingest") == ["ingest_0001"]
+    pb = documents_pb2
+    # A two-page PDF's tree: a section with its heading, a paragraph, a table, a two-item list.
+    section = pb.TreeNode(kind=pb.NODE_KIND_SECTION, level=1, title="Results", start_char=0, end_char=40)
+    section.children.add(kind=pb.NODE_KIND_HEADING, level=1, title="Results", start_char=0, end_char=9)
+    section.children.add(kind=pb.NODE_KIND_PARAGRAPH, start_char=11, end_char=20)
+    section.children.add(kind=pb.NODE_KIND_TABLE, start_char=22, end_char=30)
+    listed = section.children.add(kind=pb.NODE_KIND_LIST, start_char=32, end_char=40)
+    listed.children.add(kind=pb.NODE_KIND_LIST_ITEM, start_char=32, end_char=35)
+    listed.children.add(kind=pb.NODE_KIND_LIST_ITEM, start_char=37, end_char=40)
+    tree = pb.DocumentTree(root=pb.TreeNode(kind=pb.NODE_KIND_DOCUMENT, end_char=40, children=[section]))
+    tree.page_starts.extend([0, 22])
+    with sa.create_engine(empty_database_url).begin() as connection:
+        connection.execute(
+            sa.insert(baseline_tables(IngestBase).tables["documents"]).values(
+                document_id="d-1",
+                name="report.pdf",
+                format=pb.DOCUMENT_FORMAT_PDF,
+                collection="default",
+                language="en",
+                published_at=WHEN,
+                ingested_at=WHEN,
+                size_bytes=40,
+                content_hash="h" * 64,
+                character_count=40,
+                extra={"pages": "2", "tables_not_read": "p. 2 (the table finder could not parse the page)"},
+                text="x" * 40,
+                tree=tree.SerializeToString(),
+            )
+        )
+
+    ingest = IngestService(make_sessionmaker(empty_database_url, IngestBase), 1_000_000, lambda _id: 0)
+
+    assert versions(empty_database_url, "ingest") == ["ingest_0002"]
+    listed_documents, _, _ = ingest.list(10, "", "", "")
+    for document in (ingest.get("d-1", pb.DOCUMENT_VIEW_BASIC), listed_documents[0]):
+        report = document.parse_report
+        assert (report.pages, report.headings, report.paragraphs, report.tables, report.list_items) == (2, 1, 1, 1, 2)
+        assert list(report.warnings) == [
+            "The tables on 1 page could not be read as tables (p. 2 (the table finder could not parse the page)): "
+            "their text is kept as paragraphs, without the table's rows and columns"
+        ]
+        assert report.reader == "PDFium (text) and pdfplumber (tables)"
+        # The note became the warning: the metadata no longer carries it.
+        assert dict(document.metadata) == {"pages": "2"}
+    assert ingest.get("d-1", pb.DOCUMENT_VIEW_FULL).tree == tree

@@ -94,9 +94,22 @@ def upload(stack: Stack, name: str, text: str, collection: str = "") -> str:
 
 
 def choose(page, elem_id: str, option: str | re.Pattern) -> None:
-    """Picks an option of a Gradio dropdown by its label."""
-    page.locator(f"#{elem_id} input").click()
-    page.get_by_role("option", name=option).first.click()
+    """Picks an option of a Gradio dropdown by its label.
+
+    Gradio places the option list once, when it opens: when the page moves under it (a table
+    refreshing above), the list can stay outside the viewport where no click reaches it. The list
+    is then closed and opened again, which places it anew."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        page.locator(f"#{elem_id} input").click()
+        try:
+            page.get_by_role("option", name=option).first.click(timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
 
 
 def documents_part(page, part: str) -> None:

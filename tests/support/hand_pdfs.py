@@ -78,3 +78,38 @@ def zeros_deflated(size: int) -> bytes:
 
 def bomb_pdf(gigabyte: bytes) -> bytes:
     return one_page_with(stream(gigabyte, b"/Filter /FlateDecode "))
+
+
+# The fonts of `matrix_text_pdf`: regular, bold, monospaced.
+FONTS = {"regular": b"Helvetica", "bold": b"Helvetica-Bold", "mono": b"Courier"}
+
+
+def matrix_text_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> bytes:
+    """Pages of text lines (text, size, x, y from the page's foot, font) set the way
+    most producers set them: the font at 1 pt and the size in the text matrix
+    (`/F1 1 Tf 26 0 0 26 x y Tm`), which FPDFText_GetFontSize reads as 1."""
+    names = list(FONTS)
+    first_page = 3 + len(names)
+    kids = b" ".join(b"%d 0 R" % (first_page + 2 * i) for i in range(len(pages)))
+    objects = [CATALOG, b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages))]
+    objects += [b"<< /Type /Font /Subtype /Type1 /BaseFont /%s >>" % FONTS[name] for name in names]
+    fonts = b" ".join(b"/F%d %d 0 R" % (i + 1, 3 + i) for i in range(len(names)))
+    for i, lines in enumerate(pages):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << %s >> >> "
+            b"/Contents %d 0 R >>" % (fonts, first_page + 2 * i + 1)
+        )
+        content = b"".join(
+            b"BT /F%d 1 Tf %s 0 0 %s %s %s Tm (%s) Tj ET\n"
+            % (
+                names.index(font) + 1,
+                str(size).encode(),
+                str(size).encode(),
+                str(x).encode(),
+                str(y).encode(),
+                text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1"),
+            )
+            for text, size, x, y, font in lines
+        )
+        objects.append(flate(content))
+    return pdf_bytes(objects)

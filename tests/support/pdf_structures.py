@@ -29,6 +29,7 @@ FIGURE_SENTENCE = (
     "The measured curve rises steadily over the first hours of the run and then levels off "
     "once the cache is warm, which is the behaviour the model predicts for every workload we tried."
 )
+FIGURE_AFTER = "A second paragraph follows the figure across the whole width of the page."
 FOOTNOTES = ["1 Measured on the 2021 data set.", "2 Estimated from the 2020 census."]
 RTL_LOGICAL = "قرأ الأستاذ PDF reader اليوم."
 
@@ -97,7 +98,7 @@ def syntax_diagram() -> bytes:
 
 def figure_beside_text() -> bytes:
     """A paragraph in the left half of the page and, level with its lines, a
-    plotted curve with axis labels in the right half."""
+    plotted curve with axis labels in the right half; a paragraph under both."""
     pdf = _page()
     pdf.set_xy(72, 80)
     pdf.multi_cell(220, 14, FIGURE_SENTENCE)
@@ -111,6 +112,9 @@ def figure_beside_text() -> bytes:
     for k, label in enumerate(("0", "10", "20", "30")):
         pdf.text(left + 50 * k, top + 132, label)
     pdf.text(left + 4, top + 40, "hours")
+    pdf.set_font("Helvetica", size=11)
+    pdf.set_xy(72, top + 160)
+    pdf.multi_cell(450, 14, FIGURE_AFTER)
     return bytes(pdf.output())
 
 

@@ -185,7 +185,7 @@ def test_the_only_article_is_the_content_when_there_is_no_main():
 # -- blocks -------------------------------------------------------------------
 
 
-def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
+def test_nested_lists_numbering_quotes_description_lists_as_lists_and_line_breaks():
     content = read_html(
         "d.html",
         page(
@@ -194,12 +194,12 @@ def test_nested_lists_numbering_quotes_definitions_and_line_breaks():
         ),
     )
     assert content.text == (
-        "3. Three\n  - sub a\n  - sub b\n    second line\n4. Four\n\n> Quoted\n\n> words\n\nTerm\n\nMeaning"
+        "3. Three\n  - sub a\n  - sub b\n    second line\n4. Four\n\n> Quoted\n\n> words\n\n- Term\n  - Meaning"
     )
     items = [
         content.text[n.start_char : n.end_char] for n in nodes(content.tree.root) if n.kind == pb.NODE_KIND_LIST_ITEM
     ]
-    assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four"]
+    assert items == ["3. Three", "  - sub a", "  - sub b\n    second line", "4. Four", "- Term", "  - Meaning"]
 
 
 def test_blocks_inside_inline_elements_and_list_items_keep_their_breaks():
@@ -207,10 +207,26 @@ def test_blocks_inside_inline_elements_and_list_items_keep_their_breaks():
         "p.html",
         page(
             "<a href='/post'><h3>Card title</h3><p>Teaser</p></a><p>Plain <a href='/x'>link</a> here</p>"
-            "<ul><li><p>One</p><p>Two</p></li><li>Three</li></ul><table><tr><td><p>a</p><p>b</p></td></tr></table>"
+            "<ul><li><p>One</p><p>Two</p></li><li>Three</li></ul>"
+            "<table><tr><th>k</th><th>v</th></tr><tr><td><p>a</p><p>b</p></td><td>c</td></tr></table>"
         ),
     )
-    assert content.text == "### Card title\n\nTeaser\n\nPlain link here\n\n- One\n  Two\n- Three\n\n| a b |\n|---|"
+    assert content.text == (
+        "### Card title\n\nTeaser\n\nPlain link here\n\n- One\n  Two\n- Three\n\n| k | v |\n|---|---|\n| a b | c |"
+    )
+
+
+def test_a_grid_keeps_a_heading_or_a_table_in_a_cell_as_text_and_a_frame_is_read_as_blocks():
+    grid = read_html(
+        "g.html",
+        page(
+            "<table><tr><td><h1>A</h1></td><td>B</td></tr><tr><td><table><tr><td>A1</td><td>B1</td></tr>"
+            "<tr><td>C1</td><td>D1</td></tr></table></td><td>2</td></tr></table>"
+        ),
+    )
+    assert grid.text == "| A | B |\n|---|---|\n| A1 B1 C1 D1 | 2 |"
+    frame = read_html("f.html", page("<table><tr><td><p>First part.</p><p>Second part.</p></td></tr></table>"))
+    assert frame.text == "First part.\n\nSecond part."
 
 
 def test_code_keeps_its_spaces_and_a_fence_longer_than_the_backticks_inside():

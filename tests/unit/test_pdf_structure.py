@@ -80,8 +80,8 @@ def test_a_syntax_diagram_drawn_like_a_grid_is_text_with_each_letter_once_not_a_
 
 def test_a_figure_s_labels_are_not_spliced_into_the_sentence_beside_them():
     found = paragraphs(read_pdf("figure.pdf", gen.figure_beside_text()))
-    assert found[0] == gen.FIGURE_SENTENCE
-    assert "hours" in found[1:] and "0 10 20 30" in found[1:]
+    assert found[:2] == [gen.FIGURE_SENTENCE, gen.FIGURE_AFTER]  # the body first, whole
+    assert "hours" in found[2:] and "0 10 20 30" in found[2:]  # then the figure's labels, apart
 
 
 def test_footnotes_under_the_footnote_rule_are_paragraphs_of_their_own_after_the_body():

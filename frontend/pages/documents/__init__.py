@@ -2,7 +2,8 @@
 (or every document, as a bulk load through the broker, with the recent loads
 listed), and view where a strategy puts its chunk boundaries.
 
-The upload and the list are document_list.py, the selected document's index sets
+The upload and the list are document_list.py, the selected document's parse report
+parse_report.py (under the list and atop the boundaries), the selected document's index sets
 index_sets.py, the processing section (forms built from the chunker's knobs)
 processing.py and the boundary viewer viewer.py (drawn by boundaries.py,
 boundary_columns.py and boundary_stats.py); this module lays them out and wires them.
@@ -20,7 +21,7 @@ from chunklab.client import ChunkLab, ClientError
 from frontend.errors import said_in_place, told_as_sentence, told_html
 from frontend.forms import knobs
 from frontend.forms.pickers import document_dropdown_update
-from frontend.pages.documents import document_list, index_sets, processing, viewer
+from frontend.pages.documents import document_list, index_sets, parse_report, processing, viewer
 from frontend.pages.documents.document_list import DocumentList, documents_table, opening_document
 from frontend.pages.documents.index_sets import IndexSets, SetHandlers
 from frontend.views import formatting
@@ -32,9 +33,12 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         # The document to select once the list has been refreshed after an action.
         wanted = gr.State(None)
         notes = []
+        # The selected document's parse report, under the list and atop its boundaries.
+        reports = []
         with gr.Tabs(selected=UPLOAD, elem_id="documents-parts"):
             with gr.Tab("Upload and list", id=UPLOAD, elem_id="documents-upload"):
                 listing = document_list.list_section()
+                reports.append(listing.report)
             # Made before the processing part, which refreshes it, and shown after it.
             sets_tab = gr.Tab("Index sets and export", id="sets", elem_id="documents-sets", render=False)
             with sets_tab:
@@ -50,9 +54,13 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             sets_tab.render()
             with gr.Tab("Boundaries", id="boundaries", elem_id="documents-boundaries"):
                 notes.append(_selected_note("boundaries"))
+                reports.append(gr.HTML(elem_id="boundaries-report"))
                 shown = viewer.viewer_section(gateway, forms, listing.selected)
         listing.selected.change(
-            _noting(gateway, len(notes)), inputs=listing.selected, outputs=notes, show_progress="hidden"
+            _noting(gateway, len(notes), len(reports)),
+            inputs=listing.selected,
+            outputs=notes + reports,
+            show_progress="hidden",
         )
 
         page.load(
@@ -86,18 +94,19 @@ def _selected_note(part: str) -> gr.HTML:
 NO_DOCUMENT = "No document selected: upload or choose one under Upload and list."
 
 
-def _noting(gateway: ChunkLab, count: int):
-    """Each sub-tab's note for the selected document."""
+def _noting(gateway: ChunkLab, count: int, reports: int):
+    """Each sub-tab's note for the selected document, then its parse report where it is shown."""
 
     def note(document_id: str | None):
         if not document_id:
-            return (formatting.message_html(NO_DOCUMENT),) * count
+            return (formatting.message_html(NO_DOCUMENT),) * count + ("",) * reports
         try:
-            label = formatting.document_choices([gateway.get_document(document_id)])[0][0]
+            document = gateway.get_document(document_id)
         except ClientError as exc:
-            return (told_html(exc),) * count
+            return (told_html(exc),) * count + ("",) * reports
+        label = formatting.document_choices([document])[0][0]
         line = formatting.message_html(f"Selected document: {label} (choose another under Upload and list).")
-        return (line,) * count
+        return (line,) * count + (parse_report.report_html(document),) * reports
 
     return note
 

@@ -15,6 +15,7 @@ from chunklab.client import ChunkLab, ClientError
 from chunklab_app import samples
 from frontend.errors import said_in_place, told_as_sentence, told_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update
+from frontend.pages.documents.parse_report import upload_warning
 from frontend.views import formatting
 
 # What the file picker offers; ingest resolves the format from the name (services/ingest/service.py).
@@ -73,6 +74,8 @@ class DocumentList:
     delete_button: gr.Button
     delete_confirmed: gr.Checkbox
     delete_asks: gr.Textbox
+    # The selected document's parse report (parse_report.py), between the choice and the list.
+    report: gr.HTML
     table: gr.Dataframe
     delete_status: gr.HTML
 
@@ -104,6 +107,7 @@ def list_section() -> DocumentList:
         delete_button = gr.Button("Delete selected", variant="stop", scale=0, elem_id="delete-button")
     delete_confirmed = gr.Checkbox(visible=False)
     delete_asks = gr.Textbox(visible=False, value="Delete this document and all of its chunks?")
+    report = gr.HTML(elem_id="document-report")
     table = gr.Dataframe(headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table")
     delete_status = gr.HTML(elem_id="delete-status")
     return DocumentList(
@@ -117,6 +121,7 @@ def list_section() -> DocumentList:
         delete_button,
         delete_confirmed,
         delete_asks,
+        report,
         table,
         delete_status,
     )
@@ -148,8 +153,10 @@ class Listing:
                 current,
                 gr.skip(),
             )
-        # The box is emptied, ready for the next file.
-        return formatting.upload_message(response), response.document.document_id, None
+        # The box is emptied, ready for the next file. A reader's warnings are said at once.
+        warning = upload_warning(response.document)
+        status = formatting.upload_message(response) + (formatting.message_html(warning, "warning") if warning else "")
+        return status, response.document.document_id, None
 
     @said_in_place(outputs=2)
     def delete(self, document_id: str | None, confirmed: bool, _question: str):

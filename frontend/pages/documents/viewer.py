@@ -21,7 +21,7 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from chunklab.knobs import KnobError
-from chunklab.text import sentences
+from chunklab.text import sentences, structure
 from chunklab.v1 import retriever_pb2
 from chunklab_app import samples
 from frontend.errors import said_in_place, told_as_sentence, told_html, user_error
@@ -292,7 +292,8 @@ def _preview(gateway: ChunkLab, document_id: str, form: knobs.StrategyForm, spec
 def _views(document, shown: list[tuple[Configuration, list[str]]]) -> tuple:
     """The summary, both histograms (the right one hidden for one column) and the view."""
     text, page_starts = document.text, document.tree.page_starts
-    spans = sentences.split(text, document.language)
+    # Sentences within the blocks the tree gives: a paragraph starting with "# " is no heading.
+    spans = sentences.split(text, document.language, structure.sentence_blocks(text, document.tree))
     figures = [boundary_stats.boundary_stats(c.chunks, spans, len(text)) for c, _ in shown]
     summary = boundary_stats.stats_html([(c.label, f, facts) for (c, facts), f in zip(shown, figures)])
     frames = boundary_stats.histogram_frames([c.chunks for c, _ in shown])

@@ -41,11 +41,10 @@ class HybridSemanticRecursive(Strategy):
         """The band is best effort at the bottom and hard at the top: a chunk
         stays below min_tokens only when joining either neighbour would break
         max_tokens (ADR 0011)."""
-        text = source.text
-        spans, similarities = embedded_sentences(text, source.document.language, context)
+        index = Spans.of(source)
+        spans, similarities = embedded_sentences(index, context)
         if not spans:
             return []
-        index = Spans.of(source)
         low, high = self.values["min_tokens"], self.values["max_tokens"]
         # pieces: [start, end, tokens]; links[k]: similarity between piece k and k+1
         pieces: list[list[int]] = []

@@ -41,11 +41,10 @@ class Semantic(Strategy):
         """Sentences (chunklab.text.sentences) are embedded with the run's model;
         a chunk is the slice from its first sentence's start to its last
         sentence's end. The hard maximum wins over min_sentences (ADR 0011)."""
-        text = source.text
-        spans, similarities = embedded_sentences(text, source.document.language, context)
+        index = Spans.of(source)
+        spans, similarities = embedded_sentences(index, context)
         if not spans:
             return []
-        index = Spans.of(source)
         paths = HeadingPaths(source.tree)
         pieces = []
         for group in cut_groups(similarities, self.values["threshold"], self.values["min_sentences"]):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chunklab.text import sentences
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.spans import NEWLINE, Spans
@@ -40,12 +39,10 @@ class SentenceWindow(Strategy):
     def chunk(self, source: SourceDocument, context: ChunkingContext | None = None):
         """Units are role "sentence", numbered in document order, so the
         retriever can fetch the window around a hit by chunk id."""
-        text = source.text
-        language = source.document.language
-        spans = sentences.split(text, language)
+        index = Spans.of(source)
+        spans = index.sentences()  # within the tree's blocks: a "# " paragraph is no heading
         if not spans:
             return []
-        index = Spans.of(source)
         paths = HeadingPaths(source.tree)
         size, limit = self.values["sentences_per_unit"], self.values["max_tokens"]
         units = []

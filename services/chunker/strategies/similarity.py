@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from chunklab.text import sentences
 from services.chunker.strategies.base import ChunkingContext
 from services.chunker.strategies.spans import NEWLINE, Spans
 
 
-def embedded_sentences(text: str, language: str, context: ChunkingContext) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """Sentence spans and the cosine similarity of each adjacent pair
-    (len(spans) - 1 values; the embeddings are unit rows)."""
-    spans = sentences.split(text, language)
+def embedded_sentences(index: Spans, context: ChunkingContext) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Sentence spans (as the document's tree blocks them: Spans.sentences) and the cosine
+    similarity of each adjacent pair (len(spans) - 1 values; the embeddings are unit rows)."""
+    text = index.text
+    spans = index.sentences()
     if len(spans) < 2:
         return spans, np.zeros(0, dtype=np.float32)
     vectors = np.asarray(context.embed([text[a:b] for a, b in spans]), dtype=np.float32)

@@ -26,7 +26,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from chunklab.text import markdown, sentences
+from chunklab.text import sentences, structure
 from chunklab.text.tokens import is_boundary
 from services.chunker.token_map import TokenMap
 
@@ -67,9 +67,13 @@ MEMO_CHARS = 256
 class Spans:
     """Splits and packs ranges of one text under a token budget."""
 
-    def __init__(self, text: str, language: str = "en", tokens: TokenMap | None = None) -> None:
+    def __init__(self, text: str, language: str = "en", tokens: TokenMap | None = None, tree=None) -> None:
         self.text = text
         self.language = language
+        # The document's parse: where its headings are and which blocks no sentence crosses
+        # (chunklab.text.structure; without one the text is scanned as Markdown).
+        self.tree = tree
+        self._sentence_blocks: list[tuple[int, int, bool]] | None = None
         self.tokens = tokens if tokens is not None else TokenMap(text)
         self._offsets = self.tokens.offsets
         self._splits: dict[tuple, list[tuple[int, int]]] = {}
@@ -81,7 +85,7 @@ class Spans:
     @classmethod
     def of(cls, source) -> Spans:
         """Over a SourceDocument's text, with the token map its strategies share."""
-        return cls(source.text, source.document.language, source.token_map)
+        return cls(source.text, source.document.language, source.token_map, source.tree)
 
     # -- counting -------------------------------------------------------
     def estimate(self, start: int, end: int) -> int:
@@ -107,6 +111,15 @@ class Spans:
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         return sentences.trim(self.text, start, end)
+
+    def sentences(self, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+        """The sentence spans of [start, end), split within the blocks the tree gives."""
+        end = len(self.text) if end is None else end
+        if not structure.parsed(self.tree):
+            return [(start + a, start + b) for a, b in sentences.split(self.text[start:end], self.language)]
+        if self._sentence_blocks is None:
+            self._sentence_blocks = structure.sentence_blocks(self.text, self.tree)
+        return sentences.split(self.text, self.language, structure.within(self._sentence_blocks, start, end))
 
     # -- public operations ----------------------------------------------
     def split(
@@ -229,7 +242,7 @@ class Spans:
         text = self.text
         if level == HEADERS:
             if self._header_lines is None:  # the whole text's, so a fence around the range counts
-                self._header_lines = markdown.heading_lines(text)
+                self._header_lines = structure.heading_starts(text, self.tree)
             lines = self._header_lines
             cuts = lines[bisect_right(lines, start) : bisect_right(lines, end - 1)]
         elif level == BLANK_LINE:
@@ -237,7 +250,7 @@ class Spans:
         elif level == NEWLINE:
             cuts = [m.end() for m in self._newline.finditer(text, start, end)]
         elif level == SENTENCE:
-            cuts = [start + a for a, _ in sentences.split(text[start:end], self.language)]
+            cuts = [a for a, _ in self.sentences(start, end)]
         else:
             return self._space_cuts(start, end)
         return [c for c in cuts if start < c < end]

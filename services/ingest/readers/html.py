@@ -12,7 +12,10 @@ The content is `<main>` when the page has one, else its only `<article>`,
 else `<body>`; inside it, boilerplate is dropped by a fixed rule (ADR 0057):
 scripts, styles, forms, embedded objects, `<nav>`, `<aside>`, page-level
 `<header>`/`<footer>`, ARIA landmarks of the same kind, hidden elements and
-cookie or consent banners.
+cookie or consent banners, and wiki and documentation furniture (edit links,
+category blocks, language lists, heading permalinks such as Sphinx's "¶").
+On a web page, trafilatura then chooses which of the rendered blocks are the
+main text (html_main, ADR 0102); html_render renders them.
 
 Bounded before any Python walks the tree: libxml2 stops at nesting deeper
 than 256 elements (the rest of the page would be lost, so the page is
@@ -22,6 +25,7 @@ counted by a parser that builds nothing, so no tree past the limit is built.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -30,14 +34,14 @@ import lxml.html
 from lxml import etree
 
 from chunklab.errors import InvalidArgument, ResourceExhausted
-from services.ingest.readers import html_meta
-from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
+from services.ingest.readers import html_main, html_meta
+from services.ingest.readers.html_render import Walker, text_of
+from services.ingest.readers.markdown import Parsed, Writer, build_tree
 
 # libxml2's own depth limit without XML_PARSE_HUGE; deeper markup stops the parse.
 MAX_DEPTH = 256
 PIECE_CHARS = 1 << 16
 
-_HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _DROPPED_TAGS = {
     "script",
     "style",
@@ -80,78 +84,24 @@ _DROPPED_ROLES = {
 # inside none of these (HTML's own rule for their implicit ARIA roles).
 _SECTIONING = {"article", "aside", "main", "nav", "section"}
 _BANNER = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
+# Page furniture that wikis and documentation generators mark by class or id: a heading's edit link
+# ("[edit]"), the category block under an article, the list of the page in other languages.
+_FURNITURE = (
+    (re.compile(r"(?:^|[\s_-])(?:mw-)?edit-?(?:section|link)s?(?:$|\s)", re.IGNORECASE), "edit link"),
+    (
+        re.compile(r"(?:^|\s)(?:catlinks|categor(?:y|ies)(?:-links)?|mw-normal-catlinks)(?:$|\s)", re.IGNORECASE),
+        "category block",
+    ),
+    (
+        re.compile(
+            r"(?:^|\s)(?:p-lang|interlanguage-link|language-?(?:list|links|switcher|selector))(?:$|\s)", re.IGNORECASE
+        ),
+        "language list",
+    ),
+)
+# A permalink beside a heading (Sphinx's "¶", a "#" or "§" anchor) names the heading, it is not its text.
+_PERMALINK_MARKS = {"¶", "#", "§", "🔗", "¶¶"}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_INLINE = {
-    "a",
-    "abbr",
-    "b",
-    "bdi",
-    "bdo",
-    "big",
-    "cite",
-    "code",
-    "data",
-    "del",
-    "dfn",
-    "em",
-    "font",
-    "i",
-    "img",
-    "ins",
-    "kbd",
-    "label",
-    "mark",
-    "q",
-    "s",
-    "samp",
-    "small",
-    "span",
-    "strike",
-    "strong",
-    "sub",
-    "sup",
-    "time",
-    "tt",
-    "u",
-    "var",
-    "wbr",
-    "br",
-    "acronym",
-    "nobr",
-    "output",
-    "meter",
-    "progress",
-    "ruby",
-    "rt",
-    "rp",
-}
-_PARAGRAPHS = {"p", "dt", "dd", "figcaption", "caption", "summary", "legend", "address"}
-# Elements that break a line when they sit inside inline text (a list item's paragraphs,
-# a link around a heading): the rest render as blocks of their own.
-_BLOCKS = {
-    *_HEADINGS,
-    *_PARAGRAPHS,
-    "div",
-    "ul",
-    "ol",
-    "li",
-    "pre",
-    "table",
-    "tr",
-    "blockquote",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "main",
-    "figure",
-    "dl",
-    "hr",
-    "details",
-}
-_CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]+)")
-# A line break from <br> while inline text is gathered (no parsed text holds NUL).
-_BREAK = "\x00"
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 
@@ -165,22 +115,26 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     subtag, "" when it declares none); or InvalidArgument / ResourceExhausted."""
     source, encoding = html_meta.decode_html(name, data)
     root = _parse(name, _XML_DECLARATION.sub("", source, count=1), limits)
-    title = _text(root.find("head/title")) if root.find("head/title") is not None else ""
+    title = text_of(root.find("head/title")) if root.find("head/title") is not None else ""
     language, declared = html_meta.declared_language(root)
     json_ld = html_meta.json_ld(root)
+    page = copy.deepcopy(root)  # as published, for trafilatura: the boilerplate rule edits root
     content, where = _content_root(root)
     removed = _drop_boilerplate(content)
     published = html_meta.published_date(root, content, json_ld)
 
-    walker = _Walker()
-    titled = bool(title) and not any(_text(h1) for h1 in content.iter("h1"))
+    writer = _writer(page, content, title)
+    walker = Walker(writer)
+    titled = bool(title) and not any(text_of(h1) for h1 in content.iter("h1"))
     if titled:
-        walker.writer.heading(1, title)
+        writer.heading(1, title)
     walker.container(content)
     walker.flush()
-    if len(walker.writer.blocks) == titled:
+    if isinstance(writer, html_main.MainTextWriter) and writer.dropped:
+        removed["furniture"] += writer.dropped
+        where += ", main text by trafilatura"
+    if len(writer.blocks) == titled:
         raise InvalidArgument(_no_text(name, where, removed, title))
-    writer = walker.writer
     text = writer.text()
     metadata = {"encoding": encoding, "content_element": where}
     metadata.update(
@@ -197,6 +151,15 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
         }
     )
     return Parsed(text, build_tree(text, writer.blocks), metadata, published, language)
+
+
+def _writer(page, content, title: str):
+    """A Writer of the main text's blocks (html_main), or of every block when the content is too
+    short for a choice or trafilatura finds no main text."""
+    if not html_main.worth_choosing(content):
+        return Writer()
+    kept = html_main.main_text(page)
+    return Writer() if kept is None else html_main.MainTextWriter(kept, title)
 
 
 def _parse(name: str, source: str, limits: HtmlLimits):
@@ -292,8 +255,25 @@ def _boilerplate(element) -> str:
         or _HIDDEN_STYLE.search(element.get("style") or "")
     ):
         return "hidden"
-    if _BANNER.search(f"{element.get('id') or ''} {element.get('class') or ''}"):
+    names = f"{element.get('id') or ''} {element.get('class') or ''}"
+    if _BANNER.search(names):
         return "cookie banner"
+    return _furniture(element, names)
+
+
+def _furniture(element, names: str) -> str:
+    """Why element is page furniture ("" when it is not): an edit link, category block, language list
+    or heading permalink."""
+    for pattern, reason in _FURNITURE:
+        if pattern.search(names):
+            return reason
+    anchor = element.tag == "a" and (element.get("href") or "").startswith("#")
+    if anchor and ("headerlink" in names or element.text_content().strip() in _PERMALINK_MARKS):
+        return "permalink"
+    if element.tag in ("ul", "ol"):
+        links = element.findall("li/a")
+        if len(links) >= 3 and len(links) == len(element) and all(a.get("hreflang") for a in links):
+            return "language list"
     return ""
 
 
@@ -313,137 +293,6 @@ def _drop_boilerplate(content) -> Counter:
     for element in dropped:
         element.drop_tree()
     return removed
-
-
-def _inline(element, skip: frozenset[str] = frozenset()) -> list[str]:
-    """element's text pieces, `<br>` as a line break, children tagged in skip left out."""
-    parts = [element.text or ""]
-    for child in element:
-        if child.tag == "br":
-            parts.append(_BREAK)
-        elif child.tag in _BLOCKS and child.tag not in skip:
-            parts += [_BREAK, *_inline(child, skip), _BREAK]
-        elif child.tag not in skip:
-            parts += _inline(child, skip)
-        parts.append(child.tail or "")
-    return parts
-
-
-def _lines(pieces: list[str]) -> list[str]:
-    """Joined inline pieces as non-empty lines, each run of whitespace one space, none at the ends."""
-    return [line for line in (" ".join(piece.split()) for piece in "".join(pieces).split(_BREAK)) if line]
-
-
-def _text(element, skip: frozenset[str] = frozenset()) -> str:
-    """element's text on one line."""
-    return " ".join(_lines(_inline(element, skip)))
-
-
-class _Walker:
-    """Renders the content's blocks into a Writer, gathering loose inline text into paragraphs."""
-
-    def __init__(self) -> None:
-        self.writer = Writer()
-        self.pending: list[str] = []
-        self.quote = 0
-
-    def flush(self) -> None:
-        lines = _lines(self.pending)
-        self.pending = []
-        if lines:
-            prefix = "> " * self.quote
-            self.writer.paragraph("\n".join(prefix + line for line in lines))
-
-    def container(self, element) -> None:
-        self.pending.append(element.text or "")
-        for child in element:
-            tag = child.tag
-            if tag == "br":
-                self.pending.append(_BREAK)
-            elif tag in _INLINE and not any(e.tag in _BLOCKS for e in child.iterdescendants()):
-                self.pending += _inline(child)
-            else:
-                self.flush()
-                self.block(child, tag)
-            self.pending.append(child.tail or "")
-
-    def block(self, element, tag: str) -> None:
-        if tag in _HEADINGS:
-            title = _text(element)
-            if title:
-                self.writer.heading(_HEADINGS[tag], title)
-        elif tag in _PARAGRAPHS:
-            self.pending = _inline(element)
-            self.flush()
-        elif tag in ("ul", "ol"):
-            self.items(element, 0, continues=False)
-        elif tag == "pre":
-            self.code(element)
-        elif tag == "table" and not _is_layout(element):
-            self.table(element)
-        elif tag == "blockquote":
-            self.quote += 1
-            self.container(element)
-            self.flush()
-            self.quote -= 1
-        else:  # div, section, article, a layout table, an unknown element: its children are the blocks
-            self.container(element)
-            self.flush()
-
-    def items(self, element, depth: int, continues: bool) -> bool:
-        """Writes a list's items (nested lists indented under theirs); whether an item was written."""
-        number = int(element.get("start")) if (element.get("start") or "").isdigit() else 1
-        for item in element:
-            if item.tag in ("ul", "ol"):  # a list directly in a list, as some editors write it
-                continues = self.items(item, depth + 1, continues)
-                continue
-            if item.tag != "li":
-                continue
-            lines = _lines(_inline(item, frozenset({"ul", "ol"})))
-            marker = "  " * depth + (f"{number}." if element.tag == "ol" else "-")
-            if lines:
-                indent = "\n" + " " * (len(marker) + 1)
-                self.writer.list_item(indent.join(lines), marker, continues)
-                continues, number = True, number + 1
-            for nested in item:
-                if nested.tag in ("ul", "ol"):
-                    continues = self.items(nested, depth + 1, continues)
-        return continues
-
-    def code(self, element) -> None:
-        code = "".join(_raw(element)).removeprefix("\n").rstrip()
-        if code.strip():
-            classes = " ".join(e.get("class") or "" for e in [element, *element.iterfind("code")])
-            match = _CODE_LANGUAGE.search(classes)
-            self.writer.code(code, match.group(1) if match else "")
-
-    def table(self, element) -> None:
-        caption = element.find("caption")
-        if caption is not None:
-            self.block(caption, "caption")
-        rows = [
-            [_text(cell) for cell in row.xpath("./th|./td")]
-            for row in element.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
-        ]
-        lines = markdown_table(rows)
-        if lines:
-            self.writer.table(lines)
-
-
-def _raw(element) -> list[str]:
-    """Text as written (a code block keeps its spaces and line breaks), `<br>` as a line break."""
-    parts = [element.text or ""]
-    for child in element:
-        parts += ["\n"] if child.tag == "br" else _raw(child)
-        parts.append(child.tail or "")
-    return parts
-
-
-def _is_layout(table) -> bool:
-    """A table used for page layout: marked so, or holding headings or tables of its own."""
-    if (table.get("role") or "").lower() in ("presentation", "none"):
-        return True
-    return any(e.tag in _HEADINGS or e.tag == "table" for e in table.iterdescendants())
 
 
 def _meta(root, meta_name: str) -> str:

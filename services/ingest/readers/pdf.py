@@ -14,16 +14,15 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
 from chunklab.errors import InvalidArgument
 from chunklab.text.pages import PAGE_COUNT_KEY, page_span
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.markdown import Parsed, Writer, build_tree, markdown_table
+from services.ingest.readers.pdf_headings import Headings, _Heading, combined_headings, outline
 from services.ingest.readers.pdf_layout import (
     LINE_HYPHEN,
     Line,
@@ -38,31 +37,12 @@ _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
 _BULLET = re.compile(r"^[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-]\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(?=\S)")
+# Any item marker a hanging indent follows: "a)", "(b)", "iv.", "2.", "•".
+_ITEM = re.compile(r"^(?:\(?(?:\d{1,3}|[a-z]|[ivx]{1,5})[.)]|[\u2022\u00b7\u25aa\u2023\u25e6\u2013*-])\s")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _TERMINAL = (".", "!", "?", ":", ";")
-_SECTION_NUMBER = re.compile(r"^(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*[.)]?\s+")
 # A table-of-contents line: dot leaders, then a page number.
 _LEADERS = re.compile(r"(?:\.\s?){4,}\s*\d+$")
-# A heading is a short line: a longer one in a large or bold font is emphasis.
-_HEADING_MAX_CHARS = 120
-_HEADING_MAX_WORDS = 16
-
-
-@dataclass
-class _Heading:
-    level: int
-    title: str
-    page: int
-
-
-@dataclass
-class Headings:
-    """The headings found, by the id() of the line that carries them (None for
-    the further lines of a wrapped title), and the sections that bookmarks
-    open before a line without naming any."""
-
-    at: dict[int, _Heading | None] = field(default_factory=dict)
-    before: dict[int, list[_Heading]] = field(default_factory=dict)
 
 
 def pdf_date(value: str) -> datetime | None:
@@ -86,113 +66,10 @@ def _gap(previous: Line, line: Line) -> float:
     return line.top + line.size - previous.bottom
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.replace(LINE_HYPHEN, "-").lower().split())
-
-
-def _bare(text: str) -> str:
-    """Normalized, without a leading section number ("2.1 ", "A. ", "iv) "):
-    a bookmark often leaves out the number its heading prints, or the reverse."""
-    return _SECTION_NUMBER.sub("", _normal(text), count=1)
-
-
-def _outline(document: pdfium.PdfDocument, pages: list[Page]) -> list[tuple[int, str, int, float]]:
-    """(level from 1, title, page from 1, top of the destination or -1) per bookmark."""
-    entries = []
-    for bookmark in document.get_toc(max_depth=6):
-        title = " ".join((bookmark.get_title() or "").split())
-        dest = bookmark.get_dest()
-        index = dest.get_index() if dest is not None else None
-        if not title or index is None or index >= len(pages):
-            continue
-        mode, view = dest.get_view()
-        top = pages[index].height - view[1] if mode == pdfium_c.PDFDEST_VIEW_XYZ and len(view) >= 2 else -1.0
-        entries.append((bookmark.level + 1, title, index + 1, top))
-    return entries
-
-
-def _outline_headings(items: list[Line | TableBox], outline) -> Headings:
-    """Which lines the bookmarks name: the first line at or below the
-    destination on its page whose text (joined with the lines after it on
-    that page, for a wrapped title) is the bookmark's title, section numbers
-    aside; the heading keeps the printed title. A bookmark whose
-    title is not on its page still opens a section there, before the first
-    line at or below its destination (or the next page's first line)."""
-    found = Headings()
-    by_page: dict[int, list[int]] = {}
-    for i, item in enumerate(items):
-        if isinstance(item, Line):
-            by_page.setdefault(item.page, []).append(i)
-    for level, title, page, top in outline:
-        heading, want = _Heading(level, title, page), _bare(title)
-        candidates = [i for i in by_page.get(page, []) if id(items[i]) not in found.at]
-        below = [i for i in candidates if top < 0 or items[i].top >= top - items[i].size * 2]
-        match = None
-        for i in below + sorted(set(candidates) - set(below)):
-            printed, j = items[i].text, i
-            while (
-                want.startswith(_bare(printed))
-                and _bare(printed) != want
-                and j + 1 < len(items)
-                and isinstance(items[j + 1], Line)
-                and items[j + 1].page == page
-            ):
-                j += 1
-                printed = f"{printed} {items[j].text}"
-            if _bare(printed) == want:
-                match = (i, j)
-                break
-        if match is not None:
-            # The title as printed, with its number, and the outline's level.
-            heading.title = " ".join(printed.replace(LINE_HYPHEN, "-").split())
-            found.at[id(items[match[0]])] = heading
-            for k in range(match[0] + 1, match[1] + 1):
-                found.at[id(items[k])] = None
-        else:  # on a page without text, the section opens at the next line there is
-            at = (below or candidates or [next((i for i, it in enumerate(items) if it.page > page), None)])[0]
-            if at is not None:
-                found.before.setdefault(id(items[at]), []).append(heading)
-    return found
-
-
-def font_headings(items: list[Line | TableBox]) -> Headings:
-    """Headings by font: lines larger than the body text, or bold where the
-    body is not, and short; levels by size rank, bold before regular."""
-    lines = [it for it in items if isinstance(it, Line)]
-    weights: Counter[tuple[float, bool]] = Counter()
-    for line in lines:
-        weights[(line.size, line.bold)] += len(line.text)
-    if not weights:
-        return Headings()
-    body_size, body_bold = weights.most_common(1)[0][0]
-
-    def is_heading(line: Line) -> bool:
-        if len(line.text) > _HEADING_MAX_CHARS or len(line.text.split()) > _HEADING_MAX_WORDS:
-            return False
-        return line.size >= body_size + 1 or (line.bold and not body_bold and line.size >= body_size - 0.5)
-
-    styles = sorted({(ln.size, ln.bold) for ln in lines if is_heading(ln)}, key=lambda s: (-s[0], not s[1]))
-    rank = {style: min(6, i + 1) for i, style in enumerate(styles)}
-    found: dict[int, _Heading | None] = {}
-    previous: Line | None = None
-    for item in items:
-        if not isinstance(item, Line) or not is_heading(item):
-            previous = None
-            continue
-        wrapped = (
-            previous is not None
-            and previous.page == item.page
-            and (previous.size, previous.bold) == (item.size, item.bold)
-            and 0 < _gap(previous, item) <= item.size * 1.6
-        )
-        if wrapped:
-            head = next(h for h in reversed(found.values()) if h is not None)
-            head.title = f"{head.title} {item.text.replace(LINE_HYPHEN, '-')}"
-            found[id(item)] = None
-        else:
-            found[id(item)] = _Heading(rank[(item.size, item.bold)], item.text.replace(LINE_HYPHEN, "-"), item.page)
-        previous = item
-    return Headings(at=found)
+def _fragment(line: Line, beside: Line) -> bool:
+    """A superscript or subscript PDFium put on a line of its own ("n" of R^n):
+    a few characters, smaller than the line beside it."""
+    return len(line.text) <= 4 and line.size < beside.size * 0.85
 
 
 class _Joiner:
@@ -248,22 +125,47 @@ class _Renderer:
     def _mark(self, page: int, offset: int) -> None:
         self.page_first.setdefault(page, offset)
 
-    def _continues(self, previous: Line, line: Line) -> bool:
-        """Whether `line` goes on the paragraph that `previous` ends."""
+    def _continues(self, run: list[Line], line: Line) -> bool:
+        """Whether `line` goes on the paragraph (or code listing) that `run` holds."""
+        previous = run[-1]
+        if previous.region != line.region:  # a figure's labels, a footnote: apart from the body (pdf_order)
+            return False
+        if _fragment(line, previous) or (len(run) > 1 and _fragment(previous, run[-2])):
+            return line.page == previous.page and abs(_gap(previous, line)) < 2 * max(line.size, previous.size)
+        same_place = line.page == previous.page and _gap(previous, line) > 0
+        if previous.mono or line.mono:  # a listing's lines stay together, and apart from prose
+            return previous.mono and line.mono and same_place and _gap(previous, line) <= line.size * 2.5
         if (
-            previous.region != line.region  # a figure's labels, a footnote: apart from the body (pdf_order)
-            or abs(previous.size - line.size) > 0.5
+            abs(previous.size - line.size) > 0.5
             or _BULLET.match(line.text)
             or _NUMBERED.match(line.text)
             or _LEADERS.search(previous.text)
         ):
             return False
-        if line.page != previous.page or _gap(previous, line) <= 0:  # a new page or column
+        if not same_place:  # a new page or column
             return not previous.text.endswith(_TERMINAL)
-        return _gap(previous, line) <= line.size * self.pitch_ratio * 1.25 + 0.5
+        if _gap(previous, line) > line.size * self.pitch_ratio * 1.25 + 0.5:
+            return False
+        return not self._starts_paragraph(run, line)
+
+    @staticmethod
+    def _starts_paragraph(run: list[Line], line: Line) -> bool:
+        """A paragraph opens without extra space where its first line is indented
+        past the run's left edge (by up to six em: more is centring or a
+        figure), or where the line before ended a sentence well short of
+        where this one ends. A list item's hanging lines are not indents."""
+        previous = run[-1]
+        if not _ITEM.match(run[0].text):
+            left = min(ln.x0 for ln in run)
+            if line.size * 0.8 < line.x0 - left < line.size * 6:
+                return True
+        return previous.text.endswith(_TERMINAL) and previous.x1 < line.x1 - 3 * line.size
 
     def _flush(self, run: list[Line]) -> None:
         if not run:
+            return
+        if run[0].mono:
+            self._code(run)
             return
         text, offsets = "", []
         for line in run:
@@ -291,6 +193,21 @@ class _Renderer:
         for line, offset in zip(run, offsets):
             self._mark(line.page, start + offset)
 
+    def _code(self, run: list[Line]) -> None:
+        """A listing in a monospaced font as a fenced block: its lines as drawn,
+        each indented by its offset from the leftmost in character widths."""
+        widths = [(ln.x1 - ln.x0) / len(ln.text) for ln in run if len(ln.text) > 1]
+        width = sorted(widths)[len(widths) // 2] if widths else run[0].size * 0.6
+        left = min(ln.x0 for ln in run)
+        texts = [" " * max(0, round((ln.x0 - left) / width)) + ln.text.replace(LINE_HYPHEN, "-") for ln in run]
+        self.writer.code("\n".join(texts))
+        block = self.writer.blocks[-1]
+        offset = block.start + self.writer.parts[-1].index("\n") + 1
+        for line, text in zip(run, texts):
+            self._mark(line.page, offset)
+            offset += len(text) + 1
+        self.list_format = ""
+
     def render(self) -> Writer:
         run: list[Line] = []
         for item in self.items:
@@ -316,7 +233,7 @@ class _Renderer:
                 if heading is not None:
                     self._heading(heading)
                 continue
-            if run and not self._continues(run[-1], item):
+            if run and not self._continues(run, item):
                 self._flush(run)
                 run = []
             run.append(item)
@@ -360,7 +277,7 @@ def read_pdf(name: str, data: bytes) -> Parsed:
         document = pdfium.PdfDocument(data)
         try:
             pages = read_pages(document, data)
-            outline = _outline(document, pages)
+            entries = outline(document, pages)
             info = document.get_metadata_dict(skip_empty=True)
         finally:
             document.close()
@@ -383,7 +300,7 @@ def read_pdf(name: str, data: bytes) -> Parsed:
             f"{name!r} has no text layer: its {len(pages)} page(s) hold {held}; "
             "it needs OCR: run it through an OCR tool (e.g. ocrmypdf) and upload the result"
         )
-    headings = _outline_headings(items, outline) if outline else font_headings(items)
+    headings = combined_headings(items, entries)
     renderer = _Renderer(items, headings)
     writer = renderer.render()
     text = writer.text()
@@ -395,4 +312,17 @@ def read_pdf(name: str, data: bytes) -> Parsed:
     skipped = [f"p. {p.number} ({p.tables_skipped})" for p in pages if p.tables_skipped]
     if skipped:
         metadata["tables_not_read"] = "; ".join(skipped)[:500]
-    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")))
+    return Parsed(text, tree, metadata, pdf_date(info.get("CreationDate", "")), warnings=_warnings(pages))
+
+
+def _warnings(pages: list[Page]) -> list[str]:
+    """What a person should know the reading could not give: pages without a
+    text layer (scanned pages in an otherwise digital document)."""
+    empty = [p.number for p in pages if not p.lines and not p.tables]
+    if not empty:
+        return []
+    listed = ", ".join(str(n) for n in empty[:20]) + (", ..." if len(empty) > 20 else "")
+    scanned = sum(1 for p in pages if p.number in set(empty) and p.images)
+    why = "scanned? Run them through OCR (e.g. ocrmypdf)" if scanned else "blank, or drawings only"
+    noun = "page has" if len(empty) == 1 else "pages have"
+    return [f"{len(empty)} {noun} no text (p. {listed}): {why}"]

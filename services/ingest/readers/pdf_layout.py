@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 _FURNITURE_LINES = 2
 _FURNITURE_PAGES = 3
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
+# A page number as a header or footer prints it: "7", "vii", "7-45" (chapter-page), "12/40".
+_FOLIO = re.compile(r"^(?:\d{1,4}|[ivxlc]{1,6}|\d{1,3}[-\u2013./]\d{1,4})$", re.I)
+# A list item's box or bullet drawn from a symbol font: a C1 control code or a private-use
+# character (Wingdings, Symbol), a geometric shape, a ballot box or a check mark, then a space.
+_BOX = re.compile("^\\s*[\x80-\x9f\ue000-\uf8ff\u25a0-\u25ff\u2610-\u2612\u2713-\u2717\u2794\u27a2]\\s+(?=\\S)")
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\uffff]")
 # PDFium joins a line that ends in a hyphen to the next one, marking the
@@ -41,8 +46,8 @@ LINE_HYPHEN = "\ufffe"
 
 @dataclass
 class Line:
-    """One line of text as PDFium broke it, with the size of its first
-    character's font; bold when its first and last characters are.
+    """One line of text as PDFium broke it, with the size it is drawn at,
+    bold when its first and last characters are, monospaced when most are.
 
     `top` is the ascent above the first character's baseline, `bottom` the
     last character's baseline: they differ by more than a line where PDFium
@@ -56,6 +61,7 @@ class Line:
     bottom: float
     size: float
     bold: bool
+    mono: bool = False  # most of it in a monospaced font: code
     region: str = ""  # a figure's or a footnote's, read apart from the body (pdf_order)
 
 
@@ -72,27 +78,73 @@ class Page:
 
 
 def _clean(text: str) -> str:
-    """PDFium's text of a line, with ligatures spelled out and control
-    characters (PDFium marks a soft hyphen as U+0002) made plain."""
+    """PDFium's text of a line, with ligatures spelled out, control
+    characters (PDFium marks a soft hyphen as U+0002) made plain, and a
+    leading box or symbol-font bullet made a bullet (a list item)."""
     text = text.replace("\x02", "-").replace("\u00ad", "-")
+    text = _BOX.sub("\u2022 ", text, count=1)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     return _CONTROL.sub(" ", text).strip()
 
 
 class _Fonts:
-    """A line's font size and boldness, asked of PDFium once per line."""
+    """A line's font size, weight and pitch, asked of PDFium for a few of its
+    characters (never all: one look-up per character would cost more than the
+    rest of the reading)."""
+
+    _SAMPLES = 5
 
     def __init__(self) -> None:
         self._name = ctypes.create_string_buffer(128)
         self._flags = ctypes.c_int()
+        self._matrix = pdfium_c.FS_MATRIX()
 
-    def of(self, textpage, index: int) -> tuple[float, bool]:
+    def size(self, textpage, index: int) -> float:
+        """The size the character is drawn at: the font size times the scale of
+        its text and transformation matrices (many producers set the font at
+        1 pt and scale the matrix, and FPDFText_GetFontSize ignores the matrix)."""
         size = pdfium_c.FPDFText_GetFontSize(textpage, index)
+        if pdfium_c.FPDFText_GetMatrix(textpage, index, self._matrix):
+            m = self._matrix
+            size *= abs(m.a * m.d - m.b * m.c) ** 0.5
+        return round(size, 1)
+
+    def style(self, textpage, index: int) -> tuple[bool, bool]:
+        """(bold, monospaced) of the character's font."""
         pdfium_c.FPDFText_GetFontInfo(textpage, index, self._name, len(self._name), self._flags)
         name = self._name.value.decode("latin-1").lower()
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
         bold = weight >= 600 or any(word in name for word in ("bold", "black", "heavy", "semibold"))
-        return round(size, 1), bold
+        mono = bool(self._flags.value & 1) or any(word in name for word in _MONO_NAMES)
+        return bold, mono
+
+    def of_line(self, textpage, first: int, last: int) -> tuple[float, bool, bool]:
+        """(size, bold, monospaced) of the characters first..last: the commonest
+        size among a few spread over the line (a bullet or a superscript does
+        not set it); bold when the first and last letters are (a bold lead-in
+        does not make a bold line); monospaced when most samples are."""
+        count = last - first + 1
+        step = max(1, count // self._SAMPLES)
+        picks: list[int] = []
+        for start in range(first, last + 1, step):  # the first letter at or after each spread position
+            pick = next((i for i in range(start, min(start + step, last + 1)) if _is_letter(textpage, i)), None)
+            if pick is not None:
+                picks.append(pick)
+        if not picks:
+            picks = [first]
+        sizes = Counter(self.size(textpage, i) for i in picks)
+        size = max(sizes, key=lambda s: (sizes[s], s))
+        styles = [self.style(textpage, i) for i in picks]
+        bold = styles[0][0] and styles[-1][0]
+        mono = sum(m for _, m in styles) * 2 > len(styles)
+        return size, bold, mono
+
+
+_MONO_NAMES = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata")
+
+
+def _is_letter(textpage, index: int) -> bool:
+    return chr(pdfium_c.FPDFText_GetUnicode(textpage, index) or 32).isalnum()
 
 
 def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
@@ -120,9 +172,10 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
         first_baseline = height - origin_y.value
         pdfium_c.FPDFText_GetCharOrigin(raw, last, origin_x, origin_y)
-        size, bold = fonts.of(raw, first)
-        bold = bold and fonts.of(raw, last)[1]  # a bold lead-in does not make a bold line
-        lines.append(Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold))
+        size, bold, mono = fonts.of_line(raw, first, last)
+        lines.append(
+            Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold, mono)
+        )
     textpage.close()
     return lines
 
@@ -152,12 +205,31 @@ def _furniture_key(line: Line) -> tuple[str, int]:
     return re.sub(r"\d+", "#", " ".join(line.text.lower().split())), int(line.top // 5)
 
 
+def _numbered_edge(line: Line, neighbour: Line | None, body: float) -> bool:
+    """A page's first or last line that is a running header or footer on its
+    own, whatever the page count: short, no larger than the body text, carrying
+    a page number at either end ("7-45", "example.org Chapter 3 7", "208 Global
+    Report"), and set apart from the text next to it by more than two lines."""
+    words = line.text.split()
+    if not words or len(words) > 12 or line.size > body + 0.5 or line.mono:
+        return False
+    if not (_FOLIO.match(words[0]) or _FOLIO.match(words[-1])) or len(words) == 1 and not _PAGE_NUMBER.match(line.text):
+        return False
+    if neighbour is None:
+        return True
+    distance = line.top - neighbour.bottom if neighbour.top < line.top else neighbour.top - line.bottom
+    return distance > 2 * line.size
+
+
 def remove_furniture(pages: list[Page]) -> None:
     """Drops running headers, footers and page numbers. Among each page's
-    first and last few lines: those at the same height and no larger than the
-    body text whose text, digits aside, recurs on three pages or more (a
-    header that names its chapter recurs within the chapter); bare page
-    numbers there on any page."""
+    first and last few lines: those no larger than the body whose text, digits
+    aside, recurs at the same height on three pages or more (a header that
+    names its chapter recurs within the chapter), and short ones with a page
+    number at one end on two pages or more (any size: a short document's
+    headers); bare page numbers there on any page; and a first or last line with
+    a page number at one end, set apart from the body (a one-page document's
+    folio line)."""
     sizes: Counter[float] = Counter()
     for page in pages:
         for line in page.lines:
@@ -168,11 +240,26 @@ def remove_furniture(pages: list[Page]) -> None:
     for page in pages:
         ordered = sorted(page.lines, key=lambda ln: ln.top)
         edge = ordered[:_FURNITURE_LINES] + ordered[-_FURNITURE_LINES:] if len(ordered) > 1 else ordered
-        edge = [ln for ln in edge if ln.size <= body + 0.5]
         edges.append(edge)
         counts.update({_furniture_key(ln) for ln in edge})
     for page, edge in zip(pages, edges):
+        ordered = sorted(page.lines, key=lambda ln: ln.top)
         furniture = {
-            id(ln) for ln in edge if _PAGE_NUMBER.match(ln.text) or counts[_furniture_key(ln)] >= _FURNITURE_PAGES
+            id(ln)
+            for ln in edge
+            if _PAGE_NUMBER.match(ln.text)
+            or (counts[_furniture_key(ln)] >= _FURNITURE_PAGES and ln.size <= body + 0.5)
+            or (counts[_furniture_key(ln)] >= 2 and _has_folio(ln) and len(ln.text.split()) <= 12)
         }
+        if ordered:
+            first, last = ordered[0], ordered[-1]
+            if _numbered_edge(first, ordered[1] if len(ordered) > 1 else None, body):
+                furniture.add(id(first))
+            if _numbered_edge(last, ordered[-2] if len(ordered) > 1 else None, body):
+                furniture.add(id(last))
         page.lines = [ln for ln in page.lines if id(ln) not in furniture]
+
+
+def _has_folio(line: Line) -> bool:
+    words = line.text.split()
+    return bool(words) and bool(_FOLIO.match(words[0]) or _FOLIO.match(words[-1]))

@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # pdf_layout calls into pdf_aligned, which asks this module f
     from services.ingest.readers.pdf_layout import Line, Page
 
 _MARKER = re.compile(r"^(?:\d{1,3}|[*\u2020\u2021\u00a7\u00b6]+)\s*(?=\S)|^[a-z]\s+(?=\S)")
+# "Figure 3:", "Abb. 2.1.", "Table 4 -": a caption, read with the body.
+_CAPTION = re.compile(r"^[^\W\d_]+\.?\s+[\dIVX]+(?:[.-]\d+)*\s*[:.\u2013\u2014-]")
 _FOOT_ZONE = 0.6  # footnotes start below this share of the page's height
 _SEPARATOR_MAX = 0.5  # a footnote rule is at most half as wide as the text
 _FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way holds no labels
@@ -102,13 +104,16 @@ def _figures(page: Page) -> list[tuple[float, float, float, float]]:
     return frames
 
 
-def _within(line: Line, frame: tuple[float, float, float, float]) -> bool:
+def _within(line: Line, frame: tuple[float, float, float, float], margin: float) -> bool:
+    """Whether the line lies in the frame, or beside it within `margin` (an
+    axis's labels sit just outside a plot's strokes); a caption never does."""
     x0, top, x1, bottom = frame
     return (
-        min(line.x0, line.x1) >= x0 - 2
-        and max(line.x0, line.x1) <= x1 + 2
-        and line.top >= top - 2
-        and line.bottom <= bottom + 2
+        min(line.x0, line.x1) >= x0 - margin
+        and max(line.x0, line.x1) <= x1 + margin
+        and line.bottom >= top - margin
+        and line.top <= bottom + margin
+        and not _CAPTION.match(line.text)
     )
 
 
@@ -149,9 +154,11 @@ def _set_apart(page: Page) -> list[Line]:
     """Marks the page's figure labels and footnotes (Line.region); returns them
     in the order they are read: each figure's labels, then the footnotes."""
     apart: list[Line] = []
+    heights = sorted(ln.bottom - ln.top for ln in page.lines)
+    margin = 1.5 * heights[len(heights) // 2] if heights else 0.0  # a line and a half
     for k, frame in enumerate(_figures(page), 1):
         for line in sorted(page.lines, key=lambda ln: (round(ln.top, 1), ln.x0)):
-            if not line.region and _within(line, frame):
+            if not line.region and _within(line, frame, margin):
                 line.region = f"figure {k}"
                 apart.append(line)
     body = [ln for ln in page.lines if not ln.region]

@@ -1,0 +1,152 @@
+"""Which of a web page's blocks are its main text: trafilatura's choice, applied to our own blocks (ADR 0102).
+
+trafilatura (Apache-2.0; offline, given the parsed page) scores a page's parts by text and link
+density and its own rules for furniture (related links, share bars, bylines, "read more"
+teasers, comment forms, language lists, category blocks). What it keeps is its main text, in
+reading order. ChunkLab renders the page's blocks itself (headings, lists, tables, code, quotes:
+html_render), then keeps a block only where its words are found, in order, in trafilatura's
+main text: a block matches a run of whole lines of it from where the last kept block ended, or,
+when the page's markup and trafilatura's lines differ, any run of its words close after that
+point. So the structure is the page's and the selection is trafilatura's.
+
+Kept whatever trafilatura says: the page's level-1 heading when it is the page's title
+(trafilatura moves the title to its metadata), and everything on a page with too little text for
+a choice to be worth making (an HTML export, a table on its own): below MIN_WORDS words of
+content of which links hold less than LINK_SHARE, or when trafilatura finds no main text at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+from collections import Counter
+
+from services.ingest.readers.markdown import Writer
+
+# Below this many words, a page's content is kept whole: trafilatura's scores need more text than
+# this (its own floor is 250 characters) and a page so short holds little furniture.
+MIN_WORDS = 150
+# How far past the last kept block a block's words may start in trafilatura's text when they do not
+# line up with its lines (its line breaks differ from the page's blocks): a few short lines.
+NEAR_CHARS = 300
+
+# A block this long found far ahead is the block itself (what lay between was not rendered alike);
+# a shorter one is as likely a repeat of its words further down the page.
+LONG_WORDS = 8
+# The share of a block's words that must come next in the main text when its words do not line up
+# with trafilatura's (a paragraph whose tail it cut).
+COVERED = 0.8
+# Links carry at least this share of a short page's words when it is a web page with furniture (menus,
+# share bars, related posts) rather than an HTML export or a table on its own.
+LINK_SHARE = 0.1
+
+_WORD = re.compile(r"\w+")
+log = logging.getLogger(__name__)
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def worth_choosing(content) -> bool:
+    """Whether the content is long enough, or link-heavy enough, to hold furniture worth removing."""
+    count = len(words(content.text_content()))
+    linked = sum(len(words(link.text_content())) for link in content.iter("a"))
+    return count >= MIN_WORDS or linked >= LINK_SHARE * count > 0
+
+
+def main_text(root) -> str | None:
+    """trafilatura's main text of the page (its tables, no comments), one line per block, as
+    lower-case words; None when it finds none. root is left as it was (trafilatura edits a copy)."""
+    import trafilatura  # imported on first use: it loads its date and language rules
+
+    try:
+        text = trafilatura.extract(
+            copy.deepcopy(root),
+            include_comments=False,
+            include_tables=True,
+            with_metadata=False,
+            deduplicate=False,
+        )
+    except Exception:  # a page trafilatura cannot score is read whole, as before it
+        log.warning("trafilatura could not score the page; its content is read whole", exc_info=True)
+        return None
+    lines = [" ".join(words(line)) for line in (text or "").splitlines()]
+    kept = "\n".join(line for line in lines if line)
+    return kept or None
+
+
+class MainTextWriter(Writer):
+    """A Writer that writes only the blocks found in the main text, in order (see the module)."""
+
+    def __init__(self, kept: str, title: str) -> None:
+        super().__init__()
+        self.kept = f"\n{kept}\n"
+        self.cursor = 0
+        self.title = words(title)
+        self.dropped = 0
+        self._in_list = False
+
+    def found(self, text: str) -> bool:
+        found = words(text)
+        if not found:
+            return False
+        run = "[ \n]".join(map(re.escape, found))
+        match = re.compile(rf"(?<=\n){run}(?=\n)").search(self.kept, self.cursor)
+        if match is not None and match.start() - self.cursor > NEAR_CHARS and len(found) < LONG_WORDS:
+            match = None  # a short line far ahead is a repeat (a menu's "Compare editions"), not this block
+        if match is not None:
+            self.cursor = match.end()
+            return True
+        # Part of a line (trafilatura joined blocks the page keeps apart): the line stays open to the
+        # blocks after this one.
+        match = re.compile(rf"(?<=[ \n]){run}(?=[ \n])").search(self.kept, self.cursor)
+        if match is not None and match.start() - self.cursor <= NEAR_CHARS:
+            self.cursor = self.kept.rindex("\n", 0, match.start() + 1)
+            return True
+        if self._mostly_near(found):
+            return True
+        self.dropped += 1
+        return False
+
+    def _mostly_near(self, found: list[str]) -> bool:
+        """Whether most of the block's words come next in the main text, a few differing (trafilatura
+        cut a paragraph's tail, or left out an inline part of it). The cursor stays: the words may
+        be spread over lines that later blocks match exactly (a caption repeating a sentence)."""
+        window = self.kept[self.cursor : self.cursor + NEAR_CHARS + 2 * sum(len(w) + 1 for w in found)]
+        ahead = Counter(window.split())
+        return sum((Counter(found) & ahead).values()) >= COVERED * len(found)
+
+    def _is_title(self, level: int, title: str) -> bool:
+        found = " ".join(words(title))
+        return level == 1 and bool(found) and f" {found} " in f" {' '.join(self.title)} "
+
+    def heading(self, level: int, title: str) -> None:
+        if self._is_title(level, title) or self.found(title):
+            super().heading(level, title)
+            self._in_list = False
+
+    def paragraph(self, text: str) -> None:
+        if self.found(text):
+            super().paragraph(text)
+            self._in_list = False
+
+    def list_item(self, text: str, marker: str, continues: bool) -> None:
+        """An item dropped from a list leaves the list's other items together."""
+        continues = continues and self._in_list
+        if self.found(text):
+            super().list_item(text, marker, continues)
+            self._in_list = True
+        elif not continues:
+            self._in_list = False
+
+    def table(self, lines: list[str]) -> None:
+        if self.found(" ".join(lines)):
+            super().table(lines)
+            self._in_list = False
+
+    def code(self, code: str, language: str = "") -> None:
+        if self.found(code):
+            super().code(code, language)
+            self._in_list = False

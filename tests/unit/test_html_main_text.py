@@ -1,0 +1,136 @@
+"""A web page's main text (ADR 0102): trafilatura chooses which of ChunkLab's own blocks are the
+article, so furniture goes (related links, share bars, edit links, category blocks, language
+lists, heading permalinks) and the article keeps its headings, lists, tables and code."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.readers.html import read_html
+from tests.support.repo import REPO
+
+REAL_DOCS = REPO.parent / "shared" / "data" / "real-docs" / "html"
+
+PARAGRAPH = (
+    "The river rises in the northern hills and runs for three hundred kilometres before it reaches "
+    "the sea, passing farms, two market towns and the old mill that gave the valley its name. "
+)
+
+
+def nodes(node):
+    yield node
+    for child in node.children:
+        yield from nodes(child)
+
+
+def sections(parsed) -> list[tuple[int, str, list[str]]]:
+    return [(n.level, n.title, list(n.heading_path)) for n in nodes(parsed.tree.root) if n.kind == pb.NODE_KIND_SECTION]
+
+
+def kinds(parsed, kind) -> list[str]:
+    return [parsed.text[n.start_char : n.end_char] for n in nodes(parsed.tree.root) if n.kind == kind]
+
+
+def real(name: str) -> bytes:
+    path = REAL_DOCS / name
+    if not path.is_file():
+        pytest.skip(f"needs the real-docs dev set at {REAL_DOCS}: put the shared data folder beside the repository")
+    return path.read_bytes()
+
+
+WIKI_PAGE = f"""<!DOCTYPE html><html lang="en"><head><title>River Vale - Wiki</title></head><body>
+<div id="content"><h1>River Vale</h1>
+<p>{PARAGRAPH * 2}</p>
+<h2>History<span class="mw-editsection">[<a href="/edit?section=1">edit</a>]</span></h2>
+<p>{PARAGRAPH * 2}</p>
+<h2>Installation<a class="headerlink" href="#installation" title="Link to this heading">¶</a></h2>
+<p>Install the survey tools first, then load the readings:</p>
+<pre><code class="language-python">readings = load("vale.csv")
+print(len(readings))</code></pre>
+<ul><li>Take the first reading at the spring.</li><li>Take the second reading at the mill.</li></ul>
+<h3>Gauges <a href="#gauges">#</a></h3>
+<table><tr><th>Gauge</th><th>Flow</th><th>Depth</th></tr>
+<tr><td>Spring</td><td>2.1</td><td>0.4</td></tr><tr><td>Mill</td><td>9.8</td><td>1.7</td></tr></table>
+<p>{PARAGRAPH}</p>
+<div id="catlinks" class="catlinks"><a href="/Category:Rivers">Category</a>: <ul><li><a href="/c/1">Rivers of the north</a></li>
+<li><a href="/c/2">Valleys</a></li></ul></div>
+</div>
+<div class="related"><h3>Related articles</h3><ul><li><a href="/a">Ten best mills to visit this summer</a></li>
+<li><a href="/b">Why the sea is salty</a></li><li><a href="/c">Subscribe to our newsletter</a></li></ul></div>
+<div class="share"><a href="/s/fb">Share on Facebook</a> <a href="/s/tw">Share on Twitter</a></div>
+<ul class="languages"><li><a href="/de" hreflang="de">Deutsch</a></li><li><a href="/fr" hreflang="fr">Français</a></li>
+<li><a href="/es" hreflang="es">Español</a></li></ul>
+</body></html>""".encode()
+
+
+@pytest.fixture(scope="module")
+def wiki():
+    return read_html("vale.html", WIKI_PAGE)
+
+
+def test_edit_links_category_blocks_language_lists_and_related_links_are_dropped(wiki):
+    for furniture in (
+        "edit",
+        "Category",
+        "Rivers of the north",
+        "Deutsch",
+        "Français",
+        "Related articles",
+        "Ten best mills",
+        "Share on Facebook",
+    ):
+        assert furniture not in wiki.text
+    removed = wiki.metadata["boilerplate_removed"]
+    for reason in ("edit link 1", "category block 1", "language list 1", "permalink 2"):
+        assert reason in removed
+
+
+def test_a_sphinx_permalink_is_in_no_heading_title_or_path(wiki):
+    assert "¶" not in wiki.text
+    assert sections(wiki) == [
+        (1, "River Vale", ["River Vale"]),
+        (2, "History", ["River Vale", "History"]),
+        (2, "Installation", ["River Vale", "Installation"]),
+        (3, "Gauges", ["River Vale", "Installation", "Gauges"]),
+    ]
+
+
+def test_the_article_keeps_its_list_table_and_code(wiki):
+    assert kinds(wiki, pb.NODE_KIND_LIST_ITEM) == [
+        "- Take the first reading at the spring.",
+        "- Take the second reading at the mill.",
+    ]
+    assert kinds(wiki, pb.NODE_KIND_TABLE) == [
+        "| Gauge | Flow | Depth |\n|---|---|---|\n| Spring | 2.1 | 0.4 |\n| Mill | 9.8 | 1.7 |"
+    ]
+    assert kinds(wiki, pb.NODE_KIND_CODE) == ['```python\nreadings = load("vale.csv")\nprint(len(readings))\n```']
+    assert wiki.text.count(PARAGRAPH.strip()) == 5
+
+
+def test_a_heading_the_parser_nested_the_article_in_keeps_its_paragraphs_apart():
+    body = (
+        "<article><h1>Tattoo</h1><h2 class='excerpt'>A short summary of the story.</h3>"
+        f"<div class='body'><p>{PARAGRAPH}</p><p>Second paragraph of the story.</p></div></article>"
+    )
+    parsed = read_html("t.html", f"<html><body>{body}</body></html>".encode())
+    assert [title for _, title, _ in sections(parsed)] == ["Tattoo", "A short summary of the story."]
+    assert kinds(parsed, pb.NODE_KIND_PARAGRAPH) == [PARAGRAPH.strip(), "Second paragraph of the story."]
+
+
+def test_a_saved_blog_post_loses_its_furniture_and_keeps_its_sections():
+    parsed = read_html("7mind.de.grenzen.html", real("web/7mind.de.grenzen.html"))
+    for furniture in ("Das könnte dich auch interessieren", "Unsere Inhalte", "Einloggen"):
+        assert furniture not in parsed.text
+    found = {(level, title) for level, title, _ in sections(parsed)}
+    assert {(2, "Grenzen, das Fundament der Selbstfürsorge"), (3, "Wofür sind Grenzen gut?")} <= found
+    assert "Wie du deine individuellen Grenzen findest und in dein Leben integrierst." in parsed.text
+    assert "furniture" in parsed.metadata["boilerplate_removed"]
+
+
+def test_a_short_html_export_is_read_whole_with_its_title_and_code():
+    parsed = read_html("html_code_snippets.html", real("html_code_snippets.html"))
+    assert sections(parsed)[0][1] == "Code snippets"
+    assert kinds(parsed, pb.NODE_KIND_CODE)[0].startswith("```\nfrom docling.document_converter import")
+    assert "Use the docling-tools models download utility:" in parsed.text
+    assert "boilerplate_removed" not in parsed.metadata or "furniture" not in parsed.metadata["boilerplate_removed"]
