@@ -85,10 +85,11 @@ def gutters(lines: list[Line], width: float) -> list[float]:
     return [middle]
 
 
-def _figures(page: Page) -> list[tuple[float, float, float, float]]:
+def _figures(page: Page) -> list[tuple[tuple[float, float, float, float], bool]]:
     """Frames of the page's figures: its images, and the spans of its
-    drawings (overlapping boxes of curved or slanted strokes, three or more)."""
-    frames = [b for b in page.drawing.images if b[2] - b[0] >= _FIGURE_MIN and b[3] - b[1] >= _FIGURE_MIN]
+    drawings (overlapping boxes of curved or slanted strokes, three or more),
+    each with whether it is drawn (its labels may sit just outside it)."""
+    frames = [(b, False) for b in page.drawing.images if b[2] - b[0] >= _FIGURE_MIN and b[3] - b[1] >= _FIGURE_MIN]
     clusters: list[list[float]] = []  # x0, top, x1, bottom, strokes
     for x0, top, x1, bottom in sorted(page.drawing.strokes, key=lambda b: b[1]):
         for c in clusters:
@@ -100,21 +101,24 @@ def _figures(page: Page) -> list[tuple[float, float, float, float]]:
             clusters.append([x0, top, x1, bottom, 1])
     for x0, top, x1, bottom, count in clusters:
         if count >= _STROKES and x1 - x0 >= _FIGURE_MIN and bottom - top >= _FIGURE_MIN:
-            frames.append((x0, top, x1, bottom))
+            frames.append(((x0, top, x1, bottom), True))
     return frames
 
 
 def _within(line: Line, frame: tuple[float, float, float, float], margin: float) -> bool:
-    """Whether the line lies in the frame, or beside it within `margin` (an
-    axis's labels sit just outside a plot's strokes); a caption never does."""
+    """Whether the line lies in the frame, or, as an axis's labels do, just
+    outside it (within `margin`) and short or mostly figures; a caption never."""
     x0, top, x1, bottom = frame
-    return (
-        min(line.x0, line.x1) >= x0 - margin
-        and max(line.x0, line.x1) <= x1 + margin
-        and line.bottom >= top - margin
-        and line.top <= bottom + margin
-        and not _CAPTION.match(line.text)
+    left, right = min(line.x0, line.x1), max(line.x0, line.x1)
+    if _CAPTION.match(line.text):
+        return False
+    if left >= x0 - 2 and right <= x1 + 2 and line.top >= top - 2 and line.bottom <= bottom + 2:
+        return True
+    label = len(line.text.split()) <= 3 or sum(c.isdigit() for c in line.text) * 2 >= len(line.text.replace(" ", ""))
+    beside = (
+        left >= x0 - margin and right <= x1 + margin and line.bottom >= top - margin and line.top <= bottom + margin
     )
+    return label and beside
 
 
 def _body_size(lines: list[Line]) -> float:
@@ -156,9 +160,9 @@ def _set_apart(page: Page) -> list[Line]:
     apart: list[Line] = []
     heights = sorted(ln.bottom - ln.top for ln in page.lines)
     margin = 1.5 * heights[len(heights) // 2] if heights else 0.0  # a line and a half
-    for k, frame in enumerate(_figures(page), 1):
+    for k, (frame, drawn) in enumerate(_figures(page), 1):
         for line in sorted(page.lines, key=lambda ln: (round(ln.top, 1), ln.x0)):
-            if not line.region and _within(line, frame, margin):
+            if not line.region and _within(line, frame, margin if drawn else 0.0):
                 line.region = f"figure {k}"
                 apart.append(line)
     body = [ln for ln in page.lines if not ln.region]
