@@ -11,9 +11,6 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from tests.support.repo import REPO
-
-REAL_DOCS = REPO.parent / "shared" / "data" / "real-docs"
 # A font with Arabic letters, where the system has one.
 ARABIC_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 

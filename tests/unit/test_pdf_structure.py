@@ -12,6 +12,7 @@ from pypdf import PdfReader, PdfWriter
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.pdf import read_pdf
 from tests.support import pdf_structures as gen
+from tests.support.real_docs import real_doc
 
 
 def nodes(node: pb.TreeNode):
@@ -32,13 +33,6 @@ def tables(parsed) -> list[list[list[str]]]:
 
 def paragraphs(parsed) -> list[str]:
     return [parsed.text[n.start_char : n.end_char] for n in nodes(parsed.tree.root) if n.kind == pb.NODE_KIND_PARAGRAPH]
-
-
-def real(name: str) -> bytes:
-    path = gen.REAL_DOCS / "pdf" / name
-    if not path.is_file():
-        pytest.skip(f"needs the dev set's {path}, which is absent: put the shared data folder beside the repository")
-    return path.read_bytes()
 
 
 def pages_of(data: bytes, numbers: list[int]) -> bytes:
@@ -90,7 +84,7 @@ def test_footnotes_under_the_footnote_rule_are_paragraphs_of_their_own_after_the
 
 
 def test_the_footnotes_of_a_real_page_are_kept_apart_and_its_merged_table_cells_whole():
-    parsed = read_pdf("google-doc-document.pdf", real("google-doc-document.pdf"))
+    parsed = read_pdf("google-doc-document.pdf", real_doc("pdf/google-doc-document.pdf"))
     found = paragraphs(parsed)
     assert found[-3:] == ["1 2021 estimate", "2 2020 estimate", "3 2020 estimate"]
     (table,) = tables(parsed)
@@ -102,14 +96,14 @@ def test_the_footnotes_of_a_real_page_are_kept_apart_and_its_merged_table_cells_
 def test_plots_and_diagrams_of_a_latex_book_are_not_tables_and_no_glyph_reads_as_cid():
     # Pages 10 and 13 of GeoTopo: a plot with axes and a diagram of two sets,
     # which pdfplumber's grid finder takes for tables with "(cid:0)" cells.
-    parsed = read_pdf("geotopo.pdf", pages_of(real("GeoTopo-komprimiert.pdf"), [10, 13]))
+    parsed = read_pdf("geotopo.pdf", pages_of(real_doc("pdf/GeoTopo-komprimiert.pdf"), [10, 13]))
     assert tables(parsed) == []
     assert "(cid:" not in parsed.text
     assert "(x1, y1) (x2, y2)" in parsed.text
 
 
 def test_two_columns_are_read_left_column_first_and_a_sentence_goes_on_across_the_gutter():
-    text = read_pdf("multicolumn.pdf", real("multicolumn.pdf")).text
+    text = read_pdf("multicolumn.pdf", real_doc("pdf/multicolumn.pdf")).text
     # The left column ends "... Donec nonummy" and the right one opens "pellentesque ante."
     assert "Vivamus viverra fermentum felis. Donec nonummy pellentesque ante. Phasellus" in text
     assert text.index("Nulla malesuada porttitor diam.") < text.index("Quisque ullamcorper placerat ipsum.")
@@ -121,7 +115,7 @@ def test_three_columns_are_read_left_to_right_each_to_its_end():
 
 
 def test_arabic_lam_alef_and_numbers_read_in_logical_order():
-    text = read_pdf("rtl.pdf", real("right_to_left_02.pdf")).text
+    text = read_pdf("rtl.pdf", real_doc("pdf/right_to_left_02.pdf")).text
     assert "الأولويوخت" in text and "الإرهوووخ" in text  # lam before alef, as written
     assert "األ" not in text and "اإل" not in text
     assert "(2024 - 2026)" in text and "2023،" in text  # brackets and the comma where they belong
@@ -133,7 +127,7 @@ def test_latin_words_in_a_right_to_left_line_keep_their_order_and_spaces():
 
 
 def test_a_table_drawn_without_rules_keeps_its_columns_its_wrapped_header_and_every_row():
-    (table,) = tables(read_pdf("legal-aid.pdf", real("table_mislabeled_as_picture.pdf")))
+    (table,) = tables(read_pdf("legal-aid.pdf", real_doc("pdf/table_mislabeled_as_picture.pdf")))
     assert table[0][-2:] == ["State funded legal aid", "CSOs"]  # a header wrapped over two lines is one cell
     labels = [row[-3] for row in table[1:]]
     assert labels == [
@@ -149,4 +143,4 @@ def test_a_table_drawn_without_rules_keeps_its_columns_its_wrapped_header_and_ev
 
 
 def test_two_columns_of_prose_side_by_side_are_not_a_table():
-    assert tables(read_pdf("multicolumn.pdf", real("multicolumn.pdf"))) == []
+    assert tables(read_pdf("multicolumn.pdf", real_doc("pdf/multicolumn.pdf"))) == []

@@ -1,11 +1,10 @@
-"""The layout of a PDF's pages: text lines with their font, ruled tables,
-page furniture and reading order (ADR 0054).
+"""The layout of a PDF's pages: text lines with their font, and page
+furniture (ADR 0054). Tables are found in `pdf_tables` (ruled, ADR 0097) and
+`pdf_aligned` (without rules), right-to-left lines put in logical order by
+`pdf_bidi` (ADR 0099), the reading order is `pdf_order`'s (ADR 0098).
 
 pypdfium2 (PDFium) gives the characters, with PDFium's own line breaks, in
-content-stream order; one font look-up per line keeps it fast. Tables come
-from pdfplumber's table finder, asked only about pages whose paths draw
-rules at enough positions to make a grid (it parses a page 40-75x slower
-than PDFium).
+content-stream order; one font look-up per line keeps it fast.
 Coordinates here are top-down: `top` grows down the page, as a reader reads.
 """
 
