@@ -1,7 +1,8 @@
 """Structure-aware strategies on real PDFs (issue 28, item 7): dev-set files
 uploaded through the stack and chunked with parent_child, markdown_structure
 and semantic_parent_child: parents and sections follow the document's real
-sections (docling's headings), and no chunk carries a page's furniture."""
+sections (docling's headings), and no chunk carries a page's furniture (a
+running header, a page number)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from chunklab.rpc import channels
 from chunklab.v1 import common_pb2, documents_pb2, ingest_pb2
+from tests.support import pdfs
 from tests.support.real_docs import real_doc
 
 pytestmark = pytest.mark.e2e
@@ -85,19 +87,42 @@ def test_parents_and_sections_follow_the_real_sections_of_a_real_pdf(stack, hist
     assert {c.heading_path[-1] for c in parents} >= set(SECTIONS[1:])
 
 
-def test_semantic_parents_children_sit_in_their_real_sections(stack, history):
-    # Its parents join paragraphs by similarity across headings (by design);
-    # each child paragraph names the real section it is in.
+def test_semantic_parents_join_alike_paragraphs_of_one_real_section_only(stack, history):
+    # A heading joins the paragraph after it, so a child is in the section of its last character.
     starts = heading_starts(history)
     pieces = chunks(stack, history, "semantic_parent_child")
     children = [c for c in pieces if c.role == common_pb2.CHUNK_ROLE_CHILD]
     parents = {c.chunk_id: c for c in pieces if c.role == common_pb2.CHUNK_ROLE_PARENT}
     assert len(children) >= 16 and parents
+    sections_of: dict[str, set[str]] = {}
     for child in children:
-        assert not [s for s in starts if child.start_char < s < child.end_char]
-        assert child.heading_path[-1] == section_at(history, starts, child.start_char)
         parent = parents[child.parent_id]
         assert parent.start_char <= child.start_char and child.end_char <= parent.end_char
+        section = section_at(history, starts, child.end_char - 1)
+        assert child.heading_path[-1] == section
+        sections_of.setdefault(parent.chunk_id, set()).add(section)
+    for parent_id, sections in sections_of.items():
+        assert sections == {parents[parent_id].heading_path[-1]}, parents[parent_id].content[:80]
+    assert set().union(*sections_of.values()) >= set(SECTIONS[1:])
+
+
+def test_no_chunk_carries_a_running_header_or_a_page_footer(stack):
+    # Twelve generated pages, a running header and a "Page n" footer on every page but the first,
+    # paragraphs running on over the page breaks.
+    generated = pdfs.book(pages=12, outline=False)
+    response = stack.client().upload_document(generated.data, name="handbook.pdf")
+    document = channels.ingest(stack.addresses["ingest"]).GetDocument(
+        ingest_pb2.GetDocumentRequest(document_id=response.document.document_id, view=documents_pb2.DOCUMENT_VIEW_FULL),
+        timeout=30,
+    )
+    assert len(document.tree.page_starts) == 12
+    assert pdfs.HEADER not in document.text and not re.search(r"Page \d+", document.text)
+    for strategy in STRATEGIES:
+        for piece in chunks(stack, document, strategy):
+            assert pdfs.HEADER not in piece.content and not re.search(r"Page \d+", piece.content), strategy
+    # and a paragraph cut by a page break reads on in one chunk of parent_child
+    crossing = [c for c in chunks(stack, document, "parent_child") if c.first_page < c.last_page]
+    assert crossing
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -348,6 +348,18 @@ def test_semantic_parent_child_golden_with_the_real_model(minilm):
     assert len(fam) >= 6  # unrelated topics get parents of their own
 
 
+def test_semantic_parents_never_span_two_sections_however_alike_their_paragraphs(minilm):
+    text = (
+        "# Harbour lights\n\n## The north pier\n\nThe lighthouse on the north pier shines white every night.\n\n"
+        "Its lamp turns once every ten seconds for the ships.\n\n## The south pier\n\n"
+        "The lighthouse on the south pier shines white every night.\n\nIts lamp turns once every ten seconds too.\n"
+    )
+    chunks = run("semantic_parent_child", document(text), minilm, threshold=0.0)  # any two paragraphs are alike
+    parents = [c for c in chunks if ids.role_name(c.role) == "parent"]
+    assert [p.heading_path[-1] for p in parents] == ["The north pier", "The south pier"]
+    assert [p.content.count("lighthouse") for p in parents] == [1, 1]
+
+
 def test_hybrid_golden_with_the_real_model(minilm):
     text = (FIXTURES / "three_topics.txt").read_text()
     source = document(text, documents_pb2.DOCUMENT_FORMAT_TEXT)

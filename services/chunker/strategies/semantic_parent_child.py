@@ -16,8 +16,8 @@ class SemanticParentChild(Strategy):
     name = "semantic_parent_child"
     expansion = common_pb2.EXPANSION_KIND_PARENT
     description = (
-        "Consecutive paragraphs join one parent while they stay similar to it; paragraphs are the "
-        "searchable children, parents are what the LLM sees."
+        "Consecutive paragraphs of one section join one parent while they stay similar to it; "
+        "paragraphs are the searchable children, parents are what the LLM sees."
     )
     requires_embeddings_to_chunk = True
     knobs = (
@@ -43,9 +43,10 @@ class SemanticParentChild(Strategy):
     def chunk(self, source: SourceDocument, context: ChunkingContext):
         """Children are paragraphs (a heading joins the paragraph after it;
         long paragraphs are cut into pieces). A child joins the current
-        parent when its cosine similarity to the parent's mean embedding is
-        at least threshold and the parent stays within parent_max_tokens
-        (ADR 0012)."""
+        parent when it is in the parent's section, its cosine similarity to
+        the parent's mean embedding is at least threshold and the parent stays
+        within parent_max_tokens (ADR 0012); a parent never spans two sections
+        (ADR 0111)."""
         text = source.text
         index = Spans.of(source)
         limit = self.values["child_max_tokens"]
@@ -60,16 +61,19 @@ class SemanticParentChild(Strategy):
         families: list[Family] = []
         total = np.zeros(vectors.shape[1], dtype=np.float32)
         for child, vector in zip(children, vectors):
+            path = paths.at(child[1] - 1)  # the section of its paragraph (a heading joins the paragraph after it)
             if families:
                 mean = total / (np.linalg.norm(total) or 1.0)
                 family = families[-1]
-                if float(mean @ vector) >= self.values["threshold"] and (
-                    index.exact(family.start, child[1]) <= self.values["parent_max_tokens"]
+                if (
+                    path == family.heading_path
+                    and float(mean @ vector) >= self.values["threshold"]
+                    and index.exact(family.start, child[1]) <= self.values["parent_max_tokens"]
                 ):
                     family.children.append(child)
                     family.end = child[1]
                     total += vector
                     continue
-            families.append(Family(child[0], child[1], paths.at(child[0]), [child]))
+            families.append(Family(child[0], child[1], path, [child]))
             total = vector.copy()
         return family_chunks(self, source, index, families)
