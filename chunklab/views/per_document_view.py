@@ -111,3 +111,26 @@ def question_rows(experiment: evaluator_pb2.Experiment, run_key: str) -> list[di
         for r in experiment.results
         if r.run_key == run_key
     ]
+
+
+def run_tables(runs: Iterable[evaluator_pb2.ExperimentRun]) -> list[dict]:
+    """Each run that has per-document figures: its documents' rows and, when its documents
+    lie in more than one collection, its collections' rows (the report's technical view)."""
+    return [
+        {
+            "run_key": run.run_key,
+            "documents": shown_rows(run.per_document),
+            "collections": shown_rows(run.per_collection) if len(run.per_collection) > 1 else [],
+        }
+        for run in runs
+        if run.per_document
+    ]
+
+
+def chosen_shortfalls(experiment: evaluator_pb2.Experiment) -> list[str]:
+    """The sentences for the runs the verdict names (the winner, else the leaders): where
+    each fails on a document the others of its documents do not show (ADR 0119)."""
+    chosen = [experiment.verdict.winner_run_key] if experiment.verdict.winner_run_key else experiment.verdict.leaders
+    by_key = {run.run_key: run for run in experiment.runs}
+    sentences = (shortfall_sentence(key, by_key[key]) for key in chosen if key in by_key)
+    return [s for s in sentences if s]
