@@ -11,6 +11,7 @@ from lxml import html
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.views import per_document_view
 from chunklab_app.cli import terminal
+from frontend.views import experiments_html
 from services.evaluator.experiments.per_document import question_documents
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.reports import report
@@ -169,3 +170,13 @@ def test_the_report_shows_each_runs_documents_and_says_where_the_chosen_one_fail
         "fixed_size finds 50.0% of the answers overall but only 0.0% in chatlogs.md: "
         "check that document before relying on it."
     ]
+
+
+def test_the_experiments_page_shows_the_chosen_runs_documents(two_runs):
+    run = two_runs[0].runs[0]
+    fragment = html.fromstring(experiments_html.run_documents_html(run))
+    rows = [[td.text_content() for td in tr.findall("td")] for tr in fragment.xpath("//table/tbody/tr")]
+    assert rows[0][:5] == ["handbook.md", "manuals", "4", "100.0%", "0.0%"]
+    assert rows[1][:5] == ["chatlogs.md", "support", "4", "0.0%", "0.0%"]
+    assert len(rows[0]) == 7 and all(rows[0]) and all(rows[1])
+    assert "only 0.0% in chatlogs.md" in fragment.xpath("//div[contains(@class, 'cl-shortfall')]")[0].text_content()
