@@ -140,6 +140,8 @@ def print_table(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, out
     verdict = verdict_view(experiment.verdict, metrics)
     if verdict is not None:
         print(f"\n{verdict['text']}" + (f" {verdict['pareto']}" if verdict["pareto"] else ""), file=out)
+    for sentence in per_document_view.chosen_shortfalls(experiment):  # where it fails (ADR 0119)
+        print(sentence, file=out)
     winner = winner_view(experiment.validation, metrics)
     if winner is not None:
         print(f"\n{winner['text']}", file=out)

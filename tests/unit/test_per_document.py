@@ -5,6 +5,8 @@ sentence that says where the configuration fails."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from lxml import html
 
@@ -180,3 +182,9 @@ def test_the_experiments_page_shows_the_chosen_runs_documents(two_runs):
     assert rows[1][:5] == ["chatlogs.md", "support", "4", "0.0%", "0.0%"]
     assert len(rows[0]) == 7 and all(rows[0]) and all(rows[1])
     assert "only 0.0% in chatlogs.md" in fragment.xpath("//div[contains(@class, 'cl-shortfall')]")[0].text_content()
+
+
+def test_the_cli_table_says_where_the_chosen_configuration_fails(two_runs):
+    out = io.StringIO()
+    terminal.print_table(two_runs[0], report.METRICS, out)
+    assert "fixed_size finds 50.0% of the answers overall but only 0.0% in chatlogs.md" in out.getvalue()
