@@ -85,6 +85,7 @@ def test_one_command_runs_an_experiment_and_writes_the_report(stack, files, tmp_
         "--report",
         f"{out}/",
         "--json",
+        "--per-question",
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -95,6 +96,12 @@ def test_one_command_runs_an_experiment_and_writes_the_report(stack, files, tmp_
     ]
     for row in summary["runs"]:
         assert row["questions"] == 2 and 0 <= row["iou"] <= row["recall"] <= 1
+        # Per document (one here: both questions point into the notes) and per question (ADR 0118).
+        (document,) = row["per_document"]
+        assert (document["document"], document["collection"], document["questions"]) == ("cli-notes.md", "default", 2)
+        assert document["recall"] == pytest.approx(row["recall"]) and document["iou"] == pytest.approx(row["iou"])
+        assert [q["documents"] for q in row["per_question"]] == [["cli-notes.md"], ["cli-notes.md"]]
+        assert sum(q["recall"] for q in row["per_question"]) / 2 == pytest.approx(row["recall"])
     assert "[" in done.stderr and "/4" in done.stderr  # the progress bar
     (report,) = out.glob("*.html")
     assert report.read_text().startswith("<!DOCTYPE html>")

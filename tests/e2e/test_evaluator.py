@@ -329,6 +329,46 @@ def test_labelled_measures_on_chroma_general_equal_an_independent_computation(st
     assert summary.recall == pytest.approx(0.908, abs=0.02) and summary.iou == pytest.approx(0.041, abs=0.01)
 
 
+def test_each_corpus_has_its_own_figures_equal_to_the_means_of_its_questions(stack, chroma, chroma_run):
+    """Issue 29, item 5 (ADR 0118): the run's figures per document are the means over the
+    questions whose references lie in that corpus, named by its file, in its collection."""
+    documents, question_set = chroma
+    _, experiment = chroma_run
+    (run_,) = experiment.runs
+    questions = {
+        q.question_id: q
+        for q in evaluator(stack)
+        .GetQuestionSet(evaluator_pb2.GetQuestionSetRequest(question_set_id=question_set.question_set_id), timeout=30)
+        .questions
+    }
+    by_document: dict[str, list[evaluator_pb2.QuestionResult]] = {}
+    for result in experiment.results:
+        expected_ids = list(dict.fromkeys(r.document_id for r in questions[result.question_id].references))
+        assert list(result.document_ids) == expected_ids
+        for document_id in expected_ids:
+            by_document.setdefault(document_id, []).append(result)
+    figures = {f.document_name: f for f in run_.per_document}
+    assert sorted(figures) == sorted(f"{stem}.md" for stem in documents)
+    for name, f in figures.items():
+        mine = by_document[f.document_id]
+        assert f.document_id == documents[name.removesuffix(".md")].document_id and f.collection == "default"
+        assert f.metrics.questions_labelled == len(mine)
+        for measure in ("recall", "precision", "iou"):
+            mean = sum(getattr(r.metrics, measure) for r in mine) / len(mine)
+            assert getattr(f.metrics, measure) == pytest.approx(mean, abs=1e-9), (name, measure)
+        assert f.metrics.tokens_sent == round(sum(r.metrics.tokens_sent for r in mine) / len(mine))
+    (collection,) = run_.per_collection
+    assert collection.collection == "default" and collection.metrics.recall == pytest.approx(run_.mean_metrics.recall)
+    print(
+        "\nper document: "
+        + "; ".join(
+            f"{n} {f.metrics.questions_labelled} q, recall {100 * f.metrics.recall:.1f}%, "
+            f"precision {100 * f.metrics.precision:.1f}%, IoU {100 * f.metrics.iou:.1f}%, {f.metrics.tokens_sent} tokens/q"
+            for n, f in sorted(figures.items())
+        )
+    )
+
+
 def test_a_question_set_used_by_an_experiment_cannot_be_deleted(stack, chroma, chroma_run):
     _, question_set = chroma
     code, message = status_of(

@@ -1,5 +1,5 @@
-"""An experiment's summary from its finished questions: each run's means, usage
-and count, then the winner's hold-out validation (holdout.py) and the verdict
+"""An experiment's summary from its finished questions: each run's means, usage,
+count and per-document figures (per_document.py), then the winner's hold-out validation (holdout.py) and the verdict
 (reports/verdict.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator.experiments import holdout
+from services.evaluator.experiments import holdout, per_document
 from services.evaluator.judging import judge
 from services.evaluator.judging.scoring import mean_metrics
 from services.evaluator.reports import verdict
@@ -31,9 +31,26 @@ def summarize(
         run.mean_metrics.CopyFrom(mean_metrics([r.metrics for r in items]))
         run.mean_judge.CopyFrom(mean_judge([r.judge for r in items if r.HasField("judge")]))
         run.usage.CopyFrom(total_usage(items))
-    if validated:
+        per_document.fill(run, items, experiment.provenance)
+    if validated and experiment.config.HasField("study"):
+        _validate_study(experiment, results)
+    elif validated:
         experiment.validation.CopyFrom(holdout.validate(experiment, results))
         experiment.verdict.CopyFrom(verdict.decide(experiment, results))
+
+
+def _validate_study(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> None:
+    """A study's hold-out and verdict are those of the runs it confirmed (the winner, the baseline
+    and the recommendation, which answered every question); its other trials saw only part of the
+    selection questions (ADR 0114)."""
+    confirmed = {c.run_key for c in experiment.study.confirmation}
+    view = evaluator_pb2.Experiment()
+    view.CopyFrom(experiment)
+    del view.runs[:]
+    view.runs.extend(r for r in experiment.runs if r.run_key in confirmed)
+    kept = [r for r in results if r.run_key in confirmed]
+    experiment.validation.CopyFrom(holdout.validate(view, kept))
+    experiment.verdict.CopyFrom(verdict.decide(view, kept))
 
 
 def total_usage(results: Sequence[evaluator_pb2.QuestionResult]) -> common_pb2.TokenUsage:

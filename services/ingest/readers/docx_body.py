@@ -155,26 +155,23 @@ class BodyReader:
             self.entries.append(Entry("table", lines=lines, rows=rows))
 
     def _rows(self, tbl):
-        for child in tbl:
-            if child.tag == _w("tr"):
-                yield child
-            elif child.tag in (_w("sdt"), _w("customXml")):
-                content = child.find(_w("sdtContent")) if child.tag == _w("sdt") else child
-                if content is not None:
-                    if child.tag == _w("sdt"):
-                        self.counts["content controls"] += 1 if _has_text(content) else 0
-                    yield from self._rows(content)
+        return self._inside_controls(tbl, _w("tr"))
 
     def _cells(self, tr):
-        for child in tr:
-            if child.tag == _w("tc"):
+        return self._inside_controls(tr, _w("tc"))
+
+    def _inside_controls(self, container, tag: str):
+        """The container's children of one tag (rows of a table, cells of a row), those wrapped in
+        content controls or custom XML included, in order."""
+        for child in container:
+            if child.tag == tag:
                 yield child
             elif child.tag in (_w("sdt"), _w("customXml")):
                 content = child.find(_w("sdtContent")) if child.tag == _w("sdt") else child
                 if content is not None:
                     if child.tag == _w("sdt"):
                         self.counts["content controls"] += 1 if _has_text(content) else 0
-                    yield from self._cells(content)
+                    yield from self._inside_controls(content, tag)
 
     def _grid(self, tbl) -> list[list[list[Entry]]]:
         """Each row's cells as entries, one per grid column: spans repeat, vertical merges

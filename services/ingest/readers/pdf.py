@@ -29,9 +29,9 @@ from services.ingest.readers.pdf_layout import (
     Page,
     TableBox,
     read_pages,
-    reading_order,
     remove_furniture,
 )
+from services.ingest.readers.pdf_order import reading_order
 
 _INFO_FIELDS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
 _PDF_DATE = re.compile(r"^D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Z+\-])(\d{2})?'?(\d{2})?)?")
@@ -128,6 +128,8 @@ class _Renderer:
     def _continues(self, run: list[Line], line: Line) -> bool:
         """Whether `line` goes on the paragraph (or code listing) that `run` holds."""
         previous = run[-1]
+        if previous.region != line.region:  # a figure's labels, a footnote: apart from the body (pdf_order)
+            return False
         if _fragment(line, previous) or (len(run) > 1 and _fragment(previous, run[-2])):
             return line.page == previous.page and abs(_gap(previous, line)) < 2 * max(line.size, previous.size)
         same_place = line.page == previous.page and _gap(previous, line) > 0

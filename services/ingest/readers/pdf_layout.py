@@ -1,18 +1,16 @@
-"""The layout of a PDF's pages: text lines with their font, ruled tables,
-page furniture and reading order (ADR 0054).
+"""The layout of a PDF's pages: text lines with their font, and page
+furniture (ADR 0054). Tables are found in `pdf_tables` (ruled, ADR 0097) and
+`pdf_aligned` (without rules), right-to-left lines put in logical order by
+`pdf_bidi` (ADR 0099), the reading order is `pdf_order`'s (ADR 0098).
 
 pypdfium2 (PDFium) gives the characters, with PDFium's own line breaks, in
-content-stream order; one font look-up per line keeps it fast. Tables come
-from pdfplumber's table finder, asked only about pages whose paths draw
-rules at enough positions to make a grid (it parses a page 40-75x slower
-than PDFium).
+content-stream order; one font look-up per line keeps it fast.
 Coordinates here are top-down: `top` grows down the page, as a reader reads.
 """
 
 from __future__ import annotations
 
 import ctypes
-import io
 import logging
 import re
 import unicodedata
@@ -22,12 +20,12 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from services.ingest.readers.pdf_aligned import find_aligned
+from services.ingest.readers.pdf_bidi import logical_text
+from services.ingest.readers.pdf_tables import Drawing, TableBox, find_tables, survey
+
 log = logging.getLogger(__name__)
 
-# A ruled table of two rows and two columns draws rules at three x and three
-# y positions at least; a page with fewer never reaches the table finder.
-_GRID_RULES = 3
-_RULE_WIDTH = 2.0  # points: a path this thin is a rule
 # Running headers and footers: among the first or last lines of a page, the
 # ones that recur (digits aside, at one height) on this many pages or more.
 _FURNITURE_LINES = 2
@@ -63,16 +61,7 @@ class Line:
     size: float
     bold: bool
     mono: bool = False  # most of it in a monospaced font: code
-
-
-@dataclass
-class TableBox:
-    page: int
-    x0: float
-    x1: float
-    top: float
-    bottom: float
-    rows: list[list[str]]
+    region: str = ""  # a figure's or a footnote's, read apart from the body (pdf_order)
 
 
 @dataclass
@@ -84,6 +73,7 @@ class Page:
     tables: list[TableBox] = field(default_factory=list)
     images: int = 0
     tables_skipped: str = ""  # why the table finder could not read this page
+    drawing: Drawing = field(default_factory=Drawing)  # rules, images, figures (pdf_tables)
 
 
 def _clean(text: str) -> str:
@@ -159,7 +149,7 @@ def _is_letter(textpage, index: int) -> bool:
 def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
     textpage = page.get_textpage()
     raw = textpage.raw
-    text = textpage.get_text_range()
+    text = logical_text(raw, textpage.get_text_range())
     lines = []
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
@@ -189,85 +179,23 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
     return lines
 
 
-def _cell(text: str | None) -> str:
-    return " ".join(_clean(text or "").split())
-
-
-def _tables(plumber_page, number: int) -> list[TableBox]:
-    tables = []
-    for table in plumber_page.find_tables():
-        rows = [[_cell(c) for c in row] for row in table.extract()]
-        rows = [r for r in rows if any(r)]
-        if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
-            x0, top, x1, bottom = table.bbox
-            tables.append(TableBox(number, x0, x1, top, bottom, rows))
-    return tables
-
-
-def _inside(line: Line, table: TableBox) -> bool:
-    middle = (line.top + line.bottom) / 2
-    return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 1 and line.x1 <= table.x1 + 1
-
-
-def _find_tables(ruled: list[Page], data: bytes) -> None:
-    """pdfplumber's tables on the ruled pages. pdfminer, under it, is stricter
-    than PDFium: where it cannot parse a page, that page keeps its lines as
-    text and notes why (Page.tables_skipped)."""
-    import pdfplumber  # only for documents that draw rules: slow to import and to parse
-    from pdfminer.pdfexceptions import PDFException
-    from pdfminer.psexceptions import PSException
-    from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
-
-    unreadable = (
-        PDFException,
-        PSException,
-        MalformedPDFException,
-        PdfminerException,
-        ValueError,
-        KeyError,
-        TypeError,
-        IndexError,
-        AttributeError,
-    )
-    done: set[int] = set()
-    try:
-        with pdfplumber.open(io.BytesIO(data)) as plumber:  # it parses pages lazily, also on close
-            for page in ruled:
-                page.tables = _tables(plumber.pages[page.number - 1], page.number)
-                done.add(page.number)
-    except unreadable as exc:
-        for page in ruled:
-            if page.number not in done:
-                page.tables_skipped = "the table finder could not parse the page"
-        log.info("the table finder stopped on a PDF: %s: %s", type(exc).__name__, str(exc)[:500])
-    for page in ruled:
-        page.lines = [ln for ln in page.lines if not any(_inside(ln, t) for t in page.tables)]
-
-
 def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     """Every page's lines and ruled tables; lines inside a table are the table's."""
     fonts = _Fonts()
-    pages, ruled = [], []
+    pages, ruled_pages = [], []
     for index in range(len(document)):
         pdf_page = document[index]
         width, height = pdf_page.get_size()
         page = Page(index + 1, width, height, _page_lines(pdf_page, index + 1, height, fonts))
-        xs: set[int] = set()
-        ys: set[int] = set()
-        for obj in pdf_page.get_objects(max_depth=2):
-            page.images += obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
-            if obj.type == pdfium_c.FPDF_PAGEOBJ_PATH:
-                left, bottom, right, top = obj.get_bounds()
-                if right - left > _RULE_WIDTH:  # horizontal edges: a rule, or a box's top and bottom
-                    ys.update((round(bottom), round(top)) if top - bottom > _RULE_WIDTH else (round(bottom),))
-                if top - bottom > _RULE_WIDTH:
-                    xs.update((round(left), round(right)) if right - left > _RULE_WIDTH else (round(left),))
-        if len(xs) >= _GRID_RULES and len(ys) >= _GRID_RULES and page.lines:
-            ruled.append(page)
+        page.drawing = survey(pdf_page, height)
+        page.images = len(page.drawing.images)
+        if page.drawing.grid and page.lines:
+            ruled_pages.append(page)
         pages.append(page)
         pdf_page.close()
-    if ruled:
-        _find_tables(ruled, data)
+    if ruled_pages:
+        find_tables(ruled_pages, document, data)
+    find_aligned(document, pages)
     return pages
 
 
@@ -334,47 +262,3 @@ def remove_furniture(pages: list[Page]) -> None:
 def _has_folio(line: Line) -> bool:
     words = line.text.split()
     return bool(words) and bool(_FOLIO.match(words[0]) or _FOLIO.match(words[-1]))
-
-
-def _gutter(page: Page) -> float | None:
-    """The x of a gap between two columns, if the page's lines have one: the
-    position in the middle band crossed by the fewest lines."""
-    lines = page.lines
-    if len(lines) < 6:
-        return None
-    best, crossing = 0.0, len(lines) + 1
-    for step in range(31):
-        x = page.width * (0.35 + 0.3 * step / 30)
-        crossed = sum(ln.x0 < x < ln.x1 for ln in lines)
-        if crossed < crossing:
-            best, crossing = x, crossed
-    left = sum(ln.x1 <= best for ln in lines)
-    right = sum(ln.x0 >= best for ln in lines)
-    if left >= 3 and right >= 3 and crossing <= 0.2 * len(lines):
-        return best
-    return None
-
-
-def reading_order(page: Page) -> list[Line | TableBox]:
-    """The page's lines and tables as a reader reads them: top to bottom, and
-    where the page has two columns, the left one before the right one between
-    the lines that span both."""
-    items: list[Line | TableBox] = [*page.lines, *page.tables]
-    gutter = _gutter(page)
-    if gutter is None:
-        return sorted(items, key=lambda it: (round(it.top, 1), it.x0))
-    ordered: list[Line | TableBox] = []
-    band: list[Line | TableBox] = []
-
-    def flush() -> None:
-        ordered.extend(sorted(band, key=lambda it: (it.x0 >= gutter, round(it.top, 1), it.x0)))
-        band.clear()
-
-    for item in sorted(items, key=lambda it: (round(it.top, 1), it.x0)):
-        if item.x0 < gutter < item.x1:
-            flush()
-            ordered.append(item)
-        else:
-            band.append(item)
-    flush()
-    return ordered

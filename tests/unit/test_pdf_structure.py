@@ -1,0 +1,146 @@
+"""The PDF reader reads tables, reading order and right-to-left text as a
+person reads them (issue 28): one test per defect class, on a PDF the test
+generates (tests/support/pdf_structures.py) or a real file of the dev set."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+
+from chunklab.v1 import documents_pb2 as pb
+from services.ingest.readers.pdf import read_pdf
+from tests.support import pdf_structures as gen
+from tests.support.real_docs import real_doc
+
+
+def nodes(node: pb.TreeNode):
+    yield node
+    for child in node.children:
+        yield from nodes(child)
+
+
+def tables(parsed) -> list[list[list[str]]]:
+    """Every table node's rows of cells, as the canonical text writes them."""
+    found = []
+    for node in nodes(parsed.tree.root):
+        if node.kind == pb.NODE_KIND_TABLE:
+            lines = parsed.text[node.start_char : node.end_char].split("\n")
+            found.append([[c.strip() for c in ln.strip("|").split("|")] for ln in lines if not ln.startswith("|---")])
+    return found
+
+
+def paragraphs(parsed) -> list[str]:
+    return [parsed.text[n.start_char : n.end_char] for n in nodes(parsed.tree.root) if n.kind == pb.NODE_KIND_PARAGRAPH]
+
+
+def pages_of(data: bytes, numbers: list[int]) -> bytes:
+    """Those pages (from 1) of a PDF, as a PDF of their own."""
+    writer = PdfWriter()
+    reader = PdfReader(io.BytesIO(data))
+    for number in numbers:
+        writer.add_page(reader.pages[number - 1])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_a_table_ruled_between_rows_but_not_columns_keeps_its_three_columns_and_every_cell():
+    parsed = read_pdf("results.pdf", gen.table_ruled_across())
+    assert tables(parsed) == [gen.RESULTS]
+    assert "Baseline" not in " ".join(paragraphs(parsed))  # not repeated as loose text
+
+
+def test_a_latex_table_ruled_only_above_and_below_keeps_its_four_columns_and_five_rows():
+    parsed = read_pdf("booktabs.pdf", gen.table_ruled_like_latex())
+    assert tables(parsed) == [gen.BOOKTABS]
+    assert paragraphs(parsed)[-1] == "The differences between the tuned and distilled models are within the noise."
+
+
+def test_a_header_set_sideways_reads_as_written_not_reversed():
+    (table,) = tables(read_pdf("cases.pdf", gen.table_with_rotated_header()))
+    assert table[0] == [gen.ROTATED_HEADER, "Region", "Cases"]
+    assert table[1:] == [["1", "North", "120"], ["2", "South", "95"]]
+
+
+def test_a_syntax_diagram_drawn_like_a_grid_is_text_with_each_letter_once_not_a_table():
+    parsed = read_pdf("diagram.pdf", gen.syntax_diagram())
+    assert tables(parsed) == []
+    words = parsed.text.split()
+    assert all(word in words for word in gen.DIAGRAM_WORDS)
+    assert "EENNFFOORRCCEEDD" not in parsed.text
+
+
+def test_a_figure_s_labels_are_not_spliced_into_the_sentence_beside_them():
+    found = paragraphs(read_pdf("figure.pdf", gen.figure_beside_text()))
+    assert found[:2] == [gen.FIGURE_SENTENCE, gen.FIGURE_AFTER]  # the body first, whole
+    assert "hours" in found[2:] and "0 10 20 30" in found[2:]  # then the figure's labels, apart
+
+
+def test_footnotes_under_the_footnote_rule_are_paragraphs_of_their_own_after_the_body():
+    found = paragraphs(read_pdf("notes.pdf", gen.footnotes()))
+    assert found == ["The population grew by a tenth over the decade, as the census shows.", *gen.FOOTNOTES]
+
+
+def test_the_footnotes_of_a_real_page_are_kept_apart_and_its_merged_table_cells_whole():
+    parsed = read_pdf("google-doc-document.pdf", real_doc("pdf/google-doc-document.pdf"))
+    found = paragraphs(parsed)
+    assert found[-3:] == ["1 2021 estimate", "2 2020 estimate", "3 2020 estimate"]
+    (table,) = tables(parsed)
+    assert table[0][1:] == ["Indonesia", "Germany", "Austria", "France", "Vatican"]
+    assert table[1] == ["Continent", "Asia", "Europe", "", "", ""]  # one cell across four columns
+    assert table[2] == ["Capital", "Jakarta", "Berlin", "Vienna", "Paris", "Vatican City"]
+
+
+def test_plots_and_diagrams_of_a_latex_book_are_not_tables_and_no_glyph_reads_as_cid():
+    # Pages 10 and 13 of GeoTopo: a plot with axes and a diagram of two sets,
+    # which pdfplumber's grid finder takes for tables with "(cid:0)" cells.
+    parsed = read_pdf("geotopo.pdf", pages_of(real_doc("pdf/GeoTopo-komprimiert.pdf"), [10, 13]))
+    assert tables(parsed) == []
+    assert "(cid:" not in parsed.text
+    assert "(x1, y1) (x2, y2)" in parsed.text
+
+
+def test_two_columns_are_read_left_column_first_and_a_sentence_goes_on_across_the_gutter():
+    text = read_pdf("multicolumn.pdf", real_doc("pdf/multicolumn.pdf")).text
+    # The left column ends "... Donec nonummy" and the right one opens "pellentesque ante."
+    assert "Vivamus viverra fermentum felis. Donec nonummy pellentesque ante. Phasellus" in text
+    assert text.index("Nulla malesuada porttitor diam.") < text.index("Quisque ullamcorper placerat ipsum.")
+
+
+def test_three_columns_are_read_left_to_right_each_to_its_end():
+    found = paragraphs(read_pdf("three.pdf", gen.three_columns()))
+    assert found == gen.THREE_COLUMNS
+
+
+def test_arabic_lam_alef_and_numbers_read_in_logical_order():
+    text = read_pdf("rtl.pdf", real_doc("pdf/right_to_left_02.pdf")).text
+    assert "الأولويوخت" in text and "الإرهوووخ" in text  # lam before alef, as written
+    assert "األ" not in text and "اإل" not in text
+    assert "(2024 - 2026)" in text and "2023،" in text  # brackets and the comma where they belong
+
+
+@pytest.mark.skipif(not gen.ARABIC_FONT.is_file(), reason=f"needs a font with Arabic letters at {gen.ARABIC_FONT}")
+def test_latin_words_in_a_right_to_left_line_keep_their_order_and_spaces():
+    assert read_pdf("mixed.pdf", gen.right_to_left_with_latin()).text == gen.RTL_LOGICAL
+
+
+def test_a_table_drawn_without_rules_keeps_its_columns_its_wrapped_header_and_every_row():
+    (table,) = tables(read_pdf("legal-aid.pdf", real_doc("pdf/table_mislabeled_as_picture.pdf")))
+    assert table[0][-2:] == ["State funded legal aid", "CSOs"]  # a header wrapped over two lines is one cell
+    labels = [row[-3] for row in table[1:]]
+    assert labels == [
+        "Persons with disabilities",
+        "Children",
+        "Women",
+        "The elderly",
+        "Migrants",
+        "Refugees, asylum seekers, or stateless persons",
+        "Internally displaced persons",
+    ]
+    assert all(row[-2:] == ["*", "*"] for row in table[1:])  # the two check boxes of every row
+
+
+def test_two_columns_of_prose_side_by_side_are_not_a_table():
+    assert tables(read_pdf("multicolumn.pdf", real_doc("pdf/multicolumn.pdf"))) == []
