@@ -107,6 +107,36 @@ class EvaluationCalls(Calls):
         request = evaluator_pb2.RunExperimentRequest(config=config, dry_run=dry_run)
         return self._stream("evaluator", "RunExperiment", request, long=not dry_run)
 
+    def run_study(
+        self,
+        question_set_id: str,
+        study: evaluator_pb2.Study,
+        *,
+        name: str = "",
+        document_ids: Iterable[str] = (),
+        collections: Iterable[str] = (),
+        seed: int = 0,
+        selection_share: float = 0.0,
+        dry_run: bool = False,
+    ) -> Iterator[evaluator_pb2.ExperimentEvent]:
+        """Starts a tuning study (ADR 0112): an experiment whose runs are the trials a budgeted
+        search adds, tuned on a seeded selection share of the questions (`seed`,
+        `selection_share`, 0 meaning half) and confirmed on the rest. Yields RunExperiment's
+        events (progress carries `study`); cancel and resume it as any experiment
+        (cancel_experiment, resume_experiment); experiment_outcome follows it to its end."""
+        config = evaluator_pb2.ExperimentConfig(
+            name=name,
+            question_set_id=question_set_id,
+            retrieval_only=True,
+            validation=evaluator_pb2.Validation(
+                mode=evaluator_pb2.VALIDATION_MODE_HOLDOUT, seed=seed, selection_share=selection_share
+            ),
+            study=study,
+        )
+        config.retrieval.filter.document_ids.extend(document_ids)
+        config.retrieval.filter.collections.extend(collections)
+        return self.run_experiment(config, dry_run=dry_run)
+
     def resume_experiment(
         self, experiment_id: str, answer_api_key: str = "", judge_api_key: str = ""
     ) -> Iterator[evaluator_pb2.ExperimentEvent]:

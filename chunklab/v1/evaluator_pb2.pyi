@@ -66,6 +66,13 @@ class ExperimentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPERIMENT_STATE_INTERRUPTED: _ClassVar[ExperimentState]
     EXPERIMENT_STATE_PARTIAL: _ClassVar[ExperimentState]
 
+class StudyObjectiveKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STUDY_OBJECTIVE_KIND_UNSPECIFIED: _ClassVar[StudyObjectiveKind]
+    STUDY_OBJECTIVE_KIND_RECALL_AT_TOKENS: _ClassVar[StudyObjectiveKind]
+    STUDY_OBJECTIVE_KIND_IOU_AT_RECALL: _ClassVar[StudyObjectiveKind]
+    STUDY_OBJECTIVE_KIND_PARETO: _ClassVar[StudyObjectiveKind]
+
 class ValidationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     VALIDATION_MODE_UNSPECIFIED: _ClassVar[ValidationMode]
@@ -123,6 +130,10 @@ EXPERIMENT_STATE_SUCCEEDED: ExperimentState
 EXPERIMENT_STATE_FAILED: ExperimentState
 EXPERIMENT_STATE_INTERRUPTED: ExperimentState
 EXPERIMENT_STATE_PARTIAL: ExperimentState
+STUDY_OBJECTIVE_KIND_UNSPECIFIED: StudyObjectiveKind
+STUDY_OBJECTIVE_KIND_RECALL_AT_TOKENS: StudyObjectiveKind
+STUDY_OBJECTIVE_KIND_IOU_AT_RECALL: StudyObjectiveKind
+STUDY_OBJECTIVE_KIND_PARETO: StudyObjectiveKind
 VALIDATION_MODE_UNSPECIFIED: ValidationMode
 VALIDATION_MODE_NONE: ValidationMode
 VALIDATION_MODE_HOLDOUT: ValidationMode
@@ -679,7 +690,7 @@ class QuestionResult(_message.Message):
     def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total", "questions_failed", "question_error", "characters_processed", "asking_seconds")
+    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total", "questions_failed", "question_error", "characters_processed", "asking_seconds", "trial")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -699,6 +710,7 @@ class ExperimentRun(_message.Message):
     QUESTION_ERROR_FIELD_NUMBER: _ClassVar[int]
     CHARACTERS_PROCESSED_FIELD_NUMBER: _ClassVar[int]
     ASKING_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
     run_key: str
     retrieval: _common_pb2.RetrievalOptions
     spec: _common_pb2.StrategySpec
@@ -718,7 +730,8 @@ class ExperimentRun(_message.Message):
     question_error: str
     characters_processed: int
     asking_seconds: float
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ..., questions_failed: _Optional[int] = ..., question_error: _Optional[str] = ..., characters_processed: _Optional[int] = ..., asking_seconds: _Optional[float] = ...) -> None: ...
+    trial: StudyTrial
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ..., questions_failed: _Optional[int] = ..., question_error: _Optional[str] = ..., characters_processed: _Optional[int] = ..., asking_seconds: _Optional[float] = ..., trial: _Optional[_Union[StudyTrial, _Mapping]] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")
@@ -737,7 +750,7 @@ class StrategyGrid(_message.Message):
     def __init__(self, strategy: _Optional[str] = ..., grid: _Optional[_Iterable[_Union[KnobGrid, _Mapping]]] = ...) -> None: ...
 
 class ExperimentConfig(_message.Message):
-    __slots__ = ("name", "question_set_id", "strategies", "retrieval", "answer_model", "judge_model", "retrieval_only", "validation")
+    __slots__ = ("name", "question_set_id", "strategies", "retrieval", "answer_model", "judge_model", "retrieval_only", "validation", "study")
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUESTION_SET_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
@@ -746,6 +759,7 @@ class ExperimentConfig(_message.Message):
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_ONLY_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    STUDY_FIELD_NUMBER: _ClassVar[int]
     name: str
     question_set_id: str
     strategies: _containers.RepeatedCompositeFieldContainer[StrategyGrid]
@@ -754,7 +768,152 @@ class ExperimentConfig(_message.Message):
     judge_model: ModelEndpoint
     retrieval_only: bool
     validation: Validation
-    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., retrieval_only: _Optional[bool] = ..., validation: _Optional[_Union[Validation, _Mapping]] = ...) -> None: ...
+    study: Study
+    def __init__(self, name: _Optional[str] = ..., question_set_id: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyGrid, _Mapping]]] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., answer_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., judge_model: _Optional[_Union[ModelEndpoint, _Mapping]] = ..., retrieval_only: _Optional[bool] = ..., validation: _Optional[_Union[Validation, _Mapping]] = ..., study: _Optional[_Union[Study, _Mapping]] = ...) -> None: ...
+
+class StudyObjective(_message.Message):
+    __slots__ = ("kind", "max_tokens", "min_recall")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MIN_RECALL_FIELD_NUMBER: _ClassVar[int]
+    kind: StudyObjectiveKind
+    max_tokens: int
+    min_recall: float
+    def __init__(self, kind: _Optional[_Union[StudyObjectiveKind, str]] = ..., max_tokens: _Optional[int] = ..., min_recall: _Optional[float] = ...) -> None: ...
+
+class StudyBudget(_message.Message):
+    __slots__ = ("seconds", "trials")
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    seconds: float
+    trials: int
+    def __init__(self, seconds: _Optional[float] = ..., trials: _Optional[int] = ...) -> None: ...
+
+class StudySpace(_message.Message):
+    __slots__ = ("strategies", "top_k", "hybrid", "neighbors", "rerank")
+    STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    HYBRID_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
+    RERANK_FIELD_NUMBER: _ClassVar[int]
+    strategies: _containers.RepeatedScalarFieldContainer[str]
+    top_k: _containers.RepeatedScalarFieldContainer[int]
+    hybrid: _containers.RepeatedScalarFieldContainer[bool]
+    neighbors: _containers.RepeatedScalarFieldContainer[int]
+    rerank: bool
+    def __init__(self, strategies: _Optional[_Iterable[str]] = ..., top_k: _Optional[_Iterable[int]] = ..., hybrid: _Optional[_Iterable[bool]] = ..., neighbors: _Optional[_Iterable[int]] = ..., rerank: _Optional[bool] = ...) -> None: ...
+
+class Study(_message.Message):
+    __slots__ = ("objective", "budget", "space", "seed")
+    OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    SPACE_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    objective: StudyObjective
+    budget: StudyBudget
+    space: StudySpace
+    seed: int
+    def __init__(self, objective: _Optional[_Union[StudyObjective, _Mapping]] = ..., budget: _Optional[_Union[StudyBudget, _Mapping]] = ..., space: _Optional[_Union[StudySpace, _Mapping]] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class StudyTrial(_message.Message):
+    __slots__ = ("number", "origin", "state", "questions", "recall", "iou", "tokens_sent", "feasible", "pareto", "seconds")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    RECALL_FIELD_NUMBER: _ClassVar[int]
+    IOU_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_SENT_FIELD_NUMBER: _ClassVar[int]
+    FEASIBLE_FIELD_NUMBER: _ClassVar[int]
+    PARETO_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    origin: str
+    state: str
+    questions: int
+    recall: float
+    iou: float
+    tokens_sent: float
+    feasible: bool
+    pareto: bool
+    seconds: float
+    def __init__(self, number: _Optional[int] = ..., origin: _Optional[str] = ..., state: _Optional[str] = ..., questions: _Optional[int] = ..., recall: _Optional[float] = ..., iou: _Optional[float] = ..., tokens_sent: _Optional[float] = ..., feasible: _Optional[bool] = ..., pareto: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class StudyCandidate(_message.Message):
+    __slots__ = ("role", "run_key", "means", "feasible")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    MEANS_FIELD_NUMBER: _ClassVar[int]
+    FEASIBLE_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    run_key: str
+    means: _containers.RepeatedCompositeFieldContainer[MeanInterval]
+    feasible: bool
+    def __init__(self, role: _Optional[str] = ..., run_key: _Optional[str] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., feasible: _Optional[bool] = ...) -> None: ...
+
+class StudyResult(_message.Message):
+    __slots__ = ("trials_done", "trials_pruned", "trials_failed", "seconds_used", "best_run_key", "confirmation", "selection_questions", "confirmation_questions", "deciding_metric", "lead", "lead_ci_low", "lead_ci_high", "tie", "summary", "notes", "pareto_run_keys", "finished")
+    TRIALS_DONE_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FAILED_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_USED_FIELD_NUMBER: _ClassVar[int]
+    BEST_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    SELECTION_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    DECIDING_METRIC_FIELD_NUMBER: _ClassVar[int]
+    LEAD_FIELD_NUMBER: _ClassVar[int]
+    LEAD_CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    LEAD_CI_HIGH_FIELD_NUMBER: _ClassVar[int]
+    TIE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    PARETO_RUN_KEYS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    trials_done: int
+    trials_pruned: int
+    trials_failed: int
+    seconds_used: float
+    best_run_key: str
+    confirmation: _containers.RepeatedCompositeFieldContainer[StudyCandidate]
+    selection_questions: int
+    confirmation_questions: int
+    deciding_metric: str
+    lead: float
+    lead_ci_low: float
+    lead_ci_high: float
+    tie: bool
+    summary: str
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    pareto_run_keys: _containers.RepeatedScalarFieldContainer[str]
+    finished: bool
+    def __init__(self, trials_done: _Optional[int] = ..., trials_pruned: _Optional[int] = ..., trials_failed: _Optional[int] = ..., seconds_used: _Optional[float] = ..., best_run_key: _Optional[str] = ..., confirmation: _Optional[_Iterable[_Union[StudyCandidate, _Mapping]]] = ..., selection_questions: _Optional[int] = ..., confirmation_questions: _Optional[int] = ..., deciding_metric: _Optional[str] = ..., lead: _Optional[float] = ..., lead_ci_low: _Optional[float] = ..., lead_ci_high: _Optional[float] = ..., tie: _Optional[bool] = ..., summary: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., pareto_run_keys: _Optional[_Iterable[str]] = ..., finished: _Optional[bool] = ...) -> None: ...
+
+class StudyProgress(_message.Message):
+    __slots__ = ("trials_done", "trials_budget", "seconds_used", "seconds_budget", "best_run_key", "best_recall", "best_iou", "best_tokens_sent", "trial", "trial_run_key", "phase")
+    TRIALS_DONE_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_USED_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    BEST_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    BEST_RECALL_FIELD_NUMBER: _ClassVar[int]
+    BEST_IOU_FIELD_NUMBER: _ClassVar[int]
+    BEST_TOKENS_SENT_FIELD_NUMBER: _ClassVar[int]
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    TRIAL_RUN_KEY_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    trials_done: int
+    trials_budget: int
+    seconds_used: float
+    seconds_budget: float
+    best_run_key: str
+    best_recall: float
+    best_iou: float
+    best_tokens_sent: float
+    trial: StudyTrial
+    trial_run_key: str
+    phase: str
+    def __init__(self, trials_done: _Optional[int] = ..., trials_budget: _Optional[int] = ..., seconds_used: _Optional[float] = ..., seconds_budget: _Optional[float] = ..., best_run_key: _Optional[str] = ..., best_recall: _Optional[float] = ..., best_iou: _Optional[float] = ..., best_tokens_sent: _Optional[float] = ..., trial: _Optional[_Union[StudyTrial, _Mapping]] = ..., trial_run_key: _Optional[str] = ..., phase: _Optional[str] = ...) -> None: ...
 
 class Validation(_message.Message):
     __slots__ = ("mode", "seed", "selection_share", "folds", "metric")
@@ -918,7 +1077,7 @@ class ExperimentProvenance(_message.Message):
     def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
 
 class Experiment(_message.Message):
-    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict", "progress")
+    __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict", "progress", "study")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -934,6 +1093,7 @@ class Experiment(_message.Message):
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    STUDY_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     config: ExperimentConfig
     state: ExperimentState
@@ -949,7 +1109,8 @@ class Experiment(_message.Message):
     validation: WinnerValidation
     verdict: Verdict
     progress: ExperimentProgress
-    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ..., progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ...) -> None: ...
+    study: StudyResult
+    def __init__(self, experiment_id: _Optional[str] = ..., config: _Optional[_Union[ExperimentConfig, _Mapping]] = ..., state: _Optional[_Union[ExperimentState, str]] = ..., question_set_hash: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ExperimentRun, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[QuestionResult, _Mapping]]] = ..., error: _Optional[str] = ..., provenance: _Optional[_Union[ExperimentProvenance, _Mapping]] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., validation: _Optional[_Union[WinnerValidation, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, _Mapping]] = ..., progress: _Optional[_Union[ExperimentProgress, _Mapping]] = ..., study: _Optional[_Union[StudyResult, _Mapping]] = ...) -> None: ...
 
 class RunExperimentRequest(_message.Message):
     __slots__ = ("config", "dry_run", "resume_experiment_id")
@@ -994,7 +1155,7 @@ class ExperimentEstimate(_message.Message):
     def __init__(self, questions: _Optional[int] = ..., runs: _Optional[int] = ..., llm_calls: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., completion_tokens: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ..., documents: _Optional[int] = ..., estimated_seconds: _Optional[float] = ..., warnings: _Optional[_Iterable[str]] = ..., index_sets_to_process: _Optional[int] = ..., index_sets_reused: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., questions_seconds: _Optional[float] = ...) -> None: ...
 
 class ExperimentProgress(_message.Message):
-    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total")
+    __slots__ = ("experiment_id", "questions_done", "questions_total", "message", "run_key", "document_name", "documents_done", "documents_total", "study")
     EXPERIMENT_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_DONE_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -1003,6 +1164,7 @@ class ExperimentProgress(_message.Message):
     DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_DONE_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    STUDY_FIELD_NUMBER: _ClassVar[int]
     experiment_id: str
     questions_done: int
     questions_total: int
@@ -1011,7 +1173,8 @@ class ExperimentProgress(_message.Message):
     document_name: str
     documents_done: int
     documents_total: int
-    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ..., document_name: _Optional[str] = ..., documents_done: _Optional[int] = ..., documents_total: _Optional[int] = ...) -> None: ...
+    study: StudyProgress
+    def __init__(self, experiment_id: _Optional[str] = ..., questions_done: _Optional[int] = ..., questions_total: _Optional[int] = ..., message: _Optional[str] = ..., run_key: _Optional[str] = ..., document_name: _Optional[str] = ..., documents_done: _Optional[int] = ..., documents_total: _Optional[int] = ..., study: _Optional[_Union[StudyProgress, _Mapping]] = ...) -> None: ...
 
 class ExperimentEvent(_message.Message):
     __slots__ = ("progress", "estimate", "experiment")

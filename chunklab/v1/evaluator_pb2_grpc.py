@@ -288,6 +288,13 @@ class EvaluatorServiceServicer:
         runs: counted from the grids' shape before anything else), NOT_FOUND
         (question set, experiment to resume), FAILED_PRECONDITION (the
         experiment to resume is not interrupted), UNAVAILABLE (a peer service).
+        A study (config.study set, ADR 0112) is refused before anything runs with
+        INVALID_ARGUMENT when its question set is too small to split (saying how
+        many questions the split needs), its budget is below one evaluation
+        (saying the minimum), or its space is empty; strategies that need an LLM
+        with none configured are left out and named in the estimate's warnings.
+        A token cap no configuration meets is said in the study's summary (with
+        the smallest seen) once the search has tried them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
