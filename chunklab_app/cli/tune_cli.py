@@ -13,10 +13,25 @@ the static recommendation. The same options as the UI's "Find the best configura
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
-from chunklab_app import recommended
+from google.protobuf import json_format
+
+from chunklab.client import ChunkLab, ClientError, experiment_outcome
+from chunklab.v1 import evaluator_pb2
+from chunklab.views import study_view
+from chunklab.views.metric_format import MetricFormat
+from chunklab_app import recommended, tuning
+from chunklab_app.cli import export_cli, questions_cli
 from chunklab_app.cli.flags import UsageError
+from chunklab_app.cli.terminal import Progress
 
+KINDS = {
+    "recall": evaluator_pb2.STUDY_OBJECTIVE_KIND_RECALL_AT_TOKENS,
+    "iou": evaluator_pb2.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL,
+    "pareto": evaluator_pb2.STUDY_OBJECTIVE_KIND_PARETO,
+}
 OBJECTIVES = {
     "recall": "highest recall with at most --max-tokens sent per question, ties by IoU (default)",
     "iou": "highest IoU with recall at least --min-recall",
@@ -73,19 +88,23 @@ def add_tune_command(commands, handler) -> None:
     asked.add_argument("--map", action="append", help="corpus_id=document_id for references (repeatable)")
     asked.add_argument("--lenient", action="store_true", help="import the located questions, leave out the others")
     goal = tune.add_argument_group("objective")
-    goal.add_argument("--objective", choices=OBJECTIVES, default="recall", help="; ".join(
-        f"{k}: {v}" for k, v in OBJECTIVES.items()))
+    goal.add_argument(
+        "--objective", choices=OBJECTIVES, default="recall", help="; ".join(f"{k}: {v}" for k, v in OBJECTIVES.items())
+    )
     goal.add_argument(
         "--max-tokens", type=positive(int), help="recall: at most this many tokens sent per question (e.g. 800)"
     )
     goal.add_argument("--min-recall", type=share, help="iou: recall at least this share (0.9 or 90%%)")
-    budget = tune.add_argument_group("budget", "when the search stops (both: whichever comes first)")
+    budget = tune.add_argument_group("budget", "when the search stops (both: whichever comes first; neither: 30 trials)")
     budget.add_argument("--minutes", type=positive(float), help="wall time for the search")
     budget.add_argument("--trials", type=positive(int), help="configurations to evaluate")
     space = tune.add_argument_group("search")
     space.add_argument(
-        "--strategy", action="append", default=[], help="search only these strategies (repeatable; default: "
-        "every strategy that needs no LLM, or every one when an LLM is configured)"
+        "--strategy",
+        action="append",
+        default=[],
+        help="search only these strategies (repeatable; default: "
+        "every strategy that needs no LLM, or every one when an LLM is configured)",
     )
     space.add_argument("--seed", type=int, default=0, help="the same seed splits the questions and searches alike")
     space.add_argument(
@@ -112,5 +131,141 @@ def check(args) -> None:
         raise UsageError("--objective iou needs --min-recall (e.g. --min-recall 90%)")
     if args.objective != "iou" and args.min_recall is not None:
         raise UsageError("--min-recall goes with --objective iou")
-    if not args.minutes and not args.trials:
-        raise UsageError("give a budget: --minutes M, --trials N, or both")
+
+
+def study_of(args) -> evaluator_pb2.Study:
+    return evaluator_pb2.Study(
+        objective=evaluator_pb2.StudyObjective(
+            kind=KINDS[args.objective], max_tokens=args.max_tokens or 0, min_recall=args.min_recall or 0.0
+        ),
+        budget=evaluator_pb2.StudyBudget(seconds=(args.minutes or 0) * 60, trials=args.trials or 0),
+        space=evaluator_pb2.StudySpace(strategies=args.strategy),
+        seed=args.seed,
+    )
+
+
+def documents_of(args, client: ChunkLab, progress: Progress) -> list[str]:
+    """--corpus uploaded (or reused) and --document resolved: the ids the study searches."""
+    found = []
+    for corpus in args.corpus:
+        uploaded = client.upload_document(corpus, collection=args.collection)
+        found.append(uploaded.document.document_id)
+        said = "reused" if uploaded.already_existed else "uploaded"
+        progress.message(f"{said} {corpus} as {uploaded.document.document_id}")
+    try:
+        found.extend(export_cli.document_id_of(client, given) for given in args.document)
+    except export_cli.ExportUsage as exc:
+        raise UsageError(str(exc)) from None
+    return found
+
+
+def question_set_of(args, client: ChunkLab, progress: Progress) -> str:
+    if args.question_set:
+        return args.question_set
+    check = evaluator_pb2.EXCERPT_CHECK_LENIENT if args.lenient else evaluator_pb2.EXCERPT_CHECK_STRICT
+    imported = client.import_question_set(
+        args.questions, document_ids=questions_cli.mapping(args.map), excerpt_check=check
+    )
+    left_out = imported.validation.questions_left_out
+    progress.message(
+        f"imported {imported.question_count} questions as {imported.question_set_id}"
+        + (f" ({left_out} left out: `chunklab questions validate` says why)" if left_out else "")
+    )
+    return imported.question_set_id
+
+
+def follow_study(events, metrics: MetricFormat, progress: Progress):
+    """The stream followed to its end: a bar over the budget (trials, or time), each trial a
+    line of its own in a log, the best so far on the bar."""
+    last_trial = 0
+
+    def show(p: evaluator_pb2.ExperimentProgress) -> None:
+        nonlocal last_trial
+        if not p.HasField("study"):
+            progress.update(0, 1, p.message)
+            return
+        done, total = study_view.fraction(p.study)
+        new_trial = p.study.trials_done != last_trial
+        last_trial = p.study.trials_done
+        progress.update(int(done), int(total), study_view.progress_line(p, metrics), new_step=new_trial)
+
+    try:
+        return experiment_outcome(events, show)
+    finally:
+        progress.close()
+
+
+def cmd_tune(args, client: ChunkLab) -> int:
+    check(args)
+    progress = Progress()
+    metrics = MetricFormat(client.list_metrics())
+    if args.resume:
+        events = client.resume_experiment(args.resume)
+    else:
+        document_ids = documents_of(args, client, progress)
+        collections = [args.collection] if args.collection and not document_ids else []
+        events = client.run_study(
+            question_set_of(args, client, progress),
+            study_of(args),
+            name=args.name,
+            document_ids=document_ids,
+            collections=collections,
+            seed=args.seed,
+            selection_share=args.selection_share or 0.0,
+            dry_run=args.dry_run,
+        )
+    outcome = follow_study(events, metrics, progress)
+    for warning in outcome.estimate.warnings if outcome.estimate else ():
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.dry_run:
+        shown = (
+            json_format.MessageToDict(outcome.estimate, preserving_proto_field_name=True) if outcome.estimate else {}
+        )
+        print(json.dumps({"dry_run": True, "estimate": shown}, indent=2))
+        return 0
+    if outcome.experiment is None:
+        raise ClientError("the evaluator ended the stream without the study; see its log", service="evaluator")
+    study = client.get_experiment(outcome.experiment.experiment_id, without_results=True)
+    view = study_view.result_view(study, metrics)
+    if args.json:
+        print(json.dumps(tuning.result_json(study, metrics), indent=2))
+    else:
+        print_result(view)
+    if args.make_active and view["winner"]:
+        try:
+            activated = tuning.make_active(client, study)
+        except tuning.NothingToActivate as exc:
+            raise UsageError(f"--make-active: {exc}") from None
+        print(f"made {view['winner']} the active index set of {len(activated)} documents", file=sys.stderr)
+    if args.report:
+        path = client.write_report(study.experiment_id, args.report, evaluator_pb2.REPORT_VIEW_BOTH).path
+        print(f"report written to {path}", file=sys.stderr)
+    return 0 if study.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
+
+
+def print_result(view: dict, out=sys.stdout) -> None:
+    """The study's result: what it searched, the winner beside the baseline and the
+    recommendation on the confirmation questions, the lead and its interval, and what was left out."""
+    print(f"study {view['experiment_id']}: {view['objective']}; budget {view['budget']}", file=out)
+    print(f"{view['trials']}; {view['split']}", file=out)
+    if view["summary"]:
+        print(f"\n{view['summary']}", file=out)
+    if view["candidates"]:
+        print(
+            f"\n{'on the confirmation questions':<24} {'configuration':<56} {'recall (95% interval)':>28} "
+            f"{'IoU (95% interval)':>26} {'tokens / question':>24}",
+            file=out,
+        )
+    for row in view["candidates"]:
+        cells = [f"{row[m]['value']} {row[m]['interval']}".strip() for m in study_view.MEASURES]
+        late = "" if row["feasible"] else "  (over the objective's limits)"
+        print(f"{row['role']:<24} {row['run_key']:<56} {cells[0]:>28} {cells[1]:>26} {cells[2]:>24}{late}", file=out)
+    if view["lead"]:
+        print(f"\n{view['lead']}", file=out)
+    for note in view["notes"]:
+        print(f"note: {note}", file=out)
+    if view["winner"]:
+        print(
+            f"\nTake it home: chunklab export snippet --experiment {view['experiment_id']} --run '{view['winner']}'",
+            file=out,
+        )
