@@ -664,7 +664,7 @@ class RetrievalMetrics(_message.Message):
     def __init__(self, recall_hits: _Optional[float] = ..., precision_hits: _Optional[float] = ..., iou_hits: _Optional[float] = ..., hit_rate_hits: _Optional[float] = ..., mrr_hits: _Optional[float] = ..., recall: _Optional[float] = ..., precision: _Optional[float] = ..., iou: _Optional[float] = ..., hit_rate: _Optional[float] = ..., mrr: _Optional[float] = ..., embedding_answer_similarity: _Optional[float] = ..., chunks_sent: _Optional[int] = ..., tokens_sent: _Optional[int] = ..., retrieve_ms: _Optional[float] = ..., answer_ms: _Optional[float] = ..., labelled: _Optional[bool] = ..., questions: _Optional[int] = ..., questions_labelled: _Optional[int] = ..., judge_ms: _Optional[float] = ..., recall_at_1: _Optional[float] = ..., recall_at_3: _Optional[float] = ..., recall_at_5: _Optional[float] = ..., recall_at_10: _Optional[float] = ..., ndcg: _Optional[float] = ..., ndcg_at_10: _Optional[float] = ..., map: _Optional[float] = ...) -> None: ...
 
 class QuestionResult(_message.Message):
-    __slots__ = ("question_id", "question", "run_key", "retrieved_chunks", "expansion_tree", "answer", "extractive", "metrics", "judge", "usage", "error")
+    __slots__ = ("question_id", "question", "run_key", "retrieved_chunks", "expansion_tree", "answer", "extractive", "metrics", "judge", "usage", "error", "document_ids")
     QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -676,6 +676,7 @@ class QuestionResult(_message.Message):
     JUDGE_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
     question_id: str
     question: str
     run_key: str
@@ -687,10 +688,11 @@ class QuestionResult(_message.Message):
     judge: JudgeScores
     usage: _common_pb2.TokenUsage
     error: str
-    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, question_id: _Optional[str] = ..., question: _Optional[str] = ..., run_key: _Optional[str] = ..., retrieved_chunks: _Optional[_Iterable[_Union[_common_pb2.RetrievedChunk, _Mapping]]] = ..., expansion_tree: _Optional[_Union[_common_pb2.ExpansionTree, _Mapping]] = ..., answer: _Optional[str] = ..., extractive: _Optional[bool] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., error: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExperimentRun(_message.Message):
-    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total", "questions_failed", "question_error", "characters_processed", "asking_seconds", "trial")
+    __slots__ = ("run_key", "retrieval", "spec", "expansion", "mean_metrics", "mean_judge", "usage", "questions_done", "config_id", "chunk_count", "processing_seconds", "processing_phases", "index_reused", "error", "questions_total", "questions_failed", "question_error", "characters_processed", "asking_seconds", "trial", "per_document", "per_collection")
     RUN_KEY_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -711,6 +713,8 @@ class ExperimentRun(_message.Message):
     CHARACTERS_PROCESSED_FIELD_NUMBER: _ClassVar[int]
     ASKING_SECONDS_FIELD_NUMBER: _ClassVar[int]
     TRIAL_FIELD_NUMBER: _ClassVar[int]
+    PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    PER_COLLECTION_FIELD_NUMBER: _ClassVar[int]
     run_key: str
     retrieval: _common_pb2.RetrievalOptions
     spec: _common_pb2.StrategySpec
@@ -731,7 +735,21 @@ class ExperimentRun(_message.Message):
     characters_processed: int
     asking_seconds: float
     trial: StudyTrial
-    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ..., questions_failed: _Optional[int] = ..., question_error: _Optional[str] = ..., characters_processed: _Optional[int] = ..., asking_seconds: _Optional[float] = ..., trial: _Optional[_Union[StudyTrial, _Mapping]] = ...) -> None: ...
+    per_document: _containers.RepeatedCompositeFieldContainer[DocumentFigures]
+    per_collection: _containers.RepeatedCompositeFieldContainer[DocumentFigures]
+    def __init__(self, run_key: _Optional[str] = ..., retrieval: _Optional[_Union[_common_pb2.RetrievalOptions, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., mean_metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ..., mean_judge: _Optional[_Union[JudgeScores, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.TokenUsage, _Mapping]] = ..., questions_done: _Optional[int] = ..., config_id: _Optional[str] = ..., chunk_count: _Optional[int] = ..., processing_seconds: _Optional[float] = ..., processing_phases: _Optional[_Union[_common_pb2.ProcessingPhases, _Mapping]] = ..., index_reused: _Optional[bool] = ..., error: _Optional[str] = ..., questions_total: _Optional[int] = ..., questions_failed: _Optional[int] = ..., question_error: _Optional[str] = ..., characters_processed: _Optional[int] = ..., asking_seconds: _Optional[float] = ..., trial: _Optional[_Union[StudyTrial, _Mapping]] = ..., per_document: _Optional[_Iterable[_Union[DocumentFigures, _Mapping]]] = ..., per_collection: _Optional[_Iterable[_Union[DocumentFigures, _Mapping]]] = ...) -> None: ...
+
+class DocumentFigures(_message.Message):
+    __slots__ = ("document_id", "document_name", "collection", "metrics")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    document_name: str
+    collection: str
+    metrics: RetrievalMetrics
+    def __init__(self, document_id: _Optional[str] = ..., document_name: _Optional[str] = ..., collection: _Optional[str] = ..., metrics: _Optional[_Union[RetrievalMetrics, _Mapping]] = ...) -> None: ...
 
 class KnobGrid(_message.Message):
     __slots__ = ("knob", "values")
@@ -1050,8 +1068,22 @@ class Verdict(_message.Message):
     def __init__(self, metric: _Optional[str] = ..., winner_run_key: _Optional[str] = ..., best_run_key: _Optional[str] = ..., runner_up_run_key: _Optional[str] = ..., difference: _Optional[float] = ..., ci_low: _Optional[float] = ..., ci_high: _Optional[float] = ..., shared_questions: _Optional[int] = ..., means: _Optional[_Iterable[_Union[MeanInterval, _Mapping]]] = ..., pairs: _Optional[_Iterable[_Union[PairwiseWins, _Mapping]]] = ..., unavailable: _Optional[str] = ..., leaders: _Optional[_Iterable[str]] = ..., dominated: _Optional[_Iterable[_Union[DominatedRun, _Mapping]]] = ...) -> None: ...
 
 class ExperimentProvenance(_message.Message):
-    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method")
+    __slots__ = ("question_set_hash", "embedding_model", "answer_model", "judge_model", "judge_prompt_version", "code_version", "document_hashes", "extractive_method", "document_names", "document_collections")
     class DocumentHashesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class DocumentNamesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class DocumentCollectionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -1066,6 +1098,8 @@ class ExperimentProvenance(_message.Message):
     CODE_VERSION_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_HASHES_FIELD_NUMBER: _ClassVar[int]
     EXTRACTIVE_METHOD_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
     question_set_hash: str
     embedding_model: str
     answer_model: str
@@ -1074,7 +1108,9 @@ class ExperimentProvenance(_message.Message):
     code_version: str
     document_hashes: _containers.ScalarMap[str, str]
     extractive_method: str
-    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ...) -> None: ...
+    document_names: _containers.ScalarMap[str, str]
+    document_collections: _containers.ScalarMap[str, str]
+    def __init__(self, question_set_hash: _Optional[str] = ..., embedding_model: _Optional[str] = ..., answer_model: _Optional[str] = ..., judge_model: _Optional[str] = ..., judge_prompt_version: _Optional[str] = ..., code_version: _Optional[str] = ..., document_hashes: _Optional[_Mapping[str, str]] = ..., extractive_method: _Optional[str] = ..., document_names: _Optional[_Mapping[str, str]] = ..., document_collections: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Experiment(_message.Message):
     __slots__ = ("experiment_id", "config", "state", "question_set_hash", "created_at", "finished_at", "runs", "results", "error", "provenance", "questions_done", "questions_total", "validation", "verdict", "progress", "study")

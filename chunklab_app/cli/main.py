@@ -151,7 +151,9 @@ def finish(client: ChunkLab, events, args, progress: Progress) -> int:
     if experiment is None:
         raise ClientError("the evaluator ended the stream without the experiment; see its log", service="evaluator")
     if args.json:
-        runs = summary_rows(experiment, MetricFormat(client.list_metrics()))
+        if args.per_question:  # the stream's experiment carries no results: read them
+            experiment = client.get_experiment(experiment.experiment_id)
+        runs = summary_rows(experiment, MetricFormat(client.list_metrics()), per_question=args.per_question)
         print(
             json.dumps(
                 {
@@ -378,7 +380,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--name")
     run.add_argument("--report", help="where to write the HTML report: a .html file, or a folder (made if missing)")
     run.add_argument("--view", choices=VIEWS, default="both")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument(
+        "--json", action="store_true", help="print the summary as JSON (each run per document and collection)"
+    )
+    run.add_argument("--per-question", action="store_true", help="with --json: each run's questions one by one too")
     run.set_defaults(handler=cmd_experiment)
 
     retrieval_cli.add_query_command(commands)
@@ -390,6 +395,7 @@ def parser() -> argparse.ArgumentParser:
     resume.add_argument("--report")
     resume.add_argument("--view", choices=VIEWS, default="both")
     resume.add_argument("--json", action="store_true")
+    resume.add_argument("--per-question", action="store_true", help="with --json: each run's questions one by one too")
     resume.set_defaults(handler=cmd_resume)
 
     rep = commands.add_parser("report", help="write an experiment's HTML report")

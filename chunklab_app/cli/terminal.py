@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from chunklab import experiment_state
 from chunklab.client import ExperimentOutcome, experiment_outcome
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import numbers
+from chunklab.views import numbers, per_document_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
@@ -76,8 +76,10 @@ ROW_GROUPS = ("labelled", "hits", "rank", "judge")  # --json: every measure, Non
 TABLE_GROUPS = ("labelled", "efficiency")  # the table; the rank measures get a table of their own
 
 
-def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> list[dict]:
-    """One row per run; a measure that was not taken (recall@10 of a top-5 run) is None."""
+def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat, per_question: bool = False) -> list[dict]:
+    """One row per run; a measure that was not taken (recall@10 of a top-5 run) is None.
+    Each row has the run's figures per document and per collection, and (per_question,
+    from an experiment read with its results) each question's."""
     rows = []
     for run in experiment.runs:
         m = run.mean_metrics
@@ -94,7 +96,11 @@ def summary_rows(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) ->
             chunks_per_question=m.chunks_sent,
             llm_calls=run.usage.llm_calls,
             cost_usd=run.usage.estimated_cost_usd,
+            per_document=per_document_view.document_rows(run),
+            per_collection=per_document_view.collection_rows(run),
         )
+        if per_question:
+            row["per_question"] = per_document_view.question_rows(experiment, run.run_key)
         rows.append(row)
     return rows
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import numbers, retrieval_view
+from chunklab.views import numbers, per_document_view, retrieval_view
 from chunklab.views.metric_format import MetricFormat, judge_value, plural, usd
 from chunklab.views.render import render, render_macro
 from chunklab.views.verdict_view import verdict_view
@@ -341,4 +341,16 @@ def question_detail_html(result: evaluator_pb2.QuestionResult, metrics: MetricFo
         nodes=retrieval_view.tree_view(result.expansion_tree),
         chunks=retrieval_view.flat_view(result.retrieved_chunks),
         no_chunks=NO_CHUNKS,
+    )
+
+
+def run_documents_html(run: evaluator_pb2.ExperimentRun) -> str:
+    """The chosen run's per-document (and per-collection) table, and where it fails."""
+    return render(
+        "frontend",
+        "run_documents.html.j2",
+        run_key=run.run_key,
+        documents=per_document_view.shown_rows(run.per_document),
+        collections=per_document_view.shown_rows(run.per_collection) if len(run.per_collection) > 1 else [],
+        shortfall=per_document_view.shortfall_sentence(run.run_key, run),
     )

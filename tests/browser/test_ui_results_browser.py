@@ -122,6 +122,30 @@ def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(exp
     screenshot(page, "experiment-results")
 
 
+def test_a_chosen_run_shows_its_figures_per_document(experiments, page):
+    """Issue 29, item 5: the run chosen in the detail view has a table per document (ADR 0118)."""
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Experiments").click()
+    choose(page, "detail-experiment", re.compile(rf"^{SIZES} · "))
+    choose(page, "detail-run", "fixed_size[chunk_size=64,chunk_overlap=0]")
+    documents = page.locator(
+        "#run-documents .cl-run-documents[data-run-key='fixed_size[chunk_size=64,chunk_overlap=0]']"
+    )
+    expect(documents).to_be_visible()
+    heads = documents.locator("table.cl-per-document th").all_inner_texts()
+    assert heads == ["document", "collection", "questions", "recall", "precision", "IoU", "tokens / q"]
+    rows = documents.locator("table.cl-per-document tbody tr")
+    expect(rows).to_have_count(1)  # the storms questions all point into storms.md
+    cells = rows.first.locator("td").all_inner_texts()
+    # Both questions' excerpts lie in storms.md, and the run finds both (recall 100%).
+    assert cells[:4] == ["storms.md", "default", str(len(QUESTIONS)), "100.0%"], cells
+    assert all(cell.strip() for cell in cells) and cells[4].endswith("%") and cells[5].endswith("%")
+    assert not documents.locator(".cl-shortfall").count()  # one document: nothing to fall short of
+    documents.scroll_into_view_if_needed()
+    screenshot(page, "experiment-run-per-document")
+
+
 def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_their_verdicts(experiments, page):
     from playwright.sync_api import expect
 

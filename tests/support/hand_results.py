@@ -10,12 +10,14 @@ def question_results(
     runs: dict[str, dict[str, list[float]]], ids: dict[int, str] | None = None
 ) -> list[pb.QuestionResult]:
     """One result per run and question: `runs` maps a run key to its "recall", "iou" and
-    "tokens" per question; `ids` renames question i (default "q<i>", as `id_of` gives)."""
+    "tokens" per question (and, optionally, "documents": the document ids each question's
+    references lie in); `ids` renames question i (default "q<i>", as `id_of` gives)."""
     return [
         pb.QuestionResult(
             question_id=(ids or {}).get(i, id_of(i)),
             question=f"question {i}",
             run_key=run,
+            document_ids=values["documents"][i] if "documents" in values else [],
             metrics=pb.RetrievalMetrics(
                 labelled=True,
                 recall=recall,

@@ -68,6 +68,7 @@ class DetailView:
     summary: gr.HTML
     plots: plot_section.ResultPlots
     question_detail: gr.HTML
+    run_documents: gr.HTML
 
 
 def detail_section(gateway: ChunkLab) -> DetailView:
@@ -89,8 +90,11 @@ def detail_section(gateway: ChunkLab) -> DetailView:
     summary = gr.HTML(elem_id="detail-summary")
     plots = plot_section.section("experiment")
     export.winner_section(gateway, experiment)
+    run_documents = gr.HTML(elem_id="run-documents")
     question_detail = gr.HTML(elem_id="question-detail")
-    return DetailView(refresh, table, experiment, resume, cancel, run, question, summary, plots, question_detail)
+    return DetailView(
+        refresh, table, experiment, resume, cancel, run, question, summary, plots, question_detail, run_documents
+    )
 
 
 class DetailHandlers:
@@ -141,6 +145,16 @@ class DetailHandlers:
             experiment = self.gateway.get_experiment(experiment_id, run_key=run_key)
         choices = experiments_html.question_choices(experiment.results)
         return experiment.SerializeToString(), gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+    @said_in_place(outputs=1)
+    def run_documents(self, experiment_id: str | None, run_key: str | None):
+        """The chosen run's figures per document and collection (ADR 0118)."""
+        if not experiment_id or not run_key:
+            return ""
+        with told_as_sentence():
+            experiment = self.gateway.get_experiment(experiment_id, without_results=True)
+        run = next((r for r in experiment.runs if r.run_key == run_key), None)
+        return experiments_html.run_documents_html(run) if run is not None else ""
 
     @said_in_place(outputs=1)
     def open_question(self, serialized: bytes, question_id: str | None):
@@ -255,6 +269,8 @@ def wire_actions(
             experiment,
         ],
         show_progress="hidden",
+    ).then(  # the chosen run's documents as its questions finish
+        handlers.run_documents, inputs=[experiment, view.run], outputs=view.run_documents, show_progress="hidden"
     )
     experiment.change(
         lambda experiment_id: gr.Timer(active=handlers.running(experiment_id) is not None),
@@ -276,4 +292,5 @@ def wire_detail(gateway: ChunkLab, handlers: DetailHandlers, view: DetailView, r
         show_progress="hidden",
     )
     view.run.change(handlers.open_run, inputs=[view.experiment, view.run], outputs=[run_results, view.question])
+    view.run.change(handlers.run_documents, inputs=[view.experiment, view.run], outputs=view.run_documents)
     view.question.change(handlers.open_question, inputs=[run_results, view.question], outputs=view.question_detail)

@@ -12,6 +12,7 @@ from chunklab.llm import ChatClient, LLMError
 from chunklab.metrics import cosine
 from chunklab.v1 import common_pb2, evaluator_pb2, retriever_pb2
 from services.evaluator.deps import RunnerDeps
+from services.evaluator.experiments import per_document
 from services.evaluator.experiments.grid import Cell
 from services.evaluator.experiments.plan import Plan
 from services.evaluator.judging import answers, judge, pricing
@@ -50,7 +51,10 @@ class Asker:
         judge_runner: judge.Judge | None,
     ) -> evaluator_pb2.QuestionResult:
         result = evaluator_pb2.QuestionResult(
-            question_id=question.question_id, question=question.text, run_key=cell.run_key
+            question_id=question.question_id,
+            question=question.text,
+            run_key=cell.run_key,
+            document_ids=per_document.question_documents(question),
         )
         response = self._retrieve(question, run.retrieval, result)
         if response is None or plan.config.retrieval_only:

@@ -7,6 +7,7 @@ import uuid
 
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
+from services.evaluator.experiments import per_document
 from services.evaluator.experiments.grid import Cell
 from services.evaluator.experiments.plan import Plan
 from services.evaluator.judging import answers, judge, models
@@ -54,7 +55,8 @@ def preview(plan: Plan) -> evaluator_pb2.Experiment:
 
 
 def provenance(plan: Plan, code_version: str) -> evaluator_pb2.ExperimentProvenance:
-    hashes = {document_id: plan.records[document_id].content_hash for document_id in plan.documents}
+    records = {document_id: plan.records[document_id] for document_id in plan.documents}
+    hashes = {d: r.content_hash for d, r in records.items()}
     return evaluator_pb2.ExperimentProvenance(
         question_set_hash=plan.question_set.content_hash,
         embedding_model=plan.provider.name,
@@ -66,6 +68,8 @@ def provenance(plan: Plan, code_version: str) -> evaluator_pb2.ExperimentProvena
         code_version=code_version,
         document_hashes=hashes,
         extractive_method=(answers.EXTRACTIVE_METHOD if plan.answer is None and not plan.config.retrieval_only else ""),
+        document_names={d: r.name for d, r in records.items()},
+        document_collections={d: r.collection or per_document.DEFAULT_COLLECTION for d, r in records.items()},
     )
 
 

@@ -1,5 +1,5 @@
-"""An experiment's summary from its finished questions: each run's means, usage
-and count, then the winner's hold-out validation (holdout.py) and the verdict
+"""An experiment's summary from its finished questions: each run's means, usage,
+count and per-document figures (per_document.py), then the winner's hold-out validation (holdout.py) and the verdict
 (reports/verdict.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from services.evaluator.experiments import holdout
+from services.evaluator.experiments import holdout, per_document
 from services.evaluator.judging import judge
 from services.evaluator.judging.scoring import mean_metrics
 from services.evaluator.reports import verdict
@@ -31,6 +31,7 @@ def summarize(
         run.mean_metrics.CopyFrom(mean_metrics([r.metrics for r in items]))
         run.mean_judge.CopyFrom(mean_judge([r.judge for r in items if r.HasField("judge")]))
         run.usage.CopyFrom(total_usage(items))
+        per_document.fill(run, items, experiment.provenance)
     if validated:
         experiment.validation.CopyFrom(holdout.validate(experiment, results))
         experiment.verdict.CopyFrom(verdict.decide(experiment, results))

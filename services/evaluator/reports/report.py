@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import numbers, retrieval_view
+from chunklab.views import numbers, per_document_view, retrieval_view
 from chunklab.views.metric_format import MetricFormat, usd
 from chunklab.views.render import render as render_template
 from chunklab.views.render import render_pieces
@@ -196,6 +196,7 @@ def managerial(experiment: evaluator_pb2.Experiment) -> dict:
         "numbers": headline_numbers(experiment.verdict, METRICS),
         "validation": validation["text"] if validation else "",
         "notes": _notes(experiment, _judged(experiment)),
+        "shortfalls": per_document_view.chosen_shortfalls(experiment),
         "plot": trade_off_plot(experiment),
     }
 
@@ -209,6 +210,7 @@ def compared(experiment: evaluator_pb2.Experiment) -> dict:
         "validation": winner_view(experiment.validation, METRICS),
         "head": head,
         "rows": rows,
+        "per_document": per_document_view.run_tables(experiment.runs),
     }
 
 
