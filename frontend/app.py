@@ -22,7 +22,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.rpc import security, tracing
 from chunklab.settings import Settings, load_settings
-from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start
+from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start, tune
 from frontend.report_files import FILES
 from frontend.style import CSS
 
@@ -36,6 +36,7 @@ PAGES = (
     ("Documents", "documents", documents),
     ("Query", "query", query),
     ("Question sets", "questions", questions),
+    ("Find the best configuration", "tune", tune),
     ("Experiments", "experiments", experiments),
     ("Compare", "compare", compare),
     ("Reports", "reports", reports),
@@ -61,9 +62,15 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
         with gr.Tabs(selected=START) as tabs:
             with gr.Tab("Start here", id=START, elem_id=f"tab-{START}") as start_tab:
                 start.build(gateway, tabs, start_tab)
+            # Experiment ids a page asks Compare to show (the study page's "Open in Compare").
+            compare_request = gr.State(None)
             for title, tab_id, module in PAGES:
                 with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}") as tab:
-                    if module in LOOK_AGAIN_WHEN_OPENED:
+                    if module is compare:
+                        module.build(gateway, opened=tab.select, request=compare_request)
+                    elif module is tune:
+                        module.build(gateway, compare_request=compare_request, tabs=tabs)
+                    elif module in LOOK_AGAIN_WHEN_OPENED:
                         module.build(gateway, opened=tab.select)
                     else:
                         module.build(gateway)

@@ -6,6 +6,7 @@ CLI's lines read it; every number is formatted by the metric catalogue (MetricFo
 
 from __future__ import annotations
 
+from chunklab import experiment_state
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat, plural
@@ -18,6 +19,10 @@ ORIGINS = {"recommendation": "the static recommendation", "baseline": "the basel
 
 def is_study(experiment: pb.Experiment) -> bool:
     return experiment.config.HasField("study")
+
+
+def state_name(experiment: pb.Experiment) -> str:
+    return experiment_state.name(experiment.state)
 
 
 def budget_text(budget: pb.StudyBudget) -> str:
@@ -146,7 +151,7 @@ def result_view(experiment: pb.Experiment, metrics: MetricFormat) -> dict:
     """Everything the result section shows, as strings and rows."""
     result = experiment.study
     study = experiment.config.study
-    winner = next((c.run_key for c in result.confirmation if c.role == "winner"), "")
+    best = winner(experiment)
     return {
         "experiment_id": experiment.experiment_id,
         "summary": result.summary,
@@ -156,10 +161,32 @@ def result_view(experiment: pb.Experiment, metrics: MetricFormat) -> dict:
         f"{numbers.count(result.trials_failed)} failed) in {numbers.duration(result.seconds_used)}",
         "split": f"tuned on {plural(result.selection_questions, 'question')}, confirmed on "
         f"{plural(result.confirmation_questions, 'other question')}",
-        "winner": winner,
+        "winner": best,
         "candidates": candidate_rows(result, metrics),
         "lead": lead_text(result, metrics),
         "tie": result.tie,
         "notes": list(result.notes),
         "finished": result.finished,
     }
+
+
+def winner(experiment: pb.Experiment) -> str:
+    """The study's winner's run key; empty while none (or no configuration meets the objective)."""
+    return next((c.run_key for c in experiment.study.confirmation if c.role == "winner"), "")
+
+
+def document_rows(run: pb.ExperimentRun | None, metrics: MetricFormat) -> list[dict]:
+    """Why the winner won, document by document: its figures on each document's questions."""
+    if run is None:
+        return []
+    return [
+        {
+            "name": d.document_name or d.document_id,
+            "questions": numbers.count(d.metrics.questions_labelled or d.metrics.questions),
+            "recall": metrics.value(RECALL, d.metrics.recall),
+            "precision": metrics.value("precision", d.metrics.precision),
+            "iou": metrics.value(IOU, d.metrics.iou),
+            "tokens": metrics.value(TOKENS, d.metrics.tokens_sent),
+        }
+        for d in run.per_document
+    ]

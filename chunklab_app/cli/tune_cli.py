@@ -95,7 +95,9 @@ def add_tune_command(commands, handler) -> None:
         "--max-tokens", type=positive(int), help="recall: at most this many tokens sent per question (e.g. 800)"
     )
     goal.add_argument("--min-recall", type=share, help="iou: recall at least this share (0.9 or 90%%)")
-    budget = tune.add_argument_group("budget", "when the search stops (both: whichever comes first; neither: 30 trials)")
+    budget = tune.add_argument_group(
+        "budget", "when the search stops (both: whichever comes first; neither: 30 trials)"
+    )
     budget.add_argument("--minutes", type=positive(float), help="wall time for the search")
     budget.add_argument("--trials", type=positive(int), help="configurations to evaluate")
     space = tune.add_argument_group("search")

@@ -14,9 +14,8 @@ from __future__ import annotations
 import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
-from chunklab.views.metric_format import MetricFormat
 from chunklab_app import recommended
-from frontend.errors import said_as_info, said_in_place, told_as_sentence, told_html, user_error
+from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update, question_set_update
 from frontend.pages.tune import result, study_form
 from frontend.pages.tune.following import follow_study
@@ -69,9 +68,7 @@ def _form(gateway: ChunkLab):
         )
     with gr.Row():
         minutes = gr.Number(label="minutes at most", value=study_form.DEFAULT_MINUTES, elem_id="tune-minutes")
-        trials = gr.Number(
-            label="trials at most", value=study_form.DEFAULT_TRIALS, precision=0, elem_id="tune-trials"
-        )
+        trials = gr.Number(label="trials at most", value=study_form.DEFAULT_TRIALS, precision=0, elem_id="tune-trials")
         seed = gr.Number(label="seed (the split and the search)", value=0, precision=0, elem_id="tune-seed")
     with gr.Accordion("What to search (default: every strategy that needs no LLM)", open=False):
         strategies = gr.Dropdown(
@@ -94,10 +91,24 @@ def _form(gateway: ChunkLab):
 
     refresh.click(choices, inputs=[question_set, documents], outputs=[question_set, documents])
     question_set.focus(
-        lambda current: question_set_update(gateway, current), inputs=question_set, outputs=question_set,
+        lambda current: question_set_update(gateway, current),
+        inputs=question_set,
+        outputs=question_set,
         show_progress="hidden",
     )
-    fields = [question_set, documents, collection, objective, max_tokens, min_recall, minutes, trials, strategies, seed, name]
+    fields = [
+        question_set,
+        documents,
+        collection,
+        objective,
+        max_tokens,
+        min_recall,
+        minutes,
+        trials,
+        strategies,
+        seed,
+        name,
+    ]
     return fields, strategies
 
 

@@ -20,15 +20,17 @@ from frontend.pages.tune.study_form import StudyRequest
 from frontend.pages.tune.trials_plot import TrialLog
 from frontend.views.formatting import message_html
 
-SKIP = object()
-
 
 def status_html(progress: evaluator_pb2.ExperimentProgress | None, metrics: MetricFormat) -> str:
     if progress is None:
-        return render("frontend", "tune_progress.html.j2", state="starting", trials_done=0, heading="Starting…", line="")
+        return render(
+            "frontend", "tune_progress.html.j2", state="starting", trials_done=0, heading="Starting…", line=""
+        )
     if not progress.HasField("study"):
         line = progress.message
-        return render("frontend", "tune_progress.html.j2", state="running", trials_done=0, heading="Preparing…", line=line)
+        return render(
+            "frontend", "tune_progress.html.j2", state="running", trials_done=0, heading="Preparing…", line=line
+        )
     heading = "Confirming…" if progress.study.phase == "confirming" else "Searching…"
     return render(
         "frontend",
@@ -58,7 +60,14 @@ def follow_study(gateway: ChunkLab, request: StudyRequest, progress) -> Iterator
         seed=request.seed,
     )
     study_id, finished = "", None
-    yield status_html(None, metrics), gr.update(value=None, visible=False), "", "", gr.update(interactive=True), gr.update(visible=False)
+    yield (
+        status_html(None, metrics),
+        gr.update(value=None, visible=False),
+        "",
+        "",
+        gr.update(interactive=True),
+        gr.update(visible=False),
+    )
     try:
         for event in events:
             kind = event.WhichOneof("event")
@@ -88,7 +97,9 @@ def follow_study(gateway: ChunkLab, request: StudyRequest, progress) -> Iterator
         return
     log.add_experiment(stored)
     state = study_view.state_name(stored)
-    line = message_html(f"The study {state}: {stored.study.summary or stored.error}", "ok" if state == "succeeded" else "warning")
+    line = message_html(
+        f"The study {state}: {stored.study.summary or stored.error}", "ok" if state == "succeeded" else "warning"
+    )
     yield (
         line,
         plot_update(log),

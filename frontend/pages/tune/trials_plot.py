@@ -44,9 +44,7 @@ class TrialLog:
 
     def front(self) -> set[str]:
         complete = {key: t for key, t in self.trials.items() if t.state == "complete"}
-        return {
-            key for key, t in complete.items() if not any(dominates(o, t) for k, o in complete.items() if k != key)
-        }
+        return {key for key, t in complete.items() if not any(dominates(o, t) for k, o in complete.items() if k != key)}
 
     def kind(self, key: str, front: set[str]) -> str:
         if key == self.best:
