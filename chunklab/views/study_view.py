@@ -31,7 +31,8 @@ def budget_text(budget: pb.StudyBudget) -> str:
     if budget.trials:
         parts.append(plural(budget.trials, "trial"))
     if budget.seconds:
-        parts.append(numbers.duration(budget.seconds))
+        whole_minutes = budget.seconds >= 60 and float(budget.seconds / 60).is_integer()
+        parts.append(f"{budget.seconds / 60:.0f} min" if whole_minutes else numbers.duration(budget.seconds))
     if not parts:
         return "30 trials (the default)"
     return " or ".join(parts) + (", whichever comes first" if len(parts) > 1 else "")

@@ -245,7 +245,7 @@ def cmd_tune(args, client: ChunkLab) -> int:
     return 0 if study.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
 
 
-def print_result(view: dict, out=sys.stdout) -> None:
+def print_result(view: dict, out=None) -> None:
     """The study's result: what it searched, the winner beside the baseline and the
     recommendation on the confirmation questions, the lead and its interval, and what was left out."""
     print(f"study {view['experiment_id']}: {view['objective']}; budget {view['budget']}", file=out)
