@@ -11,17 +11,11 @@ results do not change.
 
 from __future__ import annotations
 
-# The spec's baseline strategy, kept ticked beside the recommendation so that it has something to beat.
-BASELINE = "fixed_size"
-# The page's "Offered first" among the strategies at their own defaults (recall 93.1%, IoU 8.9%,
-# 697 tokens sent on chroma-general with hybrid retrieval, measured 2026-12-01).
-STRATEGIES: tuple[str, ...] = ("cluster_parent_child",)
-# The strategies the UI starts from, in one list (ADR 0083): the Process form ticks them, the
-# experiment form ticks them and the Query page opens on their columns first.
-FIRST_STRATEGIES: tuple[str, ...] = (*STRATEGIES, BASELINE)
-# Hybrid retrieval raised recall for every configuration measured both ways, at no IoU cost.
-HYBRID = True
-SOURCE = "docs/benchmarks.md"
+# The constants live in the core (chunklab/recommended.py), where the evaluator's tuning study reads
+# them too; they are named here for the UI and the CLI.
+from chunklab.recommended import BASELINE, FIRST_STRATEGIES, HYBRID, SOURCE, STRATEGIES
+
+__all__ = ["BASELINE", "FIRST_STRATEGIES", "HYBRID", "SOURCE", "STRATEGIES", "flags", "summary"]
 
 
 def flags() -> str:

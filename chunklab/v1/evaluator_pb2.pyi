@@ -834,7 +834,7 @@ class Study(_message.Message):
     def __init__(self, objective: _Optional[_Union[StudyObjective, _Mapping]] = ..., budget: _Optional[_Union[StudyBudget, _Mapping]] = ..., space: _Optional[_Union[StudySpace, _Mapping]] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class StudyTrial(_message.Message):
-    __slots__ = ("number", "origin", "state", "questions", "recall", "iou", "tokens_sent", "feasible", "pareto", "seconds")
+    __slots__ = ("number", "origin", "state", "questions", "recall", "iou", "tokens_sent", "feasible", "pareto", "seconds", "params", "error")
     NUMBER_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -845,6 +845,8 @@ class StudyTrial(_message.Message):
     FEASIBLE_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     number: int
     origin: str
     state: str
@@ -855,7 +857,9 @@ class StudyTrial(_message.Message):
     feasible: bool
     pareto: bool
     seconds: float
-    def __init__(self, number: _Optional[int] = ..., origin: _Optional[str] = ..., state: _Optional[str] = ..., questions: _Optional[int] = ..., recall: _Optional[float] = ..., iou: _Optional[float] = ..., tokens_sent: _Optional[float] = ..., feasible: _Optional[bool] = ..., pareto: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
+    params: str
+    error: str
+    def __init__(self, number: _Optional[int] = ..., origin: _Optional[str] = ..., state: _Optional[str] = ..., questions: _Optional[int] = ..., recall: _Optional[float] = ..., iou: _Optional[float] = ..., tokens_sent: _Optional[float] = ..., feasible: _Optional[bool] = ..., pareto: _Optional[bool] = ..., seconds: _Optional[float] = ..., params: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class StudyCandidate(_message.Message):
     __slots__ = ("role", "run_key", "means", "feasible")

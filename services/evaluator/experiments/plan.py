@@ -70,7 +70,10 @@ class Planner:
         options = config.retrieval
         window = options.window if options.HasField("window") else None
         infos = self._deps.peers.list_strategies()
-        cells = expand(list(config.strategies), infos, window)
+        # A study's runs are the trials its search adds (services/evaluator/study), not a grid.
+        cells = [] if config.HasField("study") else expand(list(config.strategies), infos, window)
+        if config.HasField("study"):
+            config.retrieval_only = True
         documents = list(options.filter.document_ids) or referenced_documents(question_set)
         if not documents:
             raise InvalidArgument(
@@ -82,6 +85,8 @@ class Planner:
         options.embedding_model = provider.name
         requested = (_copy_endpoint(config.answer_model), _copy_endpoint(config.judge_model))
         answer, judge = self._endpoints(config)
+        if not config.name and config.HasField("study"):
+            config.name = f"study of {question_set.name}"
         if not config.name:
             config.name = f"{question_set.name}: {', '.join(dict.fromkeys(g.strategy for g in config.strategies))}"
         return Plan(

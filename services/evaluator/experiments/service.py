@@ -21,6 +21,8 @@ from services.evaluator.experiments.plan import Plan, Planner
 from services.evaluator.experiments.run import RESUME_HINT, Runner
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.experiments.worker import ExperimentWorker
+from services.evaluator.study import setup
+from services.evaluator.study.runner import StudyRunner
 
 log = logging.getLogger("chunklab.evaluator")
 
@@ -36,6 +38,7 @@ class ExperimentService:
         self._worker = ExperimentWorker()
         self._planner = Planner(deps)
         self._runner = Runner(deps, self._worker.cancelled)
+        self._studies = StudyRunner(deps, self._worker.cancelled, self._runner.stopping)
         self._leases = leases
         self._renewer = Renewer(self._leases, lambda: set(self._worker.active), self._stop_leased)
 
@@ -108,12 +111,15 @@ class ExperimentService:
         else:
             plan = self._planner.plan(request.config, cancelled)
             experiment = None
-        yield evaluator_pb2.ExperimentEvent(estimate=estimate(plan, self._repo, self._deps.peers))
+        study = setup.prepare(plan, self._deps.peers, self._repo) if plan.config.HasField("study") else None
+        yield evaluator_pb2.ExperimentEvent(estimate=self._estimate(plan, study))
         if request.dry_run:
             yield evaluator_pb2.ExperimentEvent(experiment=record.preview(plan))
             return
         if experiment is None:
             experiment = record.new_experiment(plan, self._deps.code_version)
+            if study is not None:
+                experiment.study.notes.extend(study[1])
             self._repo.add_experiment(experiment)
         self._leases.claim(experiment.experiment_id)  # refused while another replica holds it
         self._renewer.start()
@@ -124,7 +130,9 @@ class ExperimentService:
             events.put(evaluator_pb2.ExperimentEvent(experiment=ended[0] if ended else experiment))
 
         self._worker.submit(
-            experiment.experiment_id, lambda: ended.append(self._job(experiment, plan, events)), finished
+            experiment.experiment_id,
+            lambda: ended.append(self._job(experiment, plan, events, study[0] if study else None)),
+            finished,
         )
         yield evaluator_pb2.ExperimentEvent(
             progress=evaluator_pb2.ExperimentProgress(
@@ -143,7 +151,35 @@ class ExperimentService:
             if event.HasField("experiment"):
                 return
 
-    def _job(self, experiment: evaluator_pb2.Experiment, plan: Plan, events: queue.Queue) -> evaluator_pb2.Experiment:
+    def _estimate(
+        self, plan: Plan, study: tuple[setup.StudyPlan, list[str]] | None
+    ) -> evaluator_pb2.ExperimentEstimate:
+        """An experiment's estimate; a study's says its questions, documents, what its space left out,
+        and how long one trial takes here (its trials are not known before the search)."""
+        if study is None:
+            return estimate(plan, self._repo, self._deps.peers)
+        found = evaluator_pb2.ExperimentEstimate(
+            questions=len(plan.question_set.questions), documents=len(plan.documents), warnings=study[1]
+        )
+        one = setup.one_evaluation(plan, study[0], self._deps.peers, self._repo)
+        if one is not None:
+            found.notes.append(f"one trial takes about {one:.0f} s on this machine (the first processes the documents)")
+        budget = plan.config.study.budget
+        found.notes.append(
+            f"budget: {budget.trials or ''}{' trials' if budget.trials else ''}"
+            f"{' or ' if budget.trials and budget.seconds else ''}{f'{budget.seconds:.0f} s' if budget.seconds else ''}"
+            if budget.trials or budget.seconds
+            else f"budget: {setup.DEFAULT_TRIALS} trials"
+        )
+        return found
+
+    def _job(
+        self,
+        experiment: evaluator_pb2.Experiment,
+        plan: Plan,
+        events: queue.Queue,
+        study: setup.StudyPlan | None = None,
+    ) -> evaluator_pb2.Experiment:
         """One experiment's run on the worker; its progress goes to `events`, and it returns the
         experiment as it ended (the stream's last event, sent once the worker has let it go)."""
         experiment_id = experiment.experiment_id
@@ -154,7 +190,10 @@ class ExperimentService:
             events.put(event)
 
         try:
-            final = self._runner.run(experiment, plan, publish)
+            if study is not None:
+                final = self._studies.run(experiment, plan, study, publish)
+            else:
+                final = self._runner.run(experiment, plan, publish)
         except ServiceError as exc:  # its end could not be stored: the stream still ends, saying so
             experiment.state = evaluator_pb2.EXPERIMENT_STATE_FAILED
             experiment.error = (
@@ -199,7 +238,9 @@ class ExperimentService:
         plan = self._planner.with_keys(self._planner.plan(experiment.config, cancelled), request.config)
         if plan.question_set.content_hash != experiment.question_set_hash:
             raise FailedPrecondition("the experiment's question set changed since it started; start a new experiment")
-        if [c.run_key for c in plan.cells] != [r.run_key for r in experiment.runs]:
+        if not plan.config.HasField("study") and [c.run_key for c in plan.cells] != [
+            r.run_key for r in experiment.runs
+        ]:
             raise FailedPrecondition(
                 "the chunker's strategies changed since the experiment started (its runs no longer expand the "
                 "same way); start a new experiment"

@@ -32,9 +32,25 @@ def summarize(
         run.mean_judge.CopyFrom(mean_judge([r.judge for r in items if r.HasField("judge")]))
         run.usage.CopyFrom(total_usage(items))
         per_document.fill(run, items, experiment.provenance)
-    if validated:
+    if validated and experiment.config.HasField("study"):
+        _validate_study(experiment, results)
+    elif validated:
         experiment.validation.CopyFrom(holdout.validate(experiment, results))
         experiment.verdict.CopyFrom(verdict.decide(experiment, results))
+
+
+def _validate_study(experiment: evaluator_pb2.Experiment, results: Sequence[evaluator_pb2.QuestionResult]) -> None:
+    """A study's hold-out and verdict are those of the runs it confirmed (the winner, the baseline
+    and the recommendation, which answered every question); its other trials saw only part of the
+    selection questions (ADR 0114)."""
+    confirmed = {c.run_key for c in experiment.study.confirmation}
+    view = evaluator_pb2.Experiment()
+    view.CopyFrom(experiment)
+    del view.runs[:]
+    view.runs.extend(r for r in experiment.runs if r.run_key in confirmed)
+    kept = [r for r in results if r.run_key in confirmed]
+    experiment.validation.CopyFrom(holdout.validate(view, kept))
+    experiment.verdict.CopyFrom(verdict.decide(view, kept))
 
 
 def total_usage(results: Sequence[evaluator_pb2.QuestionResult]) -> common_pb2.TokenUsage:

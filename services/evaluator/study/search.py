@@ -1,0 +1,290 @@
+"""A study's run (ADR 0113): Optuna's TPE sampler proposes configurations, the static
+recommendation and the fixed_size baseline first; each trial is an experiment run added as the
+search goes, asked the selection questions rung by rung and pruned by successive halving when it
+cannot win; when the budget is spent the winner, the baseline and the recommendation are asked the
+confirmation questions (confirm.py). Every finished question is stored at once, so a cancelled or
+interrupted study resumes from its stored trials: they are told to the sampler again, and the
+trial that was running goes on from its last question."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+
+import optuna
+
+from chunklab.errors import ServiceError, Unavailable
+from chunklab.v1 import evaluator_pb2 as pb
+from services.evaluator.experiments.ask import Asker
+from services.evaluator.experiments.index_sets import IndexSets
+from services.evaluator.experiments.plan import Plan
+from services.evaluator.study import confirm, objective
+from services.evaluator.study import space as spaces
+from services.evaluator.study.setup import StudyPlan, cell
+
+log = logging.getLogger("chunklab.evaluator")
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+Publish = Callable[[pb.ExperimentEvent], None]
+CheckStop = Callable[[], None]
+
+
+class Search:
+    """One study's search and confirmation over an experiment record (its runs are the trials)."""
+
+    def __init__(self, deps, sets: IndexSets, asker: Asker, experiment: pb.Experiment, plan: Plan, study: StudyPlan):
+        self._deps, self._sets, self._asker = deps, sets, asker
+        self.experiment, self.plan, self.study = experiment, plan, study
+        self.goal = plan.config.study.objective
+        self._positions = {q.question_id: i for i, q in enumerate(plan.question_set.questions)}
+        self._results: dict[str, list[pb.QuestionResult]] = {}
+        for result in deps.repository.results(experiment.experiment_id):
+            self._results.setdefault(result.run_key, []).append(result)
+        self._started = time.monotonic()
+        self._used_before = experiment.study.seconds_used
+
+    # -- the budget -----------------------------------------------------------
+
+    def seconds_used(self) -> float:
+        return self._used_before + time.monotonic() - self._started
+
+    def trials_done(self) -> int:
+        return sum(1 for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed"))
+
+    def spent(self) -> bool:
+        if self.study.trials and self.trials_done() >= self.study.trials:
+            return True
+        return bool(self.study.seconds) and self.seconds_used() >= self.study.seconds
+
+    # -- the search -----------------------------------------------------------
+
+    def sampler_study(self) -> optuna.Study:
+        seed = self.plan.config.study.seed
+        sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True, group=True)
+        pruner = optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=2)
+        return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+
+    def run(self, publish: Publish, check_stop: CheckStop) -> None:
+        sampler = self.sampler_study()
+        waiting = self._replay(sampler)
+        for origin, params in spaces.starting_points(self.study.space):
+            if not any(r.trial.origin == origin for r in self.experiment.runs):
+                waiting.append((origin, params))
+        while not self.spent():
+            check_stop()
+            origin, params = waiting.pop(0) if waiting else ("search", None)
+            if params is not None:
+                sampler.enqueue_trial(params)
+            trial = sampler.ask()
+            candidate = spaces.suggest(trial, self.study.space)
+            self._trial(sampler, trial, candidate, origin, publish, check_stop)
+        self.confirm(publish, check_stop)
+
+    def _replay(self, sampler: optuna.Study) -> list[tuple[str, dict]]:
+        """Tells the sampler the stored trials again; returns the one left running, to go on first."""
+        waiting = []
+        for run in self.experiment.runs:
+            params = json.loads(run.trial.params or "{}")
+            if run.trial.state == "running":
+                waiting.append((run.trial.origin, params))
+                continue
+            sampler.enqueue_trial(params)
+            trial = sampler.ask()
+            spaces.suggest(trial, self.study.space)
+            if run.trial.state == "complete":
+                sampler.tell(trial, objective.value(self._scores(run.run_key), self.goal))
+            else:
+                sampler.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        return waiting
+
+    def _trial(self, sampler, trial, candidate: spaces.Candidate, origin: str, publish, check_stop) -> None:
+        started = time.monotonic()
+        run = self._run_of(candidate, origin, trial.params)
+        info = self.study.space.infos[candidate.strategy]
+        chunking = cell(candidate, info)
+        try:
+            self._sets.ensure(chunking, self.plan, run, lambda *a, **k: None, check_stop)
+        except Unavailable:
+            raise
+        except ServiceError as exc:
+            run.trial.state, run.trial.error = "failed", exc.message
+            sampler.tell(trial, state=optuna.trial.TrialState.FAIL)
+            self._finish(run, started, publish)
+            return
+        run.retrieval.config_id = chunking.config_id
+        state = "complete"
+        for step, rung in enumerate(self.study.split.rungs()):
+            self._ask(chunking, run, rung, check_stop, publish)
+            trial.report(objective.value(self._scores(run.run_key), self.goal), step)
+            if step < len(self.study.split.rungs()) - 1 and trial.should_prune():
+                state = "pruned"
+                break
+        run.trial.state = state
+        if state == "pruned":
+            sampler.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            sampler.tell(trial, objective.value(self._scores(run.run_key), self.goal))
+        self._finish(run, started, publish)
+
+    def _run_of(self, candidate: spaces.Candidate, origin: str, params: dict) -> pb.ExperimentRun:
+        """The trial's run: a new one, or the stored one of the same configuration (a resumed
+        trial, or the sampler proposing a configuration again: its questions are not asked twice)."""
+        key = candidate.run_key
+        number = self.trials_done() + 1
+        for run in self.experiment.runs:
+            if run.run_key == key and run.trial.state == "running":
+                return run
+        info = self.study.space.infos[candidate.strategy]
+        chunking = cell(candidate, info)
+        base = self.plan.config.retrieval
+        options = spaces.retrieval_options(candidate, base, self.study.space.rerank)
+        options.strategy, options.config_id = candidate.strategy, chunking.config_id
+        if chunking.window is not None:
+            options.window = chunking.window
+        del options.filter.document_ids[:]
+        options.filter.document_ids.extend(self.plan.documents)
+        seen = sum(1 for r in self.experiment.runs if r.run_key == key or r.run_key.startswith(key + "#"))
+        run = self.experiment.runs.add(
+            run_key=key if not seen else f"{key}#{seen + 1}",
+            retrieval=options,
+            spec=chunking.spec,
+            expansion=info.expansion,
+            config_id=chunking.config_id,
+            questions_total=len(self.study.split.selection),
+        )
+        run.trial.CopyFrom(pb.StudyTrial(number=number, origin=origin, state="running"))
+        run.trial.params = spaces.params_json(params)
+        self.experiment.questions_total += run.questions_total
+        self._deps.repository.save_experiment(self.experiment)
+        return run
+
+    def _ask(self, chunking, run: pb.ExperimentRun, questions, check_stop, publish) -> None:
+        chunking.run_key = run.run_key
+        done = {r.question_id for r in self._results.get(run.run_key, [])}
+        for question in questions:
+            if question.question_id in done:
+                continue
+            check_stop()
+            result = self._asker.ask(chunking, run, question, self.plan, None, None)
+            self._deps.repository.save_result(
+                self.experiment.experiment_id, self._positions[question.question_id], result
+            )
+            self._results.setdefault(run.run_key, []).append(result)
+            self.experiment.questions_done += 1
+            run.questions_done += 1
+        self._deps.repository.save_experiment(self.experiment)
+
+    def _scores(self, run_key: str, confirmation: bool = False) -> objective.Scores:
+        wanted = {
+            q.question_id for q in (self.study.split.confirmation if confirmation else self.study.split.selection)
+        }
+        return objective.scores([r for r in self._results.get(run_key, []) if r.question_id in wanted])
+
+    def _finish(self, run: pb.ExperimentRun, started: float, publish: Publish) -> None:
+        s = self._scores(run.run_key)
+        run.trial.questions, run.trial.recall, run.trial.iou, run.trial.tokens_sent = (
+            s.questions,
+            s.recall,
+            s.iou,
+            s.tokens,
+        )
+        run.trial.feasible = objective.feasible(s, self.goal)
+        run.trial.seconds += time.monotonic() - started
+        self.update()
+        self._deps.repository.save_experiment(self.experiment)
+        self._publish(publish, f"trial {run.trial.number} ({run.trial.state}): {run.run_key}", run, "searching")
+
+    # -- the result -----------------------------------------------------------
+
+    def complete(self) -> list[tuple[str, objective.Scores]]:
+        return [(r.run_key, self._scores(r.run_key)) for r in self.experiment.runs if r.trial.state == "complete"]
+
+    def update(self) -> None:
+        """The study's result so far: counts, the best trial, the Pareto front."""
+        result = self.experiment.study
+        runs = self.experiment.runs
+        result.trials_done = self.trials_done()
+        result.trials_pruned = sum(1 for r in runs if r.trial.state == "pruned")
+        result.trials_failed = sum(1 for r in runs if r.trial.state == "failed")
+        result.seconds_used = self.seconds_used()
+        result.selection_questions = len(self.study.split.selection)
+        result.confirmation_questions = len(self.study.split.confirmation)
+        complete = self.complete()
+        result.best_run_key = objective.best(complete, self.goal)
+        front = objective.pareto(complete)
+        del result.pareto_run_keys[:]
+        result.pareto_run_keys.extend(front)
+        for run in runs:
+            run.trial.pareto = run.run_key in front
+
+    def confirm(self, publish: Publish, check_stop: CheckStop) -> None:
+        """The winner, the baseline and the recommendation asked the confirmation questions."""
+        self.update()
+        result = self.experiment.study
+        roles = {"winner": result.best_run_key}
+        for origin in ("baseline", "recommendation"):
+            run = next(
+                (r for r in self.experiment.runs if r.trial.origin == origin and r.trial.state != "failed"), None
+            )
+            roles[origin] = run.run_key if run is not None else ""
+        if not result.best_run_key:
+            near = objective.smallest_tokens(self.complete())
+            if near is not None and self.goal.max_tokens:
+                note = f"the fewest tokens per question any trial sent was {near[1]:.0f} ({near[0]}), over the cap of {self.goal.max_tokens}"
+                if note not in result.notes:
+                    result.notes.append(note)
+        for role in ("winner", "baseline", "recommendation"):
+            key = roles[role]
+            run = next((r for r in self.experiment.runs if r.run_key == key), None)
+            if run is None:
+                continue
+            if run.questions_total < len(self.study.split.selection) + len(self.study.split.confirmation):
+                run.questions_total += len(self.study.split.confirmation)
+                self.experiment.questions_total += len(self.study.split.confirmation)
+            candidate_cell = cell_of_run(run, self.study.space)
+            self._publish(publish, f"confirming {role}: {key}", run, "confirming")
+            self._ask(candidate_cell, run, self.study.split.confirmation, check_stop, publish)
+        wanted = {q.question_id for q in self.study.split.confirmation}
+        by_run = {k: [r for r in self._results.get(k, []) if r.question_id in wanted] for k in roles.values() if k}
+        confirm.fill(result, roles, by_run, self.goal)
+        result.finished = True
+        result.seconds_used = self.seconds_used()
+
+    def _publish(self, publish: Publish, message: str, run: pb.ExperimentRun, phase: str) -> None:
+        result = self.experiment.study
+        best = next((r for r in self.experiment.runs if r.run_key == result.best_run_key), None)
+        progress = pb.StudyProgress(
+            trials_done=result.trials_done,
+            trials_budget=self.study.trials,
+            seconds_used=self.seconds_used(),
+            seconds_budget=self.study.seconds,
+            best_run_key=result.best_run_key,
+            trial=run.trial,
+            trial_run_key=run.run_key,
+            phase=phase,
+        )
+        if best is not None:
+            progress.best_recall, progress.best_iou = best.trial.recall, best.trial.iou
+            progress.best_tokens_sent = best.trial.tokens_sent
+        publish(
+            pb.ExperimentEvent(
+                progress=pb.ExperimentProgress(
+                    experiment_id=self.experiment.experiment_id,
+                    questions_done=self.experiment.questions_done,
+                    questions_total=self.experiment.questions_total,
+                    message=message,
+                    run_key=run.run_key,
+                    study=progress,
+                )
+            )
+        )
+
+
+def cell_of_run(run: pb.ExperimentRun, space: spaces.Space):
+    """A stored run's cell (its spec and config_id as stored)."""
+    from services.evaluator.experiments.grid import Cell
+
+    window = run.retrieval.window if run.retrieval.HasField("window") else None
+    return Cell(run.run_key, run.spec, space.infos[run.spec.name], window, run.config_id)
