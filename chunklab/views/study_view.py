@@ -66,8 +66,9 @@ def best_text(run_key: str, recall: float, iou: float, tokens: float, metrics: M
     )
 
 
-def progress_line(progress: pb.ExperimentProgress, metrics: MetricFormat) -> str:
-    """One line on where a study stands: trials so far, what it does now, the best so far."""
+def progress_line(progress: pb.ExperimentProgress, metrics: MetricFormat, counted: bool = True) -> str:
+    """One line on where a study stands: trials so far (not when a bar beside it counts them),
+    what it does now, the best so far."""
     study = progress.study
     if study.phase == "confirming":
         doing = "confirming the winner, the baseline and the recommendation on the held-out questions"
@@ -80,7 +81,7 @@ def progress_line(progress: pb.ExperimentProgress, metrics: MetricFormat) -> str
         f"{numbers.duration(study.seconds_budget)}"
     )
     best = best_text(study.best_run_key, study.best_recall, study.best_iou, study.best_tokens_sent, metrics)
-    return f"{count} · {doing} · best so far: {best}"
+    return f"{count + ' · ' if counted else ''}{doing} · best so far: {best}"
 
 
 def trial_rows(experiment: pb.Experiment, metrics: MetricFormat) -> list[dict]:

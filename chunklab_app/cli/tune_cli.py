@@ -189,7 +189,8 @@ def follow_study(events, metrics: MetricFormat, progress: Progress):
         done, total = study_view.fraction(p.study)
         new_trial = p.study.trials_done != last_trial
         last_trial = p.study.trials_done
-        progress.update(int(done), int(total), study_view.progress_line(p, metrics), new_step=new_trial)
+        line = study_view.progress_line(p, metrics, counted=not p.study.trials_budget)
+        progress.update(int(done), int(total), line, new_step=new_trial)
 
     try:
         return experiment_outcome(events, show)
@@ -217,9 +218,9 @@ def cmd_tune(args, client: ChunkLab) -> int:
             dry_run=args.dry_run,
         )
     outcome = follow_study(events, metrics, progress)
-    for warning in outcome.estimate.warnings if outcome.estimate else ():
-        print(f"warning: {warning}", file=sys.stderr)
     if args.dry_run:
+        for warning in outcome.estimate.warnings if outcome.estimate else ():
+            print(f"warning: {warning}", file=sys.stderr)
         shown = (
             json_format.MessageToDict(outcome.estimate, preserving_proto_field_name=True) if outcome.estimate else {}
         )
@@ -245,6 +246,9 @@ def cmd_tune(args, client: ChunkLab) -> int:
     return 0 if study.state == evaluator_pb2.EXPERIMENT_STATE_SUCCEEDED else 1
 
 
+LABELS = ("recall", "IoU", "tokens per question")
+
+
 def print_result(view: dict, out=None) -> None:
     """The study's result: what it searched, the winner beside the baseline and the
     recommendation on the confirmation questions, the lead and its interval, and what was left out."""
@@ -253,15 +257,12 @@ def print_result(view: dict, out=None) -> None:
     if view["summary"]:
         print(f"\n{view['summary']}", file=out)
     if view["candidates"]:
-        print(
-            f"\n{'on the confirmation questions':<24} {'configuration':<56} {'recall (95% interval)':>28} "
-            f"{'IoU (95% interval)':>26} {'tokens / question':>24}",
-            file=out,
-        )
+        print("\nOn the confirmation questions, with 95% intervals:", file=out)
     for row in view["candidates"]:
-        cells = [f"{row[m]['value']} {row[m]['interval']}".strip() for m in study_view.MEASURES]
-        late = "" if row["feasible"] else "  (over the objective's limits)"
-        print(f"{row['role']:<24} {row['run_key']:<56} {cells[0]:>28} {cells[1]:>26} {cells[2]:>24}{late}", file=out)
+        late = "" if row["feasible"] else " (outside the objective's limits)"
+        print(f"  {row['role']}{late}: {row['run_key']}", file=out)
+        cells = [f"{label} {row[m]['value']} {row[m]['interval']}" for label, m in zip(LABELS, study_view.MEASURES)]
+        print(f"    {' · '.join(cells)}", file=out)
     if view["lead"]:
         print(f"\n{view['lead']}", file=out)
     for note in view["notes"]:
