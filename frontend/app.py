@@ -58,12 +58,13 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
     # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
     with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
+        # Experiment ids a page asks Compare to show (the study page's "Open in Compare"). Made
+        # outside the tabs: a component among them counts as one, and the tab bar repeats a tab.
+        compare_request = gr.State(None)
         # Start here comes first: its steps open the other tabs (ADR 0091).
         with gr.Tabs(selected=START) as tabs:
             with gr.Tab("Start here", id=START, elem_id=f"tab-{START}") as start_tab:
                 start.build(gateway, tabs, start_tab)
-            # Experiment ids a page asks Compare to show (the study page's "Open in Compare").
-            compare_request = gr.State(None)
             for title, tab_id, module in PAGES:
                 with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}") as tab:
                     if module is compare:

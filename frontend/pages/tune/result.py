@@ -59,18 +59,11 @@ def actions_section(gateway: ChunkLab, study_id: gr.State, compare_request, tabs
             compare = gr.Button("Open in Compare", elem_id="tune-open-compare")
         said = gr.HTML(elem_id="tune-action-status")
         with gr.Accordion("Copy the winner's settings as code", open=False, elem_id="tune-code"):
-            boxes = []
-            with gr.Tabs():
-                for label, library in CODE_TABS:
-                    with gr.Tab(label):
-                        boxes.append(
-                            gr.Code(
-                                language="python",
-                                interactive=False,
-                                label=f"{label} code",
-                                elem_id=f"tune-code-{library}",
-                            )
-                        )
+            # One box per library, one under the other: nested tabs here confuse the page's own tabs.
+            boxes = [
+                gr.Code(language="python", interactive=False, label=f"{label} code", elem_id=f"tune-code-{library}")
+                for label, library in CODE_TABS
+            ]
 
     def stored(current: str) -> evaluator_pb2.Experiment:
         if not current:
