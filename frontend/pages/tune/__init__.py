@@ -20,6 +20,7 @@ from frontend.forms.pickers import document_dropdown_update, question_set_update
 from frontend.pages.tune import result, study_form
 from frontend.pages.tune.following import follow_study
 from frontend.pages.tune.trials_plot import COLOURS, COLUMNS
+from frontend.views import plot_section
 from frontend.views.formatting import message_html
 
 INTRO = (
@@ -129,6 +130,8 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
             color_title="",
             tooltip="all",
             title="Trials so far: recall against tokens sent",
+            y_lim=[0, 100],
+            y_axis_format=plot_section.AXIS,
             visible=False,
             elem_id="tune-plot",
         )

@@ -11,8 +11,8 @@ import gradio as gr
 
 from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import evaluator_pb2
-from chunklab.views import study_view
-from chunklab.views.metric_format import MetricFormat
+from chunklab.views import numbers, study_view
+from chunklab.views.metric_format import MetricFormat, plural
 from chunklab.views.render import render
 from frontend.errors import told_html
 from frontend.pages.tune import result
@@ -97,8 +97,10 @@ def follow_study(gateway: ChunkLab, request: StudyRequest, progress) -> Iterator
         return
     log.add_experiment(stored)
     state = study_view.state_name(stored)
+    said = f"{plural(stored.study.trials_done, 'trial')} in {numbers.duration(stored.study.seconds_used)}"
     line = message_html(
-        f"The study {state}: {stored.study.summary or stored.error}", "ok" if state == "succeeded" else "warning"
+        f"The study {state}: {said}." + (f" {stored.error}" if stored.error else ""),
+        "ok" if state == "succeeded" else "warning",
     )
     yield (
         line,
