@@ -130,8 +130,9 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
             color_title="",
             tooltip="all",
             title="Trials so far: recall against tokens sent",
-            y_lim=[0, 100],
+            y_lim=[0, 101],  # a point at 100% stays whole
             y_axis_format=plot_section.AXIS,
+            x_axis_format=plot_section.AXIS,
             visible=False,
             elem_id="tune-plot",
         )
