@@ -66,6 +66,7 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     result.locator(".cl-study-trials summary").click()
     expect(result.locator(".cl-study-trials tbody tr")).to_have_count(TRIALS)
     expect(result.locator(".cl-study-trials tbody tr").first).to_contain_text("the static recommendation")
+    first_trial = result.locator(".cl-study-trials tbody tr").first.locator("code").inner_text()
     winner = result.get_attribute("data-winner")
     assert winner, "the study names a winner"
     screenshot(page, "tune-2-result")
@@ -89,5 +90,8 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     expect(page.get_by_role("tab", name="Compare", exact=True)).to_have_attribute("aria-selected", "true")
     compared = page.locator("#compare-result")
     expect(compared).to_contain_text(winner, timeout=60 * SECONDS)
+    expect(compared).to_contain_text(f"Baseline: study of harbour-and-light.jsonl: {first_trial}")
+    expect(page.locator("#compare-plot-metric")).to_be_visible()
+    expect(compared).not_to_have_class(re.compile(r"\bpending\b"))
     screenshot(page, "tune-4-compare")
     assert page.evaluate("window.__chunklab_xss") is None

@@ -60,6 +60,12 @@ def test_tune_searches_a_few_trials_and_prints_the_winner_beside_the_recommendat
     study_id = re.search(r"^study (\S+):", out, re.M).group(1)
     assert f"chunklab export snippet --experiment {study_id} --run" in out
 
+    # A study compares alone in Compare: each trial against its first, the static recommendation.
+    compared = cli(stack, "compare", study_id)
+    assert compared.returncode == 0, compared.stderr
+    first = re.search(r"^  static recommendation: (\S+)$", out, re.M).group(1)
+    assert re.search(rf"^recall\s+\S+\s+vs {re.escape(first[:30])}", compared.stdout, re.M), compared.stdout
+
     # The same study as JSON: the three configurations' intervals and every trial.
     again = cli(stack, "tune", "--question-set", question_set_of(done.stderr), "--trials", "2", "--json")
     assert again.returncode == 0, again.stderr

@@ -206,7 +206,7 @@ def test_tune_reads_a_share_as_a_fraction_or_a_percentage_and_refuses_flags_that
 def test_the_printed_result_has_the_three_configurations_with_intervals_and_the_command_to_take_it_home(capsys):
     tune_cli.print_result(study_view.result_view(finished_study(tie=True), METRICS))
     out = capsys.readouterr().out
-    assert f"winner                   {WIN}" in out
-    assert "95.0% [90.0%, 98.0%]" in out and "static recommendation" in out and "fixed_size baseline" in out
+    assert f"  winner: {WIN}\n    recall 95.0% [90.0%, 98.0%] · IoU 9.0% [7.0%, 11.0%]" in out
+    assert f"  static recommendation: {REC}\n" in out and f"  fixed_size baseline: {BASE}\n" in out
     assert "this is a tie" in out
     assert f"chunklab export snippet --experiment s1 --run '{WIN}'" in out

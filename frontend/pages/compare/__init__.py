@@ -114,14 +114,15 @@ def build(gateway: ChunkLab, opened=None, request: gr.State | None = None) -> gr
                 *plot_section.updates(list(response.experiments), list(response.wins), metrics),
             )
 
-        def opening_choices(current: list[str] | None, shown: pd.DataFrame | None):
-            """The choices with the opening pair chosen, until a comparison is shown."""
-            return gr.skip() if shown is not None else choices(current, first_open=True)
+        def opening_choices(current: list[str] | None, shown: pd.DataFrame | None, asked=None):
+            """The choices with the opening pair chosen, until a comparison is shown (or another
+            page asked for one)."""
+            return gr.skip() if shown is not None or asked else choices(current, first_open=True)
 
-        def first_comparison(experiment_ids: list[str] | None, shown: pd.DataFrame | None):
+        def first_comparison(experiment_ids: list[str] | None, shown: pd.DataFrame | None, asked=None):
             """The opening pair compared at once (once: a comparison shown stays); without a pair,
             what to run to get one."""
-            if shown is not None:
+            if shown is not None or asked:
                 return tuple(gr.skip() for _ in outputs)
             if len(experiment_ids or []) >= 2:
                 return compare(experiment_ids)
@@ -132,8 +133,9 @@ def build(gateway: ChunkLab, opened=None, request: gr.State | None = None) -> gr
         # where the page stands alone. Not both: a load still comparing when the tab opens
         # would do the work twice, for a tab nobody sees at load.
         event = opened if opened is not None else page.load
-        event(opening_choices, inputs=[chosen, differences], outputs=chosen).then(
-            first_comparison, inputs=[chosen, differences], outputs=outputs
+        asked = [request] if request is not None else []
+        event(opening_choices, inputs=[chosen, differences, *asked], outputs=chosen).then(
+            first_comparison, inputs=[chosen, differences, *asked], outputs=outputs
         )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")

@@ -137,7 +137,7 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
             elem_id="tune-plot",
         )
         summary = gr.HTML(elem_id="tune-result")
-        actions = result.actions_section(gateway, study_id, compare_request, tabs)
+        actions = result.actions_section(gateway, study_id, summary, compare_request, tabs)
 
         @said_in_place(outputs=6)
         def run(*values, progress=gr.Progress()):

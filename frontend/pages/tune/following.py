@@ -17,7 +17,7 @@ from chunklab.views.render import render
 from frontend.errors import told_html
 from frontend.pages.tune import result
 from frontend.pages.tune.study_form import StudyRequest
-from frontend.pages.tune.trials_plot import TrialLog
+from frontend.pages.tune.trials_plot import COLUMNS, TrialLog
 from frontend.views.formatting import message_html
 
 
@@ -44,7 +44,10 @@ def status_html(progress: evaluator_pb2.ExperimentProgress | None, metrics: Metr
 
 def plot_update(log: TrialLog):
     frame = log.frame()
-    return gr.update(value=frame, visible=not frame.empty)
+    if frame.empty:
+        return gr.update(value=frame, visible=False)
+    # From 0 tokens, with room on the right: no point sits on the frame's edge.
+    return gr.update(value=frame, visible=True, x_lim=[0, max(frame[COLUMNS[1]].max() * 1.1, 10)])
 
 
 def follow_study(gateway: ChunkLab, request: StudyRequest, progress) -> Iterator[tuple]:

@@ -52,7 +52,8 @@ class Actions:
     box: gr.Group
 
 
-def actions_section(gateway: ChunkLab, study_id: gr.State, compare_request, tabs) -> Actions:
+def actions_section(gateway: ChunkLab, study_id: gr.State, shown: gr.HTML, compare_request, tabs) -> Actions:
+    """Below the result (`shown`): its code is filled whenever a result is shown."""
     with gr.Group(visible=False, elem_id="tune-actions") as box:
         with gr.Row():
             activate = gr.Button("Make the winner active", variant="primary", elem_id="tune-make-active")
@@ -98,7 +99,8 @@ def actions_section(gateway: ChunkLab, study_id: gr.State, compare_request, tabs
         return tuple(snippets[library] for _, library in CODE_TABS)
 
     activate.click(make_active, inputs=study_id, outputs=said)
-    study_id.change(code, inputs=study_id, outputs=boxes, show_progress="hidden")
+    shown.change(code, inputs=study_id, outputs=boxes, show_progress="hidden")
+    shown.change(lambda: "", outputs=said, show_progress="hidden")
     if compare_request is not None and tabs is not None:
 
         def open_compare(current: str):
