@@ -192,3 +192,20 @@ def document_rows(run: pb.ExperimentRun | None, metrics: MetricFormat) -> list[d
         }
         for d in run.per_document
     ]
+
+
+def ended_text(experiment: pb.Experiment) -> tuple[str, str]:
+    """(a sentence on how the study ended, its kind: ok, warning or error)."""
+    said = f"{plural(experiment.study.trials_done, 'trial')} in {numbers.duration(experiment.study.seconds_used)}"
+    if experiment.state == pb.EXPERIMENT_STATE_SUCCEEDED:
+        return f"The study is done: {said}.", "ok"
+    if experiment.state == pb.EXPERIMENT_STATE_INTERRUPTED:
+        return (
+            f"The study was stopped after {said}. Its trials are kept: Resume goes on from them "
+            f"(chunklab tune --resume {experiment.experiment_id}).",
+            "warning",
+        )
+    error = f": {experiment.error}" if experiment.error else ""
+    if experiment.state == pb.EXPERIMENT_STATE_PARTIAL:
+        return f"The study ended after {said}, some trials failed{error}.", "warning"
+    return f"The study {state_name(experiment)} after {said}{error}.", "error"

@@ -49,7 +49,7 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     # questions, each measure with its 95% interval; why, document by document.
     result = page.locator("#tune-result .cl-study-result")
     expect(result).to_be_visible(timeout=600 * SECONDS)
-    expect(page.locator("#tune-status")).to_contain_text(f"The study succeeded: {TRIALS} trials in")
+    expect(page.locator("#tune-status")).to_contain_text(f"The study is done: {TRIALS} trials in")
     roles = result.locator(".cl-study-candidates tbody tr")
     expect(roles).to_have_count(3)
     expect(roles.locator("td:first-child")).to_have_text(
@@ -95,3 +95,29 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     expect(compared).not_to_have_class(re.compile(r"\bpending\b"))
     screenshot(page, "tune-4-compare")
     assert page.evaluate("window.__chunklab_xss") is None
+
+
+def test_a_cancelled_study_keeps_its_trials_and_resume_goes_on_to_its_budget(page, study_inputs):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Find the best configuration").click()
+    choose(page, "tune-question-set", re.compile(r"^harbour-and-light\.jsonl · 10 questions"))
+    fill(page, "tune-trials", "8")
+    fill(page, "tune-seed", "7")
+    page.locator("#tune-start").click()
+    expect(page.locator("#tune-status .cl-study[data-state=running]:not([data-trials='0'])")).to_be_visible(
+        timeout=300 * SECONDS
+    )
+    page.locator("#tune-cancel").click()
+    status = page.locator("#tune-status")
+    expect(status).to_contain_text("The study was stopped after", timeout=300 * SECONDS)
+    expect(status).to_contain_text("Its trials are kept: Resume goes on from them")
+    stopped_at = int(re.search(r"after (\d+) trials?", status.inner_text()).group(1))
+    assert 1 <= stopped_at < 8
+    expect(page.locator("#tune-resume")).to_be_enabled()
+    screenshot(page, "tune-5-cancelled")
+
+    page.locator("#tune-resume").click()
+    expect(status).to_contain_text("The study is done: 8 trials in", timeout=600 * SECONDS)
+    expect(page.locator("#tune-result .cl-study-trials tbody tr")).to_have_count(8)
+    expect(page.locator("#tune-resume")).to_be_disabled()

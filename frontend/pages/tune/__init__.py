@@ -18,7 +18,7 @@ from chunklab_app import recommended
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update, question_set_update
 from frontend.pages.tune import result, study_form
-from frontend.pages.tune.following import follow_study
+from frontend.pages.tune.following import follow_study, started
 from frontend.pages.tune.trials_plot import COLOURS, COLUMNS
 from frontend.views import plot_section
 from frontend.views.formatting import message_html
@@ -120,6 +120,7 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
         with gr.Row():
             start = gr.Button("Find the best configuration", variant="primary", elem_id="tune-start")
             cancel = gr.Button("Cancel", variant="stop", interactive=False, elem_id="tune-cancel")
+            resume = gr.Button("Resume", interactive=False, elem_id="tune-resume")
         study_id = gr.State("")
         status = gr.HTML(elem_id="tune-status")
         plot = gr.ScatterPlot(
@@ -138,22 +139,25 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
         )
         summary = gr.HTML(elem_id="tune-result")
         actions = result.actions_section(gateway, study_id, summary, compare_request, tabs)
+        outputs = [status, plot, summary, study_id, cancel, resume, actions.box]
 
-        @said_in_place(outputs=6)
+        @said_in_place(outputs=len(outputs))
         def run(*values, progress=gr.Progress()):
             try:
                 request = study_form.study_request(**dict(zip(study_form.FIELDS, values, strict=True)))
             except ValueError as exc:
                 raise user_error(str(exc)) from None
-            yield from follow_study(gateway, request, progress)
+            yield from follow_study(gateway, started(gateway, request), progress)
 
-        start.click(
-            run,
-            inputs=fields,
-            outputs=[status, plot, summary, study_id, cancel, actions.box],
-            concurrency_limit=None,
-            show_progress="minimal",
-        )
+        @said_in_place(outputs=len(outputs))
+        def go_on(current: str, progress=gr.Progress()):
+            if not current:
+                raise user_error("No study to resume.")
+            yield from follow_study(gateway, gateway.resume_experiment(current), progress)
+
+        # A study goes on in the evaluator if the page is closed; the status says how far it is.
+        start.click(run, inputs=fields, outputs=outputs, concurrency_limit=None, show_progress="minimal")
+        resume.click(go_on, inputs=study_id, outputs=outputs, concurrency_limit=None, show_progress="minimal")
 
         @said_in_place(outputs=1)
         def stop(current: str):
@@ -161,11 +165,7 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
                 raise user_error("No study is running.")
             with told_as_sentence():
                 gateway.cancel_experiment(current)
-            return message_html(
-                "Cancelling: the trial under way ends first. The study keeps its trials; run it again with "
-                "`chunklab tune --resume` to go on.",
-                "warning",
-            )
+            return message_html("Stopping after the trial under way; the study keeps its trials.", "warning")
 
         cancel.click(stop, inputs=study_id, outputs=status)
 
