@@ -176,13 +176,14 @@ def question_set_of(args, client: ChunkLab, progress: Progress) -> str:
     return imported.question_set_id
 
 
-def follow_study(events, metrics: MetricFormat, progress: Progress):
+def follow_study(events, metrics: MetricFormat, progress: Progress, seen: dict):
     """The stream followed to its end: a bar over the budget (trials, or time), each trial a
-    line of its own in a log, the best so far on the bar."""
+    line of its own in a log, the best so far on the bar. `seen` gets the study's id."""
     last_trial = 0
 
     def show(p: evaluator_pb2.ExperimentProgress) -> None:
         nonlocal last_trial
+        seen["study_id"] = p.experiment_id or seen.get("study_id", "")
         if not p.HasField("study"):
             progress.update(0, 1, p.message)
             return
@@ -196,6 +197,24 @@ def follow_study(events, metrics: MetricFormat, progress: Progress):
         return experiment_outcome(events, show)
     finally:
         progress.close()
+
+
+def stop(client: ChunkLab, study_id: str) -> int:
+    """Ctrl-C stops the study itself (unlike an experiment, which goes on): it keeps its trials."""
+    if not study_id:
+        print("\nchunklab: stopped before the study started", file=sys.stderr)
+        return 130
+    try:
+        client.cancel_experiment(study_id)
+    except ClientError as exc:  # it ended meanwhile
+        print(f"\nchunklab: {exc.message}", file=sys.stderr)
+        return 130
+    print(
+        f"\nchunklab: stopping study {study_id} after the trial under way; its trials are kept: "
+        f"chunklab tune --resume {study_id} goes on",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def cmd_tune(args, client: ChunkLab) -> int:
@@ -217,7 +236,11 @@ def cmd_tune(args, client: ChunkLab) -> int:
             selection_share=args.selection_share or 0.0,
             dry_run=args.dry_run,
         )
-    outcome = follow_study(events, metrics, progress)
+    seen: dict = {}
+    try:
+        outcome = follow_study(events, metrics, progress, seen)
+    except KeyboardInterrupt:
+        return stop(client, seen.get("study_id", ""))
     if args.dry_run:
         for warning in outcome.estimate.warnings if outcome.estimate else ():
             print(f"warning: {warning}", file=sys.stderr)
