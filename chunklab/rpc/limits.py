@@ -46,6 +46,7 @@ STRING_LIMITS: dict[str, int | None] = {
         (
             "name",
             "strategy",
+            "strategies",
             "embedding_model",
             "model",
             "collection",

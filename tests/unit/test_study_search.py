@@ -1,0 +1,138 @@
+"""The tuning study's logic a user relies on: the space holds what the chunker declares (and
+leaves out what needs an LLM, saying why), the objective picks the configuration a person would
+(most recall within the token cap, IoU breaking a tie), the split never lets a question both tune
+and confirm, and the confirmation says when the winner's lead is a tie."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+
+import services.chunker.strategies as strategies
+from chunklab.errors import InvalidArgument
+from chunklab.v1 import evaluator_pb2 as pb
+from services.evaluator.study import confirm, objective, split
+from services.evaluator.study import space as spaces
+
+INFOS = strategies.REGISTRY.infos()
+CAP = pb.StudyObjective(max_tokens=800)
+
+
+def test_the_default_space_is_every_strategy_without_an_llm_and_says_why_the_others_are_left_out():
+    space = spaces.build(pb.Study(objective=CAP), INFOS, llm_configured=False, reranker=0)
+    needing = {i.name for i in INFOS if i.requires_llm}
+    assert needing and not needing & set(space.strategies())
+    assert set(space.strategies()) == {i.name for i in INFOS if not i.requires_llm}
+    assert all(any(name in note and "needs an LLM" in note for note in space.notes) for name in needing)
+    assert space.hybrid == (False, True)
+
+
+def test_with_an_llm_configured_the_llm_strategies_are_searched_too():
+    space = spaces.build(pb.Study(), INFOS, llm_configured=True, reranker=0)
+    assert {i.name for i in INFOS} == set(space.strategies())
+
+
+def test_every_trial_the_sampler_proposes_is_a_valid_configuration_within_the_token_cap():
+    space = spaces.build(pb.Study(objective=CAP), INFOS, llm_configured=False, reranker=0)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    for _ in range(60):
+        trial = study.ask()
+        candidate = spaces.suggest(trial, space)
+        study.tell(trial, 0.0)
+        for name, value in candidate.values.items():
+            if name in ("chunk_size", "max_tokens", "child_max_tokens"):
+                assert value <= 800, candidate.run_key  # a chunk over the cap alone sends too much
+        if "chunk_overlap" in candidate.values:
+            assert candidate.values["chunk_overlap"] < candidate.values["chunk_size"]
+        if "child_max_tokens" in candidate.values and "parent_max_tokens" in candidate.values:
+            assert candidate.values["child_max_tokens"] <= candidate.values["parent_max_tokens"]
+        assert candidate.top_k in space.top_k
+
+
+def test_the_recommendation_is_the_first_starting_point_and_the_baseline_the_second():
+    space = spaces.build(pb.Study(objective=CAP), INFOS, llm_configured=False, reranker=0)
+    (first, rec), (second, base) = spaces.starting_points(space)
+    assert (first, rec["strategy"], rec["hybrid"]) == ("recommendation", "cluster_parent_child", True)
+    assert (second, base["strategy"], base["hybrid"]) == ("baseline", "fixed_size", False)
+    study = optuna.create_study()
+    study.enqueue_trial(rec)
+    candidate = spaces.suggest(study.ask(), space)
+    assert candidate.values == {"child_max_tokens": 50, "parent_max_tokens": 350, "context_pieces": 1}
+
+
+def test_most_recall_within_the_cap_wins_and_iou_breaks_a_tie_in_recall():
+    trials = [
+        ("wide", objective.Scores(recall=0.99, iou=0.02, tokens=1500, questions=20)),  # over the cap
+        ("sharp", objective.Scores(recall=0.931, iou=0.12, tokens=600, questions=20)),
+        ("broad", objective.Scores(recall=0.935, iou=0.05, tokens=780, questions=20)),
+        ("weak", objective.Scores(recall=0.80, iou=0.20, tokens=300, questions=20)),
+        ("dull", objective.Scores(recall=0.85, iou=0.04, tokens=790, questions=20)),  # broad beats it on all three
+    ]
+    assert objective.best(trials, CAP) == "sharp"  # 0.4 points of recall less, IoU more than twice
+    assert objective.value(trials[0][1], CAP) < objective.value(trials[3][1], CAP)
+    assert objective.pareto(trials) == ["wide", "sharp", "broad", "weak"]
+    at_recall = pb.StudyObjective(kind=pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL, min_recall=0.9, max_tokens=800)
+    assert objective.best(trials, at_recall) == "sharp"
+
+
+def test_a_cap_no_trial_meets_names_the_smallest_seen():
+    trials = [("a", objective.Scores(0.9, 0.1, 950, 10)), ("b", objective.Scores(0.95, 0.1, 1200, 10))]
+    assert objective.best(trials, CAP) == ""
+    assert objective.smallest_tokens(trials) == ("a", 950)
+
+
+def _questions(n: int) -> list[pb.Question]:
+    return [
+        pb.Question(question_id=f"q{i}", text=f"question {i}?", references=[pb.Reference(document_id="d", content="x")])
+        for i in range(n)
+    ]
+
+
+def test_the_split_is_seeded_disjoint_and_its_rungs_grow_to_the_whole_selection():
+    dealt = split.deal(_questions(40), pb.Validation(seed=7))
+    again = split.deal(list(reversed(_questions(40))), pb.Validation(seed=7))
+    assert [q.question_id for q in dealt.selection] == [q.question_id for q in again.selection]
+    assert not {q.question_id for q in dealt.selection} & {q.question_id for q in dealt.confirmation}
+    assert len(dealt.selection) == len(dealt.confirmation) == 20
+    rungs = dealt.rungs()
+    assert [len(r) for r in rungs] == [5, 10, 20] and rungs[-1] == dealt.selection
+
+
+def test_a_question_set_too_small_to_confirm_says_how_many_the_split_needs():
+    with pytest.raises(InvalidArgument, match=r"has 5 questions .* needs at least 8"):
+        split.deal(_questions(5), pb.Validation())
+    with pytest.raises(InvalidArgument, match="needs at least 20"):
+        split.deal(_questions(12), pb.Validation(selection_share=0.8))
+
+
+def _results(run: str, recalls: list[float]) -> list[pb.QuestionResult]:
+    return [
+        pb.QuestionResult(
+            question_id=f"q{i}",
+            run_key=run,
+            metrics=pb.RetrievalMetrics(recall=r, iou=r / 10, tokens_sent=500, labelled=True),
+        )
+        for i, r in enumerate(recalls)
+    ]
+
+
+def test_a_lead_whose_interval_holds_zero_is_called_a_tie():
+    result = pb.StudyResult(confirmation_questions=6)
+    roles = {"winner": "w", "baseline": "b", "recommendation": "r"}
+    by_run = {
+        "w": _results("w", [1, 1, 0, 1, 1, 0]),
+        "r": _results("r", [1, 0, 1, 1, 0, 1]),
+        "b": _results("b", [0, 0, 0, 1, 0, 0]),
+    }
+    confirm.fill(result, roles, by_run, CAP)
+    assert [c.role for c in result.confirmation] == ["winner", "baseline", "recommendation"]
+    recall = next(m for m in result.confirmation[0].means if m.metric == "recall")
+    assert recall.mean == pytest.approx(4 / 6) and recall.ci_low < recall.mean < recall.ci_high
+    assert result.tie and "may be a tie" in result.summary
+
+
+def test_a_winner_worse_than_the_recommendation_on_confirmation_says_keep_the_recommendation():
+    result = pb.StudyResult(confirmation_questions=6)
+    by_run = {"w": _results("w", [0, 0, 0, 0, 1, 0]), "r": _results("r", [1, 1, 1, 1, 1, 1])}
+    confirm.fill(result, {"winner": "w", "recommendation": "r"}, by_run, CAP)
+    assert "keep the recommendation" in result.summary
