@@ -15,8 +15,9 @@ class NothingToActivate(ValueError):
 
 
 def winner_run(experiment: evaluator_pb2.Experiment, run_key: str = "") -> evaluator_pb2.ExperimentRun:
-    """The study's winner (or run_key's run)."""
-    wanted = run_key or next((c.run_key for c in experiment.study.confirmation if c.role == "winner"), "")
+    """The configuration the study offers to take home (its winner, or the recommendation where the
+    winner falls below it on the confirmation questions: study_view.take_home), or run_key's run."""
+    wanted = run_key or study_view.take_home(experiment)[0]
     if not wanted:
         raise NothingToActivate(experiment.study.summary or "the study has no winner yet")
     found = next((run for run in experiment.runs if run.run_key == wanted), None)
@@ -68,6 +69,7 @@ def result_json(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> 
             "ci_high": result.lead_ci_high,
             "tie": result.tie,
         },
+        "take_home": dict(zip(("run_key", "role"), study_view.take_home(experiment), strict=True)),
         "notes": list(result.notes),
         "pareto": list(result.pareto_run_keys),
         "trials": [

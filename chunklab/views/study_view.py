@@ -164,6 +164,8 @@ def result_view(experiment: pb.Experiment, metrics: MetricFormat) -> dict:
         "split": f"tuned on {plural(result.selection_questions, 'question')}, confirmed on "
         f"{plural(result.confirmation_questions, 'other question')}",
         "winner": best,
+        "take_home": take_home(experiment)[0],
+        "take_home_text": take_home_text(experiment),
         "candidates": candidate_rows(result, metrics),
         "lead": lead_text(result, metrics),
         "tie": result.tie,
@@ -209,3 +211,31 @@ def ended_text(experiment: pb.Experiment) -> tuple[str, str]:
     if experiment.state == pb.EXPERIMENT_STATE_PARTIAL:
         return f"The study ended after {said}, some trials failed{error}.", "warning"
     return f"The study {state_name(experiment)} after {said}{error}.", "error"
+
+
+def _mean(candidate: pb.StudyCandidate, metric: str) -> float:
+    return next((m.mean for m in candidate.means if m.metric == metric), 0.0)
+
+
+def take_home(experiment: pb.Experiment) -> tuple[str, str]:
+    """(run key, "winner" or "recommendation"): the configuration to take home. The winner, unless
+    on the confirmation questions it falls below the static recommendation on recall or IoU:
+    then the recommendation holds, and that is what the study honestly offers."""
+    found = {c.role: c for c in experiment.study.confirmation}
+    chosen, held = found.get("winner"), found.get("recommendation")
+    if chosen is None:
+        return "", ""
+    below = held is not None and any(_mean(chosen, m) < _mean(held, m) for m in (RECALL, IOU))
+    if below and held.run_key != chosen.run_key:
+        return held.run_key, "recommendation"
+    return chosen.run_key, "winner"
+
+
+def take_home_text(experiment: pb.Experiment) -> str:
+    key, who = take_home(experiment)
+    if who == "recommendation":
+        return (
+            f"Take home the static recommendation, {key}: on the questions the search did not see, "
+            "the winner falls below it on recall or IoU."
+        )
+    return f"Take home the winner, {key}." if key else ""

@@ -114,7 +114,11 @@ def add_tune_command(commands, handler) -> None:
     )
     tune.add_argument("--name", default="", help="the study's name")
     tune.add_argument("--dry-run", action="store_true", help="check the request and say what it would search")
-    tune.add_argument("--make-active", action="store_true", help="make the winner's index sets the active ones")
+    tune.add_argument(
+        "--make-active",
+        action="store_true",
+        help="make the configuration it offers (the winner, or the recommendation where the winner falls below it) the active index set of each document",
+    )
     tune.add_argument("--report", help="write the study's HTML report here (a .html file or a folder)")
     tune.add_argument("--json", action="store_true", help="print the result as JSON")
     tune.set_defaults(handler=handler)
@@ -190,8 +194,9 @@ def follow_study(events, metrics: MetricFormat, progress: Progress, seen: dict):
         done, total = study_view.fraction(p.study)
         new_trial = p.study.trials_done != last_trial
         last_trial = p.study.trials_done
-        line = study_view.progress_line(p, metrics, counted=not p.study.trials_budget)
-        progress.update(int(done), int(total), line, new_step=new_trial)
+        by_trials = bool(p.study.trials_budget)
+        line = study_view.progress_line(p, metrics, counted=not by_trials)
+        progress.update(int(done), int(total), line, new_step=new_trial, counted=by_trials)
 
     try:
         return experiment_outcome(events, show)
@@ -257,12 +262,12 @@ def cmd_tune(args, client: ChunkLab) -> int:
         print(json.dumps(tuning.result_json(study, metrics), indent=2))
     else:
         print_result(view)
-    if args.make_active and view["winner"]:
+    if args.make_active and view["take_home"]:
         try:
             activated = tuning.make_active(client, study)
         except tuning.NothingToActivate as exc:
             raise UsageError(f"--make-active: {exc}") from None
-        print(f"made {view['winner']} the active index set of {len(activated)} documents", file=sys.stderr)
+        print(f"made {view['take_home']} the active index set of {len(activated)} documents", file=sys.stderr)
     if args.report:
         path = client.write_report(study.experiment_id, args.report, evaluator_pb2.REPORT_VIEW_BOTH).path
         print(f"report written to {path}", file=sys.stderr)
@@ -290,8 +295,6 @@ def print_result(view: dict, out=None) -> None:
         print(f"\n{view['lead']}", file=out)
     for note in view["notes"]:
         print(f"note: {note}", file=out)
-    if view["winner"]:
-        print(
-            f"\nTake it home: chunklab export snippet --experiment {view['experiment_id']} --run '{view['winner']}'",
-            file=out,
-        )
+    if view["take_home"]:
+        print(f"\n{view['take_home_text']}", file=out)
+        print(f"  chunklab export snippet --experiment {view['experiment_id']} --run '{view['take_home']}'", file=out)

@@ -67,12 +67,13 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     expect(result.locator(".cl-study-trials tbody tr")).to_have_count(TRIALS)
     expect(result.locator(".cl-study-trials tbody tr").first).to_contain_text("the static recommendation")
     first_trial = result.locator(".cl-study-trials tbody tr").first.locator("code").inner_text()
-    winner = result.get_attribute("data-winner")
-    assert winner, "the study names a winner"
+    winner = result.get_attribute("data-take-home")  # the winner, or the recommendation where it holds
+    assert winner, "the study offers a configuration to take home"
+    expect(result.locator(".cl-study-take-home")).to_contain_text("Take home the ")
     screenshot(page, "tune-2-result")
 
     # Copy as code: the winner's strategy, its knobs and its retrieval settings.
-    page.locator("#tune-code").get_by_text("Copy the winner's settings as code").click()
+    page.locator("#tune-code").get_by_text("Copy its settings as code").click()
     strategy = winner.split("[", 1)[0]
     expect(page.locator("#tune-code-chunklab")).to_contain_text(f"to_spec('{strategy}'")
 

@@ -209,4 +209,16 @@ def test_the_printed_result_has_the_three_configurations_with_intervals_and_the_
     assert f"  winner: {WIN}\n    recall 95.0% [90.0%, 98.0%] · IoU 9.0% [7.0%, 11.0%]" in out
     assert f"  static recommendation: {REC}\n" in out and f"  fixed_size baseline: {BASE}\n" in out
     assert "this is a tie" in out
-    assert f"chunklab export snippet --experiment s1 --run '{WIN}'" in out
+    assert f"Take home the winner, {WIN}.\n  chunklab export snippet --experiment s1 --run '{WIN}'" in out
+
+
+def test_a_winner_below_the_recommendation_on_the_unseen_questions_is_not_what_the_study_offers():
+    study = finished_study(tie=True)
+    study.study.confirmation[1].means[0].mean = 0.80  # now below the recommendation's 88%
+    key, who = study_view.take_home(study)
+    assert (key, who) == (REC, "recommendation")
+    assert study_view.take_home_text(study).startswith(f"Take home the static recommendation, {REC}")
+    assert tuning.result_json(study, METRICS)["take_home"] == {
+        "run_key": REC,
+        "role": "recommendation",
+    }

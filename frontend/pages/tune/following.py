@@ -103,5 +103,5 @@ def follow_study(gateway: ChunkLab, events: Iterable[evaluator_pb2.ExperimentEve
         stored.experiment_id,
         off,
         gr.update(interactive=resumable),
-        gr.update(visible=bool(study_view.winner(stored))),
+        gr.update(visible=bool(study_view.take_home(stored)[0])),
     )

@@ -22,7 +22,7 @@ from frontend.views.formatting import message_html
 
 def result_html(experiment: evaluator_pb2.Experiment, metrics: MetricFormat) -> str:
     view = study_view.result_view(experiment, metrics)
-    run = next((r for r in experiment.runs if r.run_key == view["winner"]), None) if view["winner"] else None
+    run = next((r for r in experiment.runs if r.run_key == view["take_home"]), None) if view["take_home"] else None
     return render(
         "frontend",
         "tune_result.html.j2",
@@ -56,10 +56,10 @@ def actions_section(gateway: ChunkLab, study_id: gr.State, shown: gr.HTML, compa
     """Below the result (`shown`): its code is filled whenever a result is shown."""
     with gr.Group(visible=False, elem_id="tune-actions") as box:
         with gr.Row():
-            activate = gr.Button("Make the winner active", variant="primary", elem_id="tune-make-active")
+            activate = gr.Button("Make it active", variant="primary", elem_id="tune-make-active")
             compare = gr.Button("Open in Compare", elem_id="tune-open-compare")
         said = gr.HTML(elem_id="tune-action-status")
-        with gr.Accordion("Copy the winner's settings as code", open=False, elem_id="tune-code"):
+        with gr.Accordion("Copy its settings as code", open=False, elem_id="tune-code"):
             # One box per library, one under the other: nested tabs here confuse the page's own tabs.
             boxes = [
                 gr.Code(language="python", interactive=False, label=f"{label} code", elem_id=f"tune-code-{library}")
