@@ -53,7 +53,7 @@ def test_tune_searches_a_few_trials_and_prints_the_winner_beside_the_recommendat
     assert f"budget {TRIALS} trials" in out
     assert "tuned on 5 questions, confirmed on 5 other questions" in out
     for role in ("winner", "static recommendation", "fixed_size baseline"):
-        line = re.search(rf"^  {role}: (\S+)\n    recall (.+) · IoU (.+) · tokens per question (.+)$", out, re.M)
+        line = re.search(rf"^  {role}(?: \([^)]*\))?: (\S+)\n    recall (.+) · IoU (.+) · tokens per question (.+)$", out, re.M)
         assert line, f"{role} is not shown in:\n{out}"
         assert re.fullmatch(r"\d+\.\d% \[\d+\.\d%, \d+\.\d%\]", line.group(2)), line.group(2)
     assert "Lead over the static recommendation on recall" in out
@@ -63,7 +63,7 @@ def test_tune_searches_a_few_trials_and_prints_the_winner_beside_the_recommendat
     # A study compares alone in Compare: each trial against its first, the static recommendation.
     compared = cli(stack, "compare", study_id)
     assert compared.returncode == 0, compared.stderr
-    first = re.search(r"^  static recommendation: (\S+)$", out, re.M).group(1)
+    first = re.search(r"^  static recommendation(?: \([^)]*\))?: (\S+)$", out, re.M).group(1)
     assert re.search(rf"^recall\s+\S+\s+vs {re.escape(first[:30])}", compared.stdout, re.M), compared.stdout
 
     # The same study as JSON: the three configurations' intervals and every trial.
