@@ -22,7 +22,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.rpc import security, tracing
 from chunklab.settings import Settings, load_settings
-from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start
+from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start, tune
 from frontend.report_files import FILES
 from frontend.style import CSS
 
@@ -36,6 +36,7 @@ PAGES = (
     ("Documents", "documents", documents),
     ("Query", "query", query),
     ("Question sets", "questions", questions),
+    ("Find the best configuration", "tune", tune),
     ("Experiments", "experiments", experiments),
     ("Compare", "compare", compare),
     ("Reports", "reports", reports),
@@ -57,13 +58,20 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
     # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
     with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
+        # Experiment ids a page asks Compare to show (the study page's "Open in Compare"). Made
+        # outside the tabs: a component among them counts as one, and the tab bar repeats a tab.
+        compare_request = gr.State(None)
         # Start here comes first: its steps open the other tabs (ADR 0091).
         with gr.Tabs(selected=START) as tabs:
             with gr.Tab("Start here", id=START, elem_id=f"tab-{START}") as start_tab:
                 start.build(gateway, tabs, start_tab)
             for title, tab_id, module in PAGES:
                 with gr.Tab(title, id=tab_id, elem_id=f"tab-{tab_id}") as tab:
-                    if module in LOOK_AGAIN_WHEN_OPENED:
+                    if module is compare:
+                        module.build(gateway, opened=tab.select, request=compare_request)
+                    elif module is tune:
+                        module.build(gateway, compare_request=compare_request, tabs=tabs)
+                    elif module in LOOK_AGAIN_WHEN_OPENED:
                         module.build(gateway, opened=tab.select)
                     else:
                         module.build(gateway)

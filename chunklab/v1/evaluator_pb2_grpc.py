@@ -326,7 +326,8 @@ class EvaluatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CompareExperiments(self, request, context):
-        """Errors: INVALID_ARGUMENT (fewer than two experiments), NOT_FOUND.
+        """Errors: INVALID_ARGUMENT (fewer than two experiments, unless the one named
+        is a study: its trials are compared with its first, ADR 0116), NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -8,6 +8,7 @@ ask one question, or bulk-load documents through the message broker.
     python -m chunklab_app.cli questions generate notes.md --count 20 --seed 7 --out questions.jsonl
     python -m chunklab_app.cli export chunks --document handbook.md --strategy fixed_size --format langchain -o out/
     python -m chunklab_app.cli export snippet --experiment <id>
+    python -m chunklab_app.cli tune --corpus docs/*.md --questions q.jsonl --minutes 10 --max-tokens 800
 
 Every RetrievalOptions field is a flag of `experiment` and `query`
 (chunklab_app.cli.retrieval_cli, from chunklab.retrieval.SETTINGS).
@@ -42,7 +43,7 @@ from chunklab.v1 import chunker_pb2, evaluator_pb2
 from chunklab.views import numbers
 from chunklab.views.metric_format import MetricFormat
 from chunklab_app import recommended
-from chunklab_app.cli import export_cli, questions_cli, retrieval_cli
+from chunklab_app.cli import export_cli, questions_cli, retrieval_cli, tune_cli
 from chunklab_app.cli.flags import UsageError, strategy_grids, strategy_specs
 from chunklab_app.cli.terminal import Progress, follow, print_table, summary_rows
 
@@ -440,6 +441,7 @@ def parser() -> argparse.ArgumentParser:
     strategies.set_defaults(handler=cmd_strategies)
 
     export_cli.add_export_command(commands)
+    tune_cli.add_tune_command(commands, tune_cli.cmd_tune)
     return root
 
 

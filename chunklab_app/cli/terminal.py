@@ -28,11 +28,12 @@ class Progress:
         self._last_line = 0.0
         self._last_done = -1
 
-    def update(self, done: int, total: int, message: str, new_step: bool = False) -> None:
+    def update(self, done: int, total: int, message: str, new_step: bool = False, counted: bool = True) -> None:
+        """`counted` False: the message says how far (e.g. a time budget), so no "done/total"."""
         total = max(total, 1)
         filled = int(self._width * min(done, total) / total)
         bar = "#" * filled + "." * (self._width - filled)
-        line = f"[{bar}] {numbers.count(done)}/{numbers.count(total)} {message}"
+        line = f"[{bar}] {numbers.count(done)}/{numbers.count(total)} {message}" if counted else f"[{bar}] {message}"
         if self._tty:
             columns = 120
             self._stream.write("\r" + line[:columns].ljust(columns))

@@ -43,8 +43,9 @@ def metric_plot(frame: pd.DataFrame | None, metric: str | None, metrics: MetricF
     )
 
 
-def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
-    """`opened`: the event of the tab being opened (frontend/app.py)."""
+def build(gateway: ChunkLab, opened=None, request: gr.State | None = None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py); `request`: experiment ids
+    another page asks to see compared (Find the best configuration opens its study here)."""
     with gr.Blocks() as page:
         gr.Markdown(
             "Choose two or more experiments; the first one's first run is the baseline. "
@@ -93,6 +94,10 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
         def compare(experiment_ids: list[str] | None):
             if not experiment_ids or len(experiment_ids) < 2:
                 raise user_error("Choose at least two experiments to compare.")
+            return compared(experiment_ids)
+
+        def compared(experiment_ids: list[str]):
+            """A study may come alone: the evaluator compares its trials with its first."""
             with told_as_sentence():
                 response = gateway.compare_experiments(experiment_ids)
                 metrics = MetricFormat(gateway.list_metrics())
@@ -109,14 +114,15 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
                 *plot_section.updates(list(response.experiments), list(response.wins), metrics),
             )
 
-        def opening_choices(current: list[str] | None, shown: pd.DataFrame | None):
-            """The choices with the opening pair chosen, until a comparison is shown."""
-            return gr.skip() if shown is not None else choices(current, first_open=True)
+        def opening_choices(current: list[str] | None, shown: pd.DataFrame | None, asked=None):
+            """The choices with the opening pair chosen, until a comparison is shown (or another
+            page asked for one)."""
+            return gr.skip() if shown is not None or asked else choices(current, first_open=True)
 
-        def first_comparison(experiment_ids: list[str] | None, shown: pd.DataFrame | None):
+        def first_comparison(experiment_ids: list[str] | None, shown: pd.DataFrame | None, asked=None):
             """The opening pair compared at once (once: a comparison shown stays); without a pair,
             what to run to get one."""
-            if shown is not None:
+            if shown is not None or asked:
                 return tuple(gr.skip() for _ in outputs)
             if len(experiment_ids or []) >= 2:
                 return compare(experiment_ids)
@@ -127,8 +133,9 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
         # where the page stands alone. Not both: a load still comparing when the tab opens
         # would do the work twice, for a tab nobody sees at load.
         event = opened if opened is not None else page.load
-        event(opening_choices, inputs=[chosen, differences], outputs=chosen).then(
-            first_comparison, inputs=[chosen, differences], outputs=outputs
+        asked = [request] if request is not None else []
+        event(opening_choices, inputs=[chosen, differences, *asked], outputs=chosen).then(
+            first_comparison, inputs=[chosen, differences, *asked], outputs=outputs
         )
         refresh.click(choices, inputs=chosen, outputs=chosen)
         chosen.focus(choices, inputs=chosen, outputs=chosen, show_progress="hidden")
@@ -140,5 +147,17 @@ def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
             outputs=compare_button,
             show_progress="hidden",
         )
+        if request is not None:
+
+            @said_in_place(outputs=1 + len(outputs))
+            def requested(experiment_ids: list[str] | None):
+                if not experiment_ids:
+                    return tuple(gr.skip() for _ in range(1 + len(outputs)))
+                shown = compared(experiment_ids)
+                return shown[0], choices(experiment_ids), *shown[1:]
+
+            request.change(requested, inputs=request, outputs=[result, chosen, *outputs[1:]]).then(
+                lambda: None, outputs=request, show_progress="hidden"
+            )
         plot_metric.input(metric_plot, inputs=[differences, plot_metric, catalogue], outputs=plot)
     return page

@@ -64,9 +64,16 @@ def build(gateway: ChunkLab, tabs: gr.Tabs, tab: gr.Tab) -> gr.Blocks:
         with gr.Row():
             for number in range(1, STEP_COUNT + 1):
                 buttons.append(gr.Button(f"{number}.", elem_id=f"start-go-{number}"))
+        # Step 3 by search rather than by a grid you choose (issue 29): a budgeted study.
+        tune = gr.Button(
+            "Or let a search find it for your documents within a budget: Find the best configuration",
+            size="sm",
+            elem_id="start-go-tune",
+        )
         refresh = gr.Button("Check again", size="sm", elem_id="start-refresh")
         for event in (page.load, tab.select, refresh.click):
             event(lambda: where_we_stand(gateway), outputs=[view, *buttons], show_progress="hidden")
         for button, (_, target, _) in zip(buttons, path.SHAPE, strict=True):
             button.click(_opening(target), outputs=tabs, show_progress="hidden")
+        tune.click(_opening("tune"), outputs=tabs, show_progress="hidden")
     return page

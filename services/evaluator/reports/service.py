@@ -19,8 +19,10 @@ class ReportService:
 
     def compare(self, request: evaluator_pb2.CompareExperimentsRequest) -> evaluator_pb2.CompareExperimentsResponse:
         ids = list(dict.fromkeys(request.experiment_ids))
-        if len(ids) < 2:
-            raise InvalidArgument("name at least two different experiments to compare")
+        # A study (ADR 0112) is compared alone too: each trial against its first, the static
+        # recommendation (ADR 0116).
+        if len(ids) < 2 and not (len(ids) == 1 and self._repo.experiment(ids[0]).config.HasField("study")):
+            raise InvalidArgument("name at least two different experiments to compare (or one study)")
         samples = request.bootstrap_samples or compare.DEFAULT_SAMPLES
         if not 100 <= samples <= compare.MAX_SAMPLES:
             raise InvalidArgument(f"bootstrap_samples must be between 100 and {compare.MAX_SAMPLES}, got {samples}")
