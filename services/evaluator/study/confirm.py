@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from chunklab.v1 import evaluator_pb2 as pb
+from chunklab.views import numbers
 from services.evaluator.reports import compare
 from services.evaluator.study import objective
 
@@ -81,8 +82,8 @@ def summary(result: pb.StudyResult, roles: Mapping[str, str]) -> str:
             f"; {result.notes[-1]}" if result.notes else ""
         )
     head = (
-        f"{win.run_key}: recall {_mean(win, 'recall'):.1%}, IoU {_mean(win, 'iou'):.1%}, "
-        f"{_mean(win, 'tokens_sent'):.0f} tokens per question on {result.confirmation_questions} "
+        f"{win.run_key}: recall {numbers.percent(_mean(win, 'recall'))}, IoU {numbers.percent(_mean(win, 'iou'))}, "
+        f"{numbers.count(_mean(win, 'tokens_sent'))} tokens per question on {result.confirmation_questions} "
         "confirmation questions it was not chosen on"
     )
     if rec is None:
@@ -90,8 +91,8 @@ def summary(result: pb.StudyResult, roles: Mapping[str, str]) -> str:
     if win.run_key == rec.run_key:
         return head + "; the search found nothing better than the static recommendation, which stays the answer"
     better = _mean(win, "recall") >= _mean(rec, "recall") and _mean(win, "iou") >= _mean(rec, "iou")
-    lead = f"{result.lead:+.1%} {result.deciding_metric} over the recommendation (95% interval "
-    lead += f"{result.lead_ci_low:+.1%} to {result.lead_ci_high:+.1%})"
+    lead = f"{numbers.points(result.lead)} {result.deciding_metric} over the recommendation (95% interval "
+    lead += f"{numbers.points(result.lead_ci_low)} to {numbers.points(result.lead_ci_high)})"
     if not better:
         return (
             head + f"; {lead}; on these questions it is not at least as good as the recommendation on both "

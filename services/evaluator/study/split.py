@@ -57,7 +57,7 @@ def deal(questions: Sequence[pb.Question], validation: pb.Validation) -> Split:
         raise InvalidArgument(
             f"the question set has {n} questions with reference excerpts; a study tuned on "
             f"{share(validation):.0%} of them and confirmed on the rest needs at least {need} "
-            f"({MIN_PER_SIDE} on each side): add questions, or change validation.selection_share"
+            f"({MIN_PER_SIDE} on each side): add questions, or tune on a different share of them (the selection share)"
         )
     ordered = sorted(usable, key=lambda q: (content_key(q.text), q.question_id))
     order = [ordered[i] for i in np.random.default_rng(validation.seed).permutation(n)]
