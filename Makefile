@@ -39,6 +39,10 @@ browser:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
+	@# DejaVu Sans draws the Arabic of the right-to-left PDF tests (tests/support/pdf_structures.py).
+	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq fonts-dejavu-core >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq fonts-dejavu-core >/dev/null; fi; }
 
 # A real Redis server for the broker tests (bulk loads, ADR 0037), from the
 # distribution. The stack itself needs none: its default queue is embedded.
