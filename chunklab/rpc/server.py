@@ -25,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from chunklab.errors import ServiceError, logged
 from chunklab.rpc import replicas, security, tracing
 from chunklab.rpc.limits import cut
+from chunklab.rpc.undecodable import Undecodable, tolerant
 from chunklab.settings import Settings
 
 log = logging.getLogger("chunklab.rpc.server")
@@ -64,11 +65,29 @@ def _already_aborted(context: grpc.ServicerContext) -> bool:
     return context.code() not in (None, grpc.StatusCode.OK)
 
 
+def _refuse_undecodable(request: Any, context: grpc.ServicerContext) -> Any:
+    """A request (or a stream of them) as the handler gets it: an Undecodable one
+    refused with INVALID_ARGUMENT before the handler sees it, a stream's at the
+    message where it comes."""
+    if isinstance(request, Undecodable):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, cut(request.message))
+    if isinstance(request, Iterator):
+        return _refusing_stream(request, context)
+    return request
+
+
+def _refusing_stream(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+    for request in requests:
+        if isinstance(request, Undecodable):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, cut(request.message))
+        yield request
+
+
 def _wrap_unary(behavior: Callable, method: str) -> Callable:
     @functools.wraps(behavior)
     def handler(request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            return behavior(request, context)
+            return behavior(_refuse_undecodable(request, context), context)
         except Exception as exc:  # mapped to a status below
             if _already_aborted(context):
                 raise
@@ -81,7 +100,7 @@ def _wrap_stream(behavior: Callable, method: str) -> Callable:
     @functools.wraps(behavior)
     def handler(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         try:
-            yield from behavior(request, context)
+            yield from behavior(_refuse_undecodable(request, context), context)
         except Exception as exc:
             if _already_aborted(context):
                 raise
@@ -91,13 +110,19 @@ def _wrap_stream(behavior: Callable, method: str) -> Callable:
 
 
 class ErrorMappingInterceptor(grpc.ServerInterceptor):
-    """Turns ServiceError into its status and any other escape into INTERNAL."""
+    """Turns ServiceError into its status and any other escape into INTERNAL; a
+    request whose bytes cannot be read into INVALID_ARGUMENT naming the RPC and the
+    field where it can be known (chunklab.rpc.undecodable, ADR 0122), never the
+    INTERNAL grpcio answers a failing deserializer with."""
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
         if handler is None:
             return None
         method = handler_call_details.method
+        if handler.request_deserializer is not None:
+            streamed = bool(handler.stream_unary or handler.stream_stream)
+            handler = handler._replace(request_deserializer=tolerant(handler.request_deserializer, method, streamed))
         if handler.unary_unary:
             return handler._replace(unary_unary=_wrap_unary(handler.unary_unary, method))
         if handler.stream_unary:

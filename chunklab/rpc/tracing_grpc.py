@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -85,8 +86,11 @@ def _plan(descriptor: Descriptor) -> tuple[tuple[str, str, str], ...]:
 
 
 def message_attributes(message: Any) -> dict[str, Any]:
-    """chunklab.<field> attributes of a request's (or reply's) ids, where they are set."""
+    """chunklab.<field> attributes of a request's (or reply's) ids, where they are set;
+    none for a request that could not be read (chunklab.rpc.undecodable)."""
     found: dict[str, Any] = {}
+    if not isinstance(message, Message):
+        return found
     for outer, name, kind in _plan(message.DESCRIPTOR):
         if outer and not message.HasField(outer):
             continue
