@@ -112,11 +112,12 @@ def locate(descriptor: Descriptor | None, data: bytes, prefix: str = "") -> tupl
     return "", ""
 
 
-def describe(method: str, descriptor: Descriptor | None, data: bytes, error: Exception, number: int = 0) -> str:
-    """The refusal's message: the RPC, which message of a stream, the field where known, what to do."""
+def describe(method: str, descriptor: Descriptor | None, data: bytes, number: int = 0) -> str:
+    """The refusal's message: the RPC, which message of a stream, the field where known, what to do
+    (in our words: protobuf's own error text stays out of it, ADR 0079)."""
     _, what = locate(descriptor, data)
     if not what:
-        what = str(error).rpartition(": ")[2] or type(error).__name__
+        what = "its bytes are not a valid encoding of that message"
     kind = descriptor.full_name if descriptor is not None else "its request message"
     which = f"message {number} of the request stream" if number else "the request"
     return f"{rpc_name(method)}: {which} cannot be read as a {kind}: {what}; {HOW_TO_SEND}."
@@ -134,7 +135,7 @@ def tolerant(deserialize: Callable[[bytes], Any], method: str, streamed: bool) -
         count[0] += 1
         try:
             return deserialize(data)
-        except Exception as exc:  # DecodeError, UnicodeDecodeError: whatever the bytes made it raise
-            return Undecodable(describe(method, descriptor, data, exc, count[0] if streamed else 0))
+        except Exception:  # DecodeError, UnicodeDecodeError: whatever the bytes made it raise
+            return Undecodable(describe(method, descriptor, data, count[0] if streamed else 0))
 
     return read
