@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from chunklab import endpoints
 from chunklab.errors import InvalidArgument
 from chunklab.rpc.limits import COLLECTION_NAME, NAME_CHARS, excerpt
 from chunklab.v1 import common_pb2
@@ -83,12 +84,12 @@ _KINDS = {
     FieldDescriptor.CPPTYPE_STRING: str,
     FieldDescriptor.CPPTYPE_ENUM: str,
 }  # an enum is set by its short name, e.g. "cross_encoder"
-_URL = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
 
 
 def check_url(url: str) -> None:
-    if url and not _URL.match(url):
-        raise InvalidArgument(f"{excerpt(url)!r} is not an http:// or https:// URL")
+    """rerank.base_url: an http(s) URL with a host; the allow-list is the service's to check
+    (chunklab.endpoints, ADR 0126)."""
+    endpoints.check_url(url, "rerank.base_url")
 
 
 @dataclass(frozen=True)

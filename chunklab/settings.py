@@ -15,6 +15,7 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator, mode
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
+from chunklab import endpoints
 from chunklab.embeddings import DEFAULT_MODEL
 from chunklab.rpc import replicas
 
@@ -104,6 +105,12 @@ class Settings(BaseSettings):
     # model "openai:<model>" when a base URL is set.
     embedding_base_url: str = ""
     embedding_api_key: str = ""
+    # The hosts a request may name as an endpoint to call (an LLM, answer, judge or generator
+    # model, a reranker; ADR 0126): comma-separated hosts or host:port, e.g.
+    # "api.openai.com,127.0.0.1:11434". Empty: any host. Set, every other host is refused with
+    # INVALID_ARGUMENT, except those of the endpoints configured above (LLM, rerank, embeddings).
+    # Whatever it holds, a request's endpoint must be an http:// or https:// URL with a host.
+    allowed_endpoints: str = ""
     # Megabytes of document embeddings the chunker keeps on disk (0 = no limit);
     # past it, those used longest ago go first.
     embedding_cache_max_mb: float = Field(2048.0, ge=0)
@@ -188,6 +195,12 @@ class Settings(BaseSettings):
         if value and not value.lower().startswith(("http://", "https://")):
             raise ValueError(f"expected the rerank endpoint's http:// or https:// URL, got {value!r}")
         return value
+
+    @field_validator("allowed_endpoints")
+    @classmethod
+    def _allowed_endpoints(cls, value: str) -> str:
+        endpoints.parse_allowed(value)  # ValueError naming the entry that is wrong
+        return value.strip()
 
     @field_validator("otlp_endpoint")
     @classmethod

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
+from chunklab.endpoints import OPEN, EndpointPolicy
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatClient, ChatEndpoint, ChatResult, LLMError
 from chunklab.v1 import chunker_pb2
@@ -54,8 +55,9 @@ class Usage:
 
 
 class LLMPool:
-    def __init__(self, endpoint: ChatEndpoint, max_concurrency: int) -> None:
+    def __init__(self, endpoint: ChatEndpoint, max_concurrency: int, policy: EndpointPolicy = OPEN) -> None:
         self.endpoint = endpoint
+        self.policy = policy  # the hosts a request may name (CHUNKLAB_ALLOWED_ENDPOINTS, ADR 0126)
         self._executor = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="llm")
         self._clients: dict[ChatEndpoint, ChatClient] = {}
         self._lock = threading.Lock()
@@ -67,11 +69,12 @@ class LLMPool:
         """The endpoint for a request: its choice where given, else the configuration.
 
         The configured key goes only to the configured base URL: a request
-        that names another base URL brings its own key (or none).
+        that names another base URL brings its own key (or none). A base URL
+        this chunker may not call is refused (InvalidArgument) before any work.
         """
         if choice is None:
             return self.endpoint
-        base_url = choice.base_url.strip()
+        base_url = self.policy.check(choice.base_url, "llm.base_url")
         if base_url and base_url.rstrip("/") != self.endpoint.base_url.rstrip("/"):
             return dataclasses.replace(
                 self.endpoint,

@@ -6,6 +6,7 @@ import logging
 
 from chunklab import embeddings
 from chunklab.embeddings import get_provider, warm_up_in_background
+from chunklab.endpoints import EndpointPolicy
 from chunklab.llm import ChatEndpoint
 from chunklab.rpc import cancellation, limits, tracing
 from chunklab.rpc.server import CLOSE_S, configure_logging, serve
@@ -67,6 +68,7 @@ def build(settings: Settings) -> tuple[ChunkerService, BulkLoads]:
             max_retries=settings.llm_max_retries,
         ),
         settings.llm_max_concurrency,
+        EndpointPolicy.from_settings(settings),
     )
     cache = EmbeddingCache(
         settings.data_dir / "cache" / "embeddings.sqlite3",

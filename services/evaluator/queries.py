@@ -38,11 +38,12 @@ class QueryService:
         settings = common_pb2.RetrievalOptions()
         settings.CopyFrom(request.retrieval)
         retrieval.check_options(settings)
+        self._deps.defaults.policy.check(settings.rerank.base_url, "retrieval.rerank.base_url")
+        endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE, field="answer_model")
         grid.strategy_info(settings.strategy, self._deps.peers.list_strategies())  # not an empty answer for a typo
         provider = self._deps.provider_for(settings.embedding_model or self._deps.default_embedding_model)
         settings.embedding_model = provider.name
         settings.top_k = retrieval.top_k(settings)
-        endpoint = models.resolve(request.answer_model, self._deps.defaults, models.EXTRACTIVE)
         response = self._deps.peers.retrieve(retrieve_request(question, settings))
         if cancelled.is_set():
             raise Cancelled("the question was not answered: its call ended during retrieval")

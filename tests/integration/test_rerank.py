@@ -376,7 +376,8 @@ def test_rerank_options_are_checked_with_the_other_retrieval_options():
         "rerank.depth, rerank.model set without rerank.kind: name a reranker, or leave them unset"
     )
     assert refused(kind=pb.RERANKER_KIND_TEI, base_url="ftp://host/rerank") == (
-        "'ftp://host/rerank' is not an http:// or https:// URL"
+        "rerank.base_url value 'ftp://host/rerank' is not an http:// or https:// URL: an endpoint is called over "
+        "HTTP, e.g. http://127.0.0.1:11434/v1 or https://api.openai.com/v1"
     )
     assert refused(kind=pb.RERANKER_KIND_CROSS_ENCODER, base_url="http://host/rerank").startswith(
         "rerank.base_url is for http, tei and llm rerankers"

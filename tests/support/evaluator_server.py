@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import grpc
 
 from chunklab.db.sessions import make_sessionmaker
+from chunklab.endpoints import OPEN, EndpointPolicy
 from chunklab.rpc import channels
 from chunklab.rpc.server import ErrorMappingInterceptor
 from chunklab.v1 import common_pb2, documents_pb2, evaluator_pb2_grpc, retriever_pb2
@@ -27,15 +28,18 @@ from tests.support.waiting import WAIT_S
 
 @contextmanager
 def serve_evaluator(
-    peers, database_url: str, timeout_s: float, max_retries: int = 0, **options
+    peers, database_url: str, timeout_s: float, max_retries: int = 0, policy: EndpointPolicy = OPEN, **options
 ) -> Iterator[evaluator_pb2_grpc.EvaluatorServiceStub]:
     """A client of the evaluator on the database at `database_url` (a SQLAlchemy URL);
-    `options` are further RunnerDeps fields (judge_attempts, …)."""
+    `policy` the endpoints a request may name (CHUNKLAB_ALLOWED_ENDPOINTS); `options` are
+    further RunnerDeps fields (judge_attempts, …)."""
     deps = RunnerDeps(
         repository=Repository(make_sessionmaker(database_url, Base)),
         peers=peers,
         provider_for=lambda name: HashedProvider(),
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=timeout_s, max_retries=max_retries),
+        defaults=ModelDefaults(
+            base_url="", api_key="", model="", timeout_s=timeout_s, max_retries=max_retries, policy=policy
+        ),
         default_embedding_model=HashedProvider.name,
         code_version="test",
         **options,

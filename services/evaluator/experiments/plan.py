@@ -64,6 +64,7 @@ class Planner:
         (the call ended) stops it between the documents it looks up."""
         config = _copy(config)
         check_config(config)
+        self._deps.defaults.policy.check(config.retrieval.rerank.base_url, "retrieval.rerank.base_url")
         question_set = self._deps.repository.get_question_set(config.question_set_id)
         if not question_set.questions:
             raise InvalidArgument(f"question set {question_set.name!r} has no questions")
@@ -113,8 +114,9 @@ class Planner:
     def _endpoints(self, config: evaluator_pb2.ExperimentConfig) -> tuple[ChatEndpoint | None, ChatEndpoint | None]:
         """The answer and judge models (None for extractive answers, no judge, or retrieval only);
         the config records them without their keys."""
-        answer = models.resolve(config.answer_model, self._deps.defaults, models.EXTRACTIVE)
-        judge = models.resolve(config.judge_model, self._deps.defaults, models.NO_JUDGE, max_retries=0)
+        defaults = self._deps.defaults
+        answer = models.resolve(config.answer_model, defaults, models.EXTRACTIVE, field="answer_model")
+        judge = models.resolve(config.judge_model, defaults, models.NO_JUDGE, max_retries=0, field="judge_model")
         if config.retrieval_only:
             answer = judge = None
         config.answer_model.CopyFrom(models.public(answer, models.EXTRACTIVE))
@@ -124,13 +126,17 @@ class Planner:
     def with_keys(self, plan: Plan, keys: evaluator_pb2.ExperimentConfig) -> Plan:
         """The plan with API keys supplied again (they are never stored)."""
         plan.answer = models.resolve(
-            _with_key(plan.config.answer_model, keys.answer_model.api_key), self._deps.defaults, models.EXTRACTIVE
+            _with_key(plan.config.answer_model, keys.answer_model.api_key),
+            self._deps.defaults,
+            models.EXTRACTIVE,
+            field="answer_model",
         )
         plan.judge = models.resolve(
             _with_key(plan.config.judge_model, keys.judge_model.api_key),
             self._deps.defaults,
             models.NO_JUDGE,
             max_retries=0,
+            field="judge_model",
         )
         if plan.config.retrieval_only:
             plan.answer = plan.judge = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chunklab.endpoints import OPEN, EndpointPolicy
 from chunklab.llm import ChatEndpoint
 from chunklab.settings import Settings
 from chunklab.v1 import evaluator_pb2
@@ -20,6 +21,8 @@ class ModelDefaults:
     model: str
     timeout_s: float
     max_retries: int
+    # The hosts a request may name (CHUNKLAB_ALLOWED_ENDPOINTS, ADR 0126).
+    policy: EndpointPolicy = OPEN
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ModelDefaults:
@@ -29,13 +32,21 @@ class ModelDefaults:
             settings.llm_model,
             settings.llm_timeout_s,
             settings.llm_max_retries,
+            EndpointPolicy.from_settings(settings),
         )
 
 
 def resolve(
-    requested: evaluator_pb2.ModelEndpoint, defaults: ModelDefaults, off_word: str, max_retries: int | None = None
+    requested: evaluator_pb2.ModelEndpoint,
+    defaults: ModelDefaults,
+    off_word: str,
+    max_retries: int | None = None,
+    *,
+    field: str,
 ) -> ChatEndpoint | None:
-    """The endpoint to call, or None when there is none (or it is switched off).
+    """The endpoint to call, or None when there is none (or it is switched off);
+    InvalidArgument naming `field` (e.g. "judge_model") when the request names a
+    base URL this server may not call (chunklab.endpoints).
 
     A request that names only a model uses the configured base URL and key; one
     with another base URL uses its own key (the configured key never travels
@@ -44,9 +55,10 @@ def resolve(
     if requested.model.strip().lower() == off_word:
         return None
     retries = defaults.max_retries if max_retries is None else max_retries
-    if requested.base_url:
-        key = requested.api_key or (defaults.api_key if requested.base_url == defaults.base_url else "")
-        return ChatEndpoint(requested.base_url, key, requested.model or defaults.model, defaults.timeout_s, retries)
+    base_url = defaults.policy.check(requested.base_url, f"{field}.base_url")
+    if base_url:
+        key = requested.api_key or (defaults.api_key if base_url == defaults.base_url else "")
+        return ChatEndpoint(base_url, key, requested.model or defaults.model, defaults.timeout_s, retries)
     if defaults.base_url:
         return ChatEndpoint(
             defaults.base_url,

@@ -236,7 +236,7 @@ class Generator:
     ) -> Iterator[evaluator_pb2.GenerationEvent]:
         cancelled = cancelled or threading.Event()
         request, generation, done = self._request(request)
-        endpoint = models.resolve(request.generator_model, self._deps.defaults, NO_GENERATOR)
+        endpoint = models.resolve(request.generator_model, self._deps.defaults, NO_GENERATOR, field="generator_model")
         if endpoint is None:
             raise FailedPrecondition(
                 "no model to write the questions: choose the model that writes them (its base URL and "

@@ -29,6 +29,7 @@ from typing import Protocol
 
 import httpx
 
+from chunklab.endpoints import OPEN, EndpointPolicy
 from chunklab.errors import FailedPrecondition, Unavailable, logged
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError, status_meaning
 from chunklab.rpc.limits import excerpt
@@ -67,6 +68,8 @@ class RerankConfig:
     cross_encoder: str = ""
     timeout_s: float = 30.0
     llm: ChatEndpoint = ChatEndpoint("", "", "")
+    # The hosts a query may name in rerank.base_url (CHUNKLAB_ALLOWED_ENDPOINTS, ADR 0126).
+    policy: EndpointPolicy = OPEN
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RerankConfig:
@@ -83,6 +86,7 @@ class RerankConfig:
                 settings.llm_timeout_s,
                 settings.llm_max_retries,
             ),
+            policy=EndpointPolicy.from_settings(settings),
         )
 
 
@@ -127,6 +131,7 @@ class Rerankers:
 
     def get(self, options: pb.RerankOptions) -> Reranker:
         kind = options.kind
+        self.config.policy.check(options.base_url, "rerank.base_url")
         if kind == pb.RERANKER_KIND_CROSS_ENCODER:
             return self._cross_encoder(options.model or self.config.cross_encoder)
         if kind in (pb.RERANKER_KIND_HTTP, pb.RERANKER_KIND_TEI):
