@@ -14,13 +14,13 @@ import grpc
 from google.protobuf.message import Message
 
 from chunklab.client.errors import ClientError
-from chunklab.rpc import channels
+from chunklab.rpc import channels, limits
 from chunklab.rpc.paging import MAX_PAGE_SIZE
 from chunklab.settings import Settings
 
 SERVICES = ("ingest", "chunker", "retriever", "evaluator")
 # The contract's limit for one data message of an upload or an import.
-UPLOAD_PIECE_BYTES = 1024 * 1024
+UPLOAD_PIECE_BYTES = limits.PIECE_BYTES
 # What an upload or an import reads: a file's path, or the bytes themselves.
 Source = str | os.PathLike | bytes
 

@@ -39,6 +39,7 @@ NOTE_CHARS = 2_000  # a description or a feedback comment
 SETTING_CHARS = 2_048  # a URL, an API key, a page token, a knob's text value, metadata
 EXCERPT_CHARS = 80  # how much of a value a message quotes
 MESSAGE_CHARS = 4_000  # how long a status message may be (gRPC trailers are capped at 16 KiB)
+PIECE_BYTES = 1024 * 1024  # the most bytes one data message of a streamed file may carry (the contract's 1 MiB)
 
 STRING_LIMITS: dict[str, int | None] = {
     **dict.fromkeys(("query", "question", "text", "expected_answer"), TEXT_CHARS),

@@ -154,7 +154,8 @@ class EvaluatorServiceServicer:
         says what a problem does: STRICT (the default) refuses the set, LENIENT
         stores the questions whose excerpts are all located and leaves out the
         others. The reply's validation lists every problem.
-        Errors: INVALID_ARGUMENT (no name, no questions, bad reference range;
+        Errors: INVALID_ARGUMENT (no name, no questions, bad reference range,
+        two questions given the same question_id;
         strict: excerpts not found exactly, with their count and the first
         problems; lenient: no question left), FAILED_PRECONDITION (a reference
         names a document that is not uploaded).
@@ -312,7 +313,8 @@ class EvaluatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetExperiment(self, request, context):
-        """Errors: NOT_FOUND, INVALID_ARGUMENT (empty id).
+        """Errors: NOT_FOUND (no such experiment, or a run_key none of its runs
+        has: the message lists its run keys), INVALID_ARGUMENT (empty id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -68,8 +68,11 @@ class IngestServiceServicer:
         Errors: INVALID_ARGUMENT (no header or name, unknown format, content
         that does not match its declared format, binary data or an unreadable
         encoding sent as text, a corrupt zip, a zip that is not a DOCX, XML with
-        a DOCTYPE or entities, no text at all, a bad language code, a collection
-        name the retriever would refuse),
+        a DOCTYPE or entities, no text at all, a language code no document can
+        carry (the message lists the accepted codes), a collection name the
+        retriever would refuse, a name with no file left after its path, a
+        size_bytes that is negative or not what arrived, a data message over
+        1 MiB, text holding a lone surrogate; ADR 0124),
         RESOURCE_EXHAUSTED (over CHUNKLAB_MAX_UPLOAD_MB, declared or sent; a zip
         bomb: too many members, too large unpacked, or too high a ratio).
         """
@@ -85,7 +88,8 @@ class IngestServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListDocuments(self, request, context):
-        """Errors: INVALID_ARGUMENT (bad page_size or page_token).
+        """Errors: INVALID_ARGUMENT (bad page_size or page_token, a collection or
+        language filter no document can carry).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

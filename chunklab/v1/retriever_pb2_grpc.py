@@ -196,7 +196,8 @@ class RetrieverServiceServicer:
     def ListIndexedSets(self, request, context):
         """The index sets, filtered by model, document and strategy, ordered by
         document, strategy, then newest first.
-        Errors: INVALID_ARGUMENT (page_size outside 0..1000, foreign page_token).
+        Errors: INVALID_ARGUMENT (page_size outside 0..1000, foreign page_token,
+        a strategy that is not a strategy name, e.g. "../etc").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

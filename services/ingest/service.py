@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import InvalidArgument, NotFound, ResourceExhausted
+from chunklab.languages import check_language
 from chunklab.rpc import limits
 from chunklab.rpc.paging import check_page_size, decode_offset, encode_token
 from chunklab.timeutil import to_proto, utcnow
@@ -50,7 +51,6 @@ _EXTENSIONS = {
     ".htm": pb.DOCUMENT_FORMAT_HTML,
     ".xhtml": pb.DOCUMENT_FORMAT_HTML,
 }
-_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 
 
 def resolve_format(name: str, declared: int) -> int:
@@ -63,6 +63,40 @@ def resolve_format(name: str, declared: int) -> int:
             "or declare the format"
         )
     return _EXTENSIONS[suffix]
+
+
+_PATH_SEPARATORS = re.compile(r"[/\\]")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def display_name(header_name: str) -> str:
+    """The name a document is shown and stored under (ADR 0124): a display name, never a
+    path. Only the last part after a '/' or '\\' is kept ("../../x.md" is "x.md",
+    "C:\\Users\\me\\Report (final) v2.pdf" is "Report (final) v2.pdf"), control characters
+    are removed and the ends trimmed; nothing left, ".", or ".." is refused."""
+    name = _CONTROLS.sub(" ", _PATH_SEPARATORS.split(header_name)[-1]).strip()
+    if name in ("", ".", ".."):
+        if not header_name.strip():
+            raise InvalidArgument("the upload header needs a file name, e.g. handbook.md")
+        raise InvalidArgument(
+            f"the file name {limits.excerpt(header_name)!r} names no file: a name is shown, not a path, so only "
+            "what follows its last '/' or '\\' is kept, and here that is empty; give the file's own name, "
+            "e.g. handbook.md"
+        )
+    return name
+
+
+def check_no_surrogates(text: str, name: str) -> None:
+    """Refuses text holding a lone surrogate (U+D800..U+DFFF): no character, it cannot be
+    written as UTF-8, stored on PostgreSQL or sent back to a client (ADR 0124)."""
+    found = _SURROGATE.search(text)
+    if found is not None:
+        at = found.start()
+        raise InvalidArgument(
+            f"{name!r} holds a lone surrogate (U+{ord(text[at]):04X}) at character {at:,}: that is no "
+            "character; save the file again as UTF-8 and upload it"
+        )
 
 
 # What python-docx raises on a package that is a safe zip but not a well-formed
@@ -146,6 +180,32 @@ class IngestService:
                 f"{self._max_upload_bytes / 1e6:.1f} MB (CHUNKLAB_MAX_UPLOAD_MB)"
             )
 
+    def _receive(self, name: str, declared_size: int, pieces: Iterable[bytes]) -> bytes:
+        """The upload's bytes, each data message at most limits.PIECE_BYTES, never more than
+        the declared size (when one is declared) and, at the end, exactly it."""
+        buffer = bytearray()
+        for number, piece in enumerate(pieces, start=1):
+            if len(piece) > limits.PIECE_BYTES:
+                raise InvalidArgument(
+                    f"data message {number} of {name!r} holds {len(piece):,} bytes; the contract allows at most "
+                    f"{limits.PIECE_BYTES:,} (1 MiB) per message: send the file in smaller pieces"
+                )
+            buffer += piece
+            self._check_size(name, len(buffer))
+            if declared_size and len(buffer) > declared_size:
+                raise InvalidArgument(
+                    f"the upload header declares {name!r} as {declared_size:,} bytes, but more arrived; "
+                    "declare the file's real size (or 0 when it is not known) and send it again"
+                )
+        if not buffer:
+            raise InvalidArgument(f"{name!r} is empty: there is nothing to ingest")
+        if declared_size and len(buffer) != declared_size:
+            raise InvalidArgument(
+                f"the upload header declares {name!r} as {declared_size:,} bytes, but {len(buffer):,} arrived: "
+                "the upload was cut short; send the whole file again"
+            )
+        return bytes(buffer)
+
     def create(
         self,
         header_name: str,
@@ -156,25 +216,18 @@ class IngestService:
         declared_size: int,
         pieces: Iterable[bytes],
     ) -> tuple[pb.Document, bool]:
-        name = header_name.strip()
-        if not name:
-            raise InvalidArgument("the upload header needs a file name, e.g. handbook.md")
+        name = display_name(header_name)
         fmt = resolve_format(name, declared_format)
         collection = collection.strip() or "default"
         limits.check_collection(collection)  # the retriever's own rule: it filters and sweeps by collection
-        language = language.strip().lower()
-        if language and not _LANGUAGE_CODE.match(language):
+        language = check_language(language)
+        if declared_size < 0:
             raise InvalidArgument(
-                f"language {language!r} is not an ISO 639 code such as en, de or zh; leave it empty to detect"
+                f"the upload header declares {name!r} as {declared_size:,} bytes; give its size in bytes, or 0 "
+                "when it is not known"
             )
         self._check_size(name, declared_size)
-        buffer = bytearray()
-        for piece in pieces:
-            buffer += piece
-            self._check_size(name, len(buffer))
-        data = bytes(buffer)
-        if not data:
-            raise InvalidArgument(f"{name!r} is empty: there is nothing to ingest")
+        data = self._receive(name, declared_size, pieces)
         content_hash = hashlib.sha256(data).hexdigest()
 
         with self._sessions() as session:
@@ -189,6 +242,7 @@ class IngestService:
         parsed = parse_upload(name, fmt, data)
         # The binary check samples the head of a file; its rest may still hold U+0000.
         limits.check_no_nul(parsed.text, repr(name))
+        check_no_surrogates(parsed.text, name)
         metadata = dict(parsed.metadata)
         report = build_report(fmt, parsed.tree, metadata, parsed.warnings)  # notes of a loss leave the metadata
         now = utcnow()
@@ -236,7 +290,9 @@ class IngestService:
         offset = decode_offset(page_token)
         query = select(DocumentRow)
         if collection:
+            limits.check_collection(collection)  # no document is stored under any other name
             query = query.where(DocumentRow.collection == collection)
+        language = check_language(language, "the language filter")
         if language:
             query = query.where(DocumentRow.language == language)
         with self._sessions() as session:

@@ -11,12 +11,14 @@ strategy can be made to fail to process, a question to be refused by the retriev
 
 from __future__ import annotations
 
+import grpc
 import pytest
 
 from chunklab import experiment_state
 from chunklab.errors import FailedPrecondition
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2, retriever_pb2
 from tests.support.evaluator_server import FakePeers, serve_evaluator
+from tests.support.status import status_of
 
 DEADLINE_S = 60.0
 QUESTIONS = ("What is chunking?", "Why chunk?", "How big is a chunk?")
@@ -193,3 +195,21 @@ def test_the_estimated_time_is_split_and_grows_with_the_work(evaluator, peers):
     assert more_questions.processing_seconds == pytest.approx(small.processing_seconds)  # the same sets to process
     assert more_runs.estimated_seconds > more_questions.estimated_seconds
     assert (more_runs.index_sets_to_process, more_runs.index_sets_reused) == (2, 1)  # fixed_size is there
+
+
+def test_an_unknown_run_key_is_not_found_naming_it_and_the_experiments_runs(evaluator, peers):
+    done = finished(evaluator, evaluator_pb2.RunExperimentRequest(config=config(evaluator)))
+    keys = [r.run_key for r in done.runs]
+    one = evaluator.GetExperiment(
+        evaluator_pb2.GetExperimentRequest(experiment_id=done.experiment_id, run_key=keys[0]), timeout=DEADLINE_S
+    )
+    assert {r.run_key for r in one.results} == {keys[0]} and len(one.results) == 3
+    code, message = status_of(
+        lambda: evaluator.GetExperiment(
+            evaluator_pb2.GetExperimentRequest(experiment_id=done.experiment_id, run_key="no-such-run"),
+            timeout=DEADLINE_S,
+        )
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    assert message.startswith(f"experiment {done.experiment_id} has no run 'no-such-run'; its runs are ")
+    assert all(key in message for key in keys)

@@ -222,3 +222,41 @@ def test_the_same_questions_imported_again_are_the_set_already_stored(evaluator)
     listed = stub.ListQuestionSets(G.ListQuestionSetsRequest(page_size=100), timeout=DEADLINE_S).question_sets
     assert [s.question_set_id for s in listed].count(first.question_set_id) == 1
     assert sum(s.content_hash == first.content_hash for s in listed) == 1
+
+
+def test_two_questions_with_the_same_id_are_refused_naming_the_id_and_nothing_is_stored(evaluator):
+    stub, _ = evaluator
+    twice = [G.Question(question_id="q-7", text="Which river?"), G.Question(question_id="q-7", text="How often?")]
+    created = status_of(
+        lambda: stub.CreateQuestionSet(G.CreateQuestionSetRequest(name="twice", questions=twice), timeout=DEADLINE_S)
+    )
+    assert created == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "question 2 has the question id 'q-7', as question 1 does: give each question its own id, or none",
+    )
+    data = (
+        b'{"id": "a", "question": "Which river?"}\n{"id": "b", "question": "Why?"}\n{"id": "a", "question": "When?"}\n'
+    )
+    code, message = status_of(
+        lambda: stub.ImportQuestionSet(streamed(G.EXCERPT_CHECK_LENIENT, data), timeout=DEADLINE_S)
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "line 3 has the question id 'a', as line 1 does" in message
+    listed = stub.ListQuestionSets(G.ListQuestionSetsRequest(page_size=100), timeout=DEADLINE_S).question_sets
+    assert not listed
+
+
+def test_a_question_added_under_an_id_the_set_has_is_refused_and_the_set_keeps_its_questions(evaluator):
+    stub, _ = evaluator
+    stored = stub.CreateQuestionSet(
+        G.CreateQuestionSetRequest(name="one", questions=[G.Question(text="Which river?")]), timeout=DEADLINE_S
+    )
+    taken = stored.questions[0].question_id
+    again = G.Question(question_id=taken, text="How often?")
+    code, message = status_of(
+        lambda: stub.AddQuestion(
+            G.AddQuestionRequest(question_set_id=stored.question_set_id, question=again), timeout=DEADLINE_S
+        )
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and f"already has a question '{taken}'" in message
+    kept = stub.GetQuestionSet(G.GetQuestionSetRequest(question_set_id=stored.question_set_id), timeout=DEADLINE_S)
+    assert [q.text for q in kept.questions] == ["Which river?"]

@@ -36,6 +36,11 @@ def chunk(role: int, index: int, content: str, config: str = "cfg") -> common_pb
 class Store:
     def __init__(self, points: int) -> None:
         self.points = points
+        self.filters: list[tuple[str, str, str]] = []
+
+    def list_sets(self, model: str = "", document_id: str = "", strategy: str = "", **_page) -> list[dict]:
+        self.filters.append((model, document_id, strategy))
+        return []
 
     def indexed_set(self, key):
         model, document_id, strategy, config_id = key
@@ -117,3 +122,13 @@ def test_a_token_the_service_did_not_give_is_refused(listed, token):
     key = retriever_pb2.IndexedSetKey(embedding_model=MODEL, document_id="doc", strategy="parent_child")
     with pytest.raises(InvalidArgument, match="page_token is not one this service gave out"):
         listed.chunks(retriever_pb2.ListIndexedChunksRequest(key=key, page_token=token))
+
+
+@pytest.mark.parametrize("strategy", ["../etc", "Fixed Size", "fixed-size"])
+def test_a_strategy_filter_no_set_can_have_is_refused_before_the_store_is_read(listed, strategy):
+    listed.service.store.filters.clear()
+    with pytest.raises(InvalidArgument, match=f"{strategy!r} is not a strategy name \\(lower_snake_case"):
+        listed.list(retriever_pb2.ListIndexedSetsRequest(strategy=strategy))
+    assert listed.service.store.filters == []
+    listed.list(retriever_pb2.ListIndexedSetsRequest(strategy="parent_child"))
+    assert listed.service.store.filters == [("", "", "parent_child")]

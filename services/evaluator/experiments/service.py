@@ -10,7 +10,8 @@ import threading
 from collections.abc import Iterator
 
 from chunklab import experiment_state
-from chunklab.errors import FailedPrecondition, InvalidArgument, ServiceError
+from chunklab.errors import FailedPrecondition, InvalidArgument, NotFound, ServiceError
+from chunklab.rpc import limits
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.deps import RunnerDeps
@@ -250,6 +251,11 @@ class ExperimentService:
     def get(self, request: evaluator_pb2.GetExperimentRequest) -> evaluator_pb2.Experiment:
         experiment = self._repo.experiment(request.experiment_id)
         results = self._repo.results(experiment.experiment_id)
+        if request.run_key and request.run_key not in {r.run_key for r in experiment.runs}:
+            raise NotFound(
+                f"experiment {experiment.experiment_id} has no run {limits.excerpt(request.run_key)!r}; its runs are "
+                f"{limits.excerpt(', '.join(r.run_key for r in experiment.runs) or 'none yet', 400)}"
+            )
         summarize(experiment, results)
         latest = self._worker.progress.get(experiment.experiment_id)
         if latest is not None and experiment.state in experiment_state.ACTIVE:

@@ -25,6 +25,8 @@ ANSWER_KEYS = ("expected_answer", "answer", "reference_answer")
 DOCUMENT_KEYS = ("document_id", "document", "corpus_id", "document_name")
 START_KEYS = ("start_char", "start_index", "start")
 END_KEYS = ("end_char", "end_index", "end")
+# A file's own question ids (kept in the question's metadata); the set numbers its questions itself.
+ID_KEYS = ("question_id", "id")
 
 
 @dataclass
@@ -43,6 +45,7 @@ class RawQuestion:
     references: list[RawReference] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
     line: int = 0  # the file's line; 0 for a request
+    question_id: str = ""  # the id the request or file gave it, if any
 
 
 def _first(record: dict, keys: Sequence[str]):
@@ -123,6 +126,7 @@ def _question(record: dict, line: int) -> RawQuestion:
         references=_references(record.get("references"), default_document, line),
         metadata=metadata,
         line=line,
+        question_id=str(_first(record, ID_KEYS) or "").strip(),
     )
 
 
@@ -310,5 +314,29 @@ def from_messages(questions: Sequence[evaluator_pb2.Question]) -> list[RawQuesti
                     content=r.content,
                 )
             )
-        raw.append(RawQuestion(f"question {number}", q.text.strip(), q.expected_answer.strip(), refs, dict(q.metadata)))
+        raw.append(
+            RawQuestion(
+                f"question {number}",
+                q.text.strip(),
+                q.expected_answer.strip(),
+                refs,
+                dict(q.metadata),
+                question_id=q.question_id.strip(),
+            )
+        )
     return raw
+
+
+def refuse_duplicate_ids(questions: Sequence[RawQuestion]) -> None:
+    """Refuses two questions given the same id (ADR 0125): one of them would be lost to
+    whoever reads results by that id, so the request names the id and both places."""
+    first: dict[str, str] = {}
+    for question in questions:
+        if not question.question_id:
+            continue
+        if question.question_id in first:
+            raise InvalidArgument(
+                f"{question.where} has the question id {quoted(question.question_id)}, as "
+                f"{first[question.question_id]} does: give each question its own id, or none"
+            )
+        first[question.question_id] = question.where

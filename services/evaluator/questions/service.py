@@ -27,6 +27,7 @@ class QuestionSetService:
     ) -> references.Checked:
         if not raw:
             raise InvalidArgument("a question set needs at least one question")
+        question_sets.refuse_duplicate_ids(raw)
         for item in raw:  # a file's questions are bounded as a request's are: each is searched and embedded
             limits.check_string(item.text, "text", f"{item.where}: the question")
             limits.check_string(item.expected_answer, "expected_answer", f"{item.where}: the expected answer")
@@ -115,10 +116,17 @@ class QuestionSetService:
 
     def add_question(self, request: evaluator_pb2.AddQuestionRequest) -> evaluator_pb2.QuestionSet:
         question = self._located(request.question, "the new question")
-        question.question_id = ""
-        return self._repo.change_questions(
-            request.question_set_id, lambda current: [*current, question], question_sets.content_hash
-        )
+        given, question.question_id = request.question.question_id.strip(), ""
+
+        def added(current: list[evaluator_pb2.Question]) -> list[evaluator_pb2.Question]:
+            if given and any(q.question_id == given for q in current):
+                raise InvalidArgument(
+                    f"question set {request.question_set_id} already has a question {limits.quoted(given)}: "
+                    "change it with UpdateQuestion, or add the new question without an id"
+                )
+            return [*current, question]
+
+        return self._repo.change_questions(request.question_set_id, added, question_sets.content_hash)
 
     def update_question(self, request: evaluator_pb2.UpdateQuestionRequest) -> evaluator_pb2.QuestionSet:
         question_id = request.question.question_id

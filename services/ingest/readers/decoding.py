@@ -65,6 +65,13 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
         first_bad = exc.start
+    if data[first_bad] == 0xED and first_bad + 1 < len(data) and 0xA0 <= data[first_bad + 1] <= 0xBF:
+        # U+D800..U+DFFF written as UTF-8 (CESU-8 or WTF-8): a lone surrogate is no character, and
+        # a legacy code page would read the bytes as mojibake (ADR 0124).
+        raise InvalidArgument(
+            f"{name!r} holds a surrogate code point (U+D800 to U+DFFF) written as UTF-8 at byte {first_bad}; "
+            "that is not valid UTF-8 (a lone surrogate is no character): save the file again as UTF-8"
+        )
     if _mostly_utf8(data):
         raise InvalidArgument(
             f"{name!r} is UTF-8 with invalid bytes (the first at byte {first_bad}); "

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from chunklab import ids
 from chunklab.errors import InvalidArgument, NotFound
 from chunklab.knobs import dict_to_spec
+from chunklab.retrieval import check_strategy
 from chunklab.rpc.paging import check_page_size, decode_offset, decode_token, encode_token
 from chunklab.timeutil import to_proto
 from chunklab.v1 import common_pb2, retriever_pb2
@@ -105,6 +106,8 @@ class IndexSets:
     def list(self, request: retriever_pb2.ListIndexedSetsRequest) -> retriever_pb2.ListIndexedSetsResponse:
         size = check_page_size(request.page_size)
         offset = decode_offset(request.page_token)
+        if request.strategy:  # a filter no set can match is refused, not answered with an empty page (ADR 0125)
+            check_strategy(request.strategy)
         rows = self.service.store.list_sets(
             request.embedding_model, request.document_id, request.strategy, offset=offset, limit=size + 1
         )
