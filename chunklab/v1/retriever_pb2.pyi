@@ -25,7 +25,7 @@ COVERAGE_GAP_OTHER_CONFIGURATION: CoverageGap
 COVERAGE_GAP_ARCHIVED: CoverageGap
 
 class IndexHeader(_message.Message):
-    __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec", "expansion", "activation")
+    __slots__ = ("document_id", "strategy", "config_id", "embedding_model", "dimension", "spec", "expansion", "activation", "chunk_count")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,7 @@ class IndexHeader(_message.Message):
     SPEC_FIELD_NUMBER: _ClassVar[int]
     EXPANSION_FIELD_NUMBER: _ClassVar[int]
     ACTIVATION_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     strategy: str
     config_id: str
@@ -42,7 +43,8 @@ class IndexHeader(_message.Message):
     spec: _common_pb2.StrategySpec
     expansion: _common_pb2.ExpansionKind
     activation: _common_pb2.Activation
-    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., activation: _Optional[_Union[_common_pb2.Activation, str]] = ...) -> None: ...
+    chunk_count: int
+    def __init__(self, document_id: _Optional[str] = ..., strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., embedding_model: _Optional[str] = ..., dimension: _Optional[int] = ..., spec: _Optional[_Union[_common_pb2.StrategySpec, _Mapping]] = ..., expansion: _Optional[_Union[_common_pb2.ExpansionKind, str]] = ..., activation: _Optional[_Union[_common_pb2.Activation, str]] = ..., chunk_count: _Optional[int] = ...) -> None: ...
 
 class IndexedChunk(_message.Message):
     __slots__ = ("chunk", "vector")

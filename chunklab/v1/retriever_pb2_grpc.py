@@ -128,11 +128,19 @@ class RetrieverServiceServicer:
         queries until the stream ends well; then the old chunks of the set are
         gone and the new ones are all there. The header's activation says
         whether the set becomes the active one of its (document, strategy).
-        Errors: INVALID_ARGUMENT (no header, an embedding model no service
+        A set is replaced only by a complete, valid stream (ADR 0123): at least
+        one chunk; each role's chunk_index from 0 without gaps; every chunk of
+        the header's document, strategy, configuration and embedding model, its
+        chunk_id the one chunklab.ids.chunk_id gives, its parent_id a parent sent
+        in the stream; as many chunks as the header's chunk_count when it is
+        set. Anything else is refused and the set stays exactly as it was.
+        Errors: INVALID_ARGUMENT (no header, no chunks, a negative, duplicate
+        or missing chunk_index, a chunk of another document, strategy,
+        configuration or model, a chunk_id or parent_id that does not match,
+        fewer or more chunks than chunk_count, an embedding model no service
         embeds with, a dimension the model does not give, vector of the wrong
-        dimension, duplicate chunk_index, malformed config_id, unspecified
-        expansion, unknown activation), RESOURCE_EXHAUSTED (index full). A set
-        without chunks makes no vector index.
+        dimension, malformed config_id, unspecified expansion, unknown
+        activation), RESOURCE_EXHAUSTED (index full).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -232,6 +232,7 @@ class ChunkerService:
             spec=knobs.to_spec(strategy.name, strategy.values),
             expansion=strategy.expansion,
             activation=activation,
+            chunk_count=len(indexed),
         )
         if cancelled.is_set():
             raise Cancelled()

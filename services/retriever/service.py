@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from chunklab.knobs import spec_to_dict
 from chunklab.rpc import limits
 from chunklab.timeutil import from_proto, to_proto, utcnow
 from chunklab.v1 import common_pb2, retriever_pb2
-from services.retriever.checks import check_retrieve, check_window_days
+from services.retriever.checks import check_index_set, check_retrieve, check_window_days
 from services.retriever.index import conditions as c
 from services.retriever.index.payloads import (
     ACTIVE,
@@ -165,11 +164,12 @@ class RetrieverService:
         if header.activation not in common_pb2.Activation.values():
             raise InvalidArgument(f"the index header's activation {header.activation} is not an Activation")
         retrieval.check_config_id(header.config_id)
+        check_index_set(header, chunks)  # the whole stream, before anything of the old set is touched
         make_active = header.activation != common_pb2.ACTIVATION_KEEP_CURRENT
         points, size = self._points(header, chunks, make_active)  # outside the lock: the costly part
         # No index is made for a set without points: nothing would ever be in it.
         index = self.registry.get(header.embedding_model, header.dimension, create=bool(points))
-        first = chunks[0].chunk if chunks else common_pb2.Chunk()
+        first = chunks[0].chunk  # check_index_set: a set has at least one chunk
         with self.document_lock(header.document_id):
             current = self.store.indexed_set((header.embedding_model, header.document_id, header.strategy, ""))
             active = make_active or (current is not None and current["config_id"] == header.config_id)
@@ -219,30 +219,13 @@ class RetrieverService:
     def _points(
         header: retriever_pb2.IndexHeader, chunks: list[retriever_pb2.IndexedChunk], active: bool
     ) -> tuple[list[IndexPoint], int]:
-        """The chunks as points, checked; and their approximate bytes."""
-        seen: set[tuple[int, int]] = set()
+        """The chunks as points, their vectors checked; and their approximate bytes."""
         points: list[IndexPoint] = []
         indexed_at = to_proto(utcnow())
         size = 0
         for item in chunks:
-            chunk = item.chunk
-            if chunk.document_id != header.document_id or chunk.strategy != header.strategy:
-                raise InvalidArgument(
-                    f"chunk {chunk.chunk_index} belongs to ({chunk.document_id}, {chunk.strategy}), "
-                    f"not to the header's ({header.document_id}, {header.strategy})"
-                )
-            if chunk.role not in ids.ROLE_NAMES:
-                raise InvalidArgument(f"chunk {chunk.chunk_index} has role {chunk.role}, which is not a ChunkRole")
+            chunk = item.chunk  # of the header's set, its id and index checked (check_index_set)
             role = chunk.role or common_pb2.CHUNK_ROLE_CHUNK
-            if (role, chunk.chunk_index) in seen:
-                raise InvalidArgument(f"chunk_index {chunk.chunk_index} ({ids.role_name(role)}) is sent twice")
-            seen.add((role, chunk.chunk_index))
-            try:
-                uuid.UUID(chunk.chunk_id)
-            except ValueError:
-                raise InvalidArgument(
-                    f"chunk_id {chunk.chunk_id!r} is not a UUID (use chunklab.ids.chunk_id)"
-                ) from None
             searchable = role not in LOOKUP_ONLY_ROLES
             if searchable and len(item.vector) != header.dimension:
                 raise InvalidArgument(
