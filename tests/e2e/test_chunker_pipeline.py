@@ -40,6 +40,7 @@ from services.chunker.service import ChunkerService
 from services.chunker.strategies import REGISTRY
 from services.chunker.token_map import TokenMap
 from services.ingest.readers.markdown import parse
+from services.retriever.checks import check_index_set
 from tests.support.chunking import SPEC_NAMES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -129,6 +130,8 @@ def test_every_strategy_previews_and_processes_with_the_right_vectors(harness):
     for name in names:
         header, indexed = harness.indexed[("doc-1", name)]
         assert header.embedding_model == "hashed-64" and header.dimension == 64
+        assert header.chunk_count == len(indexed), name
+        check_index_set(header, indexed)  # a set the retriever takes whole (ADR 0123)
         for item in indexed:
             chunk = item.chunk
             assert chunk.embedding_model == "hashed-64"
