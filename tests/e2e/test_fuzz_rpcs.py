@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunklab.rpc import channels
-from chunklab.v1 import chunker_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
+from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2, evaluator_pb2, ingest_pb2, retriever_pb2
 from chunklab_app.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -184,3 +184,90 @@ def test_no_request_gets_unknown_or_internal_or_runs_past_its_deadline(fuzzed, s
     run()
     health = health_pb2_grpc.HealthStub(channels.channel(fuzzed.addresses[service]))
     assert health.Check(health_pb2.HealthCheckRequest(), timeout=30).status == health_pb2.HealthCheckResponse.SERVING
+
+
+# -- the hostile requests of issue 31, each refused precisely (or normalised) ---------------
+
+NOTES = b"# Notes\n\nThe harbour light turns once every ten seconds, all night long.\n"
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+def upload(stack: Stack, data: bytes, pieces: list[bytes] | None = None, **header) -> ingest_pb2.CreateDocumentResponse:
+    header.setdefault("name", "notes.md")
+    header.setdefault("format", documents_pb2.DOCUMENT_FORMAT_MARKDOWN)
+    requests = [ingest_pb2.CreateDocumentRequest(header=ingest_pb2.UploadHeader(**header))]
+    requests += [ingest_pb2.CreateDocumentRequest(data=piece) for piece in (pieces or [data])]
+    return channels.ingest(stack.addresses["ingest"]).CreateDocument(iter(requests), timeout=DEADLINE_S)
+
+
+def refusal(call_it, codes: set[grpc.StatusCode] = frozenset({INVALID})) -> str:
+    with pytest.raises(grpc.RpcError) as caught:
+        call_it()
+    assert caught.value.code() in codes, (caught.value.code(), caught.value.details())
+    return caught.value.details()
+
+
+def test_uploads_that_lie_about_themselves_are_refused_and_store_nothing(fuzzed):
+    ingest = channels.ingest(fuzzed.addresses["ingest"])
+    before = len(ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(page_size=100), timeout=30).documents)
+    # A file name is a display name: the path in front of it goes.
+    stored = upload(fuzzed, NOTES, name="../../traversal.md").document
+    assert stored.name == "traversal.md"
+    assert "size" in refusal(lambda: upload(fuzzed, NOTES + b"\n", size_bytes=-1))
+    assert "size" in refusal(lambda: upload(fuzzed, NOTES + b"\n\n", size_bytes=10))
+    # The contract's 1 MiB per data message (a larger one may already stop at gRPC's own limit).
+    refusal(
+        lambda: upload(fuzzed, b"", [b"# Big\n\n" + b"word " * 500_000]),
+        {INVALID, grpc.StatusCode.RESOURCE_EXHAUSTED},
+    )
+    assert "zz" in refusal(lambda: upload(fuzzed, NOTES + b"\n\n\n", language="zz"))
+    refusal(lambda: upload(fuzzed, b"# Broken\n\nA lone surrogate \xed\xa0\x80 here.\n", name="broken.md"))
+    assert "not a language!" in refusal(
+        lambda: ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(language="not a language!"), timeout=30)
+    )
+    after = ingest.ListDocuments(ingest_pb2.ListDocumentsRequest(page_size=100), timeout=30).documents
+    assert len(after) == before + 1  # only the renamed one
+
+
+def test_an_index_write_without_chunks_leaves_the_set_as_it_was(fuzzed):
+    document = upload(fuzzed, NOTES.replace(b"Notes", b"Index writes"), name="writes.md").document
+    spec = common_pb2.StrategySpec(name="fixed_size")
+    fuzzed.client().process(document.document_id, [spec])
+    (indexed,) = fuzzed.client().list_indexed_sets("fixed_size", document.document_id)
+    header = retriever_pb2.IndexHeader(
+        document_id=document.document_id,
+        strategy="fixed_size",
+        config_id=indexed.config_id,
+        embedding_model=indexed.embedding_model,
+        spec=indexed.spec,
+    )
+    retriever = channels.retriever(fuzzed.addresses["retriever"])
+    refusal(lambda: retriever.IndexChunks(iter([retriever_pb2.IndexChunksRequest(header=header)]), timeout=30))
+    (kept,) = fuzzed.client().list_indexed_sets("fixed_size", document.document_id)
+    assert (kept.points, kept.active) == (indexed.points, indexed.active) and kept.points > 0
+    assert "../etc" in refusal(
+        lambda: retriever.ListIndexedSets(retriever_pb2.ListIndexedSetsRequest(strategy="../etc"), timeout=30)
+    )
+
+
+def test_question_sets_with_one_id_twice_or_a_file_url_for_a_model_are_refused_before_anything_is_stored(fuzzed):
+    evaluator = channels.evaluator(fuzzed.addresses["evaluator"])
+    before = len(
+        evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=100), timeout=30).question_sets
+    )
+    twice = [evaluator_pb2.Question(question_id="q1", text=text) for text in ("Who?", "Where?")]
+    assert "q1" in refusal(
+        lambda: evaluator.CreateQuestionSet(
+            evaluator_pb2.CreateQuestionSetRequest(name="twice", questions=twice), timeout=30
+        )
+    )
+    document = upload(fuzzed, NOTES.replace(b"Notes", b"Generated"), name="generated.md").document
+    generate = evaluator_pb2.GenerateQuestionSetRequest(
+        name="passwords",
+        document_ids=[document.document_id],
+        question_count=2,
+        generator_model=evaluator_pb2.ModelEndpoint(base_url="file:///etc/passwd", model="any"),
+    )
+    assert "file" in refusal(lambda: list(evaluator.GenerateQuestionSet(generate, timeout=30)))
+    after = evaluator.ListQuestionSets(evaluator_pb2.ListQuestionSetsRequest(page_size=100), timeout=30).question_sets
+    assert len(after) == before
