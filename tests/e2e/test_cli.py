@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
 from chunklab.rpc import channels
 from chunklab.v1 import evaluator_pb2
-from chunklab_app.stack import REPO
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -29,14 +28,7 @@ Fresh water arrives by boat on Tuesdays. Lamp oil is ordered once a month.
 
 
 def cli(stack, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "chunklab_app.cli", *args],
-        cwd=REPO,
-        env=stack.env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_cli(stack.env(), *args)
 
 
 @pytest.fixture

@@ -9,26 +9,18 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
-from chunklab_app.stack import REPO
 from tests.support import study_docs
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.e2e
 TRIALS = 3
 
 
 def cli(stack, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "chunklab_app.cli", *args],
-        cwd=REPO,
-        env=stack.env(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return run_cli(stack.env(), *args, timeout=900)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from chunklab.settings import Settings
-from chunklab_app.stack import REPO
+from tests.support.cli import run_cli
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
@@ -30,14 +29,7 @@ Every spring the Quillon choir sings the tide hymn on the breakwater at the firs
 
 
 def cli(stack, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "chunklab_app.cli", *args],
-        cwd=REPO,
-        env=stack.env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_cli(stack.env(), *args)
 
 
 SENTENCES = [line for line in ALMANAC.splitlines() if line.endswith(".")]
