@@ -62,19 +62,22 @@ It has been automatic since 1991, checked by an engineer every quarter.
 In winds above force seven the gallery door stays shut and tours stop at the lantern room.
 """
 
-DOCUMENTS = {"harbour.md": HARBOUR, "lighthouse.md": LIGHTHOUSE}
+# Names no other test's documents have: a question names its document by file name, and the
+# e2e tests share one stack, where another test's "harbour.md" would make the name ambiguous.
+HARBOUR_NAME, LIGHTHOUSE_NAME = "tuning-harbour.md", "tuning-lighthouse.md"
+DOCUMENTS = {HARBOUR_NAME: HARBOUR, LIGHTHOUSE_NAME: LIGHTHOUSE}
 
 QUESTIONS = [
-    ("harbour.md", "Where do visiting yachts moor?", "Visiting yachts moor at the east pontoon"),
-    ("harbour.md", "How much is a night for a small boat?", "costs fourteen euros for a boat under ten metres"),
-    ("harbour.md", "When should deep keels arrive?", "arrive within three hours of high water"),
-    ("harbour.md", "When can I buy diesel?", "Diesel is sold at the fuel berth from eight until noon"),
-    ("harbour.md", "Where does oily bilge water go?", "Oily bilge water goes into the grey tank behind the crane"),
-    ("lighthouse.md", "In which months can I visit the lighthouse?", "opens to visitors from April to October"),
-    ("lighthouse.md", "Do children pay to climb?", "children under twelve climb for free with a paying adult"),
-    ("lighthouse.md", "How many steps lead to the lantern room?", "one hundred and twelve steps to the lantern room"),
-    ("lighthouse.md", "How far can the light be seen?", "is seen from eighteen nautical miles"),
-    ("lighthouse.md", "What happens to tours in strong wind?", "the gallery door stays shut and tours stop"),
+    (HARBOUR_NAME, "Where do visiting yachts moor?", "Visiting yachts moor at the east pontoon"),
+    (HARBOUR_NAME, "How much is a night for a small boat?", "costs fourteen euros for a boat under ten metres"),
+    (HARBOUR_NAME, "When should deep keels arrive?", "arrive within three hours of high water"),
+    (HARBOUR_NAME, "When can I buy diesel?", "Diesel is sold at the fuel berth from eight until noon"),
+    (HARBOUR_NAME, "Where does oily bilge water go?", "Oily bilge water goes into the grey tank behind the crane"),
+    (LIGHTHOUSE_NAME, "In which months can I visit the lighthouse?", "opens to visitors from April to October"),
+    (LIGHTHOUSE_NAME, "Do children pay to climb?", "children under twelve climb for free with a paying adult"),
+    (LIGHTHOUSE_NAME, "How many steps lead to the lantern room?", "one hundred and twelve steps to the lantern room"),
+    (LIGHTHOUSE_NAME, "How far can the light be seen?", "is seen from eighteen nautical miles"),
+    (LIGHTHOUSE_NAME, "What happens to tours in strong wind?", "the gallery door stays shut and tours stop"),
 ]
 
 
