@@ -62,7 +62,7 @@ test: setup stubs browser broker postgres
 	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).
-BENCHES := ingest_throughput pdf_libraries ingest_fidelity chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth replicas tracing_overhead cold_experiment dry_run_estimate benchmarks_page
+BENCHES := ingest_throughput pdf_libraries ingest_fidelity chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth replicas tracing_overhead cold_experiment dry_run_estimate study_speed study_goals benchmarks_page
 
 bench: setup stubs
 	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done
