@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.support.browser import SECONDS, choose, documents_part, screenshot
+from tests.support.browser import SECONDS, choose, documents_part, enter, screenshot
 from tests.support.hand_pdfs import text_pdf
 
 pytestmark = pytest.mark.browser
@@ -50,8 +50,8 @@ def test_a_bad_chunk_size_is_named_beside_its_field_until_fixed_and_a_tiny_one_i
     notes = page.locator("#knob-notes-fixed_size")
     status = page.locator("#process-status")
     # A run that succeeds first, so that a stale "Completed" would show.
-    size.fill("256")
-    overlap.fill("0")
+    enter(size, "256")
+    enter(overlap, "0")
     process(page)
     active = page.locator("#indexed-sets tr[data-strategy=fixed_size][data-active=true] td")
     documents_part(page, "Index sets and export")

@@ -121,6 +121,17 @@ def documents_part(page, part: str) -> None:
     page.get_by_role("tab", name=part, exact=True).click()
 
 
+def enter(field, value: str) -> None:
+    """Types value into a number or text input and leaves the field, as a person does before
+    pressing a button: the field commits what was typed when it loses focus, and the wait ends
+    when the input shows the value."""
+    from playwright.sync_api import expect
+
+    field.fill(value)
+    field.blur()
+    expect(field).to_have_value(value)
+
+
 def fill(page, elem_id: str, value: str) -> None:
     """Types into a Gradio textbox or number field, whichever element it renders."""
     page.locator(f"#{elem_id}").locator("textarea, input").first.fill(value)
