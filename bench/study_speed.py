@@ -8,7 +8,7 @@ checkout of this repository (`git worktree`-free: `git archive REV` into a tempo
 this tree's; the two sides take turns (--rounds), each side's best round is kept, and the ratios
 are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows).
 
-    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=pooled]
+    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=late]
 
 Target (issue 29): the recommended configuration at least 3x faster from an empty folder.
 """
@@ -134,7 +134,7 @@ def main() -> int:
         "--variant",
         action="append",
         help="KNOB=VALUE[,KNOB=VALUE]: one more 'after' side with these knobs set on the recommended strategies "
-        "(repeatable; default: context_vectors=pooled)",
+        "(repeatable; default: context_vectors=pooled, then context_vectors=late)",
     )
     args = parser.parse_args()
     print(
@@ -147,7 +147,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="chunklab-before-") as folder:
         before = f"before ({args.before})"
         sides = {before: (checkout(args.before, Path(folder)), {}), "after": (REPO, {})}
-        for text in args.variant or ["context_vectors=pooled"]:
+        for text in args.variant or ["context_vectors=pooled", "context_vectors=late"]:
             sides[f"after, {text}"] = (REPO, dict(pair.split("=", 1) for pair in text.split(",")))
         best: dict[str, dict] = {}
         for _ in range(args.rounds):

@@ -57,9 +57,7 @@ def span_sums(encoder: TokenEncoder, text: str, spans: Sequence[tuple[int, int]]
     return many_span_sums(encoder, [(text, spans)])[0]
 
 
-def many_span_sums(
-    encoder: TokenEncoder, items: Sequence[tuple[str, Sequence[tuple[int, int]]]]
-) -> list[np.ndarray]:
+def many_span_sums(encoder: TokenEncoder, items: Sequence[tuple[str, Sequence[tuple[int, int]]]]) -> list[np.ndarray]:
     """span_sums of several texts, their passes run through the model together (longest
     first, in the provider's batches, so that a batch pads little)."""
     layouts, work = [], []
@@ -76,7 +74,7 @@ def many_span_sums(
         work += [ids[a:b] for a, b in ranges]
     states = iter(encoder.encode(work))
     out = []
-    for (text, spans), (owner, ranges) in zip(items, layouts):
+    for (_, spans), (owner, ranges) in zip(items, layouts):
         sums = np.zeros((len(spans), encoder.dimension), dtype=np.float64)
         for a, b in ranges:
             rows = next(states)
