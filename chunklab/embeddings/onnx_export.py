@@ -114,12 +114,15 @@ def graph_path(directory: Path, variant: str, tokens: bool = False) -> Path:
             f"build it again with {BUILD_COMMAND}"
         )
     recipe = manifest.get("recipe", 1)  # exports before ADR 0071 name none
-    if tokens and graph.name not in manifest.get("token_graphs", {}).values():
-        recipe = "without token graphs"  # a file of that name the manifest does not vouch for
     if recipe != RECIPE:
         raise FailedPrecondition(
             f"the ONNX export in {directory} was built by recipe {recipe}, not this version's {RECIPE}; "
             f"build it again with {BUILD_COMMAND}"
+        )
+    if tokens and graph.name not in manifest.get("token_graphs", {}).values():
+        raise FailedPrecondition(  # a file of that name the manifest does not vouch for
+            f"the ONNX export in {directory} was built without token graphs, which late chunking reads; "
+            f"build them with {BUILD_COMMAND}"
         )
     return graph
 
