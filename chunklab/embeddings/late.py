@@ -77,10 +77,12 @@ def many_span_sums(encoder: TokenEncoder, items: Sequence[tuple[str, Sequence[tu
     for (_, spans), (owner, ranges) in zip(items, layouts):
         sums = np.zeros((len(spans), encoder.dimension), dtype=np.float64)
         for a, b in ranges:
-            rows = next(states)
-            np.add.at(sums, owner[a:b], rows[1:-1])
-            sums[owner[a]] += rows[0]
-            sums[owner[b - 1]] += rows[-1]
+            rows, own = next(states), owner[a:b]
+            # A pass's word pieces are in span order, so each span is one run of rows (np.add.at is 30x slower).
+            runs = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])
+            sums[own[runs]] += np.add.reduceat(rows[1:-1], runs, axis=0)
+            sums[own[0]] += rows[0]
+            sums[own[-1]] += rows[-1]
         out.append(sums)
     return out
 
