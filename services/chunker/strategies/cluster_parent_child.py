@@ -86,24 +86,25 @@ class ClusterParentChild(Strategy):
         paths = HeadingPaths(source.tree)
         families = [Family(start, end, paths.at(start), pieces[a:b]) for start, end, _, a, b in groups]
         chunks = family_chunks(self, source, index, families)
-        pooled = pooled_windows(vectors, reach) if mode == POOLED else windows[0] if windows else None
+        made = pooled_windows(vectors, reach) if mode == POOLED else windows[0] if windows else None
         text, last = source.text, len(pieces) - 1
         for chunk in chunks:
             if chunk.role == common_pb2.CHUNK_ROLE_CHILD:  # children are the pieces, in order
                 k = chunk.chunk_index
                 if reach:
                     chunk.enriched_content = text[pieces[max(k - reach, 0)][0] : pieces[min(k + reach, last)][1]]
-                if pooled is not None:
-                    context.vectors[chunk.chunk_id] = pooled[k]
+                if made is not None:  # the run embeds the enriched text of a child without one
+                    context.vectors[chunk.chunk_id] = made[k]
         return chunks
 
 
 def window_sums(context: ChunkingContext, text: str, pieces, reach: int) -> tuple[np.ndarray, np.ndarray]:
     """Each child's window (pieces k - reach .. k + reach, its enriched text) read once
-    through the model's word-piece output: the window's vector, the mean of all its word
-    pieces (the model's own vector of that text), and the piece's vector, the mean of
-    the piece's word pieces inside its window (late chunking, ADR 0129), which the
-    clustering uses instead of the piece embedded alone."""
+    through the model's word-piece vectors (ADR 0129, 0130). Returns the pieces' vectors,
+    each the mean of the piece's word pieces inside its window (late chunking), which the
+    clustering uses instead of the piece embedded alone; and the windows' vectors, each
+    the mean of all its word pieces: the model's own vector of that text (a window over
+    the model's 256 word pieces is read whole in passes, where embedding it would cut it)."""
     last, items = len(pieces) - 1, []
     for k in range(len(pieces)):
         first, end = max(k - reach, 0), min(k + reach, last)
