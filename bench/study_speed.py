@@ -8,14 +8,17 @@ checkout of this repository (`git worktree`-free: `git archive REV` into a tempo
 this tree's; the two sides take turns (--rounds), each side's best round is kept, and the ratios
 are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows).
 
-    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=pooled]
+    .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=late]
 
-Target (issue 29): the recommended configuration at least 3x faster from an empty folder.
+Target (issue 29): the recommended configuration at least 3x faster from an empty folder. The figures
+(each side's best round, every round's total, the ratios) are written to docs/benchmarks/study_speed.json,
+which bench/benchmarks_page.py puts on the benchmarks page.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +32,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
-from benchmarks_page import DATA, TOP_K, experiment  # noqa: E402
+from benchmarks_page import DATA, FIGURES, TOP_K, experiment, machine  # noqa: E402
+from cold_experiment import cpu_seconds  # noqa: E402
 
 from chunklab.embeddings import onnx_export  # noqa: E402
 from chunklab.settings import Settings  # noqa: E402
@@ -39,6 +43,8 @@ from chunklab_app.stack import Stack  # noqa: E402
 from services.chunker.strategies import REGISTRY  # noqa: E402
 
 PHASES = ("chunk", "embed", "index")
+RESULTS = FIGURES / "study_speed.json"
+COMMAND = ".venv/bin/python bench/study_speed.py --before a7a568b --rounds 2"
 
 
 def checkout(rev: str, folder: Path) -> Path:
@@ -85,7 +91,7 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
         with Stack(data_dir=Path(folder), source=source) as stack:
             stack_s = time.perf_counter() - started
             lab = stack.client(Settings())
-            began = time.perf_counter()
+            began, cpu_before = time.perf_counter(), cpu_seconds(stack)
             for path in sorted(corpora.glob("*.md")):
                 lab.upload_document(path)
             question_set = lab.import_question_set(questions)
@@ -95,6 +101,7 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
                 lab, question_set.question_set_id, "recommended, cold", cells(variant or {}), retrieval
             )
             total_s = time.perf_counter() - began
+            cpu_s = sum(cpu_seconds(stack).values()) - sum(cpu_before.values())
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
     if failed:
         raise SystemExit(f"a run failed: {failed}")
@@ -108,6 +115,7 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
     scores = {k: float(np.mean([getattr(r.metrics, k) for r in labelled])) for k in ("recall", "iou", "tokens_sent")}
     return {
         "total_s": total_s,
+        "cpu_s": cpu_s,
         "stack_s": stack_s,
         "phases": phases,
         "chunks": sum(r.chunk_count for r in runs),
@@ -118,7 +126,7 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
 def line(name: str, result: dict) -> str:
     phases = "  ".join(f"{k} {v:5.1f}s" for k, v in result["phases"].items())
     return (
-        f"{name:<7} total {result['total_s']:6.1f}s ({phases})  stack start {result['stack_s']:.1f}s  "
+        f"{name:<7} total {result['total_s']:6.1f}s, CPU {result['cpu_s']:5.1f}s ({phases})  stack start {result['stack_s']:.1f}s  "
         f"{result['chunks']} chunks  recall {result['recall']:.1%}  IoU {result['iou']:.1%}  "
         f"tokens {result['tokens_sent']:.0f}"
     )
@@ -134,7 +142,7 @@ def main() -> int:
         "--variant",
         action="append",
         help="KNOB=VALUE[,KNOB=VALUE]: one more 'after' side with these knobs set on the recommended strategies "
-        "(repeatable; default: context_vectors=pooled)",
+        "(repeatable; default: context_vectors=pooled, then context_vectors=late)",
     )
     args = parser.parse_args()
     print(
@@ -147,31 +155,46 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="chunklab-before-") as folder:
         before = f"before ({args.before})"
         sides = {before: (checkout(args.before, Path(folder)), {}), "after": (REPO, {})}
-        for text in args.variant or ["context_vectors=pooled"]:
+        for text in args.variant or ["context_vectors=pooled", "context_vectors=late"]:
             sides[f"after, {text}"] = (REPO, dict(pair.split("=", 1) for pair in text.split(",")))
         best: dict[str, dict] = {}
+        totals: dict[str, list[float]] = {name: [] for name in sides}
         for _ in range(args.rounds):
             for name, (source, variant) in sides.items():
                 result = cold_run(source, args.corpora, args.questions, variant)
                 print(line(name, result), flush=True)
+                totals[name].append(result["total_s"])
                 if name not in best or result["total_s"] < best[name]["total_s"]:
                     best[name] = result
-    for name in list(sides)[1:]:
-        compare(name, best[before], best[name])
+    rows = [{"side": name, **best[name], "totals": totals[name]} for name in sides]
+    for row in rows[1:]:
+        row["ratios"] = compare(row["side"], best[before], row)
+    RESULTS.write_text(
+        json.dumps({"machine": machine(), "command": COMMAND, "rounds": args.rounds, "sides": rows}, indent=1)
+    )
+    print(f"wrote {RESULTS.relative_to(REPO)}")
     return 0
 
 
-def compare(name: str, before: dict, after: dict) -> None:
-    ratios = {k: before["phases"][k] / max(after["phases"][k], 1e-9) for k in before["phases"]}
+def compare(name: str, before: dict, after: dict) -> dict:
+    """Prints how `after` compares with `before` and returns the ratios (before / after: above 1 is faster)."""
+    phases = {k: before["phases"][k] / max(after["phases"][k], 1e-9) for k in before["phases"]}
+    ratios = {
+        "total": before["total_s"] / after["total_s"],
+        "cpu": before["cpu_s"] / max(after["cpu_s"], 1e-9),
+        **phases,
+    }
     print(
-        f"{name} is {before['total_s'] / after['total_s']:.2f}x as fast as before (total, from the first upload); "
+        f"{name} is {ratios['total']:.2f}x as fast as before (total, from the first upload; {ratios['cpu']:.2f}x in "
+        "the services' CPU seconds); "
         f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's "
-        "start; " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+        "start; " + ", ".join(f"{k} {v:.2f}x" for k, v in phases.items())
     )
     print(
         f"    recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "
         f"tokens {after['tokens_sent'] - before['tokens_sent']:+.0f} ({name} - before)"
     )
+    return ratios
 
 
 if __name__ == "__main__":

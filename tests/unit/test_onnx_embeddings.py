@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chunklab import embeddings
-from chunklab.embeddings import onnx_export
+from chunklab.embeddings import late, onnx_export
 from chunklab.embeddings.minilm import MiniLMProvider
 from chunklab.embeddings.onnx import OnnxMiniLMProvider, open_session
 from chunklab.errors import FailedPrecondition
@@ -156,3 +156,28 @@ def test_the_int8_graph_quantises_the_attention_projection_and_keeps_layer_norms
 def test_the_environment_setting_names_the_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("CHUNKLAB_ONNX_DIR", str(tmp_path))
     assert onnx_export.default_dir() == tmp_path
+
+
+def test_token_graphs_join_an_export_of_the_main_graphs_and_leave_those_as_they_were(export_dir, tmp_path):
+    """An export from before ADR 0129 has no token graphs: late chunking is refused with the
+    command, which builds them beside the main graphs without touching those (their vectors stay)."""
+    for name in (*onnx_export.GRAPHS.values(), "tokens-int8.onnx"):
+        shutil.copy(export_dir / name, tmp_path / name)
+    manifest = json.loads((export_dir / "manifest.json").read_text())
+    del manifest["token_graphs"]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(FailedPrecondition) as caught:
+        OnnxMiniLMProvider("int8", tmp_path).token_encoder().tokenize("hello")
+    assert caught.value.message == (
+        f"the ONNX export in {tmp_path} was built without token graphs, which late chunking reads; "
+        "build them with make onnx (or .venv/bin/python -m chunklab.embeddings.onnx_export)"
+    )
+    before = {name: (tmp_path / name).stat().st_mtime_ns for name in onnx_export.GRAPHS.values()}
+    onnx_export.ensure_export(tmp_path)
+    assert {name: (tmp_path / name).stat().st_mtime_ns for name in onnx_export.GRAPHS.values()} == before
+    assert json.loads((tmp_path / "manifest.json").read_text())["token_graphs"] == onnx_export.TOKEN_GRAPHS
+    # The token graph's pooled output is the main graph's vector: the same network, one more output.
+    vector = OnnxMiniLMProvider("int8", tmp_path).embed_query("hello harbour")
+    encoder = OnnxMiniLMProvider("int8", tmp_path).token_encoder()
+    sums = late.span_sums(encoder, "hello harbour", [(0, 13)])
+    np.testing.assert_allclose(sums[0] / np.linalg.norm(sums[0]), vector, atol=1e-5)

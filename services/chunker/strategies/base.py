@@ -89,12 +89,17 @@ class ChunkingContext:
         (chunk_id -> unit-length row, e.g. a window's vector pooled from the
         vectors of the pieces it holds); the run indexes these and embeds
         only the chunks without one (ADR 0120).
+    embed_spans: late chunking with the run's model, when it gives word-piece
+        vectors (None: it does not): for each (text, [start, end) character
+        spans in order), one row per span, the sum of its word pieces' vectors
+        from passes over the whole text (chunklab.embeddings.late, ADR 0129).
     """
 
     embed: Callable[[list[str]], np.ndarray]
     chat_many: Callable[[list[list[dict]]], list[str]]
     report: Callable[[float, str], None] = lambda fraction, message: None
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    embed_spans: Callable[[list[tuple[str, list[tuple[int, int]]]]], list[np.ndarray]] | None = None
 
 
 def offline_context(embed: Callable[[list[str]], np.ndarray] | None = None) -> ChunkingContext:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from chunklab.embeddings.base import unit_rows
 from chunklab.v1 import chunker_pb2, common_pb2
 from services.chunker.strategies.base import REGISTRY, ChunkingContext, Knob, SourceDocument, Strategy
 from services.chunker.strategies.cluster_semantic import clustered
 from services.chunker.strategies.families import Family, family_chunks
 from services.chunker.strategies.structure import HeadingPaths
 
-ENCODED, POOLED = "encoded", "pooled"
+ENCODED, POOLED, LATE = "encoded", "pooled", "late"
 
 
 @REGISTRY.register
@@ -54,8 +55,12 @@ class ClusterParentChild(Strategy):
             ENCODED,
             "How a child's vector is made: 'encoded' embeds its enriched text (the piece and its context pieces); "
             "'pooled' averages the vectors of those pieces, already embedded to cluster them: about 4x less "
-            "embedding, about 1 point less recall on chroma-general (ADR 0120).",
-            choices=(ENCODED, POOLED),
+            "embedding, about 1 point less recall on chroma-general (ADR 0120); 'late' reads each window once "
+            "through the model's word-piece vectors: the child's vector is the window's, as 'encoded', and "
+            "the piece's vector for clustering is the mean of its word pieces inside its window (late "
+            "chunking), so no piece is embedded alone; a model without word-piece vectors (a remote "
+            "endpoint, e5) embeds as 'encoded' (ADR 0129).",
+            choices=(ENCODED, POOLED, LATE),
         ),
     )
 
@@ -66,23 +71,49 @@ class ClusterParentChild(Strategy):
         passage rather than one sentence of it. A child's parent is its
         cluster: the consecutive pieces around it that are more alike than
         the document's average, at most parent_max_tokens."""
+        mode, reach = self.values["context_vectors"], self.values["context_pieces"]
+        windows: list[np.ndarray] = []
+
+        def in_windows(pieces) -> np.ndarray:
+            piece_rows, window_rows = window_sums(context, source.text, pieces, reach)
+            windows.append(window_rows)
+            return piece_rows
+
+        late_pieces = in_windows if mode == LATE and context.embed_spans is not None else None
         index, pieces, groups, vectors = clustered(
-            source, context, self.values["child_max_tokens"], self.values["parent_max_tokens"]
+            source, context, self.values["child_max_tokens"], self.values["parent_max_tokens"], late_pieces
         )
         paths = HeadingPaths(source.tree)
         families = [Family(start, end, paths.at(start), pieces[a:b]) for start, end, _, a, b in groups]
         chunks = family_chunks(self, source, index, families)
-        reach = self.values["context_pieces"]
-        pooled = pooled_windows(vectors, reach) if self.values["context_vectors"] == POOLED else None
+        made = pooled_windows(vectors, reach) if mode == POOLED else windows[0] if windows else None
         text, last = source.text, len(pieces) - 1
         for chunk in chunks:
             if chunk.role == common_pb2.CHUNK_ROLE_CHILD:  # children are the pieces, in order
                 k = chunk.chunk_index
                 if reach:
                     chunk.enriched_content = text[pieces[max(k - reach, 0)][0] : pieces[min(k + reach, last)][1]]
-                if pooled is not None:
-                    context.vectors[chunk.chunk_id] = pooled[k]
+                if made is not None:  # the run embeds the enriched text of a child without one
+                    context.vectors[chunk.chunk_id] = made[k]
         return chunks
+
+
+def window_sums(context: ChunkingContext, text: str, pieces, reach: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each child's window (pieces k - reach .. k + reach, its enriched text) read once
+    through the model's word-piece vectors (ADR 0129, 0130). Returns the pieces' vectors,
+    each the mean of the piece's word pieces inside its window (late chunking), which the
+    clustering uses instead of the piece embedded alone; and the windows' vectors, each
+    the mean of all its word pieces: the model's own vector of that text (a window over
+    the model's 256 word pieces is read whole in passes, where embedding it would cut it)."""
+    last, items = len(pieces) - 1, []
+    for k in range(len(pieces)):
+        first, end = max(k - reach, 0), min(k + reach, last)
+        base = pieces[first][0]
+        spans = [(pieces[j][0] - base, pieces[j][1] - base) for j in range(first, end + 1)]
+        items.append((text[base : pieces[end][1]], spans))
+    sums = context.embed_spans(items)
+    own = np.array([rows[k - max(k - reach, 0)] for k, rows in enumerate(sums)])
+    return unit_rows(own), unit_rows(np.array([rows.sum(axis=0) for rows in sums]))
 
 
 def pooled_windows(vectors: np.ndarray, reach: int) -> np.ndarray:

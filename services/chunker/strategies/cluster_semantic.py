@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from chunklab.v1 import chunker_pb2
@@ -15,11 +17,16 @@ Piece = tuple[int, int, int]  # (start, end, tokens)
 
 
 def clustered(
-    source: SourceDocument, context: ChunkingContext, piece_tokens: int, max_tokens: int
+    source: SourceDocument,
+    context: ChunkingContext,
+    piece_tokens: int,
+    max_tokens: int,
+    embed_pieces: Callable[[list[Piece]], np.ndarray] | None = None,
 ) -> tuple[Spans, list[Piece], list[tuple[int, int, int, int, int]], np.ndarray]:
     """The document's pieces (the separator cascade at piece_tokens), their
     optimal groups under max_tokens: (start, end, tokens, first piece, end
-    piece) per group, and the pieces' vectors. A group runs from its first
+    piece) per group, and the pieces' vectors (each piece's text embedded,
+    unless embed_pieces makes them otherwise). A group runs from its first
     piece's start to its last piece's end, so only white space lies between
     groups."""
     text = source.text
@@ -27,7 +34,10 @@ def clustered(
     pieces = index.split(0, len(text), piece_tokens)
     if not pieces:
         return index, [], [], np.zeros((0, 0), dtype=np.float32)
-    vectors = np.asarray(context.embed([text[a:b] for a, b, _ in pieces]), dtype=np.float32)
+    if embed_pieces is None:
+        vectors = np.asarray(context.embed([text[a:b] for a, b, _ in pieces]), dtype=np.float32)
+    else:
+        vectors = np.asarray(embed_pieces(pieces), dtype=np.float32)
     counts: dict[tuple[int, int], int] = {}
 
     def tokens_of(first: int, end: int) -> int:
