@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab.text import fast_bpe
+
 ENCODING = "cl100k_base"
 _URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
@@ -65,7 +67,29 @@ def encoding():
     return tiktoken.get_encoding(ENCODING)
 
 
+# Whether to count and encode with bpe-openai where it agrees with tiktoken
+# (chunklab.text.fast_bpe; ADR 0127). Off, everything is tiktoken's: the tests
+# turn it off to show that both give the same chunks.
+FAST = True
+
+
+@functools.cache
+def _fast_tokenizer():
+    return fast_bpe.load(encoding())
+
+
+def fast_tokenizer():
+    """bpe-openai's cl100k_base when FAST is on and it passed its check, else None."""
+    return _fast_tokenizer() if FAST else None
+
+
 def count(text: str) -> int:
+    fast = fast_tokenizer()
+    if fast is not None:
+        try:
+            return fast.count(text)
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own repair below
+            pass
     return len(encoding().encode_ordinary(text))
 
 
@@ -74,6 +98,8 @@ def count_total(texts: list[str]) -> int:
     thread (its own copy of the encoding: thread_encoding)."""
     if not texts:
         return 0
+    if fast_tokenizer() is not None:
+        return sum(map(count, texts))
     return _executor().submit(lambda: sum(len(thread_encoding().encode_ordinary(t)) for t in texts)).result()
 
 
@@ -195,8 +221,11 @@ def thread_encoding():
     return own
 
 
-def _encode_lengths(text: str) -> np.ndarray:
-    """Token byte lengths of a text, encoded with this thread's own copy of the encoding."""
+def _encode_lengths(text: str, fast=None) -> np.ndarray:
+    """Token byte lengths of a text, encoded with bpe-openai (`fast`, when
+    given) or with this thread's own copy of tiktoken's encoding."""
+    if fast is not None:
+        return token_byte_lengths()[np.array(fast.encode(text), dtype=np.int64)]
     return token_byte_lengths()[thread_encoding().encode_to_numpy(text, disallowed_special=())]
 
 
@@ -208,17 +237,20 @@ class _Encoder:
 
     def __init__(self, total_bytes: int) -> None:
         self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES
+        self.fast = fast_tokenizer()
         self.parts: list = []
 
     def add(self, text: str) -> None:
         if text:
-            self.parts.append(_executor().submit(_encode_lengths, text) if self.threads else text)
+            self.parts.append(_executor().submit(_encode_lengths, text, self.fast) if self.threads else text)
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
         if not self.parts:
             return np.zeros(0, dtype=np.int64)
         if not self.threads:  # the parts meet at boundaries: one text encodes as they would
+            if self.fast is not None:  # no thread of its own to own
+                return _encode_lengths("".join(self.parts), self.fast)
             return _executor().submit(_encode_lengths, "".join(self.parts)).result()
         return np.concatenate([part.result() for part in self.parts])
 
