@@ -58,6 +58,7 @@ GROWTH, GROWTH_PLOT = FIGURES / "growth.json", FIGURES / "growth.png"  # written
 COLD = FIGURES / "cold_experiment.json"  # written by bench/cold_experiment.py
 BACKENDS = FIGURES / "embedding_backends.json"  # written by bench/embedding_backends.py
 FIDELITY = FIGURES / "ingest_fidelity.json"  # written by bench/ingest_fidelity.py
+CHUNKER = FIGURES / "chunker_bench.json"  # written by bench/chunker_bench.py --write
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -260,6 +261,7 @@ def write(results: dict) -> None:
     cold = json.loads(COLD.read_text()) if COLD.exists() else None  # bench/cold_experiment.py's, when it ran
     backends = json.loads(BACKENDS.read_text()) if BACKENDS.exists() else None  # bench/embedding_backends.py's
     fidelity = json.loads(FIDELITY.read_text()) if FIDELITY.exists() else None  # bench/ingest_fidelity.py's
+    chunker = json.loads(CHUNKER.read_text()) if CHUNKER.exists() else None  # bench/chunker_bench.py's
     PAGE.write_text(
         benchpage.page(
             results,
@@ -269,6 +271,7 @@ def write(results: dict) -> None:
             cold_results=cold,
             backend_results=backends,
             fidelity_results=fidelity,
+            chunker_results=chunker,
         )
     )
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")

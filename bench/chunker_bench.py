@@ -20,7 +20,7 @@
    cache warm in memory and (a new process) on disk only.
    Targets: pipeline >= 90% of raw; re-processing >= 20x faster.
 
-    .venv/bin/python bench/chunker_bench.py [--rounds 9] [--skip-embeddings] [--texts repeated,once,real]
+    .venv/bin/python bench/chunker_bench.py [--rounds 9] [--skip-embeddings] [--texts repeated,once,real] [--write]
 
 The libraries compared are dev-only dependencies (requirements-dev.txt).
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -66,6 +67,8 @@ SIZE, OVERLAP = 512, 64
 # The chunker's own limit on its embedding cache (reads then record when each vector was used).
 CACHE_LIMIT = int(Settings.model_fields["embedding_cache_max_mb"].default * 1e6)
 TARGET_BYTES = 1_240_000
+# Where --write stores the chunking figures (bench/benchmarks_page.py renders them).
+FIGURES = REPO / "docs" / "benchmarks" / "chunker_bench.json"
 
 
 def texts() -> dict[str, tuple[str, str]]:
@@ -168,7 +171,7 @@ def encode_in_threads(text: str) -> Callable[[], object]:
     ]
 
 
-def chunking(rounds: int, chosen: list[str]) -> None:
+def chunking(rounds: int, chosen: list[str]) -> dict:
     from chonkie import RecursiveChunker, TokenChunker
     from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
 
@@ -181,6 +184,7 @@ def chunking(rounds: int, chosen: list[str]) -> None:
         " chunklab encodes each distinct line of a document once and splits each distinct long part once."
         " Both caches live for one document only (a new chunker per run)."
     )
+    recorded: dict = {"load_at_start": round(os.getloadavg()[0], 2), "texts": []}
     for key, (label, text) in texts().items():
         if key not in chosen:
             continue
@@ -236,24 +240,54 @@ def chunking(rounds: int, chosen: list[str]) -> None:
                 ("langchain RecursiveCharacter", lambda: recursive_splitter.split_text(text), langchain_pieces),
             ],
         }
+        entry = {"key": key, "label": label, "mb": round(mb, 3), "tiktoken_ms": round(one * 1e3, 1), "groups": []}
+        recorded["texts"].append(entry)
         for group, contenders in groups.items():
             print(f"-- {group}")
             timings = race([run for _, run, _ in contenders], rounds)
             baseline = timings[0][0]  # chonkie
+            rows = []
+            entry["groups"].append({"group": group, "rows": rows})
             print(
                 f"   target: 1.5x chonkie = {1.5 * mb / baseline:.1f} MB/s ({baseline / 1.5 * 1e3:.1f} ms); tiktoken "
                 f"encodes this text at {mb / one:.1f} MB/s in 1 thread, {mb / two:.1f} MB/s in 2"
             )
             for (name, _run, pieces), (seconds, chunks) in zip(contenders, timings):
+                verdict = check(text, pieces(chunks), SIZE)
                 print(
                     f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
-                    f"x{baseline / seconds:4.2f} vs chonkie  {check(text, pieces(chunks), SIZE)}"
+                    f"x{baseline / seconds:4.2f} vs chonkie  {verdict}"
+                )
+                rows.append(
+                    {
+                        "name": name,
+                        "ms": round(seconds * 1e3, 1),
+                        "vs_chonkie": round(baseline / seconds, 2),
+                        "check": verdict,
+                    }
                 )
             run = contenders[1][1]
             print(
                 f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their ids "
                 f"alone takes {run.messages(timings[1][1]) * 1e3:.1f} ms)"
             )
+    recorded["load_at_end"] = round(os.getloadavg()[0], 2)
+    return recorded
+
+
+def write_figures(recorded: dict, rounds: int) -> None:
+    """The chunking figures, with the machine they ran on, where bench/benchmarks_page.py
+    renders them into docs/benchmarks.md (its Chunker throughput section)."""
+    from benchmarks_page import machine
+
+    stored = {
+        **recorded,
+        "machine": machine(),
+        "command": f".venv/bin/python bench/chunker_bench.py --rounds {rounds} --skip-embeddings --write",
+    }
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    FIGURES.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {FIGURES.relative_to(REPO)}")
 
 
 class RecordingProvider(EmbeddingProvider):
@@ -365,10 +399,17 @@ def main() -> None:
     parser.add_argument("--corpus", default="state_of_the_union.md", help="chroma-general corpus for the pipeline")
     parser.add_argument("--skip-embeddings", action="store_true")
     parser.add_argument("--skip-chunking", action="store_true")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"store the chunking figures in {FIGURES.relative_to(REPO)} for bench/benchmarks_page.py's page",
+    )
     parser.add_argument("--texts", default="repeated,once,real", help="which texts to chunk, comma-separated")
     args = parser.parse_args()
     if not args.skip_chunking:
-        chunking(args.rounds, args.texts.split(","))
+        recorded = chunking(args.rounds, args.texts.split(","))
+        if args.write:
+            write_figures(recorded, args.rounds)
     if not args.skip_embeddings:
         pipeline(args.embedding_rounds, args.corpus)
 

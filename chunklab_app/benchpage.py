@@ -331,6 +331,7 @@ def page(
     cold_results: Mapping | None = None,
     backend_results: Mapping | None = None,
     fidelity_results: Mapping | None = None,
+    chunker_results: Mapping | None = None,
 ) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
     a Growth section when bench/growth.py's results are given, the cold experiment's table when
@@ -373,4 +374,5 @@ def page(
         cold=cold_results,
         backends=backend_results,
         fidelity=fidelity_results,  # bench/ingest_fidelity.py's pooled table (issue 28)
+        chunker=chunker_results,  # bench/chunker_bench.py --write's chunking table (issue 29)
     )
