@@ -241,8 +241,14 @@ class _Encoder:
         self.parts: list = []
 
     def add(self, text: str) -> None:
-        if text:
-            self.parts.append(_executor().submit(_encode_lengths, text, self.fast) if self.threads else text)
+        if not text:
+            return
+        if not self.threads:
+            self.parts.append(text)
+        elif self.fast is None:
+            self.parts.append(_executor().submit(_encode_lengths, text))
+        else:  # one encoding thread takes runs from the front (ADR 0127)
+            self.parts.append((text, _fast_executor().submit(_encode_lengths, text, self.fast)))
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
@@ -252,7 +258,29 @@ class _Encoder:
             if self.fast is not None:  # no thread of its own to own
                 return _encode_lengths("".join(self.parts), self.fast)
             return _executor().submit(_encode_lengths, "".join(self.parts)).result()
-        return np.concatenate([part.result() for part in self.parts])
+        if self.fast is None:
+            return np.concatenate([part.result() for part in self.parts])
+        # bpe-openai keeps no state per thread: the caller takes the runs the encoding
+        # thread has not started, from the back, and waits for one hand-off at most.
+        done: list = [None] * len(self.parts)
+        for i in range(len(self.parts) - 1, -1, -1):
+            text, future = self.parts[i]
+            if not future.cancel():
+                break
+            done[i] = _encode_lengths(text, self.fast)
+        return np.concatenate(
+            [found if found is not None else part[1].result() for part, found in zip(self.parts, done)]
+        )
+
+
+_fast_pool: ThreadPoolExecutor | None = None
+
+
+def _fast_executor() -> ThreadPoolExecutor:
+    global _fast_pool
+    if _fast_pool is None:
+        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bpe")
+    return _fast_pool
 
 
 def _line_starts(data: np.ndarray) -> np.ndarray:
