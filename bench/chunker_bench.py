@@ -7,7 +7,9 @@
    chunk of every library is counted again, to show who keeps the hard size,
    whose offsets are right and whose reported token counts are exact.
    Contenders run in turn, best of --rounds each. Ours runs twice: encoding
-   in one thread and in two (tiktoken's Rust core releases the GIL).
+   in one thread and in two (the tokenizers release the GIL); two only while
+   the load average leaves a core free (ADR 0128): on a busy machine the
+   "2 threads" row runs as the "1 thread" one, and the run says so.
    Three texts: the chroma corpora repeated to 1.24 MB (chonkie memoizes
    token counts per split and we encode each distinct line once, so both
    profit from the repetition), the same corpora once, and 1.24 MB of real,
@@ -190,6 +192,10 @@ def chunking(rounds: int, chosen: list[str]) -> dict:
             continue
         mb = len(text.encode()) / 1e6
         print(f"\n== chunking {label}, cl100k_base, chunk_size {SIZE} ==")
+        spare = "a core free: two encoding threads" if tokens.spare_core() else "no core free: one encoding thread"
+        print(
+            f"   load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the start ({spare} in the 2-thread rows)"
+        )
         one = timed(lambda: encoding.encode_ordinary(text), rounds)
         two = timed(encode_in_threads(text), rounds)
         distinct = "".join(dict.fromkeys(text.splitlines(keepends=True)))

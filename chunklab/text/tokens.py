@@ -39,6 +39,18 @@ _URLS = {
 # the smallest text worth splitting between them.
 THREADS = min(2, os.cpu_count() or 1)
 PARALLEL_BYTES = 64_000
+
+
+def spare_core() -> bool:
+    """Whether a second encoding thread would find a core: the 1-minute load average
+    leaves one free. On a machine whose cores are busy, a second thread waits for one
+    and the run is slower than with one thread (ADR 0128)."""
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+    except OSError:  # no load average on this system
+        return True
+
+
 # Bytes of text per run of lines handed to those threads.
 RUN_BYTES = 48_000
 
@@ -236,7 +248,7 @@ class _Encoder:
     the end (one call: tiktoken costs about 0.15 ms a call beyond its text)."""
 
     def __init__(self, total_bytes: int) -> None:
-        self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES
+        self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES and spare_core()
         self.fast = fast_tokenizer()
         self.parts: list = []
 

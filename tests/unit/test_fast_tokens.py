@@ -98,3 +98,15 @@ def test_an_implementation_that_cuts_text_otherwise_is_not_used():
     )
     assert fast_bpe.load(reference) is not None
     assert fast_bpe.load(other) is None
+
+
+@pytest.mark.parametrize("spare", [True, False], ids=["a core free", "every core busy"])
+def test_two_threads_or_one_by_the_load_give_the_same_offsets(monkeypatch, spare):
+    """With THREADS = 2 the map uses a second encoding thread only while the load
+    average leaves a core free (ADR 0128); the tokens are the same either way."""
+    text = "\n".join(TRICKY.values()) * 3  # above PARALLEL_BYTES
+    assert len(text.encode()) >= tokens.PARALLEL_BYTES
+    monkeypatch.setattr(tokens, "THREADS", 2)
+    monkeypatch.setattr(tokens, "spare_core", lambda: spare)
+    expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
+    assert tokens.token_offsets(text).tolist() == expected.tolist()
