@@ -8,8 +8,11 @@ TIKTOKEN_CACHE_DIR under the names tiktoken looks for, so plain
 `token_offsets(text)` gives where every token of the text starts, exactly as
 `encoding().encode_ordinary(text)` would cut it, but faster (ADR 0033): the
 text is cut at context-free piece boundaries (`is_boundary`), each distinct
-part is encoded once, and the parts are encoded in two threads, each with its
-own copy of the encoding (`thread_encoding`).
+part is encoded once, and the parts are encoded in two threads while the
+load leaves a core free (ADR 0128), each with its own copy of the encoding
+(`thread_encoding`). Counts and the map use bpe-openai's implementation of
+the same encoding where it gives tiktoken's very tokens (`fast_tokenizer`,
+chunklab.text.fast_bpe, ADR 0127).
 """
 
 from __future__ import annotations
