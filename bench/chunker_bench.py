@@ -246,7 +246,14 @@ def chunking(rounds: int, chosen: list[str]) -> dict:
                 ("langchain RecursiveCharacter", lambda: recursive_splitter.split_text(text), langchain_pieces),
             ],
         }
-        entry = {"key": key, "label": label, "mb": round(mb, 3), "tiktoken_ms": round(one * 1e3, 1), "groups": []}
+        entry = {
+            "key": key,
+            "label": label,
+            "mb": round(mb, 3),
+            "tiktoken_ms": round(one * 1e3, 1),
+            "spare_core": tokens.spare_core(),
+            "groups": [],
+        }
         recorded["texts"].append(entry)
         for group, contenders in groups.items():
             print(f"-- {group}")
