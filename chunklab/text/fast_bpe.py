@@ -18,8 +18,9 @@ from __future__ import annotations
 
 # Letters, digits, contractions, white space of every kind and length
 # (the look-ahead rule), line breaks of the three kinds, punctuation runs
-# that swallow line breaks, CJK, emoji sequences, combining marks, a
-# code point that is unassigned today and one from a plane that is empty.
+# that swallow line breaks, CJK, emoji sequences, combining marks, an
+# unassigned code point (U+0378), a recent one (U+30000, Unicode 13) and a
+# noncharacter (U+FFFF).
 PROBE = (
     "Don't we'LL say 'S 've’s x'd? ABC123456 7,890.12 ¡Olé! naïve résumé ß ǅ ﬁ\n"
     "  indented\tline  \r\n\r\n   \n\n\n  trailing   \u00a0 \u3000\u2028next\u2029"
