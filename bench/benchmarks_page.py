@@ -59,6 +59,7 @@ COLD = FIGURES / "cold_experiment.json"  # written by bench/cold_experiment.py
 BACKENDS = FIGURES / "embedding_backends.json"  # written by bench/embedding_backends.py
 FIDELITY = FIGURES / "ingest_fidelity.json"  # written by bench/ingest_fidelity.py
 SPEED = FIGURES / "study_speed.json"  # written by bench/study_speed.py
+CHUNKER = FIGURES / "chunker_bench.json"  # written by bench/chunker_bench.py --write
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -262,6 +263,7 @@ def write(results: dict) -> None:
     backends = json.loads(BACKENDS.read_text()) if BACKENDS.exists() else None  # bench/embedding_backends.py's
     fidelity = json.loads(FIDELITY.read_text()) if FIDELITY.exists() else None  # bench/ingest_fidelity.py's
     speed = json.loads(SPEED.read_text()) if SPEED.exists() else None  # bench/study_speed.py's
+    chunker = json.loads(CHUNKER.read_text()) if CHUNKER.exists() else None  # bench/chunker_bench.py's
     PAGE.write_text(
         benchpage.page(
             results,
@@ -272,6 +274,7 @@ def write(results: dict) -> None:
             backend_results=backends,
             fidelity_results=fidelity,
             speed_results=speed,
+            chunker_results=chunker,
         )
     )
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")

@@ -7,7 +7,9 @@
    chunk of every library is counted again, to show who keeps the hard size,
    whose offsets are right and whose reported token counts are exact.
    Contenders run in turn, best of --rounds each. Ours runs twice: encoding
-   in one thread and in two (tiktoken's Rust core releases the GIL).
+   in one thread and in two (the tokenizers release the GIL); two only while
+   the load average leaves a core free (ADR 0128): on a busy machine the
+   "2 threads" row runs as the "1 thread" one, and the run says so.
    Three texts: the chroma corpora repeated to 1.24 MB (chonkie memoizes
    token counts per split and we encode each distinct line once, so both
    profit from the repetition), the same corpora once, and 1.24 MB of real,
@@ -20,7 +22,7 @@
    cache warm in memory and (a new process) on disk only.
    Targets: pipeline >= 90% of raw; re-processing >= 20x faster.
 
-    .venv/bin/python bench/chunker_bench.py [--rounds 9] [--skip-embeddings] [--texts repeated,once,real]
+    .venv/bin/python bench/chunker_bench.py [--rounds 9] [--skip-embeddings] [--texts repeated,once,real] [--write]
 
 The libraries compared are dev-only dependencies (requirements-dev.txt).
 """
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -66,6 +69,8 @@ SIZE, OVERLAP = 512, 64
 # The chunker's own limit on its embedding cache (reads then record when each vector was used).
 CACHE_LIMIT = int(Settings.model_fields["embedding_cache_max_mb"].default * 1e6)
 TARGET_BYTES = 1_240_000
+# Where --write stores the chunking figures (bench/benchmarks_page.py renders them).
+FIGURES = REPO / "docs" / "benchmarks" / "chunker_bench.json"
 
 
 def texts() -> dict[str, tuple[str, str]]:
@@ -168,7 +173,7 @@ def encode_in_threads(text: str) -> Callable[[], object]:
     ]
 
 
-def chunking(rounds: int, chosen: list[str]) -> None:
+def chunking(rounds: int, chosen: list[str]) -> dict:
     from chonkie import RecursiveChunker, TokenChunker
     from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
 
@@ -181,11 +186,16 @@ def chunking(rounds: int, chosen: list[str]) -> None:
         " chunklab encodes each distinct line of a document once and splits each distinct long part once."
         " Both caches live for one document only (a new chunker per run)."
     )
+    recorded: dict = {"load_at_start": round(os.getloadavg()[0], 2), "texts": []}
     for key, (label, text) in texts().items():
         if key not in chosen:
             continue
         mb = len(text.encode()) / 1e6
         print(f"\n== chunking {label}, cl100k_base, chunk_size {SIZE} ==")
+        spare = "a core free: two encoding threads" if tokens.spare_core() else "no core free: one encoding thread"
+        print(
+            f"   load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the start ({spare} in the 2-thread rows)"
+        )
         one = timed(lambda: encoding.encode_ordinary(text), rounds)
         two = timed(encode_in_threads(text), rounds)
         distinct = "".join(dict.fromkeys(text.splitlines(keepends=True)))
@@ -236,24 +246,61 @@ def chunking(rounds: int, chosen: list[str]) -> None:
                 ("langchain RecursiveCharacter", lambda: recursive_splitter.split_text(text), langchain_pieces),
             ],
         }
+        entry = {
+            "key": key,
+            "label": label,
+            "mb": round(mb, 3),
+            "tiktoken_ms": round(one * 1e3, 1),
+            "spare_core": tokens.spare_core(),
+            "groups": [],
+        }
+        recorded["texts"].append(entry)
         for group, contenders in groups.items():
             print(f"-- {group}")
             timings = race([run for _, run, _ in contenders], rounds)
             baseline = timings[0][0]  # chonkie
+            rows = []
+            entry["groups"].append({"group": group, "rows": rows})
             print(
                 f"   target: 1.5x chonkie = {1.5 * mb / baseline:.1f} MB/s ({baseline / 1.5 * 1e3:.1f} ms); tiktoken "
                 f"encodes this text at {mb / one:.1f} MB/s in 1 thread, {mb / two:.1f} MB/s in 2"
             )
             for (name, _run, pieces), (seconds, chunks) in zip(contenders, timings):
+                verdict = check(text, pieces(chunks), SIZE)
                 print(
                     f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
-                    f"x{baseline / seconds:4.2f} vs chonkie  {check(text, pieces(chunks), SIZE)}"
+                    f"x{baseline / seconds:4.2f} vs chonkie  {verdict}"
+                )
+                rows.append(
+                    {
+                        "name": name,
+                        "ms": round(seconds * 1e3, 1),
+                        "vs_chonkie": round(baseline / seconds, 2),
+                        "check": verdict,
+                    }
                 )
             run = contenders[1][1]
             print(
                 f"   (of chunklab's time, building its {len(timings[1][1])} Chunk messages with their ids "
                 f"alone takes {run.messages(timings[1][1]) * 1e3:.1f} ms)"
             )
+    recorded["load_at_end"] = round(os.getloadavg()[0], 2)
+    return recorded
+
+
+def write_figures(recorded: dict, rounds: int) -> None:
+    """The chunking figures, with the machine they ran on, where bench/benchmarks_page.py
+    renders them into docs/benchmarks.md (its Chunker throughput section)."""
+    from benchmarks_page import machine
+
+    stored = {
+        **recorded,
+        "machine": machine(),
+        "command": f".venv/bin/python bench/chunker_bench.py --rounds {rounds} --skip-embeddings --write",
+    }
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    FIGURES.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {FIGURES.relative_to(REPO)}")
 
 
 class RecordingProvider(EmbeddingProvider):
@@ -365,10 +412,17 @@ def main() -> None:
     parser.add_argument("--corpus", default="state_of_the_union.md", help="chroma-general corpus for the pipeline")
     parser.add_argument("--skip-embeddings", action="store_true")
     parser.add_argument("--skip-chunking", action="store_true")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"store the chunking figures in {FIGURES.relative_to(REPO)} for bench/benchmarks_page.py's page",
+    )
     parser.add_argument("--texts", default="repeated,once,real", help="which texts to chunk, comma-separated")
     args = parser.parse_args()
     if not args.skip_chunking:
-        chunking(args.rounds, args.texts.split(","))
+        recorded = chunking(args.rounds, args.texts.split(","))
+        if args.write:
+            write_figures(recorded, args.rounds)
     if not args.skip_embeddings:
         pipeline(args.embedding_rounds, args.corpus)
 

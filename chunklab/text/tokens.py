@@ -8,8 +8,11 @@ TIKTOKEN_CACHE_DIR under the names tiktoken looks for, so plain
 `token_offsets(text)` gives where every token of the text starts, exactly as
 `encoding().encode_ordinary(text)` would cut it, but faster (ADR 0033): the
 text is cut at context-free piece boundaries (`is_boundary`), each distinct
-part is encoded once, and the parts are encoded in two threads, each with its
-own copy of the encoding (`thread_encoding`).
+part is encoded once, and the parts are encoded in two threads while the
+load leaves a core free (ADR 0128), each with its own copy of the encoding
+(`thread_encoding`). Counts and the map use bpe-openai's implementation of
+the same encoding where it gives tiktoken's very tokens (`fast_tokenizer`,
+chunklab.text.fast_bpe, ADR 0127).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from chunklab.text import fast_bpe
+
 ENCODING = "cl100k_base"
 _URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
@@ -37,6 +42,18 @@ _URLS = {
 # the smallest text worth splitting between them.
 THREADS = min(2, os.cpu_count() or 1)
 PARALLEL_BYTES = 64_000
+
+
+def spare_core() -> bool:
+    """Whether a second encoding thread would find a core: the 1-minute load average
+    leaves one free. On a machine whose cores are busy, a second thread waits for one
+    and the run is slower than with one thread (ADR 0128)."""
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+    except OSError:  # no load average on this system
+        return True
+
+
 # Bytes of text per run of lines handed to those threads.
 RUN_BYTES = 48_000
 
@@ -65,7 +82,29 @@ def encoding():
     return tiktoken.get_encoding(ENCODING)
 
 
+# Whether to count and encode with bpe-openai where it agrees with tiktoken
+# (chunklab.text.fast_bpe; ADR 0127). Off, everything is tiktoken's: the tests
+# turn it off to show that both give the same chunks.
+FAST = True
+
+
+@functools.cache
+def _fast_tokenizer():
+    return fast_bpe.load(encoding())
+
+
+def fast_tokenizer():
+    """bpe-openai's cl100k_base when FAST is on and it passed its check, else None."""
+    return _fast_tokenizer() if FAST else None
+
+
 def count(text: str) -> int:
+    fast = fast_tokenizer()
+    if fast is not None:
+        try:
+            return fast.count(text)
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own repair below
+            pass
     return len(encoding().encode_ordinary(text))
 
 
@@ -74,6 +113,8 @@ def count_total(texts: list[str]) -> int:
     thread (its own copy of the encoding: thread_encoding)."""
     if not texts:
         return 0
+    if fast_tokenizer() is not None:
+        return sum(map(count, texts))
     return _executor().submit(lambda: sum(len(thread_encoding().encode_ordinary(t)) for t in texts)).result()
 
 
@@ -195,8 +236,11 @@ def thread_encoding():
     return own
 
 
-def _encode_lengths(text: str) -> np.ndarray:
-    """Token byte lengths of a text, encoded with this thread's own copy of the encoding."""
+def _encode_lengths(text: str, fast=None) -> np.ndarray:
+    """Token byte lengths of a text, encoded with bpe-openai (`fast`, when
+    given) or with this thread's own copy of tiktoken's encoding."""
+    if fast is not None:
+        return token_byte_lengths()[np.array(fast.encode(text), dtype=np.int64)]
     return token_byte_lengths()[thread_encoding().encode_to_numpy(text, disallowed_special=())]
 
 
@@ -207,20 +251,51 @@ class _Encoder:
     the end (one call: tiktoken costs about 0.15 ms a call beyond its text)."""
 
     def __init__(self, total_bytes: int) -> None:
-        self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES
+        self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES and spare_core()
+        self.fast = fast_tokenizer()
         self.parts: list = []
 
     def add(self, text: str) -> None:
-        if text:
-            self.parts.append(_executor().submit(_encode_lengths, text) if self.threads else text)
+        if not text:
+            return
+        if not self.threads:
+            self.parts.append(text)
+        elif self.fast is None:
+            self.parts.append(_executor().submit(_encode_lengths, text))
+        else:  # one encoding thread takes runs from the front (ADR 0127)
+            self.parts.append((text, _fast_executor().submit(_encode_lengths, text, self.fast)))
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
         if not self.parts:
             return np.zeros(0, dtype=np.int64)
         if not self.threads:  # the parts meet at boundaries: one text encodes as they would
+            if self.fast is not None:  # no thread of its own to own
+                return _encode_lengths("".join(self.parts), self.fast)
             return _executor().submit(_encode_lengths, "".join(self.parts)).result()
-        return np.concatenate([part.result() for part in self.parts])
+        if self.fast is None:
+            return np.concatenate([part.result() for part in self.parts])
+        # bpe-openai keeps no state per thread: the caller takes the runs the encoding
+        # thread has not started, from the back, and waits for one hand-off at most.
+        done: list = [None] * len(self.parts)
+        for i in range(len(self.parts) - 1, -1, -1):
+            text, future = self.parts[i]
+            if not future.cancel():
+                break
+            done[i] = _encode_lengths(text, self.fast)
+        return np.concatenate(
+            [found if found is not None else part[1].result() for part, found in zip(self.parts, done)]
+        )
+
+
+_fast_pool: ThreadPoolExecutor | None = None
+
+
+def _fast_executor() -> ThreadPoolExecutor:
+    global _fast_pool
+    if _fast_pool is None:
+        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bpe")
+    return _fast_pool
 
 
 def _line_starts(data: np.ndarray) -> np.ndarray:

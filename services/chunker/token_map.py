@@ -25,6 +25,8 @@ why). Two consequences:
 
 from __future__ import annotations
 
+import re
+
 from chunklab.text import tokens
 from chunklab.text.tokens import is_boundary, token_offsets
 
@@ -32,6 +34,8 @@ from chunklab.text.tokens import is_boundary, token_offsets
 EDGE = 64
 # Slices this short are simply encoded again.
 SHORT = 24
+# Where a boundary may be: after a run of letters or digits, or after a line break.
+_CANDIDATE = re.compile(r"(?<=[^\W_])(?![^\W_])|(?<=[\r\n])")
 
 
 class TokenMap:
@@ -104,10 +108,19 @@ class TokenMap:
         return None if d is None else (c, d)
 
     def _first_boundary(self, low: int, b: int) -> int | None:
+        """A boundary in [low, low + EDGE) of the slice ending at b: the first
+        end of a word, a number or a line break that is one (any boundary
+        keeps the count exact; is_boundary judges every candidate)."""
         text = self.text
-        for p in range(low, min(low + EDGE, b)):
+        high = min(low + EDGE, b)
+        candidate = _CANDIDATE.search(text, low, high)
+        while candidate is not None:
+            p = candidate.start()
+            if p >= high:
+                break
             if is_boundary(text, p, b):
                 return p
+            candidate = _CANDIDATE.search(text, p + 1, high)
         return None
 
     def _last_boundary(self, c: int, b: int) -> int | None:

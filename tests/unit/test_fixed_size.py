@@ -163,14 +163,19 @@ def test_a_text_cut_at_a_claimed_boundary_keeps_its_tokens(text, data):
             assert encode(text[:p]) + encode(text[p:end]) == whole, (text[:end], p)
 
 
-@pytest.fixture(params=[2, 1], ids=["two threads", "one thread"])
+@pytest.fixture(
+    params=[(2, True), (1, True), (2, False), (1, False)],
+    ids=["two threads", "one thread", "two threads, tiktoken alone", "one thread, tiktoken alone"],
+)
 def short_runs(request):
-    """Hand every text over a few lines at a time, however short: to two threads, or
-    (one thread) gathered and encoded in one call at the end."""
-    saved = tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES
-    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = request.param, 0, 16
+    """Hand every text over a few lines at a time, however short: to two threads (with
+    bpe-openai, one encoding thread and the caller, ADR 0127), or (one thread) gathered
+    and encoded in one call at the end; with bpe-openai or with tiktoken alone."""
+    saved = tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES, tokens.FAST, tokens.spare_core
+    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = request.param[0], 0, 16
+    tokens.FAST, tokens.spare_core = request.param[1], lambda: True  # however busy the machine is
     yield
-    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES = saved
+    tokens.THREADS, tokens.PARALLEL_BYTES, tokens.RUN_BYTES, tokens.FAST, tokens.spare_core = saved
 
 
 @settings(

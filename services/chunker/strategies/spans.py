@@ -22,7 +22,7 @@ non-whitespace character of what was split.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -227,11 +227,11 @@ class Spans:
                 if overlap > 0:
                     tail = max(
                         s + 1,
-                        int(first_at.searchsorted(last[k - 1] - overlap)),
-                        int(first_at.searchsorted(last[k] - budget)),
+                        bisect_left(first, last[k - 1] - overlap),
+                        bisect_left(first, last[k] - budget),
                     )
                 s = min(tail, k)
-            reach = int(last_at.searchsorted(first[s] + budget, side="right"))  # parts s..reach-1 fit
+            reach = bisect_right(last, first[s] + budget)  # parts s..reach-1 fit
             k = max(k + 1, min(reach, big[b]))
         if s < n:
             out.append((starts[s], ends[n - 1]))
