@@ -56,6 +56,11 @@ def feasible(s: Scores, objective: pb.StudyObjective) -> bool:
     return s.questions > 0
 
 
+def tie_margin(objective: pb.StudyObjective) -> float:
+    """How far below the best a trial's deciding measure may be and still tie it."""
+    return 0.0 if kind(objective) == pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL else RECALL_TIE
+
+
 def value(s: Scores, objective: pb.StudyObjective) -> float:
     """The number the sampler maximises: the deciding measure (plus a little IoU) when feasible,
     else below -1 by how far the trial misses its constraints."""
