@@ -116,7 +116,9 @@ def report(experiment: pb.Experiment, split, top_k: int, hybrid: bool, neighbors
         for name, (selection, confirmation) in split.items():
             s, c = means(results, selection), means(results, confirmation)
             row = {"run": run_key, "top_k": top_k, "hybrid": hybrid, "neighbors": neighbors, "set": name}
-            row.update(sel_recall=s[0], sel_iou=s[1], sel_tokens=s[2], conf_recall=c[0], conf_iou=c[1], conf_tokens=c[2])
+            row.update(
+                sel_recall=s[0], sel_iou=s[1], sel_tokens=s[2], conf_recall=c[0], conf_iou=c[1], conf_tokens=c[2]
+            )
             print(
                 f"| {name} | {run_key} top_k={top_k} {'hybrid' if hybrid else 'dense'} n={neighbors} | "
                 f"sel {s[0]:.1%} {s[1]:.1%} {s[2]:.0f} | conf {c[0]:.1%} {c[1]:.1%} {c[2]:.0f} |",
