@@ -1,10 +1,12 @@
-"""A study's run (ADR 0113): Optuna's TPE sampler proposes configurations, the static
-recommendation and the fixed_size baseline first; each trial is an experiment run added as the
-search goes, asked the selection questions rung by rung and pruned by successive halving when it
-cannot win; when the budget is spent the winner, the baseline and the recommendation are asked the
-confirmation questions (confirm.py). Every finished question is stored at once, so a cancelled or
-interrupted study resumes from its stored trials: they are told to the sampler again, and the
-trial that was running goes on from its last question."""
+"""A study's run (ADR 0113): the static recommendation and the fixed_size baseline first, then
+the configurations one step from the best so far (ADR 0132), then Optuna's TPE sampler proposes;
+each trial is an experiment run added as the search goes, asked the selection questions rung by
+rung and pruned between rungs only when even the top of its interval cannot win (ADR 0133);
+when the budget is spent the winner, the baseline and the recommendation are asked the
+confirmation questions (confirm.py). Every finished question is stored at once, so a cancelled
+or interrupted study resumes from its stored trials: they are told to the sampler again, the
+trial that was running goes on from its last question, and the neighbourhood of the best so far
+is found again from them."""
 
 from __future__ import annotations
 
