@@ -85,13 +85,17 @@ class Search:
         for origin, params in spaces.starting_points(self.study.space):
             if not any(r.trial.origin == origin for r in self.experiment.runs):
                 waiting.append((origin, params))
+        ring: list[dict] = []  # the neighbourhood of the best so far, dropped once its share is spent
         while not self.spent():
             check_stop()
-            if not self.local_open():  # the phase's share is spent: the sampler roams
-                waiting = [w for w in waiting if w[0] != "neighbourhood"]
-            elif not waiting:
-                waiting = [("neighbourhood", p) for p in self.around_best()]
-            origin, params = waiting.pop(0) if waiting else ("search", None)
+            if not self.local_open():
+                ring = []
+            elif not ring and not waiting:
+                ring = self.around_best()
+            if waiting:
+                origin, params = waiting.pop(0)
+            else:
+                origin, params = ("neighbourhood", ring.pop(0)) if ring else ("search", None)
             if params is not None:
                 sampler.enqueue_trial(params)
             trial = sampler.ask()
