@@ -136,3 +136,16 @@ def test_a_trial_is_pruned_for_tokens_only_when_its_interval_lies_wholly_over_th
     at_recall = pb.StudyObjective(kind=pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL, min_recall=0.9)
     assert pruning.cannot_win(_results([0.1, 0.2, 0.0, 0.1, 0.3, 0.2]), None, at_recall)
     assert not pruning.cannot_win(_results([1.0, 1.0, 0.5, 1.0, 1.0, 0.9]), None, at_recall)
+
+
+def test_only_a_trial_at_least_the_recommendation_on_recall_and_iou_may_win_against_it():
+    rec = objective.Scores(recall=0.939, iou=0.094, tokens=682, questions=138)
+    more_recall_less_iou = objective.Scores(recall=0.953, iou=0.083, tokens=797, questions=138)
+    dominating = objective.Scores(recall=0.945, iou=0.100, tokens=700, questions=138)
+    trials = [("rec", rec), ("wide", more_recall_less_iou)]
+    assert objective.best(trials, CAP) == "wide"  # the objective alone: most recall
+    assert objective.best(trials, CAP, reference="rec") == "rec"  # not offered over it, so not the winner
+    assert objective.best([*trials, ("sharp", dominating)], CAP, reference="rec") == "sharp"
+    over_cap = objective.Scores(recall=0.99, iou=0.2, tokens=900, questions=138)
+    # A reference over the cap is no reference: the objective alone decides.
+    assert objective.best([("rec", over_cap), ("wide", more_recall_less_iou)], CAP, reference="rec") == "wide"

@@ -106,7 +106,7 @@ class Search:
     def around_best(self) -> list[dict]:
         """The untried configurations one step from the best complete trial so far (ADR 0132);
         empty when there is none yet or every one of them was tried."""
-        key = self.experiment.study.best_run_key or objective.best(self.complete(), self.goal)
+        key = self.experiment.study.best_run_key or self.best()
         run = next((r for r in self.experiment.runs if r.run_key == key), None)
         if run is None:
             return []
@@ -167,7 +167,7 @@ class Search:
 
     def _cannot_win(self, run_key: str) -> bool:
         """The trial, on the questions asked so far, cannot win even at the top of its interval."""
-        best = objective.best(self.complete(), self.goal)
+        best = self.best()
         best_results = self._selection_results(best) if best and best != run_key else None
         return pruning.cannot_win(self._selection_results(run_key), best_results, self.goal)
 
@@ -251,6 +251,18 @@ class Search:
 
     # -- the result -----------------------------------------------------------
 
+    def best(self) -> str:
+        """The best complete trial so far, among those at least the recommendation (ADR 0134)."""
+        reference = next(
+            (
+                r.run_key
+                for r in self.experiment.runs
+                if r.trial.origin == "recommendation" and r.trial.state == "complete"
+            ),
+            "",
+        )
+        return objective.best(self.complete(), self.goal, reference)
+
     def complete(self) -> list[tuple[str, objective.Scores]]:
         return [(r.run_key, self._scores(r.run_key)) for r in self.experiment.runs if r.trial.state == "complete"]
 
@@ -265,7 +277,7 @@ class Search:
         result.selection_questions = len(self.study.split.selection)
         result.confirmation_questions = len(self.study.split.confirmation)
         complete = self.complete()
-        result.best_run_key = objective.best(complete, self.goal)
+        result.best_run_key = self.best()
         front = objective.pareto(complete)
         del result.pareto_run_keys[:]
         result.pareto_run_keys.extend(front)
