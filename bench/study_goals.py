@@ -6,7 +6,8 @@ fixed_size baseline and the static recommendation on the same confirmation quest
         [--only all] [--trials-out trials.jsonl]
 
 Starts the stack in a fresh data folder, uploads the three corpora, imports each corpus's questions
-(and all of them), runs one study per set, and prints one table row per candidate.
+(and all of them), runs one study per set, and prints one table row per candidate. Measured figures:
+docs/benchmarks/study_goals.md.
 """
 
 from __future__ import annotations
