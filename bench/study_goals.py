@@ -3,9 +3,11 @@ together, tuned on a seeded half of the questions and confirmed on the other hal
 fixed_size baseline and the static recommendation on the same confirmation questions.
 
     PYTHONPATH=. .venv/bin/python -m bench.study_goals --trials 12 [--seconds 600] [--max-tokens 800]
+        [--only all] [--trials-out trials.jsonl]
 
 Starts the stack in a fresh data folder, uploads the three corpora, imports each corpus's questions
-(and all of them), runs one study per set, and prints one table row per candidate.
+(and all of them), runs one study per set, and prints one table row per candidate. Measured figures:
+docs/benchmarks/study_goals.md.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -62,7 +65,19 @@ def study(lab, name: str, set_id: str, args) -> pb.Experiment:
     print(f"summary: {experiment.study.summary}")
     for note in experiment.study.notes:
         print(f"note: {note}")
+    if args.trials_out:
+        with open(args.trials_out, "a", encoding="utf-8") as f:
+            for run in experiment.runs:
+                f.write(json.dumps({"set": name, "run_key": run.run_key, **trial_row(run.trial)}) + "\n")
     return experiment
+
+
+def trial_row(trial: pb.StudyTrial) -> dict:
+    """One trial as the study stored it (its selection-share scores), for --trials-out."""
+    fields = ("number", "origin", "state", "questions", "recall", "iou", "tokens_sent", "feasible", "seconds")
+    row = {f: getattr(trial, f) for f in fields}
+    row["params"] = json.loads(trial.params or "{}")
+    return row
 
 
 def main() -> None:
@@ -71,7 +86,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=800)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", default="", help="one set: a corpus id or 'all'")
+    parser.add_argument("--only", default="", help="sets, comma-separated: corpus ids or 'all'")
+    parser.add_argument("--trials-out", default="", help="append every trial (JSON lines) to this file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         stack = Stack(data_dir=Path(folder)).start()
@@ -83,7 +99,7 @@ def main() -> None:
                 ids[corpus] = document.document.document_id
             sets = [(c, (c,)) for c in CORPORA] + [("all", CORPORA)]
             for name, corpora in sets:
-                if args.only and name != args.only:
+                if args.only and name not in args.only.split(","):
                     continue
                 imported = lab.import_question_set(
                     questions_csv(corpora), name=f"{name}.csv", document_ids=ids, excerpt_check=pb.EXCERPT_CHECK_LENIENT

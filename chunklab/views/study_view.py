@@ -14,7 +14,12 @@ from chunklab.views.metric_format import MetricFormat, plural
 RECALL, IOU, TOKENS = "recall", "iou", "tokens_sent"
 MEASURES = (RECALL, IOU, TOKENS)
 ROLES = {"winner": "winner", "recommendation": "static recommendation", "baseline": "fixed_size baseline"}
-ORIGINS = {"recommendation": "the static recommendation", "baseline": "the baseline", "search": "search"}
+ORIGINS = {
+    "recommendation": "the static recommendation",
+    "baseline": "the baseline",
+    "neighbourhood": "a step from the best so far",
+    "search": "search",
+}
 
 
 def is_study(experiment: pb.Experiment) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import grpc
 import pytest
@@ -46,13 +47,16 @@ def study(trials: int, max_tokens: int = 800) -> pb.Study:
 def test_a_small_study_confirms_its_winner_beside_the_baseline_and_the_recommendation(stack, question_set):
     lab = stack.client()
     progress: list[pb.ExperimentProgress] = []
-    outcome = experiment_outcome(lab.run_study(question_set.question_set_id, study(4), seed=3), progress.append)
+    outcome = experiment_outcome(lab.run_study(question_set.question_set_id, study(5), seed=3), progress.append)
     experiment = outcome.experiment
     assert experiment.state == pb.EXPERIMENT_STATE_SUCCEEDED, experiment.error
     result = experiment.study
-    assert result.finished and result.trials_done == 4
+    assert result.finished and result.trials_done == 5
     assert (result.selection_questions, result.confirmation_questions) == (12, 12)
-    assert [r.trial.origin for r in experiment.runs[:2]] == ["recommendation", "baseline"]
+    assert [r.trial.origin for r in experiment.runs[:3]] == ["recommendation", "baseline", "neighbourhood"]
+    # The third trial is one step from the best so far on one knob (ADR 0132).
+    first, third = (json.loads(r.trial.params) for r in (experiment.runs[0], experiment.runs[2]))
+    assert first.keys() == third.keys() and sum(first[k] != third[k] for k in first) == 1
     assert any("needs an LLM" in note for note in result.notes)  # no LLM here: those strategies left out, saying so
     roles = {c.role: c for c in result.confirmation}
     assert set(roles) == {"winner", "baseline", "recommendation"}
@@ -71,7 +75,7 @@ def test_a_small_study_confirms_its_winner_beside_the_baseline_and_the_recommend
     assert result.summary.startswith(roles["winner"].run_key)
     # Live progress told each trial's end with the best so far.
     ended = [p.study for p in progress if p.HasField("study") and p.study.phase == "searching"]
-    assert [p.trials_done for p in ended] == [1, 2, 3, 4] and ended[-1].best_run_key
+    assert [p.trials_done for p in ended] == [1, 2, 3, 4, 5] and ended[-1].best_run_key
     # Stored like an experiment: GetExperiment holds the confirmed runs' answers to every question.
     stored = lab.get_experiment(experiment.experiment_id)
     confirmed = [r for r in stored.results if r.run_key == roles["winner"].run_key]

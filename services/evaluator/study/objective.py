@@ -56,6 +56,11 @@ def feasible(s: Scores, objective: pb.StudyObjective) -> bool:
     return s.questions > 0
 
 
+def tie_margin(objective: pb.StudyObjective) -> float:
+    """How far below the best a trial's deciding measure may be and still tie it."""
+    return 0.0 if kind(objective) == pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL else RECALL_TIE
+
+
 def value(s: Scores, objective: pb.StudyObjective) -> float:
     """The number the sampler maximises: the deciding measure (plus a little IoU) when feasible,
     else below -1 by how far the trial misses its constraints."""
@@ -71,10 +76,16 @@ def value(s: Scores, objective: pb.StudyObjective) -> float:
     return -1.0 - miss
 
 
-def best(trials: Sequence[tuple[str, Scores]], objective: pb.StudyObjective) -> str:
+def best(trials: Sequence[tuple[str, Scores]], objective: pb.StudyObjective, reference: str = "") -> str:
     """The run key of the best feasible trial ("" when none is): the highest deciding measure,
-    and for recall the highest IoU among the recalls that tie with the best."""
+    and for recall the highest IoU among the recalls that tie with the best. With a feasible
+    reference trial (the static recommendation), only trials at least as good as it on both
+    recall and IoU may win, the reference itself included (ADR 0134): a study offers nothing
+    else (ADR 0116), so nothing else is worth confirming."""
     ok = [(key, s) for key, s in trials if feasible(s, objective)]
+    ref = next((s for key, s in ok if key == reference), None)
+    if ref is not None:
+        ok = [(key, s) for key, s in ok if key == reference or (s.recall >= ref.recall and s.iou >= ref.iou)]
     if not ok:
         return ""
     if kind(objective) == pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL:

@@ -1,10 +1,12 @@
-"""A study's run (ADR 0113): Optuna's TPE sampler proposes configurations, the static
-recommendation and the fixed_size baseline first; each trial is an experiment run added as the
-search goes, asked the selection questions rung by rung and pruned by successive halving when it
-cannot win; when the budget is spent the winner, the baseline and the recommendation are asked the
-confirmation questions (confirm.py). Every finished question is stored at once, so a cancelled or
-interrupted study resumes from its stored trials: they are told to the sampler again, and the
-trial that was running goes on from its last question."""
+"""A study's run (ADR 0113): the static recommendation and the fixed_size baseline first, then
+the configurations one step from the best so far (ADR 0132), then Optuna's TPE sampler proposes;
+each trial is an experiment run added as the search goes, asked the selection questions rung by
+rung and pruned between rungs only when even the top of its interval cannot win (ADR 0133);
+when the budget is spent the winner, the baseline and the recommendation are asked the
+confirmation questions (confirm.py). Every finished question is stored at once, so a cancelled
+or interrupted study resumes from its stored trials: they are told to the sampler again, the
+trial that was running goes on from its last question, and the neighbourhood of the best so far
+is found again from them."""
 
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ from services.evaluator.experiments.ask import Asker
 from services.evaluator.experiments.index_sets import IndexSets
 from services.evaluator.experiments.plan import Plan
 from services.evaluator.experiments.run import SAVE_EVERY_S
-from services.evaluator.study import confirm, objective
+from services.evaluator.study import confirm, objective, pruning
 from services.evaluator.study import space as spaces
+from services.evaluator.study.neighbours import neighbours
 from services.evaluator.study.setup import StudyPlan, cell
 
 log = logging.getLogger("chunklab.evaluator")
@@ -30,6 +33,9 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 Publish = Callable[[pb.ExperimentEvent], None]
 CheckStop = Callable[[], None]
+
+# The neighbourhood phase (ADR 0132) may use up to this share of the budget (trials or seconds).
+LOCAL_SHARE = 0.5
 
 
 class Search:
@@ -61,11 +67,17 @@ class Search:
 
     # -- the search -----------------------------------------------------------
 
+    def local_open(self) -> bool:
+        """The neighbourhood phase may go on: less than LOCAL_SHARE of each budget spent."""
+        if self.study.trials and self.trials_done() >= LOCAL_SHARE * self.study.trials:
+            return False
+        return not self.study.seconds or self.seconds_used() < LOCAL_SHARE * self.study.seconds
+
     def sampler_study(self) -> optuna.Study:
         seed = self.plan.config.study.seed
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True, group=True)
-        pruner = optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=2)
-        return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+        # Pruning is the study's own rule (pruning.cannot_win), decided between rungs.
+        return optuna.create_study(direction="maximize", sampler=sampler, pruner=optuna.pruners.NopPruner())
 
     def run(self, publish: Publish, check_stop: CheckStop) -> None:
         sampler = self.sampler_study()
@@ -73,15 +85,39 @@ class Search:
         for origin, params in spaces.starting_points(self.study.space):
             if not any(r.trial.origin == origin for r in self.experiment.runs):
                 waiting.append((origin, params))
+        ring: list[dict] = []  # the neighbourhood of the best so far, dropped once its share is spent
         while not self.spent():
             check_stop()
-            origin, params = waiting.pop(0) if waiting else ("search", None)
+            if not self.local_open():
+                ring = []
+            elif not ring and not waiting:
+                ring = self.around_best()
+            if waiting:
+                origin, params = waiting.pop(0)
+            else:
+                origin, params = ("neighbourhood", ring.pop(0)) if ring else ("search", None)
             if params is not None:
                 sampler.enqueue_trial(params)
             trial = sampler.ask()
             candidate = spaces.suggest(trial, self.study.space)
             self._trial(sampler, trial, candidate, origin, publish, check_stop)
         self.confirm(publish, check_stop)
+
+    def around_best(self) -> list[dict]:
+        """The untried configurations one step from the best complete trial so far (ADR 0132);
+        empty when there is none yet or every one of them was tried."""
+        key = self.experiment.study.best_run_key or self.best()
+        run = next((r for r in self.experiment.runs if r.run_key == key), None)
+        if run is None:
+            return []
+        tried = {r.run_key.split("#")[0] for r in self.experiment.runs}
+        found = []
+        for params in neighbours(self.study.space, json.loads(run.trial.params or "{}")):
+            run_key = spaces.suggest(optuna.trial.FixedTrial(params), self.study.space).run_key
+            if run_key not in tried:
+                tried.add(run_key)
+                found.append(params)
+        return found
 
     def _replay(self, sampler: optuna.Study) -> list[tuple[str, dict]]:
         """Tells the sampler the stored trials again; returns the one left running, to go on first."""
@@ -119,7 +155,7 @@ class Search:
         for step, rung in enumerate(self.study.split.rungs()):
             self._ask(chunking, run, rung, check_stop, publish)
             trial.report(objective.value(self._scores(run.run_key), self.goal), step)
-            if step < len(self.study.split.rungs()) - 1 and trial.should_prune():
+            if step < len(self.study.split.rungs()) - 1 and self._cannot_win(run.run_key):
                 state = "pruned"
                 break
         run.trial.state = state
@@ -128,6 +164,16 @@ class Search:
         else:
             sampler.tell(trial, objective.value(self._scores(run.run_key), self.goal))
         self._finish(run, started, publish)
+
+    def _cannot_win(self, run_key: str) -> bool:
+        """The trial, on the questions asked so far, cannot win even at the top of its interval."""
+        best = self.best()
+        best_results = self._selection_results(best) if best and best != run_key else None
+        return pruning.cannot_win(self._selection_results(run_key), best_results, self.goal)
+
+    def _selection_results(self, run_key: str) -> list[pb.QuestionResult]:
+        wanted = {q.question_id for q in self.study.split.selection}
+        return [r for r in self._results.get(run_key, []) if r.question_id in wanted]
 
     def _run_of(self, candidate: spaces.Candidate, origin: str, params: dict) -> pb.ExperimentRun:
         """The trial's run: a new one, or the stored one of the same configuration (a resumed
@@ -205,6 +251,18 @@ class Search:
 
     # -- the result -----------------------------------------------------------
 
+    def best(self) -> str:
+        """The best complete trial so far, among those at least the recommendation (ADR 0134)."""
+        reference = next(
+            (
+                r.run_key
+                for r in self.experiment.runs
+                if r.trial.origin == "recommendation" and r.trial.state == "complete"
+            ),
+            "",
+        )
+        return objective.best(self.complete(), self.goal, reference)
+
     def complete(self) -> list[tuple[str, objective.Scores]]:
         return [(r.run_key, self._scores(r.run_key)) for r in self.experiment.runs if r.trial.state == "complete"]
 
@@ -219,7 +277,7 @@ class Search:
         result.selection_questions = len(self.study.split.selection)
         result.confirmation_questions = len(self.study.split.confirmation)
         complete = self.complete()
-        result.best_run_key = objective.best(complete, self.goal)
+        result.best_run_key = self.best()
         front = objective.pareto(complete)
         del result.pareto_run_keys[:]
         result.pareto_run_keys.extend(front)

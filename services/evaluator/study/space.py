@@ -18,7 +18,7 @@ from typing import Any
 from chunklab import knobs, recommended, retrieval
 from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 
-DEFAULT_TOP_K = (3, 5, 8, 10)
+DEFAULT_TOP_K = (3, 4, 5, 6, 8, 10)
 DEFAULT_NEIGHBORS = (0, 1, 2)
 # Token knobs' upper end when no token cap is set.
 UNCAPPED_TOKENS = 2048
