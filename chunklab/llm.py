@@ -43,6 +43,9 @@ class ChatEndpoint:
     model: str
     timeout_s: float = 60.0
     max_retries: int = 2
+    # Whether JSON replies are asked for through response_format (chunklab.llm_json):
+    # "auto" tries it and falls back where the endpoint refuses it, "off" never sends it.
+    structured_output: str = "auto"
 
     @property
     def configured(self) -> bool:
@@ -59,6 +62,17 @@ class ChatResult:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
+    # Why the model stopped: "stop", "length" (cut at max_tokens), ... ("" when it did not say).
+    finish_reason: str = ""
+    # The endpoint reported no usage: the token counts are ours (chunklab.text.tokens), an estimate.
+    usage_estimated: bool = False
+
+
+def _counted(messages: list[dict], text: str) -> tuple[int, int]:
+    """(prompt, completion) tokens by our own tokenizer, for an endpoint that reports none."""
+    from chunklab.text import tokens
+
+    return sum(tokens.count(str(m.get("content") or "")) for m in messages), tokens.count(text)
 
 
 class ChatClient:
@@ -117,17 +131,25 @@ class ChatClient:
                 **({"max_tokens": max_tokens} if max_tokens else {}),
                 **({"response_format": response_format} if response_format else {}),
             )
-            text = response.choices[0].message.content
+            choice = response.choices[0]
+            text = choice.message.content
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
             raise self._fail(exc) from None
         if not isinstance(text, str):
             raise LLMError(f"the LLM ({self.endpoint.describe()}) replied without text")
         usage = response.usage
+        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+        estimated = usage is None
+        if estimated:
+            prompt_tokens, completion_tokens = _counted(messages, text)
         return ChatResult(
             text=text,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             latency_ms=(time.perf_counter() - started) * 1e3,
+            finish_reason=getattr(choice, "finish_reason", "") or "",
+            usage_estimated=estimated,
         )
 
     def stream(
@@ -145,12 +167,15 @@ class ChatClient:
         Cancelled is raised. Closing the generator closes the connection too.
         A stream that ends before the model said why it stopped (no
         finish_reason: the connection was cut, or what came back was no chat
-        completion stream) is an LLMError, never a short answer.
+        completion stream) is an LLMError, never a short answer. Chunks with
+        no choices, an empty delta or a role alone are skipped; a stream with
+        no usage (llama.cpp's, some proxies') is counted by our tokenizer.
         """
         started = time.perf_counter()
         pieces: list[str] = []
         prompt_tokens = completion_tokens = 0
-        finished = False
+        usage_seen = False
+        finished = ""
         stream = None
         try:
             stream = self._client.chat.completions.create(
@@ -164,15 +189,17 @@ class ChatClient:
             for event in stream:
                 if cancelled is not None and cancelled.is_set():
                     raise Cancelled("the answer was dropped: its caller went away")
-                if event.usage is not None:
-                    prompt_tokens = event.usage.prompt_tokens or 0
-                    completion_tokens = event.usage.completion_tokens or 0
+                usage = getattr(event, "usage", None)
+                if usage is not None:
+                    usage_seen = True
+                    prompt_tokens = usage.prompt_tokens or 0
+                    completion_tokens = usage.completion_tokens or 0
                 for choice in event.choices or []:
-                    delta = choice.delta.content if choice.delta else None
-                    if delta:
+                    delta = getattr(choice.delta, "content", None) if choice.delta else None
+                    if isinstance(delta, str) and delta:
                         pieces.append(delta)
                         yield delta
-                    finished = finished or bool(choice.finish_reason)
+                    finished = finished or (choice.finish_reason or "")
         except (openai.OpenAIError, ValueError, KeyError, IndexError, AttributeError, TypeError) as exc:
             raise self._fail(exc) from None
         finally:
@@ -185,9 +212,14 @@ class ChatClient:
                 f"ended after {written} characters without saying it was finished (the connection was "
                 "cut, or the endpoint does not stream chat completions)"
             )
+        text = "".join(pieces)
+        if not usage_seen:
+            prompt_tokens, completion_tokens = _counted(messages, text)
         yield ChatResult(
-            text="".join(pieces),
+            text=text,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_ms=(time.perf_counter() - started) * 1e3,
+            finish_reason=finished,
+            usage_estimated=not usage_seen,
         )

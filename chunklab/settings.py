@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -89,6 +90,10 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(60.0, gt=0)
     llm_max_retries: int = Field(2, ge=0, le=10)
     llm_max_concurrency: int = Field(4, ge=1, le=64)
+    # JSON replies (judges, question generation, LLM reranking) asked for through
+    # response_format: "auto" where the endpoint takes it (falling back where it
+    # refuses, ADR 0136), "off" never (the prompt alone, then parse and retry).
+    llm_structured_output: Literal["auto", "off"] = "auto"
 
     # Reranking (a retrieval option, off unless a query asks for it; ADR 0055):
     # the defaults a query's RerankOptions leaves empty. An HTTP rerank endpoint

@@ -290,15 +290,20 @@ def test_a_generation_that_cannot_start_says_why(evaluator, fake, fields, code, 
 
 def test_an_endpoint_that_refuses_the_schema_is_asked_with_a_plainer_format(evaluator, fake):
     stub, _ = evaluator
-    fake.script = ["bad_request", "bad_request", "good"]
+    fake.script = ["bad_request", "bad_request", "bad_request", "good"]
     scripted(fake, [reply("Which river flows past Harwick?", "The Alder", RIVER)])
     generation = generate(stub, fake, 1)[-1].generation
     assert (generation.kept, generation.outcomes[0].attempts) == (1, 1)
-    assert [c["body"].get("response_format", {}).get("type") for c in fake.calls] == [
-        "json_schema",
-        "json_object",
-        None,
+    formats = [c["body"].get("response_format") or {} for c in fake.calls]
+    assert [(f.get("type"), "schema" in f) for f in formats] == [
+        ("json_schema", False),
+        ("json_object", True),  # llama-cpp-python's form: a grammar from the schema
+        ("json_object", False),
+        (None, False),
     ]
+    scripted(fake, [reply("Which town lies at the mouth?", "Harwick", RIVER)])
+    generate(stub, fake, 1)
+    assert "response_format" not in fake.calls[-1]["body"]  # the refusals are remembered for this endpoint
 
 
 @pytest.mark.parametrize(

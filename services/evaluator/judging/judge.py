@@ -1,10 +1,12 @@
 """LLM-as-judge: four measures, each from its own short prompt.
 
 Replies must be one JSON object with exactly the keys asked for, the score an
-integer in range and the reason a short string. A reply that is not (or a
-call that fails) is retried with backoff; when the attempts run out the
-measure is recorded as not measured, with the last problem as its reason:
-never 0, never NaN. Every score carries the prompt version, a name plus the
+integer in range and the reason a short string. The reply is asked for through
+response_format with each measure's JSON schema where the endpoint takes it
+(chunklab.llm_json, ADR 0136), and read where a model wraps it in a code fence
+or prose. A reply that still cannot be read (or a call that fails) is retried
+with backoff; when the attempts run out the measure is recorded as not
+measured, with the last problem as its reason: never 0, never NaN (ADR 0137). Every score carries the prompt version, a name plus the
 hash of the prompt texts, so a changed prompt never passes for the old one.
 """
 
@@ -12,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chunklab.llm import ChatClient, LLMError
+from chunklab.llm_json import UnreadableJson, complete_json, read_json
 from chunklab.v1 import evaluator_pb2
 
 PROMPT_NAME = "judge-v1"
@@ -54,11 +56,33 @@ PROMPTS: dict[str, str] = {
     ),
 }
 MEASURES = tuple(PROMPTS)
+# Tokens a judge reply may take: one short JSON object; the schema bounds its reason
+# well under that, so a grammar-constrained reply closes its JSON before the limit.
+MAX_TOKENS = 200
+SCHEMA_REASON_CHARS = 200
+
+
+def schema(measure: str) -> dict:
+    """The JSON schema of a measure's reply: the score one of 1..10 (an enum, which
+    grammar-constrained servers enforce), or "yes"/"no"; a bounded reason."""
+    key = "hallucination" if measure == "hallucination" else "score"
+    if key == "hallucination":
+        value = {"type": "string", "enum": ["yes", "no"]}
+    else:
+        value = {"type": "integer", "enum": list(range(1, 11))}
+    return {
+        "type": "object",
+        "properties": {key: value, "reason": {"type": "string", "minLength": 1, "maxLength": SCHEMA_REASON_CHARS}},
+        "required": [key, "reason"],
+        "additionalProperties": False,
+    }
 
 
 def prompt_version() -> str:
-    """judge-v1 plus the first 12 hex digits of sha256 over the system and metric prompts."""
-    text = json.dumps({"system": SYSTEM, "prompts": PROMPTS}, sort_keys=True)
+    """judge-v1 plus the first 12 hex digits of sha256 over the system and metric prompts
+    and the reply schemas (a judge asked through response_format is asked differently)."""
+    schemas = {measure: schema(measure) for measure in MEASURES}
+    text = json.dumps({"system": SYSTEM, "prompts": PROMPTS, "schemas": schemas}, sort_keys=True)
     return f"{PROMPT_NAME}+{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
@@ -66,24 +90,17 @@ class UnusableReply(ValueError):
     """A judge reply that does not follow the asked-for format."""
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
-
-
-def parse_reply(measure: str, text: str) -> tuple[float, str]:
+def parse_reply(measure: str, text: str, finish_reason: str = "") -> tuple[float, str]:
     """The (value, reason) in a judge reply, or UnusableReply saying what is wrong.
 
-    Strict: one JSON object (a surrounding ```json fence is tolerated), exactly
-    the keys asked for, an integer score 1..10 (hallucination: "yes"/"no",
-    recorded as 1/0), a non-empty string reason.
+    The JSON object may sit in a code fence or amid prose (chunklab.llm_json);
+    the object itself is strict: exactly the keys asked for, an integer score
+    1..10 (hallucination: "yes"/"no", recorded as 1/0), a non-empty string reason.
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise UnusableReply(f"not JSON (unreadable at character {exc.pos})") from None
+        data = read_json(text, finish_reason, MAX_TOKENS)
+    except UnreadableJson as exc:
+        raise UnusableReply(str(exc)) from None
     if not isinstance(data, dict):
         raise UnusableReply(f"a JSON {type(data).__name__}, not an object")
     key = "hallucination" if measure == "hallucination" else "score"
@@ -178,14 +195,16 @@ class Judge:
                 self._sleep(self._backoff_s * 2 ** (attempt - 1))
             outcome.calls += 1
             try:
-                reply = self._client.complete(messages, max_tokens=200)
+                reply = complete_json(
+                    self._client, messages, name=f"judge_{measure}", schema=schema(measure), max_tokens=MAX_TOKENS
+                ).result
             except LLMError as exc:
                 problem = str(exc)
                 continue
             outcome.prompt_tokens += reply.prompt_tokens
             outcome.completion_tokens += reply.completion_tokens
             try:
-                value, reason = parse_reply(measure, reply.text)
+                value, reason = parse_reply(measure, reply.text, reply.finish_reason)
             except UnusableReply as exc:
                 problem = f"unusable judge reply: {exc}"
                 continue

@@ -23,6 +23,8 @@ class ModelDefaults:
     max_retries: int
     # The hosts a request may name (CHUNKLAB_ALLOWED_ENDPOINTS, ADR 0126).
     policy: EndpointPolicy = OPEN
+    # response_format for JSON replies: "auto" or "off" (CHUNKLAB_LLM_STRUCTURED_OUTPUT, ADR 0136).
+    structured_output: str = "auto"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ModelDefaults:
@@ -33,6 +35,7 @@ class ModelDefaults:
             settings.llm_timeout_s,
             settings.llm_max_retries,
             EndpointPolicy.from_settings(settings),
+            settings.llm_structured_output,
         )
 
 
@@ -58,7 +61,9 @@ def resolve(
     base_url = defaults.policy.check(requested.base_url, f"{field}.base_url")
     if base_url:
         key = requested.api_key or (defaults.api_key if base_url == defaults.base_url else "")
-        return ChatEndpoint(base_url, key, requested.model or defaults.model, defaults.timeout_s, retries)
+        return ChatEndpoint(
+            base_url, key, requested.model or defaults.model, defaults.timeout_s, retries, defaults.structured_output
+        )
     if defaults.base_url:
         return ChatEndpoint(
             defaults.base_url,
@@ -66,6 +71,7 @@ def resolve(
             requested.model or defaults.model,
             defaults.timeout_s,
             retries,
+            defaults.structured_output,
         )
     return None
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
+from chunklab.llm_json import complete_json
 from chunklab.metrics import cosine
 from chunklab.rpc.limits import quoted
 from chunklab.text import excerpts, tokens
@@ -106,12 +107,12 @@ def tally(generation: evaluator_pb2.Generation, outcome: evaluator_pb2.PassageOu
 
 
 class _Run:
-    """One generation's calls: its client, the response format the endpoint takes, its usage."""
+    """One generation's calls: its client and its usage. The reply is asked for in the most
+    precise response_format the endpoint takes (chunklab.llm_json remembers its refusals)."""
 
     def __init__(self, endpoint: ChatEndpoint, attempts: int, usage: common_pb2.TokenUsage) -> None:
         self.client = ChatClient(endpoint)
         self.attempts = attempts
-        self.formats = list(question_prompt.RESPONSE_FORMATS)
         self.usage = usage
 
     def ask(self, document: str, passage: str) -> tuple[question_prompt.Draft | None, int, str]:
@@ -122,14 +123,14 @@ class _Run:
             calls += 1
             self.usage.llm_calls += 1
             try:
-                reply = self.client.complete(
-                    messages, max_tokens=question_prompt.MAX_TOKENS, response_format=self.formats[0]
-                )
+                reply = complete_json(
+                    self.client,
+                    messages,
+                    name=question_prompt.SCHEMA_NAME,
+                    schema=question_prompt.SCHEMA,
+                    max_tokens=question_prompt.MAX_TOKENS,
+                ).result
             except LLMError as exc:
-                if exc.status_code == 400 and len(self.formats) > 1:  # the endpoint takes no such format
-                    self.formats.pop(0)
-                    calls -= 1
-                    continue
                 if exc.unusable:  # a 200 that is no chat completion: asked again
                     problem = str(exc)
                     continue
@@ -140,7 +141,7 @@ class _Run:
                 self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens
             )
             try:
-                return question_prompt.parse_reply(reply.text), calls, ""
+                return question_prompt.parse_reply(reply.text, reply.finish_reason), calls, ""
             except question_prompt.UnusableReply as exc:
                 problem = f"unusable reply: {exc}"
         return None, calls, f"no usable reply after {calls} attempts ({problem})"

@@ -1,10 +1,10 @@
 """What a generator is asked for one passage, and how its reply is read.
 
-The reply is asked for as structured JSON (response_format json_schema, then
-json_object where an endpoint refuses the schema, then plain instructions)
+The reply is asked for as structured JSON (response_format in the forms
+chunklab.llm_json tries, plain instructions where an endpoint refuses them all)
 and read defensively: a ```json fence, prose around the object, a list of
 objects, other key names and excerpts given as objects are all tolerated;
-what has no question in it is an UnusableReply. The prompt version is a name
+what has no question in it is an UnusableReply (a reply cut at MAX_TOKENS says so). The prompt version is a name
 plus the hash of the prompt texts, so a changed prompt never passes for the
 old one in a set's provenance.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
+from chunklab.llm_json import UnreadableJson, read_json
 from chunklab.rpc.limits import TEXT_CHARS
 
 PROMPT_NAME = "questions-v1"
@@ -42,20 +42,15 @@ USER = (
 SCHEMA = {
     "type": "object",
     "properties": {
-        "question": {"type": "string"},
-        "answer": {"type": "string"},
-        "excerpts": {"type": "array", "items": {"type": "string"}},
+        "question": {"type": "string", "maxLength": 400},
+        "answer": {"type": "string", "maxLength": 400},
+        "excerpts": {"type": "array", "items": {"type": "string", "maxLength": MAX_EXCERPT_CHARS}, "maxItems": 3},
     },
     "required": ["question", "answer", "excerpts"],
     "additionalProperties": False,
 }
 
-# Tried in this order; an endpoint that answers 400 to one gets the next.
-RESPONSE_FORMATS: tuple[dict | None, ...] = (
-    {"type": "json_schema", "json_schema": {"name": "generated_question", "strict": True, "schema": SCHEMA}},
-    {"type": "json_object"},
-    None,
-)
+SCHEMA_NAME = "generated_question"
 
 # Rough size of a reply, in tokens, for estimates.
 COMPLETION_TOKENS = 150
@@ -64,7 +59,6 @@ MAX_TOKENS = 800
 _QUESTION_KEYS = ("question", "text", "query")
 _ANSWER_KEYS = ("answer", "expected_answer", "reference_answer")
 _EXCERPT_KEYS = ("excerpts", "excerpt", "references", "quotes", "evidence")
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.S)
 
 
 def prompt_version() -> str:
@@ -89,21 +83,11 @@ class Draft:
     excerpts: list[str]
 
 
-def _object(text: str):
-    body = text.strip()
-    fenced = _FENCE.search(body)
-    if fenced:
-        body = fenced.group(1)
+def _object(text: str, finish_reason: str = ""):
     try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        first = body.find("{")
-        if first < 0:
-            raise UnusableReply(f"not JSON (unreadable at character {exc.pos})") from None
-        try:
-            return json.JSONDecoder().raw_decode(body[first:])[0]
-        except json.JSONDecodeError as inner:
-            raise UnusableReply(f"not JSON (unreadable at character {first + inner.pos})") from None
+        return read_json(text, finish_reason, MAX_TOKENS)
+    except UnreadableJson as exc:
+        raise UnusableReply(str(exc)) from None
 
 
 def _first(data: dict, keys: tuple[str, ...]):
@@ -124,9 +108,9 @@ def _excerpts(value) -> list[str]:
     return out
 
 
-def parse_reply(text: str) -> Draft:
+def parse_reply(text: str, finish_reason: str = "") -> Draft:
     """The question, answer and excerpts in a reply, or UnusableReply saying what is wrong."""
-    data = _object(text)
+    data = _object(text, finish_reason)
     if isinstance(data, list):
         data = next((item for item in data if isinstance(item, dict)), None)
         if data is None:

@@ -32,6 +32,7 @@ import httpx
 from chunklab.endpoints import OPEN, EndpointPolicy
 from chunklab.errors import FailedPrecondition, Unavailable, logged
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError, status_meaning
+from chunklab.llm_json import complete_json
 from chunklab.rpc.limits import excerpt
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2 as pb
@@ -85,6 +86,7 @@ class RerankConfig:
                 settings.llm_model,
                 settings.llm_timeout_s,
                 settings.llm_max_retries,
+                settings.llm_structured_output,
             ),
             policy=EndpointPolicy.from_settings(settings),
         )
@@ -316,6 +318,30 @@ LLM_INSTRUCTIONS = (
 )
 
 
+# The reply's shape, asked for through response_format where the endpoint takes it (ADR 0136).
+LLM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "scores": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"index": {"type": "integer"}, "score": {"type": "integer", "enum": list(range(11))}},
+                "required": ["index", "score"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["scores"],
+    "additionalProperties": False,
+}
+
+
+def llm_max_tokens(count: int) -> int:
+    """Tokens the reply may take: about a dozen per {"index": i, "score": s} entry, and room around them."""
+    return 64 + 16 * count
+
+
 class LlmReranker:
     """Listwise: one chat call scores every candidate, as JSON read defensively (`llm_scores`)."""
 
@@ -331,7 +357,13 @@ class LlmReranker:
         ]
         where = f"the LLM reranker ({self.endpoint.describe()})"
         try:
-            reply = ChatClient(self.endpoint).complete(messages, temperature=0.0).text
+            reply = complete_json(
+                ChatClient(self.endpoint),
+                messages,
+                name="rerank_scores",
+                schema=LLM_SCHEMA,
+                max_tokens=llm_max_tokens(len(passages)),
+            ).result.text
         except LLMError as exc:
             raise Unavailable(f"{exc}; {NOT_RERANKED}") from None
         try:
