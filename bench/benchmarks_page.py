@@ -60,6 +60,7 @@ BACKENDS = FIGURES / "embedding_backends.json"  # written by bench/embedding_bac
 FIDELITY = FIGURES / "ingest_fidelity.json"  # written by bench/ingest_fidelity.py
 SPEED = FIGURES / "study_speed.json"  # written by bench/study_speed.py
 CHUNKER = FIGURES / "chunker_bench.json"  # written by bench/chunker_bench.py --write
+LLM_FEATURES = FIGURES / "llm_features.json"  # written by bench/llm_features.py
 CACHE = REPO / ".chunklab" / "bench-cache"
 PARTIAL = REPO / "bench" / "results" / "benchmarks_page_rows.json"
 TOP_K = 5
@@ -264,6 +265,7 @@ def write(results: dict) -> None:
     fidelity = json.loads(FIDELITY.read_text()) if FIDELITY.exists() else None  # bench/ingest_fidelity.py's
     speed = json.loads(SPEED.read_text()) if SPEED.exists() else None  # bench/study_speed.py's
     chunker = json.loads(CHUNKER.read_text()) if CHUNKER.exists() else None  # bench/chunker_bench.py's
+    llm = json.loads(LLM_FEATURES.read_text()) if LLM_FEATURES.exists() else None  # bench/llm_features.py's
     PAGE.write_text(
         benchpage.page(
             results,
@@ -275,6 +277,7 @@ def write(results: dict) -> None:
             fidelity_results=fidelity,
             speed_results=speed,
             chunker_results=chunker,
+            llm_results=llm,
         )
     )
     print(f"wrote {PAGE.relative_to(REPO)} and {PLOT.relative_to(REPO)}")

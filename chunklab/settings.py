@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     # response_format: "auto" where the endpoint takes it (falling back where it
     # refuses, ADR 0136), "off" never (the prompt alone, then parse and retry).
     llm_structured_output: Literal["auto", "off"] = "auto"
+    # `make up` with CHUNKLAB_LLM_LOCAL=1 starts the local llama.cpp server (SmolLM2,
+    # chunklab_app.local_llm, ADR 0135) on this port and points the LLM settings at it.
+    llm_local: bool = False
+    llm_local_port: int = Field(8088, ge=1, le=65535)
 
     # Reranking (a retrieval option, off unless a query asks for it; ADR 0055):
     # the defaults a query's RerankOptions leaves empty. An HTTP rerank endpoint

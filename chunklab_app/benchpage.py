@@ -333,6 +333,7 @@ def page(
     fidelity_results: Mapping | None = None,
     speed_results: Mapping | None = None,
     chunker_results: Mapping | None = None,
+    llm_results: Mapping | None = None,
 ) -> str:
     """The Markdown page of a results document ({"rows", "machine", "command", "phases", ...}), with
     a Growth section when bench/growth.py's results are given, the cold experiment's table when
@@ -377,4 +378,5 @@ def page(
         fidelity=fidelity_results,  # bench/ingest_fidelity.py's pooled table (issue 28)
         speed=speed_results,  # bench/study_speed.py's before and after (issue 29)
         chunker=chunker_results,  # bench/chunker_bench.py --write's chunking table (issue 29)
+        llm=llm_results,  # bench/llm_features.py's table (issue 30)
     )

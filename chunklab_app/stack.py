@@ -28,7 +28,7 @@ from chunklab.client import ChunkLab
 from chunklab.rpc import channels, tracing
 from chunklab.settings import Settings, load_settings, settings_from
 from chunklab.text import tokens
-from chunklab_app import sample_loader
+from chunklab_app import local_llm, sample_loader
 
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
@@ -251,6 +251,7 @@ def main() -> None:
         ui=True,
         ui_port=settings.ui_port,
     )
+    llm = None
     # Ctrl-C and SIGTERM both stop everything, even where the shell started us
     # with SIGINT ignored (a background job).
     signal.signal(signal.SIGINT, _interrupt)
@@ -259,6 +260,8 @@ def main() -> None:
     started = time.monotonic()
     stopping = threading.Event()
     try:
+        if settings.llm_local:
+            llm = start_local_llm(settings, stack)
         stack.start()
         for name in SERVICES:
             print(f"  {name:<10} grpc://{stack.addresses[name]}", flush=True)
@@ -280,6 +283,24 @@ def main() -> None:
     finally:
         stopping.set()
         stack.stop()
+        if llm is not None:
+            llm.stop()
+
+
+def start_local_llm(settings: Settings, stack: Stack) -> local_llm.LocalLLM:
+    """CHUNKLAB_LLM_LOCAL=1: the local llama.cpp server first, and every process's LLM settings
+    pointed at it (the UI's Health page and answers then name its model)."""
+    print(f"starting the local LLM ({local_llm.MODEL_NAME}, llama.cpp) ...", flush=True)
+    server = local_llm.LocalLLM(settings.llm_local_port, stack.data_dir / "logs" / "llm.log")
+    try:
+        server.start()
+    except local_llm.LocalLLMError as exc:
+        sys.exit(f"CHUNKLAB_LLM_LOCAL=1, but {exc}")
+    stack.extra_env.update(
+        CHUNKLAB_LLM_BASE_URL=server.base_url, CHUNKLAB_LLM_MODEL=server.model, CHUNKLAB_LLM_API_KEY=""
+    )
+    print(f"  llm        {server.model} at {server.base_url}", flush=True)
+    return server
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from chunklab_app.stack import Stack
 from tests.support.repo import REPO
 from tests.support.stack import REPORT_PIECE_BYTES
 
-pytest_plugins = ["tests.support.databases"]  # database_url: each persistence test on SQLite and PostgreSQL
+# database_url: each persistence test on SQLite and PostgreSQL; real_llm: the local LLM server.
+pytest_plugins = ["tests.support.databases", "tests.support.llama_server"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 tokens.ensure_offline_cache(REPO / ".chunklab" / "tiktoken")

@@ -36,8 +36,9 @@ class FakeChat:
         self.requests: list[list[dict]] = []
         self.fail, self.reply = fail, reply
 
-    def __call__(self, requests: list[list[dict]]) -> list[str]:
+    def __call__(self, requests: list[list[dict]], **options) -> list[str]:
         self.requests += requests
+        self.options = options
         if self.fail:
             raise self.fail
         return [self.reply if self.reply is not None else f"Context {i}." for i in range(len(requests))]

@@ -10,6 +10,8 @@ openai client against good, failing, slow and garbage replies.
         server.script = ["garbage", "good"]  # per-call behaviours, consumed first
         server.responder = lambda messages, model: "a reply"
         server.word_delay_s = 0.2          # a streamed reply writes one word at a time, this far apart
+        server.stream_usage = False        # a stream as llama.cpp's: a role-only first chunk, no usage
+        server.finish_reason = "length"    # what a reply says it stopped for ("stop" by default)
 
 Each call is recorded in `server.calls`; a streamed one also says how many
 words it sent (`words_sent`) and whether it `finished` or was `cut` by the
@@ -32,7 +34,7 @@ import numpy as np
 
 from tests.support.local_server import LocalServer, QuietHandler
 
-BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated", "bad_request")
+BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated", "bad_request", "unprocessable")
 
 
 def default_responder(messages: list[dict], model: str) -> str:
@@ -47,6 +49,8 @@ class FakeOpenAI(LocalServer):
         self.responder: Callable[[list[dict], str], str] = default_responder
         self.delay_s = 5.0
         self.word_delay_s = 0.0
+        self.stream_usage = True
+        self.finish_reason = "stop"
         self.dimension = dimension
         self.calls: list[dict] = []
         self._lock = threading.Lock()
@@ -89,6 +93,8 @@ class FakeOpenAI(LocalServer):
                     return self._json(
                         400, {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}}
                     )
+                if behaviour == "unprocessable":  # a FastAPI server (llama-cpp-python's) refusing a field's value
+                    return self._json(422, {"detail": [{"loc": ["body", "response_format"], "msg": "bad value"}]})
                 if behaviour == "slow":
                     time.sleep(fake.delay_s)
                 if behaviour == "garbage":
@@ -134,7 +140,13 @@ class FakeOpenAI(LocalServer):
                     choices = (
                         []
                         if behaviour == "empty"
-                        else [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]
+                        else [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": fake.finish_reason,
+                            }
+                        ]
                     )
                     reply = {
                         "id": "chatcmpl-fake",
@@ -155,6 +167,10 @@ class FakeOpenAI(LocalServer):
                 if behaviour == "truncated":
                     words = words[: max(1, len(words) // 2)]
                 record["words_sent"] = 0
+                if not fake.stream_usage:  # llama.cpp opens with the role alone
+                    opening = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+                    opening["choices"] = [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]
+                    self.wfile.write(f"data: {json.dumps(opening)}\n\n".encode())
                 for i, word in enumerate(words):
                     if i and fake.word_delay_s:
                         time.sleep(fake.word_delay_s)
@@ -176,7 +192,7 @@ class FakeOpenAI(LocalServer):
                     "object": "chat.completion.chunk",
                     "created": 0,
                     "model": model,
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": fake.finish_reason}],
                 }
                 final = {
                     "id": "chatcmpl-fake",
@@ -186,7 +202,8 @@ class FakeOpenAI(LocalServer):
                     "choices": [],
                     "usage": usage,
                 }
-                self.wfile.write(f"data: {json.dumps(stop)}\n\ndata: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+                ending = [stop, final] if fake.stream_usage else [stop]
+                self.wfile.write("".join(f"data: {json.dumps(e)}\n\n" for e in ending).encode() + b"data: [DONE]\n\n")
                 self.wfile.flush()
                 record["finished"] = True
 

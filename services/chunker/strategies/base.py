@@ -80,8 +80,8 @@ class ChunkingContext:
 
     embed: unit-length float32 rows for texts with the run's embedding model
         (as passages); cached by content hash, so asking again is cheap.
-    chat_many: one chat completion per message list, run with bounded
-        concurrency; returns the reply texts in order, or raises (NoLLM when
+    chat_many: one chat completion per message list (options: model,
+        max_tokens), run with bounded concurrency; returns the reply texts in order, or raises (NoLLM when
         no endpoint is configured, chunklab.llm.LLMError when a call fails).
         A strategy that needs it fails as a whole when it raises.
     report: progress inside chunking, (fraction 0..1, message).
@@ -96,7 +96,7 @@ class ChunkingContext:
     """
 
     embed: Callable[[list[str]], np.ndarray]
-    chat_many: Callable[[list[list[dict]]], list[str]]
+    chat_many: Callable[..., list[str]]
     report: Callable[[float, str], None] = lambda fraction, message: None
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     embed_spans: Callable[[list[tuple[str, list[tuple[int, int]]]]], list[np.ndarray]] | None = None
@@ -108,7 +108,7 @@ def offline_context(embed: Callable[[list[str]], np.ndarray] | None = None) -> C
     def no_embeddings(texts: list[str]) -> np.ndarray:
         raise RuntimeError("this context has no embedding model")
 
-    def no_llm(requests: list[list[dict]]) -> list[str]:
+    def no_llm(requests: list[list[dict]], **options) -> list[str]:
         raise NoLLM("no LLM endpoint is configured (set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL)")
 
     return ChunkingContext(embed=embed or no_embeddings, chat_many=no_llm)

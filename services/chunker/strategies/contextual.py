@@ -23,6 +23,9 @@ CHUNK_PROMPT = (
 MAX_DOCUMENT_TOKENS = 8000
 HEAD_TOKENS = 1000
 GAP = "\n[…]\n"
+# Tokens a context may take: Anthropic's are 50-100; a model that rambles on is cut here
+# rather than writing to the end of its window (ADR 0138).
+CONTEXT_MAX_TOKENS = 150
 
 
 def document_view(index: Spans, start: int, end: int) -> str:
@@ -60,7 +63,7 @@ def situate(context: ChunkingContext, index: Spans, pieces: list[tuple[int, int]
     a contextual chunk without its context is never stored."""
     if not pieces:
         return []
-    replies = context.chat_many(situating_requests(index, pieces))
+    replies = context.chat_many(situating_requests(index, pieces), max_tokens=CONTEXT_MAX_TOKENS)
     if len(replies) != len(pieces):
         raise LLMError(f"asked the LLM for {len(pieces)} contexts, got {len(replies)}")
     contexts = [" ".join((reply or "").split()) for reply in replies]

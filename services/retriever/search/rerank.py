@@ -342,6 +342,14 @@ def llm_max_tokens(count: int) -> int:
     return 64 + 16 * count
 
 
+def llm_messages(query: str, passages: list[str]) -> list[dict]:
+    listed = "\n\n".join(f"[{i}] {' '.join(p[:LLM_PASSAGE_CHARS].split())}" for i, p in enumerate(passages))
+    return [
+        {"role": "system", "content": LLM_INSTRUCTIONS},
+        {"role": "user", "content": f"Query: {query}\n\nPassages:\n{listed}"},
+    ]
+
+
 class LlmReranker:
     """Listwise: one chat call scores every candidate, as JSON read defensively (`llm_scores`)."""
 
@@ -350,11 +358,7 @@ class LlmReranker:
         self.description = f"LLM {endpoint.describe()}"
 
     def scores(self, query: str, passages: list[str]) -> list[float]:
-        listed = "\n\n".join(f"[{i}] {' '.join(p[:LLM_PASSAGE_CHARS].split())}" for i, p in enumerate(passages))
-        messages = [
-            {"role": "system", "content": LLM_INSTRUCTIONS},
-            {"role": "user", "content": f"Query: {query}\n\nPassages:\n{listed}"},
-        ]
+        messages = llm_messages(query, passages)
         where = f"the LLM reranker ({self.endpoint.describe()})"
         try:
             reply = complete_json(
