@@ -30,10 +30,15 @@ class LLMError(Exception):
     when it answered 200 with what is no chat completion (the openai client
     retries transient failures, never these: a caller may ask again)."""
 
-    def __init__(self, message: str, status_code: int | None = None, unusable: bool = False) -> None:
+    def __init__(
+        self, message: str, status_code: int | None = None, unusable: bool = False, provider_text: str = ""
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.unusable = unusable
+        # The endpoint's own error text, for code that decides by it (which field it refused);
+        # never shown to a person (ADR 0079).
+        self.provider_text = provider_text
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ class ChatClient:
                 f"the LLM ({where}) answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); "
                 "its reply is in the service log",
                 exc.status_code,
+                provider_text=excerpt(exc, 2000),
             )
         return LLMError(
             f"the LLM ({where}) gave an unusable reply (not a chat completion); its reply is in the service log",

@@ -8,7 +8,8 @@
 - {"type": "json_object"}: JSON mode without a schema;
 - no response_format: the prompt alone says what to write.
 
-An endpoint that answers 400 or 422 to one form is asked with the next; once
+An endpoint that answers 400 or 422 to one form (or 500 naming response_format,
+as llama-cpp-python's server does for a value it does not know) is asked with the next; once
 a plainer form was answered, the refused ones are remembered for that endpoint
 (base URL and model) for the life of the process, so later calls skip them.
 A 400 that the plain request gets too is no refusal of the format: it is the
@@ -33,6 +34,15 @@ STRUCTURED_MODES = ("auto", "off")
 # HTTP statuses by which an endpoint refuses a request it cannot parse (FastAPI servers say 422).
 REFUSED = (400, 422)
 PLAIN = "none"
+
+
+def refused_format(exc: LLMError) -> bool:
+    """Whether an error may be the endpoint refusing the response_format: a 400 or 422, or a
+    500 whose text names response_format (llama-cpp-python turns its validation error into one).
+    Only a plainer form then answered proves it (complete_json)."""
+    if exc.status_code in REFUSED:
+        return True
+    return exc.status_code == 500 and "response_format" in exc.provider_text
 
 
 class UnreadableJson(ValueError):
@@ -98,7 +108,7 @@ def complete_json(
         try:
             result = client.complete(messages, max_tokens=max_tokens, temperature=temperature, response_format=fmt)
         except LLMError as exc:
-            if fmt is not None and exc.status_code in REFUSED:
+            if fmt is not None and refused_format(exc):
                 refused.append(form)
                 continue
             raise

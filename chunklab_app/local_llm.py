@@ -46,7 +46,14 @@ def gguf_path() -> Path:
     raise LocalLLMError(f"the package {MODEL_PACKAGE} holds no .gguf file; reinstall it ({INSTALL})")
 
 
-def server_command(gguf: Path, host: str, port: int, context_tokens: int = CONTEXT_TOKENS, threads: int = 2):
+# One thread: llama.cpp's OpenMP threads wait by spinning, and on 2 cores shared with the
+# services two of them ran 64 tokens in 18-32 s against 1.4-2.3 s for one (ADR 0135).
+THREADS = 1
+
+
+def server_command(
+    gguf: Path, host: str, port: int, context_tokens: int = CONTEXT_TOKENS, threads: int = THREADS
+) -> list[str]:
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalLLMError(f"llama-cpp-python (llama.cpp's server) is not installed; {INSTALL}")
     return [

@@ -56,7 +56,7 @@ def guide(stack, real_llm):
         llm=chunker_pb2.LLMChoice(base_url=real_llm.base_url, model=real_llm.model),
     )
     events = list(channels.chunker(stack.addresses["chunker"]).ProcessDocument(request, timeout=600))
-    return document, events[-1]
+    return client.get_document_text(document.document_id), events[-1]
 
 
 def options(document, strategy: str, top_k: int = 5, **fields) -> common_pb2.RetrievalOptions:

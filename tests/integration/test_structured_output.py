@@ -52,6 +52,15 @@ def test_a_refused_form_moves_to_the_next_and_is_remembered_for_that_endpoint(fa
     assert kinds(fake) == ["json_schema", "json_object+schema", "json_object+schema", "json_schema"]
 
 
+def test_a_500_that_names_response_format_is_a_refusal_and_any_other_500_an_error(fake):
+    fake.script = ["format_error"]  # llama-cpp-python's server, asked for json_schema
+    assert complete_json(client(fake, model="d"), MESSAGES, name="judge", schema=SCHEMA).form == "json_object+schema"
+    fake.script = ["error"]
+    with pytest.raises(LLMError, match="HTTP 500"):
+        complete_json(client(fake, model="e"), MESSAGES, name="judge", schema=SCHEMA)
+    assert kinds(fake) == ["json_schema", "json_object+schema", "json_schema"]
+
+
 def test_a_request_refused_in_every_form_is_an_error_and_nothing_is_remembered(fake):
     fake.behaviour = "bad_request"
     with pytest.raises(LLMError, match="HTTP 400"):

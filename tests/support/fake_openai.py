@@ -34,7 +34,18 @@ import numpy as np
 
 from tests.support.local_server import LocalServer, QuietHandler
 
-BEHAVIOURS = ("good", "error", "rate_limit", "slow", "garbage", "empty", "truncated", "bad_request", "unprocessable")
+BEHAVIOURS = (
+    "good",
+    "error",
+    "rate_limit",
+    "slow",
+    "garbage",
+    "empty",
+    "truncated",
+    "bad_request",
+    "unprocessable",
+    "format_error",
+)
 
 
 def default_responder(messages: list[dict], model: str) -> str:
@@ -95,6 +106,9 @@ class FakeOpenAI(LocalServer):
                     )
                 if behaviour == "unprocessable":  # a FastAPI server (llama-cpp-python's) refusing a field's value
                     return self._json(422, {"detail": [{"loc": ["body", "response_format"], "msg": "bad value"}]})
+                if behaviour == "format_error":  # llama-cpp-python: its validation error as a 500
+                    message = "1 validation error: ('body', 'response_format', 'type'): Input should be 'text'"
+                    return self._json(500, {"error": {"message": message, "type": "internal_server_error"}})
                 if behaviour == "slow":
                     time.sleep(fake.delay_s)
                 if behaviour == "garbage":
