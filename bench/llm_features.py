@@ -137,7 +137,7 @@ def question_calls(client: ChatClient, tally: Tally) -> None:
                     client,
                     messages,
                     name=question_prompt.SCHEMA_NAME,
-                    schema=question_prompt.SCHEMA,
+                    schema=question_prompt.schema(passage),
                     max_tokens=question_prompt.MAX_TOKENS,
                 ).result
             )
@@ -158,7 +158,7 @@ def rerank_calls(client: ChatClient, tally: Tally) -> None:
                     client,
                     rerank.llm_messages(question, PASSAGES),
                     name="rerank_scores",
-                    schema=rerank.LLM_SCHEMA,
+                    schema=rerank.llm_schema(len(PASSAGES)),
                     max_tokens=rerank.llm_max_tokens(len(PASSAGES)),
                 ).result
             )

@@ -195,8 +195,10 @@ def test_llm_reranking_reorders_the_candidates_or_says_unavailable(stack, guide,
     except ClientError as exc:
         assert exc.code == grpc.StatusCode.UNAVAILABLE and "not reranked" in exc.details, exc.details
         return
-    hits = reranked.retrieved_chunks
     assert reranked.reranker.startswith(f"LLM {real_llm.model}")
-    scores = [h.rerank_score for h in hits]
-    assert len(hits) == len(plain.retrieved_chunks) and scores == sorted(scores, reverse=True)
-    assert all(0 <= s <= 10 for s in scores)
+    # The hits in rank order (the expansion tree's; the flat list is in reading order): by rerank
+    # score, each 0..10, the same chunks as the plain search found.
+    scores = [node.hit.rerank_score for node in reranked.expansion_tree.hits]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 10 for s in scores)
+    found = {node.hit.chunk.chunk_id for node in reranked.expansion_tree.hits}
+    assert found == {h.chunk.chunk_id for h in plain.retrieved_chunks}

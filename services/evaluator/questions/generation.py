@@ -127,7 +127,7 @@ class _Run:
                     self.client,
                     messages,
                     name=question_prompt.SCHEMA_NAME,
-                    schema=question_prompt.SCHEMA,
+                    schema=question_prompt.schema(passage),
                     max_tokens=question_prompt.MAX_TOKENS,
                 ).result
             except LLMError as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from chunklab.llm_json import UnreadableJson, read_json
 from chunklab.rpc.limits import TEXT_CHARS
+from chunklab.text import sentences
 
 PROMPT_NAME = "questions-v1"
 
@@ -51,6 +52,19 @@ SCHEMA = {
 }
 
 SCHEMA_NAME = "generated_question"
+
+
+def schema(passage: str) -> dict:
+    """SCHEMA with each excerpt one of the passage's sentences (an enum), so a grammar-constrained
+    model copies them character for character (ADR 0136); a passage without sentences keeps SCHEMA."""
+    found = dict.fromkeys(x.strip() for x in sentences.sentences(passage))
+    choices = [c for c in found if c and len(c) <= MAX_EXCERPT_CHARS and c in passage]
+    if not choices:
+        return SCHEMA
+    items = {"type": "string", "enum": choices}
+    excerpts = {**SCHEMA["properties"]["excerpts"], "items": items}
+    return {**SCHEMA, "properties": {**SCHEMA["properties"], "excerpts": excerpts}}
+
 
 # Rough size of a reply, in tokens, for estimates.
 COMPLETION_TOKENS = 150

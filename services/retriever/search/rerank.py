@@ -318,23 +318,17 @@ LLM_INSTRUCTIONS = (
 )
 
 
-# The reply's shape, asked for through response_format where the endpoint takes it (ADR 0136).
-LLM_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "scores": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"index": {"type": "integer"}, "score": {"type": "integer", "enum": list(range(11))}},
-                "required": ["index", "score"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["scores"],
-    "additionalProperties": False,
-}
+def llm_schema(count: int) -> dict:
+    """The reply's shape, asked for through response_format where the endpoint takes it (ADR 0136):
+    exactly one score 0..10 per passage, in the passages' order (llm_scores reads it), so a
+    grammar-constrained model can neither skip a passage nor invent one."""
+    scores = {"type": "array", "items": {"type": "integer", "enum": list(range(11))}, "minItems": count}
+    return {
+        "type": "object",
+        "properties": {"scores": {**scores, "maxItems": count}},
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
 
 
 def llm_max_tokens(count: int) -> int:
@@ -365,7 +359,7 @@ class LlmReranker:
                 ChatClient(self.endpoint),
                 messages,
                 name="rerank_scores",
-                schema=LLM_SCHEMA,
+                schema=llm_schema(len(passages)),
                 max_tokens=llm_max_tokens(len(passages)),
             ).result.text
         except LLMError as exc:
