@@ -10,6 +10,7 @@ of the service that called, never into the message (ADR 0079).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -31,14 +32,14 @@ class LLMError(Exception):
     retries transient failures, never these: a caller may ask again)."""
 
     def __init__(
-        self, message: str, status_code: int | None = None, unusable: bool = False, provider_text: str = ""
+        self, message: str, status_code: int | None = None, unusable: bool = False, names_format: bool = False
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.unusable = unusable
-        # The endpoint's own error text, for code that decides by it (which field it refused);
-        # never shown to a person (ADR 0079).
-        self.provider_text = provider_text
+        # Whether the endpoint's own error text names response_format (the text itself goes
+        # to the log only, ADR 0079): llama-cpp-python refuses an unknown form with a 500.
+        self.names_format = names_format
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,11 @@ def _counted(messages: list[dict], text: str) -> tuple[int, int]:
     return sum(tokens.count(str(m.get("content") or "")) for m in messages), tokens.count(text)
 
 
+def _names_format(exc: openai.APIStatusError) -> bool:
+    body = json.dumps(exc.body, default=str) if exc.body is not None else ""
+    return "response_format" in body
+
+
 class ChatClient:
     def __init__(self, endpoint: ChatEndpoint) -> None:
         if not endpoint.configured:
@@ -111,7 +117,7 @@ class ChatClient:
                 f"the LLM ({where}) answered HTTP {exc.status_code} ({status_meaning(exc.status_code)}); "
                 "its reply is in the service log",
                 exc.status_code,
-                provider_text=excerpt(exc, 2000),
+                names_format=_names_format(exc),
             )
         return LLMError(
             f"the LLM ({where}) gave an unusable reply (not a chat completion); its reply is in the service log",

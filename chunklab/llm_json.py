@@ -42,7 +42,7 @@ def refused_format(exc: LLMError) -> bool:
     Only a plainer form then answered proves it (complete_json)."""
     if exc.status_code in REFUSED:
         return True
-    return exc.status_code == 500 and "response_format" in exc.provider_text
+    return exc.status_code == 500 and exc.names_format
 
 
 class UnreadableJson(ValueError):
