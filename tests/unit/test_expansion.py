@@ -228,3 +228,43 @@ def test_semantic_parent_child_expands_the_same_way_and_a_missing_parent_keeps_i
     assert not tree.hits[0].HasField("parent")
     assert tree.hits[1].parent.chunk.content == "s-P1"
     assert summary(flat) == [("s-c0", HIT), ("s-P1", PARENT)]
+
+
+def test_parent_siblings_sends_each_hit_with_its_siblings_within_its_parent_in_document_order():
+    parents, children = make_family("a", [4, 3])  # parent 0: c0..c3, parent 1: c4..c6
+    lookup, calls = lookup_in(parents, children)
+    hits = [(children[4], 0.9), (children[1], 0.8)]
+    flat, tree = expand_as(hits, 0, 0, lookup, siblings=1)
+    # c4 is the first child of parent 1: c3 (parent 0's) is never pulled in before it.
+    assert summary(tree.hits[0].neighbors_prev) == []
+    assert summary(tree.hits[0].neighbors_next) == [("a-c5", NEIGHBOR)]
+    assert summary(tree.hits[1].neighbors_prev) == [("a-c0", NEIGHBOR)]
+    assert summary(tree.hits[1].neighbors_next) == [("a-c2", NEIGHBOR)]
+    assert not any(n.HasField("parent") for n in tree.hits)
+    # The flat list: the children the user asked for, in document order, no parent text.
+    assert summary(flat) == [("a-c0", NEIGHBOR), ("a-c1", HIT), ("a-c2", NEIGHBOR), ("a-c4", HIT), ("a-c5", NEIGHBOR)]
+    assert len(calls) == 1
+
+
+def test_parent_siblings_zero_sends_the_hit_children_of_one_parent_merged_once():
+    parents, children = make_family("a", [3, 2])
+    lookup, _ = lookup_in(parents, children)
+    flat, _ = expand_as([(children[2], 0.9), (children[0], 0.7), (children[2], 0.5)], 0, 0, lookup, siblings=0)
+    assert summary(flat) == [("a-c0", HIT), ("a-c2", HIT)]
+
+
+def test_parent_siblings_stop_at_the_parents_edge_even_when_wider():
+    parents, children = make_family("a", [2, 2, 2])
+    lookup, _ = lookup_in(parents, children)
+    flat, tree = expand_as([(children[3], 0.9)], 0, 0, lookup, siblings=5)
+    assert summary(tree.hits[0].neighbors_prev) == [("a-c2", NEIGHBOR)]
+    assert summary(tree.hits[0].neighbors_next) == []
+    assert summary(flat) == [("a-c2", NEIGHBOR), ("a-c3", HIT)]
+    assert {e.chunk.parent_id for e in flat} == {parents[1].chunk_id}
+
+
+def test_parent_siblings_is_ignored_by_strategies_that_do_not_expand_by_parent():
+    doc = make_doc("a", 5)
+    lookup, _ = lookup_in(doc)
+    flat, _ = expand_as([(doc[2], 0.9)], 0, 0, lookup, siblings=2)
+    assert summary(flat) == [("a-2", HIT)]
