@@ -80,11 +80,6 @@ def main() -> None:
     parser.add_argument("--top-k", default="5")
     parser.add_argument("--hybrid", default="1", help="1, 0 or 0,1")
     parser.add_argument("--neighbors", default="0")
-    parser.add_argument(
-        "--siblings",
-        default="whole",
-        help="parent_siblings values, 'whole' for unset (whole parents), e.g. whole,0,1,2",
-    )
     parser.add_argument("--out", default="", help="append one JSON line per run and set")
     parser.add_argument("--set", default="all", help="a corpus id or 'all'")
     parser.add_argument("--seed", type=int, default=0)
@@ -99,27 +94,21 @@ def main() -> None:
         infos = {i.name: i for i in lab.list_strategies()}
         for top_k in map(int, args.top_k.split(",")):
             for hybrid in (h == "1" for h in args.hybrid.split(",")):
-                for neighbors, siblings in (
-                    (n, s) for n in map(int, args.neighbors.split(",")) for s in args.siblings.split(",")
-                ):
+                for neighbors in map(int, args.neighbors.split(",")):
                     config = pb.ExperimentConfig(
                         name="probe", question_set_id=questions.question_set_id, retrieval_only=True
                     )
                     config.strategies.extend(grid_of(g, infos) for g in args.grid)
                     config.retrieval.top_k, config.retrieval.hybrid = top_k, hybrid
                     config.retrieval.neighbor_prev = config.retrieval.neighbor_next = neighbors
-                    if siblings != "whole":
-                        config.retrieval.parent_siblings = int(siblings)
                     done = experiment_outcome(lab.run_experiment(config)).experiment
                     full = lab.get_experiment(done.experiment_id)
-                    report(full, split, top_k, hybrid, neighbors, args.out, siblings)
+                    report(full, split, top_k, hybrid, neighbors, args.out)
     finally:
         stack.stop()
 
 
-def report(
-    experiment: pb.Experiment, split, top_k: int, hybrid: bool, neighbors: int, out: str, siblings: str = "whole"
-) -> None:
+def report(experiment: pb.Experiment, split, top_k: int, hybrid: bool, neighbors: int, out: str) -> None:
     by_run: dict[str, list] = {}
     for r in experiment.results:
         by_run.setdefault(r.run_key, []).append(r)
@@ -127,12 +116,11 @@ def report(
         for name, (selection, confirmation) in split.items():
             s, c = means(results, selection), means(results, confirmation)
             row = {"run": run_key, "top_k": top_k, "hybrid": hybrid, "neighbors": neighbors, "set": name}
-            row["siblings"] = siblings
             row.update(
                 sel_recall=s[0], sel_iou=s[1], sel_tokens=s[2], conf_recall=c[0], conf_iou=c[1], conf_tokens=c[2]
             )
             print(
-                f"| {name} | {run_key} top_k={top_k} {'hybrid' if hybrid else 'dense'} n={neighbors} s={siblings} | "
+                f"| {name} | {run_key} top_k={top_k} {'hybrid' if hybrid else 'dense'} n={neighbors} | "
                 f"sel {s[0]:.1%} {s[1]:.1%} {s[2]:.0f} | conf {c[0]:.1%} {c[1]:.1%} {c[2]:.0f} |",
                 flush=True,
             )

@@ -214,14 +214,6 @@ SETTINGS: tuple[Setting, ...] = (
         unit="sentences",
     ),
     Setting(
-        "parent_siblings",
-        "parent-child strategies: send each hit child with this many sibling children on each side "
-        "within its parent, instead of the whole parent (default: the whole parent)",
-        0,
-        "max_neighbors",
-        unit="children",
-    ),
-    Setting(
         "filter.document_ids",
         "search only these documents (ids); empty: every document",
         validate=_filter_values(None, ""),

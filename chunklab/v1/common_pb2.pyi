@@ -159,7 +159,7 @@ class RetrievalFilter(_message.Message):
     def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., collections: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "rerank", "parent_siblings")
+    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "rerank")
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -171,7 +171,6 @@ class RetrievalOptions(_message.Message):
     HYBRID_FIELD_NUMBER: _ClassVar[int]
     RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     RERANK_FIELD_NUMBER: _ClassVar[int]
-    PARENT_SIBLINGS_FIELD_NUMBER: _ClassVar[int]
     strategy: str
     config_id: str
     top_k: int
@@ -183,8 +182,7 @@ class RetrievalOptions(_message.Message):
     hybrid: bool
     recency_lambda: float
     rerank: RerankOptions
-    parent_siblings: int
-    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., rerank: _Optional[_Union[RerankOptions, _Mapping]] = ..., parent_siblings: _Optional[int] = ...) -> None: ...
+    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., rerank: _Optional[_Union[RerankOptions, _Mapping]] = ...) -> None: ...
 
 class RerankOptions(_message.Message):
     __slots__ = ("kind", "depth", "model", "base_url")

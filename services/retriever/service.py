@@ -463,10 +463,7 @@ class RetrieverService:
             return DEFAULT_WINDOW if indexed_with is None else indexed_with
 
         kind = set_info(hits[0][0]).expansion if hits else common_pb2.EXPANSION_KIND_NONE
-        siblings = options.parent_siblings if options.HasField("parent_siblings") else None
-        return expansion.expand(
-            hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for, siblings=siblings
-        )
+        return expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
 
     def _weighted_terms(
         self, index, model: str, strategy: str, config_id: str, where: c.Condition, query: Sparse, document_ids=()

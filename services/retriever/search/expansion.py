@@ -10,11 +10,7 @@ Each index set declares its expansion kind (the strategy's, from the chunker):
 - PARENT (parent_child, semantic_parent_child): each hit (a child) with its
   parent (label PARENT); flat = the parents only, each once (the child's text
   is inside its parent). A hit whose parent cannot be had stays in the flat
-  list itself, so no retrieved text is lost. With `siblings` = N (the
-  option parent_siblings, ADR 0138) each hit instead brings up to N children
-  on each side of it within the same parent (label NEIGHBOR); flat = the hits
-  and those siblings, each once, in document order: no text of the parent
-  beyond them, and never a child of another parent.
+  list itself, so no retrieved text is lost.
 - NONE (every other strategy): the hits only.
 
 Pure functions over Chunk messages. Every chunk a hit pulls in has an id
@@ -50,20 +46,16 @@ def expand(
     neighbor_next: int,
     lookup: Lookup,
     window: int | WindowFor | None = None,
-    siblings: int | None = None,
 ) -> tuple[list[pb.RetrievedChunk], pb.ExpansionTree]:
     """The flat list and the tree for hits in score order, expanded by `kind`
     (an ExpansionKind: the one the hits' sets declared).
 
     `window` is W for WINDOW: a number for every hit, or a function of the
-    hit (the W its set was indexed with); None means 0. `siblings` is N for
-    PARENT: None sends whole parents, N the hit children with N siblings each side.
+    hit (the W its set was indexed with); None means 0.
     """
     if kind == pb.EXPANSION_KIND_WINDOW:
         return _expand_windows(hits, lookup, window)
     if kind == pb.EXPANSION_KIND_PARENT:
-        if siblings is not None:
-            return _expand_siblings(hits, max(0, siblings), lookup)
         return _expand_parents(hits, lookup)
     if kind != pb.EXPANSION_KIND_NEIGHBORS:
         neighbor_prev = neighbor_next = 0
@@ -144,38 +136,6 @@ def _expand_parents(hits, lookup: Lookup):
             continue
         node.parent.CopyFrom(pb.RetrievedChunk(chunk=parent, label=pb.CHUNK_LABEL_PARENT))
         flat.setdefault(parent.chunk_id, node.parent)
-    return document_order(flat.values(), hits), tree
-
-
-def _expand_siblings(hits, siblings: int, lookup: Lookup):
-    """Each hit child with up to `siblings` children each side that share its parent_id.
-    Children are numbered in document order per role (the chunker's chunk_index), so a
-    parent's children are consecutive: the walk stops at the first one of another parent."""
-    prev_offsets, next_offsets = list(range(-1, -siblings - 1, -1)), list(range(1, siblings + 1))
-    found = _fetch(lookup, [i for chunk, _ in hits for i in neighbour_ids(chunk, prev_offsets + next_offsets)])
-
-    def same_parent(chunk: pb.Chunk, offsets: list[int]) -> list[pb.Chunk]:
-        out = []
-        for chunk_id in neighbour_ids(chunk, offsets):  # nearest first
-            sibling = found.get(chunk_id)
-            if sibling is None or not chunk.parent_id or sibling.parent_id != chunk.parent_id:
-                break
-            out.append(sibling)
-        return out
-
-    tree = pb.ExpansionTree()
-    flat: dict[str, pb.RetrievedChunk] = {}
-    for rank, (chunk, score) in enumerate(hits, start=1):
-        hit = _hit(chunk, score, rank)
-        flat[chunk.chunk_id] = hit
-        node = tree.hits.add(hit=hit)
-        for sibling in reversed(same_parent(chunk, prev_offsets)):
-            node.neighbors_prev.add(chunk=sibling, label=pb.CHUNK_LABEL_NEIGHBOR)
-        for sibling in same_parent(chunk, next_offsets):
-            node.neighbors_next.add(chunk=sibling, label=pb.CHUNK_LABEL_NEIGHBOR)
-    for node in tree.hits:
-        for entry in [*node.neighbors_prev, *node.neighbors_next]:
-            flat.setdefault(entry.chunk.chunk_id, entry)
     return document_order(flat.values(), hits), tree
 
 
