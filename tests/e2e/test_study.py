@@ -98,6 +98,13 @@ def test_requests_that_cannot_give_an_answer_are_refused_before_work_starts(stac
             lab.run_study(question_set.question_set_id, pb.Study(space=pb.StudySpace(strategies=["nope"])))
         )
     assert "available:" in unknown.value.message
+    # A time budget shorter than the first trial: refused with the minimum to give.
+    with pytest.raises(ClientError) as short:
+        experiment_outcome(
+            lab.run_study(question_set.question_set_id, pb.Study(budget=pb.StudyBudget(seconds=0.001), seed=1))
+        )
+    assert short.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "is below one evaluation" in short.value.message and "give at least " in short.value.message
     assert len(lab.list_experiments()) == before  # nothing half-started is left behind
 
 

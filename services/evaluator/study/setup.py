@@ -13,6 +13,7 @@ from chunklab.errors import InvalidArgument
 from chunklab.rpc.limits import excerpt
 from chunklab.settings import Settings
 from chunklab.v1 import common_pb2, evaluator_pb2
+from chunklab.views import numbers
 from services.evaluator.experiments.estimate import estimate
 from services.evaluator.experiments.grid import Cell
 from services.evaluator.experiments.plan import Plan
@@ -110,9 +111,10 @@ def prepare(plan: Plan, peers, repository) -> tuple[StudyPlan, list[str]]:
         minimum = one_evaluation(plan, found, peers, repository)
         if minimum is not None and seconds < minimum:
             raise InvalidArgument(
-                f"a budget of {seconds:.0f} s is below one evaluation: the first trial (processing the "
-                f"documents and asking {len(dealt.selection)} questions) takes about {minimum:.0f} s on "
-                f"this machine; give at least {minimum:.0f} s, or a number of trials"
+                f"a budget of {numbers.duration(seconds)} is below one evaluation: the first trial (processing "
+                f"the documents and asking {len(dealt.selection)} questions) takes about "
+                f"{numbers.duration(minimum)} on this machine; give at least {numbers.duration(minimum)}, "
+                "or a number of trials"
             )
     return found, list(space.notes)
 
