@@ -5,7 +5,7 @@ confirmation-half figures sit side by side. A diagnostic of the search (is there
 configuration the search should have found? would the selection half have picked it?), never
 an input to a study.
 
-    PYTHONPATH=. .venv/bin/python -m bench.study_probe --data /tmp/probe \\
+    PYTHONPATH=. .venv/bin/python -m tools.study_probe --data /tmp/probe \\
         --grid 'cluster_parent_child:parent_max_tokens=250,350,450' --top-k 3,5,8 --hybrid 1
 
 A kept --data folder reuses its index sets and its question set across invocations.
