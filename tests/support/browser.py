@@ -97,12 +97,15 @@ def choose(page, elem_id: str, option: str | re.Pattern) -> None:
     """Picks an option of a Gradio dropdown by its label.
 
     Gradio places the option list once, when it opens: when the page moves under it (a table
-    refreshing above), the list can stay outside the viewport where no click reaches it. The list
-    is then closed and opened again, which places it anew."""
+    refreshing above, a document's text drawn), the list can stay outside the viewport where no
+    click reaches it. The list is then closed and the field left, so that the next click focuses
+    it again: Gradio opens the list on focus, and places it anew."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    field = page.locator(f"#{elem_id} input")
     for attempt in range(3):
-        page.locator(f"#{elem_id} input").click()
+        field.scroll_into_view_if_needed()
+        field.click()
         try:
             page.get_by_role("option", name=option).first.click(timeout=15_000)
             return
@@ -110,6 +113,7 @@ def choose(page, elem_id: str, option: str | re.Pattern) -> None:
             if attempt == 2:
                 raise
             page.keyboard.press("Escape")
+            field.blur()
 
 
 def documents_part(page, part: str) -> None:
