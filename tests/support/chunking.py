@@ -135,3 +135,42 @@ separators = st.sampled_from(
     [" ", " ", " ", ". ", "! ", "\n", "\n\n", "\r\n", "\n# ", "\n## ", "\n- ", "\n| ", "。", "\t"]
 )
 random_text = st.lists(st.tuples(words, separators), max_size=120).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+def cluster_parent_child_through_service(cache_path, provider, text: str, context_vectors: str) -> list:
+    """`text` (harbour.md) processed by a ChunkerService with cluster_parent_child (child 12
+    tokens, one piece of context, `context_vectors`) embedding with `provider`; the chunks it
+    sent to the index, after checking that no strategy failed."""
+    from chunklab.llm import ChatEndpoint
+    from chunklab.v1 import chunker_pb2
+    from services.chunker.cache import EmbeddingCache
+    from services.chunker.llm import LLMPool
+    from services.chunker.service import ChunkerService
+
+    source = documents_pb2.Document(
+        document_id="doc-1",
+        name="harbour.md",
+        text=text,
+        language="en",
+        collection="default",
+        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
+        tree=parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+    )
+    indexed = []
+    cache = EmbeddingCache(cache_path)
+    service = ChunkerService(
+        lambda _id: source,
+        lambda header, chunks: (indexed.extend(chunks), (len(chunks), 0))[1],
+        lambda _name: provider,
+        provider.name,
+        cache,
+        LLMPool(ChatEndpoint("", "", ""), 1),
+    )
+    spec = common_pb2.StrategySpec(
+        name="cluster_parent_child",
+        knobs={"child_max_tokens": knob(12), "context_pieces": knob(1), "context_vectors": knob(context_vectors)},
+    )
+    events = list(service.process(chunker_pb2.ProcessDocumentRequest(document_id="doc-1", strategies=[spec])))
+    cache.close()
+    assert not events[-1].result.strategies_failed, events[-1].result
+    return indexed

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from chunklab.llm import ChatEndpoint
-from chunklab.v1 import chunker_pb2, common_pb2, documents_pb2
-from services.chunker.cache import EmbeddingCache
-from services.chunker.llm import LLMPool
-from services.chunker.service import ChunkerService
-from services.ingest.readers.markdown import parse
-from tests.support.chunking import knob
+from chunklab.v1 import common_pb2
+from tests.support.chunking import cluster_parent_child_through_service
 from tests.support.providers import HashedProvider
 
 TEXT = (
@@ -33,33 +28,10 @@ class Recording(HashedProvider):
 
 
 def process(tmp_path, context_vectors: str) -> tuple[Recording, list]:
-    document = documents_pb2.Document(
-        document_id="doc-1",
-        name="harbour.md",
-        text=TEXT,
-        language="en",
-        collection="default",
-        format=documents_pb2.DOCUMENT_FORMAT_MARKDOWN,
-        tree=parse(TEXT, documents_pb2.DOCUMENT_FORMAT_MARKDOWN),
+    provider = Recording()
+    return provider, cluster_parent_child_through_service(
+        tmp_path / f"{context_vectors}.sqlite3", provider, TEXT, context_vectors
     )
-    provider, indexed = Recording(), []
-    cache = EmbeddingCache(tmp_path / f"{context_vectors}.sqlite3")
-    service = ChunkerService(
-        lambda _id: document,
-        lambda header, chunks: (indexed.extend(chunks), (len(chunks), 0))[1],
-        lambda _name: provider,
-        provider.name,
-        cache,
-        LLMPool(ChatEndpoint("", "", ""), 1),
-    )
-    spec = common_pb2.StrategySpec(
-        name="cluster_parent_child",
-        knobs={"child_max_tokens": knob(12), "context_pieces": knob(1), "context_vectors": knob(context_vectors)},
-    )
-    events = list(service.process(chunker_pb2.ProcessDocumentRequest(document_id="doc-1", strategies=[spec])))
-    cache.close()
-    assert not events[-1].result.strategies_failed, events[-1].result
-    return provider, indexed
 
 
 def test_pooled_children_are_indexed_with_their_windows_mean_and_no_window_is_embedded(tmp_path):
