@@ -34,6 +34,8 @@ LIMITS = common_pb2.RetrievalLimits(
     max_rerank_depth=100,
     default_rerank_depth=20,
     max_freshness_days=36500,  # the retriever's freshness windows (UpdateFreshnessWindow)
+    max_fusion_k=1000,
+    default_fusion_k=60,  # Cormack et al. 2009's constant
 )
 MAX_FILTER_VALUE_CHARS = NAME_CHARS
 
@@ -231,6 +233,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedding_model", "the embedding model to search with (default: the stack's configured model)"),
     Setting("hybrid", "fuse a lexical (BM25) ranking with the dense one"),
     Setting(
+        "fusion_k",
+        f"hybrid: reciprocal rank fusion's k, score = sum of 1/(k + rank) (default {LIMITS.default_fusion_k}); "
+        "a smaller k trusts each ranking's first hits more",
+        1,
+        "max_fusion_k",
+    ),
+    Setting(
         "recency_lambda",
         "recency decay λ per day: score × exp(−λ·age in days); 0: none",
         0,
@@ -300,6 +309,10 @@ def check_options(options: common_pb2.RetrievalOptions, *, needs_strategy: bool 
         value = setting.get(options)
         if value is not None:
             setting.check(value)
+    if options.HasField("fusion_k") and not options.hybrid:
+        raise InvalidArgument(
+            "fusion_k weighs the dense and lexical rankings of hybrid retrieval: set hybrid, or leave fusion_k unset"
+        )
     _check_rerank(options)
 
 
@@ -324,6 +337,11 @@ def _check_rerank(options: common_pb2.RetrievalOptions) -> None:
 def top_k(options: common_pb2.RetrievalOptions) -> int:
     """The options' top_k, with 0 meaning the default."""
     return options.top_k or LIMITS.default_top_k
+
+
+def fusion_k(options: common_pb2.RetrievalOptions) -> int:
+    """The options' reciprocal rank fusion k, unset meaning the default."""
+    return options.fusion_k if options.HasField("fusion_k") else LIMITS.default_fusion_k
 
 
 def rerank_depth(options: common_pb2.RetrievalOptions) -> int:

@@ -159,7 +159,7 @@ class RetrievalFilter(_message.Message):
     def __init__(self, document_ids: _Optional[_Iterable[str]] = ..., collections: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "rerank")
+    __slots__ = ("strategy", "config_id", "top_k", "neighbor_prev", "neighbor_next", "window", "filter", "embedding_model", "hybrid", "recency_lambda", "rerank", "fusion_k")
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -171,6 +171,7 @@ class RetrievalOptions(_message.Message):
     HYBRID_FIELD_NUMBER: _ClassVar[int]
     RECENCY_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     RERANK_FIELD_NUMBER: _ClassVar[int]
+    FUSION_K_FIELD_NUMBER: _ClassVar[int]
     strategy: str
     config_id: str
     top_k: int
@@ -182,7 +183,8 @@ class RetrievalOptions(_message.Message):
     hybrid: bool
     recency_lambda: float
     rerank: RerankOptions
-    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., rerank: _Optional[_Union[RerankOptions, _Mapping]] = ...) -> None: ...
+    fusion_k: int
+    def __init__(self, strategy: _Optional[str] = ..., config_id: _Optional[str] = ..., top_k: _Optional[int] = ..., neighbor_prev: _Optional[int] = ..., neighbor_next: _Optional[int] = ..., window: _Optional[int] = ..., filter: _Optional[_Union[RetrievalFilter, _Mapping]] = ..., embedding_model: _Optional[str] = ..., hybrid: _Optional[bool] = ..., recency_lambda: _Optional[float] = ..., rerank: _Optional[_Union[RerankOptions, _Mapping]] = ..., fusion_k: _Optional[int] = ...) -> None: ...
 
 class RerankOptions(_message.Message):
     __slots__ = ("kind", "depth", "model", "base_url")
@@ -197,7 +199,7 @@ class RerankOptions(_message.Message):
     def __init__(self, kind: _Optional[_Union[RerankerKind, str]] = ..., depth: _Optional[int] = ..., model: _Optional[str] = ..., base_url: _Optional[str] = ...) -> None: ...
 
 class RetrievalLimits(_message.Message):
-    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values", "max_rerank_depth", "default_rerank_depth", "max_freshness_days")
+    __slots__ = ("max_top_k", "default_top_k", "max_neighbors", "max_window", "max_recency_lambda", "max_filter_values", "max_rerank_depth", "default_rerank_depth", "max_freshness_days", "max_fusion_k", "default_fusion_k")
     MAX_TOP_K_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TOP_K_FIELD_NUMBER: _ClassVar[int]
     MAX_NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
@@ -207,6 +209,8 @@ class RetrievalLimits(_message.Message):
     MAX_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_RERANK_DEPTH_FIELD_NUMBER: _ClassVar[int]
     MAX_FRESHNESS_DAYS_FIELD_NUMBER: _ClassVar[int]
+    MAX_FUSION_K_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_FUSION_K_FIELD_NUMBER: _ClassVar[int]
     max_top_k: int
     default_top_k: int
     max_neighbors: int
@@ -216,7 +220,9 @@ class RetrievalLimits(_message.Message):
     max_rerank_depth: int
     default_rerank_depth: int
     max_freshness_days: int
-    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ..., max_rerank_depth: _Optional[int] = ..., default_rerank_depth: _Optional[int] = ..., max_freshness_days: _Optional[int] = ...) -> None: ...
+    max_fusion_k: int
+    default_fusion_k: int
+    def __init__(self, max_top_k: _Optional[int] = ..., default_top_k: _Optional[int] = ..., max_neighbors: _Optional[int] = ..., max_window: _Optional[int] = ..., max_recency_lambda: _Optional[float] = ..., max_filter_values: _Optional[int] = ..., max_rerank_depth: _Optional[int] = ..., default_rerank_depth: _Optional[int] = ..., max_freshness_days: _Optional[int] = ..., max_fusion_k: _Optional[int] = ..., default_fusion_k: _Optional[int] = ...) -> None: ...
 
 class RetrievedChunk(_message.Message):
     __slots__ = ("chunk", "label", "score", "rank", "rerank_score")

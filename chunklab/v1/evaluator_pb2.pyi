@@ -808,18 +808,20 @@ class StudyBudget(_message.Message):
     def __init__(self, seconds: _Optional[float] = ..., trials: _Optional[int] = ...) -> None: ...
 
 class StudySpace(_message.Message):
-    __slots__ = ("strategies", "top_k", "hybrid", "neighbors", "rerank")
+    __slots__ = ("strategies", "top_k", "hybrid", "neighbors", "rerank", "fusion_k")
     STRATEGIES_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     HYBRID_FIELD_NUMBER: _ClassVar[int]
     NEIGHBORS_FIELD_NUMBER: _ClassVar[int]
     RERANK_FIELD_NUMBER: _ClassVar[int]
+    FUSION_K_FIELD_NUMBER: _ClassVar[int]
     strategies: _containers.RepeatedScalarFieldContainer[str]
     top_k: _containers.RepeatedScalarFieldContainer[int]
     hybrid: _containers.RepeatedScalarFieldContainer[bool]
     neighbors: _containers.RepeatedScalarFieldContainer[int]
     rerank: bool
-    def __init__(self, strategies: _Optional[_Iterable[str]] = ..., top_k: _Optional[_Iterable[int]] = ..., hybrid: _Optional[_Iterable[bool]] = ..., neighbors: _Optional[_Iterable[int]] = ..., rerank: _Optional[bool] = ...) -> None: ...
+    fusion_k: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, strategies: _Optional[_Iterable[str]] = ..., top_k: _Optional[_Iterable[int]] = ..., hybrid: _Optional[_Iterable[bool]] = ..., neighbors: _Optional[_Iterable[int]] = ..., rerank: _Optional[bool] = ..., fusion_k: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Study(_message.Message):
     __slots__ = ("objective", "budget", "space", "seed")

@@ -428,6 +428,7 @@ class RetrieverService:
             ranked = lexical.reciprocal_rank_fusion(
                 dense,
                 ranking.stable_top(lambda n: index.search_lexical(terms, where, n), max(depth, HYBRID_DEPTH)),
+                k=retrieval.fusion_k(options),
             )
         if options.recency_lambda > 0:
             ranked = ranking.ordered(

@@ -440,6 +440,33 @@ def test_hybrid_retrieval_finds_the_rare_identifier_the_dense_ranking_misses(ret
     assert top.score == pytest.approx(1 / 61 + 1 / 66)  # lexical rank 1, dense rank 6 (k = 60)
 
 
+def test_fusion_k_sets_how_much_each_rankings_first_hits_count(retriever):
+    """ADR 0139: score = sum of 1 / (k + rank); a small k lets a ranking's first hit outrank
+    a chunk both rankings hold further down."""
+    v = Vectors("V-220")
+    texts = [
+        "Valve seals wear out after years of heat.",  # dense rank 1, no lexical match
+        "Seals are replaced during the yearly stop.",
+        "Heat cycles harden rubber parts.",
+        "The V-220 valve seal was replaced by the night shift.",  # dense rank 4, lexical rank 1
+    ]
+    scores = [0.9, 0.8, 0.7, 0.6]
+    items = [(chunk("fk", "recursive", i, content=t), v.at(s)) for i, (t, s) in enumerate(zip(texts, scores))]
+    index(retriever, "recursive", items)
+    usual = ask(retriever, "V-220", "recursive", 2, "fk", hybrid=True)
+    assert [n.hit.chunk.content for n in usual.expansion_tree.hits] == [texts[3], texts[0]]
+    assert usual.expansion_tree.hits[0].hit.score == pytest.approx(1 / 61 + 1 / 64)
+    sharp = ask(retriever, "V-220", "recursive", 2, "fk", hybrid=True, fusion_k=1)
+    assert [n.hit.score for n in sharp.expansion_tree.hits] == pytest.approx([1 / 2 + 1 / 5, 1 / 2])
+    with pytest.raises(grpc.RpcError) as dense:
+        ask(retriever, "V-220", "recursive", 2, "fk", fusion_k=1)
+    assert dense.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "fusion_k weighs the dense and lexical rankings of hybrid retrieval" in dense.value.details()
+    with pytest.raises(grpc.RpcError) as zero:
+        ask(retriever, "V-220", "recursive", 2, "fk", hybrid=True, fusion_k=0)
+    assert zero.value.details() == "fusion_k must be between 1 and 1000, got 0"
+
+
 # -- statistics and errors -------------------------------------------------------
 
 

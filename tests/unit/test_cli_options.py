@@ -41,7 +41,7 @@ def test_every_field_of_the_contract_has_one_setting():
         bool,
         list,
     )
-    assert [s.path for s in retrieval.SETTINGS if s.optional] == ["window"]
+    assert [s.path for s in retrieval.SETTINGS if s.optional] == ["window", "fusion_k"]
 
 
 def test_an_experiment_sends_every_option_given_on_the_command_line():
@@ -67,6 +67,8 @@ def test_an_experiment_sends_every_option_given_on_the_command_line():
             "--embedding-model",
             "all-MiniLM-L6-v2",
             "--hybrid",
+            "--fusion-k",
+            "3",
             "--recency-lambda",
             "0.05",
             "--rerank-kind",
@@ -87,6 +89,7 @@ def test_an_experiment_sends_every_option_given_on_the_command_line():
         window=3,
         embedding_model="all-MiniLM-L6-v2",
         hybrid=True,
+        fusion_k=3,
         recency_lambda=0.05,
         filter=common_pb2.RetrievalFilter(
             document_ids=["d1", "d2", "d3"], collections=["news"], languages=["en", "pt-BR"]

@@ -49,12 +49,14 @@ def _within(space: spaces.Space, params: dict) -> None:
             assert value in space.neighbors
         elif name == "hybrid":
             assert value in space.hybrid
+        elif name == "fusion_k":
+            assert value in space.fusion_k and params["hybrid"]
 
 
 def test_the_recommendations_neighbours_move_each_knob_one_step_up_and_down():
     space = _space()
     rec = _recommendation(space)
-    found = neighbours(space, rec)
+    found = [n for n in neighbours(space, rec) if not n["hybrid"] or n["fusion_k"] == rec["fusion_k"]]
     moved = [{k: (rec[k], n[k]) for k in n if n[k] != rec[k]} for n in found]
     assert all(len(m) == 1 for m in moved)  # one parameter at a time, the rest kept
     changes = sorted((name, old, new) for m in moved for name, (old, new) in m.items())
@@ -73,6 +75,23 @@ def test_the_recommendations_neighbours_move_each_knob_one_step_up_and_down():
             ("hybrid", True, False),
         ]
     )
+
+
+def test_the_recommendations_fusion_neighbours_try_each_other_k_at_its_top_k_and_the_ones_beside_it():
+    """ADR 0139: a fusion that ranks better shows its gain at the top_k beside the current one."""
+    space = _space()
+    rec = _recommendation(space)
+    assert rec["fusion_k"] == 60 and space.fusion_k == spaces.DEFAULT_FUSION_K
+    fused = [n for n in neighbours(space, rec) if n["hybrid"] and n["fusion_k"] != 60]
+    assert sorted((n["fusion_k"], n["top_k"]) for n in fused) == sorted(
+        (k, top_k) for k in (1, 2, 3, 5, 10, 20) for top_k in (4, 5, 6)
+    )
+    for n in fused:  # nothing else moves
+        assert {k: v for k, v in n.items() if k not in ("fusion_k", "top_k")} == {
+            k: v for k, v in rec.items() if k not in ("fusion_k", "top_k")
+        }
+    dense = next(n for n in neighbours(space, rec) if not n["hybrid"])
+    assert "fusion_k" not in dense  # a dense trial has no fusion to set
 
 
 def test_every_neighbour_stays_within_the_declared_ranges_and_is_a_configuration_the_search_can_run():

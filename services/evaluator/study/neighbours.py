@@ -7,7 +7,10 @@ to chance.
 A step: a token-sized knob is multiplied or divided by TOKEN_STEP (its range is searched on a log
 scale); another integer knob moves by 1; a real knob (a threshold) by a tenth of its range; the
 overlap share by OVERLAP_STEP; a choice, a flag or hybrid retrieval takes each other value; top_k
-and neighbours take the next value of the space's list on each side.
+and neighbours take the next value of the space's list on each side. Hybrid's fusion_k takes each
+other value of the space's list, each also with top_k one step down and one step up: a fusion
+that ranks better moves the recall-for-IoU trade along top_k, so its gain shows at the top_k
+beside the current one (ADR 0139).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from chunklab import retrieval
 from services.evaluator.study import space as spaces
 
 TOKEN_STEP = 1.25
@@ -28,13 +32,31 @@ def neighbours(space: spaces.Space, params: dict[str, Any]) -> list[dict[str, An
     strategy = params.get("strategy")
     if strategy not in space.infos:
         return []
+    params = _fusion_with_hybrid(params)  # a trial stored before fusion_k was searched has none
     found: list[dict[str, Any]] = []
-    for name, value in _moves(space, strategy, params):
-        moved = dict(params)
-        moved[name] = value
+    for changes in (*({name: value} for name, value in _moves(space, strategy, params)), *_fusion_moves(space, params)):
+        moved = _fusion_with_hybrid({**params, **changes})
         if moved != params and moved not in found:
             found.append(moved)
     return found
+
+
+def _fusion_with_hybrid(params: dict[str, Any]) -> dict[str, Any]:
+    """fusion_k where hybrid is on (the default when a move turned hybrid on), never where it is off."""
+    if params.get("hybrid"):
+        return {"fusion_k": retrieval.LIMITS.default_fusion_k, **params}
+    return {k: v for k, v in params.items() if k != "fusion_k"}
+
+
+def _fusion_moves(space: spaces.Space, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """fusion_k's other values, each alone and with top_k one step each side (hybrid only)."""
+    if not params.get("hybrid"):
+        return
+    for value in space.fusion_k:
+        if value == params["fusion_k"]:
+            continue
+        yield {"fusion_k": value}
+        yield from ({"fusion_k": value, "top_k": top_k} for _, top_k in _beside("top_k", params, space.top_k))
 
 
 def _moves(space: spaces.Space, strategy: str, params: dict[str, Any]) -> Iterator[tuple[str, Any]]:

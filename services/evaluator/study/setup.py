@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from chunklab import knobs
+from chunklab import knobs, retrieval
 from chunklab.errors import InvalidArgument
 from chunklab.rpc.limits import excerpt
 from chunklab.settings import Settings
@@ -72,6 +72,14 @@ def _check_names(study: evaluator_pb2.Study, plan: Plan) -> None:
             f"study.space names unknown strategies: {', '.join(excerpt(n) for n in unknown)}; "
             f"available: {', '.join(plan.infos)}"
         )
+    top = retrieval.LIMITS.max_fusion_k
+    wrong = [k for k in study.space.fusion_k if not 1 <= k <= top]
+    if wrong:
+        raise InvalidArgument(
+            f"study.space.fusion_k holds {', '.join(map(str, wrong))}; each must be between 1 and {top}"
+        )
+    if study.space.fusion_k and False in study.space.hybrid and True not in study.space.hybrid:
+        raise InvalidArgument("study.space.fusion_k is for hybrid trials, but study.space.hybrid allows only dense")
     if study.objective.min_recall and not 0.0 < study.objective.min_recall <= 1.0:
         raise InvalidArgument(f"study.objective.min_recall must be between 0 and 1, got {study.objective.min_recall}")
     if study.objective.max_tokens < 0:

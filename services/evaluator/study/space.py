@@ -20,6 +20,9 @@ from chunklab.v1 import chunker_pb2, common_pb2, evaluator_pb2
 
 DEFAULT_TOP_K = (3, 4, 5, 6, 8, 10)
 DEFAULT_NEIGHBORS = (0, 1, 2)
+# Reciprocal rank fusion's k for hybrid trials (ADR 0139): about log-spaced up to the usual 60,
+# dense where it is small, since 1 / (k + rank) changes fastest there.
+DEFAULT_FUSION_K = (1, 2, 3, 5, 10, 20, 60)
 # Token knobs' upper end when no token cap is set.
 UNCAPPED_TOKENS = 2048
 # Small integer knobs (sentences, pieces, windows) are searched up to this far above their floor.
@@ -37,11 +40,14 @@ class Candidate:
     hybrid: bool
     neighbors: int = 0
     rerank: bool = False
+    fusion_k: int = retrieval.LIMITS.default_fusion_k  # hybrid only
 
     @property
     def run_key(self) -> str:
         knob_part = ",".join(f"{k}={knobs.label(v)}" for k, v in self.values.items())
         modes = [f"top_k={self.top_k}", "hybrid" if self.hybrid else "dense"]
+        if self.hybrid and self.fusion_k != retrieval.LIMITS.default_fusion_k:
+            modes.append(f"fusion_k={self.fusion_k}")
         if self.neighbors:
             modes.append(f"neighbors={self.neighbors}")
         if self.rerank:
@@ -60,6 +66,8 @@ class Space:
     token_cap: int
     # The configured reranker's kind (RerankerKind), 0 when the search does not try one.
     rerank: int = 0
+    # Hybrid trials' fusion_k values (the default always among them).
+    fusion_k: tuple[int, ...] = (retrieval.LIMITS.default_fusion_k,)
     # Strategies left out, each with why.
     notes: list[str] = field(default_factory=list)
 
@@ -95,6 +103,7 @@ def build(
         neighbors=tuple(sorted(set(study.space.neighbors or DEFAULT_NEIGHBORS))),
         token_cap=study.objective.max_tokens,
         rerank=reranker if study.space.rerank else 0,
+        fusion_k=tuple(sorted(set(study.space.fusion_k or DEFAULT_FUSION_K) | {retrieval.LIMITS.default_fusion_k})),
         notes=notes,
     )
 
@@ -140,14 +149,23 @@ def suggest(trial, space: Space) -> Candidate:
     if any(k.name == "chunk_overlap" for k in declared) and "chunk_size" in chosen:
         share = trial.suggest_float(f"{strategy}.{OVERLAP_SHARE}", 0.0, 0.5)
         chosen["chunk_overlap"] = int(share * chosen["chunk_size"])
+    top_k = trial.suggest_categorical("top_k", list(space.top_k))
+    hybrid = trial.suggest_categorical("hybrid", list(space.hybrid))
     return Candidate(
         strategy=strategy,
         values=resolve(strategy, declared, chosen),
-        top_k=trial.suggest_categorical("top_k", list(space.top_k)),
-        hybrid=trial.suggest_categorical("hybrid", list(space.hybrid)),
+        top_k=top_k,
+        hybrid=hybrid,
         neighbors=_neighbors(trial, space, strategy),
         rerank=trial.suggest_categorical("rerank", [False, True]) if space.rerank else False,
+        fusion_k=_fusion_k(trial, space, hybrid),
     )
+
+
+def _fusion_k(trial, space: Space, hybrid: bool) -> int:
+    if not hybrid:
+        return retrieval.LIMITS.default_fusion_k
+    return trial.suggest_categorical("fusion_k", list(space.fusion_k))
 
 
 def _neighbors(trial, space: Space, strategy: str) -> int:
@@ -180,6 +198,8 @@ def starting_points(space: Space) -> list[tuple[str, dict[str, Any]]]:
         if strategy not in space.infos or hybrid not in space.hybrid:
             continue
         params: dict[str, Any] = {"strategy": strategy, "top_k": retrieval.LIMITS.default_top_k, "hybrid": hybrid}
+        if hybrid:
+            params["fusion_k"] = retrieval.LIMITS.default_fusion_k
         declared = {k.name: k for k in knobs.from_info(space.infos[strategy])}
         for param, knob in space.knob_params(strategy):
             if knob.name != "chunk_overlap":
@@ -207,6 +227,10 @@ def retrieval_options(
     options.top_k = candidate.top_k
     options.hybrid = candidate.hybrid
     options.neighbor_prev = options.neighbor_next = candidate.neighbors
+    if candidate.hybrid and candidate.fusion_k != retrieval.LIMITS.default_fusion_k:
+        options.fusion_k = candidate.fusion_k
+    else:
+        options.ClearField("fusion_k")
     if candidate.rerank:
         options.rerank.kind = rerank_kind
     else:

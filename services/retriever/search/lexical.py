@@ -1,5 +1,6 @@
 """Hybrid retrieval: a BM25 ranking fused with the dense one by reciprocal
-rank fusion (Cormack et al. 2009, k = 60).
+rank fusion (Cormack et al. 2009, k = 60 unless RetrievalOptions.fusion_k
+says otherwise, ADR 0139).
 
 The sparse BM25 vectors are made here, with Qdrant Edge's own Bm25 model
 (term frequencies with k, b and length normalization on the document side,
@@ -21,9 +22,10 @@ from collections.abc import Iterable
 
 from qdrant_edge import Bm25, Bm25Config, TokenizerType
 
+from chunklab import retrieval
 from services.retriever.index.payloads import Sparse
 
-RRF_K = 60
+RRF_K = retrieval.LIMITS.default_fusion_k
 
 # The stopwords and stemmer of each language a document may be in (ISO 639-1,
 # as ingest detects it). Chinese and Japanese write no spaces between words:
