@@ -6,7 +6,7 @@ configuration the search should have found? would the selection half have picked
 an input to a study.
 
     PYTHONPATH=. .venv/bin/python -m tools.study_probe --data /tmp/probe \\
-        --grid 'cluster_parent_child:parent_max_tokens=250,350,450' --top-k 3,5,8 --hybrid 1
+        --grid 'cluster_parent_child:parent_max_tokens=250,350,450' --top-k 3,5,8 --hybrid 1 [--fusion-k 3,60]
 
 A kept --data folder reuses its index sets and its question set across invocations.
 """
@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from bench.study_goals import CORPORA, DATA, questions_csv
-from chunklab import knobs
+from chunklab import knobs, retrieval
 from chunklab.client import experiment_outcome
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab_app.stack import Stack
@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--top-k", default="5")
     parser.add_argument("--hybrid", default="1", help="1, 0 or 0,1")
     parser.add_argument("--neighbors", default="0")
+    parser.add_argument("--fusion-k", default="60", help="hybrid's fusion_k values, e.g. 3,60 (ADR 0139)")
     parser.add_argument("--out", default="", help="append one JSON line per run and set")
     parser.add_argument("--set", default="all", help="a corpus id or 'all'")
     parser.add_argument("--seed", type=int, default=0)
@@ -95,32 +96,37 @@ def main() -> None:
         for top_k in map(int, args.top_k.split(",")):
             for hybrid in (h == "1" for h in args.hybrid.split(",")):
                 for neighbors in map(int, args.neighbors.split(",")):
-                    config = pb.ExperimentConfig(
-                        name="probe", question_set_id=questions.question_set_id, retrieval_only=True
-                    )
-                    config.strategies.extend(grid_of(g, infos) for g in args.grid)
-                    config.retrieval.top_k, config.retrieval.hybrid = top_k, hybrid
-                    config.retrieval.neighbor_prev = config.retrieval.neighbor_next = neighbors
-                    done = experiment_outcome(lab.run_experiment(config)).experiment
-                    full = lab.get_experiment(done.experiment_id)
-                    report(full, split, top_k, hybrid, neighbors, args.out)
+                    for fusion_k in map(int, args.fusion_k.split(",") if hybrid else ["60"]):
+                        config = pb.ExperimentConfig(
+                            name="probe", question_set_id=questions.question_set_id, retrieval_only=True
+                        )
+                        config.strategies.extend(grid_of(g, infos) for g in args.grid)
+                        config.retrieval.top_k, config.retrieval.hybrid = top_k, hybrid
+                        config.retrieval.neighbor_prev = config.retrieval.neighbor_next = neighbors
+                        if fusion_k != retrieval.LIMITS.default_fusion_k:
+                            config.retrieval.fusion_k = fusion_k
+                        done = experiment_outcome(lab.run_experiment(config)).experiment
+                        full = lab.get_experiment(done.experiment_id)
+                        report(full, split, (top_k, hybrid, neighbors, fusion_k), args.out)
     finally:
         stack.stop()
 
 
-def report(experiment: pb.Experiment, split, top_k: int, hybrid: bool, neighbors: int, out: str) -> None:
+def report(experiment: pb.Experiment, split, modes: tuple[int, bool, int, int], out: str) -> None:
+    top_k, hybrid, neighbors, fusion_k = modes
     by_run: dict[str, list] = {}
     for r in experiment.results:
         by_run.setdefault(r.run_key, []).append(r)
     for run_key, results in by_run.items():
         for name, (selection, confirmation) in split.items():
             s, c = means(results, selection), means(results, confirmation)
-            row = {"run": run_key, "top_k": top_k, "hybrid": hybrid, "neighbors": neighbors, "set": name}
+            row = {"run": run_key, "top_k": top_k, "hybrid": hybrid, "neighbors": neighbors, "fusion_k": fusion_k}
+            row["set"] = name
             row.update(
                 sel_recall=s[0], sel_iou=s[1], sel_tokens=s[2], conf_recall=c[0], conf_iou=c[1], conf_tokens=c[2]
             )
             print(
-                f"| {name} | {run_key} top_k={top_k} {'hybrid' if hybrid else 'dense'} n={neighbors} | "
+                f"| {name} | {run_key} top_k={top_k} {f'hybrid k={fusion_k}' if hybrid else 'dense'} n={neighbors} | "
                 f"sel {s[0]:.1%} {s[1]:.1%} {s[2]:.0f} | conf {c[0]:.1%} {c[1]:.1%} {c[2]:.0f} |",
                 flush=True,
             )
