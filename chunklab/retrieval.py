@@ -106,7 +106,7 @@ class Setting:
     limit: str = ""  # the field of RetrievalLimits (LIMITS, GetRetrievalLimits) that is its upper bound
     unit: str = ""  # after the bounds in messages, e.g. "sentences"
     zero_is_default: bool = False  # 0 means "the default" (top_k), outside the bounds
-    default: str = ""  # what it is when left out, as a person reads it (zero_is_default settings)
+    default: str = ""  # what it is when left out, as a person reads it (zero_is_default and optional settings)
     names_a_set: bool = False  # strategy and config_id: a query names them, an experiment's grids do
     validate: Callable | None = None  # (value) for text, (path, values) for lists
 
@@ -238,6 +238,7 @@ SETTINGS: tuple[Setting, ...] = (
         "a smaller k trusts each ranking's first hits more",
         1,
         "max_fusion_k",
+        default=str(LIMITS.default_fusion_k),
     ),
     Setting(
         "recency_lambda",

@@ -35,12 +35,13 @@ ROW = tuple(
 BOUNDED = tuple(s for s in ROW if s.limit)
 
 # How the pages word and start a box where the setting's path and help would not do.
-LABELS = {"recency_lambda": "recency λ per day", "hybrid": "hybrid (BM25 + dense)"}
+LABELS = {"recency_lambda": "recency λ per day", "hybrid": "hybrid (BM25 + dense)", "fusion_k": "fusion k"}
 INFO = {
     "neighbor_prev": "strategies that expand by neighbours (fixed_size)",
     "neighbor_next": "strategies that expand by neighbours (fixed_size)",
     "window": "sentence_window only: units each side",
     "recency_lambda": "score × exp(−λ·age); 0 = off",
+    "fusion_k": "hybrid only: Σ 1/(k + rank); smaller trusts each ranking's first hits more",
 }
 # ticked at first as docs/benchmarks.md recommends (chunklab_app.recommended); the API's default stays off.
 VALUES = {"top_k": retrieval.LIMITS.default_top_k, "hybrid": recommended.HYBRID}
@@ -60,7 +61,7 @@ def _box(setting: retrieval.Setting, prefix: str):
     if setting.kind is bool:
         return gr.Checkbox(value=VALUES.get(setting.path, False), **common)
     if setting.kind is int and setting.optional:
-        return gr.Textbox(placeholder="as indexed", max_lines=1, info=info, **common)
+        return gr.Textbox(placeholder=setting.default or "as indexed", max_lines=1, info=info, **common)
     if setting.kind is int:
         return gr.Number(value=VALUES.get(setting.path, 0), precision=0, info=info, **common)
     if setting.kind is float:
@@ -148,7 +149,8 @@ def _bound(setting: retrieval.Setting, high) -> dict:
     # interactive=True: Gradio would otherwise take an input that a load event updates for an output only.
     info = INFO.get(setting.path, setting.help)
     if setting.kind is int and setting.optional:
-        return gr.update(info=f"{info}; 0 to {high}; empty = as indexed", interactive=True)
+        empty = setting.default or "as indexed"
+        return gr.update(info=f"{info}; {setting.low:g} to {high}; empty = {empty}", interactive=True)
     if setting.path == "top_k":
         return gr.update(
             info=f"hits, {setting.low:g} to {high}; empty = the default, {setting.default}", interactive=True

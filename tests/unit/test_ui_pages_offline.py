@@ -160,8 +160,8 @@ def test_the_query_experiments_and_compare_pages_say_a_service_is_down_under_the
     assert info_said(documents_list) and status == SAID
     (configurations, *_) = query_page["configurations"]
     assert configurations.fn("fixed_size", "", "")[0] == gr.update(info=DOWN)
-    # The bounds of top_k and the neighbour, window and recency inputs (both pages read them on load).
-    assert retrieval.retrieval_limit_updates(Down()) == (gr.update(info=DOWN), *(gr.skip(),) * 4)
+    # The bounds of top_k and the neighbour, window, recency and fusion inputs (both pages read them on load).
+    assert retrieval.retrieval_limit_updates(Down()) == (gr.update(info=DOWN), *(gr.skip(),) * 5)
 
     (listing, *_) = experiments_page["listing"]
     table, chosen = listing.fn(None)
