@@ -36,6 +36,8 @@ CheckStop = Callable[[], None]
 
 # The neighbourhood phase (ADR 0132) may use up to this share of the budget (trials or seconds).
 LOCAL_SHARE = 0.5
+# Proposals in a row that repeat a finished trial before the search calls its space exhausted.
+MAX_REPEATS = 50
 
 
 class Search:
@@ -98,10 +100,19 @@ class Search:
                 origin, params = ("neighbourhood", ring.pop(0)) if ring else ("search", None)
             if params is not None:
                 sampler.enqueue_trial(params)
-            trial = sampler.ask()
-            candidate = spaces.suggest(trial, self.study.space)
-            self._trial(sampler, trial, candidate, origin, publish, check_stop)
+            proposal = fresh_proposal(sampler, self.study.space, self.experiment.runs, self._outcome)
+            if proposal is None:
+                self._note(f"every configuration the search proposed had been tried ({self.trials_done()} trials)")
+                break
+            self._trial(sampler, *proposal, origin, publish, check_stop)
         self.confirm(publish, check_stop)
+
+    def _outcome(self, run: pb.ExperimentRun) -> float:
+        return objective.value(self._scores(run.run_key), self.goal)
+
+    def _note(self, note: str) -> None:
+        if note not in self.experiment.study.notes:
+            self.experiment.study.notes.append(note)
 
     def around_best(self) -> list[dict]:
         """The untried configurations one step from the best complete trial so far (ADR 0132);
@@ -110,7 +121,7 @@ class Search:
         run = next((r for r in self.experiment.runs if r.run_key == key), None)
         if run is None:
             return []
-        tried = {r.run_key.split("#")[0] for r in self.experiment.runs}
+        tried = {r.run_key for r in self.experiment.runs}
         found = []
         for params in neighbours(self.study.space, json.loads(run.trial.params or "{}")):
             run_key = spaces.suggest(optuna.trial.FixedTrial(params), self.study.space).run_key
@@ -176,8 +187,8 @@ class Search:
         return [r for r in self._results.get(run_key, []) if r.question_id in wanted]
 
     def _run_of(self, candidate: spaces.Candidate, origin: str, params: dict) -> pb.ExperimentRun:
-        """The trial's run: a new one, or the stored one of the same configuration (a resumed
-        trial, or the sampler proposing a configuration again: its questions are not asked twice)."""
+        """The trial's run: a new one, or the stored one of a resumed trial (a finished trial's
+        configuration is never run again: fresh_proposal)."""
         key = candidate.run_key
         number = self.trials_done() + 1
         for run in self.experiment.runs:
@@ -192,9 +203,8 @@ class Search:
             options.window = chunking.window
         del options.filter.document_ids[:]
         options.filter.document_ids.extend(self.plan.documents)
-        seen = sum(1 for r in self.experiment.runs if r.run_key == key or r.run_key.startswith(key + "#"))
         run = self.experiment.runs.add(
-            run_key=key if not seen else f"{key}#{seen + 1}",
+            run_key=key,
             retrieval=options,
             spec=chunking.spec,
             expansion=info.expansion,
@@ -297,9 +307,9 @@ class Search:
         if not result.best_run_key:
             near = objective.smallest_tokens(self.complete())
             if near is not None and self.goal.max_tokens:
-                note = f"the fewest tokens per question any trial sent was {near[1]:.0f} ({near[0]}), over the cap of {self.goal.max_tokens}"
-                if note not in result.notes:
-                    result.notes.append(note)
+                self._note(
+                    f"the fewest tokens per question any trial sent was {near[1]:.0f} ({near[0]}), over the cap of {self.goal.max_tokens}"
+                )
         for role in ("winner", "baseline", "recommendation"):
             key = roles[role]
             run = next((r for r in self.experiment.runs if r.run_key == key), None)
@@ -345,6 +355,30 @@ class Search:
                 )
             )
         )
+
+
+def fresh_proposal(
+    sampler: optuna.Study,
+    space: spaces.Space,
+    runs,
+    outcome: Callable[[pb.ExperimentRun], float],
+) -> tuple[optuna.trial.Trial, spaces.Candidate] | None:
+    """The sampler's next configuration that no finished trial has tried. A repeat is not run
+    again and not counted against the budget: the sampler is told the stored trial's outcome
+    (its value, or pruned, or failed) and asked again. None after MAX_REPEATS repeats in a row:
+    the space holds nothing new the sampler would try."""
+    for _ in range(MAX_REPEATS):
+        trial = sampler.ask()
+        candidate = spaces.suggest(trial, space)
+        earlier = next((r for r in runs if r.run_key == candidate.run_key and r.trial.state != "running"), None)
+        if earlier is None:
+            return trial, candidate
+        if earlier.trial.state == "complete":
+            sampler.tell(trial, outcome(earlier))
+        else:
+            state = optuna.trial.TrialState.PRUNED if earlier.trial.state == "pruned" else optuna.trial.TrialState.FAIL
+            sampler.tell(trial, state=state)
+    return None
 
 
 def cell_of_run(run: pb.ExperimentRun, space: spaces.Space):
