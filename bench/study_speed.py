@@ -18,6 +18,7 @@ which bench/benchmarks_page.py puts on the benchmarks page.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -84,24 +85,53 @@ def cells(variant: dict[str, str]) -> list[tuple[str, str, evaluator_pb2.Strateg
     ]
 
 
+class Marked:
+    """The client, whose RunExperiment stream marks each service's CPU seconds when the first
+    question is answered: processing (chunking, embedding, indexing) ends about there."""
+
+    def __init__(self, lab, stack: Stack, marks: dict[str, dict[str, float]]) -> None:
+        self._lab, self._stack, self._marks = lab, stack, marks
+
+    def __getattr__(self, name: str):
+        return getattr(self._lab, name)
+
+    def run_experiment(self, config):
+        for event in self._lab.run_experiment(config):
+            if "processed" not in self._marks and event.progress.questions_done:
+                self._marks["processed"] = cpu_seconds(self._stack)
+            yield event
+
+
+def service_cpu(marks: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each stretch's CPU seconds per service: upload (parse and import), processing, questions."""
+    names = ["start", "uploaded", "processed", "end"]
+    return {
+        stretch: {s: round(marks[b][s] - marks[a][s], 2) for s in marks[a]}
+        for stretch, a, b in zip(("upload", "processing", "questions"), names, names[1:])
+    }
+
+
 def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, str] | None = None) -> dict:
     """One cold run of the recommended configuration (with the variant's knobs) with the services of `source`."""
     with tempfile.TemporaryDirectory(prefix="chunklab-speed-") as folder:
         started = time.perf_counter()
         with Stack(data_dir=Path(folder), source=source) as stack:
             stack_s = time.perf_counter() - started
-            lab = stack.client(Settings())
-            began, cpu_before = time.perf_counter(), cpu_seconds(stack)
+            marks: dict[str, dict[str, float]] = {}
+            lab = Marked(stack.client(Settings()), stack, marks)
+            began, marks["start"] = time.perf_counter(), cpu_seconds(stack)
             for path in sorted(corpora.glob("*.md")):
                 lab.upload_document(path)
             question_set = lab.import_question_set(questions)
-            parse_s = time.perf_counter() - began
+            parse_s, marks["uploaded"] = time.perf_counter() - began, cpu_seconds(stack)
             retrieval = common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=recommended.HYBRID)
             runs, results, experiment_s = experiment(
                 lab, question_set.question_set_id, "recommended, cold", cells(variant or {}), retrieval
             )
             total_s = time.perf_counter() - began
-            cpu_s = sum(cpu_seconds(stack).values()) - sum(cpu_before.values())
+            marks["end"] = cpu_seconds(stack)
+            marks.setdefault("processed", marks["end"])
+            cpu_s = sum(marks["end"].values()) - sum(marks["start"].values())
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
     if failed:
         raise SystemExit(f"a run failed: {failed}")
@@ -114,8 +144,10 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
     phases["retrieve"] = sum(r.metrics.retrieve_ms for rs in results for r in rs) / 1e3
     scores = {k: float(np.mean([getattr(r.metrics, k) for r in labelled])) for k in ("recall", "iou", "tokens_sent")}
     return {
+        "answers": answers(results),
         "total_s": total_s,
         "cpu_s": cpu_s,
+        "service_cpu": service_cpu(marks),
         "stack_s": stack_s,
         "phases": phases,
         "chunks": sum(r.chunk_count for r in runs),
@@ -123,9 +155,24 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
     }
 
 
+def answers(results) -> dict[str, str]:
+    """Each question's retrieved chunks (text, rank) with scores to 6 places and the chunks its
+    expansion sent, as one digest per question: two sides whose digests match retrieved the same."""
+    digests = {}
+    for result in (r for rs in results for r in rs):
+        hits = [(c.rank, c.chunk.content, round(c.score, 6)) for c in result.retrieved_chunks]
+        digests[result.question] = hashlib.sha256(repr((hits, result.metrics.tokens_sent)).encode()).hexdigest()
+    return digests
+
+
 def line(name: str, result: dict) -> str:
     phases = "  ".join(f"{k} {v:5.1f}s" for k, v in result["phases"].items())
+    stretches = "; ".join(
+        f"{stretch} " + " ".join(f"{s} {v:.1f}" for s, v in cpu.items())
+        for stretch, cpu in result["service_cpu"].items()
+    )
     return (
+        f"{name:<7} CPU-s by stretch and service: {stretches}\n"
         f"{name:<7} total {result['total_s']:6.1f}s, CPU {result['cpu_s']:5.1f}s ({phases})  stack start {result['stack_s']:.1f}s  "
         f"{result['chunks']} chunks  recall {result['recall']:.1%}  IoU {result['iou']:.1%}  "
         f"tokens {result['tokens_sent']:.0f}"
@@ -169,6 +216,8 @@ def main() -> int:
     rows = [{"side": name, **best[name], "totals": totals[name]} for name in sides]
     for row in rows[1:]:
         row["ratios"] = compare(row["side"], best[before], row)
+    for row in rows:
+        row["answers"] = len(row["answers"])
     RESULTS.write_text(
         json.dumps({"machine": machine(), "command": COMMAND, "rounds": args.rounds, "sides": rows}, indent=1)
     )
@@ -189,6 +238,11 @@ def compare(name: str, before: dict, after: dict) -> dict:
         "the services' CPU seconds); "
         f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's "
         "start; " + ", ".join(f"{k} {v:.2f}x" for k, v in phases.items())
+    )
+    differ = sum(after["answers"].get(q) != d for q, d in before["answers"].items())
+    print(
+        f"    {len(before['answers']) - differ} of {len(before['answers'])} questions retrieved the same chunks with "
+        f"the same scores (to 6 places) and sent the same tokens as before"
     )
     print(
         f"    recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "
