@@ -43,7 +43,7 @@ def test_a_stop_asks_no_further_question_and_drops_the_one_in_flight():
 
     taken = []
     with pytest.raises(Interrupted):
-        for _, question, result in in_order(QUESTIONS, ask, check_stop, 2):
+        for _, _, result in in_order(QUESTIONS, ask, check_stop, 2):
             taken.append(result.question)
             stopped.set()  # cancelled while the first result is saved
     assert taken == ["question 0"]
