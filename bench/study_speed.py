@@ -206,16 +206,20 @@ def main() -> int:
             sides[f"after, {text}"] = (REPO, dict(pair.split("=", 1) for pair in text.split(",")))
         best: dict[str, dict] = {}
         totals: dict[str, list[float]] = {name: [] for name in sides}
+        rounds: dict[str, list[dict]] = {name: [] for name in sides}
         for _ in range(args.rounds):
             for name, (source, variant) in sides.items():
+                load = os.getloadavg()[0]
                 result = cold_run(source, args.corpora, args.questions, variant)
-                print(line(name, result), flush=True)
+                print(f"{line(name, result)}  (load {load:.1f} at its start)", flush=True)
                 totals[name].append(result["total_s"])
+                rounds[name].append({"total_s": result["total_s"], "cpu_s": result["cpu_s"], "load": load})
                 if name not in best or result["total_s"] < best[name]["total_s"]:
                     best[name] = result
-    rows = [{"side": name, **best[name], "totals": totals[name]} for name in sides]
+    rows = [{"side": name, **best[name], "totals": totals[name], "rounds": rounds[name]} for name in sides]
     for row in rows[1:]:
         row["ratios"] = compare(row["side"], best[before], row)
+        row["same_as_before"] = sum(row["answers"].get(q) == d for q, d in best[before]["answers"].items())
     for row in rows:
         row["answers"] = len(row["answers"])
     RESULTS.write_text(
