@@ -49,7 +49,7 @@ from services.chunker.strategies import REGISTRY  # noqa: E402
 
 PHASES = ("chunk", "embed", "index")
 RESULTS = FIGURES / "study_speed.json"
-COMMAND = ".venv/bin/python bench/study_speed.py --before a7a568b --rounds 2"
+COMMAND = ".venv/bin/python bench/study_speed.py --before a7a568b --rounds 3"
 
 
 def checkout(rev: str, folder: Path) -> Path:
