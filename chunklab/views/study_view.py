@@ -13,7 +13,12 @@ from chunklab.views.metric_format import MetricFormat, plural
 
 RECALL, IOU, TOKENS = "recall", "iou", "tokens_sent"
 MEASURES = (RECALL, IOU, TOKENS)
-ROLES = {"winner": "winner", "recommendation": "static recommendation", "baseline": "fixed_size baseline"}
+ROLES = {
+    "winner": "winner",
+    "recommendation": "static recommendation",
+    "baseline": "fixed_size baseline",
+    "front": "on the Pareto front",
+}
 ORIGINS = {
     "recommendation": "the static recommendation",
     "baseline": "the baseline",
@@ -51,7 +56,10 @@ def objective_text(objective: pb.StudyObjective, metrics: MetricFormat) -> str:
             f" and{cap}" if cap else ""
         )
     if objective.kind == pb.STUDY_OBJECTIVE_KIND_PARETO:
-        return f"the Pareto front of recall, IoU and tokens sent (the winner: its highest recall{cap})"
+        return (
+            f"the Pareto front of recall, IoU and tokens sent{cap} (each front configuration confirmed; "
+            "the winner: its highest recall)"
+        )
     return f"highest recall{cap}, ties by IoU"
 
 
@@ -127,7 +135,7 @@ def _measure(candidate: pb.StudyCandidate, name: str, metrics: MetricFormat) -> 
 
 
 def candidate_rows(result: pb.StudyResult, metrics: MetricFormat) -> list[dict]:
-    """The winner, the recommendation and the baseline on the confirmation questions."""
+    """The winner, the recommendation, the baseline and (PARETO) the front on the confirmation questions."""
     order = {role: i for i, role in enumerate(ROLES)}
     return [
         {

@@ -61,7 +61,7 @@ def documents_rows(documents: list[documents_pb2.Document]) -> list[list]:
             d.language,
             format_name(d.format),
             size_label(d.size_bytes),
-            d.character_count,
+            numbers.count(d.character_count),
             page_count(d),
             when(d.ingested_at),
             d.document_id,

@@ -132,3 +132,22 @@ def test_a_cancelled_study_resumes_from_its_stored_trials_and_finishes_its_budge
     pairs = [(r.run_key, r.question_id) for r in again.results]
     assert len(pairs) == len(set(pairs)) and answered <= set(pairs)  # nothing asked twice, nothing lost
     assert {c.role for c in resumed.study.confirmation} == {"winner", "baseline", "recommendation"}
+
+
+def test_a_pareto_study_confirms_its_front_on_the_questions_it_did_not_see(stack, question_set):
+    lab = stack.client()
+    goal = pb.StudyObjective(kind=pb.STUDY_OBJECTIVE_KIND_PARETO, max_tokens=800)
+    request = pb.Study(objective=goal, budget=pb.StudyBudget(trials=6), seed=2)
+    experiment = experiment_outcome(lab.run_study(question_set.question_set_id, request, seed=3)).experiment
+    assert experiment.state == pb.EXPERIMENT_STATE_SUCCEEDED, experiment.error
+    result = experiment.study
+    assert result.trials_done == 6
+    within_cap = {r.run_key for r in experiment.runs if r.trial.pareto and r.trial.feasible}
+    confirmed = {c.role: c for c in result.confirmation if c.role != "front"}
+    front = [c for c in result.confirmation if c.role == "front"]
+    # Every front trial within the cap is scored on the unseen questions: as winner, or on the front.
+    assert within_cap <= {c.run_key for c in front} | {c.run_key for c in confirmed.values()}
+    for candidate in front:
+        means = {m.metric: m for m in candidate.means}
+        assert candidate.feasible and all(m.questions == 12 for m in means.values())
+    assert front and f"{len(front)} other configuration" in result.summary

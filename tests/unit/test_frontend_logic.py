@@ -257,7 +257,7 @@ def test_documents_table_and_choices():
         "language": "en",
         "format": "Markdown",
         "size": "2.0 KiB",
-        "characters": 1900,
+        "characters": "1,900",
         "pages": "",
         "ingested": "",
         "id": "0123456789ab",

@@ -11,7 +11,7 @@ import pytest
 import services.chunker.strategies as strategies
 from chunklab.errors import InvalidArgument
 from chunklab.v1 import evaluator_pb2 as pb
-from services.evaluator.study import confirm, objective, split
+from services.evaluator.study import confirm, objective, pruning, search, split
 from services.evaluator.study import space as spaces
 
 INFOS = strategies.REGISTRY.infos()
@@ -141,3 +141,71 @@ def test_a_winner_worse_than_the_recommendation_on_confirmation_says_keep_the_re
     by_run = {"w": _results("w", [0, 0, 0, 0, 1, 0]), "r": _results("r", [1, 1, 1, 1, 1, 1])}
     confirm.fill(result, {"winner": "w", "recommendation": "r"}, by_run, CAP)
     assert "keep the recommendation" in result.summary
+
+
+def _three_configuration_space() -> spaces.Space:
+    """cluster_parent_child with only its context_vectors choice searched, one top_k, hybrid on:
+    three configurations in all."""
+    info = next(i for i in INFOS if i.name == "cluster_parent_child")
+    narrow = type(info)()
+    narrow.CopyFrom(info)
+    del narrow.knobs[:]
+    narrow.knobs.extend(k for k in info.knobs if k.name == "context_vectors")
+    return spaces.Space(infos={narrow.name: narrow}, top_k=(5,), hybrid=(True,), neighbors=(0,), token_cap=800)
+
+
+def _finished(run_key: str, state: str = "complete") -> pb.ExperimentRun:
+    return pb.ExperimentRun(run_key=run_key, trial=pb.StudyTrial(state=state))
+
+
+def test_a_configuration_the_sampler_proposes_again_is_not_run_again_and_a_tried_out_space_ends_the_search():
+    space = _three_configuration_space()
+    sampler = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
+    runs: list[pb.ExperimentRun] = []
+
+    def told(sampler, trial, run_key):
+        sampler.tell(trial, 0.5)
+
+    for state in ("complete", "pruned", "complete"):
+        proposal = search.fresh_proposal(sampler, space, runs, told)
+        assert proposal is not None
+        trial, candidate = proposal
+        assert candidate.run_key not in {r.run_key for r in runs}  # never a second run of one configuration
+        runs.append(_finished(candidate.run_key, state))
+        if state == "pruned":
+            sampler.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            sampler.tell(trial, 0.5)
+    before = len(sampler.trials)
+    assert search.fresh_proposal(sampler, space, runs, told) is None  # nothing new is left
+    repeats = sampler.trials[before:]
+    assert len(repeats) == search.MAX_REPEATS  # each repeat told its stored outcome, none left open
+    assert {t.state for t in repeats} <= {optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED}
+
+
+def _result(question_id: str, recall: float, iou: float, tokens: int) -> pb.QuestionResult:
+    metrics = pb.RetrievalMetrics(recall=recall, iou=iou, tokens_sent=tokens, labelled=True)
+    return pb.QuestionResult(question_id=question_id, metrics=metrics)
+
+
+def test_the_pareto_objective_keeps_a_thrifty_trial_its_front_is_spread_and_confirmed_beside_the_winner():
+    goal = pb.StudyObjective(kind=pb.STUDY_OBJECTIVE_KIND_PARETO, max_tokens=800)
+    best = [_result(f"q{i}", recall=1.0, iou=0.10, tokens=700) for i in range(12)]
+    thrifty = [_result(f"q{i}", recall=0.5, iou=0.15, tokens=200) for i in range(12)]
+    # Half the recall would prune it under the default objective; on the front it belongs.
+    assert pruning.cannot_win(thrifty, best, pb.StudyObjective(max_tokens=800))
+    assert not pruning.cannot_win(thrifty, best, goal)
+    over = [_result(f"q{i}", recall=1.0, iou=0.1, tokens=2000) for i in range(12)]
+    assert pruning.cannot_win(over, best, goal)  # the cap still holds
+    front = [(f"k{t}", objective.Scores(recall=t / 1000, iou=0.1, tokens=t, questions=10)) for t in range(100, 800, 50)]
+    chosen = objective.spread(front, 4)
+    assert chosen[0] == "k100" and chosen[-1] == "k750" and len(chosen) == 4
+    assert objective.values(front[0][1], goal) == [0.1, 0.1, 100]
+    result = pb.StudyResult(confirmation_questions=12)
+    confirm.fill(result, {"winner": "w", "recommendation": "w"}, {"w": best, "t": thrifty}, goal, front=["t"])
+    assert [(c.role, c.run_key) for c in result.confirmation] == [
+        ("winner", "w"),
+        ("recommendation", "w"),
+        ("front", "t"),
+    ]
+    assert "1 other configuration on the Pareto front confirmed beside it" in result.summary

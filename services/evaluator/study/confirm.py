@@ -45,13 +45,17 @@ def fill(
     roles: Mapping[str, str],
     by_run: Mapping[str, Sequence[pb.QuestionResult]],
     goal: pb.StudyObjective,
+    front: Sequence[str] = (),
 ) -> None:
     """Fills the confirmation, the lead and the summary. roles: role -> run key ("" when the
-    space lacked it); by_run: each run's results on the confirmation questions."""
+    space lacked it); front: PARETO's other front trials confirmed (role "front", ADR 0146);
+    by_run: each run's results on the confirmation questions."""
     del result.confirmation[:]
     for role in ("winner", "baseline", "recommendation"):
         if roles.get(role):
             result.confirmation.append(candidate(role, roles[role], by_run.get(roles[role], []), goal))
+    for key in front:
+        result.confirmation.append(candidate("front", key, by_run.get(key, []), goal))
     metric = objective.deciding_metric(goal)
     result.deciding_metric = metric
     winner, reference = roles.get("winner", ""), roles.get("recommendation", "")
@@ -86,6 +90,9 @@ def summary(result: pb.StudyResult, roles: Mapping[str, str]) -> str:
         f"{numbers.count(_mean(win, 'tokens_sent'))} tokens per question on {result.confirmation_questions} "
         "confirmation questions it was not chosen on"
     )
+    front = sum(1 for c in result.confirmation if c.role == "front")
+    if front:
+        head += f"; {numbers.counted(front, 'other configuration')} on the Pareto front confirmed beside it"
     if rec is None:
         return head
     if win.run_key == rec.run_key:

@@ -44,6 +44,26 @@ def kind(objective: pb.StudyObjective) -> int:
     return objective.kind or pb.STUDY_OBJECTIVE_KIND_RECALL_AT_TOKENS
 
 
+def is_pareto(objective: pb.StudyObjective) -> bool:
+    return kind(objective) == pb.STUDY_OBJECTIVE_KIND_PARETO
+
+
+# PARETO's sampler optimises the three measures at once (ADR 0146): recall and IoU up, tokens down.
+PARETO_DIRECTIONS = ("maximize", "maximize", "minimize")
+
+
+def values(s: Scores, objective: pb.StudyObjective) -> float | list[float]:
+    """What the sampler is told of a trial: PARETO's three measures, else `value`."""
+    if is_pareto(objective):
+        return [s.recall, s.iou, s.tokens]
+    return value(s, objective)
+
+
+def over_cap(s: Scores, objective: pb.StudyObjective) -> float:
+    """Tokens per question over the cap (0 within it): PARETO's constraint for its sampler."""
+    return max(0.0, s.tokens - objective.max_tokens) if objective.max_tokens else 0.0
+
+
 def deciding_metric(objective: pb.StudyObjective) -> str:
     return "iou" if kind(objective) == pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL else "recall"
 
@@ -104,6 +124,15 @@ def pareto(trials: Sequence[tuple[str, Scores]]) -> list[str]:
         return no_worse and better
 
     return [key for key, s in trials if not any(dominates(o, s) for k, o in trials if k != key)]
+
+
+def spread(front: Sequence[tuple[str, Scores]], most: int) -> list[str]:
+    """At most `most` of the front's run keys, spread evenly from the fewest tokens to the most."""
+    ordered = sorted(front, key=lambda t: (t[1].tokens, -t[1].recall, t[0]))
+    if len(ordered) <= most:
+        return [key for key, _ in ordered]
+    step = (len(ordered) - 1) / (most - 1)
+    return [ordered[round(i * step)][0] for i in range(most)]
 
 
 def smallest_tokens(trials: Sequence[tuple[str, Scores]]) -> tuple[str, float] | None:

@@ -2,7 +2,8 @@
 interval on the selection questions it has answered so far. Two ways it cannot:
 
 - it cannot meet the token cap: the lowest tokens per question its interval allows is over the cap;
-- it cannot reach the best so far: on the same questions, the paired difference of the deciding
+- it cannot reach the best so far (not for PARETO, whose front holds trials that trade one measure
+  for another): on the same questions, the paired difference of the deciding
   measure (recall, or IoU for IOU_AT_RECALL), at the top of its interval, stays below the margin
   within which the objective calls two trials a tie (objective.tied). For IOU_AT_RECALL, also a
   recall whose interval stays below the floor.
@@ -51,8 +52,8 @@ def cannot_win(
     iou_goal = objective.kind(goal) == pb.STUDY_OBJECTIVE_KIND_IOU_AT_RECALL
     if iou_goal and top_of(np.array([m.recall for m in mine.values()], dtype=float)) < goal.min_recall:
         return True
-    if not best:
-        return False
+    if not best or objective.is_pareto(goal):
+        return False  # on the Pareto front, a trial that sends fewer tokens may belong with less recall
     theirs = _labelled(best)
     shared = [q for q in mine if q in theirs]
     if not shared:

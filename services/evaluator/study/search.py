@@ -36,6 +36,16 @@ CheckStop = Callable[[], None]
 
 # The neighbourhood phase (ADR 0132) may use up to this share of the budget (trials or seconds).
 LOCAL_SHARE = 0.5
+# Proposals in a row that repeat a finished trial before the search calls its space exhausted.
+MAX_REPEATS = 50
+# PARETO confirms at most this many of the front beside the winner, spread along the tokens sent.
+MAX_FRONT_CONFIRMED = 6
+# The user attribute a PARETO trial carries for its sampler's constraint: tokens over the cap.
+OVER_CAP = "tokens_over_cap"
+
+
+def _over_cap(trial: optuna.trial.FrozenTrial) -> tuple[float]:
+    return (trial.user_attrs.get(OVER_CAP, 0.0),)
 
 
 class Search:
@@ -74,10 +84,22 @@ class Search:
         return not self.study.seconds or self.seconds_used() < LOCAL_SHARE * self.study.seconds
 
     def sampler_study(self) -> optuna.Study:
+        """Optuna's TPE sampler; for PARETO, its multi-objective form with the token cap as a
+        constraint (ADR 0146). Pruning is the study's own rule (pruning.cannot_win), between rungs."""
         seed = self.plan.config.study.seed
+        if objective.is_pareto(self.goal):
+            sampler = optuna.samplers.TPESampler(
+                seed=seed, n_startup_trials=6, multivariate=True, group=True, constraints_func=_over_cap
+            )
+            return optuna.create_study(directions=list(objective.PARETO_DIRECTIONS), sampler=sampler)
         sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=6, multivariate=True, group=True)
-        # Pruning is the study's own rule (pruning.cannot_win), decided between rungs.
         return optuna.create_study(direction="maximize", sampler=sampler, pruner=optuna.pruners.NopPruner())
+
+    def tell(self, sampler: optuna.Study, trial, run_key: str) -> None:
+        """Tells the sampler a complete trial's scores on the selection questions."""
+        scores = self._scores(run_key)
+        trial.set_user_attr(OVER_CAP, objective.over_cap(scores, self.goal))
+        sampler.tell(trial, objective.values(scores, self.goal))
 
     def run(self, publish: Publish, check_stop: CheckStop) -> None:
         sampler = self.sampler_study()
@@ -98,10 +120,16 @@ class Search:
                 origin, params = ("neighbourhood", ring.pop(0)) if ring else ("search", None)
             if params is not None:
                 sampler.enqueue_trial(params)
-            trial = sampler.ask()
-            candidate = spaces.suggest(trial, self.study.space)
-            self._trial(sampler, trial, candidate, origin, publish, check_stop)
+            proposal = fresh_proposal(sampler, self.study.space, self.experiment.runs, self.tell)
+            if proposal is None:
+                self._note(f"every configuration the search proposed had been tried ({self.trials_done()} trials)")
+                break
+            self._trial(sampler, *proposal, origin, publish, check_stop)
         self.confirm(publish, check_stop)
+
+    def _note(self, note: str) -> None:
+        if note not in self.experiment.study.notes:
+            self.experiment.study.notes.append(note)
 
     def around_best(self) -> list[dict]:
         """The untried configurations one step from the best complete trial so far (ADR 0132);
@@ -110,7 +138,7 @@ class Search:
         run = next((r for r in self.experiment.runs if r.run_key == key), None)
         if run is None:
             return []
-        tried = {r.run_key.split("#")[0] for r in self.experiment.runs}
+        tried = {r.run_key for r in self.experiment.runs}
         found = []
         for params in neighbours(self.study.space, json.loads(run.trial.params or "{}")):
             run_key = spaces.suggest(optuna.trial.FixedTrial(params), self.study.space).run_key
@@ -131,7 +159,7 @@ class Search:
             trial = sampler.ask()
             spaces.suggest(trial, self.study.space)
             if run.trial.state == "complete":
-                sampler.tell(trial, objective.value(self._scores(run.run_key), self.goal))
+                self.tell(sampler, trial, run.run_key)
             else:
                 sampler.tell(trial, state=optuna.trial.TrialState.PRUNED)
         return waiting
@@ -154,7 +182,8 @@ class Search:
         state = "complete"
         for step, rung in enumerate(self.study.split.rungs()):
             self._ask(chunking, run, rung, check_stop, publish)
-            trial.report(objective.value(self._scores(run.run_key), self.goal), step)
+            if not objective.is_pareto(self.goal):  # Optuna takes no intermediate values for several
+                trial.report(objective.value(self._scores(run.run_key), self.goal), step)
             if step < len(self.study.split.rungs()) - 1 and self._cannot_win(run.run_key):
                 state = "pruned"
                 break
@@ -162,7 +191,7 @@ class Search:
         if state == "pruned":
             sampler.tell(trial, state=optuna.trial.TrialState.PRUNED)
         else:
-            sampler.tell(trial, objective.value(self._scores(run.run_key), self.goal))
+            self.tell(sampler, trial, run.run_key)
         self._finish(run, started, publish)
 
     def _cannot_win(self, run_key: str) -> bool:
@@ -176,8 +205,8 @@ class Search:
         return [r for r in self._results.get(run_key, []) if r.question_id in wanted]
 
     def _run_of(self, candidate: spaces.Candidate, origin: str, params: dict) -> pb.ExperimentRun:
-        """The trial's run: a new one, or the stored one of the same configuration (a resumed
-        trial, or the sampler proposing a configuration again: its questions are not asked twice)."""
+        """The trial's run: a new one, or the stored one of a resumed trial (a finished trial's
+        configuration is never run again: fresh_proposal)."""
         key = candidate.run_key
         number = self.trials_done() + 1
         for run in self.experiment.runs:
@@ -192,9 +221,8 @@ class Search:
             options.window = chunking.window
         del options.filter.document_ids[:]
         options.filter.document_ids.extend(self.plan.documents)
-        seen = sum(1 for r in self.experiment.runs if r.run_key == key or r.run_key.startswith(key + "#"))
         run = self.experiment.runs.add(
-            run_key=key if not seen else f"{key}#{seen + 1}",
+            run_key=key,
             retrieval=options,
             spec=chunking.spec,
             expansion=info.expansion,
@@ -297,11 +325,12 @@ class Search:
         if not result.best_run_key:
             near = objective.smallest_tokens(self.complete())
             if near is not None and self.goal.max_tokens:
-                note = f"the fewest tokens per question any trial sent was {near[1]:.0f} ({near[0]}), over the cap of {self.goal.max_tokens}"
-                if note not in result.notes:
-                    result.notes.append(note)
-        for role in ("winner", "baseline", "recommendation"):
-            key = roles[role]
+                self._note(
+                    f"the fewest tokens per question any trial sent was {near[1]:.0f} ({near[0]}), over the cap of {self.goal.max_tokens}"
+                )
+        front = self.front_to_confirm(set(roles.values()))
+        confirming = [(role, roles[role]) for role in ("winner", "baseline", "recommendation")]
+        for role, key in [*confirming, *(("front", key) for key in front)]:
             run = next((r for r in self.experiment.runs if r.run_key == key), None)
             if run is None:
                 continue
@@ -312,10 +341,21 @@ class Search:
             self._publish(publish, f"confirming {role}: {key}", run, "confirming")
             self._ask(candidate_cell, run, self.study.split.confirmation, check_stop, publish)
         wanted = {q.question_id for q in self.study.split.confirmation}
-        by_run = {k: [r for r in self._results.get(k, []) if r.question_id in wanted] for k in roles.values() if k}
-        confirm.fill(result, roles, by_run, self.goal)
+        keys = [k for k in [*roles.values(), *front] if k]
+        by_run = {k: [r for r in self._results.get(k, []) if r.question_id in wanted] for k in keys}
+        confirm.fill(result, roles, by_run, self.goal, front)
         result.finished = True
         result.seconds_used = self.seconds_used()
+
+    def front_to_confirm(self, confirmed: set[str]) -> list[str]:
+        """PARETO: the front of the trials within the token cap, beside the runs confirmed anyway,
+        at most MAX_FRONT_CONFIRMED spread along the tokens sent; other objectives: none."""
+        if not objective.is_pareto(self.goal):
+            return []
+        within = [(key, s) for key, s in self.complete() if objective.feasible(s, self.goal)]
+        front = set(objective.pareto(within))
+        others = [(key, s) for key, s in within if key in front and key not in confirmed]
+        return objective.spread(others, MAX_FRONT_CONFIRMED)
 
     def _publish(self, publish: Publish, message: str, run: pb.ExperimentRun, phase: str) -> None:
         result = self.experiment.study
@@ -345,6 +385,31 @@ class Search:
                 )
             )
         )
+
+
+def fresh_proposal(
+    sampler: optuna.Study,
+    space: spaces.Space,
+    runs,
+    tell: Callable[[optuna.Study, optuna.trial.Trial, str], None],
+) -> tuple[optuna.trial.Trial, spaces.Candidate] | None:
+    """The sampler's next configuration that no finished trial has tried. A repeat is not run
+    again and not counted against the budget: the sampler is told the stored trial's outcome
+    (its value, or pruned, or failed) and asked again. None after MAX_REPEATS repeats in a row:
+    the space holds nothing new the sampler would try. tell(sampler, trial, run_key) tells a
+    complete trial's scores."""
+    for _ in range(MAX_REPEATS):
+        trial = sampler.ask()
+        candidate = spaces.suggest(trial, space)
+        earlier = next((r for r in runs if r.run_key == candidate.run_key and r.trial.state != "running"), None)
+        if earlier is None:
+            return trial, candidate
+        if earlier.trial.state == "complete":
+            tell(sampler, trial, earlier.run_key)
+        else:
+            state = optuna.trial.TrialState.PRUNED if earlier.trial.state == "pruned" else optuna.trial.TrialState.FAIL
+            sampler.tell(trial, state=state)
+    return None
 
 
 def cell_of_run(run: pb.ExperimentRun, space: spaces.Space):
