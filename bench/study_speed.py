@@ -6,7 +6,11 @@ experiment runs the recommended configuration (chunklab_app/recommended.py: its 
 their defaults, hybrid retrieval when it says so, top 5). "before" runs the services of an older
 checkout of this repository (`git worktree`-free: `git archive REV` into a temporary folder), "after"
 this tree's; the two sides take turns (--rounds), each side's best round is kept, and the ratios
-are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows).
+are printed with the recall, IoU and tokens each side scored (a speed-up that costs recall shows), how
+many questions retrieved exactly what "before" retrieved (the same chunks, scores to 6 places, tokens sent:
+a cut that should change nothing is checked question by question), and each service's CPU seconds over
+the uploads, the processing and the questions (where the work is, whatever the load did to wall time).
+Only the three chroma-general corpora ship here (0.21 MB, not the 1.7 MB of issue 29's five corpora).
 
     .venv/bin/python bench/study_speed.py [--before main] [--rounds 1] [--variant context_vectors=late]
 
@@ -18,6 +22,7 @@ which bench/benchmarks_page.py puts on the benchmarks page.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -44,7 +49,7 @@ from services.chunker.strategies import REGISTRY  # noqa: E402
 
 PHASES = ("chunk", "embed", "index")
 RESULTS = FIGURES / "study_speed.json"
-COMMAND = ".venv/bin/python bench/study_speed.py --before a7a568b --rounds 2"
+COMMAND = ".venv/bin/python bench/study_speed.py --before a7a568b --rounds 3"
 
 
 def checkout(rev: str, folder: Path) -> Path:
@@ -84,24 +89,53 @@ def cells(variant: dict[str, str]) -> list[tuple[str, str, evaluator_pb2.Strateg
     ]
 
 
+class Marked:
+    """The client, whose RunExperiment stream marks each service's CPU seconds when the first
+    question is answered: processing (chunking, embedding, indexing) ends about there."""
+
+    def __init__(self, lab, stack: Stack, marks: dict[str, dict[str, float]]) -> None:
+        self._lab, self._stack, self._marks = lab, stack, marks
+
+    def __getattr__(self, name: str):
+        return getattr(self._lab, name)
+
+    def run_experiment(self, config):
+        for event in self._lab.run_experiment(config):
+            if "processed" not in self._marks and event.progress.questions_done:
+                self._marks["processed"] = cpu_seconds(self._stack)
+            yield event
+
+
+def service_cpu(marks: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each stretch's CPU seconds per service: upload (parse and import), processing, questions."""
+    names = ["start", "uploaded", "processed", "end"]
+    return {
+        stretch: {s: round(marks[b][s] - marks[a][s], 2) for s in marks[a]}
+        for stretch, a, b in zip(("upload", "processing", "questions"), names, names[1:])
+    }
+
+
 def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, str] | None = None) -> dict:
     """One cold run of the recommended configuration (with the variant's knobs) with the services of `source`."""
     with tempfile.TemporaryDirectory(prefix="chunklab-speed-") as folder:
         started = time.perf_counter()
         with Stack(data_dir=Path(folder), source=source) as stack:
             stack_s = time.perf_counter() - started
-            lab = stack.client(Settings())
-            began, cpu_before = time.perf_counter(), cpu_seconds(stack)
+            marks: dict[str, dict[str, float]] = {}
+            lab = Marked(stack.client(Settings()), stack, marks)
+            began, marks["start"] = time.perf_counter(), cpu_seconds(stack)
             for path in sorted(corpora.glob("*.md")):
                 lab.upload_document(path)
             question_set = lab.import_question_set(questions)
-            parse_s = time.perf_counter() - began
+            parse_s, marks["uploaded"] = time.perf_counter() - began, cpu_seconds(stack)
             retrieval = common_pb2.RetrievalOptions(top_k=TOP_K, hybrid=recommended.HYBRID)
             runs, results, experiment_s = experiment(
                 lab, question_set.question_set_id, "recommended, cold", cells(variant or {}), retrieval
             )
             total_s = time.perf_counter() - began
-            cpu_s = sum(cpu_seconds(stack).values()) - sum(cpu_before.values())
+            marks["end"] = cpu_seconds(stack)
+            marks.setdefault("processed", marks["end"])
+            cpu_s = sum(marks["end"].values()) - sum(marks["start"].values())
     failed = [f"{run.spec.name}: {run.error}" for run in runs if run.error]
     if failed:
         raise SystemExit(f"a run failed: {failed}")
@@ -114,8 +148,10 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
     phases["retrieve"] = sum(r.metrics.retrieve_ms for rs in results for r in rs) / 1e3
     scores = {k: float(np.mean([getattr(r.metrics, k) for r in labelled])) for k in ("recall", "iou", "tokens_sent")}
     return {
+        "answers": answers(results),
         "total_s": total_s,
         "cpu_s": cpu_s,
+        "service_cpu": service_cpu(marks),
         "stack_s": stack_s,
         "phases": phases,
         "chunks": sum(r.chunk_count for r in runs),
@@ -123,9 +159,24 @@ def cold_run(source: Path, corpora: Path, questions: Path, variant: dict[str, st
     }
 
 
+def answers(results) -> dict[str, str]:
+    """Each question's retrieved chunks (text, rank) with scores to 6 places and the chunks its
+    expansion sent, as one digest per question: two sides whose digests match retrieved the same."""
+    digests = {}
+    for result in (r for rs in results for r in rs):
+        hits = [(c.rank, c.chunk.content, round(c.score, 6)) for c in result.retrieved_chunks]
+        digests[result.question] = hashlib.sha256(repr((hits, result.metrics.tokens_sent)).encode()).hexdigest()
+    return digests
+
+
 def line(name: str, result: dict) -> str:
     phases = "  ".join(f"{k} {v:5.1f}s" for k, v in result["phases"].items())
+    stretches = "; ".join(
+        f"{stretch} " + " ".join(f"{s} {v:.1f}" for s, v in cpu.items())
+        for stretch, cpu in result["service_cpu"].items()
+    )
     return (
+        f"{name:<7} CPU-s by stretch and service: {stretches}\n"
         f"{name:<7} total {result['total_s']:6.1f}s, CPU {result['cpu_s']:5.1f}s ({phases})  stack start {result['stack_s']:.1f}s  "
         f"{result['chunks']} chunks  recall {result['recall']:.1%}  IoU {result['iou']:.1%}  "
         f"tokens {result['tokens_sent']:.0f}"
@@ -159,16 +210,22 @@ def main() -> int:
             sides[f"after, {text}"] = (REPO, dict(pair.split("=", 1) for pair in text.split(",")))
         best: dict[str, dict] = {}
         totals: dict[str, list[float]] = {name: [] for name in sides}
+        rounds: dict[str, list[dict]] = {name: [] for name in sides}
         for _ in range(args.rounds):
             for name, (source, variant) in sides.items():
+                load = os.getloadavg()[0]
                 result = cold_run(source, args.corpora, args.questions, variant)
-                print(line(name, result), flush=True)
+                print(f"{line(name, result)}  (load {load:.1f} at its start)", flush=True)
                 totals[name].append(result["total_s"])
+                rounds[name].append({"total_s": result["total_s"], "cpu_s": result["cpu_s"], "load": load})
                 if name not in best or result["total_s"] < best[name]["total_s"]:
                     best[name] = result
-    rows = [{"side": name, **best[name], "totals": totals[name]} for name in sides]
+    rows = [{"side": name, **best[name], "totals": totals[name], "rounds": rounds[name]} for name in sides]
     for row in rows[1:]:
         row["ratios"] = compare(row["side"], best[before], row)
+        row["same_as_before"] = sum(row["answers"].get(q) == d for q, d in best[before]["answers"].items())
+    for row in rows:
+        row["answers"] = len(row["answers"])
     RESULTS.write_text(
         json.dumps({"machine": machine(), "command": COMMAND, "rounds": args.rounds, "sides": rows}, indent=1)
     )
@@ -189,6 +246,11 @@ def compare(name: str, before: dict, after: dict) -> dict:
         "the services' CPU seconds); "
         f"{(before['total_s'] + before['stack_s']) / (after['total_s'] + after['stack_s']):.2f}x with the stack's "
         "start; " + ", ".join(f"{k} {v:.2f}x" for k, v in phases.items())
+    )
+    differ = sum(after["answers"].get(q) != d for q, d in before["answers"].items())
+    print(
+        f"    {len(before['answers']) - differ} of {len(before['answers'])} questions retrieved the same chunks with "
+        f"the same scores (to 6 places) and sent the same tokens as before"
     )
     print(
         f"    recall {after['recall'] - before['recall']:+.1%}, IoU {after['iou'] - before['iou']:+.1%}, "

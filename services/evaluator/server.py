@@ -21,7 +21,7 @@ from chunklab.rpc.server import configure_logging, serve
 from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
 from services.evaluator.deps import RunnerDeps
-from services.evaluator.experiments import grid
+from services.evaluator.experiments import grid, speeds
 from services.evaluator.experiments.leases import Leases
 from services.evaluator.judging import answers, metric_catalog
 from services.evaluator.judging.models import ModelDefaults
@@ -156,12 +156,20 @@ def build_service(settings: Settings) -> EvaluatorService:
     return EvaluatorService(deps, int(settings.max_upload_mb * 1_000_000), settings.report_piece_bytes, leases)
 
 
+def warm_up(provider) -> None:
+    """At start-up, off the request path: the first extractive answer, and this machine's
+    calibration for the dry run's estimate (speeds.py), which the first experiment would
+    otherwise measure while its caller waits (ADR 0143)."""
+    answers.warm_up(provider)
+    speeds.calibrate(provider)
+
+
 def main() -> None:
     configure_logging()
     settings = load_settings()
     tracing.start("evaluator", settings)  # before any channel or server is made
     embeddings.configure(settings)  # "openai:" models learn their endpoint
-    warm_up_in_background(settings.embedding_model, then=answers.warm_up)
+    warm_up_in_background(settings.embedding_model, then=warm_up)
     service = build_service(settings)
     service.recover()
     servicer = EvaluatorServicer(service)

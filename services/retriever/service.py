@@ -42,6 +42,7 @@ from services.retriever.lifecycle.freshness import ExpiryWatch, FreshnessPolicy,
 from services.retriever.lifecycle.journal import Journal, Note
 from services.retriever.search import coverage, expansion, lexical, ranking, rerank
 from services.retriever.search.term_stats import CountsCache, TermCounts, weighted_query
+from services.retriever.set_records import SetRecord, searched_of
 from services.retriever.store import RetrieverStore, SetInfo
 
 log = logging.getLogger("chunklab.retriever")
@@ -366,7 +367,9 @@ class RetrieverService:
             visible = None
         where = _where(options, visible)
         depth = max(top_k * DECAY_CANDIDATES[0], DECAY_CANDIDATES[1]) if options.recency_lambda > 0 else top_k
-        ranked = self._ranked(index, model, query, vector, where, max(depth, rerank_depth), as_of_ts, request)
+        # One read of the set records serves the BM25 statistics' sets and the coverage below.
+        records = self.store.set_records(model, options.filter.document_ids)
+        ranked = self._ranked(index, model, query, vector, where, max(depth, rerank_depth), as_of_ts, request, records)
         searched = time.perf_counter()
         rerank_scores: dict[str, float] = {}
         if reranker is not None:
@@ -378,7 +381,7 @@ class RetrieverService:
         rerank.stamp(flat, tree, rerank_scores)
         done = time.perf_counter()
         # The documents asked for that the strategy's sets do not cover (not part of expansion's time).
-        rows = self.store.coverage_rows(model, options.filter.document_ids)
+        rows = [record.coverage() for record in records]
         missed = coverage.uncovered(rows, options.strategy, options.config_id, options.filter)
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
@@ -406,6 +409,7 @@ class RetrieverService:
         depth: int,
         as_of_ts: float,
         request: retriever_pb2.RetrieveRequest,
+        records: list[SetRecord],
     ) -> list[tuple[dict, float]]:
         """The candidates in ranking order: dense, fused with BM25 when hybrid,
         reordered by recency decay when it is asked for."""
@@ -423,7 +427,7 @@ class RetrieverService:
                 options.config_id,
                 where,
                 lexical.query_vector(query, options.filter.languages),
-                options.filter.document_ids,
+                records,
             )
             ranked = lexical.reciprocal_rank_fusion(
                 dense,
@@ -467,15 +471,13 @@ class RetrieverService:
         return expansion.expand(hits, kind, options.neighbor_prev, options.neighbor_next, lookup, window_for)
 
     def _weighted_terms(
-        self, index, model: str, strategy: str, config_id: str, where: c.Condition, query: Sparse, document_ids=()
+        self, index, model: str, strategy: str, config_id: str, where: c.Condition, query: Sparse, records
     ) -> Sparse:
         """The query's terms weighted by their IDF over the sets `where` selects
-        (term_stats.py): each set is judged by its own fields, which every one
-        of its points shares."""
+        (term_stats.py) among the query's set records: each set is judged by its
+        own fields, which every one of its points shares."""
         searched = [
-            s
-            for s in self.store.searched_sets(model, strategy, config_id, document_ids)
-            if s["language"] is None or c.evaluate(where, s)
+            s for s in searched_of(records, strategy, config_id) if s["language"] is None or c.evaluate(where, s)
         ]
         counts: list[TermCounts] = []
         for found in searched:

@@ -25,9 +25,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.settings import DB_BUSY_TIMEOUT_S
 from chunklab.timeutil import utcnow
-from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
 from services.retriever.search.coverage import SetRow as CoverageRow
 from services.retriever.search.term_stats import TermCounts
+from services.retriever.set_records import SetRecord
 
 
 def _terms_of_the_set():
@@ -190,48 +190,6 @@ class RetrieverStore:
         with self._sessions.begin() as session:
             self._write_terms(session, key, terms, language)
 
-    def searched_sets(self, model: str, strategy: str, config_id: str, document_ids=()) -> list[dict]:
-        """The sets a query of one strategy may search (the configuration's, or
-        the active ones when config_id is empty; of these documents when
-        given), each with the fields a
-        query's filter reads (as a point's payload names them), when it was
-        indexed, and `language` None when it has no statistics yet."""
-        query = (
-            select(
-                IndexSetRow.document_id,
-                IndexSetRow.config_id,
-                IndexSetRow.collection,
-                IndexSetRow.published_ts,
-                IndexSetRow.active,
-                IndexSetRow.indexed_at,
-                SetTermsRow.language,
-            )
-            .outerjoin(SetTermsRow, _terms_of_the_set())
-            .where(
-                IndexSetRow.embedding_model == model, IndexSetRow.strategy == strategy, IndexSetRow.archived.is_(False)
-            )
-            .order_by(IndexSetRow.document_id, IndexSetRow.config_id)
-        )
-        query = (
-            query.where(IndexSetRow.config_id == config_id) if config_id else query.where(IndexSetRow.active.is_(True))
-        )
-        if document_ids:
-            query = query.where(IndexSetRow.document_id.in_(list(document_ids)))
-        with self._sessions() as session:
-            return [
-                {
-                    "document_id": d,
-                    "strategy": strategy,
-                    "config_id": k,
-                    "collection": col,
-                    TIME_FIELD: ts,
-                    SET_STATE_FIELD: ACTIVE if active else INACTIVE,
-                    "indexed_at": at,
-                    "language": language,
-                }
-                for d, k, col, ts, active, at, language in session.execute(query)
-            ]
-
     def term_counts(self, keys: list[SetKey]) -> dict[SetKey, TermCounts]:
         """The statistics of these sets (those that have them)."""
         found: dict[SetKey, TermCounts] = {}
@@ -344,9 +302,13 @@ class RetrieverStore:
             return session.execute(query).first() is not None
 
     def coverage_rows(self, model: str, document_ids: Sequence[str] = ()) -> list[CoverageRow]:
+        """What search/coverage.py reads of every set record of the model (set_records)."""
+        return [record.coverage() for record in self.set_records(model, document_ids)]
+
+    def set_records(self, model: str, document_ids: Sequence[str] = ()) -> list[SetRecord]:
         """Every set record of the model (archived ones too), of these documents where some
-        are named, with its language where its term statistics hold one: what
-        search/coverage.py reads."""
+        are named, with its language where its term statistics hold one: one read serves a
+        query's coverage and the sets it searches (ADR 0144)."""
         query = (
             select(
                 IndexSetRow.document_id,
@@ -357,6 +319,8 @@ class RetrieverStore:
                 IndexSetRow.archived,
                 IndexSetRow.collection,
                 SetTermsRow.language,
+                IndexSetRow.published_ts,
+                IndexSetRow.indexed_at,
             )
             .outerjoin(SetTermsRow, _terms_of_the_set())
             .where(IndexSetRow.embedding_model == model)
@@ -364,7 +328,7 @@ class RetrieverStore:
         if document_ids:
             query = query.where(IndexSetRow.document_id.in_(list(document_ids)))
         with self._sessions() as session:
-            return [CoverageRow(*row) for row in session.execute(query)]
+            return [SetRecord(*row) for row in session.execute(query)]
 
     def touch(self, model: str, strategy: str, config_id: str) -> None:
         """Marks every set of a configuration used now (retention keeps used sets)."""

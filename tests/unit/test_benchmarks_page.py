@@ -196,14 +196,27 @@ def test_the_before_and_after_table_gives_each_sides_ratio_rounds_and_recall(pag
     machine = {"cpu": "Test CPU 3000", "cores": 2, "ram_gb": 23.6, "python": "3.11.7", "load": "9.0, 8.0, 7.0"}
     machine["date"] = "2026-12-02 21:50 UTC"
 
-    def side(name, total, cpu, embed, recall, ratios=None):
+    def side(name, total, cpu, embed, recall, ratios=None, same=None):
         phases = {"parse": 0.4, "chunk": 0.7, "embed": embed, "index": 3.0, "query": 5.0}
         scores = {"recall": recall, "iou": 0.09, "tokens_sent": 699.4, "totals": [total, total + 2.0]}
-        return {"side": name, "total_s": total, "cpu_s": cpu, "phases": phases, **scores, "ratios": ratios}
+        services = {"ingest": 0.2, "chunker": embed, "retriever": 1.75, "evaluator": 0.5}
+        stretches = {"upload": services, "processing": services, "questions": services}
+        return {
+            "side": name,
+            "total_s": total,
+            "cpu_s": cpu,
+            "phases": phases,
+            **scores,
+            "ratios": ratios,
+            "service_cpu": stretches,
+            "answers": 276,
+            "same_as_before": same,
+            "rounds": [{"load": 4.25}, {"load": 7.0}],
+        }
 
     sides = [
         side("before (a7a568b)", 24.0, 30.0, 14.0, 0.936),
-        side("after, context_vectors=pooled", 12.0, 15.0, 3.5, 0.93, {"total": 2.0, "cpu": 2.0}),
+        side("after, context_vectors=pooled", 12.0, 15.0, 3.5, 0.93, {"total": 2.0, "cpu": 2.0}, 12),
     ]
     results = {"rows": rows, "questions": 276, "top_k": 5, "cold": False, "total_s": 61.0, "phases": {}}
     speed = benchpage.page(
@@ -212,13 +225,16 @@ def test_the_before_and_after_table_gives_each_sides_ratio_rounds_and_recall(pag
         speed_results={"sides": sides, "rounds": 2, "machine": machine, "command": "bench/study_speed.py"},
     ).splitlines()
     assert (
-        "| before (a7a568b) | **24.0** (24.0, 26.0) | 1.00× | 30.0 | 1.00× | 0.4 | 0.7 | 14.0 | 3.0 | 5.0 | 93.6% | 9.0% | 699 |"
-        in speed
-    )
-    assert (
-        "| after, context_vectors=pooled | **12.0** (12.0, 14.0) | 2.00× | 15.0 | 2.00× | 0.4 | 0.7 | 3.5 | 3.0 | 5.0 "
-        "| 93.0% | 9.0% | 699 |"
+        "| before (a7a568b) | **24.0** (24.0, 26.0) | 4.2, 7.0 | 1.00× | 30.0 | 1.00× | 0.4 | 0.7 | 14.0 | 3.0 | 5.0 | 93.6% | 9.0% "
+        "| 699 | - |"
     ) in speed
+    assert (
+        "| after, context_vectors=pooled | **12.0** (12.0, 14.0) | 4.2, 7.0 | 2.00× | 15.0 | 2.00× | 0.4 | 0.7 | 3.5 | 3.0 | 5.0 "
+        "| 93.0% | 9.0% | 699 | 12 |"
+    ) in speed
+    # Where each side's CPU went, service by service, over the uploads, the processing and the questions.
+    assert "| after, context_vectors=pooled | processing | 0.2 | 3.5 | 1.8 | 0.5 |" in speed
+    assert "| before (a7a568b) | questions | 0.2 | 14.0 | 1.8 | 0.5 |" in speed
     assert "before and after (issue 29)" not in page  # no results, no table
 
 

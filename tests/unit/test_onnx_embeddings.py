@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chunklab import embeddings
-from chunklab.embeddings import late, onnx_export
+from chunklab.embeddings import late, onnx, onnx_export
 from chunklab.embeddings.minilm import MiniLMProvider
 from chunklab.embeddings.onnx import OnnxMiniLMProvider, open_session
 from chunklab.errors import FailedPrecondition
@@ -181,3 +181,17 @@ def test_token_graphs_join_an_export_of_the_main_graphs_and_leave_those_as_they_
     encoder = OnnxMiniLMProvider("int8", tmp_path).token_encoder()
     sums = late.span_sums(encoder, "hello harbour", [(0, 13)])
     np.testing.assert_allclose(sums[0] / np.linalg.norm(sums[0]), vector, atol=1e-5)
+
+
+def test_batches_run_side_by_side_give_every_vector_bit_for_bit_as_one_at_a_time(export_dir, monkeypatch):
+    """int8 vectors depend on the texts batched together (ADR 0130); running batches
+    concurrently (ADR 0143) keeps each batch's texts, so nothing moves, in either graph."""
+    texts = [f"Passage {n}: " + "the river floods the valley every spring " * (1 + n % 7) for n in range(40)]
+    provider = OnnxMiniLMProvider("int8", export_dir)
+    tokens = provider.token_encoder()
+    passes = [tokens.tokenize(text)[0] for text in texts[:12]]
+    monkeypatch.setattr(onnx, "CONCURRENT_BATCHES", 2)
+    side_by_side, states = provider.embed_documents(texts), tokens.encode(passes)
+    monkeypatch.setattr(onnx, "CONCURRENT_BATCHES", 1)
+    assert np.array_equal(side_by_side, provider.embed_documents(texts))
+    assert all(np.array_equal(a, b) for a, b in zip(states, tokens.encode(passes), strict=True))

@@ -17,11 +17,14 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections import deque
+from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from chunklab import experiment_state
 from chunklab.errors import ServiceError, Unavailable, logged
 from chunklab.llm import ChatClient
+from chunklab.rpc import tracing
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
 from services.evaluator.deps import RunnerDeps
@@ -38,6 +41,41 @@ log = logging.getLogger("chunklab.evaluator")
 # Finished retrieval-only questions are written together at most this long after the first of them
 # started: one transaction per question made such a run spend a third of its time committing.
 SAVE_EVERY_S = 0.5
+# Retrieval-only questions asked at once (ADR 0143): while the evaluator scores and saves one,
+# the retriever answers the next. Each is answered as it would be alone; results are taken in order.
+QUESTIONS_IN_FLIGHT = 2
+
+
+def in_order(
+    items: list[tuple[int, evaluator_pb2.Question]],
+    ask: Callable[[evaluator_pb2.Question], evaluator_pb2.QuestionResult],
+    check_stop: Callable[[], None],
+    in_flight: int,
+) -> Iterator[tuple[int, evaluator_pb2.Question, evaluator_pb2.QuestionResult]]:
+    """(position, question, its result) in the items' order, with up to `in_flight` questions
+    asked at once; check_stop() before each question is asked. A question still in flight when
+    the consumer stops is dropped (never saved, so Resume asks it again)."""
+    if in_flight < 2:
+        for position, question in items:
+            check_stop()
+            yield position, question, ask(question)
+        return
+    pending: deque = deque()
+    waiting = iter(items)
+    with ThreadPoolExecutor(in_flight, thread_name_prefix="ask") as pool:
+        try:
+            while True:
+                while len(pending) < in_flight and (item := next(waiting, None)) is not None:
+                    check_stop()
+                    pending.append((item, pool.submit(tracing.carried(ask), item[1])))
+                if not pending:
+                    return
+                (position, question), future = pending.popleft()
+                yield position, question, future.result()
+        finally:
+            for _, future in pending:
+                future.cancel()
+
 
 Publish = Callable[[evaluator_pb2.ExperimentEvent], None]
 
@@ -167,21 +205,28 @@ class Runner:
         repo = self._deps.repository
         unsaved: list[tuple[int, evaluator_pb2.QuestionResult]] = []
         first_unsaved = 0.0
+        asked = in_order(
+            remaining,
+            lambda question: self._asker.ask(cell, run, question, plan, answer_client, judge_runner),
+            functools.partial(self._check_stop, experiment.experiment_id),
+            QUESTIONS_IN_FLIGHT if plan.config.retrieval_only else 1,
+        )
         try:
-            for position, question in remaining:
-                self._check_stop(experiment.experiment_id)
-                started = time.perf_counter()
-                result = self._asker.ask(cell, run, question, plan, answer_client, judge_runner)
+            started = time.perf_counter()
+            for position, question, result in asked:
                 unsaved.append((position, result))
                 progress.done += 1
                 experiment.questions_done += 1
-                run.asking_seconds += time.perf_counter() - started  # what the estimate's question speed reads
-                first_unsaved = first_unsaved or started
+                # What the estimate's question speed reads: the wall seconds of asking, question by question.
+                now = time.perf_counter()
+                run.asking_seconds += now - started
+                first_unsaved, started = first_unsaved or started, now
                 if not plan.config.retrieval_only or time.perf_counter() - first_unsaved >= SAVE_EVERY_S:
                     repo.save_progress(experiment, unsaved)
                     unsaved, first_unsaved = [], 0.0
                 progress(f"{cell.run_key}: {question.text[:80]}", cell.run_key)
         finally:  # what was asked before a stop or a failure is kept
+            asked.close()
             if unsaved:
                 repo.save_progress(experiment, unsaved)
         summarize(experiment, repo.results(experiment.experiment_id), validated=False)
