@@ -12,7 +12,8 @@ part is encoded once, and the parts are encoded in two threads while the
 load leaves a core free (ADR 0128), each with its own copy of the encoding
 (`thread_encoding`). Counts and the map use bpe-openai's implementation of
 the same encoding where it gives tiktoken's very tokens (`fast_tokenizer`,
-chunklab.text.fast_bpe, ADR 0127).
+chunklab.text.fast_bpe, ADR 0127); bpe-openai holds the GIL, so beside it
+the second thread encodes with tiktoken, which lets it go (ADR 0141).
 """
 
 from __future__ import annotations
