@@ -299,7 +299,7 @@ def chunking(rounds: int, chosen: list[str]) -> dict:
 def write_figures(recorded: dict, rounds: int) -> None:
     """The chunking figures, with the machine they ran on, where bench/benchmarks_page.py
     renders them into docs/benchmarks.md (its Chunker throughput section)."""
-    from benchmarks_page import machine
+    from bench.benchmarks_page import machine
 
     stored = {
         **recorded,
