@@ -297,7 +297,7 @@ _fast_pool: ThreadPoolExecutor | None = None
 def _fast_executor() -> ThreadPoolExecutor:
     global _fast_pool
     if _fast_pool is None:
-        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bpe")
+        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tiktoken-beside-bpe")
     return _fast_pool
 
 
