@@ -6,10 +6,12 @@
    langchain's RecursiveCharacterTextSplitter.from_tiktoken_encoder. Every
    chunk of every library is counted again, to show who keeps the hard size,
    whose offsets are right and whose reported token counts are exact.
-   Contenders run in turn, best of --rounds each. Ours runs twice: encoding
-   in one thread and in two (the tokenizers release the GIL); two only while
-   the load average leaves a core free (ADR 0128): on a busy machine the
-   "2 threads" row runs as the "1 thread" one, and the run says so.
+   Contenders run in turn, best of --rounds each (wall time, and CPU time
+   of every thread beside it). Ours runs twice: encoding in one thread and
+   in two (bpe-openai in the caller, tiktoken, which releases the GIL, in the
+   second: ADR 0141); two only while the load average leaves a core free
+   (ADR 0128): on a busy machine the "2 threads" row runs as the "1 thread"
+   one, and the run says so.
    Three texts: the chroma corpora repeated to 1.24 MB (chonkie memoizes
    token counts per split and we encode each distinct line once, so both
    profit from the repetition), the same corpora once, and 1.24 MB of real,
@@ -105,22 +107,26 @@ def timed(run: Callable[[], object], rounds: int) -> float:
     return best
 
 
-def race(contenders: list[Callable[[], list]], rounds: int) -> list[tuple[float, list]]:
-    """Best-of-rounds seconds per contender, run in turn within each round.
+def race(contenders: list[Callable[[], list]], rounds: int) -> list[tuple[float, list, float]]:
+    """Best-of-rounds seconds per contender, run in turn within each round,
+    with the best CPU seconds of this process (every thread) beside them.
 
     Interleaving and taking the best run keep the comparison fair on a
     shared machine: another process's load slows whoever runs during it,
-    never in a way the best of several turns keeps.
+    never in a way the best of several turns keeps. CPU time is what a run
+    costs whatever the load (a second encoding thread adds to it).
     """
     results = [run() for run in contenders]  # warm-up
     best = [float("inf")] * len(contenders)
+    cpu = [float("inf")] * len(contenders)
     for _ in range(rounds):
         for i, run in enumerate(contenders):
             gc.collect()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             results[i] = run()
             best[i] = min(best[i], time.perf_counter() - started)
-    return list(zip(best, results))
+            cpu[i] = min(cpu[i], time.process_time() - started_cpu)
+    return list(zip(best, results, cpu))
 
 
 def check(text: str, pieces: list[tuple[str, int | None, int | None]], limit: int) -> str:
@@ -258,24 +264,26 @@ def chunking(rounds: int, chosen: list[str]) -> dict:
         for group, contenders in groups.items():
             print(f"-- {group}")
             timings = race([run for _, run, _ in contenders], rounds)
-            baseline = timings[0][0]  # chonkie
+            baseline, baseline_cpu = timings[0][0], timings[0][2]  # chonkie
             rows = []
             entry["groups"].append({"group": group, "rows": rows})
             print(
                 f"   target: 1.5x chonkie = {1.5 * mb / baseline:.1f} MB/s ({baseline / 1.5 * 1e3:.1f} ms); tiktoken "
                 f"encodes this text at {mb / one:.1f} MB/s in 1 thread, {mb / two:.1f} MB/s in 2"
             )
-            for (name, _run, pieces), (seconds, chunks) in zip(contenders, timings):
+            for (name, _run, pieces), (seconds, chunks, cpu) in zip(contenders, timings):
                 verdict = check(text, pieces(chunks), SIZE)
                 print(
                     f"   {name:<31} {seconds * 1e3:8.1f} ms {mb / seconds:6.1f} MB/s  "
-                    f"x{baseline / seconds:4.2f} vs chonkie  {verdict}"
+                    f"x{baseline / seconds:4.2f} vs chonkie  (CPU {cpu * 1e3:6.1f} ms, x{baseline_cpu / cpu:4.2f})  {verdict}"
                 )
                 rows.append(
                     {
                         "name": name,
                         "ms": round(seconds * 1e3, 1),
                         "vs_chonkie": round(baseline / seconds, 2),
+                        "cpu_ms": round(cpu * 1e3, 1),
+                        "cpu_vs_chonkie": round(baseline_cpu / cpu, 2),
                         "check": verdict,
                     }
                 )
@@ -291,7 +299,7 @@ def chunking(rounds: int, chosen: list[str]) -> dict:
 def write_figures(recorded: dict, rounds: int) -> None:
     """The chunking figures, with the machine they ran on, where bench/benchmarks_page.py
     renders them into docs/benchmarks.md (its Chunker throughput section)."""
-    from benchmarks_page import machine
+    from bench.benchmarks_page import machine
 
     stored = {
         **recorded,

@@ -12,7 +12,8 @@ part is encoded once, and the parts are encoded in two threads while the
 load leaves a core free (ADR 0128), each with its own copy of the encoding
 (`thread_encoding`). Counts and the map use bpe-openai's implementation of
 the same encoding where it gives tiktoken's very tokens (`fast_tokenizer`,
-chunklab.text.fast_bpe, ADR 0127).
+chunklab.text.fast_bpe, ADR 0127); bpe-openai holds the GIL, so beside it
+the second thread encodes with tiktoken, which lets it go (ADR 0141).
 """
 
 from __future__ import annotations
@@ -240,7 +241,8 @@ def _encode_lengths(text: str, fast=None) -> np.ndarray:
     """Token byte lengths of a text, encoded with bpe-openai (`fast`, when
     given) or with this thread's own copy of tiktoken's encoding."""
     if fast is not None:
-        return token_byte_lengths()[np.array(fast.encode(text), dtype=np.int64)]
+        ids = fast.encode(text)
+        return token_byte_lengths()[np.fromiter(ids, dtype=np.int64, count=len(ids))]
     return token_byte_lengths()[thread_encoding().encode_to_numpy(text, disallowed_special=())]
 
 
@@ -262,8 +264,8 @@ class _Encoder:
             self.parts.append(text)
         elif self.fast is None:
             self.parts.append(_executor().submit(_encode_lengths, text))
-        else:  # one encoding thread takes runs from the front (ADR 0127)
-            self.parts.append((text, _fast_executor().submit(_encode_lengths, text, self.fast)))
+        else:  # one tiktoken thread takes runs from the front (ADR 0141)
+            self.parts.append((text, _fast_executor().submit(_encode_lengths, text)))
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
@@ -275,7 +277,8 @@ class _Encoder:
             return _executor().submit(_encode_lengths, "".join(self.parts)).result()
         if self.fast is None:
             return np.concatenate([part.result() for part in self.parts])
-        # bpe-openai keeps no state per thread: the caller takes the runs the encoding
+        # bpe-openai holds the GIL while it encodes and tiktoken lets it go (ADR 0141): the
+        # encoding thread runs tiktoken, and the caller, with bpe-openai, takes the runs that
         # thread has not started, from the back, and waits for one hand-off at most.
         done: list = [None] * len(self.parts)
         for i in range(len(self.parts) - 1, -1, -1):
@@ -294,7 +297,7 @@ _fast_pool: ThreadPoolExecutor | None = None
 def _fast_executor() -> ThreadPoolExecutor:
     global _fast_pool
     if _fast_pool is None:
-        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bpe")
+        _fast_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tiktoken-beside-bpe")
     return _fast_pool
 
 

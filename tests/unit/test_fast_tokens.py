@@ -110,3 +110,19 @@ def test_two_threads_or_one_by_the_load_give_the_same_offsets(monkeypatch, spare
     monkeypatch.setattr(tokens, "spare_core", lambda: spare)
     expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
     assert tokens.token_offsets(text).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("run_bytes", [16, 700, 48_000])
+def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypatch, run_bytes):
+    """With a core free, the encoding thread runs tiktoken on the runs of distinct lines it
+    takes from the front while the caller encodes the rest with bpe-openai, which holds the
+    GIL (ADR 0141): the two implementations' runs meet at boundaries, and the map is the one
+    tiktoken gives for the whole text, on tricky texts and on a text that repeats itself."""
+    chroma = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md")))
+    monkeypatch.setattr(tokens, "THREADS", 2)
+    monkeypatch.setattr(tokens, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(tokens, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(tokens, "spare_core", lambda: True)
+    for text in ["\n".join(TRICKY.values()), chroma[:60_000] * 3]:
+        expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
+        assert tokens.token_offsets(text).tolist() == expected.tolist()
