@@ -81,7 +81,7 @@ def split(text: str, language: str = "en", within: list[tuple[int, int, bool]] |
         block = text[block_start:block_end]
         first = len(spans)
         wide = _WIDE_TERMINATOR.search(block) is not None  # most blocks have none: no sentence to look into
-        for piece in sentencex.get_sentence_boundaries(language, block):
+        for piece in _boundaries(language, block):
             start = block_start + piece["start_index"]
             end = block_start + piece["end_index"]
             for a, b in _split_wide(text, start, end) if wide else ((start, end),):
@@ -94,6 +94,28 @@ def split(text: str, language: str = "en", within: list[tuple[int, int, bool]] |
                     spans.append((a, b))
         spans[first:] = _join_after_abbreviations(text, spans[first:], NEVER_LAST.get(language, ()))
     return spans
+
+
+_SPACE_LIKE = re.compile(r"[^\S ]")  # every whitespace but the plain space (non-break, tab, ...)
+
+
+def _boundaries(language: str, block: str) -> list[dict]:
+    """sentencex's sentences of one block. sentencex 0.1 panics on some blocks (a capital, a
+    non-break space and a full stop, "D\u00a0.", slice inside the space's bytes); such a block is
+    split again with its other whitespace read as plain spaces (the same code points, so the
+    offsets hold), and failing that it is one sentence."""
+    try:
+        return sentencex.get_sentence_boundaries(language, block)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # pyo3's PanicException derives from BaseException
+        pass
+    try:
+        return sentencex.get_sentence_boundaries(language, _SPACE_LIKE.sub(" ", block))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return [{"start_index": 0, "end_index": len(block)}]
 
 
 def _join_after_abbreviations(text: str, spans: list[tuple[int, int]], never_last) -> list[tuple[int, int]]:

@@ -190,3 +190,10 @@ def test_spans_are_ordered_trimmed_slices_that_cover_every_non_blank_character(p
             covered[i] = True
         previous_end = end
     assert all(covered[i] or text[i].isspace() for i in range(len(text)))
+
+
+def test_a_block_the_segmenter_cannot_read_is_still_split_and_covered():
+    # sentencex 0.1 panics on a capital, a non-break space and a full stop ("D\u00a0.").
+    text = "We met Mr. D\u00a0. Smith at noon. Then we left.\n\nD\u00a0."
+    spans = sentences.split(text)
+    assert [text[a:b] for a, b in spans] == ["We met Mr. D\u00a0. Smith at noon.", "Then we left.", "D\u00a0."]
