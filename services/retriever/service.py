@@ -381,8 +381,7 @@ class RetrieverService:
         rerank.stamp(flat, tree, rerank_scores)
         done = time.perf_counter()
         # The documents asked for that the strategy's sets do not cover (not part of expansion's time).
-        rows = [record.coverage() for record in records]
-        missed = coverage.uncovered(rows, options.strategy, options.config_id, options.filter)
+        missed = coverage.uncovered(records, options.strategy, options.config_id, options.filter)
         return retriever_pb2.RetrieveResponse(
             retrieved_chunks=flat,
             expansion_tree=tree,

@@ -9,35 +9,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from services.retriever.index.payloads import ACTIVE, INACTIVE, SET_STATE_FIELD, TIME_FIELD
-from services.retriever.search.coverage import SetRow as CoverageRow
+from services.retriever.search.coverage import SetRow
 
 
 @dataclass(frozen=True)
-class SetRecord:
-    """One index set's record as a query reads it."""
+class SetRecord(SetRow):
+    """One index set's record as a query reads it: what coverage reads (a SetRow), and when
+    the set's document was published and the set indexed."""
 
-    document_id: str
-    document_name: str
-    strategy: str
-    config_id: str
-    active: bool
-    archived: bool
-    collection: str
-    language: str | None  # None: the set has no term statistics yet
     published_ts: float | None
     indexed_at: datetime
-
-    def coverage(self) -> CoverageRow:
-        return CoverageRow(
-            self.document_id,
-            self.document_name,
-            self.strategy,
-            self.config_id,
-            self.active,
-            self.archived,
-            self.collection,
-            self.language,
-        )
 
 
 def searched_of(records: Sequence[SetRecord], strategy: str, config_id: str) -> list[dict]:

@@ -303,7 +303,7 @@ class RetrieverStore:
 
     def coverage_rows(self, model: str, document_ids: Sequence[str] = ()) -> list[CoverageRow]:
         """What search/coverage.py reads of every set record of the model (set_records)."""
-        return [record.coverage() for record in self.set_records(model, document_ids)]
+        return self.set_records(model, document_ids)
 
     def set_records(self, model: str, document_ids: Sequence[str] = ()) -> list[SetRecord]:
         """Every set record of the model (archived ones too), of these documents where some
