@@ -113,10 +113,13 @@ def test_hits_that_share_a_parent_show_it_once_with_each_hit_marked_inside(docum
     marks = parent.locator("mark.cl-hit-span")
     expect(marks).to_have_count(3)
     assert sorted(m.get_attribute("data-rank") for m in marks.all()) == ["1", "2", "3"]
-    hits = node.locator("ol.cl-shared-hits > li[data-role=hit] pre.cl-content")
+    hits = node.locator("ol.cl-shared-hits > li[data-role=hit]")
     for index in range(3):
-        text = hits.nth(index).inner_text().strip()
-        rank = node.locator("ol.cl-shared-hits > li .cl-badge").nth(index).inner_text().split("#")[1]
+        hit = hits.nth(index)
+        badge = hit.locator(".cl-chunk-head .cl-badge")
+        expect(badge).to_have_text(re.compile(r"^hit #\d+$"))  # each hit's own badge, with its rank
+        text = hit.locator("pre.cl-content").inner_text().strip()
+        rank = badge.inner_text().split("#")[1]
         marked = parent.locator(f"mark.cl-hit-span[data-rank='{rank}']").inner_text()
         assert marked.removeprefix(f"#{rank}").strip() == text
     node.scroll_into_view_if_needed()

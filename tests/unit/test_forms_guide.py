@@ -149,7 +149,11 @@ def test_a_bulk_load_with_a_warned_value_waits_for_consent():
 
 
 def test_top_k_0_typed_in_a_form_is_refused_with_its_default_named():
-    row = [retrieval_form.VALUES.get(s.path, 0) if s.kind is not bool else False for s in retrieval_form.ROW]
+    # As the boxes open: the optional ones empty (unset), the others at their value or 0.
+    row = [
+        False if s.kind is bool else retrieval_form.VALUES.get(s.path, None if s.optional else 0)
+        for s in retrieval_form.ROW
+    ]
     top_k_at = [s.path for s in retrieval_form.ROW].index("top_k")
     row[top_k_at] = 0
     with pytest.raises(
