@@ -22,7 +22,7 @@ from chunklab.v1 import evaluator_pb2 as pb
 from services.evaluator.experiments.ask import Asker
 from services.evaluator.experiments.index_sets import IndexSets
 from services.evaluator.experiments.plan import Plan
-from services.evaluator.experiments.run import SAVE_EVERY_S
+from services.evaluator.experiments.run import QUESTIONS_IN_FLIGHT, SAVE_EVERY_S, in_order
 from services.evaluator.study import confirm, objective, pruning
 from services.evaluator.study import space as spaces
 from services.evaluator.study.neighbours import neighbours
@@ -236,25 +236,31 @@ class Search:
         return run
 
     def _ask(self, chunking, run: pb.ExperimentRun, questions, check_stop, publish) -> None:
+        """The questions the run has not answered yet, QUESTIONS_IN_FLIGHT at once as an
+        experiment asks them (ADR 0143): a study is retrieval only."""
         chunking.run_key = run.run_key
         done = {r.question_id for r in self._results.get(run.run_key, [])}
+        remaining = [(self._positions[q.question_id], q) for q in questions if q.question_id not in done]
+        asked = in_order(
+            remaining,
+            lambda question: self._asker.ask(chunking, run, question, self.plan, None, None),
+            check_stop,
+            QUESTIONS_IN_FLIGHT,
+        )
         unsaved, first_unsaved = [], 0.0  # retrieval only: saved together within SAVE_EVERY_S (ADR 0121)
         try:
-            for question in questions:
-                if question.question_id in done:
-                    continue
-                check_stop()
-                started = time.perf_counter()
-                result = self._asker.ask(chunking, run, question, self.plan, None, None)
-                unsaved.append((self._positions[question.question_id], result))
+            started = time.perf_counter()
+            for position, _, result in asked:
+                unsaved.append((position, result))
                 self._results.setdefault(run.run_key, []).append(result)
                 self.experiment.questions_done += 1
                 run.questions_done += 1
-                first_unsaved = first_unsaved or started
-                if time.perf_counter() - first_unsaved >= SAVE_EVERY_S:
+                first_unsaved, started = first_unsaved or started, time.perf_counter()
+                if started - first_unsaved >= SAVE_EVERY_S:
                     self._deps.repository.save_progress(self.experiment, unsaved)
                     unsaved, first_unsaved = [], 0.0
         finally:  # what was asked before a stop is kept
+            asked.close()
             self._deps.repository.save_progress(self.experiment, unsaved)
 
     def _scores(self, run_key: str, confirmation: bool = False) -> objective.Scores:
