@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from chunklab import pareto
 from chunklab.views.render import render
 from chunklab_app import growth
 
@@ -66,16 +67,8 @@ def pareto_front(rows: Sequence[Mapping]) -> list[Mapping]:
     """The rows no other row beats: none sends at most as many tokens with at least
     the recall, better on one of the two. In order of tokens sent."""
     runs = measured(rows)
-    front = [
-        row
-        for row in runs
-        if not any(
-            other["tokens_sent"] <= row["tokens_sent"]
-            and other["recall"][0] >= row["recall"][0]
-            and (other["tokens_sent"] < row["tokens_sent"] or other["recall"][0] > row["recall"][0])
-            for other in runs
-        )
-    ]
+    kept = pareto.front([(i, (row["tokens_sent"], row["recall"][0])) for i, row in enumerate(runs)], (False, True))
+    front = [runs[i] for i in kept]
     return sorted(front, key=lambda row: (row["tokens_sent"], -row["recall"][0]))
 
 

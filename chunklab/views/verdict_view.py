@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chunklab import pareto
 from chunklab.v1 import evaluator_pb2 as pb
 from chunklab.views.metric_format import MetricFormat, times
 
@@ -26,13 +27,7 @@ def means_of(found: pb.Verdict) -> dict[str, dict[str, pb.MeanInterval]]:
 def pareto_front(points: Sequence[tuple[str, float, float]], higher_a: bool, higher_b: bool) -> list[str]:
     """The keys of (key, a, b) that no other point beats on one axis without losing on
     the other, in the order given: the best trade-offs."""
-    sign_a, sign_b = (1.0 if higher_a else -1.0), (1.0 if higher_b else -1.0)
-
-    def beats(p, q) -> bool:
-        better_a, better_b = sign_a * (p[1] - q[1]), sign_b * (p[2] - q[2])
-        return better_a >= 0 and better_b >= 0 and (better_a > 0 or better_b > 0)
-
-    return [p[0] for p in points if not any(beats(q, p) for q in points if q is not p)]
+    return pareto.front([(key, (a, b)) for key, a, b in points], (higher_a, higher_b))
 
 
 def front(found: pb.Verdict, metrics: MetricFormat, other: str) -> list[str]:

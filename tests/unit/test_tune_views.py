@@ -79,8 +79,10 @@ def test_documents_chosen_win_over_a_collection_and_a_collection_alone_is_search
     assert (alone.document_ids, alone.collections) == ([], ["handbooks"])
 
 
-def trial(number, recall, iou, tokens, state="complete"):
-    return pb.StudyTrial(number=number, state=state, recall=recall, iou=iou, tokens_sent=tokens, questions=10)
+def trial(number, recall, iou, tokens, state="complete", feasible=True):
+    return pb.StudyTrial(
+        number=number, state=state, recall=recall, iou=iou, tokens_sent=tokens, questions=10, feasible=feasible
+    )
 
 
 def test_a_new_trial_that_beats_an_earlier_one_on_every_measure_pushes_it_off_the_front():
@@ -96,6 +98,15 @@ def test_a_new_trial_that_beats_an_earlier_one_on_every_measure_pushes_it_off_th
     assert list(frame["recall (%)"]) == [80.0, 70.0, 90.0] and list(frame["tokens sent"]) == [700, 300, 250]
     log.add_progress(pb.StudyProgress(trial=trial(4, 0.95, 0.02, 900), trial_run_key="x", best_run_key=WIN))
     assert dict(zip(log.frame()["trial"], log.frame()["kind"], strict=True))[4] == FRONT
+
+
+def test_a_trial_over_the_token_cap_is_never_on_the_front_and_pushes_no_trial_off_it():
+    log = TrialLog()
+    log.add_progress(pb.StudyProgress(trial=trial(1, 0.80, 0.05, 700), trial_run_key=REC, best_run_key=REC))
+    over = trial(2, 0.99, 0.20, 2500, feasible=False)  # better on recall and IoU, but over the cap
+    log.add_progress(pb.StudyProgress(trial=over, trial_run_key=BASE, best_run_key=REC))
+    assert log.front() == {REC}
+    assert dict(zip(log.frame()["trial"], log.frame()["kind"], strict=True))[2] == OTHER
 
 
 def mean(metric, value, low, high):

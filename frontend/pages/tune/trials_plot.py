@@ -10,18 +10,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from chunklab import pareto
 from chunklab.v1 import evaluator_pb2 as pb
 from frontend.views.result_plots import plot_label
 
 COLUMNS = ("configuration", "tokens sent", "recall (%)", "IoU (%)", "trial", "kind")
-BEST, FRONT, OTHER, PRUNED = "best so far", "on the Pareto front", "beaten on every measure", "pruned or failed"
+BEST, FRONT, OTHER, PRUNED = "best so far", "on the Pareto front", "beaten, or over the limits", "pruned or failed"
 COLOURS = {BEST: "#16a34a", FRONT: "#2563eb", OTHER: "#9ca3af", PRUNED: "#f59e0b"}
-
-
-def dominates(a: pb.StudyTrial, b: pb.StudyTrial) -> bool:
-    """a is at least as good as b on recall, IoU and tokens sent, and better on one."""
-    at_least = a.recall >= b.recall and a.iou >= b.iou and a.tokens_sent <= b.tokens_sent
-    return at_least and (a.recall > b.recall or a.iou > b.iou or a.tokens_sent < b.tokens_sent)
 
 
 @dataclass
@@ -43,8 +38,13 @@ class TrialLog:
         self.best = experiment.study.best_run_key or self.best
 
     def front(self) -> set[str]:
-        complete = {key: t for key, t in self.trials.items() if t.state == "complete"}
-        return {key for key, t in complete.items() if not any(dominates(o, t) for k, o in complete.items() if k != key)}
+        """The front of the finished trials that meet the objective's limits (as the evaluator's)."""
+        eligible = [
+            (key, (t.recall, t.iou, t.tokens_sent))
+            for key, t in self.trials.items()
+            if t.state == "complete" and t.feasible
+        ]
+        return set(pareto.front(eligible, (True, True, False)))
 
     def kind(self, key: str, front: set[str]) -> str:
         if key == self.best:

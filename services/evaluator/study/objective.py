@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chunklab.pareto import front
 from chunklab.v1 import evaluator_pb2 as pb
 
 # Recall within one percentage point of the best is a tie, broken by IoU.
@@ -117,18 +118,12 @@ def best(trials: Sequence[tuple[str, Scores]], objective: pb.StudyObjective, ref
 
 def pareto(trials: Sequence[tuple[str, Scores]]) -> list[str]:
     """The run keys no other trial beats on recall, IoU and tokens at once (higher, higher, fewer)."""
-
-    def dominates(a: Scores, b: Scores) -> bool:
-        no_worse = a.recall >= b.recall and a.iou >= b.iou and a.tokens <= b.tokens
-        better = a.recall > b.recall or a.iou > b.iou or a.tokens < b.tokens
-        return no_worse and better
-
-    return [key for key, s in trials if not any(dominates(o, s) for k, o in trials if k != key)]
+    return front([(key, (s.recall, s.iou, s.tokens)) for key, s in trials], (True, True, False))
 
 
-def spread(front: Sequence[tuple[str, Scores]], most: int) -> list[str]:
+def spread(on_front: Sequence[tuple[str, Scores]], most: int) -> list[str]:
     """At most `most` of the front's run keys, spread evenly from the fewest tokens to the most."""
-    ordered = sorted(front, key=lambda t: (t[1].tokens, -t[1].recall, t[0]))
+    ordered = sorted(on_front, key=lambda t: (t[1].tokens, -t[1].recall, t[0]))
     if len(ordered) <= most:
         return [key for key, _ in ordered]
     step = (len(ordered) - 1) / (most - 1)
