@@ -83,10 +83,7 @@ def progress_line(progress: pb.ExperimentProgress, metrics: MetricFormat, counte
     """One line on where a study stands: trials so far (not when a bar beside it counts them),
     what it does now, the best so far."""
     study = progress.study
-    if study.phase == "confirming":
-        doing = "confirming the winner, the baseline and the recommendation on the held-out questions"
-    else:
-        doing = progress.message or "searching"
+    doing = progress.message or ("confirming on the held-out questions" if study.phase == "confirming" else "searching")
     count = (
         f"{numbers.count(study.trials_done)}/{plural(study.trials_budget, 'trial')}"
         if study.trials_budget

@@ -40,6 +40,13 @@ LOCAL_SHARE = 0.5
 MAX_REPEATS = 50
 # PARETO confirms at most this many of the front beside the winner, spread along the tokens sent.
 MAX_FRONT_CONFIRMED = 6
+# How the progress line names each configuration asked the confirmation questions.
+CONFIRMING = {
+    "winner": "the winner",
+    "baseline": "the fixed_size baseline",
+    "recommendation": "the recommendation",
+    "front": "a configuration on the Pareto front",
+}
 # The user attribute a PARETO trial carries for its sampler's constraint: tokens over the cap.
 OVER_CAP = "tokens_over_cap"
 
@@ -310,9 +317,8 @@ class Search:
         result.seconds_used = self.seconds_used()
         result.selection_questions = len(self.study.split.selection)
         result.confirmation_questions = len(self.study.split.confirmation)
-        complete = self.complete()
         result.best_run_key = self.best()
-        front = objective.pareto(complete)
+        front = self.front()
         del result.pareto_run_keys[:]
         result.pareto_run_keys.extend(front)
         for run in runs:
@@ -344,7 +350,7 @@ class Search:
                 run.questions_total += len(self.study.split.confirmation)
                 self.experiment.questions_total += len(self.study.split.confirmation)
             candidate_cell = cell_of_run(run, self.study.space)
-            self._publish(publish, f"confirming {role}: {key}", run, "confirming")
+            self._publish(publish, f"confirming {CONFIRMING[role]} on the held-out questions: {key}", run, "confirming")
             self._ask(candidate_cell, run, self.study.split.confirmation, check_stop, publish)
         wanted = {q.question_id for q in self.study.split.confirmation}
         keys = [k for k in [*roles.values(), *front] if k]
@@ -358,10 +364,14 @@ class Search:
         at most MAX_FRONT_CONFIRMED spread along the tokens sent; other objectives: none."""
         if not objective.is_pareto(self.goal):
             return []
-        within = [(key, s) for key, s in self.complete() if objective.feasible(s, self.goal)]
-        front = set(objective.pareto(within))
-        others = [(key, s) for key, s in within if key in front and key not in confirmed]
+        front = set(self.front())
+        others = [(key, s) for key, s in self.complete() if key in front and key not in confirmed]
         return objective.spread(others, MAX_FRONT_CONFIRMED)
+
+    def front(self) -> list[str]:
+        """The Pareto front of the finished trials that meet the objective's limits (the token cap,
+        the recall floor): a trial over the cap is never shown as a trade-off worth taking."""
+        return objective.pareto([(key, s) for key, s in self.complete() if objective.feasible(s, self.goal)])
 
     def _publish(self, publish: Publish, message: str, run: pb.ExperimentRun, phase: str) -> None:
         result = self.experiment.study
