@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     retriever_address: str = "127.0.0.1:50053"
     evaluator_address: str = "127.0.0.1:50054"
     ui_host: str = "127.0.0.1"
+    # False when the stack was started without the sample (`chunklab_app.stack --no-sample`): the Query page then
+    # says so instead of waiting for it.
+    sample: bool = True
     ui_port: int = Field(7860, ge=0, le=65535)
 
     database_url: str = Field("", description="SQLAlchemy URL; empty means SQLite in data_dir.")

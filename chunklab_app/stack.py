@@ -251,6 +251,8 @@ def main() -> None:
         ui=True,
         ui_port=settings.ui_port,
     )
+    if args.no_sample:
+        stack.extra_env["CHUNKLAB_SAMPLE"] = "0"
     llm = None
     # Ctrl-C and SIGTERM both stop everything, even where the shell started us
     # with SIGINT ignored (a background job).

@@ -212,3 +212,12 @@ def experiment_config_validations():
     from frontend.forms import experiment_config
 
     return experiment_config.VALIDATIONS
+
+
+def test_without_the_sample_the_columns_say_whether_it_is_coming_or_was_left_out(monkeypatch):
+    from chunklab.settings import load_settings
+
+    assert "loads it in the background" in first_minute.without_sample(load_settings().sample)
+    monkeypatch.setenv("CHUNKLAB_SAMPLE", "0")  # what `python -m chunklab_app.stack --no-sample` sets for the UI
+    left_out = first_minute.without_sample(load_settings().sample)
+    assert "started without the sample" in left_out and "Documents page" in left_out

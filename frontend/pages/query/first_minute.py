@@ -5,7 +5,8 @@ before anyone types anything.
 
 `make up` loads the sample in the background, so the page may open before it is there: it
 then says so in one sentence and fills itself in when the sample's question set and index
-sets are ready. Pure functions over the stored question sets and the offered
+sets are ready. A stack started without the sample (Settings.sample off) says that instead,
+and does not wait. Pure functions over the stored question sets and the offered
 configurations; no Gradio here.
 """
 
@@ -22,6 +23,18 @@ WAITING = (
     f"The sample ({samples.QUESTION_SET_NAME}) is not loaded yet: `make up` loads it in the background, "
     "and these columns fill in by themselves as soon as it is ready (or type a question and search)."
 )
+NO_SAMPLE = (
+    "ChunkLab was started without the sample: upload documents on the Documents page and process "
+    "them, then type a question here and search."
+)
+
+
+def without_sample(loading: bool) -> str:
+    """What the columns say while there is no sample: that it is coming, or that this stack
+    was started without it."""
+    return WAITING if loading else NO_SAMPLE
+
+
 # Seconds between two looks for the sample while the page waits for it.
 POLL_SECONDS = 5
 

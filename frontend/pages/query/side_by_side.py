@@ -157,6 +157,7 @@ class SideBySide:
         def handler(set_id, question_value, picks, *form):
             stop = gr.update(active=False)
             typed = bool((question_value or "").strip())
+            sample = self.gateway.settings.sample
             if waiting and typed:
                 yield (*[gr.skip()] * 5, stop)
                 return
@@ -185,8 +186,8 @@ class SideBySide:
                     self.questions_of(chosen),
                     gr.skip(),
                     gr.update(choices=offered, value=kept or query_columns.default_configurations(offered)),
-                    gr.skip() if typed else message_html(first_minute.WAITING, "info"),
-                    gr.update(active=not typed),
+                    gr.skip() if typed else message_html(first_minute.without_sample(sample), "info"),
+                    gr.update(active=sample and not typed),
                 )
                 return
             options, answer_model = self.checked_options(form[:OPTIONS_COUNT], form[OPTIONS_COUNT:])
