@@ -126,7 +126,16 @@ def step_two_write_questions(page, ui_stack) -> None:
     expect(page.locator("#hand-passage .cl-excerpt")).to_have_text(HAND_WRITTEN[0][1])
     page.locator("#hand-add").click()
     expect(page.locator("#hand-status")).to_contain_text("Question: type the question")
-    for count, (question, words) in enumerate(HAND_WRITTEN, 1):
+    for count, (question, words) in enumerate(HAND_WRITTEN[:3], 1):
+        add_question(page, question, words, count)
+    # A reload loses nothing: the browser kept the draft, and the page says so.
+    page.reload()
+    start_here(page, ["done", "next", "todo", "todo"])
+    page.locator("#start-go-2").click()
+    expect(page.locator("#hand-status")).to_contain_text("Your draft of 3 questions is not saved yet")
+    expect(page.locator("#hand-draft tr[data-question]")).to_have_count(3)
+    expect(page.locator("#hand-text mark.cl-hand-mark")).to_have_count(3, timeout=60 * SECONDS)
+    for count, (question, words) in enumerate(HAND_WRITTEN[3:], 4):
         add_question(page, question, words, count)
     assert page.evaluate(SELECT_JS, "polished reflectors")
     page.locator("#hand-use-selection").click()

@@ -5,7 +5,7 @@ the draft is saved as a new set (CreateQuestionSet, every excerpt checked strict
 The excerpt is the document's text between the selection's offsets, so it is exact by
 construction: the browser tells the offsets in code points (what Python's str counts, not
 JavaScript's UTF-16 units), and the selected text with them, which must be the text at those
-offsets. The draft is plain data (a list of dicts) kept in the page's state until it is saved.
+offsets. The draft is plain data (a list of dicts) kept in the browser (hand_section.DRAFT_KEY) until it is saved.
 Each function takes the form's plain values and raises gr.Error with a sentence that names
 the field to fix.
 """

@@ -40,6 +40,10 @@ SELECTION_JS = """
 }
 """
 
+# Where the browser keeps the unsaved draft (localStorage, encrypted by Gradio): a reload of
+# the page does not lose the questions written so far.
+DRAFT_KEY = "chunklab-hand-draft"
+
 
 @dataclass(frozen=True)
 class HandForm:
@@ -61,7 +65,7 @@ class HandForm:
     draft_view: gr.HTML
     name: gr.Textbox
     save: gr.Button
-    draft: gr.State
+    draft: gr.BrowserState
     text: gr.State
 
 
@@ -92,7 +96,7 @@ def hand_section() -> HandForm:
             save = gr.Button("Save the question set", variant="primary", scale=0, elem_id="hand-save")
     return HandForm(
         accordion, document, view, use_selection, start, end, picked, passage, question, answer, add,
-        remove_last, status, draft_view, name, save, gr.State([]), gr.State(""),
+        remove_last, status, draft_view, name, save, gr.BrowserState([], storage_key=DRAFT_KEY), gr.State(""),
     )  # fmt: skip
 
 
@@ -158,6 +162,19 @@ class HandHandlers:
             "",
         )
 
+    def restored(self, draft, document_id):
+        """On loading the page and opening its tab: the draft this browser kept, listed, its
+        passages marked in the document shown, and a sentence saying so (the section opened)."""
+        if not draft:
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        said = f"Your draft of {len(draft)} question{'' if len(draft) == 1 else 's'} is not saved yet: this browser keeps it until you save it."
+        return (
+            render("frontend", "hand_draft.html.j2", draft=draft),
+            message_html(said, "info"),
+            gr.update(open=True),
+            self.document_view(document_id, draft)[0] if document_id else gr.skip(),
+        )
+
     def remove_last(self, draft, document_id):
         draft = list(draft or [])[:-1]
         return draft, render("frontend", "hand_draft.html.j2", draft=draft), self.document_view(document_id, draft)[0]
@@ -196,6 +213,11 @@ def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Drop
     for event in (page.load, opened):
         if event is not None:
             event(listed, inputs=[form.document, review_set], outputs=[form.document, form.accordion])
+            event(
+                said_in_place(outputs=4, at=1)(handlers.restored),
+                inputs=[form.draft, form.document],
+                outputs=[form.draft_view, form.status, form.accordion, form.view],
+            )
     form.document.focus(current_documents, inputs=form.document, outputs=form.document, show_progress="hidden")
     form.document.change(
         handlers.document_view, inputs=[form.document, form.draft], outputs=[form.view, form.text, *fields]
