@@ -151,7 +151,8 @@ class EvaluationCalls(Calls):
         return self._stream("evaluator", "RunExperiment", request)
 
     def cancel_experiment(self, experiment_id: str) -> evaluator_pb2.CancelExperimentResponse:
-        """Asks a queued or running experiment to stop before its next question."""
+        """Asks a queued or running experiment to stop before its next question; one no runner
+        holds any more (its evaluator died) is stored as interrupted at once (the answer says so)."""
         request = evaluator_pb2.CancelExperimentRequest(experiment_id=experiment_id)
         return self._call("evaluator", "CancelExperiment", request)
 

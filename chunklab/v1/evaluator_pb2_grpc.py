@@ -304,9 +304,12 @@ class EvaluatorServiceServicer:
     def CancelExperiment(self, request, context):
         """Stops a queued or running experiment before its next question (a
         question being answered is finished first); it ends interrupted, and a
-        resume continues it.
+        resume continues it. One stored as queued or running that no evaluator
+        runs any more (its runner died) is stored as interrupted at once, and the
+        answer's state says so.
         Errors: INVALID_ARGUMENT (empty id), NOT_FOUND, FAILED_PRECONDITION
-        (the experiment is not queued or running).
+        (the experiment is not queued or running, or another replica took it up
+        meanwhile, named).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

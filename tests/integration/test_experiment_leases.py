@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from chunklab import experiment_state
 from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
@@ -146,11 +147,23 @@ def test_a_resume_of_an_experiment_that_kept_its_lease_is_not_refused_by_a_renew
     assert not armed[0] and a.holder("exp-1").replica == "evaluator-a"
 
 
-def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
+def evaluator_on(repository, leases):
     from services.evaluator.deps import RunnerDeps
     from services.evaluator.judging.models import ModelDefaults
     from services.evaluator.service import EvaluatorService
 
+    deps = RunnerDeps(
+        repository=repository,
+        peers=None,
+        provider_for=lambda name: None,
+        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=1, max_retries=0),
+        default_embedding_model="hashed",
+        code_version="test",
+    )
+    return EvaluatorService(deps, 1_000_000, 1 << 20, leases)
+
+
+def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(shared, tmp_path):
     repository, clock, replicas = shared
     repository.add_experiment(
         evaluator_pb2.Experiment(
@@ -161,16 +174,30 @@ def test_a_starting_replica_marks_interrupted_only_what_no_live_replica_holds(sh
         )
     )
     replicas["evaluator-a"].claim("exp-1")  # a runs exp-1; exp-2's replica died without a lease left
-    deps = RunnerDeps(
-        repository=repository,
-        peers=None,
-        provider_for=lambda name: None,
-        defaults=ModelDefaults(base_url="", api_key="", model="", timeout_s=1, max_retries=0),
-        default_embedding_model="hashed",
-        code_version="test",
-    )
-    starting = EvaluatorService(deps, 1_000_000, 1 << 20, replicas["evaluator-b"])
+    starting = evaluator_on(repository, replicas["evaluator-b"])
     assert starting.recover() == ["exp-2"]
     assert repository.experiment("exp-1").state == evaluator_pb2.EXPERIMENT_STATE_RUNNING
     orphan = repository.experiment("exp-2")
     assert orphan.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and "continue it with Resume" in orphan.error
+
+
+def test_cancel_of_a_running_experiment_whose_runner_died_stores_it_interrupted_so_resume_continues_it(shared):
+    """The Experiments page shows it running, and its runner is gone: Cancel is what a person
+    presses, and it must leave the experiment resumable, not refuse "running: only a ... running
+    experiment can be cancelled"."""
+    repository, clock, replicas = shared
+    a = replicas["evaluator-a"]
+    b = evaluator_on(repository, replicas["evaluator-b"]).experiments
+    a.claim("exp-1")
+    cancel = evaluator_pb2.CancelExperimentRequest(experiment_id="exp-1")
+    assert b.cancel(cancel).state == evaluator_pb2.EXPERIMENT_STATE_RUNNING  # a runs it: told at its renewal
+    assert a.renew() == {"exp-1": True}
+    clock.now += 31  # a died: its lease ran out, and the experiment is still stored as running
+    answer = b.cancel(cancel)
+    stored = repository.experiment("exp-1")
+    assert answer.state == stored.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+    assert "no evaluator was running it" in stored.error and "continue it with Resume" in stored.error
+    assert experiment_state.resumable(stored.state)
+    assert replicas["evaluator-b"].holder("exp-1") is None  # its lease is not kept: any replica may resume it
+    with pytest.raises(FailedPrecondition, match="exp-1 is interrupted: only a queued or running experiment"):
+        b.cancel(cancel)

@@ -188,15 +188,17 @@ class DetailHandlers:
         if not experiment_id:
             return message_html("Choose the queued or running experiment to cancel first.", "error"), gr.skip()
         try:
-            self.gateway.cancel_experiment(experiment_id)
+            answer = self.gateway.cancel_experiment(experiment_id)
             experiments = self.gateway.list_experiments()
         except ClientError as exc:
             return told_html(exc), gr.skip()
         name = next((x.config.name for x in experiments if x.experiment_id == experiment_id), "") or experiment_id
-        message = message_html(
-            f"Cancelling {name}: it stops before its next question; Resume continues it.",
-            "ok",
+        said = (
+            f"{name} is stopped: no evaluator was running it any more. Resume continues it."
+            if experiment_state.resumable(answer.state)
+            else f"Cancelling {name}: it stops before its next question; Resume continues it."
         )
+        message = message_html(said, "ok")
         return message, experiments_html.experiments_table_html(experiments)
 
     def running(self, experiment_id: str | None):

@@ -61,17 +61,20 @@ class ExperimentService:
                 log.info("experiment %s runs on evaluator replica %s", experiment_id, lease.replica)
                 continue
             self._leases.release(experiment_id)
-            experiment = self._repo.experiment(experiment_id)
-            experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
-            experiment.error = (
-                f"interrupted: the evaluator restarted mid-run; finished questions are kept, {RESUME_HINT}"
-            )
-            experiment.finished_at.CopyFrom(to_proto(utcnow()))
-            summarize(experiment, self._repo.results(experiment_id))
-            self._repo.save_experiment(experiment)
+            self._mark_interrupted(experiment_id, "interrupted: the evaluator restarted mid-run")
             log.warning("experiment %s was interrupted by a restart", experiment_id)
             marked.append(experiment_id)
         return marked
+
+    def _mark_interrupted(self, experiment_id: str, why: str) -> evaluator_pb2.Experiment:
+        """Stores an experiment no runner holds as interrupted, saying why: Resume continues it."""
+        experiment = self._repo.experiment(experiment_id)
+        experiment.state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED
+        experiment.error = f"{why}; finished questions are kept, {RESUME_HINT}"
+        experiment.finished_at.CopyFrom(to_proto(utcnow()))
+        summarize(experiment, self._repo.results(experiment_id))
+        self._repo.save_experiment(experiment)
+        return experiment
 
     def _stop_leased(self, experiment_id: str, why: str) -> None:
         """The renewer's word on an experiment running here: cancelled elsewhere, or its lease lost."""
@@ -215,12 +218,24 @@ class ExperimentService:
             raise InvalidArgument("experiment_id is empty")
         experiment = self._repo.experiment(experiment_id)  # NOT_FOUND for an unknown id
         held = self._worker.cancel(experiment_id) or self._leases.request_cancel(experiment_id) is not None
-        if not experiment_state.cancellable(experiment.state, held):
+        if not held and experiment.state in experiment_state.ACTIVE:
+            experiment = self._orphan_stopped(experiment_id)
+        elif not experiment_state.cancellable(experiment.state, held):
             raise FailedPrecondition(
                 f"experiment {experiment_id} is {experiment_state.name(experiment.state, '?')}: "
                 "only a queued or running experiment can be cancelled"
             )
         return evaluator_pb2.CancelExperimentResponse(experiment_id=experiment_id, state=experiment.state)
+
+    def _orphan_stopped(self, experiment_id: str) -> evaluator_pb2.Experiment:
+        """A Cancel of an experiment stored as queued or running that no runner holds (the
+        evaluator that ran it died, or could not store its end): it is stored as interrupted, so
+        Resume continues it. The lease is taken meanwhile, so no replica resumes it half-way."""
+        self._leases.claim(experiment_id)  # refused, naming the holder, if a replica took it since
+        try:
+            return self._mark_interrupted(experiment_id, "interrupted: no evaluator was running it any more")
+        finally:
+            self._leases.release(experiment_id)
 
     def _resume_plan(
         self, request: evaluator_pb2.RunExperimentRequest, cancelled: threading.Event
