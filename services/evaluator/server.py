@@ -22,9 +22,9 @@ from chunklab.settings import Settings, load_settings
 from chunklab.v1 import evaluator_pb2, evaluator_pb2_grpc
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.experiments import grid, speeds
-from services.evaluator.experiments.leases import Leases
 from services.evaluator.judging import answers, metric_catalog
 from services.evaluator.judging.models import ModelDefaults
+from services.evaluator.leases import Leases
 from services.evaluator.limits import LIMITS
 from services.evaluator.peers import GrpcPeers
 from services.evaluator.service import EvaluatorService

@@ -19,7 +19,7 @@ from chunklab.db.sessions import make_sessionmaker
 from chunklab.errors import FailedPrecondition
 from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import evaluator_pb2
-from services.evaluator.experiments.leases import Leases, Renewer
+from services.evaluator.leases import Leases, Renewer
 from services.evaluator.storage.repository import Repository
 from services.evaluator.storage.tables import Base
 
@@ -201,3 +201,32 @@ def test_cancel_of_a_running_experiment_whose_runner_died_stores_it_interrupted_
     assert replicas["evaluator-b"].holder("exp-1") is None  # its lease is not kept: any replica may resume it
     with pytest.raises(FailedPrecondition, match="exp-1 is interrupted: only a queued or running experiment"):
         b.cancel(cancel)
+
+
+def test_a_question_generation_is_leased_too_so_no_second_replica_runs_it_or_marks_it_interrupted(shared):
+    """Two replicas: a writes questions for generation gen-1. b, restarting, leaves it running;
+    a resume sent to b is refused naming a. Once a's lease has run out, b's start-up marks the
+    generation interrupted, and a resume may take it up."""
+    repository, clock, replicas = shared
+    repository.save_generation(
+        evaluator_pb2.Generation(
+            generation_id="gen-1",
+            state=evaluator_pb2.GENERATION_STATE_RUNNING,
+            created_at=to_proto(utcnow()),
+            request=evaluator_pb2.GenerateQuestionSetRequest(document_ids=["d1"], question_count=3),
+        )
+    )
+    a = evaluator_on(repository, replicas["evaluator-a"]).generator
+    b = evaluator_on(repository, replicas["evaluator-b"]).generator
+    a._leases.claim("gen-1")  # as a's generate() does when it starts
+    b.recover()
+    assert repository.generation("gen-1").state == evaluator_pb2.GENERATION_STATE_RUNNING
+    resume = evaluator_pb2.GenerateQuestionSetRequest(resume_generation_id="gen-1")
+    with pytest.raises(FailedPrecondition) as caught:
+        next(b.generate(resume))
+    assert caught.value.message.startswith("generation gen-1 is being run by evaluator replica evaluator-a")
+    clock.now += 31  # a died: its lease ran out
+    b.recover()
+    stopped = repository.generation("gen-1")
+    assert stopped.state == evaluator_pb2.GENERATION_STATE_INTERRUPTED and "resume it" in stopped.error
+    assert replicas["evaluator-b"].holder("gen-1") is None

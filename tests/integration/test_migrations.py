@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 BASES = {"ingest": IngestBase, "evaluator": EvaluatorBase, "retriever": RetrieverBase}
 # Each service's newest revision: the evaluator's second adds the experiment leases (ADR 0065),
 # the ingest's second each document's parse report (ADR 0104).
-HEADS = {"ingest": "ingest_0002", "evaluator": "evaluator_0002", "retriever": "retriever_0001"}
+HEADS = {"ingest": "ingest_0002", "evaluator": "evaluator_0003", "retriever": "retriever_0001"}
 WHEN = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 

@@ -17,11 +17,11 @@ from chunklab.v1 import evaluator_pb2
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.experiments import record
 from services.evaluator.experiments.estimate import estimate
-from services.evaluator.experiments.leases import Leases, Renewer
 from services.evaluator.experiments.plan import Plan, Planner
 from services.evaluator.experiments.run import RESUME_HINT, Runner
 from services.evaluator.experiments.summary import summarize
 from services.evaluator.experiments.worker import ExperimentWorker
+from services.evaluator.leases import Leases, Renewer
 from services.evaluator.study import setup
 from services.evaluator.study.runner import StudyRunner
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument
+from chunklab.errors import Cancelled, FailedPrecondition, InvalidArgument, ServiceError
 from chunklab.llm import ChatClient, ChatEndpoint, LLMError
 from chunklab.llm_json import complete_json
 from chunklab.metrics import cosine
@@ -37,6 +37,7 @@ from chunklab.timeutil import to_proto, utcnow
 from chunklab.v1 import common_pb2, evaluator_pb2
 from services.evaluator.deps import RunnerDeps
 from services.evaluator.judging import models, pricing
+from services.evaluator.leases import Leases, Renewer
 from services.evaluator.limits import LIMITS
 from services.evaluator.questions import question_prompt, question_sets
 
@@ -148,15 +149,36 @@ class _Run:
 
 
 class Generator:
-    def __init__(self, deps: RunnerDeps) -> None:
+    def __init__(self, deps: RunnerDeps, leases: Leases) -> None:
+        """leases: where this replica claims the generations it runs (ADR 0153), renewed while
+        they run; one whose lease is lost stops at its next passage."""
         self._deps = deps
         self._repo = deps.repository
         self._lock = threading.Lock()
-        self._active: set[str] = set()
+        self._active: dict[str, threading.Event] = {}  # running here: id -> its stop
+        self._leases = leases
+        self._renewer = Renewer(leases, lambda: set(self._active), self._stop_leased)
+
+    def _stop_leased(self, generation_id: str, why: str) -> None:
+        """The renewer's word on a generation running here: its lease was lost to another replica."""
+        with self._lock:
+            stop = self._active.get(generation_id)
+        if stop is not None:
+            log.warning("generation %s stops: its lease was %s", generation_id, why)
+            stop.set()
+
+    def close(self) -> None:
+        self._renewer.close()
 
     def recover(self) -> None:
-        """Generations a previous process left running are interrupted: a resume continues them."""
+        """Generations a previous process left running are interrupted: a resume continues them.
+        One another live replica holds the lease of is left alone: it runs there."""
         for generation_id in self._repo.generation_ids_in_state(G.GENERATION_STATE_RUNNING):
+            lease = self._leases.holder(generation_id)
+            if lease is not None and lease.replica != self._leases.replica:
+                log.info("generation %s runs on evaluator replica %s", generation_id, lease.replica)
+                continue
+            self._leases.release(generation_id)
             generation = self._repo.generation(generation_id)
             generation.state = G.GENERATION_STATE_INTERRUPTED
             generation.error = "interrupted: the evaluator restarted; finished passages are kept, resume it"
@@ -183,6 +205,7 @@ class Generator:
         with self._lock:
             if generation.generation_id in self._active:
                 raise FailedPrecondition(f"generation {generation.generation_id} is running now; nothing to resume")
+        self._leases.check_free(generation.generation_id)  # running on another replica
         if generation.state not in (G.GENERATION_STATE_INTERRUPTED, G.GENERATION_STATE_RUNNING):
             raise FailedPrecondition(
                 f"generation {generation.generation_id} is "
@@ -255,7 +278,8 @@ class Generator:
         if request.dry_run:
             return
         provider = self._deps.provider_for(request.embedding_model or self._deps.default_embedding_model)
-        if generation is None:
+        fresh = generation is None
+        if fresh:
             generation = G.Generation(
                 generation_id=str(uuid.uuid4()),
                 request=request,
@@ -282,7 +306,16 @@ class Generator:
         with self._lock:
             if generation.generation_id in self._active:
                 raise FailedPrecondition(f"generation {generation.generation_id} is running now; nothing to resume")
-            self._active.add(generation.generation_id)
+            self._active[generation.generation_id] = cancelled
+        try:
+            if fresh:  # a lease names a stored generation
+                self._repo.save_generation(generation)
+            self._leases.claim(generation.generation_id)  # refused, naming the replica, if it runs elsewhere
+        except BaseException:
+            with self._lock:
+                self._active.pop(generation.generation_id, None)
+            raise
+        self._renewer.start()
         try:
             self._repo.save_generation(generation)
             yield from self._run(generation, endpoint, provider, names, texts, passages, done, cancelled)
@@ -295,7 +328,14 @@ class Generator:
             raise
         finally:
             with self._lock:
-                self._active.discard(generation.generation_id)
+                self._active.pop(generation.generation_id, None)
+            self._release(generation.generation_id)
+
+    def _release(self, generation_id: str) -> None:
+        try:
+            self._leases.release(generation_id)
+        except ServiceError as exc:  # e.g. a locked database: the lease runs out by itself
+            log.warning("the lease of generation %s was not released: %s", generation_id, exc.message)
 
     def _run(self, generation, endpoint, provider, names, texts, passages, done, cancelled):
         kept = [o for o in done if o.outcome == G.GENERATION_OUTCOME_KEPT]

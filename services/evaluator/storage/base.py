@@ -28,7 +28,7 @@ class Store:
 
     @property
     def sessions(self) -> sessionmaker:
-        """The database's sessions, for the experiment leases (experiments/leases.py) that share it."""
+        """The database's sessions, for the experiment leases (leases.py) that share it."""
         return self._sessions
 
     def _stored(self, table, key: str, what: str, hint: str, message_type):

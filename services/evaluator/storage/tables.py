@@ -23,7 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, synonym
 
 
 class Base(DeclarativeBase):
@@ -160,8 +160,25 @@ class ExperimentLeaseRow(Base):
     experiment_id: Mapped[str] = mapped_column(
         String(36), ForeignKey("experiments.experiment_id", ondelete="CASCADE"), primary_key=True
     )
+    # What services/evaluator/leases.py calls the leased work's id, in every lease table.
+    work_id = synonym("experiment_id")
     replica: Mapped[str] = mapped_column(String(256))
     # Seconds since the epoch, by the clock of the replica that last renewed it.
     expires_at: Mapped[float] = mapped_column(Float)
     # CancelExperiment reached another replica: the holder stops it at its next renewal.
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GenerationLeaseRow(Base):
+    """Which evaluator replica runs a question generation, until when (ADR 0153): the
+    experiment leases' columns for generations, added by migration evaluator_0003."""
+
+    __tablename__ = "generation_leases"
+
+    generation_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("generations.generation_id", ondelete="CASCADE"), primary_key=True
+    )
+    work_id = synonym("generation_id")
+    replica: Mapped[str] = mapped_column(String(256))
+    expires_at: Mapped[float] = mapped_column(Float)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)

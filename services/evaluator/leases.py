@@ -1,4 +1,5 @@
-"""Experiment leases: at most one evaluator replica runs an experiment (ADR 0065).
+"""Experiment leases: at most one evaluator replica runs an experiment (ADR 0065), or a
+question generation (ADR 0153: the same table, `kind` "generation" in what it says).
 
 The replicas share one database (compose: PostgreSQL). The replica that
 starts or resumes an experiment claims it there for `lease_s` seconds and
@@ -26,18 +27,19 @@ from sqlalchemy.orm import sessionmaker
 
 from chunklab.errors import FailedPrecondition
 from chunklab.rpc.replicas import process_gone
-from services.evaluator.storage.tables import ExperimentLeaseRow
+from services.evaluator.storage.tables import ExperimentLeaseRow, GenerationLeaseRow
 
 log = logging.getLogger("chunklab.evaluator")
 
-Row = ExperimentLeaseRow
+# Each kind of leased work has its table, whose rows all name the work `work_id`.
+TABLES = {"experiment": ExperimentLeaseRow, "generation": GenerationLeaseRow}
 # Renewals come at most this far apart (and at least three per lease).
 RENEW_S = 2.0
 
 
 @dataclass(frozen=True)
 class Lease:
-    experiment_id: str
+    work_id: str
     replica: str
     expires_at: float
     cancel_requested: bool
@@ -45,58 +47,70 @@ class Lease:
 
 class Leases:
     def __init__(
-        self, sessions: sessionmaker, replica: str, lease_s: float, clock: Callable[[], float] = time.time
+        self,
+        sessions: sessionmaker,
+        replica: str,
+        lease_s: float,
+        clock: Callable[[], float] = time.time,
+        kind: str = "experiment",
     ) -> None:
+        """kind: what is leased, as the refusals name it ("experiment", "generation")."""
         self._sessions = sessions
         self.replica = replica
         self.lease_s = lease_s
         self._clock = clock
+        self.kind = kind
+        self._row = TABLES[kind]
 
-    def holder(self, experiment_id: str) -> Lease | None:
+    def of(self, kind: str) -> Leases:
+        """The same replica's leases on another kind of work (its own table)."""
+        return Leases(self._sessions, self.replica, self.lease_s, self._clock, kind)
+
+    def holder(self, work_id: str) -> Lease | None:
         """The live lease on an experiment: None when there is none, it ran out, or its
         holder is a process of this machine that is gone (a restarted evaluator)."""
         with self._sessions() as session:
-            row = session.get(Row, experiment_id)
+            row = session.get(self._row, work_id)
             if row is None or not self._live(row):
                 return None
-            return Lease(row.experiment_id, row.replica, row.expires_at, row.cancel_requested)
+            return Lease(row.work_id, row.replica, row.expires_at, row.cancel_requested)
 
-    def _live(self, row: Row) -> bool:
+    def _live(self, row) -> bool:
         return row.expires_at >= self._clock() and not process_gone(row.replica)
 
     def refusal(self, lease: Lease) -> FailedPrecondition:
         left = max(0.0, lease.expires_at - self._clock())
         return FailedPrecondition(
-            f"experiment {lease.experiment_id} is being run by evaluator replica {lease.replica}, which holds "
+            f"{self.kind} {lease.work_id} is being run by evaluator replica {lease.replica}, which holds "
             f"its lease (renewed while it runs, {left:.0f}s left): it cannot be run here too; wait for it to "
             f"end, or cancel it; if that replica died, resume it once the lease runs out (at most "
             f"{self.lease_s:g}s after its last renewal)"
         )
 
-    def check_free(self, experiment_id: str) -> None:
+    def check_free(self, work_id: str) -> None:
         """Raises FailedPrecondition naming the replica holding a live lease held by another replica."""
-        lease = self.holder(experiment_id)
+        lease = self.holder(work_id)
         if lease is not None and lease.replica != self.replica:
             raise self.refusal(lease)
 
-    def claim(self, experiment_id: str, attempts: int = 3) -> None:
+    def claim(self, work_id: str, attempts: int = 3) -> None:
         """Takes the lease for this replica, or raises FailedPrecondition naming its live holder.
         Taking over a lease that ran out is a compare-and-set on its holder and expiry, so of
         two replicas claiming at once one wins."""
         values = {"replica": self.replica, "expires_at": self._clock() + self.lease_s, "cancel_requested": False}
         try:
             with self._sessions.begin() as session:
-                row = session.get(Row, experiment_id)
+                row = session.get(self._row, work_id)
                 if row is None:
-                    session.add(Row(experiment_id=experiment_id, **values))
+                    session.add(self._row(work_id=work_id, **values))
                     return
                 if row.replica == self.replica or not self._live(row):
                     taken = session.execute(
-                        update(Row)
+                        update(self._row)
                         .where(
-                            Row.experiment_id == experiment_id,
-                            Row.replica == row.replica,
-                            Row.expires_at == row.expires_at,
+                            self._row.work_id == work_id,
+                            self._row.replica == row.replica,
+                            self._row.expires_at == row.expires_at,
                         )
                         .values(**values)
                     ).rowcount
@@ -104,43 +118,41 @@ class Leases:
                         return
         except IntegrityError:
             pass  # another replica's claim came first
-        lease = self.holder(experiment_id)
+        lease = self.holder(work_id)
         if lease is None and attempts > 1:  # it changed hands and ran out meanwhile
-            return self.claim(experiment_id, attempts - 1)
+            return self.claim(work_id, attempts - 1)
         if lease is None:
-            raise FailedPrecondition(
-                f"experiment {experiment_id} changed hands while this replica claimed it; try again"
-            )
+            raise FailedPrecondition(f"{self.kind} {work_id} changed hands while this replica claimed it; try again")
         raise self.refusal(lease)
 
     def renew(self, only: Collection[str] | None = None) -> dict[str, bool]:
         """Extends every lease this replica holds (`only`: of these experiments); returns
         them, each with whether CancelExperiment asked (on another replica) for it to stop."""
-        mine = [Row.replica == self.replica]
+        mine = [self._row.replica == self.replica]
         if only is not None:
-            mine.append(Row.experiment_id.in_(list(only)))
+            mine.append(self._row.work_id.in_(list(only)))
         with self._sessions.begin() as session:
-            session.execute(update(Row).where(*mine).values(expires_at=self._clock() + self.lease_s))
-            rows = session.execute(select(Row.experiment_id, Row.cancel_requested).where(*mine)).all()
-        return {experiment_id: cancel for experiment_id, cancel in rows}
+            session.execute(update(self._row).where(*mine).values(expires_at=self._clock() + self.lease_s))
+            rows = session.execute(select(self._row.work_id, self._row.cancel_requested).where(*mine)).all()
+        return {work_id: cancel for work_id, cancel in rows}
 
-    def request_cancel(self, experiment_id: str) -> Lease | None:
+    def request_cancel(self, work_id: str) -> Lease | None:
         """Asks the live holder to stop the experiment; returns its lease (None: nobody holds it)."""
         with self._sessions.begin() as session:
             changed = session.execute(
-                update(Row)
-                .where(Row.experiment_id == experiment_id, Row.expires_at >= self._clock())
+                update(self._row)
+                .where(self._row.work_id == work_id, self._row.expires_at >= self._clock())
                 .values(cancel_requested=True)
             ).rowcount
-        return self.holder(experiment_id) if changed else None
+        return self.holder(work_id) if changed else None
 
-    def release(self, experiment_id: str) -> None:
+    def release(self, work_id: str) -> None:
         """Drops the lease if it is this replica's, or has run out."""
         with self._sessions.begin() as session:
             session.execute(
-                delete(Row).where(
-                    Row.experiment_id == experiment_id,
-                    or_(Row.replica == self.replica, Row.expires_at < self._clock()),
+                delete(self._row).where(
+                    self._row.work_id == work_id,
+                    or_(self._row.replica == self.replica, self._row.expires_at < self._clock()),
                 )
             )
 
@@ -162,7 +174,7 @@ class Renewer:
     def start(self) -> None:
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="experiment-leases", daemon=True)
+                self._thread = threading.Thread(target=self._loop, name=f"{self._leases.kind}-leases", daemon=True)
                 self._thread.start()
 
     def close(self) -> None:
@@ -173,7 +185,7 @@ class Renewer:
             try:
                 self.renew_once()
             except Exception:  # the database may be back at the next renewal
-                log.exception("renewing the experiment leases of replica %s failed", self._leases.replica)
+                log.exception("renewing the %s leases of replica %s failed", self._leases.kind, self._leases.replica)
 
     def renew_once(self) -> None:
         """Renews the leases of the experiments queued or running here, and no other: the
@@ -182,8 +194,8 @@ class Renewer:
         if not active:
             return
         held = self._leases.renew(active)
-        for experiment_id in active & set(self._active()):  # not one that ended meanwhile
-            if experiment_id not in held:
-                self._stop(experiment_id, "lost")
-            elif held[experiment_id]:
-                self._stop(experiment_id, "cancel")
+        for work_id in active & set(self._active()):  # not one that ended meanwhile
+            if work_id not in held:
+                self._stop(work_id, "lost")
+            elif held[work_id]:
+                self._stop(work_id, "cancel")
