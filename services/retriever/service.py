@@ -10,7 +10,8 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from chunklab import ids, retrieval
@@ -177,15 +178,9 @@ class RetrieverService:
             if active and not make_active:  # the active set indexed again by an experiment stays active
                 for point in points:
                     point.payload[SET_STATE_FIELD] = ACTIVE
-            note = self.journal.begin(
-                "index",
-                embedding_model=header.embedding_model,
-                dimension=header.dimension,
-                document_id=header.document_id,
-                strategy=header.strategy,
-                config_id=header.config_id,
-            )
-            try:
+            with self.journaled(
+                header.embedding_model, header.dimension, header.document_id, header.strategy, header.config_id
+            ):
                 replaced = (
                     0
                     if index is None
@@ -208,10 +203,6 @@ class RetrieverService:
                     terms=TermCounts.of(p.sparse for p in points),
                     language=first.language,
                 )
-            except Exception:
-                self._settle_after_failure(note)
-                raise
-            self.journal.end(note)
         if index is not None:
             index.maintain()
         return len(points), replaced, active
@@ -252,6 +243,26 @@ class RetrieverService:
             size += len(payload[CHUNK_FIELD]) + 160
             points.append(IndexPoint(chunk.chunk_id, payload, dense, sparse))
         return points, size
+
+    @contextmanager
+    def journaled(self, model: str, dimension: int, document_id: str, strategy: str, config_id: str) -> Iterator[None]:
+        """A write to both the vector index and the records of one set (the caller holds the
+        document's lock): noted before it starts, settled at once if it fails, and at the next
+        start if the process dies midway (lifecycle/journal.py)."""
+        note = self.journal.begin(
+            "index",
+            embedding_model=model,
+            dimension=dimension,
+            document_id=document_id,
+            strategy=strategy,
+            config_id=config_id,
+        )
+        try:
+            yield
+        except Exception:
+            self._settle_after_failure(note)
+            raise
+        self.journal.end(note)
 
     def settle(self) -> int:
         """Settles the index writes a previous process did not finish (at start-up); returns how many."""

@@ -156,6 +156,38 @@ def test_retriever_under_a_long_lock_indexes_no_half_set_and_archives_nothing(st
     assert [d.document_id for d in lab.sweep(False).documents] == [expired.document_id]
 
 
+def test_an_activation_the_records_could_not_store_leaves_the_index_searching_the_set_they_name(stack):
+    """ActivateIndexedSet writes the index twice and the records once: with the records locked,
+    the index is put back, so queries keep searching the set the records call active."""
+    lab = stack.client()
+    document = upload(lab, note(5), "switched.md", "locked-activation")
+    (first,) = lab.process(document.document_id, [FIXED_16]).strategies_completed
+    (second,) = lab.process(document.document_id, [FIXED_24]).strategies_completed  # now the active one
+    retriever = unretried(retriever_pb2_grpc.RetrieverServiceStub, stack.addresses["retriever"])
+    key = retriever_pb2.IndexedSetKey(
+        embedding_model=EMBEDDING_MODEL,
+        document_id=document.document_id,
+        strategy="fixed_size",
+        config_id=first.config_id,
+    )
+    with locked(stack.data_dir / "retriever.sqlite3"), pytest.raises(grpc.RpcError) as refused:
+        retriever.ActivateIndexedSet(retriever_pb2.ActivateIndexedSetRequest(key=key), timeout=WAIT_S)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == locked_message("retriever.sqlite3")
+    assert lab.indexed_set(document.document_id, "fixed_size", EMBEDDING_MODEL).config_id == second.config_id
+    options = common_pb2.RetrievalOptions(
+        strategy="fixed_size",
+        embedding_model=EMBEDDING_MODEL,
+        top_k=5,
+        filter=common_pb2.RetrievalFilter(document_ids=[document.document_id]),
+    )
+    hits = lab.retrieve("Do bikes ride free?", options).retrieved_chunks
+    assert hits and {h.chunk.config_id for h in hits} == {second.config_id}
+    lab.activate_indexed_set(document.document_id, "fixed_size", first.config_id, EMBEDDING_MODEL)  # the lock gone
+    hits = lab.retrieve("Do bikes ride free?", options).retrieved_chunks
+    assert hits and {h.chunk.config_id for h in hits} == {first.config_id}
+
+
 def test_evaluator_refuses_under_a_long_lock_and_an_experiment_it_stopped_resumes(stack, llm):
     _, chat = llm
     lab = stack.client(stack.settings().model_copy(update={"long_rpc_timeout_s": WAIT_S}))  # a hang fails the test

@@ -161,8 +161,13 @@ class IndexSets:
         key = check_key(request.key)
         with self.service.document_lock(key[1]):
             found = self._found(key)
-            self._index(found).activate(*key[1:])
-            return to_message(self.service.store.set_flags(key, active=True))
+            index = self._index(found)
+            # Two writes to the index and one to the records: journaled, so a failure or a kill
+            # midway leaves the set active its records name, never none or two (ADR 0154).
+            with self.service.journaled(key[0], found["dimension"], *key[1:]):
+                index.activate(*key[1:])
+                flagged = self.service.store.set_flags(key, active=True)
+            return to_message(flagged)
 
     def pin(self, request: retriever_pb2.PinIndexedSetRequest) -> retriever_pb2.IndexedSet:
         key = check_key(request.key)
