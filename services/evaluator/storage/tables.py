@@ -151,7 +151,17 @@ class FeedbackRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
-class ExperimentLeaseRow(Base):
+class _LeaseColumns:
+    """What every lease table holds beside its work's id (services/evaluator/leases.py)."""
+
+    replica: Mapped[str] = mapped_column(String(256))
+    # Seconds since the epoch, by the clock of the replica that last renewed it.
+    expires_at: Mapped[float] = mapped_column(Float)
+    # CancelExperiment reached another replica: the holder stops it at its next renewal.
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ExperimentLeaseRow(_LeaseColumns, Base):
     """Which evaluator replica runs an experiment, until when (ADR 0065): a table
     of its own, added by migration evaluator_0002."""
 
@@ -162,16 +172,11 @@ class ExperimentLeaseRow(Base):
     )
     # What services/evaluator/leases.py calls the leased work's id, in every lease table.
     work_id = synonym("experiment_id")
-    replica: Mapped[str] = mapped_column(String(256))
-    # Seconds since the epoch, by the clock of the replica that last renewed it.
-    expires_at: Mapped[float] = mapped_column(Float)
-    # CancelExperiment reached another replica: the holder stops it at its next renewal.
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-class GenerationLeaseRow(Base):
-    """Which evaluator replica runs a question generation, until when (ADR 0153): the
-    experiment leases' columns for generations, added by migration evaluator_0003."""
+class GenerationLeaseRow(_LeaseColumns, Base):
+    """Which evaluator replica runs a question generation, until when (ADR 0153), added by
+    migration evaluator_0003."""
 
     __tablename__ = "generation_leases"
 
@@ -179,6 +184,3 @@ class GenerationLeaseRow(Base):
         String(36), ForeignKey("generations.generation_id", ondelete="CASCADE"), primary_key=True
     )
     work_id = synonym("generation_id")
-    replica: Mapped[str] = mapped_column(String(256))
-    expires_at: Mapped[float] = mapped_column(Float)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
