@@ -55,8 +55,10 @@ def resumable(state: int, held: bool | None = None) -> bool:
 
 
 def cancellable(state: int, held: bool | None = None) -> bool:
-    """Whether Cancel stops an experiment in `state`: one a runner holds (see resumable)."""
-    return _held(state, held)
+    """Whether Cancel stops an experiment in `state`: one a runner holds (see resumable), or one
+    stored as queued or running that none holds (its evaluator died), which the evaluator then
+    stores as interrupted at once (ADR 0152)."""
+    return _held(state, held) or state in ACTIVE
 
 
 def failed_run(run) -> bool:
