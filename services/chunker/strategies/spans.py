@@ -12,7 +12,8 @@ holds (ADR 0010).
 
 A part too big for the budget splits the same way wherever its text stands,
 so its pieces are remembered by content: a document that repeats a long
-paragraph splits it once (ADR 0033).
+paragraph splits it once (ADR 0033), and the pieces of each repeat are the
+first one's shifted, with the same trim and exact count (ADR 0147).
 
 Pieces are (start, end) code-point ranges into the text, trimmed of
 whitespace at both ends, in document order; together they cover every
@@ -76,7 +77,12 @@ class Spans:
         self._sentence_blocks: list[tuple[int, int, bool]] | None = None
         self.tokens = tokens if tokens is not None else TokenMap(text)
         self._offsets = self.tokens.offsets
-        self._splits: dict[tuple, list[tuple[int, int]]] = {}
+        # A long part's split by content: (where it was first split, its pieces from there).
+        self._splits: dict[tuple, tuple[int, list[tuple[int, int]]]] = {}
+        # Pieces that repeat an earlier piece's text (-> that piece), and each counted
+        # piece's trim (relative to its start) and exact count: a repeat is counted once.
+        self._copies: dict[tuple[int, int], tuple[int, int]] = {}
+        self._counts: dict[tuple[int, int], tuple[int, int, int]] = {}
         self._header_lines: list[int] | None = None
         lf_only = "\r" not in text
         self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
@@ -180,9 +186,12 @@ class Spans:
         known = self._splits.get(key)
         if known is None:
             pieces = self._split(start, end, budget, level, overlap)
-            self._splits[key] = [(a - start, b - start) for a, b in pieces]
+            self._splits[key] = (start, [(a - start, b - start) for a, b in pieces])
             return pieces
-        return [(start + a, start + b) for a, b in known]
+        first, relative = known
+        pieces = [(start + a, start + b) for a, b in relative]
+        self._copies.update(zip(pieces, [(first + a, first + b) for a, b in relative]))
+        return pieces
 
     def _merge(
         self, starts: list[int], ends: list[int], budget: int, next_level: int, overlap: int
@@ -279,9 +288,8 @@ class Spans:
     def _verified(self, pieces: list[tuple[int, int]], budget: int, depth: int = 0) -> list[tuple[int, int, int]]:
         """Trims every piece and counts it on its own; a piece over the budget
         (the estimate was short) is split again under a tighter budget."""
-        trimmed = [t for t in (self.trim(start, end) for start, end in pieces) if t[0] < t[1]]
         out: list[tuple[int, int, int]] = []
-        for (start, end), count in zip(trimmed, self.tokens.exact_many(trimmed)):
+        for start, end, count in self._counted(pieces):
             if count <= budget:
                 out.append((start, end, count))
                 continue
@@ -291,6 +299,26 @@ class Spans:
             estimate = self.estimate(start, end)
             tighter = max(min(budget - (count - budget), estimate - 1), MIN_BUDGET)
             out += self._verified(self._split(start, end, tighter, HEADERS, 0), budget, depth + 1)
+        return out
+
+    def _counted(self, pieces: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+        """The pieces trimmed, without the empty ones, each with its exact count. A piece
+        that repeats an earlier one's text (`_copies`, from the split of a repeated part)
+        takes that piece's trim and count, shifted: both depend on the piece's text alone."""
+        copies, counts = self._copies, self._counts
+        own = {piece for piece in pieces if piece not in copies}
+        todo = [p for p in pieces if p in own or (copies[p] not in counts and copies[p] not in own)]
+        trimmed = [self.trim(start, end) for start, end in todo]
+        filled = [t for t in trimmed if t[0] < t[1]]
+        exact = iter(self.tokens.exact_many(filled))
+        for piece, (a, b) in zip(todo, trimmed):
+            counts[piece] = (a - piece[0], b - piece[0], next(exact) if a < b else 0)
+        out = []
+        for piece in pieces:
+            start = piece[0]
+            a, b, count = counts[piece] if piece in counts else counts[copies[piece]]
+            if a < b:
+                out.append((start + a, start + b, count))
         return out
 
     def _exact_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int, int]]:
