@@ -40,7 +40,8 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 # The same for text without "\r", again starting with a literal.
 _LF_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")
 _LF = re.compile(r"\n")
-# What str.isspace() (and so the regular expression \s) calls white space.
+# What str.isspace() (and so the regular expression \s) calls white space, as a table
+# indexed by code point (every code point past the table's end is not white space).
 _SPACE_CODES = np.array(
     [
         *range(0x09, 0x0E),
@@ -57,6 +58,8 @@ _SPACE_CODES = np.array(
     ],
     dtype=np.uint32,
 )
+_IS_SPACE = np.zeros(int(_SPACE_CODES.max()) + 2, dtype=bool)
+_IS_SPACE[_SPACE_CODES] = True
 
 # One code point takes at most 4 cl100k tokens: a budget this big always
 # holds at least one whole character.
@@ -268,7 +271,7 @@ class Spans:
         """Where each run of white space ends (the regular expression \\s+),
         found with numpy: long unpunctuated runs have thousands."""
         codes = np.frombuffer(self.text[start:end].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        space = np.isin(codes, _SPACE_CODES)
+        space = _IS_SPACE[np.minimum(codes, len(_IS_SPACE) - 1)]
         return (np.flatnonzero(space[:-1] & ~space[1:]) + (start + 1)).tolist()
 
     # -- the last resort: token windows ------------------------------------
