@@ -1,0 +1,90 @@
+"""A document that repeats itself: the pieces of a repeated long part are the first one's,
+shifted, with the same trim and exact count (ADR 0147). Every case is checked against the same
+cascade without any reuse, and each chunk's count against tiktoken's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunklab.knobs import to_spec
+from chunklab.text import tokens
+from chunklab.v1 import documents_pb2
+from services.chunker.strategies import REGISTRY, SourceDocument, offline_context, recursive
+from services.chunker.strategies.spans import Spans
+from services.ingest.readers.markdown import parse
+
+
+class WithoutReuse(Spans):
+    """The cascade with nothing remembered: every long part split and every piece counted anew."""
+
+    def _split_part(self, start, end, budget, level, overlap):
+        return self._split(start, end, budget, level, overlap)
+
+
+def _paragraph(seed: int, sentences: int = 30) -> str:
+    words = ["licence", "granted", "Software", "copies", "warranty", "holders", "liable", "damages"]
+    return " ".join(
+        " ".join(words[(seed + i * 3 + j) % len(words)] for j in range(5 + (seed + i) % 7)).capitalize() + "."
+        for i in range(sentences)
+    )
+
+
+# A section with a paragraph far over the smaller budgets, one under them, and a list.
+SECTION = _paragraph(1) + "\n\n" + _paragraph(2, 4) + "\n\n- one item\n- another item\n\n" + _paragraph(3, 60) + "\n\n"
+
+
+def _pieces(spans_class, text: str, budget: int, overlap: int) -> list[tuple[int, int, int]]:
+    return spans_class(text).split(0, len(text), budget, overlap=overlap)
+
+
+def _assert_same_as_without_reuse(text: str, budget: int, overlap: int) -> list[tuple[int, int, int]]:
+    reused = _pieces(Spans, text, budget, overlap)
+    assert reused == _pieces(WithoutReuse, text, budget, overlap)
+    for start, end, count in reused:
+        assert count == len(tokens.encoding().encode_ordinary(text[start:end])) <= budget
+    return reused
+
+
+@pytest.mark.parametrize("budget", [16, 64, 128, 512])
+def test_a_section_repeated_word_for_word_gives_the_pieces_of_the_first_shifted(budget):
+    text = SECTION * 5
+    pieces = _assert_same_as_without_reuse(text, budget, 0)
+    first = [(a, b, c) for a, b, c in pieces if b <= len(SECTION)]
+    third = [(a - 2 * len(SECTION), b - 2 * len(SECTION), c) for a, b, c in pieces if 2 * len(SECTION) <= a]
+    assert third[: len(first)] == first
+
+
+def test_the_reuse_path_is_taken_on_a_repeated_section():
+    spans = Spans(SECTION * 4)
+    spans.split(0, len(spans.text), 64)
+    assert spans._copies, "the repeats of the long paragraphs should take the first split's pieces"
+
+
+@pytest.mark.parametrize("budget", [32, 128])
+def test_repeats_that_differ_slightly_give_the_pieces_of_their_own_text(budget):
+    copies = [SECTION.replace("licence", f"licence{n}", 1) if n % 2 else SECTION for n in range(6)]
+    copies[3] = copies[3].replace("warranty", "guarantee")  # a word in the middle of a long paragraph
+    _assert_same_as_without_reuse("".join(copies), budget, 0)
+
+
+@pytest.mark.parametrize(("budget", "overlap"), [(64, 6), (64, 16), (128, 32), (512, 128)])
+def test_overlap_across_the_repeat_boundary_is_the_same_as_without_reuse(budget, overlap):
+    # No blank line between the copies: the end of one and the start of the next meet in one part.
+    text = (SECTION.rstrip() + " ") * 4
+    _assert_same_as_without_reuse(text, budget, overlap)
+    _assert_same_as_without_reuse(SECTION * 4, budget, overlap)
+
+
+def test_a_repeated_section_under_different_headings_keeps_each_headings_path(monkeypatch):
+    text = "".join(f"# Chapter {n}\n\n## Terms\n\n{SECTION}" for n in range(4))
+    document = documents_pb2.Document(document_id="d", name="d.md", text=text, language="en")
+    document.tree.CopyFrom(parse(text, documents_pb2.DOCUMENT_FORMAT_MARKDOWN))
+    strategy = REGISTRY.build(to_spec("recursive", {"chunk_size": 64, "chunk_overlap": 8}))
+    reused = strategy.chunk(SourceDocument(document), offline_context())
+    monkeypatch.setattr(recursive, "Spans", WithoutReuse)
+    assert reused == strategy.chunk(SourceDocument(document), offline_context())
+    paths = {tuple(chunk.heading_path) for chunk in reused}
+    assert {("Chapter 0", "Terms"), ("Chapter 3", "Terms")} <= paths
+    chapter = {n: [c.content for c in reused if c.heading_path[0] == f"Chapter {n}"] for n in (0, 2)}
+    assert chapter[0][0].startswith("# Chapter 0") and chapter[2][0].startswith("# Chapter 2")
+    assert chapter[0][1:] == chapter[2][1:]  # past the heading, the same pieces
