@@ -4,6 +4,7 @@ cascade without any reuse, and each chunk's count against tiktoken's own."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from chunklab.knobs import to_spec
@@ -11,6 +12,7 @@ from chunklab.text import tokens
 from chunklab.v1 import documents_pb2
 from services.chunker.strategies import REGISTRY, SourceDocument, offline_context, recursive
 from services.chunker.strategies.spans import Spans
+from services.chunker.token_map import TokenMap
 from services.ingest.readers.markdown import parse
 
 
@@ -88,3 +90,25 @@ def test_a_repeated_section_under_different_headings_keeps_each_headings_path(mo
     chapter = {n: [c.content for c in reused if c.heading_path[0] == f"Chapter {n}"] for n in (0, 2)}
     assert chapter[0][0].startswith("# Chapter 0") and chapter[2][0].startswith("# Chapter 2")
     assert chapter[0][1:] == chapter[2][1:]  # past the heading, the same pieces
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        SECTION * 6,
+        ("A line with CRLF.\r\nAnother, naïve 😀👍🏽 one.\r\n\r\n" * 40),
+        "# T\n\n" + ("日本語の文章です。\nx = [1, 2]\n\n" * 30) + "tail without a line break",
+        "".join(SECTION.replace("one item", f"item {n % 3}") for n in range(6)),
+    ],
+)
+def test_a_map_kept_as_runs_of_its_distinct_lines_answers_as_its_offsets(text):
+    token_map = TokenMap(text)
+    assert token_map._runs, "a text that repeats itself this much is searched run by run"
+    offsets = token_map.offsets
+    assert offsets.tolist() == tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text)).tolist()
+    positions = np.arange(-1, len(text) + 3)
+    for side in ("left", "right"):
+        assert token_map.searchsorted(positions, side).tolist() == offsets.searchsorted(positions, side).tolist()
+        for position in (0, 1, len(text) // 2, len(text) - 1, len(text), len(text) + 1):
+            assert int(token_map.searchsorted(position, side)) == int(offsets.searchsorted(position, side))
+    assert len(token_map) == len(offsets) - 1

@@ -79,7 +79,6 @@ class Spans:
         self.tree = tree
         self._sentence_blocks: list[tuple[int, int, bool]] | None = None
         self.tokens = tokens if tokens is not None else TokenMap(text)
-        self._offsets = self.tokens.offsets
         # A long part's split by content: (where it was first split, its pieces from there).
         self._splits: dict[tuple, tuple[int, list[tuple[int, int]]]] = {}
         # Pieces that repeat an earlier piece's text (-> that piece), and each counted
@@ -214,8 +213,8 @@ class Spans:
         n = len(starts)
         if not n:
             return []
-        first_at = self._offsets.searchsorted(starts, side="right") - 1
-        last_at = self._offsets.searchsorted(ends, side="left")
+        first_at = self.tokens.searchsorted(starts, side="right") - 1
+        last_at = self.tokens.searchsorted(ends, side="left")
         big = [
             k
             for k in np.flatnonzero(last_at - first_at > budget).tolist()
@@ -278,9 +277,9 @@ class Spans:
     def _token_bounds(self, start: int, end: int) -> list[int]:
         """start, the token starts strictly inside (start, end), and end (no
         repeats: tokens inside one character share its start)."""
-        lo = int(self._offsets.searchsorted(start, side="right"))
-        hi = int(self._offsets.searchsorted(end, side="left"))
-        return sorted({start, *self._offsets[lo:hi].tolist(), end})
+        lo = int(self.tokens.searchsorted(start, side="right"))
+        hi = int(self.tokens.searchsorted(end, side="left"))
+        return sorted({start, *self.tokens.offsets[lo:hi].tolist(), end})
 
     def _token_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
         """Runs of `budget` whole-text tokens."""
