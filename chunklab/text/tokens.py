@@ -341,9 +341,11 @@ class Segments(NamedTuple):
         counts = np.diff(self.tokens)
         places = np.repeat(self.first - self.tokens[:-1], counts)
         places += np.arange(len(places))
-        found = self.distinct[places]
-        found += np.repeat(self.chars[:-1] - self.source, counts)
-        return np.append(found, self.chars[-1])
+        found = np.empty(len(places) + 1, dtype=np.int64)
+        np.take(self.distinct, places, out=found[:-1])
+        found[:-1] += np.repeat(self.chars[:-1] - self.source, counts)
+        found[-1] = self.chars[-1]
+        return found
 
 
 def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> Segments:
