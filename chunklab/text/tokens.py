@@ -318,8 +318,9 @@ class Segments(NamedTuple):
     order) from code point source[r] on, and its tokens, the whole text's tokens[r] to
     tokens[r+1] - 1, are the distinct text's from first[r] on. `distinct` holds the code
     point where each token of the distinct text starts, then the distinct text's length.
-    A text that repeats nothing is one run, its own distinct text; a text that repeats a
-    block of lines takes one run per repeat, not one per line or token."""
+    A text whose distinct lines hold at least half its tokens is one run, its own
+    offsets; a text that repeats more takes one run per repeated block of lines, and no
+    array over every token of it is made."""
 
     chars: np.ndarray
     tokens: np.ndarray
@@ -389,12 +390,18 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
     if not np.array_equal(token_bytes[line_token], line_bytes):
         whole = _executor().submit(_encode_lengths, text).result()
         return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
+    counts = np.diff(line_token)[which]
+    tokens_before = np.concatenate(([0], np.cumsum(counts)))
+    if 2 * len(lengths) >= tokens_before[-1]:  # mostly distinct: one run, the whole text's tokens gathered
+        places = np.repeat(line_token[which] - tokens_before[:-1], counts)
+        places += np.arange(len(places))
+        whole = lengths[places]
+        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
     distinct_text = "".join(first_seen)
     distinct_data = np.frombuffer(distinct_text.encode("utf-8"), dtype=np.uint8)
     distinct = _char_offsets(distinct_text, distinct_data, _byte_starts(lengths, len(distinct_data)))
     line_chars = np.concatenate(([0], np.cumsum(np.fromiter(map(len, first_seen), np.int64, len(first_seen)))))
     starts = np.concatenate(([0], np.flatnonzero(which[1:] != which[:-1] + 1) + 1))
-    tokens_before = np.concatenate(([0], np.cumsum(np.diff(line_token)[which])))
     return Segments(
         chars=np.append(np.asarray(char_bounds)[starts], len(text)),
         tokens=np.append(tokens_before[starts], tokens_before[-1]),

@@ -51,9 +51,8 @@ class TokenMap:
     def __init__(self, text: str) -> None:
         self.text = text
         self.segments = token_segments(text)
-        # A text whose distinct lines are less than half its tokens is searched run by
-        # run; any other, on its offsets (one search a query, and they cost little more).
-        self._runs = 2 * (len(self.segments.distinct) - 1) < self.segments.tokens[-1]
+        # A text that repeats much is searched run by run; any other is one run, its offsets.
+        self._runs = len(self.segments.source) > 1
 
     @cached_property
     def offsets(self) -> np.ndarray:
