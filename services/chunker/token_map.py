@@ -64,8 +64,9 @@ class TokenMap:
     # -- positions ------------------------------------------------------
     def searchsorted(self, positions, side: str = "left"):
         """offsets.searchsorted(positions, side), found in the runs of a text that repeats
-        much: the run that holds each position, then the copy of the distinct text it is."""
-        if not self._runs:
+        much (the run that holds each position, then the copy of the distinct text it is)
+        until someone has asked for every offset (one search instead of three from then on)."""
+        if not self._runs or "offsets" in self.__dict__:
             return self.offsets.searchsorted(positions, side=side)
         runs = self.segments
         at = np.asarray(positions, dtype=np.int64)
