@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunklab.knobs import to_spec
 from chunklab.text import tokens
@@ -113,3 +115,24 @@ def test_a_map_kept_as_runs_of_its_distinct_lines_answers_as_its_offsets(text):
             assert int(token_map.searchsorted(position, side)) == int(offsets.searchsorted(position, side))
     assert len(token_map) == len(offsets) - 1
     assert "offsets" not in token_map.__dict__, "every answer above came from the runs"
+
+
+_LINES = st.lists(
+    st.sampled_from(
+        ["word\n", " word\n", "x = 1\n", "\n", "  \n", "日本語\n", "🎉 e\u0301\n", "a.\r\n", "end", "\t-\n"]
+    ),
+    min_size=1,
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks=st.lists(_LINES, min_size=1, max_size=4), copies=st.integers(1, 6))
+def test_any_map_answers_every_position_as_its_offsets(blocks, copies):
+    text = "".join(blocks * copies)
+    offsets = TokenMap(text).offsets
+    assert offsets.tolist() == tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text)).tolist()
+    token_map = TokenMap(text)
+    positions = np.arange(-1, len(text) + 2)
+    for side in ("left", "right"):
+        assert token_map.searchsorted(positions, side).tolist() == offsets.searchsorted(positions, side).tolist()
