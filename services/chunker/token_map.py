@@ -28,6 +28,7 @@ why). Two consequences:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import cached_property
 
 import numpy as np
@@ -75,6 +76,22 @@ class TokenMap:
         found = runs.tokens[run] + np.minimum(inside, runs.tokens[run + 1] - runs.tokens[run])
         end = runs.chars[-1]  # offsets[-1]: counted from the end of the text on
         return found + (at >= end if side == "right" else at > end)
+
+    @cached_property
+    def _run_chars(self) -> list[int]:
+        return self.segments.chars.tolist()
+
+    def source_of(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where text[start:end] stands in the distinct text, as (start there, length), when
+        it lies inside one run of a text kept as runs: two slices with the same answer have
+        the same text. None otherwise."""
+        if not self._runs:
+            return None
+        chars = self._run_chars
+        run = bisect_right(chars, start) - 1
+        if run < 0 or end > chars[run + 1]:
+            return None
+        return int(self.segments.source[run]) + start - chars[run], end - start
 
     def token_at(self, position: int) -> int:
         """The token that covers a character position."""

@@ -24,6 +24,9 @@ class WithoutReuse(Spans):
     def _split_part(self, start, end, budget, level, overlap):
         return self._split(start, end, budget, level, overlap)
 
+    def _text_key(self, piece):
+        return piece
+
 
 def _paragraph(seed: int, sentences: int = 30) -> str:
     words = ["licence", "granted", "Software", "copies", "warranty", "holders", "liable", "damages"]
@@ -136,3 +139,14 @@ def test_any_map_answers_every_position_as_its_offsets(blocks, copies):
     positions = np.arange(-1, len(text) + 2)
     for side in ("left", "right"):
         assert token_map.searchsorted(positions, side).tolist() == offsets.searchsorted(positions, side).tolist()
+
+
+def test_pieces_of_a_repeat_that_start_alike_and_end_elsewhere_are_counted_on_their_own_text():
+    text = SECTION * 4
+    spans = Spans(text)
+    assert spans.tokens._runs
+    copy = 2 * len(SECTION)
+    for start, end in [(0, 300), (copy, copy + 700), (copy, copy + 300), (len(SECTION), len(SECTION) + 50)]:
+        ((a, b, count),) = spans.split(start, end, 4096)
+        assert (a, b) == (start, end) or text[start:end].strip() == text[a:b]
+        assert count == len(tokens.encoding().encode_ordinary(text[a:b]))

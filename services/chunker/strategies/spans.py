@@ -81,10 +81,10 @@ class Spans:
         self.tokens = tokens if tokens is not None else TokenMap(text)
         # A long part's split by content: (where it was first split, its pieces from there).
         self._splits: dict[tuple, tuple[int, list[tuple[int, int]]]] = {}
-        # Pieces that repeat an earlier piece's text (-> that piece), and each counted
-        # piece's trim (relative to its start) and exact count: a repeat is counted once.
+        # Pieces that repeat an earlier piece's text (-> that piece), and the trim (relative
+        # to the piece's start) and exact count of each text counted (by _text_key).
         self._copies: dict[tuple[int, int], tuple[int, int]] = {}
-        self._counts: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self._counts: dict[tuple, tuple[int, int, int]] = {}
         self._header_lines: list[int] | None = None
         lf_only = "\r" not in text
         self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
@@ -184,7 +184,7 @@ class Spans:
             or not (is_boundary(text, start, len(text)) and is_boundary(text, end, len(text)))
         ):
             return self._split(start, end, budget, level, overlap)
-        key = (budget, level, overlap, text[start:end])
+        key = (budget, level, overlap, self.tokens.source_of(start, end) or text[start:end])
         known = self._splits.get(key)
         if known is None:
             pieces = self._split(start, end, budget, level, overlap)
@@ -303,22 +303,29 @@ class Spans:
             out += self._verified(self._split(start, end, tighter, HEADERS, 0), budget, depth + 1)
         return out
 
+    def _text_key(self, piece: tuple[int, int]) -> tuple:
+        """A key two pieces share only if their texts are the same: where the piece stands
+        in the distinct text of a text kept as runs (TokenMap.source_of), else the piece it
+        copies (`_copies`, from the split of a repeated part), else the piece itself."""
+        source = self.tokens.source_of(*piece)
+        return ("at", *source) if source is not None else ("of", *self._copies.get(piece, piece))
+
     def _counted(self, pieces: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
-        """The pieces trimmed, without the empty ones, each with its exact count. A piece
-        that repeats an earlier one's text (`_copies`, from the split of a repeated part)
-        takes that piece's trim and count, shifted: both depend on the piece's text alone."""
-        copies, counts = self._copies, self._counts
-        own = {piece for piece in pieces if piece not in copies}
-        todo = [p for p in pieces if p in own or (copies[p] not in counts and copies[p] not in own)]
-        trimmed = [self.trim(start, end) for start, end in todo]
-        filled = [t for t in trimmed if t[0] < t[1]]
-        exact = iter(self.tokens.exact_many(filled))
-        for piece, (a, b) in zip(todo, trimmed):
-            counts[piece] = (a - piece[0], b - piece[0], next(exact) if a < b else 0)
+        """The pieces trimmed, without the empty ones, each with its exact count. Pieces of
+        the same text (`_text_key`) are trimmed and counted once: both depend on the text alone."""
+        counts = self._counts
+        keys = [self._text_key(piece) for piece in pieces]
+        todo: dict[tuple, tuple[int, int]] = {}
+        for piece, key in zip(pieces, keys):
+            if key not in counts:
+                todo.setdefault(key, piece)
+        trimmed = [self.trim(start, end) for start, end in todo.values()]
+        exact = iter(self.tokens.exact_many([t for t in trimmed if t[0] < t[1]]))
+        for (key, (start, _)), (a, b) in zip(todo.items(), trimmed):
+            counts[key] = (a - start, b - start, next(exact) if a < b else 0)
         out = []
-        for piece in pieces:
-            start = piece[0]
-            a, b, count = counts[piece] if piece in counts else counts[copies[piece]]
+        for (start, _), key in zip(pieces, keys):
+            a, b, count = counts[key]
             if a < b:
                 out.append((start + a, start + b, count))
         return out
