@@ -393,9 +393,7 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
     counts = np.diff(line_token)[which]
     tokens_before = np.concatenate(([0], np.cumsum(counts)))
     if 2 * len(lengths) >= tokens_before[-1]:  # mostly distinct: one run, the whole text's tokens gathered
-        places = np.repeat(line_token[which] - tokens_before[:-1], counts)
-        places += np.arange(len(places))
-        whole = lengths[places]
+        whole = lengths[np.arange(tokens_before[-1]) + np.repeat(line_token[which] - tokens_before[:-1], counts)]
         return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
     distinct_text = "".join(first_seen)
     distinct_data = np.frombuffer(distinct_text.encode("utf-8"), dtype=np.uint8)
