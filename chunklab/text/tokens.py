@@ -28,6 +28,7 @@ import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -311,15 +312,53 @@ def _line_starts(data: np.ndarray) -> np.ndarray:
     return newlines[printable | one_space] + 1
 
 
-def _token_lengths(text: str, data: np.ndarray, continuations: np.ndarray | None) -> np.ndarray:
-    """Bytes of every token of the text, in order.
+class Segments(NamedTuple):
+    """A text's tokens as runs of its distinct lines (ADR 0147): run r is the text
+    [chars[r], chars[r+1]), a copy of the distinct text (its distinct lines in first-seen
+    order) from code point source[r] on, and its tokens, the whole text's tokens[r] to
+    tokens[r+1] - 1, are the distinct text's from first[r] on. `distinct` holds the code
+    point where each token of the distinct text starts, then the distinct text's length.
+    A text whose distinct lines hold at least half its tokens is one run, its own
+    offsets; a text that repeats more takes one run per repeated block of lines, and no
+    array over every token of it is made."""
+
+    chars: np.ndarray
+    tokens: np.ndarray
+    source: np.ndarray
+    first: np.ndarray
+    distinct: np.ndarray
+
+    @classmethod
+    def one_run(cls, text: str, distinct: np.ndarray) -> Segments:
+        last = len(distinct) - 1
+        return cls(
+            np.array([0, len(text)]), np.array([0, last]), np.zeros(1, np.int64), np.zeros(1, np.int64), distinct
+        )
+
+    def offsets(self) -> np.ndarray:
+        """Where every token of the whole text starts, and the text's length last."""
+        if len(self.source) == 1:
+            return self.distinct
+        counts = np.diff(self.tokens)
+        places = np.repeat(self.first - self.tokens[:-1], counts)
+        places += np.arange(len(places))
+        found = np.empty(len(places) + 1, dtype=np.int64)
+        np.take(self.distinct, places, out=found[:-1])
+        found[:-1] += np.repeat(self.chars[:-1] - self.source, counts)
+        found[-1] = self.chars[-1]
+        return found
+
+
+def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> Segments:
+    """The text's tokens as runs of its distinct lines.
 
     The text is cut at line starts; every distinct line is encoded once (in
     first-seen order, so that any two neighbours meet at a line start again
-    and keep their tokens apart) and the whole text's tokens are gathered
-    back line by line. The lines are taken in runs of about RUN_BYTES: each
-    run's new lines are handed to the encoding threads while the next run is
-    sorted out, so finding repeats costs next to no time of its own.
+    and keep their tokens apart). The lines are taken in runs of about
+    RUN_BYTES: each run's new lines are handed to the encoding threads while
+    the next run is sorted out, so finding repeats costs next to no time of
+    its own. Consecutive lines that are consecutive distinct lines make one
+    run of the result.
     """
     cut_bytes = _line_starts(data) if shortcuts_hold() else np.zeros(0, dtype=np.int64)
     cuts = cut_bytes if continuations is None else cut_bytes - np.searchsorted(continuations, cut_bytes)
@@ -340,18 +379,34 @@ def _token_lengths(text: str, data: np.ndarray, continuations: np.ndarray | None
         encoder.add("".join(new))
     lengths = encoder.lengths()
     if len(first_seen) == len(lines):  # nothing repeats: these are the text's tokens
-        return lengths
+        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(lengths, len(data)), continuations))
     which = np.asarray(which, dtype=np.int64)
-    distinct_sizes = sizes[np.unique(which, return_index=True)[1]]
-    # The token where each distinct line starts, then every line's tokens in text order.
+    is_new = np.ones(len(which), dtype=bool)  # distinct lines are numbered as first seen
+    is_new[1:] = which[1:] > np.maximum.accumulate(which)[:-1]
+    # The token where each distinct line starts (each must: else the proof fails).
     token_bytes = np.concatenate(([0], np.cumsum(lengths)))
-    line_bytes = np.concatenate(([0], np.cumsum(distinct_sizes)))
+    line_bytes = np.concatenate(([0], np.cumsum(sizes[is_new])))
     line_token = np.minimum(np.searchsorted(token_bytes, line_bytes), len(lengths))
-    if not np.array_equal(token_bytes[line_token], line_bytes):  # not seen: the proof fails
-        return _executor().submit(_encode_lengths, text).result()
-    starts, counts = line_token[which], np.diff(line_token)[which]
-    before = np.cumsum(counts) - counts
-    return lengths[np.arange(int(counts.sum())) + np.repeat(starts - before, counts)]
+    if not np.array_equal(token_bytes[line_token], line_bytes):
+        whole = _executor().submit(_encode_lengths, text).result()
+        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
+    counts = np.diff(line_token)[which]
+    tokens_before = np.concatenate(([0], np.cumsum(counts)))
+    if 2 * len(lengths) >= tokens_before[-1]:  # mostly distinct: one run, the whole text's tokens gathered
+        whole = lengths[np.arange(tokens_before[-1]) + np.repeat(line_token[which] - tokens_before[:-1], counts)]
+        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
+    distinct_text = "".join(first_seen)
+    distinct_data = np.frombuffer(distinct_text.encode("utf-8"), dtype=np.uint8)
+    distinct = _char_offsets(distinct_text, distinct_data, _byte_starts(lengths, len(distinct_data)))
+    line_chars = np.concatenate(([0], np.cumsum(np.fromiter(map(len, first_seen), np.int64, len(first_seen)))))
+    starts = np.concatenate(([0], np.flatnonzero(which[1:] != which[:-1] + 1) + 1))
+    return Segments(
+        chars=np.append(np.asarray(char_bounds)[starts], len(text)),
+        tokens=np.append(tokens_before[starts], tokens_before[-1]),
+        source=line_chars[which[starts]],
+        first=line_token[which[starts]],
+        distinct=distinct,
+    )
 
 
 def _continuations(data: np.ndarray) -> np.ndarray:
@@ -393,13 +448,19 @@ def token_char_offsets(text: str, tokens: list[int]) -> np.ndarray:
     return _char_offsets(text, data, _byte_starts(lengths, len(data)))
 
 
+def token_segments(text: str) -> Segments:
+    """The cl100k_base tokens of the whole text as runs of its distinct lines
+    (Segments), found as the module docstring says."""
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    if not len(data):
+        return Segments.one_run(text, np.zeros(1, dtype=np.int64))
+    return _segments(text, data, None if len(data) == len(text) else _continuations(data))
+
+
 def token_offsets(text: str) -> np.ndarray:
     """Where the cl100k_base tokens of the whole text start, as
     token_char_offsets(text, encoding().encode_ordinary(text)) but found
     faster (module docstring): offsets[t] is the code point where token t
     starts (a token starting inside a character gets that character's
     start), and offsets[-1] is len(text)."""
-    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    continuations = None if len(data) == len(text) else _continuations(data)
-    lengths = _token_lengths(text, data, continuations) if len(data) else np.zeros(0, dtype=np.int64)
-    return _char_offsets(text, data, _byte_starts(lengths, len(data)), continuations)
+    return token_segments(text).offsets()

@@ -15,7 +15,9 @@ why). Two consequences:
 - The tokens of a text are the tokens of its parts cut at such boundaries,
   concatenated; so distinct lines are encoded once each (a document that
   repeats itself is not encoded twice; chonkie memoizes per split likewise),
-  in two threads (chunklab.text.tokens.token_offsets).
+  in two threads (chunklab.text.tokens.token_segments). A text that repeats
+  much is kept as runs of its distinct text and searched run by run, so
+  that no pass over every token of it is made (ADR 0147).
 - A slice [a, b) has the whole text's tokens between its first boundary
   c >= a and its last boundary d <= b: count = tokens(text[a:c]) +
   (tokens of the whole text in [c, d)) + tokens(text[d:b]). Only the short
@@ -26,9 +28,13 @@ why). Two consequences:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from functools import cached_property
+
+import numpy as np
 
 from chunklab.text import tokens
-from chunklab.text.tokens import is_boundary, token_offsets
+from chunklab.text.tokens import is_boundary, token_segments
 
 # How far into a slice to look for a boundary at either edge.
 EDGE = 64
@@ -45,15 +51,51 @@ class TokenMap:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.offsets = token_offsets(text)
+        self.segments = token_segments(text)
+        # A text that repeats much is searched run by run; any other is one run, its offsets.
+        self._runs = len(self.segments.source) > 1
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        return self.segments.offsets()
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return int(self.segments.tokens[-1])
 
     # -- positions ------------------------------------------------------
+    def searchsorted(self, positions, side: str = "left"):
+        """offsets.searchsorted(positions, side), found in the runs of a text that repeats
+        much (the run that holds each position, then the copy of the distinct text it is)
+        until someone has asked for every offset (one search instead of three from then on)."""
+        if not self._runs or "offsets" in self.__dict__:
+            return self.offsets.searchsorted(positions, side=side)
+        runs = self.segments
+        at = np.asarray(positions, dtype=np.int64)
+        run = np.clip(runs.chars.searchsorted(at, side="right") - 1, 0, len(runs.source) - 1)
+        inside = runs.distinct.searchsorted(at - runs.chars[run] + runs.source[run], side=side) - runs.first[run]
+        found = runs.tokens[run] + np.minimum(inside, runs.tokens[run + 1] - runs.tokens[run])
+        end = runs.chars[-1]  # offsets[-1]: counted from the end of the text on
+        return found + (at >= end if side == "right" else at > end)
+
+    @cached_property
+    def _run_chars(self) -> list[int]:
+        return self.segments.chars.tolist()
+
+    def source_of(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where text[start:end] stands in the distinct text, as (start there, length), when
+        it lies inside one run of a text kept as runs: two slices with the same answer have
+        the same text. None otherwise."""
+        if not self._runs:
+            return None
+        chars = self._run_chars
+        run = bisect_right(chars, start) - 1
+        if run < 0 or end > chars[run + 1]:
+            return None
+        return int(self.segments.source[run]) + start - chars[run], end - start
+
     def token_at(self, position: int) -> int:
         """The token that covers a character position."""
-        return max(int(self.offsets.searchsorted(position, side="right")) - 1, 0)
+        return max(int(self.searchsorted(position, side="right")) - 1, 0)
 
     def char_at(self, token: int) -> int:
         """Where a token starts (len(text) past the end)."""
@@ -65,7 +107,7 @@ class TokenMap:
         if end <= start:
             return 0
         # (tokens starting at or before start, tokens starting before end)
-        first, last = self.offsets.searchsorted((start + 1, end)).tolist()
+        first, last = self.searchsorted((start + 1, end)).tolist()
         return last - first + 1
 
     # -- exact counts -----------------------------------------------------
@@ -82,7 +124,7 @@ class TokenMap:
         text = self.text
         middles = [self._middle(a, b) for a, b in ranges]
         edges = [p for middle in middles if middle for p in middle]
-        tokens_at = self.offsets.searchsorted(edges).tolist() if edges else []
+        tokens_at = self.searchsorted(edges).tolist() if edges else []
         counts, i = [], 0
         for (a, b), middle in zip(ranges, middles):
             if middle is None:

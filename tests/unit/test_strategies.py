@@ -295,8 +295,8 @@ def test_strategies_run_on_one_document_tokenize_it_once_and_chunk_as_they_would
     from services.chunker import token_map as token_map_module
 
     calls = []
-    real = token_map_module.token_offsets
-    monkeypatch.setattr(token_map_module, "token_offsets", lambda text: calls.append(len(text)) or real(text))
+    real = token_map_module.token_segments
+    monkeypatch.setattr(token_map_module, "token_segments", lambda text: calls.append(len(text)) or real(text))
     shared = document(REGULATION)
     together = {name: run(name, shared) for name in SPEC_NAMES}
     assert calls == [len(REGULATION)]

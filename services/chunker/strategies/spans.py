@@ -12,7 +12,8 @@ holds (ADR 0010).
 
 A part too big for the budget splits the same way wherever its text stands,
 so its pieces are remembered by content: a document that repeats a long
-paragraph splits it once (ADR 0033).
+paragraph splits it once (ADR 0033), and the pieces of each repeat are the
+first one's shifted, with the same trim and exact count (ADR 0147).
 
 Pieces are (start, end) code-point ranges into the text, trimmed of
 whitespace at both ends, in document order; together they cover every
@@ -39,7 +40,8 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 # The same for text without "\r", again starting with a literal.
 _LF_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n)+")
 _LF = re.compile(r"\n")
-# What str.isspace() (and so the regular expression \s) calls white space.
+# What str.isspace() (and so the regular expression \s) calls white space, as a table
+# indexed by code point (every code point past the table's end is not white space).
 _SPACE_CODES = np.array(
     [
         *range(0x09, 0x0E),
@@ -56,6 +58,8 @@ _SPACE_CODES = np.array(
     ],
     dtype=np.uint32,
 )
+_IS_SPACE = np.zeros(int(_SPACE_CODES.max()) + 2, dtype=bool)
+_IS_SPACE[_SPACE_CODES] = True
 
 # One code point takes at most 4 cl100k tokens: a budget this big always
 # holds at least one whole character.
@@ -75,8 +79,12 @@ class Spans:
         self.tree = tree
         self._sentence_blocks: list[tuple[int, int, bool]] | None = None
         self.tokens = tokens if tokens is not None else TokenMap(text)
-        self._offsets = self.tokens.offsets
-        self._splits: dict[tuple, list[tuple[int, int]]] = {}
+        # A long part's split by content: (where it was first split, its pieces from there).
+        self._splits: dict[tuple, tuple[int, list[tuple[int, int]]]] = {}
+        # Pieces that repeat an earlier piece's text (-> that piece), and the trim (relative
+        # to the piece's start) and exact count of each text counted (by _text_key).
+        self._copies: dict[tuple[int, int], tuple[int, int]] = {}
+        self._counts: dict[tuple, tuple[int, int, int]] = {}
         self._header_lines: list[int] | None = None
         lf_only = "\r" not in text
         self._blank_run = _LF_BLANK_RUN if lf_only else _BLANK_RUN
@@ -176,13 +184,16 @@ class Spans:
             or not (is_boundary(text, start, len(text)) and is_boundary(text, end, len(text)))
         ):
             return self._split(start, end, budget, level, overlap)
-        key = (budget, level, overlap, text[start:end])
+        key = (budget, level, overlap, self.tokens.source_of(start, end) or text[start:end])
         known = self._splits.get(key)
         if known is None:
             pieces = self._split(start, end, budget, level, overlap)
-            self._splits[key] = [(a - start, b - start) for a, b in pieces]
+            self._splits[key] = (start, [(a - start, b - start) for a, b in pieces])
             return pieces
-        return [(start + a, start + b) for a, b in known]
+        first, relative = known
+        pieces = [(start + a, start + b) for a, b in relative]
+        self._copies.update(zip(pieces, [(first + a, first + b) for a, b in relative]))
+        return pieces
 
     def _merge(
         self, starts: list[int], ends: list[int], budget: int, next_level: int, overlap: int
@@ -202,8 +213,8 @@ class Spans:
         n = len(starts)
         if not n:
             return []
-        first_at = self._offsets.searchsorted(starts, side="right") - 1
-        last_at = self._offsets.searchsorted(ends, side="left")
+        first_at = self.tokens.searchsorted(starts, side="right") - 1
+        last_at = self.tokens.searchsorted(ends, side="left")
         big = [
             k
             for k in np.flatnonzero(last_at - first_at > budget).tolist()
@@ -259,16 +270,16 @@ class Spans:
         """Where each run of white space ends (the regular expression \\s+),
         found with numpy: long unpunctuated runs have thousands."""
         codes = np.frombuffer(self.text[start:end].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        space = np.isin(codes, _SPACE_CODES)
+        space = _IS_SPACE[np.minimum(codes, len(_IS_SPACE) - 1)]
         return (np.flatnonzero(space[:-1] & ~space[1:]) + (start + 1)).tolist()
 
     # -- the last resort: token windows ------------------------------------
     def _token_bounds(self, start: int, end: int) -> list[int]:
         """start, the token starts strictly inside (start, end), and end (no
         repeats: tokens inside one character share its start)."""
-        lo = int(self._offsets.searchsorted(start, side="right"))
-        hi = int(self._offsets.searchsorted(end, side="left"))
-        return sorted({start, *self._offsets[lo:hi].tolist(), end})
+        lo = int(self.tokens.searchsorted(start, side="right"))
+        hi = int(self.tokens.searchsorted(end, side="left"))
+        return sorted({start, *self.tokens.offsets[lo:hi].tolist(), end})
 
     def _token_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
         """Runs of `budget` whole-text tokens."""
@@ -279,9 +290,8 @@ class Spans:
     def _verified(self, pieces: list[tuple[int, int]], budget: int, depth: int = 0) -> list[tuple[int, int, int]]:
         """Trims every piece and counts it on its own; a piece over the budget
         (the estimate was short) is split again under a tighter budget."""
-        trimmed = [t for t in (self.trim(start, end) for start, end in pieces) if t[0] < t[1]]
         out: list[tuple[int, int, int]] = []
-        for (start, end), count in zip(trimmed, self.tokens.exact_many(trimmed)):
+        for start, end, count in self._counted(pieces):
             if count <= budget:
                 out.append((start, end, count))
                 continue
@@ -291,6 +301,33 @@ class Spans:
             estimate = self.estimate(start, end)
             tighter = max(min(budget - (count - budget), estimate - 1), MIN_BUDGET)
             out += self._verified(self._split(start, end, tighter, HEADERS, 0), budget, depth + 1)
+        return out
+
+    def _text_key(self, piece: tuple[int, int]) -> tuple:
+        """A key two pieces share only if their texts are the same: where the piece stands
+        in the distinct text of a text kept as runs (TokenMap.source_of), else the piece it
+        copies (`_copies`, from the split of a repeated part), else the piece itself."""
+        source = self.tokens.source_of(*piece)
+        return ("at", *source) if source is not None else ("of", *self._copies.get(piece, piece))
+
+    def _counted(self, pieces: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+        """The pieces trimmed, without the empty ones, each with its exact count. Pieces of
+        the same text (`_text_key`) are trimmed and counted once: both depend on the text alone."""
+        counts = self._counts
+        keys = [self._text_key(piece) for piece in pieces]
+        todo: dict[tuple, tuple[int, int]] = {}
+        for piece, key in zip(pieces, keys):
+            if key not in counts:
+                todo.setdefault(key, piece)
+        trimmed = [self.trim(start, end) for start, end in todo.values()]
+        exact = iter(self.tokens.exact_many([t for t in trimmed if t[0] < t[1]]))
+        for (key, (start, _)), (a, b) in zip(todo.items(), trimmed):
+            counts[key] = (a - start, b - start, next(exact) if a < b else 0)
+        out = []
+        for (start, _), key in zip(pieces, keys):
+            a, b, count = counts[key]
+            if a < b:
+                out.append((start + a, start + b, count))
         return out
 
     def _exact_windows(self, start: int, end: int, budget: int) -> list[tuple[int, int, int]]:
