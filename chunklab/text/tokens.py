@@ -360,6 +360,10 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
     its own. Consecutive lines that are consecutive distinct lines make one
     run of the result.
     """
+
+    def flat(token_lengths: np.ndarray) -> Segments:  # the whole text's tokens, in order: one run
+        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(token_lengths, len(data)), continuations))
+
     cut_bytes = _line_starts(data) if shortcuts_hold() else np.zeros(0, dtype=np.int64)
     cuts = cut_bytes if continuations is None else cut_bytes - np.searchsorted(continuations, cut_bytes)
     char_bounds = [0, *cuts.tolist(), len(text)]
@@ -379,7 +383,7 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
         encoder.add("".join(new))
     lengths = encoder.lengths()
     if len(first_seen) == len(lines):  # nothing repeats: these are the text's tokens
-        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(lengths, len(data)), continuations))
+        return flat(lengths)
     which = np.asarray(which, dtype=np.int64)
     is_new = np.ones(len(which), dtype=bool)  # distinct lines are numbered as first seen
     is_new[1:] = which[1:] > np.maximum.accumulate(which)[:-1]
@@ -388,13 +392,11 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
     line_bytes = np.concatenate(([0], np.cumsum(sizes[is_new])))
     line_token = np.minimum(np.searchsorted(token_bytes, line_bytes), len(lengths))
     if not np.array_equal(token_bytes[line_token], line_bytes):
-        whole = _executor().submit(_encode_lengths, text).result()
-        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
+        return flat(_executor().submit(_encode_lengths, text).result())
     counts = np.diff(line_token)[which]
     tokens_before = np.concatenate(([0], np.cumsum(counts)))
     if 2 * len(lengths) >= tokens_before[-1]:  # mostly distinct: one run, the whole text's tokens gathered
-        whole = lengths[np.arange(tokens_before[-1]) + np.repeat(line_token[which] - tokens_before[:-1], counts)]
-        return Segments.one_run(text, _char_offsets(text, data, _byte_starts(whole, len(data)), continuations))
+        return flat(lengths[np.arange(tokens_before[-1]) + np.repeat(line_token[which] - tokens_before[:-1], counts)])
     distinct_text = "".join(first_seen)
     distinct_data = np.frombuffer(distinct_text.encode("utf-8"), dtype=np.uint8)
     distinct = _char_offsets(distinct_text, distinct_data, _byte_starts(lengths, len(distinct_data)))

@@ -1,5 +1,5 @@
-"""Experiment leases: at most one evaluator replica runs an experiment (ADR 0065), or a
-question generation (ADR 0153: the same table, `kind` "generation" in what it says).
+"""Leases: at most one evaluator replica runs an experiment (ADR 0065) or a question
+generation (ADR 0153); each kind of work has its own table, and `kind` names it in what is said.
 
 The replicas share one database (compose: PostgreSQL). The replica that
 starts or resumes an experiment claims it there for `lease_s` seconds and
@@ -87,10 +87,15 @@ class Leases:
             f"{self.lease_s:g}s after its last renewal)"
         )
 
+    def elsewhere(self, work_id: str) -> Lease | None:
+        """The live lease another replica holds on the work (it runs there), else None."""
+        lease = self.holder(work_id)
+        return lease if lease is not None and lease.replica != self.replica else None
+
     def check_free(self, work_id: str) -> None:
         """Raises FailedPrecondition naming the replica holding a live lease held by another replica."""
-        lease = self.holder(work_id)
-        if lease is not None and lease.replica != self.replica:
+        lease = self.elsewhere(work_id)
+        if lease is not None:
             raise self.refusal(lease)
 
     def claim(self, work_id: str, attempts: int = 3) -> None:

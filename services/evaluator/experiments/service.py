@@ -56,8 +56,8 @@ class ExperimentService:
         ]
         marked = []
         for experiment_id in ids:
-            lease = self._leases.holder(experiment_id)
-            if lease is not None and lease.replica != self._leases.replica:
+            lease = self._leases.elsewhere(experiment_id)
+            if lease is not None:
                 log.info("experiment %s runs on evaluator replica %s", experiment_id, lease.replica)
                 continue
             self._leases.release(experiment_id)

@@ -174,8 +174,8 @@ class Generator:
         """Generations a previous process left running are interrupted: a resume continues them.
         One another live replica holds the lease of is left alone: it runs there."""
         for generation_id in self._repo.generation_ids_in_state(G.GENERATION_STATE_RUNNING):
-            lease = self._leases.holder(generation_id)
-            if lease is not None and lease.replica != self._leases.replica:
+            lease = self._leases.elsewhere(generation_id)
+            if lease is not None:
                 log.info("generation %s runs on evaluator replica %s", generation_id, lease.replica)
                 continue
             self._leases.release(generation_id)
