@@ -34,12 +34,6 @@ def chunk_id(
     return ChunkIds(document_id, strategy, config_id, role)(chunk_index)
 
 
-# The bits uuid5 sets: version 5 in the top of byte 6, the RFC 4122 variant
-# in the top of byte 8 (counted in the 128-bit number, most significant first).
-_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
-_SET = (0x5000 << 64) | (0x8000 << 48)
-
-
 class ChunkIds:
     """chunk_id for many chunk indexes of one (document, strategy,
     configuration, role): the same uuid5 strings, with the hash of the
@@ -55,5 +49,10 @@ class ChunkIds:
     def __call__(self, chunk_index: int) -> str:
         digest = self._prefix.copy()
         digest.update(str(chunk_index).encode())
-        x = "%032x" % (int.from_bytes(digest.digest()[:16], "big") & _CLEAR | _SET)
-        return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+        x = digest.hexdigest()
+        # uuid5's bits, set on the hex digits: version 5 in digit 12, the RFC 4122 variant
+        # (binary 10) in the top of digit 16.
+        return f"{x[:8]}-{x[8:12]}-5{x[13:16]}-{_VARIANT[x[16]]}{x[17:20]}-{x[20:32]}"
+
+
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}

@@ -13,7 +13,8 @@ load leaves a core free (ADR 0128), each with its own copy of the encoding
 (`thread_encoding`). Counts and the map use bpe-openai's implementation of
 the same encoding where it gives tiktoken's very tokens (`fast_tokenizer`,
 chunklab.text.fast_bpe, ADR 0127); bpe-openai holds the GIL, so beside it
-the second thread encodes with tiktoken, which lets it go (ADR 0141).
+the second thread encodes with tiktoken, which lets it go (ADR 0141); while both
+encode, the GIL changes hands within 0.1 ms, not Python's 5 ms (ADR 0155).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import gzip
 import hashlib
 import itertools
 import os
+import sys
 import threading
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +60,11 @@ def spare_core() -> bool:
 
 # Bytes of text per run of lines handed to those threads.
 RUN_BYTES = 48_000
+# How long (seconds) a thread that waits for the GIL lets the holder run on before it asks for
+# it, while two threads encode one text (Python's default is 0.005: ADR 0155).
+HANDOFF_SECONDS = 0.0001
+# Characters per bpe-openai call of the caller beside that thread.
+CALLER_BYTES = 16_000
 
 
 def ensure_offline_cache(cache_dir: Path | None = None) -> Path:
@@ -247,18 +254,64 @@ def _encode_lengths(text: str, fast=None) -> np.ndarray:
     return token_byte_lengths()[thread_encoding().encode_to_numpy(text, disallowed_special=())]
 
 
+class _QuickHandoffs:
+    """Python's switch interval lowered to HANDOFF_SECONDS while any two-thread encoding runs,
+    and put back when the last one ends (ADR 0155).
+
+    The encoding thread needs the GIL for a moment between two runs (to hand its result back
+    and take the next run), and the caller holds it: while it finds repeated lines, and all
+    through each bpe-openai call. With Python's default 5 ms, the thread waited that long at
+    each hand-off, about what a whole run takes it to encode, and so encoded little beside the
+    caller. The interval is one setting of the whole process, so it is counted, not saved
+    and restored per encoding."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = 0.0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if not self._users:
+                self._saved = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved, HANDOFF_SECONDS))
+            self._users += 1
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._users -= 1
+            if not self._users:
+                sys.setswitchinterval(self._saved)
+
+
+_quick_handoffs = _QuickHandoffs()
+
+
 class _Encoder:
     """Encodes texts that meet at boundaries, in order, as they are handed in:
     in THREADS threads while the caller goes on preparing the next text (the
     GIL is free while tiktoken encodes), or with one thread all together at
-    the end (one call: tiktoken costs about 0.15 ms a call beyond its text)."""
+    the end (one call: tiktoken costs about 0.15 ms a call beyond its text).
+    Used as a context manager: with two threads, GIL hand-offs are quick
+    while it is open (_QuickHandoffs)."""
 
     def __init__(self, total_bytes: int) -> None:
         self.threads = THREADS >= 2 and total_bytes >= PARALLEL_BYTES and spare_core()
         self.fast = fast_tokenizer()
         self.parts: list = []
 
-    def add(self, text: str) -> None:
+    def __enter__(self) -> _Encoder:
+        if self.threads:
+            _quick_handoffs.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.threads:
+            _quick_handoffs.__exit__(*exc)
+
+    def add(self, lines: list[str]) -> None:
+        """Hands in the next lines (each ending where a boundary is)."""
+        text = "".join(lines)
         if not text:
             return
         if not self.threads:
@@ -266,7 +319,7 @@ class _Encoder:
         elif self.fast is None:
             self.parts.append(_executor().submit(_encode_lengths, text))
         else:  # one tiktoken thread takes runs from the front (ADR 0141)
-            self.parts.append((text, _fast_executor().submit(_encode_lengths, text)))
+            self.parts.append((lines, _fast_executor().submit(_encode_lengths, text)))
 
     def lengths(self) -> np.ndarray:
         """Token byte lengths of everything handed in, in order."""
@@ -280,16 +333,32 @@ class _Encoder:
             return np.concatenate([part.result() for part in self.parts])
         # bpe-openai holds the GIL while it encodes and tiktoken lets it go (ADR 0141): the
         # encoding thread runs tiktoken, and the caller, with bpe-openai, takes the runs that
-        # thread has not started, from the back, and waits for one hand-off at most.
+        # thread has not started, from the back, and waits for one hand-off at most. It
+        # encodes them in slices of about CALLER_BYTES, so that the thread, wanting the GIL
+        # between two of its runs, waits for one short call at most (ADR 0155).
         done: list = [None] * len(self.parts)
         for i in range(len(self.parts) - 1, -1, -1):
-            text, future = self.parts[i]
+            lines, future = self.parts[i]
             if not future.cancel():
                 break
-            done[i] = _encode_lengths(text, self.fast)
+            done[i] = np.concatenate([_encode_lengths(part, self.fast) for part in _slices(lines, CALLER_BYTES)])
         return np.concatenate(
             [found if found is not None else part[1].result() for part, found in zip(self.parts, done)]
         )
+
+
+def _slices(lines: list[str], size: int) -> list[str]:
+    """The lines joined into texts of about `size` characters (at least one line each)."""
+    out: list[str] = []
+    start = total = 0
+    for i, line in enumerate(lines):
+        total += len(line)
+        if total >= size:
+            out.append("".join(lines[start : i + 1]))
+            start, total = i + 1, 0
+    if start < len(lines):
+        out.append("".join(lines[start:]))
+    return out
 
 
 _fast_pool: ThreadPoolExecutor | None = None
@@ -370,18 +439,18 @@ def _segments(text: str, data: np.ndarray, continuations: np.ndarray | None) -> 
     lines = [text[i:j] for i, j in zip(char_bounds, char_bounds[1:])]
     sizes = np.diff(np.concatenate(([0], cut_bytes, [len(data)])))
     runs = np.searchsorted(np.cumsum(sizes), np.arange(RUN_BYTES, len(data), RUN_BYTES), side="right")
-    encoder = _Encoder(len(data))
     first_seen: dict[str, int] = {}
     which: list[int] = []
-    for lo, hi in zip([0, *runs.tolist()], [*runs.tolist(), len(lines)]):
-        known = len(first_seen)
-        which += [first_seen.setdefault(line, len(first_seen)) for line in lines[lo:hi]]
-        # This run's new lines are the dictionary's last ones: read from the end, so that a
-        # long text's runs cost what they add, not what came before them.
-        new = list(itertools.islice(reversed(first_seen), len(first_seen) - known))
-        new.reverse()
-        encoder.add("".join(new))
-    lengths = encoder.lengths()
+    with _Encoder(len(data)) as encoder:
+        for lo, hi in zip([0, *runs.tolist()], [*runs.tolist(), len(lines)]):
+            known = len(first_seen)
+            which += [first_seen.setdefault(line, len(first_seen)) for line in lines[lo:hi]]
+            # This run's new lines are the dictionary's last ones: read from the end, so that a
+            # long text's runs cost what they add, not what came before them.
+            new = list(itertools.islice(reversed(first_seen), len(first_seen) - known))
+            new.reverse()
+            encoder.add(new)
+        lengths = encoder.lengths()
     if len(first_seen) == len(lines):  # nothing repeats: these are the text's tokens
         return flat(lengths)
     which = np.asarray(which, dtype=np.int64)

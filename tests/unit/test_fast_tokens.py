@@ -112,17 +112,50 @@ def test_two_threads_or_one_by_the_load_give_the_same_offsets(monkeypatch, spare
     assert tokens.token_offsets(text).tolist() == expected.tolist()
 
 
-@pytest.mark.parametrize("run_bytes", [16, 700, 48_000])
-def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypatch, run_bytes):
+@pytest.mark.parametrize(("run_bytes", "caller_bytes"), [(16, 16), (700, 50), (48_000, 1), (48_000, 16_000)])
+def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypatch, run_bytes, caller_bytes):
     """With a core free, the encoding thread runs tiktoken on the runs of distinct lines it
     takes from the front while the caller encodes the rest with bpe-openai, which holds the
-    GIL (ADR 0141): the two implementations' runs meet at boundaries, and the map is the one
-    tiktoken gives for the whole text, on tricky texts and on a text that repeats itself."""
+    GIL (ADR 0141), in slices of lines (ADR 0155): the runs and slices meet at boundaries,
+    and the map is the one tiktoken gives for the whole text, on tricky texts and on a text
+    that repeats itself."""
     chroma = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((chroma_general() / "corpora").glob("*.md")))
     monkeypatch.setattr(tokens, "THREADS", 2)
     monkeypatch.setattr(tokens, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(tokens, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(tokens, "CALLER_BYTES", caller_bytes)
     monkeypatch.setattr(tokens, "spare_core", lambda: True)
     for text in ["\n".join(TRICKY.values()), chroma[:60_000] * 3]:
         expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))
         assert tokens.token_offsets(text).tolist() == expected.tolist()
+
+
+def test_gil_handoffs_are_quick_only_while_two_threads_encode(monkeypatch):
+    """While two threads encode one text, Python's switch interval is HANDOFF_SECONDS, so the
+    encoding thread gets the GIL back between its runs at once (ADR 0155); afterwards, and
+    after encodings that overlap in several threads, it is what it was, and one-thread
+    encodings leave it alone."""
+    import sys
+    import threading
+
+    text = "\n".join(TRICKY.values()) * 3
+    monkeypatch.setattr(tokens, "THREADS", 2)
+    monkeypatch.setattr(tokens, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(tokens, "RUN_BYTES", 700)
+    seen: list[float] = []
+    encode = tokens._encode_lengths
+    monkeypatch.setattr(tokens, "_encode_lengths", lambda *a: (seen.append(sys.getswitchinterval()), encode(*a))[1])
+    before = sys.getswitchinterval()
+    monkeypatch.setattr(tokens, "spare_core", lambda: True)
+    threads = [threading.Thread(target=tokens.token_offsets, args=(text,)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    tokens.token_offsets(text)
+    for thread in threads:
+        thread.join()
+    assert seen and all(value == pytest.approx(tokens.HANDOFF_SECONDS) for value in seen)
+    assert sys.getswitchinterval() == before
+    seen.clear()
+    monkeypatch.setattr(tokens, "spare_core", lambda: False)
+    tokens.token_offsets(text)
+    assert seen == [before]
