@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -143,11 +144,14 @@ class Stack:
                 self.addresses[name] = self._spawn(name, f"services.{name}", self.env(), "listening on", timeout)
                 wait_serving(self.addresses[name], timeout, security)
         if self.ui:
-            env = self.env()
-            env["CHUNKLAB_UI_HOST"] = self.host
-            env["CHUNKLAB_UI_PORT"] = str(self.ui_port)
-            self.ui_url = self._spawn("ui", "frontend", env, "ui listening on", timeout)
+            self.ui_url = self._spawn_ui(self.ui_port, timeout)
         return self
+
+    def _spawn_ui(self, port: int, timeout: float) -> str:
+        env = self.env()
+        env["CHUNKLAB_UI_HOST"] = self.host
+        env["CHUNKLAB_UI_PORT"] = str(port)
+        return self._spawn("ui", "frontend", env, "ui listening on", timeout)
 
     def stop(self) -> None:
         for process in reversed(list(self.processes.values())):
@@ -167,8 +171,12 @@ class Stack:
         process.wait(timeout=30)
 
     def restart(self, name: str, timeout: float = 120.0) -> str:
-        """Starts one service again, on its address and data folder (its peers
-        keep dialling that address); returns the address."""
+        """Starts one service, or the UI ("ui"), again, on its address and data folder (its
+        peers keep dialling that address, a browser keeps its page's origin); returns the
+        address (the UI's URL)."""
+        if name == "ui":
+            self.ui_url = self._spawn_ui(urlsplit(self.ui_url).port, timeout)
+            return self.ui_url
         self.addresses[name] = self._spawn(name, f"services.{name}", self.env(), "listening on", timeout)
         wait_serving(self.addresses[name], timeout, self.settings())
         return self.addresses[name]

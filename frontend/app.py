@@ -22,6 +22,7 @@ import gradio as gr
 from chunklab.client import ChunkLab
 from chunklab.rpc import security, tracing
 from chunklab.settings import Settings, load_settings
+from frontend import browser_secret
 from frontend.pages import compare, documents, experiments, freshness, health, query, questions, reports, start, tune
 from frontend.report_files import FILES
 from frontend.style import CSS
@@ -49,7 +50,9 @@ PAGES = (
 LOOK_AGAIN_WHEN_OPENED = (compare, reports, questions)
 
 
-def build_app(gateway: ChunkLab) -> gr.Blocks:
+def build_app(gateway: ChunkLab, secret: str | None = None) -> gr.Blocks:
+    """`secret`: the key of what the browser keeps (frontend/browser_secret.py; None: Gradio
+    makes one for this process)."""
     # Each page is built inside its tab: a Blocks created inside another one
     # renders itself there at once (so no .render()), and, what matters more,
     # its gr.render blocks are numbered in the app's own list. A page built
@@ -71,6 +74,8 @@ def build_app(gateway: ChunkLab) -> gr.Blocks:
                         module.build(gateway, opened=tab.select, request=compare_request)
                     elif module is tune:
                         module.build(gateway, compare_request=compare_request, tabs=tabs)
+                    elif module is questions:
+                        module.build(gateway, opened=tab.select, secret=secret)
                     elif module in LOOK_AGAIN_WHEN_OPENED:
                         module.build(gateway, opened=tab.select)
                     else:
@@ -165,7 +170,7 @@ def main() -> None:
     settings = load_settings()
     tracing.start("ui", settings)  # the UI's calls begin their traces
     keep_uploads_in_data_folder(settings)
-    app = build_app(ChunkLab(settings))
+    app = build_app(ChunkLab(settings), secret=browser_secret.kept(settings.data_dir))
     if warning := security.exposure_warning("ui", settings.ui_host, settings):
         print(warning, file=sys.stderr, flush=True)
     try:

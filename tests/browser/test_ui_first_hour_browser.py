@@ -128,7 +128,10 @@ def step_two_write_questions(page, ui_stack) -> None:
     expect(page.locator("#hand-status")).to_contain_text("Question: type the question")
     for count, (question, words) in enumerate(HAND_WRITTEN[:3], 1):
         add_question(page, question, words, count)
-    # A reload loses nothing: the browser kept the draft, and the page says so.
+    # A new start of the UI and a reload lose nothing: the browser kept the draft, under the key
+    # the data folder keeps (ADR 0156), and the page says so.
+    ui_stack.kill("ui")
+    ui_stack.restart("ui")
     page.reload()
     start_here(page, ["done", "next", "todo", "todo"])
     page.locator("#start-go-2").click()

@@ -191,3 +191,28 @@ def test_compare_opens_on_the_newest_finished_pair_on_the_same_question_set():
     assert opening_pair(listed) == ["newest", "same-questions"]
     assert opening_pair([experiment("a"), experiment("b", questions="h2")]) == ["a", "b"]
     assert opening_pair([experiment("a"), experiment("b", RUNNING)]) == []
+
+
+def test_the_drafts_key_is_kept_in_the_data_folder_so_a_new_start_of_the_ui_reads_the_draft(tmp_path):
+    """Gradio would make a new key for each process, and a restarted UI could not read the
+    draft the browser kept (ADR 0156): the key is made once per data folder, readable by its
+    owner only, and every UI started on that folder, at once or later, uses it."""
+    import os
+    import stat
+    from concurrent.futures import ThreadPoolExecutor
+
+    from frontend import browser_secret
+    from frontend.pages.questions import hand_section
+
+    folder = tmp_path / "data"
+    with ThreadPoolExecutor(4) as pool:
+        keys = set(pool.map(lambda _: browser_secret.kept(folder), range(8)))
+    (key,) = keys
+    assert len(key) >= 32
+    path = folder / browser_secret.FILE
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert sorted(p.name for p in folder.iterdir()) == [browser_secret.FILE]  # no draft left behind
+    assert browser_secret.kept(folder) == key
+    assert browser_secret.kept(tmp_path / "other") != key
+    with gr.Blocks():
+        assert hand_section.hand_section(key).draft.secret == key

@@ -25,13 +25,14 @@ from frontend.pages.questions.question_sets import QUESTION_TYPES
 from frontend.pages.questions.review import Review
 
 
-def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
-    """`opened`: the event of the tab being opened (frontend/app.py)."""
+def build(gateway: ChunkLab, opened=None, secret: str | None = None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py); `secret`: the key of the
+    draft the browser keeps (frontend/browser_secret.py)."""
     with gr.Blocks() as page:
         generation_id = gr.State("")
         run_token = gr.State("")
         held_set = gr.State(b"")
-        writing = hand_section.hand_section()
+        writing = hand_section.hand_section(secret)
         generating = generation.generation_section(gateway)
         importing = _import_section()
         reviewing = review.review_section()

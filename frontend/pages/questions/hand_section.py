@@ -40,8 +40,8 @@ SELECTION_JS = """
 }
 """
 
-# Where the browser keeps the unsaved draft (localStorage, encrypted by Gradio): a reload of
-# the page does not lose the questions written so far.
+# Where the browser keeps the unsaved draft (localStorage, encrypted by Gradio with the data
+# folder's key): a reload of the page, or a new start of the UI, loses none of the questions.
 DRAFT_KEY = "chunklab-hand-draft"
 
 
@@ -69,7 +69,8 @@ class HandForm:
     text: gr.State
 
 
-def hand_section() -> HandForm:
+def hand_section(secret: str | None = None) -> HandForm:
+    """`secret`: the key Gradio encrypts the kept draft with (None: one for this process)."""
     with gr.Accordion("Write questions by hand (no LLM needed)", open=False, elem_id="hand-section") as accordion:
         gr.Markdown(
             "Choose a document, select the words that answer a question in its text, type the question and add it. "
@@ -96,7 +97,7 @@ def hand_section() -> HandForm:
             save = gr.Button("Save the question set", variant="primary", scale=0, elem_id="hand-save")
     return HandForm(
         accordion, document, view, use_selection, start, end, picked, passage, question, answer, add,
-        remove_last, status, draft_view, name, save, gr.BrowserState([], storage_key=DRAFT_KEY), gr.State(""),
+        remove_last, status, draft_view, name, save, gr.BrowserState([], storage_key=DRAFT_KEY, secret=secret), gr.State(""),
     )  # fmt: skip
 
 
