@@ -420,10 +420,11 @@ def test_the_command_line_and_experiments_carry_the_rerank_options(capsys):
 
 
 def test_a_cross_encoder_folder_that_is_not_there_is_refused(service, tmp_path):
+    missing = "/nonexistent-chunklab/ms-marco"  # short: a long value is cut in the message
     with pytest.raises(FailedPrecondition) as caught:
-        ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, model=str(tmp_path / "ms-marco")))
+        ask(service, 2, pb.RerankOptions(kind=pb.RERANKER_KIND_CROSS_ENCODER, model=missing))
     assert caught.value.message == (
-        f"the cross-encoder folder {str(tmp_path / 'ms-marco')!r} is not a folder on the retriever's machine; name "
+        f"the cross-encoder folder {missing!r} is not a folder on the retriever's machine; name "
         "the folder a sentence-transformers CrossEncoder was saved to (models are never downloaded)"
     )
     with pytest.raises(FailedPrecondition, match="holds no config.json: it is not a saved sentence-transformers"):
