@@ -209,3 +209,36 @@ def test_the_pareto_objective_keeps_a_thrifty_trial_its_front_is_spread_and_conf
         ("front", "t"),
     ]
     assert "1 other configuration on the Pareto front confirmed beside it" in result.summary
+
+
+def _search_after(trial_seconds: list[float], used: float, budget_s: float, trials: int = 0) -> search.Search:
+    """A study's search that has run these trials and used this many seconds of its budget."""
+    import time
+
+    found = search.Search.__new__(search.Search)
+    found.study = search.StudyPlan(space=None, split=None, trials=trials, seconds=budget_s)
+    found.experiment = pb.Experiment()
+    for seconds in trial_seconds:
+        found.experiment.runs.add().trial.MergeFrom(pb.StudyTrial(state="complete", seconds=seconds))
+    found._used_before, found._started = used, time.monotonic()
+    return found
+
+
+def test_a_trial_the_time_left_would_not_hold_is_not_begun_and_the_study_says_so():
+    """A ten-minute study ends within ten minutes (ADR 0158): with 20 s left and trials of about
+    45 s, it stops and its notes say why; with trials of about 10 s it goes on. Before any trial,
+    and with no time budget, only the budget itself stops it."""
+    slow = _search_after([60, 40, 45, 50, 44, 46], used=580, budget_s=600)
+    assert slow.typical_trial() == 45  # the median of the latest five, not the cold first trial
+    assert slow.spent()
+    slow._note_time_left()
+    (note,) = slow.experiment.study.notes
+    assert note.startswith("stopped 20 s before the time budget: a trial takes about 45 s here")
+    assert not _search_after([60, 9, 10, 11], used=580, budget_s=600).spent()
+    assert not _search_after([], used=599, budget_s=600).spent()
+    assert _search_after([], used=600, budget_s=600).spent()
+    assert not _search_after([500], used=10_000, budget_s=0, trials=5).spent()
+    ended_by_trials = _search_after([50, 50, 50], used=580, budget_s=600, trials=3)
+    assert ended_by_trials.spent()
+    ended_by_trials._note_time_left()
+    assert not ended_by_trials.experiment.study.notes  # the trial budget ended it: nothing to explain

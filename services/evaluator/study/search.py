@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import statistics
 import time
 from collections.abc import Callable
 
@@ -40,6 +41,8 @@ LOCAL_SHARE = 0.5
 MAX_REPEATS = 50
 # PARETO confirms at most this many of the front beside the winner, spread along the tokens sent.
 MAX_FRONT_CONFIRMED = 6
+# A study's typical trial is the median of this many of its latest (ADR 0158).
+TYPICAL_OF = 5
 # How the progress line names each configuration asked the confirmation questions.
 CONFIRMING = {
     "winner": "the winner",
@@ -78,9 +81,20 @@ class Search:
         return sum(1 for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed"))
 
     def spent(self) -> bool:
+        """The trial budget is used up, or the time left would not hold one more trial."""
         if self.study.trials and self.trials_done() >= self.study.trials:
             return True
-        return bool(self.study.seconds) and self.seconds_used() >= self.study.seconds
+        return bool(self.study.seconds) and self.seconds_left() < max(self.typical_trial(), 1e-9)
+
+    def seconds_left(self) -> float:
+        return self.study.seconds - self.seconds_used()
+
+    def typical_trial(self) -> float:
+        """How long a trial takes here: the median of the last TYPICAL_OF trials run (0 before
+        any). A trial the time left would not hold is not begun (ADR 0158): a ten-minute study
+        ends within ten minutes, give or take how much one trial differs from the next."""
+        taken = [r.trial.seconds for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed")]
+        return statistics.median(taken[-TYPICAL_OF:]) if taken else 0.0
 
     # -- the search -----------------------------------------------------------
 
@@ -132,7 +146,18 @@ class Search:
                 self._note(f"every configuration the search proposed had been tried ({self.trials_done()} trials)")
                 break
             self._trial(sampler, *proposal, origin, publish, check_stop)
+        else:
+            self._note_time_left()
         self.confirm(publish, check_stop)
+
+    def _note_time_left(self) -> None:
+        """Says so when the search ended with time left because one more trial would not fit."""
+        left = self.seconds_left()
+        if self.study.seconds and left > 0 and not (self.study.trials and self.trials_done() >= self.study.trials):
+            self._note(
+                f"stopped {left:.0f} s before the time budget: a trial takes about {self.typical_trial():.0f} s "
+                "here, so one more would not have ended within it"
+            )
 
     def _note(self, note: str) -> None:
         if note not in self.experiment.study.notes:
