@@ -48,6 +48,9 @@ CSS = """
 .cl-n { text-align: right; font-variant-numeric: tabular-nums; }
 /* Table headings wrap between words, never inside one ("collectio/n"). */
 #documents-table thead th, #documents-table thead th * { word-break: normal; overflow-wrap: normal; hyphens: none; }
+#documents-table { overflow-x: auto; }
+.cl-documents tbody tr { cursor: pointer; }
+.cl-documents tbody tr:hover { background: var(--background-fill-secondary); }
 .cl-note { font-style: italic; opacity: 0.8; }
 
 .cl-answer { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; }

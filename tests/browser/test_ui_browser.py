@@ -231,7 +231,7 @@ def test_a_bad_upload_shows_a_readable_error(page, tmp_path):
     assert "Traceback" not in page.content()
 
 
-def test_a_docx_upload_keeps_its_collection_and_language(page, tmp_path):
+def test_a_docx_upload_keeps_its_collection_and_language(page, ui_stack, tmp_path):
     from docx import Document
     from playwright.sync_api import expect
 
@@ -248,6 +248,14 @@ def test_a_docx_upload_keeps_its_collection_and_language(page, tmp_path):
     row = page.locator("#documents-table tr").filter(has_text="Richtlinie.docx")
     # name, collection, language and format, as the table's first columns say.
     expect(row).to_contain_text(re.compile(r"^Richtlinie\.docx\s*hr\s*de\s*DOCX"))
+    # A click on a row of the list selects its document.
+    upload(ui_stack, "notiz.md", "# Notiz\n\nKurz gesagt.\n")
+    page.locator("#documents-refresh").click()
+    note = page.locator("#documents-table tr").filter(has_text="notiz.md")
+    expect(note).to_contain_text(re.compile(r"^notiz\.md\s*default"))
+    expect(page.locator("#document-select input")).to_have_value(re.compile(r"^Richtlinie\.docx · hr · "))
+    note.click()
+    expect(page.locator("#document-select input")).to_have_value(re.compile(r"^notiz\.md · default · "))
 
 
 # Long enough to scroll in the viewer's box; its markup must stay text in both columns.

@@ -268,6 +268,25 @@ def test_documents_table_and_choices():
     assert formatting.document_choices([doc]) == [("a.md · hr · 01234567", "0123456789ab")]
 
 
+def test_the_documents_list_is_a_table_of_rows_each_carrying_its_documents_id_and_its_text_escaped():
+    """The page draws the list itself (ADR 0159): each row holds the columns' cells and its
+    document's id (a click selects it), a name written as markup stays text, and an empty list
+    says how to begin."""
+    from xml.etree import ElementTree
+
+    from frontend.pages.documents.document_list import documents_table
+
+    hostile = documents_pb2.Document(document_id="abc-1", name="<img src=x onerror=alert(1)>.md", collection="hr")
+    plain = documents_pb2.Document(document_id="def-2", name="b.md")
+    table = ElementTree.fromstring(documents_table([hostile, plain]))
+    assert [th.text for th in table.iter("th")] == formatting.DOCUMENT_COLUMNS
+    rows = table.find("tbody").findall("tr")
+    assert [row.get("data-document-id") for row in rows] == ["abc-1", "def-2"]
+    assert [td.text or "" for td in rows[0]] == [str(c) for c in formatting.documents_rows([hostile])[0]]
+    assert table.find(".//img") is None  # the name is text, not an element
+    assert "upload one above" in documents_table([])
+
+
 def test_upload_message_tells_a_new_upload_from_an_existing_one():
     document = documents_pb2.Document(document_id="d", name="<x>.md", collection="default")
     fresh = formatting.upload_message(ingest_pb2.CreateDocumentResponse(document=document))

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
-import pandas as pd
 
 from chunklab.client import ChunkLab, ClientError
+from chunklab.views.render import render
 from chunklab_app import samples
 from frontend.errors import said_in_place, told_as_sentence, told_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update
@@ -56,8 +56,24 @@ def upload_refused(name: str, sentence: str) -> str:
     return f"Not uploaded: {sentence}" if name in sentence else f"{name} was not uploaded: {sentence}"
 
 
-def documents_table(documents) -> pd.DataFrame:
-    return pd.DataFrame(formatting.documents_rows(documents), columns=formatting.DOCUMENT_COLUMNS)
+def documents_table(documents) -> str:
+    """The list as the page draws it: a table of our own (ADR 0159), a row per document."""
+    return render(
+        "frontend",
+        "documents_table.html.j2",
+        columns=formatting.DOCUMENT_COLUMNS,
+        rows=formatting.documents_rows(documents),
+    )
+
+
+# A click on a row of the list selects its document: the table's element hands the row's id
+# to the server as a select event (the listener stays while the table's HTML is replaced).
+PICK_ROW_JS = """
+element.addEventListener('click', (event) => {
+  const row = event.target.closest('tr[data-document-id]');
+  if (row) trigger('select', {index: row.sectionRowIndex, value: row.dataset.documentId});
+});
+"""
 
 
 @dataclass(frozen=True)
@@ -76,7 +92,7 @@ class DocumentList:
     delete_asks: gr.Textbox
     # The selected document's parse report (parse_report.py), between the choice and the list.
     report: gr.HTML
-    table: gr.Dataframe
+    table: gr.HTML
     delete_status: gr.HTML
 
     @property
@@ -108,7 +124,7 @@ def list_section() -> DocumentList:
     delete_confirmed = gr.Checkbox(visible=False)
     delete_asks = gr.Textbox(visible=False, value="Delete this document and all of its chunks?")
     report = gr.HTML(elem_id="document-report")
-    table = gr.Dataframe(headers=formatting.DOCUMENT_COLUMNS, interactive=False, wrap=True, elem_id="documents-table")
+    table = gr.HTML(documents_table([]), js_on_load=PICK_ROW_JS, elem_id="documents-table")
     delete_status = gr.HTML(elem_id="delete-status")
     return DocumentList(
         upload_file,
@@ -172,8 +188,8 @@ class Listing:
 
     @staticmethod
     def pick_row(event: gr.SelectData):
-        row = event.row_value or []
-        return row[-1] if row else gr.update()
+        """The document of the row clicked (PICK_ROW_JS)."""
+        return event.value or gr.update()
 
 
 def wire(gateway: ChunkLab, parts: DocumentList, wanted: gr.State) -> None:
