@@ -23,12 +23,12 @@ def kept(data_dir: Path) -> str:
     if not path.exists():
         data_dir.mkdir(parents=True, exist_ok=True)
         draft = path.with_name(f"{FILE}.{secrets.token_hex(8)}.tmp")
-        with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="ascii") as out:
-            out.write(secrets.token_urlsafe(32))
         try:
+            with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="ascii") as out:
+                out.write(secrets.token_urlsafe(32))
             os.link(draft, path)
         except FileExistsError:
             pass  # another UI made the key first: its key is the one
         finally:
-            draft.unlink()
+            draft.unlink(missing_ok=True)
     return path.read_text(encoding="ascii").strip()

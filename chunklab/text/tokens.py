@@ -64,7 +64,7 @@ RUN_BYTES = 48_000
 # it, while two threads encode one text (Python's default is 0.005: ADR 0155).
 HANDOFF_SECONDS = 0.0001
 # Characters per bpe-openai call of the caller beside that thread.
-CALLER_BYTES = 16_000
+CALLER_CHARS = 16_000
 
 
 def ensure_offline_cache(cache_dir: Path | None = None) -> Path:
@@ -334,14 +334,14 @@ class _Encoder:
         # bpe-openai holds the GIL while it encodes and tiktoken lets it go (ADR 0141): the
         # encoding thread runs tiktoken, and the caller, with bpe-openai, takes the runs that
         # thread has not started, from the back, and waits for one hand-off at most. It
-        # encodes them in slices of about CALLER_BYTES, so that the thread, wanting the GIL
+        # encodes them in slices of about CALLER_CHARS, so that the thread, wanting the GIL
         # between two of its runs, waits for one short call at most (ADR 0155).
         done: list = [None] * len(self.parts)
         for i in range(len(self.parts) - 1, -1, -1):
             lines, future = self.parts[i]
             if not future.cancel():
                 break
-            done[i] = np.concatenate([_encode_lengths(part, self.fast) for part in _slices(lines, CALLER_BYTES)])
+            done[i] = np.concatenate([_encode_lengths(part, self.fast) for part in _slices(lines, CALLER_CHARS)])
         return np.concatenate(
             [found if found is not None else part[1].result() for part, found in zip(self.parts, done)]
         )

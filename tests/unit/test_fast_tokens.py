@@ -112,8 +112,8 @@ def test_two_threads_or_one_by_the_load_give_the_same_offsets(monkeypatch, spare
     assert tokens.token_offsets(text).tolist() == expected.tolist()
 
 
-@pytest.mark.parametrize(("run_bytes", "caller_bytes"), [(16, 16), (700, 50), (48_000, 1), (48_000, 16_000)])
-def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypatch, run_bytes, caller_bytes):
+@pytest.mark.parametrize(("run_bytes", "caller_chars"), [(16, 16), (700, 50), (48_000, 1), (48_000, 16_000)])
+def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypatch, run_bytes, caller_chars):
     """With a core free, the encoding thread runs tiktoken on the runs of distinct lines it
     takes from the front while the caller encodes the rest with bpe-openai, which holds the
     GIL (ADR 0141), in slices of lines (ADR 0155): the runs and slices meet at boundaries,
@@ -123,7 +123,7 @@ def test_tiktoken_in_a_thread_beside_bpe_openai_gives_tiktokens_offsets(monkeypa
     monkeypatch.setattr(tokens, "THREADS", 2)
     monkeypatch.setattr(tokens, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(tokens, "RUN_BYTES", run_bytes)
-    monkeypatch.setattr(tokens, "CALLER_BYTES", caller_bytes)
+    monkeypatch.setattr(tokens, "CALLER_CHARS", caller_chars)
     monkeypatch.setattr(tokens, "spare_core", lambda: True)
     for text in ["\n".join(TRICKY.values()), chroma[:60_000] * 3]:
         expected = tokens.token_char_offsets(text, tokens.encoding().encode_ordinary(text))

@@ -82,9 +82,12 @@ class Search:
 
     def spent(self) -> bool:
         """The trial budget is used up, or the time left would not hold one more trial."""
-        if self.study.trials and self.trials_done() >= self.study.trials:
+        if self.trials_spent():
             return True
         return bool(self.study.seconds) and self.seconds_left() < max(self.typical_trial(), 1e-9)
+
+    def trials_spent(self) -> bool:
+        return bool(self.study.trials) and self.trials_done() >= self.study.trials
 
     def seconds_left(self) -> float:
         return self.study.seconds - self.seconds_used()
@@ -153,7 +156,7 @@ class Search:
     def _note_time_left(self) -> None:
         """Says so when the search ended with time left because one more trial would not fit."""
         left = self.seconds_left()
-        if self.study.seconds and left > 0 and not (self.study.trials and self.trials_done() >= self.study.trials):
+        if self.study.seconds and left > 0 and not self.trials_spent():
             self._note(
                 f"stopped {left:.0f} s before the time budget: a trial takes about {self.typical_trial():.0f} s "
                 "here, so one more would not have ended within it"
