@@ -226,8 +226,8 @@ def _search_after(trial_seconds: list[float], used: float, budget_s: float, tria
 
 def test_a_trial_the_time_left_would_not_hold_is_not_begun_and_the_study_says_so():
     """A ten-minute study ends within ten minutes (ADR 0158): with 20 s left and trials of about
-    45 s, it stops and its notes say why; with trials of about 10 s it goes on. Before any trial,
-    and with no time budget, only the budget itself stops it."""
+    45 s, it stops and its notes say why (not when what is left is a moment); with trials of
+    about 10 s it goes on. Before any trial, and with no time budget, only the budget stops it."""
     slow = _search_after([60, 40, 45, 50, 44, 46], used=580, budget_s=600)
     assert slow.typical_trial() == 45  # the median of the latest five, not the cold first trial
     assert slow.spent()
@@ -235,6 +235,10 @@ def test_a_trial_the_time_left_would_not_hold_is_not_begun_and_the_study_says_so
     (note,) = slow.experiment.study.notes
     assert note.startswith("stopped 20 s before the time budget: a trial takes about 45 s here")
     assert not _search_after([60, 9, 10, 11], used=580, budget_s=600).spent()
+    nearly_all = _search_after([2, 2, 2], used=599.4, budget_s=600)  # 0.6 s left: nothing worth saying
+    assert nearly_all.spent()
+    nearly_all._note_time_left()
+    assert not nearly_all.experiment.study.notes
     assert not _search_after([], used=599, budget_s=600).spent()
     assert _search_after([], used=600, budget_s=600).spent()
     assert not _search_after([500], used=10_000, budget_s=0, trials=5).spent()

@@ -43,6 +43,8 @@ MAX_REPEATS = 50
 MAX_FRONT_CONFIRMED = 6
 # A study's typical trial is the median of this many of its latest (ADR 0158).
 TYPICAL_OF = 5
+# Time left at the end worth a note: at least this share of the time budget (and a second).
+NOTE_LEFT_SHARE = 0.02
 # How the progress line names each configuration asked the confirmation questions.
 CONFIRMING = {
     "winner": "the winner",
@@ -154,9 +156,10 @@ class Search:
         self.confirm(publish, check_stop)
 
     def _note_time_left(self) -> None:
-        """Says so when the search ended with time left because one more trial would not fit."""
+        """Says so when the search ended with time worth a note left (NOTE_LEFT_SHARE) because one
+        more trial would not fit."""
         left = self.seconds_left()
-        if self.study.seconds and left > 0 and not self.trials_spent():
+        if self.study.seconds and left >= max(1.0, NOTE_LEFT_SHARE * self.study.seconds) and not self.trials_spent():
             self._note(
                 f"stopped {left:.0f} s before the time budget: a trial takes about {self.typical_trial():.0f} s "
                 "here, so one more would not have ended within it"
