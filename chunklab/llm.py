@@ -16,11 +16,17 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import openai
+from typing import TYPE_CHECKING
 
 from chunklab.errors import Cancelled, status_meaning
 from chunklab.rpc.limits import excerpt
+
+if TYPE_CHECKING:
+    import openai
+
+# `openai` is imported where a client is made and used, not with this module: its import takes
+# about a second of CPU, which every service, the UI and each CLI command would pay at start
+# whether or not an LLM is configured.
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +97,8 @@ class ChatClient:
         if not endpoint.configured:
             raise LLMError("no LLM endpoint is configured (set CHUNKLAB_LLM_BASE_URL and CHUNKLAB_LLM_MODEL)")
         self.endpoint = endpoint
+        import openai
+
         self._client = openai.OpenAI(
             base_url=endpoint.base_url,
             api_key=endpoint.api_key or "not-needed",
@@ -101,6 +109,8 @@ class ChatClient:
     def _fail(self, exc: Exception) -> LLMError:
         """The LLMError a person reads, by the exception's class and status code; the
         provider's own text goes to the log (ADR 0079)."""
+        import openai
+
         where = self.endpoint.describe()
         log.warning("the LLM (%s) failed: %s: %s", where, type(exc).__name__, excerpt(exc, 2000))
         if isinstance(exc, openai.APITimeoutError):
@@ -134,6 +144,8 @@ class ChatClient:
     ) -> ChatResult:
         """One reply. `response_format` (e.g. a json_schema) is passed as it is, for
         endpoints that constrain their output; an endpoint that refuses it answers 400."""
+        import openai
+
         started = time.perf_counter()
         try:
             response = self._client.chat.completions.create(
@@ -183,6 +195,8 @@ class ChatClient:
         no choices, an empty delta or a role alone are skipped; a stream with
         no usage (llama.cpp's, some proxies') is counted by our tokenizer.
         """
+        import openai
+
         started = time.perf_counter()
         pieces: list[str] = []
         prompt_tokens = completion_tokens = 0

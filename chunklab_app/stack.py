@@ -34,6 +34,8 @@ from chunklab_app import local_llm, sample_loader
 REPO = Path(__file__).resolve().parent.parent
 # Start order: each service's peers are up before it is.
 SERVICES = ("retriever", "ingest", "chunker", "evaluator")
+# The line the UI prints when it serves (its URL is the line's last word).
+UI_READY = "ui listening on"
 
 
 @dataclass
@@ -67,19 +69,24 @@ class Stack:
         return settings_from(self.env())
 
     def _start_side_by_side(self, timeout: float, attempts: int = 3) -> None:
-        """The four services at once, on free ports chosen here. A port can be taken between the
-        choice and the bind (another process's port 0); the service then exits with "cannot
-        listen", and the stack is started again on other ports."""
+        """The four services and the UI at once, on free ports chosen here (the UI only needs
+        the services' addresses to start; it dials them when a page asks). A port can be taken
+        between the choice and the bind (another process's port 0); the service then exits
+        with "cannot listen", and the stack is started again on other ports."""
         for attempt in range(attempts):
             for name in SERVICES:
                 self.addresses[name] = f"{self.host}:{free_port(self.host)}"
             env = self.env()
             security = self.settings()
             ready = {name: self._launch(name, f"services.{name}", env) for name in SERVICES}
+            if self.ui:
+                ready["ui"] = self._launch("ui", "frontend", self._ui_env(self.ui_port))
             try:
                 for name in SERVICES:
                     self._await(name, ready[name], "listening on", timeout)
                     wait_serving(self.addresses[name], timeout, security)
+                if self.ui:
+                    self.ui_url = self._await("ui", ready["ui"], UI_READY, timeout)
                 return
             except RuntimeError as exc:
                 if attempt == attempts - 1 or "cannot listen" not in str(exc):
@@ -143,15 +150,15 @@ class Stack:
             for name in SERVICES:
                 self.addresses[name] = self._spawn(name, f"services.{name}", self.env(), "listening on", timeout)
                 wait_serving(self.addresses[name], timeout, security)
-        if self.ui:
-            self.ui_url = self._spawn_ui(self.ui_port, timeout)
+        if self.ui and not self.ui_url:
+            self.ui_url = self._spawn("ui", "frontend", self._ui_env(self.ui_port), UI_READY, timeout)
         return self
 
-    def _spawn_ui(self, port: int, timeout: float) -> str:
+    def _ui_env(self, port: int) -> dict[str, str]:
         env = self.env()
         env["CHUNKLAB_UI_HOST"] = self.host
         env["CHUNKLAB_UI_PORT"] = str(port)
-        return self._spawn("ui", "frontend", env, "ui listening on", timeout)
+        return env
 
     def stop(self) -> None:
         for process in reversed(list(self.processes.values())):
@@ -175,7 +182,7 @@ class Stack:
         peers keep dialling that address, a browser keeps its page's origin); returns the
         address (the UI's URL)."""
         if name == "ui":
-            self.ui_url = self._spawn_ui(urlsplit(self.ui_url).port, timeout)
+            self.ui_url = self._spawn("ui", "frontend", self._ui_env(urlsplit(self.ui_url).port), UI_READY, timeout)
             return self.ui_url
         self.addresses[name] = self._spawn(name, f"services.{name}", self.env(), "listening on", timeout)
         wait_serving(self.addresses[name], timeout, self.settings())

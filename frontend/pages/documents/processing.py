@@ -255,10 +255,6 @@ def strategy_section(
     button for every document, both writing to status; `then` is (function, inputs,
     outputs) to run after a processing or bulk load that succeeded, `then_bulk` another
     one after a bulk load. Returns the embedding-model dropdown, whose choices the page fills."""
-    # Whether a document is selected: the render is drawn again only when that flips
-    # (a State's change fires on a new value), its inputs keeping what was typed (keys).
-    ready = gr.State(False)
-    selected.change(lambda document_id: bool(document_id), inputs=selected, outputs=ready, show_progress="hidden")
     # Filled on load from the chunker's catalog (the page's load); empty means the configured default.
     model = gr.Dropdown(
         label=f"Embedding model (empty = the default, {gateway.settings.embedding_model})",
@@ -267,8 +263,16 @@ def strategy_section(
         elem_id="process-embedding-model",
     )
 
-    @gr.render(inputs=[forms, ready], **RENDER_ONE_AT_A_TIME)
-    def draw(strategy_forms: list[knobs.StrategyForm], document_ready: bool):
+    # The form is drawn again only when the chunker's catalog changes (the page's load), never as
+    # a document is chosen: a drawing that arrives while a box is being ticked takes the tick away
+    # (ADR 0160). So the buttons are made once, shown under the form once there are strategies to
+    # run, and a choice of document only enables Process.
+    with gr.Row(visible=False, render=False) as buttons:
+        process_button = gr.Button("Process", variant="primary", elem_id="process-button", interactive=False)
+        bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button")
+
+    @gr.render(inputs=[forms], **RENDER_ONE_AT_A_TIME)
+    def draw(strategy_forms: list[knobs.StrategyForm]):
         if not strategy_forms:
             gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
             return
@@ -286,15 +290,6 @@ def strategy_section(
             interactive=True,
             preserved_by_key=["value", "visible"],
         )
-        with gr.Row():
-            process_button = gr.Button(
-                "Process",
-                variant="primary",
-                elem_id="process-button",
-                key="process-button",
-                interactive=bool(document_ready),
-            )
-            bulk_button = gr.Button("Process every document (bulk load)", elem_id="bulk-button", key="bulk-button")
         form = ProcessForm(gateway, groups, selected, model, anyway, status)
         # A field's notes follow what is typed, and stay until the value is fixed.
         gr.on(
@@ -320,4 +315,12 @@ def strategy_section(
         if then_bulk is not None:
             loaded.success(then_bulk[0], inputs=then_bulk[1], outputs=then_bulk[2], key="bulk-then-list")
 
+    buttons.render()
+    forms.change(lambda strategy_forms: gr.update(visible=bool(strategy_forms)), forms, buttons, show_progress="hidden")
+    selected.change(
+        lambda document_id: gr.update(interactive=bool(document_id)),
+        inputs=selected,
+        outputs=process_button,
+        show_progress="hidden",
+    )
     return model
