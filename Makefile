@@ -78,13 +78,9 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null; fi; }
 
-# Two worker processes side by side (ADR 0161): each module whole in one worker, every browser
-# module in one worker, in the order collected (tests/conftest.py: worker_group).
-# TEST_WORKERS=0 runs the suite in this process, one module after another.
-TEST_WORKERS ?= 2
-
+# One process, one module after another (ADR 0161).
 test: setup stubs browser broker postgres
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest
 
 # Every benchmark in turn (each compares side by side and prints its ratios; see the README).
 BENCHES := ingest_throughput pdf_libraries ingest_fidelity chunker_bench retriever_bench retriever_layout index_sets grpc_idle evaluator_chroma bulk_load hybrid_scope report_size request_limits load boundaries_view embedding_backends growth replicas tracing_overhead cold_experiment dry_run_estimate study_speed study_goals llm_features benchmarks_page

@@ -79,14 +79,6 @@ def kind_problem(kind: str, item: pytest.Item) -> str:
     return ""
 
 
-def worker_group(kind: str, item: pytest.Item) -> str:
-    """The tests that run in one worker process, one after another (`make test`'s
-    `--dist loadgroup`, ADR 0161): a module whole, so its module-scoped stack starts once;
-    every browser module in one group, so that one Chromium and one UI stack run at a time
-    while the other worker takes the rest."""
-    return "browser" if kind == "browser" else str(item.path.relative_to(REPO))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks every test with its folder's kind before `-m` selects, and stops the
@@ -99,7 +91,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             problems.setdefault(str(item.path), problem)
         else:
             item.add_marker(kind)
-            if item.config.pluginmanager.has_plugin("xdist"):
-                item.add_marker(pytest.mark.xdist_group(worker_group(kind, item)))
     if problems:
         raise pytest.UsageError("every test module needs exactly one kind:\n  " + "\n  ".join(problems.values()))
