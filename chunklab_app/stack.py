@@ -137,9 +137,10 @@ class Stack:
         raise RuntimeError(f"chunklab {name} did not start within {timeout:.0f}s; its log ends:\n{tail}")
 
     def start(self, timeout: float = 120.0) -> Stack:
-        """Starts the services, then the UI. Where every service may take any free port (tests),
-        the ports are chosen first and the four start side by side, which halves a stack's start on
-        two cores; given ports (`make up`) start in SERVICES order, each one's peers up before it."""
+        """Starts the services and the UI. Where every service may take any free port (tests),
+        the ports are chosen first and the four start side by side with the UI, which halves a
+        stack's start on two cores; given ports (`make up`) start in SERVICES order, each one's
+        peers up before it, and the UI after them."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if not any(self.ports.get(name, 0) for name in SERVICES):
             self._start_side_by_side(timeout)
