@@ -5,9 +5,11 @@ metrics' catalogue."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from chunklab import experiment_state
 from chunklab.client.core import UPLOAD_PIECE_BYTES, Calls, Source, client_stream, read_source
 from chunklab.client.questions import import_header
 from chunklab.client.reports import ReportDownload, SavedReport, opened, report_path
@@ -155,6 +157,19 @@ class EvaluationCalls(Calls):
         holds any more (its evaluator died) is stored as interrupted at once (the answer says so)."""
         request = evaluator_pb2.CancelExperimentRequest(experiment_id=experiment_id)
         return self._call("evaluator", "CancelExperiment", request)
+
+    def await_stopped(
+        self, experiment_id: str, timeout: float | None = None, interval_s: float = 0.5
+    ) -> evaluator_pb2.Experiment:
+        """The experiment once it is no longer queued or running (a Cancel took effect, or it
+        ended), read every interval_s without its results; after `timeout` seconds (default:
+        the long deadline) it is returned as it is then, still active if it did not stop."""
+        deadline = time.monotonic() + (self.settings.long_rpc_timeout_s if timeout is None else timeout)
+        while True:
+            experiment = self.get_experiment(experiment_id, without_results=True)
+            if experiment.state not in experiment_state.ACTIVE or time.monotonic() >= deadline:
+                return experiment
+            time.sleep(interval_s)
 
     def list_experiments(self) -> list[evaluator_pb2.Experiment]:
         return self._every_page("evaluator", "ListExperiments", evaluator_pb2.ListExperimentsRequest(), "experiments")

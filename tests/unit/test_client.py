@@ -199,6 +199,29 @@ def test_cancelling_a_finished_experiment_reads_as_the_evaluators_reason():
     assert caught.value.message.endswith("only a queued or running experiment can be cancelled")
 
 
+class StoppingEvaluator:
+    """An experiment stored as running for its first `running` reads, then as interrupted."""
+
+    def __init__(self, running: int):
+        self.running, self.reads = running, []
+
+    def GetExperiment(self, request, timeout):
+        self.reads.append(request)
+        stopped = len(self.reads) > self.running
+        state = evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED if stopped else evaluator_pb2.EXPERIMENT_STATE_RUNNING
+        return evaluator_pb2.Experiment(experiment_id=request.experiment_id, state=state)
+
+
+def test_awaiting_a_cancelled_study_reads_it_until_it_has_stopped_and_no_longer_than_told():
+    fake = StoppingEvaluator(running=2)
+    stopped = client_with(evaluator=fake).await_stopped("e-1", interval_s=0)
+    assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and stopped.experiment_id == "e-1"
+    assert len(fake.reads) == 3 and all(r.without_results for r in fake.reads)  # its results are not read
+    slow = StoppingEvaluator(running=1_000)
+    still = client_with(evaluator=slow).await_stopped("e-2", timeout=0, interval_s=0)
+    assert still.state == evaluator_pb2.EXPERIMENT_STATE_RUNNING and len(slow.reads) == 1
+
+
 def test_deleting_a_question_set_in_use_reads_as_the_evaluators_reason():
     fake = FakeEvaluator()
     with pytest.raises(ClientError) as caught:

@@ -4,6 +4,7 @@ and the result beside the baseline and the recommendation. Hand-built messages; 
 
 from __future__ import annotations
 
+import gradio as gr
 import pytest
 
 from chunklab.v1 import evaluator_pb2 as pb
@@ -13,7 +14,7 @@ from chunklab_app import tuning
 from chunklab_app.cli import main as cli
 from chunklab_app.cli import tune_cli
 from chunklab_app.cli.flags import UsageError
-from frontend.pages.tune import study_form
+from frontend.pages.tune import following, study_form
 from frontend.pages.tune.trials_plot import BEST, FRONT, OTHER, TrialLog
 from services.evaluator.judging import metric_catalog
 
@@ -233,3 +234,28 @@ def test_a_winner_below_the_recommendation_on_the_unseen_questions_is_not_what_t
         "run_key": REC,
         "role": "recommendation",
     }
+
+
+class CancellingGateway:
+    """A study the evaluator stores as interrupted, after three trials, once Cancel reaches it."""
+
+    def __init__(self):
+        self.cancelled: list[str] = []
+
+    def cancel_experiment(self, study_id):
+        self.cancelled.append(study_id)
+
+    def await_stopped(self, study_id):
+        study = pb.StudyResult(trials_done=3, seconds_used=12.0)
+        return pb.Experiment(experiment_id=study_id, state=pb.EXPERIMENT_STATE_INTERRUPTED, study=study)
+
+
+def test_cancel_says_stopping_then_the_same_end_the_studys_stream_says_whichever_lands_last():
+    gateway = CancellingGateway()
+    stopping, ended = list(following.cancelled(gateway, "s-1"))
+    assert gateway.cancelled == ["s-1"]
+    assert following.STOPPING in stopping
+    said, _ = study_view.ended_text(gateway.await_stopped("s-1"))
+    assert "The study was stopped after 3 trials" in said and said in ended  # the stream's own last word
+    with pytest.raises(gr.Error, match="No study is running"):
+        list(following.cancelled(gateway, ""))

@@ -18,10 +18,9 @@ from chunklab_app import recommended
 from frontend.errors import said_as_info, said_in_place, told_as_sentence, user_error
 from frontend.forms.pickers import document_dropdown_update, question_set_update
 from frontend.pages.tune import result, study_form
-from frontend.pages.tune.following import follow_study, started
+from frontend.pages.tune.following import cancelled, follow_study, started
 from frontend.pages.tune.trials_plot import COLOURS, COLUMNS
 from frontend.views import plot_section
-from frontend.views.formatting import message_html
 
 INTRO = (
     "### Find the best configuration\n"
@@ -161,13 +160,9 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
 
         @said_in_place(outputs=1)
         def stop(current: str):
-            if not current:
-                raise user_error("No study is running.")
-            with told_as_sentence():
-                gateway.cancel_experiment(current)
-            return message_html("Stopping after the trial under way; the study keeps its trials.", "warning")
+            yield from cancelled(gateway, current)
 
-        cancel.click(stop, inputs=study_id, outputs=status)
+        cancel.click(stop, inputs=study_id, outputs=status, concurrency_limit=None)
 
         def loaded(current_set, current_documents):
             try:

@@ -9,12 +9,13 @@ from collections.abc import Iterable, Iterator
 
 import gradio as gr
 
+from chunklab import experiment_state
 from chunklab.client import ChunkLab, ClientError
 from chunklab.v1 import evaluator_pb2
 from chunklab.views import study_view
 from chunklab.views.metric_format import MetricFormat
 from chunklab.views.render import render
-from frontend.errors import told_html
+from frontend.errors import told_as_sentence, told_html, user_error
 from frontend.pages.tune import result
 from frontend.pages.tune.study_form import StudyRequest
 from frontend.pages.tune.trials_plot import COLUMNS, TrialLog
@@ -105,3 +106,21 @@ def follow_study(gateway: ChunkLab, events: Iterable[evaluator_pb2.ExperimentEve
         gr.update(interactive=resumable),
         gr.update(visible=bool(study_view.take_home(stored)[0])),
     )
+
+
+STOPPING = "Stopping after the trial under way; the study keeps its trials."
+
+
+def cancelled(gateway: ChunkLab, study_id: str) -> Iterator[str]:
+    """Cancel's status line: "Stopping…", then how the study ended once it has (ADR 0162). The
+    stream's own last word may reach the page before "Stopping…" and be overwritten by it; this
+    last line is the same sentence, so whichever lands last the status says how it ended."""
+    if not study_id:
+        raise user_error("No study is running.")
+    with told_as_sentence():
+        gateway.cancel_experiment(study_id)
+    yield message_html(STOPPING, "warning")
+    with told_as_sentence():
+        stored = gateway.await_stopped(study_id)
+    if stored.state not in experiment_state.ACTIVE:
+        yield message_html(*study_view.ended_text(stored))
