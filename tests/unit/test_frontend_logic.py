@@ -358,6 +358,17 @@ def test_the_app_is_built_without_calling_any_service():
     assert display_host("0.0.0.0") == "127.0.0.1" and display_host("::1") == "[::1]"
 
 
+def test_the_ui_does_not_summarise_every_event_for_a_dashboard_it_turns_off():
+    """Gradio rebuilt a pandas summary of all its events (up to 10,000) after each one, for its
+    monitoring dashboard: about 30 ms of the UI's time per event once 150 handlers had run (ADR 0163)."""
+    from frontend.app import build_app
+
+    queue = build_app(ChunkLab(settings()))._queue
+    records = [{"function": f"handler_{i % 150}", "status": "success", "process_time": 0.01 * i} for i in range(2000)]
+    queue.events_recorded = len(records)  # as after 2,000 events
+    assert queue.compute_analytics_summary(records) == {"functions": {}}  # nothing computed
+
+
 def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
     """A gr.render can draw twice on one page load (for the load, then for the strategies the load
     fetched). A page that still shows the first drawing must reach the same handlers with the same

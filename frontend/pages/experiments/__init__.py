@@ -42,7 +42,10 @@ def build(gateway: ChunkLab) -> gr.Blocks:
             _loader(gateway),
             inputs=[settings.embedding_model, settings.documents],
             outputs=[forms, settings.embedding_model, settings.documents, status],
-        ).then(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment]).then(
+        ).then(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
+        # Its own event, not a third step of the chain above: under load the set is chosen as soon as
+        # the sets are read, not after the strategies and the experiments.
+        page.load(
             lambda current: question_set_update(gateway, current),
             inputs=question_set,
             outputs=question_set,
