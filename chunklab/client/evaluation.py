@@ -158,17 +158,19 @@ class EvaluationCalls(Calls):
         request = evaluator_pb2.CancelExperimentRequest(experiment_id=experiment_id)
         return self._call("evaluator", "CancelExperiment", request)
 
-    def await_stopped(
+    def follow_until_stopped(
         self, experiment_id: str, timeout: float | None = None, interval_s: float = 0.5
-    ) -> evaluator_pb2.Experiment:
-        """The experiment once it is no longer queued or running (a Cancel took effect, or it
-        ended), read every interval_s without its results; after `timeout` seconds (default:
-        the long deadline) it is returned as it is then, still active if it did not stop."""
+    ) -> Iterator[evaluator_pb2.Experiment]:
+        """Yields the experiment (without its results) every interval_s until it is no longer
+        queued or running (a Cancel took effect, or it ended) or `timeout` seconds (default: the
+        long deadline) have passed; the last one yielded is how it is then. A caller that stops
+        iterating stops the reads."""
         deadline = time.monotonic() + (self.settings.long_rpc_timeout_s if timeout is None else timeout)
         while True:
             experiment = self.get_experiment(experiment_id, without_results=True)
+            yield experiment
             if experiment.state not in experiment_state.ACTIVE or time.monotonic() >= deadline:
-                return experiment
+                return
             time.sleep(interval_s)
 
     def list_experiments(self) -> list[evaluator_pb2.Experiment]:

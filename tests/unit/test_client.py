@@ -212,13 +212,14 @@ class StoppingEvaluator:
         return evaluator_pb2.Experiment(experiment_id=request.experiment_id, state=state)
 
 
-def test_awaiting_a_cancelled_study_reads_it_until_it_has_stopped_and_no_longer_than_told():
+def test_a_cancelled_study_is_read_until_it_has_stopped_and_no_longer_than_told():
     fake = StoppingEvaluator(running=2)
-    stopped = client_with(evaluator=fake).await_stopped("e-1", interval_s=0)
-    assert stopped.state == evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED and stopped.experiment_id == "e-1"
-    assert len(fake.reads) == 3 and all(r.without_results for r in fake.reads)  # its results are not read
+    reads = list(client_with(evaluator=fake).follow_until_stopped("e-1", interval_s=0))
+    states = [r.state for r in reads]
+    assert states == [evaluator_pb2.EXPERIMENT_STATE_RUNNING] * 2 + [evaluator_pb2.EXPERIMENT_STATE_INTERRUPTED]
+    assert all(r.without_results for r in fake.reads)  # its results are not read
     slow = StoppingEvaluator(running=1_000)
-    still = client_with(evaluator=slow).await_stopped("e-2", timeout=0, interval_s=0)
+    (still,) = client_with(evaluator=slow).follow_until_stopped("e-2", timeout=0, interval_s=0)
     assert still.state == evaluator_pb2.EXPERIMENT_STATE_RUNNING and len(slow.reads) == 1
 
 

@@ -237,7 +237,8 @@ def test_a_winner_below_the_recommendation_on_the_unseen_questions_is_not_what_t
 
 
 class CancellingGateway:
-    """A study the evaluator stores as interrupted, after three trials, once Cancel reaches it."""
+    """A study the evaluator stores as interrupted, after three trials, once its trial under way
+    has ended (one read later)."""
 
     def __init__(self):
         self.cancelled: list[str] = []
@@ -245,17 +246,23 @@ class CancellingGateway:
     def cancel_experiment(self, study_id):
         self.cancelled.append(study_id)
 
-    def await_stopped(self, study_id):
+    def follow_until_stopped(self, study_id):
+        yield pb.Experiment(experiment_id=study_id, state=pb.EXPERIMENT_STATE_RUNNING)
+        yield self.stopped(study_id)
+
+    @staticmethod
+    def stopped(study_id):
         study = pb.StudyResult(trials_done=3, seconds_used=12.0)
         return pb.Experiment(experiment_id=study_id, state=pb.EXPERIMENT_STATE_INTERRUPTED, study=study)
 
 
 def test_cancel_says_stopping_then_the_same_end_the_studys_stream_says_whichever_lands_last():
     gateway = CancellingGateway()
-    stopping, ended = list(following.cancelled(gateway, "s-1"))
+    stopping, waiting, ended = list(following.cancelled(gateway, "s-1"))
     assert gateway.cancelled == ["s-1"]
     assert following.STOPPING in stopping
-    said, _ = study_view.ended_text(gateway.await_stopped("s-1"))
+    assert waiting == gr.skip()  # "Stopping…" stays while the trial under way ends
+    said, _ = study_view.ended_text(gateway.stopped("s-1"))
     assert "The study was stopped after 3 trials" in said and said in ended  # the stream's own last word
     with pytest.raises(gr.Error, match="No study is running"):
         list(following.cancelled(gateway, ""))

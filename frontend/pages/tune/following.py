@@ -111,16 +111,19 @@ def follow_study(gateway: ChunkLab, events: Iterable[evaluator_pb2.ExperimentEve
 STOPPING = "Stopping after the trial under way; the study keeps its trials."
 
 
-def cancelled(gateway: ChunkLab, study_id: str) -> Iterator[str]:
+def cancelled(gateway: ChunkLab, study_id: str) -> Iterator:
     """Cancel's status line: "Stopping…", then how the study ended once it has (ADR 0162). The
     stream's own last word may reach the page before "Stopping…" and be overwritten by it; this
-    last line is the same sentence, so whichever lands last the status says how it ended."""
+    last line is the same sentence, so whichever lands last the status says how it ended. While
+    the trial under way ends, the status is left as it is (a page closed meanwhile stops the reads)."""
     if not study_id:
         raise user_error("No study is running.")
     with told_as_sentence():
         gateway.cancel_experiment(study_id)
     yield message_html(STOPPING, "warning")
     with told_as_sentence():
-        stored = gateway.await_stopped(study_id)
-    if stored.state not in experiment_state.ACTIVE:
-        yield message_html(*study_view.ended_text(stored))
+        for stored in gateway.follow_until_stopped(study_id):
+            if stored.state in experiment_state.ACTIVE:
+                yield gr.skip()
+            else:
+                yield message_html(*study_view.ended_text(stored))
