@@ -9,15 +9,17 @@ reports from, picks the port, asks for a login when the stack has a token
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio import routes
 
 from chunklab.client import ChunkLab
 from chunklab.rpc import security, tracing
@@ -56,6 +58,20 @@ LOOK_AGAIN_WHEN_OPENED = (compare, reports, questions)
 NO_ANALYTICS_SUMMARY = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": str(2**62)}
 
 
+@contextlib.contextmanager
+def without_interim_servers() -> Iterator[None]:
+    """Gradio 6.31 makes a whole FastAPI app (about 80 routes, with their pydantic models) for
+    each Blocks when it is made and again when its `with` ends; launch() makes the one that
+    serves and drops them. The UI's eleven Blocks (the app and a page per tab) made 22 of them:
+    1.1-1.7 s of the 2.3-2.5 s of CPU build_app took (ADR 0164). None is made while this is open."""
+    made = routes.App.create_app
+    routes.App.create_app = staticmethod(lambda *args, **kwargs: None)
+    try:
+        yield
+    finally:
+        routes.App.create_app = made
+
+
 def build_app(gateway: ChunkLab, secret: str | None = None) -> gr.Blocks:
     """`secret`: the key of what the browser keeps (frontend/browser_secret.py; None: Gradio
     makes one for this process)."""
@@ -67,7 +83,10 @@ def build_app(gateway: ChunkLab, secret: str | None = None) -> gr.Blocks:
     # apart numbers its renders from 0 and, once placed, a re-render of one
     # page's form would make the browser drop another page's event handlers.
     # Uploaded files older than a day are deleted, checked hourly: they were copied to ingest.
-    with gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
+    with (
+        without_interim_servers(),
+        gr.Blocks(title="ChunkLab", analytics_enabled=False, delete_cache=(3600, 86400)) as app,
+    ):
         gr.Markdown("## ChunkLab: compare chunking strategies for RAG", elem_id="app-title")
         # Experiment ids a page asks Compare to show (the study page's "Open in Compare"). Made
         # outside the tabs: a component among them counts as one, and the tab bar repeats a tab.

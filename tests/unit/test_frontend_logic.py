@@ -369,6 +369,23 @@ def test_the_ui_does_not_summarise_every_event_for_a_dashboard_it_turns_off():
     assert queue.compute_analytics_summary(records) == {"functions": {}}  # nothing computed
 
 
+def test_the_app_is_built_without_a_web_server_per_page_and_gradio_is_left_as_it_was(monkeypatch):
+    """Gradio made a FastAPI app for each Blocks twice while building, 22 thrown away (ADR 0164);
+    launch() makes the one that serves (the e2e and browser tests load pages from it)."""
+    from gradio import routes
+
+    from frontend.app import build_app
+
+    made = []
+    real = routes.App.create_app
+    monkeypatch.setattr(routes.App, "create_app", staticmethod(lambda *a, **k: made.append(a) or real(*a, **k)))
+    app = build_app(ChunkLab(settings()))
+    assert made == [] and app.app is None
+    assert len([f for f in app.fns.values() if f.name == "stop"]) == 1  # the pages' handlers are there
+    routes.App.create_app(app)  # what launch() calls, unpatched after the build
+    assert len(made) == 1
+
+
 def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
     """A gr.render can draw twice on one page load (for the load, then for the strategies the load
     fetched). A page that still shows the first drawing must reach the same handlers with the same
