@@ -54,8 +54,9 @@ LOOK_AGAIN_WHEN_OPENED = (compare, reports, questions)
 
 # Gradio rebuilds a pandas summary of every event it has run (up to 10,000) after each event, for
 # the monitoring dashboard this app turns off (enable_monitoring=False): about 30 ms of the UI's
-# time per event once 150 handlers have run (ADR 0163). Read when a Blocks is made; never reached.
-NO_ANALYTICS_SUMMARY = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": str(2**62)}
+# time per event once 150 handlers have run (ADR 0163). Read when a Blocks is made: events between two
+# summaries, never reached.
+EVENTS_PER_SUMMARY = str(2**62)
 
 
 @contextlib.contextmanager
@@ -75,8 +76,7 @@ def without_interim_servers() -> Iterator[None]:
 def build_app(gateway: ChunkLab, secret: str | None = None) -> gr.Blocks:
     """`secret`: the key of what the browser keeps (frontend/browser_secret.py; None: Gradio
     makes one for this process)."""
-    for name, value in NO_ANALYTICS_SUMMARY.items():
-        os.environ.setdefault(name, value)
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", EVENTS_PER_SUMMARY)
     # Each page is built inside its tab: a Blocks created inside another one
     # renders itself there at once (so no .render()), and, what matters more,
     # its gr.render blocks are numbered in the app's own list. A page built

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 
 from chunklab.client.core import Calls
@@ -83,10 +82,9 @@ class ChunkingCalls(Calls):
         """Yields the bulk load as it goes, polled every interval_s, until every
         job has finished or `timeout` seconds (default: the long deadline) have
         passed; the last one yielded is the outcome so far."""
-        deadline = time.monotonic() + (self.settings.long_rpc_timeout_s if timeout is None else timeout)
-        while True:
-            load = self.get_bulk_load(bulk_load_id)
-            yield load
-            if len(load.results) >= load.jobs_total or time.monotonic() >= deadline:
-                return
-            time.sleep(interval_s)
+        return self._polled(
+            lambda: self.get_bulk_load(bulk_load_id),
+            lambda load: len(load.results) >= load.jobs_total,
+            timeout,
+            interval_s,
+        )

@@ -5,7 +5,8 @@ client-streamed uploads."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
@@ -81,6 +82,20 @@ class Calls:
             finally:
                 if isinstance(call, grpc.Call):
                     call.cancel()
+
+    def _polled(
+        self, read: Callable[[], Message], finished: Callable[[Message], bool], timeout: float | None, interval_s: float
+    ) -> Iterator[Message]:
+        """Yields read() every interval_s until finished(it) or `timeout` seconds (default: the
+        long deadline) have passed; the last one yielded is how it is then. A caller that stops
+        iterating stops the reads."""
+        deadline = time.monotonic() + (self.settings.long_rpc_timeout_s if timeout is None else timeout)
+        while True:
+            found = read()
+            yield found
+            if finished(found) or time.monotonic() >= deadline:
+                return
+            time.sleep(interval_s)
 
     def _every_page(self, service: str, method: str, request: Message, field: str) -> list:
         """Every item of a List RPC (AIP-158), page after page, in the service's order."""

@@ -5,7 +5,6 @@ metrics' catalogue."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -165,13 +164,12 @@ class EvaluationCalls(Calls):
         queued or running (a Cancel took effect, or it ended) or `timeout` seconds (default: the
         long deadline) have passed; the last one yielded is how it is then. A caller that stops
         iterating stops the reads."""
-        deadline = time.monotonic() + (self.settings.long_rpc_timeout_s if timeout is None else timeout)
-        while True:
-            experiment = self.get_experiment(experiment_id, without_results=True)
-            yield experiment
-            if experiment.state not in experiment_state.ACTIVE or time.monotonic() >= deadline:
-                return
-            time.sleep(interval_s)
+        return self._polled(
+            lambda: self.get_experiment(experiment_id, without_results=True),
+            lambda experiment: experiment.state not in experiment_state.ACTIVE,
+            timeout,
+            interval_s,
+        )
 
     def list_experiments(self) -> list[evaluator_pb2.Experiment]:
         return self._every_page("evaluator", "ListExperiments", evaluator_pb2.ListExperimentsRequest(), "experiments")
