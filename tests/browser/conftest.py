@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chunklab_app.stack import Stack
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SECONDS, STORMS, documents_part, upload
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SECONDS, STORMS, documents_part, page_at_failure, upload
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +58,14 @@ def page(browser, ui_stack):
     yield page
     expect.set_options(timeout=5 * SECONDS)
     context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report says what the page showed and what the UI logged then:
+    a wait that timed out names only the element it waited for."""
+    report = yield
+    page, stack = item.funcargs.get("page"), item.funcargs.get("ui_stack")
+    if report.when == "call" and report.failed and page is not None and stack is not None:
+        report.sections.append(("the page when the test failed", page_at_failure(page, stack, item.name)))
+    return report

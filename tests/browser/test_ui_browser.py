@@ -28,6 +28,7 @@ from tests.support.browser import (
     STORMS,
     choose,
     documents_part,
+    experiment_grids,
     fill,
     screenshot,
     upload,
@@ -390,7 +391,7 @@ def test_an_experiment_from_dry_run_to_report_and_compare(page, ui_stack, storms
 
     questions = tmp_path / "storm-questions.jsonl"
     questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
-    page.get_by_role("tab", name="Experiments").click()
+    experiment_grids(page)
 
     # Import the question set: it becomes the chosen one.
     page.locator("#qs-file input[type=file]").set_input_files(str(questions))

@@ -167,6 +167,7 @@ def step_three_experiment(page) -> None:
 
     start_here(page, ["done", "done", "next", "todo"])
     page.locator("#start-go-3").click()
+    page.locator("#dry-run-button").wait_for(timeout=120 * SECONDS)  # the strategy grids drawn
     choose(page, "qs-select", re.compile(r"^phare by hand · 6 questions"))
     # The baseline and the recommended strategy start ticked: two configurations to compare.
     page.locator("#exp-retrieval-only input").check()

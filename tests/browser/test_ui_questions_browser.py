@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chunklab.v1 import evaluator_pb2
-from tests.support.browser import DOCUMENT, SECONDS, choose, fill, upload
+from tests.support.browser import DOCUMENT, SECONDS, choose, experiment_grids, fill, upload
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
@@ -166,7 +166,7 @@ def test_a_set_generated_from_a_document_is_reviewed_and_used_by_an_experiment(p
     )
 
     # The Experiments page runs on the generated set.
-    page.get_by_role("tab", name="Experiments").click()
+    experiment_grids(page)
     choose(page, "qs-select", re.compile(r"^generated from lighthouse-questions\.md"))
     page.locator("#exp-use-cluster_parent_child input").uncheck()  # ticked beside fixed_size (ADR 0064)
     fill(page, "grid-fixed_size-chunk_size", "40")

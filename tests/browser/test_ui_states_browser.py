@@ -13,7 +13,7 @@ import re
 import pytest
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from tests.support.browser import QUESTIONS, SECONDS, choose, screenshot
+from tests.support.browser import QUESTIONS, SECONDS, choose, experiment_grids, screenshot
 
 pytestmark = pytest.mark.browser
 NAME = "storms half failed"
@@ -94,7 +94,7 @@ def test_a_partial_experiment_is_amber_with_each_failed_runs_reason_beside_it(ha
 def test_the_dry_run_says_which_runs_cannot_run_before_anything_starts(question_set, page):
     from playwright.sync_api import expect
 
-    page.get_by_role("tab", name="Experiments").click()
+    experiment_grids(page)
     choose(page, "qs-select", re.compile(r"^storm-states\.jsonl · "))
     page.locator("#grid-contextual_retrieval").get_by_text("contextual_retrieval").first.click()  # unfold it
     page.locator("#exp-use-contextual_retrieval input").check()

@@ -147,6 +147,27 @@ SCREENSHOTS = Path(
 )
 
 
+def experiment_grids(page):
+    """Opens the Experiments tab once its strategy grids are drawn (after the chunker's
+    ListStrategies answers and the page's other forms are drawn: longer on a loaded machine)."""
+    page.get_by_role("tab", name="Experiments").click()
+    page.locator("#dry-run-button").wait_for(timeout=120 * SECONDS)
+
+
+def page_at_failure(page, stack: Stack, name: str) -> str:
+    """The open tabs, the shown text and the end of the UI's log, and a screenshot's path."""
+    try:
+        tabs = page.locator("[role=tab][aria-selected=true]:visible").all_inner_texts()
+        shown = page.locator("[role=tabpanel]:visible").first.inner_text(timeout=5 * SECONDS)
+        path = screenshot(page, f"failed-{name}")
+    except Exception as exc:  # the page itself may be what broke
+        tabs, shown, path = [], f"(the page could not be read: {exc})", "none"
+    log = (stack.data_dir / "logs" / "ui.log").read_text(errors="replace").splitlines()[-40:]
+    return "\n".join(
+        [f"open tabs: {' > '.join(tabs)}", f"screenshot: {path}", "shown:", shown[-4000:], "the UI's log ends:", *log]
+    )
+
+
 def screenshot(page, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
