@@ -386,6 +386,34 @@ def test_the_app_is_built_without_a_web_server_per_page_and_gradio_is_left_as_it
     assert len(made) == 1
 
 
+def test_a_page_load_reads_the_stack_only_for_the_tabs_it_opens_on_and_the_others_read_when_opened():
+    """A page load ran 47 events, 22 of them for tabs nobody was looking at; the Experiments tab
+    opened the newest experiment and drew its plots behind Start here (ADR 0165). Only Start here,
+    Documents and Query are filled on load (and what the load chains to); every other page reads
+    the stack when its tab is opened."""
+    import gradio as gr
+
+    from frontend.app import LOOK_AGAIN_WHEN_OPENED, PAGES, build_app
+
+    app = build_app(ChunkLab(settings()))
+
+    def within(block) -> set[int]:
+        return {block._id}.union(*(within(child) for child in getattr(block, "children", [])))
+
+    tabs = {block.id: block for block in app.blocks.values() if isinstance(block, gr.Tab) and block.id}
+    opened_later = [tab_id for _, tab_id, module in PAGES if module in LOOK_AGAIN_WHEN_OPENED]
+    assert "experiments" in opened_later and "documents" not in opened_later and "query" not in opened_later
+    later = set().union(*(within(tabs[tab_id]) for tab_id in opened_later))
+    on_load = {fn_id for fn_id, fn in app.fns.items() if any(event == "load" for _, event in fn.targets)}
+    while chained := {i for i, fn in app.fns.items() if fn.trigger_after in on_load} - on_load:
+        on_load |= chained
+    assert on_load
+    filled = [app.fns[i].name for i in on_load if {block._id for block in app.fns[i].outputs} & later]
+    assert filled == []
+    for tab_id in opened_later:
+        assert [fn for fn in app.fns.values() if (tabs[tab_id]._id, "select") in fn.targets], tab_id
+
+
 def test_a_form_drawn_again_keeps_its_handlers_and_inputs():
     """A gr.render can draw twice on one page load (for the load, then for the strategies the load
     fetched). A page that still shows the first drawing must reach the same handlers with the same

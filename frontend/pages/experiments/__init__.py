@@ -20,7 +20,10 @@ from frontend.pages.experiments import detail, experiment_form
 from frontend.pages.experiments.experiment_form import RunSettings
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py; without one, the page's load):
+    the strategies, lists and bounds the form needs, and the list of experiments with the one it
+    opens and its plots, are read then, not while the page loads behind another tab (ADR 0165)."""
     with gr.Blocks() as page:
         forms = gr.State([])
         created = gr.State("")
@@ -38,20 +41,22 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
         handlers = detail.DetailHandlers(gateway)
         detail.wire_actions(handlers, view, (settings.answer[2], settings.judge[2]), created, run_results)
-        page.load(
+        opened = opened or page.load
+        # Each read is its own event: under load the question set is chosen as soon as the sets
+        # are read, not after the strategies and the experiments.
+        opened(
             _loader(gateway),
             inputs=[settings.embedding_model, settings.documents],
             outputs=[forms, settings.embedding_model, settings.documents, status],
-        ).then(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
-        # Its own event, not a third step of the chain above: under load the set is chosen as soon as
-        # the sets are read, not after the strategies and the experiments.
-        page.load(
+        )
+        opened(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
+        opened(
             lambda current: question_set_update(gateway, current),
             inputs=question_set,
             outputs=question_set,
             show_progress="hidden",
         )
-        page.load(lambda: retrieval_limit_updates(gateway), outputs=settings.retrieval.bounded, show_progress="hidden")
+        opened(lambda: retrieval_limit_updates(gateway), outputs=settings.retrieval.bounded, show_progress="hidden")
         view.refresh.click(handlers.listing, inputs=view.experiment, outputs=[view.table, view.experiment])
         _wire_documents(gateway, settings)
         # A finished run shows up in the list and opens in the detail view.
@@ -61,19 +66,25 @@ def build(gateway: ChunkLab) -> gr.Blocks:
 
 
 def _loader(gateway: ChunkLab):
+    """The strategy grids' forms, the models and the documents, read each time the tab is opened.
+    What the status line shows (a dry run's estimate, a run's progress) stays unless a read fails;
+    so do the grids drawn, with their ticks, when the chunker does not answer."""
+
     def load(current_model: str | None, current_documents: list[str] | None):
+        failed = []
         try:
             catalog = gateway.strategy_catalog()
             strategy_forms = knobs.strategy_forms(list(catalog.strategies), include_query_time=True)
             models = gr.update(choices=list(catalog.embedding_models), value=current_model or None)
-            message = ""
         except ClientError as exc:
-            strategy_forms, models, message = [], gr.update(), told_html(exc)
+            strategy_forms, models = gr.skip(), gr.update()
+            failed.append(told_html(exc))
         try:
             documents = document_dropdown_update(gateway, current_documents or [])
         except ClientError as exc:
-            documents, message = said_as_info(exc), message or told_html(exc)
-        return strategy_forms, models, documents, message
+            documents = said_as_info(exc)
+            failed.append(told_html(exc))
+        return strategy_forms, models, documents, failed[0] if failed else gr.skip()
 
     return load
 

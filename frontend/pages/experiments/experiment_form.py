@@ -224,11 +224,10 @@ def grid_section(gateway: ChunkLab, forms: gr.State, settings: RunSettings, stat
     A finished run puts its experiment id in `created`, which the page watches to refresh its list.
     """
 
-    @gr.render(inputs=forms, **RENDER_ONE_AT_A_TIME)
+    # Drawn when the strategies are read (on opening the tab), not at the page's load as well:
+    # nothing to draw behind another tab (ADR 0165).
+    @gr.render(inputs=forms, triggers=[forms.change], **RENDER_ONE_AT_A_TIME)
     def draw(strategy_forms: list[knobs.StrategyForm]):
-        if not strategy_forms:
-            gr.Markdown("No strategies loaded yet (the chunker's list appears here).")
-            return
         gr.Markdown(
             f"Ticked at first: {recommended.summary()}, and {knobs.BASELINE}, the baseline to compare it against.",
             elem_id="exp-recommended",

@@ -20,10 +20,12 @@ from frontend.views.formatting import message_html
 CONFIRM_SWEEP_JS = "(asOf, _) => [asOf, confirm('Archive every document outside its freshness window now?')]"
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py), when the page reads the
+    stack (ADR 0165); without one, when the page loads."""
     with gr.Blocks() as page:
         parts = _layout()
-        _wire(Freshness(gateway), page, parts)
+        _wire(Freshness(gateway), opened or page.load, parts)
     return page
 
 
@@ -162,11 +164,11 @@ class Freshness:
         return self.sweep(as_of_text, True)
 
 
-def _wire(handlers: Freshness, page: gr.Blocks, parts: FreshnessParts) -> None:
+def _wire(handlers: Freshness, opened, parts: FreshnessParts) -> None:
     listed_windows = [parts.windows, parts.collection]
     listed_archived = [parts.archived, parts.archived_choice]
-    page.load(lambda: limits.freshness_days_update(handlers.gateway), outputs=parts.days, show_progress="hidden")
-    page.load(handlers.list_windows, inputs=parts.collection, outputs=listed_windows).then(
+    opened(lambda: limits.freshness_days_update(handlers.gateway), outputs=parts.days, show_progress="hidden")
+    opened(handlers.list_windows, inputs=parts.collection, outputs=listed_windows).then(
         handlers.list_archived, inputs=parts.archived_choice, outputs=listed_archived
     )
     parts.collection.change(handlers.show_window, inputs=parts.collection, outputs=[parts.days, parts.window_status])

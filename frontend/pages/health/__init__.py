@@ -10,7 +10,9 @@ from frontend.errors import told_html
 from frontend.views.formatting import catalog_html, health_html, index_stats_html
 
 
-def build(gateway: ChunkLab) -> gr.Blocks:
+def build(gateway: ChunkLab, opened=None) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py), when the page reads the
+    stack (ADR 0165); without one, when the page loads."""
     with gr.Blocks() as page:
         refresh_button = gr.Button("Check again", scale=0, elem_id="health-refresh")
         table = gr.HTML(elem_id="health-table")
@@ -26,6 +28,6 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     parts.append(told_html(exc))
             return health_html(gateway.service_health()), "".join(parts)
 
-        page.load(check, outputs=[table, details])
+        (opened or page.load)(check, outputs=[table, details])
         refresh_button.click(check, outputs=[table, details])
     return page

@@ -26,8 +26,9 @@ from frontend.pages.questions.review import Review
 
 
 def build(gateway: ChunkLab, opened=None, secret: str | None = None) -> gr.Blocks:
-    """`opened`: the event of the tab being opened (frontend/app.py); `secret`: the key of the
-    draft the browser keeps (frontend/browser_secret.py)."""
+    """`opened`: the event of the tab being opened (frontend/app.py), when the page reads the
+    stack (ADR 0165; without one, on load); `secret`: the key of the draft the browser keeps
+    (frontend/browser_secret.py)."""
     with gr.Blocks() as page:
         generation_id = gr.State("")
         run_token = gr.State("")
@@ -36,7 +37,7 @@ def build(gateway: ChunkLab, opened=None, secret: str | None = None) -> gr.Block
         generating = generation.generation_section(gateway)
         importing = _import_section()
         reviewing = review.review_section()
-        _wire_lists(gateway, page, generating, reviewing)
+        _wire_lists(gateway, opened or page.load, generating, reviewing)
         generation.wire(gateway, generating, reviewing.chosen, generation_id, run_token)
         _wire_import(gateway, *importing, reviewing.chosen)
         review.wire(gateway, reviewing, held_set)
@@ -70,9 +71,9 @@ def _import_section() -> tuple[list, gr.Button, gr.Button, gr.HTML, gr.HTML]:
     return [file, import_name, mapping, lenient], validate, do_import, import_status, report
 
 
-def _wire_lists(gateway: ChunkLab, page: gr.Blocks, generating: GenerationForm, reviewing: Review) -> None:
-    """The document and question-set lists filled on load and kept current, and the line
-    naming the generator the endpoint boxes give."""
+def _wire_lists(gateway: ChunkLab, opened, generating: GenerationForm, reviewing: Review) -> None:
+    """The document and question-set lists filled when the page is opened and kept current,
+    and the line naming the generator the endpoint boxes give."""
     documents, document, chosen = generating.documents, reviewing.document, reviewing.chosen
 
     def load(current: list[str] | None, current_set: str | None):
@@ -84,10 +85,10 @@ def _wire_lists(gateway: ChunkLab, page: gr.Blocks, generating: GenerationForm, 
             question_set_update(gateway, current_set),
         )
 
-    page.load(load, inputs=[documents, chosen], outputs=[documents, document, chosen], show_progress="hidden")
-    page.load(lambda: limits.question_count_update(gateway), outputs=generating.count, show_progress="hidden")
+    opened(load, inputs=[documents, chosen], outputs=[documents, document, chosen], show_progress="hidden")
+    opened(lambda: limits.question_count_update(gateway), outputs=generating.count, show_progress="hidden")
     line = generation.Generation(gateway).generator_line
-    for event in (generating.base_url.change, generating.model.change, page.load):
+    for event in (generating.base_url.change, generating.model.change, opened):
         event(
             line, inputs=[generating.base_url, generating.model], outputs=generating.generator, show_progress="hidden"
         )

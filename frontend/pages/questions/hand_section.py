@@ -194,8 +194,8 @@ class HandHandlers:
 
 
 def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Dropdown, opened=None) -> None:
-    """The section's events; a saved set becomes the review's choice. On load and when the tab
-    is opened (`opened`) with no document chosen, the newest is shown."""
+    """The section's events; a saved set becomes the review's choice. When the tab is opened
+    (`opened`; without one, on load) with no document chosen, the newest is shown."""
     handlers = HandHandlers(gateway)
     fields = [form.start, form.end, form.picked]
 
@@ -211,14 +211,13 @@ def wire(gateway: ChunkLab, page: gr.Blocks, form: HandForm, review_set: gr.Drop
         with told_as_sentence():
             return document_dropdown_update(gateway, current)
 
-    for event in (page.load, opened):
-        if event is not None:
-            event(listed, inputs=[form.document, review_set], outputs=[form.document, form.accordion])
-            event(
-                said_in_place(outputs=4, at=1)(handlers.restored),
-                inputs=[form.draft, form.document],
-                outputs=[form.draft_view, form.status, form.accordion, form.view],
-            )
+    opened = opened or page.load
+    opened(listed, inputs=[form.document, review_set], outputs=[form.document, form.accordion])
+    opened(
+        said_in_place(outputs=4, at=1)(handlers.restored),
+        inputs=[form.draft, form.document],
+        outputs=[form.draft_view, form.status, form.accordion, form.view],
+    )
     form.document.focus(current_documents, inputs=form.document, outputs=form.document, show_progress="hidden")
     form.document.change(
         handlers.document_view, inputs=[form.document, form.draft], outputs=[form.view, form.text, *fields]

@@ -112,7 +112,11 @@ def _form(gateway: ChunkLab):
     return fields, strategies
 
 
-def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.Tabs | None = None) -> gr.Blocks:
+def build(
+    gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.Tabs | None = None, opened=None
+) -> gr.Blocks:
+    """`opened`: the event of the tab being opened (frontend/app.py), when the page reads the
+    stack (ADR 0165); without one, when the page loads."""
     with gr.Blocks() as page:
         gr.Markdown(INTRO, elem_id="tune-intro")
         fields, strategies = _form(gateway)
@@ -180,5 +184,7 @@ def build(gateway: ChunkLab, compare_request: gr.State | None = None, tabs: gr.T
             except gr.Error:
                 return gr.update(), gr.update(), gr.update()
 
-        page.load(loaded, inputs=fields[:2], outputs=[fields[0], fields[1], strategies], show_progress="hidden")
+        (opened or page.load)(
+            loaded, inputs=fields[:2], outputs=[fields[0], fields[1], strategies], show_progress="hidden"
+        )
     return page
