@@ -148,8 +148,8 @@ SCREENSHOTS = Path(
 
 
 def experiment_grids(page):
-    """Opens the Experiments tab once its strategy grids are drawn (after the chunker's
-    ListStrategies answers and the page's other forms are drawn: longer on a loaded machine)."""
+    """Opens the Experiments tab and waits until its strategy grids are drawn (the tab reads the
+    chunker's strategies when it is opened: longer on a loaded machine)."""
     page.get_by_role("tab", name="Experiments").click()
     page.locator("#dry-run-button").wait_for(timeout=120 * SECONDS)
 
