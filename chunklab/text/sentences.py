@@ -97,13 +97,19 @@ def split(text: str, language: str = "en", within: list[tuple[int, int, bool]] |
 
 
 _SPACE_LIKE = re.compile(r"[^\S ]")  # every whitespace but the plain space (non-break, tab, ...)
+# Where sentencex panics: an ASCII capital, whitespace holding a multi-byte space, a full stop.
+_PANICS = re.compile(r"[A-Z]\s*[^\S\x00-\x7f]\s*\.")
 
 
 def _boundaries(language: str, block: str) -> list[dict]:
-    """sentencex's sentences of one block. sentencex 0.1 panics on some blocks (a capital, a
-    non-break space and a full stop, "D\u00a0.", slice inside the space's bytes); such a block is
-    split again with its other whitespace read as plain spaces (the same code points, so the
-    offsets hold), and failing that it is one sentence."""
+    """sentencex's sentences of one block. sentencex panics on some blocks (a capital, a non-break
+    space and a full stop, "D\u00a0.": it slices inside the space's bytes), and its panic writes a
+    Rust backtrace to the process's stderr before Python sees it. A block of that shape is read
+    with its other whitespace as plain spaces from the start (the same code points, so the offsets
+    hold); a block that panics all the same is read so afterwards, and failing that it is one
+    sentence."""
+    if _PANICS.search(block):
+        block = _SPACE_LIKE.sub(" ", block)
     try:
         return sentencex.get_sentence_boundaries(language, block)
     except (KeyboardInterrupt, SystemExit):

@@ -192,8 +192,16 @@ def test_spans_are_ordered_trimmed_slices_that_cover_every_non_blank_character(p
     assert all(covered[i] or text[i].isspace() for i in range(len(text)))
 
 
-def test_a_block_the_segmenter_cannot_read_is_still_split_and_covered():
-    # sentencex 0.1 panics on a capital, a non-break space and a full stop ("D\u00a0.").
-    text = "We met Mr. D\u00a0. Smith at noon. Then we left.\n\nD\u00a0."
+def test_a_block_the_segmenter_cannot_read_is_still_split_and_covered_and_the_log_stays_clean(capfd):
+    """sentencex panics on a capital, a multi-byte space and a full stop ("D\u00a0."), and its panic
+    writes a Rust backtrace to the service's stderr: such a block is split without reaching it."""
+    text = "We met Mr. D\u00a0. Smith at noon. Then we left.\n\nD\u00a0.\n\nAt Q \u3000. in French."
     spans = sentences.split(text)
-    assert [text[a:b] for a, b in spans] == ["We met Mr. D\u00a0. Smith at noon.", "Then we left.", "D\u00a0."]
+    assert [text[a:b] for a, b in spans] == [
+        "We met Mr. D\u00a0. Smith at noon.",
+        "Then we left.",
+        "D\u00a0.",
+        "At Q \u3000. in French.",
+    ]
+    assert sentences.split("Chez A\u00a0. Dupont. Fin.", "fr")
+    assert "panicked" not in capfd.readouterr().err

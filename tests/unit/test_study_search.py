@@ -211,38 +211,83 @@ def test_the_pareto_objective_keeps_a_thrifty_trial_its_front_is_spread_and_conf
     assert "1 other configuration on the Pareto front confirmed beside it" in result.summary
 
 
-def _search_after(trial_seconds: list[float], used: float, budget_s: float, trials: int = 0) -> search.Search:
-    """A study's search that has run these trials and used this many seconds of its budget."""
+def _search_after(
+    trial_seconds: list[float],
+    used: float,
+    budget_s: float,
+    trials: int = 0,
+    reused: list[bool] | None = None,
+    asked: tuple[float, int] = (0.0, 0),
+    confirmation: int = 0,
+) -> search.Search:
+    """A study's search that has run these trials (reused: which were retrieval only), used this
+    many seconds of its budget, asked questions at this pace (seconds, questions) and holds this
+    many confirmation questions."""
     import time
 
     found = search.Search.__new__(search.Search)
-    found.study = search.StudyPlan(space=None, split=None, trials=trials, seconds=budget_s)
+    split = type("Split", (), {"confirmation": [None] * confirmation})()
+    found.study = search.StudyPlan(space=None, split=split, trials=trials, seconds=budget_s)
+    found.goal = pb.StudyObjective()
     found.experiment = pb.Experiment()
-    for seconds in trial_seconds:
-        found.experiment.runs.add().trial.MergeFrom(pb.StudyTrial(state="complete", seconds=seconds))
+    for seconds, index_reused in zip(trial_seconds, reused or [False] * len(trial_seconds)):
+        run = found.experiment.runs.add(index_reused=index_reused)
+        run.trial.MergeFrom(pb.StudyTrial(state="complete", seconds=seconds))
     found._used_before, found._started = used, time.monotonic()
+    found._asked = list(asked)
     return found
 
 
+def _next_trial(found: search.Search, reuses_sets: bool) -> tuple[bool, float]:
+    """Whether the next trial, retrieval only or with index sets of its own, fits the time left."""
+    found.reuses_sets = lambda candidate: reuses_sets
+    return found.fits(None)
+
+
 def test_a_trial_the_time_left_would_not_hold_is_not_begun_and_the_study_says_so():
-    """A ten-minute study ends within ten minutes (ADR 0158): with 20 s left and trials of about
-    45 s, it stops and its notes say why (not when what is left is a moment); with trials of
+    """A ten-minute study ends within ten minutes (ADR 0158, 0166): with 20 s left and trials of
+    about 45 s, it stops and its notes say why (not when what is left is a moment); with trials of
     about 10 s it goes on. Before any trial, and with no time budget, only the budget stops it."""
     slow = _search_after([60, 40, 45, 50, 44, 46], used=580, budget_s=600)
     assert slow.typical_trial() == 45  # the median of the latest five, not the cold first trial
-    assert slow.spent()
-    slow._note_time_left()
+    assert _next_trial(slow, reuses_sets=False) == (False, 45)
+    slow._note_time_left(None, 45)
     (note,) = slow.experiment.study.notes
-    assert note.startswith("stopped 20 s before the time budget: a trial takes about 45 s here")
-    assert not _search_after([60, 9, 10, 11], used=580, budget_s=600).spent()
+    assert note.startswith(
+        "stopped 20 s before the time budget: the next trial (with index sets of its own) takes about 45 s here"
+    )
+    assert _next_trial(_search_after([60, 9, 10, 11], used=580, budget_s=600), reuses_sets=False)[0]
     nearly_all = _search_after([2, 2, 2], used=599.4, budget_s=600)  # 0.6 s left: nothing worth saying
-    assert nearly_all.spent()
-    nearly_all._note_time_left()
+    assert not _next_trial(nearly_all, reuses_sets=False)[0]
+    nearly_all._note_time_left(None, 2)
     assert not nearly_all.experiment.study.notes
     assert not _search_after([], used=599, budget_s=600).spent()
+    assert _next_trial(_search_after([], used=599, budget_s=600), reuses_sets=False) == (True, 0)
     assert _search_after([], used=600, budget_s=600).spent()
     assert not _search_after([500], used=10_000, budget_s=0, trials=5).spent()
+    assert _next_trial(_search_after([500], used=10_000, budget_s=0, trials=5), reuses_sets=False)[0]
     ended_by_trials = _search_after([50, 50, 50], used=580, budget_s=600, trials=3)
     assert ended_by_trials.spent()
-    ended_by_trials._note_time_left()
-    assert not ended_by_trials.experiment.study.notes  # the trial budget ended it: nothing to explain
+
+
+def test_the_time_a_trial_takes_is_told_by_its_kind_and_the_confirmation_is_kept_time_for():
+    """A retrieval-only trial takes a second where one that embeds a new chunking takes tens
+    (ADR 0166): with 15 s left, a trial that reuses index sets is begun and one that builds its own
+    is not. The confirmation's questions are kept time for, at the pace questions were asked."""
+    mixed = _search_after(
+        [30, 0.5, 28, 0.6, 0.4, 32], used=585, budget_s=600, reused=[False, True, False, True, True, False]
+    )
+    assert mixed.typical_trial(reuses_sets=True) == 0.5
+    assert mixed.typical_trial(reuses_sets=False) == 30
+    assert _next_trial(mixed, reuses_sets=True) == (True, 0.5)
+    assert _next_trial(mixed, reuses_sets=False) == (False, 30)
+    only_built = _search_after([30, 28], used=500, budget_s=600)
+    assert only_built.typical_trial(reuses_sets=True) == 29  # no retrieval-only trial yet: every kind's
+    # 138 confirmation questions for three configurations at 10 ms a question: 4.1 s kept for them.
+    confirming = _search_after(
+        [0.5, 0.5], used=594, budget_s=600, reused=[True, True], asked=(2.0, 200), confirmation=138
+    )
+    assert abs(confirming.confirmation_reserve() - 4.14) < 1e-9
+    assert _next_trial(confirming, reuses_sets=True)[0]  # 6 s left: 0.5 + 4.1 fit
+    confirming._used_before = 596.0  # 4 s left: the confirmation alone needs them
+    assert confirming.spent()

@@ -90,8 +90,26 @@ def test_the_documents_page_says_a_service_is_down_where_its_lists_go(documents_
     bulk = documents_page["show_bulk_loads"][0]
     assert bulk.fn() == SAID
 
-    (first_view,) = documents_page["first_view"]
+    on_load, on_opening = documents_page["first_view"]
+    assert on_load.fn is on_opening.fn
+    first_view = on_load
     assert first_view.fn(None, []) == (gr.skip(),) * 4  # nothing to draw: nothing said
+
+
+def test_the_boundaries_are_drawn_when_their_sub_tab_is_opened_and_what_was_shown_stays(documents_page):
+    """The sample's boundaries are previewed once the Boundaries sub-tab is opened (the page's
+    load calls too, for a sub-tab opened before the strategies were read), never behind another
+    sub-tab, and never over what is shown already (ADR 0167)."""
+    from chunklab.v1 import chunker_pb2
+    from frontend.forms import knobs
+
+    forms = knobs.strategy_forms([chunker_pb2.StrategyInfo(name=n) for n in ("fixed_size", "recursive")])
+    (first_view, _) = documents_page["first_view"]
+    skipped = (gr.skip(),) * 4
+    assert first_view.fn("doc-1", forms, "", False) == skipped  # behind another sub-tab: no call
+    assert first_view.fn("doc-1", forms, "<div>shown</div>", True) == skipped  # Show drew it: it stays
+    # Opened with nothing shown: the viewer asks for the document (here, a service out of reach says so).
+    assert SAID in first_view.fn("doc-1", forms, "", True)
 
 
 def test_the_freshness_page_says_the_retriever_is_down_where_its_tables_go(freshness_page):

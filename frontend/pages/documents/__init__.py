@@ -35,6 +35,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
         notes = []
         # The selected document's parse report, under the list and atop its boundaries.
         reports = []
+        boundaries_opened = gr.State(False)
         with gr.Tabs(selected=UPLOAD, elem_id="documents-parts"):
             with gr.Tab("Upload and list", id=UPLOAD, elem_id="documents-upload"):
                 listing = document_list.list_section()
@@ -52,7 +53,7 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                     gateway, forms, listing, sets, then=set_handlers.show_indexed, then_bulk=show_bulk_loads
                 )
             sets_tab.render()
-            with gr.Tab("Boundaries", id="boundaries", elem_id="documents-boundaries"):
+            with gr.Tab("Boundaries", id="boundaries", elem_id="documents-boundaries") as boundaries_tab:
                 notes.append(_selected_note("boundaries"))
                 reports.append(gr.HTML(elem_id="boundaries-report"))
                 shown = viewer.viewer_section(gateway, forms, listing.selected)
@@ -75,7 +76,18 @@ def build(gateway: ChunkLab) -> gr.Blocks:
                 listing.delete_status,
                 model,
             ],
-        ).then(shown.first_view, inputs=[listing.selected, forms], outputs=shown.outputs)
+        ).then(
+            shown.first_view,
+            inputs=[listing.selected, forms, shown.outputs[0], boundaries_opened],
+            outputs=shown.outputs,
+        )
+        # The sample's boundaries are drawn when the sub-tab is first opened, not behind another one
+        # on every load (ADR 0167); the load's own call draws them when the sub-tab was opened first.
+        boundaries_tab.select(lambda: True, outputs=boundaries_opened, show_progress="hidden").then(
+            shown.first_view,
+            inputs=[listing.selected, forms, shown.outputs[0], boundaries_opened],
+            outputs=shown.outputs,
+        )
         page.load(show_bulk_loads, outputs=bulk_loads)
         bulk_refresh.click(show_bulk_loads, outputs=bulk_loads)
         document_list.wire(gateway, listing, wanted)

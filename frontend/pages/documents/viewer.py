@@ -42,10 +42,10 @@ RIGHT_DEFAULTS = ("recursive", "sentence_window")
 @dataclass(frozen=True)
 class Viewer:
     """What the page wires to the viewer: the left column's strategy dropdown (whose choices
-    the page fills on load) and the first view, to run once the page has loaded."""
+    the page fills on load) and the first view, to run when the viewer is opened."""
 
     strategy: gr.Dropdown
-    first_view: object  # (document id, strategy forms) -> the viewer's outputs
+    first_view: object  # (document id, strategy forms, the summary shown, opened) -> the viewer's outputs
     outputs: list
 
 
@@ -233,12 +233,18 @@ def _draw(
 
 def _first_view(gateway: ChunkLab, plot_count: int):
     @said_in_place(outputs=2 + plot_count)
-    def first_view(document_id: str | None, strategy_forms: list[knobs.StrategyForm] | None):
-        """The sample's speech drawn at once with the pickers' first choices; any other
-        document waits for its Show button (a preview of a long one costs the chunker time)."""
+    def first_view(
+        document_id: str | None,
+        strategy_forms: list[knobs.StrategyForm] | None,
+        summary: str = "",
+        opened: bool = True,
+    ):
+        """The sample's speech drawn at once with the pickers' first choices, once the viewer is
+        opened and while nothing is shown (what Show drew stays); any other document waits for
+        its Show button (a preview of a long one costs the chunker time)."""
         by_name = {form.name: form for form in strategy_forms or []}
         pair = [by_name.get(left_default(list(by_name))), by_name.get(right_default(list(by_name)))]
-        if not document_id or None in pair:
+        if not document_id or None in pair or summary or not opened:
             return tuple(gr.skip() for _ in range(2 + plot_count))
         with told_as_sentence():
             document = gateway.get_document_text(document_id)

@@ -134,7 +134,7 @@ def build(
             color_title="",
             tooltip="all",
             title="Trials so far: recall against tokens sent",
-            y_lim=[0, 101],  # a point at 100% stays whole
+            y_lim=[0, 105],  # a point at 100% is drawn whole, not cut by the frame
             y_axis_format=plot_section.AXIS,
             x_axis_format=plot_section.AXIS,
             visible=False,

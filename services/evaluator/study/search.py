@@ -73,6 +73,7 @@ class Search:
             self._results.setdefault(result.run_key, []).append(result)
         self._started = time.monotonic()
         self._used_before = experiment.study.seconds_used
+        self._asked = [0.0, 0]  # seconds spent asking questions in this process, and how many were asked
 
     # -- the budget -----------------------------------------------------------
 
@@ -83,10 +84,10 @@ class Search:
         return sum(1 for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed"))
 
     def spent(self) -> bool:
-        """The trial budget is used up, or the time left would not hold one more trial."""
+        """The trial budget is used up, or the time left would hold no more than the confirmation."""
         if self.trials_spent():
             return True
-        return bool(self.study.seconds) and self.seconds_left() < max(self.typical_trial(), 1e-9)
+        return bool(self.study.seconds) and self.seconds_left() <= self.confirmation_reserve()
 
     def trials_spent(self) -> bool:
         return bool(self.study.trials) and self.trials_done() >= self.study.trials
@@ -94,12 +95,40 @@ class Search:
     def seconds_left(self) -> float:
         return self.study.seconds - self.seconds_used()
 
-    def typical_trial(self) -> float:
-        """How long a trial takes here: the median of the last TYPICAL_OF trials run (0 before
-        any). A trial the time left would not hold is not begun (ADR 0158): a ten-minute study
-        ends within ten minutes, give or take how much one trial differs from the next."""
-        taken = [r.trial.seconds for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed")]
+    def reuses_sets(self, candidate: spaces.Candidate) -> bool:
+        """An earlier trial of the study built (or found) the candidate's index sets: the trial
+        is retrieval only."""
+        config_id = cell(candidate, self.study.space.infos[candidate.strategy]).config_id
+        return any(
+            r.config_id == config_id and r.spec.name == candidate.strategy and r.trial.state != "failed"
+            for r in self.experiment.runs
+        )
+
+    def typical_trial(self, reuses_sets: bool | None = None) -> float:
+        """How long a trial takes here (ADR 0166): the median of the last TYPICAL_OF trials run of
+        its kind, retrieval only (reuses_sets) or with index sets of its own; of every kind when
+        reuses_sets is None or no trial of its kind ran yet; 0 before any trial."""
+        finished = [r for r in self.experiment.runs if r.trial.state in ("complete", "pruned", "failed")]
+        kind = [r for r in finished if reuses_sets is None or r.index_reused == reuses_sets] or finished
+        taken = [r.trial.seconds for r in kind]
         return statistics.median(taken[-TYPICAL_OF:]) if taken else 0.0
+
+    def confirmation_reserve(self) -> float:
+        """The seconds the confirmation will take (ADR 0166): the winner, the baseline and the
+        recommendation (PARETO: up to MAX_FRONT_CONFIRMED more) each asked the confirmation
+        questions, at the pace this study's questions were asked so far (0 before any)."""
+        if not self._asked[1]:
+            return 0.0
+        runs = 3 + (min(len(self.front()), MAX_FRONT_CONFIRMED) if objective.is_pareto(self.goal) else 0)
+        return runs * len(self.study.split.confirmation) * self._asked[0] / self._asked[1]
+
+    def fits(self, candidate: spaces.Candidate) -> tuple[bool, float]:
+        """Whether the trial would end, and the confirmation after it, within the time budget
+        (ADR 0158, 0166); with the seconds such a trial takes here."""
+        expected = self.typical_trial(self.reuses_sets(candidate))
+        if not self.study.seconds:
+            return True, expected
+        return self.seconds_left() >= expected + self.confirmation_reserve(), expected
 
     # -- the search -----------------------------------------------------------
 
@@ -150,19 +179,23 @@ class Search:
             if proposal is None:
                 self._note(f"every configuration the search proposed had been tried ({self.trials_done()} trials)")
                 break
+            fits, expected = self.fits(proposal[1])
+            if not fits:
+                self._note_time_left(proposal[1], expected)
+                break
             self._trial(sampler, *proposal, origin, publish, check_stop)
-        else:
-            self._note_time_left()
         self.confirm(publish, check_stop)
 
-    def _note_time_left(self) -> None:
-        """Says so when the search ended with time worth a note left (NOTE_LEFT_SHARE) because one
-        more trial would not fit."""
+    def _note_time_left(self, candidate: spaces.Candidate, expected: float) -> None:
+        """Says so when the search ended with time worth a note left (NOTE_LEFT_SHARE) because the
+        next trial, and the confirmation after it, would not have ended within the budget."""
         left = self.seconds_left()
-        if self.study.seconds and left >= max(1.0, NOTE_LEFT_SHARE * self.study.seconds) and not self.trials_spent():
+        if left >= max(1.0, NOTE_LEFT_SHARE * self.study.seconds):
+            kind = "retrieval only" if self.reuses_sets(candidate) else "with index sets of its own"
             self._note(
-                f"stopped {left:.0f} s before the time budget: a trial takes about {self.typical_trial():.0f} s "
-                "here, so one more would not have ended within it"
+                f"stopped {left:.0f} s before the time budget: the next trial ({kind}) takes about {expected:.0f} s "
+                f"here and confirming the result about {self.confirmation_reserve():.0f} s, so it would not have "
+                "ended within it"
             )
 
     def _note(self, note: str) -> None:
@@ -286,9 +319,11 @@ class Search:
             QUESTIONS_IN_FLIGHT,
         )
         unsaved, first_unsaved = [], 0.0  # retrieval only: saved together within SAVE_EVERY_S (ADR 0121)
+        asking = time.perf_counter()
         try:
             started = time.perf_counter()
             for position, _, result in asked:
+                self._asked[1] += 1
                 unsaved.append((position, result))
                 self._results.setdefault(run.run_key, []).append(result)
                 self.experiment.questions_done += 1
@@ -300,6 +335,7 @@ class Search:
         finally:  # what was asked before a stop is kept
             asked.close()
             self._deps.repository.save_progress(self.experiment, unsaved)
+            self._asked[0] += time.perf_counter() - asking
 
     def _scores(self, run_key: str, confirmation: bool = False) -> objective.Scores:
         wanted = {
