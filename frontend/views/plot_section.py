@@ -122,6 +122,8 @@ def updates(experiments: list[pb.Experiment], pairs: list[pb.PairwiseWins], metr
             x_title="tokens sent per question",
             x_axis_format=metrics.axis_format(TOKENS),
             y_title=f"{label} ({metrics.value_unit(metric)})",
+            # Room above and below the points: one at 100% recall was cut in half by the frame.
+            y_lim=data.padded_limits(tradeoff[TRADEOFF_COLUMNS[2]], floor=0.0),
         ),
         gr.update(choices=[(metrics.label(n), n) for n in names], value=names[0], visible=True),
         means,

@@ -26,6 +26,21 @@ OUTCOMES = ("wins", "ties", "losses")
 OUTCOME_COLOURS = {"wins": "#16a34a", "ties": "#9ca3af", "losses": "#dc2626"}
 
 
+# The share of an axis's span left on each side of the outermost points, so that no point is cut by the frame.
+MARGIN = 0.08
+
+
+def padded_limits(values: Sequence[float], include: Sequence[float] = (), floor: float | None = None) -> list[float]:
+    """A value axis's limits: every value (and every one of `include`) inside, with MARGIN of the
+    span on each side (5% of the value, or half a unit, when all are equal), never below `floor`.
+    For y_lim only: Gradio's native plots drop the points outside an x_lim, and an update that
+    changes the x_lim with the data kept the previous data on screen."""
+    every = [float(v) for v in [*values, *include]]
+    low, high = min(every, default=0.0), max(every, default=0.0)
+    margin = (high - low) * MARGIN or max(abs(high) * 0.05, 0.5)
+    return [low - margin if floor is None else max(low - margin, floor), high + margin]
+
+
 def _title(experiment: pb.Experiment) -> str:
     return experiment.config.name or f"experiment {experiment.experiment_id[:8]}"
 

@@ -124,6 +124,10 @@ def test_the_pages_plot_updates_carry_the_frames_and_the_measures_words(three):
     tradeoff, metric, means, intervals, wins, shown = section.updates([three[0]], list(three[0].verdict.pairs), METRICS)
     pd.testing.assert_frame_equal(tradeoff["value"], result_plots.tradeoff_frame([three[0]], METRICS))
     assert (tradeoff["title"], tradeoff["y_title"]) == ("recall against tokens sent", "recall (%)")
+    # Every point inside the frame with room above and below: none is cut in half by its edge.
+    low, high = tradeoff["y_lim"]
+    quality = result_plots.tradeoff_frame([three[0]], METRICS)["quality"]
+    assert 0 <= low < quality.min() and quality.max() < high and "x_lim" not in tradeoff
     assert metric["choices"][:2] == [("recall", "recall"), ("IoU", "iou")] and metric["value"] == "recall"
     assert means["title"] == "recall: mean per run (95% interval in the tooltip)"
     assert list(intervals["value"]["recall"]) == [
@@ -172,3 +176,11 @@ def test_a_pairs_label_drops_what_its_second_run_repeats_of_the_first_so_it_is_n
     ]
     # Runs of two experiments keep their letters: the pair names both in full.
     assert result_plots.wins_frame([one, two], across)["pair"][0] == "A · fixed_size 24/0 vs B · fixed_size 24/0"
+
+
+def test_a_value_axis_leaves_room_round_its_outermost_points():
+    assert result_plots.padded_limits([100.0, 100.0]) == [95.0, 105.0]  # equal values: 5% each side
+    assert result_plots.padded_limits([50.0, 100.0], floor=0.0) == [46.0, 104.0]
+    assert result_plots.padded_limits([1.0, 100.0], floor=0.0) == [0.0, 100 + 99 * 0.08]  # no negative recall
+    assert result_plots.padded_limits([-2.0, 3.0], include=(0.0,)) == [-2.4, 3.4]  # Compare: zero inside
+    assert result_plots.padded_limits([0.0]) == [-0.5, 0.5]

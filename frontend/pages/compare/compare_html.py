@@ -17,7 +17,7 @@ from chunklab.views.render import render
 from chunklab.views.verdict_view import verdict_view
 from chunklab.views.winner_view import winner_view
 from frontend.views.experiments_html import embedding_model, question_set_label, state_name, title
-from frontend.views.result_plots import experiment_letters, plot_label
+from frontend.views.result_plots import experiment_letters, padded_limits, plot_label
 
 OPEN_METRICS = 3
 # The plot's columns: one row per run and point (the interval's ends and the difference).
@@ -133,7 +133,4 @@ def differences_frame(response: evaluator_pb2.CompareExperimentsResponse, metric
 
 def plot_limits(frame: pd.DataFrame) -> list[float]:
     """The value axis of a metric's plot: every point and zero (no difference) inside, with a margin."""
-    values = frame[PLOT_COLUMNS[3]]
-    low, high = min(0.0, float(values.min())), max(0.0, float(values.max()))
-    margin = (high - low) * 0.08 or 0.5
-    return [low - margin, high + margin]
+    return padded_limits(frame[PLOT_COLUMNS[3]], include=(0.0,))
