@@ -134,3 +134,43 @@ def test_a_short_html_export_is_read_whole_with_its_title_and_code():
     assert kinds(parsed, pb.NODE_KIND_CODE)[0].startswith("```\nfrom docling.document_converter import")
     assert "Use the docling-tools models download utility:" in parsed.text
     assert "boilerplate_removed" not in parsed.metadata or "furniture" not in parsed.metadata["boilerplate_removed"]
+
+
+def test_a_page_too_long_to_choose_from_is_read_whole_without_trafilatura(monkeypatch):
+    """trafilatura's time grows faster than the page (8.5 MB of source code took it 160 s): past
+    MAX_CHOOSING_CHARS of content the page is read whole, the boilerplate rule still applied, and
+    the parse report says why (ADR 0168). A page of thousands of blocks is matched against the main
+    text by plain string search, once per block, not a regular expression compiled per block."""
+    from services.ingest.readers import html_main
+
+    def not_asked(_page):
+        raise AssertionError("trafilatura was asked to choose from a page past the limit")
+
+    monkeypatch.setattr(html_main, "main_text", not_asked)
+    sections_html = "".join(f"<h2>Chapter {i}</h2><p>{PARAGRAPH * 3}</p>" for i in range(1100))
+    page = f"<html><head><title>A long manual</title></head><body><nav><a href='/'>Home</a></nav><main>{sections_html}</main></body></html>"
+    parsed = read_html("manual.html", page.encode())
+    assert len(parsed.text) > html_main.MAX_CHOOSING_CHARS
+    assert (sections(parsed)[1][1], sections(parsed)[-1][1]) == ("Chapter 0", "Chapter 1099")
+    assert "Home" not in parsed.text  # the boilerplate rule drops the menu
+    assert "too long to choose its main text" in parsed.metadata["content_element"]
+
+
+def test_each_block_is_found_in_the_main_text_in_order_at_line_boundaries():
+    """The main-text match of ADR 0102 (whole lines near or, for a long block, anywhere ahead;
+    part of a line near the cursor; most of its words near), written with str.find."""
+    from services.ingest.readers.html_main import NEAR_CHARS, MainTextWriter
+
+    kept = (
+        "a first line\nthe second line here\nmenu\n" + "x " * NEAR_CHARS + "\nmenu\nlast one of eight words in it now"
+    )
+    writer = MainTextWriter(kept, title="")
+    assert writer.found("The second line here.")  # a whole line near the cursor
+    assert not writer.found("A first line")  # behind the cursor: not found again
+    assert writer.found("Menu")
+    assert not writer.found("Menu")  # the next "menu" is far ahead and short: a repeat, not this block
+    assert writer.found("last one of eight words in it now")  # long: found far ahead
+    assert writer.dropped == 2
+    joined = MainTextWriter("intro words then more words\nend", title="")
+    assert joined.found("then more")  # part of a line: the line stays open
+    assert joined.cursor == 0 and joined.found("intro words")

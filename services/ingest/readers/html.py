@@ -133,6 +133,8 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     if isinstance(writer, html_main.MainTextWriter) and writer.dropped:
         removed["furniture"] += writer.dropped
         where += ", main text by trafilatura"
+    elif html_main.too_long(content):
+        where += f", read whole: over {html_main.MAX_CHOOSING_CHARS:,} characters, too long to choose its main text"
     if len(writer.blocks) == titled:
         raise InvalidArgument(_no_text(name, where, removed, title))
     text = writer.text()
@@ -155,8 +157,8 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
 
 def _writer(page, content, title: str):
     """A Writer of the main text's blocks (html_main), or of every block when the content is too
-    short for a choice or trafilatura finds no main text."""
-    if not html_main.worth_choosing(content):
+    short or too long for a choice or trafilatura finds no main text."""
+    if not html_main.worth_choosing(content) or html_main.too_long(content):
         return Writer()
     kept = html_main.main_text(page)
     return Writer() if kept is None else html_main.MainTextWriter(kept, title)

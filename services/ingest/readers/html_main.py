@@ -12,7 +12,8 @@ point. So the structure is the page's and the selection is trafilatura's.
 Kept whatever trafilatura says: the page's level-1 heading when it is the page's title
 (trafilatura moves the title to its metadata), and everything on a page with too little text for
 a choice to be worth making (an HTML export, a table on its own): below MIN_WORDS words of
-content of which links hold less than LINK_SHARE, or when trafilatura finds no main text at all.
+content of which links hold less than LINK_SHARE, or when trafilatura finds no main text at all;
+and everything on a page too long to choose from in bounded time (MAX_CHOOSING_CHARS).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ COVERED = 0.8
 # Links carry at least this share of a short page's words when it is a web page with furniture (menus,
 # share bars, related posts) rather than an HTML export or a table on its own.
 LINK_SHARE = 0.1
+# Above this many characters of content a page is read whole: trafilatura's time grows faster than
+# the page (8.5 MB of source code took it 160 s), and a page so long is a book, a manual or a
+# listing rather than an article amid furniture. The boilerplate rule still applies (ADR 0168).
+MAX_CHOOSING_CHARS = 500_000
 
 _WORD = re.compile(r"\w+")
 log = logging.getLogger(__name__)
@@ -47,6 +52,11 @@ log = logging.getLogger(__name__)
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def too_long(content) -> bool:
+    """Whether the content is past what trafilatura is asked to choose from (MAX_CHOOSING_CHARS)."""
+    return len(content.text_content()) > MAX_CHOOSING_CHARS
 
 
 def worth_choosing(content) -> bool:
@@ -83,6 +93,9 @@ class MainTextWriter(Writer):
     def __init__(self, kept: str, title: str) -> None:
         super().__init__()
         self.kept = f"\n{kept}\n"
+        # The same text with its line breaks as spaces (the same offsets): a block's words are
+        # searched in it as one string, and the line breaks around a find are read in `kept`.
+        self.flat = self.kept.replace("\n", " ")
         self.cursor = 0
         self.title = words(title)
         self.dropped = 0
@@ -92,23 +105,37 @@ class MainTextWriter(Writer):
         found = words(text)
         if not found:
             return False
-        run = "[ \n]".join(map(re.escape, found))
-        match = re.compile(rf"(?<=\n){run}(?=\n)").search(self.kept, self.cursor)
-        if match is not None and match.start() - self.cursor > NEAR_CHARS and len(found) < LONG_WORDS:
-            match = None  # a short line far ahead is a repeat (a menu's "Compare editions"), not this block
-        if match is not None:
-            self.cursor = match.end()
+        run = " ".join(found)
+        near = self.cursor + NEAR_CHARS + len(run) + 1  # where a find starting NEAR_CHARS past the cursor ends
+        # A run of whole lines; a short line far ahead is a repeat (a menu's "Compare editions"),
+        # not this block, so it is looked for near the cursor only.
+        start = self._find(run, self.cursor, None if len(found) >= LONG_WORDS else near, whole_lines=True)
+        if start is not None:
+            self.cursor = start + len(run)
             return True
         # Part of a line (trafilatura joined blocks the page keeps apart): the line stays open to the
         # blocks after this one.
-        match = re.compile(rf"(?<=[ \n]){run}(?=[ \n])").search(self.kept, self.cursor)
-        if match is not None and match.start() - self.cursor <= NEAR_CHARS:
-            self.cursor = self.kept.rindex("\n", 0, match.start() + 1)
+        start = self._find(run, self.cursor, near, whole_lines=False)
+        if start is not None:
+            self.cursor = self.kept.rindex("\n", 0, start + 1)
             return True
         if self._mostly_near(found):
             return True
         self.dropped += 1
         return False
+
+    def _find(self, run: str, cursor: int, end: int | None, whole_lines: bool) -> int | None:
+        """Where the words `run` (joined by spaces) first start at or after the cursor, between
+        word boundaries (whole_lines: between line breaks), ending before `end`; None when nowhere.
+        str.find, not a regular expression per block: a page of thousands of blocks was read in
+        tens of seconds, each search compiled and run to the end of the text."""
+        bounded = f" {run} "
+        at = self.flat.find(bounded, max(cursor - 1, 0), end)
+        while at != -1:
+            if not whole_lines or (self.kept[at] == "\n" and self.kept[at + len(run) + 1] == "\n"):
+                return at + 1
+            at = self.flat.find(bounded, at + 1, end)
+        return None
 
     def _mostly_near(self, found: list[str]) -> bool:
         """Whether most of the block's words come next in the main text, a few differing (trafilatura
