@@ -20,7 +20,9 @@ class DocumentCalls(Calls):
         uploaded again give the stored document (`already_existed`).
 
         `name` (default: the file's) gives the format by its extension; an empty
-        collection means "default" and an empty language means detect it."""
+        collection means "default" and an empty language means detect it. The long
+        deadline: reading a PDF takes about 30 ms a page here, so a 1,000-page manual
+        within its size limit needs more than the short one."""
         data, file_name, size = read_source(source, name, "uploaded file")
         header = ingest_pb2.UploadHeader(
             name=name.strip() or file_name,
@@ -29,7 +31,10 @@ class DocumentCalls(Calls):
             size_bytes=size,
         )
         return self._call(
-            "ingest", "CreateDocument", client_stream(ingest_pb2.CreateDocumentRequest, header, data, piece_bytes)
+            "ingest",
+            "CreateDocument",
+            client_stream(ingest_pb2.CreateDocumentRequest, header, data, piece_bytes),
+            long=True,
         )
 
     def list_documents(self, collection: str = "", language: str = "") -> list[documents_pb2.Document]:
