@@ -171,6 +171,21 @@ def test_each_block_is_found_in_the_main_text_in_order_at_line_boundaries():
     assert not writer.found("Menu")  # the next "menu" is far ahead and short: a repeat, not this block
     assert writer.found("last one of eight words in it now")  # long: found far ahead
     assert writer.dropped == 2
-    joined = MainTextWriter("intro words then more words\nend", title="")
-    assert joined.found("then more")  # part of a line: the line stays open
-    assert joined.cursor == 0 and joined.found("intro words")
+    # trafilatura's whole text as one long line (a page of DocBook): each part of it is found
+    # near where the last one ended, not near the start of the line.
+    parts = [f"part {i} of the page " + "word " * 40 for i in range(20)]
+    joined = MainTextWriter(" ".join(p.strip() for p in parts) + "\nend", title="")
+    assert all(joined.found(part) for part in parts)
+    assert joined.cursor == 0 and joined.found("end") and joined.dropped == 0
+
+
+def test_a_page_whose_blocks_hold_too_little_of_the_main_text_is_read_whole(monkeypatch):
+    """A safety net (ADR 0168): when the blocks found hold under half of trafilatura's main text
+    (its lines and the page's blocks did not line up), the page is read whole and says so."""
+    from services.ingest.readers import html_main
+
+    monkeypatch.setattr(html_main, "main_text", lambda _page: "words that are on no block of the page " * 40)
+    sections_html = "".join(f"<h2>Part {i}</h2><p>{PARAGRAPH}</p>" for i in range(12))
+    parsed = read_html("odd.html", f"<html><body><main>{sections_html}</main></body></html>".encode())
+    assert [title for _, title, _ in sections(parsed)] == [f"Part {i}" for i in range(12)]
+    assert "held too little of the main text" in parsed.metadata["content_element"]

@@ -123,14 +123,14 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     removed = _drop_boilerplate(content)
     published = html_meta.published_date(root, content, json_ld)
 
-    writer = _writer(page, content, title)
-    walker = Walker(writer)
     titled = bool(title) and not any(text_of(h1) for h1 in content.iter("h1"))
-    if titled:
-        writer.heading(1, title)
-    walker.container(content)
-    walker.flush()
-    if isinstance(writer, html_main.MainTextWriter) and writer.dropped:
+    writer = _written(_writer(page, content, title), content, title if titled else "")
+    chosen = isinstance(writer, html_main.MainTextWriter)
+    if chosen and writer.written_share() < html_main.MIN_WRITTEN_SHARE:
+        # The page's blocks and trafilatura's lines did not line up: a safety net, not a choice.
+        writer = _written(Writer(), content, title if titled else "")
+        where += ", read whole: its blocks held too little of the main text trafilatura chose"
+    elif chosen and writer.dropped:
         removed["furniture"] += writer.dropped
         where += ", main text by trafilatura"
     elif html_main.too_long(content):
@@ -153,6 +153,16 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
         }
     )
     return Parsed(text, build_tree(text, writer.blocks), metadata, published, language)
+
+
+def _written(writer, content, title: str):
+    """The writer after the content's blocks, under the title as a level-1 heading if one is given."""
+    if title:
+        writer.heading(1, title)
+    walker = Walker(writer)
+    walker.container(content)
+    walker.flush()
+    return writer
 
 
 def _writer(page, content, title: str):

@@ -45,6 +45,10 @@ LINK_SHARE = 0.1
 # the page (8.5 MB of source code took it 160 s), and a page so long is a book, a manual or a
 # listing rather than an article amid furniture. The boilerplate rule still applies (ADR 0168).
 MAX_CHOOSING_CHARS = 500_000
+# Below this share of trafilatura's main-text words in the blocks written, the page is read whole:
+# its blocks and trafilatura's lines did not line up (a page's whole text as one line of
+# trafilatura's), and keeping what matched would lose most of the article.
+MIN_WRITTEN_SHARE = 0.5
 
 _WORD = re.compile(r"\w+")
 log = logging.getLogger(__name__)
@@ -96,7 +100,10 @@ class MainTextWriter(Writer):
         # The same text with its line breaks as spaces (the same offsets): a block's words are
         # searched in it as one string, and the line breaks around a find are read in `kept`.
         self.flat = self.kept.replace("\n", " ")
-        self.cursor = 0
+        self.cursor = 0  # where the next block is looked for: the start of a line
+        # Where the last block found ended: past the cursor when it was part of a line, so that
+        # the blocks after it are looked for near it, not near the start of its (long) line.
+        self.near = 0
         self.title = words(title)
         self.dropped = 0
         self._in_list = False
@@ -106,18 +113,20 @@ class MainTextWriter(Writer):
         if not found:
             return False
         run = " ".join(found)
-        near = self.cursor + NEAR_CHARS + len(run) + 1  # where a find starting NEAR_CHARS past the cursor ends
         # A run of whole lines; a short line far ahead is a repeat (a menu's "Compare editions"),
         # not this block, so it is looked for near the cursor only.
+        near = self.cursor + NEAR_CHARS + len(run) + 1  # where a find starting NEAR_CHARS past the cursor ends
         start = self._find(run, self.cursor, None if len(found) >= LONG_WORDS else near, whole_lines=True)
         if start is not None:
-            self.cursor = start + len(run)
+            self.cursor = self.near = start + len(run)
             return True
-        # Part of a line (trafilatura joined blocks the page keeps apart): the line stays open to the
-        # blocks after this one.
-        start = self._find(run, self.cursor, near, whole_lines=False)
+        # Part of a line (trafilatura joined blocks the page keeps apart), near where the last block
+        # found ended: the line stays open to the blocks after this one.
+        base = max(self.cursor, self.near)
+        start = self._find(run, base, base + NEAR_CHARS + len(run) + 1, whole_lines=False)
         if start is not None:
             self.cursor = self.kept.rindex("\n", 0, start + 1)
+            self.near = start + len(run)
             return True
         if self._mostly_near(found):
             return True
@@ -137,11 +146,17 @@ class MainTextWriter(Writer):
             at = self.flat.find(bounded, at + 1, end)
         return None
 
+    def written_share(self) -> float:
+        """The share of the main text's words that the blocks written hold (1.0 for no main text)."""
+        main = len(self.kept.split())
+        return len(words(self.text())) / main if main else 1.0
+
     def _mostly_near(self, found: list[str]) -> bool:
         """Whether most of the block's words come next in the main text, a few differing (trafilatura
         cut a paragraph's tail, or left out an inline part of it). The cursor stays: the words may
         be spread over lines that later blocks match exactly (a caption repeating a sentence)."""
-        window = self.kept[self.cursor : self.cursor + NEAR_CHARS + 2 * sum(len(w) + 1 for w in found)]
+        base = max(self.cursor, self.near)
+        window = self.kept[base : base + NEAR_CHARS + 2 * sum(len(w) + 1 for w in found)]
         ahead = Counter(window.split())
         return sum((Counter(found) & ahead).values()) >= COVERED * len(found)
 
