@@ -144,3 +144,22 @@ def test_a_table_drawn_without_rules_keeps_its_columns_its_wrapped_header_and_ev
 
 def test_two_columns_of_prose_side_by_side_are_not_a_table():
     assert tables(read_pdf("multicolumn.pdf", real_doc("pdf/multicolumn.pdf"))) == []
+
+
+def test_figure_labels_do_not_set_the_body_style_so_their_text_is_no_heading():
+    """A diagram-heavy report (its 3 pt figure labels outnumber its 9 pt text): the body style is
+    the text's, not the labels', so neither the labels nor the body's lines are headings."""
+    from services.ingest.readers.pdf_headings import font_headings
+    from services.ingest.readers.pdf_layout import Line
+
+    def line(text: str, top: float, size: float, region: str = "") -> Line:
+        return Line(text, 1, 50.0, 300.0, top, top + size, size, False, region=region)
+
+    title = line("The report", 40, 16.0)
+    labels = [line(f"label {i} of the diagram, with many words in it", 100 + 4 * i, 3.0, "figure 1") for i in range(40)]
+    body = [line("- A list item of the body text in nine point type", 400, 9.0), line("A paragraph.", 420, 9.0)]
+    found = font_headings([title, *labels, *body])
+    assert [ln.text for ln in (title, *labels, *body) if found.at.get(id(ln))] == ["The report"]
+    # The real report it was found in: 52 headings in 284 words before, its title alone now.
+    text = read_pdf("skipped_2pages.pdf", real_doc("pdf/skipped_2pages.pdf")).text
+    assert sum(1 for ln in text.splitlines() if ln.startswith("#")) == 1

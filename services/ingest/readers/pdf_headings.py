@@ -125,8 +125,11 @@ def outline_headings(items: list[Line | TableBox], entries) -> Headings:
 
 
 def _body_style(lines: list[Line]) -> tuple[float, bool]:
+    """The (size, bold) holding most of the body's characters: figure labels and footnotes
+    (Line.region) left out, or a diagram-heavy report's 3 pt labels pass for its body and every
+    line of its text for a heading; all lines when the page holds nothing else."""
     weights: Counter[tuple[float, bool]] = Counter()
-    for line in lines:
+    for line in [ln for ln in lines if not ln.region] or lines:
         weights[(line.size, line.bold)] += len(line.text)
     return weights.most_common(1)[0][0]
 
