@@ -32,6 +32,8 @@ _BOMS = (
 )
 _TEXT_CONTROLS = {9, 10, 12, 13, 27}
 _PREFERRED = ("cp1252", "cp1251", "cp1250", "shift_jis", "gb18030", "euc_kr", "cp1256")
+# Readings whose language fit is within this of the best one's are a tie, decided by _PREFERRED.
+COHERENCE_TIE = 0.05
 
 
 def looks_like(data: bytes) -> str | None:
@@ -80,10 +82,13 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
     matches = list(from_bytes(data))
     if not matches:
         raise InvalidArgument(f"{name!r} is not valid text in UTF-8, UTF-16 or any encoding tried; save it as UTF-8")
-    # Several legacy code pages often read the same bytes equally well; prefer
-    # the common ones, in this order, among the least chaotic readings.
+    # Several legacy code pages often read the same bytes equally well: among the least chaotic
+    # readings, those whose words fit a language best (charset_normalizer's coherence: Hebrew in
+    # cp1255 rather than cp1251's Cyrillic letters), then the common code pages, in this order.
     least = min(m.chaos for m in matches)
     candidates = [m for m in matches if m.chaos == least]
+    fitting = max(m.coherence for m in candidates)
+    candidates = [m for m in candidates if m.coherence >= fitting - COHERENCE_TIE]
     best = next((m for enc in _PREFERRED for m in candidates if m.encoding == enc), candidates[0])
     return str(best), best.encoding
 
