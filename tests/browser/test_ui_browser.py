@@ -377,6 +377,9 @@ def test_the_boundary_viewer_shows_two_configurations_side_by_side_and_scrolls_t
     # One configuration alone: parent_child with each parent framed, as before.
     page.locator("#viewer-right-source").get_by_text("Nothing (one column)", exact=True).click()
     choose(page, "viewer-left-strategy", "parent_child")
+    # The form is drawn again for parent_child, with a Show button of its own: clicked before it is
+    # there, the old button's handler is gone (ADR 0032).
+    page.locator("#viewer-left-knob-parent_child-child_max_tokens input").wait_for()
     page.locator("#viewer-button").click()
     parents = page.locator("#viewer .cl-boundaries[data-layout=parents] .cl-bparent")
     parents.first.wait_for()

@@ -53,6 +53,7 @@ def test_a_real_pdf_shows_its_parse_report_and_its_boundaries_with_page_numbers(
     expect(page.locator("#boundaries-report li[data-part=pages]")).to_have_text("5 pages")
     page.locator("#viewer-right-source").get_by_text("Nothing (one column)", exact=True).click()
     choose(page, "viewer-left-strategy", "recursive")
+    page.locator("#viewer-left-knob-recursive-chunk_size input").wait_for()  # the form drawn for it
     page.locator("#viewer-button").click()
     view = page.locator("#viewer .cl-boundaries")
     view.wait_for(timeout=60 * SECONDS)
