@@ -108,7 +108,7 @@ def _boundaries(language: str, block: str) -> list[dict]:
     with its other whitespace as plain spaces from the start (the same code points, so the offsets
     hold); a block that panics all the same is read so afterwards, and failing that it is one
     sentence."""
-    if _PANICS.search(block):
+    if not block.isascii() and _PANICS.search(block):  # the shape needs a multi-byte space
         block = _SPACE_LIKE.sub(" ", block)
     try:
         return sentencex.get_sentence_boundaries(language, block)
