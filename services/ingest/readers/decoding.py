@@ -1,7 +1,9 @@
 """Bytes that claim to be text: sniffing, decoding, and what gets refused.
 
 UTF-8 is taken as it is (a BOM stays in the text, so external offsets into
-the file stay valid); UTF-16/32 with a BOM next; then charset-normalizer's
+the file stay valid); UTF-16/32 with a BOM next, or without one when its NUL
+bytes read as such (every other byte of English in UTF-16 is NUL, which would
+otherwise pass for binary data); then charset-normalizer's
 best guess (e.g. a Windows-1252 file). Binary data and known binary formats
 declared as text are refused with what they look like.
 """
@@ -29,6 +31,15 @@ _BOMS = (
     (codecs.BOM_UTF32_BE, "utf-32"),
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# UTF-32 and UTF-16 without a BOM, in the order tried, with the byte positions (of every four)
+# that are NUL for characters below U+0100 (in UTF-32, the top byte always and the next one below
+# U+10000): where a file's NULs sit says which it is.
+_WIDE = (
+    ("utf-32-le", 4, (2, 3)),
+    ("utf-32-be", 4, (0, 1)),
+    ("utf-16-le", 2, (1, 3)),
+    ("utf-16-be", 2, (0, 2)),
 )
 _TEXT_CONTROLS = {9, 10, 12, 13, 27}
 _PREFERRED = ("cp1252", "cp1251", "cp1250", "shift_jis", "gb18030", "euc_kr", "cp1256")
@@ -60,8 +71,12 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
                     f"{name!r} starts with a {encoding} byte-order mark but is not valid {encoding}"
                 ) from None
     sample = data[:65536]
-    controls = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)
-    if b"\x00" in sample or controls > len(sample) * 0.01:
+    if b"\x00" in sample:
+        wide = _wide_unicode(data)
+        if wide is None:
+            raise InvalidArgument(f"{name!r} looks like binary data, not text (it holds NUL bytes)")
+        return wide
+    if _controls(sample) > len(sample) * 0.01:
         raise InvalidArgument(f"{name!r} looks like binary data, not text (it holds control bytes)")
     try:
         return data.decode("utf-8"), "utf-8"
@@ -91,6 +106,35 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
     candidates = [m for m in candidates if m.coherence >= fitting - COHERENCE_TIE]
     best = next((m for enc in _PREFERRED for m in candidates if m.encoding == enc), candidates[0])
     return str(best), best.encoding
+
+
+def _controls(units: bytes | str) -> int:
+    """How many of the bytes or characters are control codes text does not hold."""
+    codes = units if isinstance(units, bytes) else map(ord, units)
+    return sum(1 for code in codes if code < 32 and code not in _TEXT_CONTROLS)
+
+
+def _wide_unicode(data: bytes) -> tuple[str, str] | None:
+    """The text and its encoding when bytes with NULs are UTF-32 or UTF-16 without a BOM: the first
+    of _WIDE whose NUL positions fit the file's (UTF-32: every top byte and most of the next, as
+    most text is below U+10000; UTF-16: more NULs in high bytes than in low ones) and which decodes
+    the bytes whole into text with neither NULs nor other control codes (binary data fails that:
+    an odd surrogate, a code point past U+10FFFF, or control codes)."""
+    sample = data[:65536]
+    nuls = [sample[i::4].count(0) for i in range(4)]
+    for encoding, width, high in _WIDE:
+        in_high = sum(nuls[i] for i in high)
+        fits = in_high >= 1.5 * len(sample) / 4 if width == 4 else in_high > sum(nuls) - in_high
+        if not fits or len(data) % width:
+            continue
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        head = text[:32768]
+        if "\x00" not in head and _controls(head) <= len(head) * 0.01:
+            return text, encoding
+    return None
 
 
 def _mostly_utf8(data: bytes) -> bool:
