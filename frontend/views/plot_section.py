@@ -116,7 +116,7 @@ def updates(experiments: list[pb.Experiment], pairs: list[pb.PairwiseWins], metr
     means, intervals = means_updates(shown, names[0])
     return [
         gr.update(
-            value=tradeoff,
+            value=data.every_colour(tradeoff, TRADEOFF_COLUMNS[3], data.FRONT_COLOURS),
             visible=not tradeoff.empty,
             title=f"{label} against tokens sent",
             x_title="tokens sent per question",

@@ -9,7 +9,7 @@ plot's tooltip prints its data as it is. No Gradio here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -39,6 +39,21 @@ def padded_limits(values: Sequence[float], include: Sequence[float] = (), floor:
     low, high = min(every, default=0.0), max(every, default=0.0)
     margin = (high - low) * MARGIN or max(abs(high) * 0.05, 0.5)
     return [low - margin if floor is None else max(low - margin, floor), high + margin]
+
+
+def every_colour(frame: pd.DataFrame, column: str, colours: Mapping[str, str]) -> pd.DataFrame:
+    """What a plot coloured by `column` is given: the frame, with a row of no values (drawn
+    nowhere) for each of the colours' categories it lacks. Gradio's native plots take a colour's
+    categories from the data they are first drawn with, and draw the points of a category that
+    comes later without a colour: a run beaten on both measures was invisible when the experiment
+    shown before had none. Drawing the plot again (a changed property) would fix that, but then
+    the plot can show the data it had before."""
+    missing = [category for category in colours if category not in set(frame[column])]
+    if not missing:
+        return frame
+    blank = pd.DataFrame({name: [float("nan")] * len(missing) for name in frame.columns})
+    blank[column] = missing
+    return pd.concat([frame, blank], ignore_index=True)
 
 
 def _title(experiment: pb.Experiment) -> str:

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from chunklab.v1 import common_pb2, evaluator_pb2
-from tests.support.browser import QUESTIONS, SECONDS, choose, screenshot
+from tests.support.browser import QUESTIONS, SECONDS, choose, plot_points, screenshot
 
 pytestmark = pytest.mark.browser
 WAIT_MS = 30_000  # what a check waits for the page on a busy machine (Playwright's default is 5 s)
@@ -68,12 +68,6 @@ def patient():
     expect.set_options(timeout=5_000)
 
 
-def points(plot) -> int:
-    """How many points (symbols) a Gradio native plot drew."""
-    plot.locator("svg.marks").wait_for()
-    return plot.locator("g.mark-symbol.role-mark path").count()
-
-
 def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(experiments, page):
     from playwright.sync_api import expect
 
@@ -103,10 +97,12 @@ def test_an_experiments_results_show_its_verdict_plots_and_a_table_that_fits(exp
     # The chosen experiment's label is not cut under the dropdown's arrow.
     assert page.locator("#detail-experiment input").evaluate("e => e.scrollWidth <= e.clientWidth + 1")
 
-    # Recall against tokens: one point per run; the means as bars; wins and losses of the pair.
+    # Recall against tokens: one point per run, each in its colour (the experiment shown on opening
+    # the tab has its one run on the front: the run beaten on both came with a colour the plot had
+    # not drawn, and was invisible); the means as bars; wins and losses of the pair.
     tradeoff = page.locator("#experiment-tradeoff-plot")
     expect(tradeoff).to_contain_text("recall against tokens sent")
-    assert points(tradeoff) == 2
+    assert plot_points(tradeoff) == (2, 2)
     means = page.locator("#experiment-means-plot")
     expect(means).to_contain_text("recall: mean per run")
     assert means.locator("g.mark-rect.role-mark path").count() == 2
@@ -175,14 +171,14 @@ def test_compare_shows_both_experiments_with_absolute_and_difference_plots_and_t
     # The differences from the baseline: a point and its interval's ends per other run (two of them).
     differences = page.locator("#compare-plot")
     expect(differences).to_contain_text("difference from the baseline (95% CI)")
-    assert points(differences) == 3 * 2
+    assert plot_points(differences) == (3 * 2, 3 * 2)
     # Runs named short enough that Vega does not cut them ("A · fixed_size 64/0", A the column's letter).
     ticks = differences.locator("g.role-axis-label text").evaluate_all("ts => ts.map(t => t.textContent)")
     assert f"{sizes_letter} · fixed_size 64/0" in ticks and not any(t.endswith("…") for t in ticks), ticks
     # The absolute values: each run's mean as a bar, the three runs of both experiments on one trade-off.
     expect(page.locator("#compare-means-plot")).to_contain_text("mean per run")
     assert page.locator("#compare-means-plot g.mark-rect.role-mark path").count() == 3
-    assert points(page.locator("#compare-tradeoff-plot")) == 3
+    assert plot_points(page.locator("#compare-tradeoff-plot")) == (3, 3)
     expect(page.locator("#compare-wins-plot")).to_contain_text("wins, ties and losses on recall")
     screenshot(page, "compare-verdict")
 

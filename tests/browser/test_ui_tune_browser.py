@@ -13,7 +13,7 @@ import re
 import pytest
 
 from tests.support import study_docs
-from tests.support.browser import SECONDS, choose, fill, screenshot, upload
+from tests.support.browser import SECONDS, choose, fill, plot_points, screenshot, upload
 
 pytestmark = pytest.mark.browser
 TRIALS = 4
@@ -66,6 +66,9 @@ def test_a_small_study_runs_end_to_end_and_its_winner_is_made_active_copied_and_
     expect(documents.locator("td:nth-child(2)")).to_have_text(["5", "5"])  # five questions about each
     result.locator(".cl-study-trials summary").click()
     expect(result.locator(".cl-study-trials tbody tr")).to_have_count(TRIALS)
+    # Every trial is a point on the plot, each in its colour (a kind that first came with a later
+    # trial, "pruned" say, was drawn without one).
+    assert plot_points(page.locator("#tune-plot")) == (TRIALS, TRIALS)
     expect(result.locator(".cl-study-trials tbody tr").first).to_contain_text("the static recommendation")
     first_trial = result.locator(".cl-study-trials tbody tr").first.locator("code").inner_text()
     winner = result.get_attribute("data-take-home")  # the winner, or the recommendation where it holds

@@ -154,6 +154,16 @@ def experiment_grids(page):
     page.locator("#dry-run-button").wait_for(timeout=120 * SECONDS)
 
 
+def plot_points(plot) -> tuple[int, int]:
+    """(points drawn, points a person can see) in a Gradio native plot: a point of a colour
+    category the plot did not know is drawn without a stroke on a transparent fill."""
+    plot.locator("svg.marks").wait_for()
+    strokes = plot.locator("g.mark-symbol.role-mark path").evaluate_all(
+        "paths => paths.map(p => p.getAttribute('stroke') || '')"
+    )
+    return len(strokes), sum(1 for stroke in strokes if stroke not in ("", "none", "transparent"))
+
+
 def page_at_failure(page, stack: Stack, name: str) -> str:
     """The open tabs, the shown text and the end of the UI's log, and a screenshot's path."""
     try:

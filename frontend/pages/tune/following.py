@@ -18,8 +18,9 @@ from chunklab.views.render import render
 from frontend.errors import told_as_sentence, told_html, user_error
 from frontend.pages.tune import result
 from frontend.pages.tune.study_form import StudyRequest
-from frontend.pages.tune.trials_plot import COLUMNS, TrialLog
+from frontend.pages.tune.trials_plot import COLOURS, COLUMNS, TrialLog
 from frontend.views.formatting import message_html
+from frontend.views.result_plots import every_colour
 
 OUTPUTS = ("status", "plot", "result", "study_id", "cancel", "resume", "actions")
 
@@ -44,7 +45,11 @@ def plot_update(log: TrialLog):
     if frame.empty:
         return gr.update(value=frame, visible=False)
     # From 0 tokens, with room on the right: no point sits on the frame's edge.
-    return gr.update(value=frame, visible=True, x_lim=[0, max(frame[COLUMNS[1]].max() * 1.1, 10)])
+    return gr.update(
+        value=every_colour(frame, COLUMNS[5], COLOURS),
+        visible=True,
+        x_lim=[0, max(frame[COLUMNS[1]].max() * 1.1, 10)],
+    )
 
 
 def started(gateway: ChunkLab, request: StudyRequest) -> Iterable[evaluator_pb2.ExperimentEvent]:
