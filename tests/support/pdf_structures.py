@@ -3,7 +3,8 @@ the structures the PDF reader must read faithfully (issue 28): a table ruled
 across but not down, a table with a header set sideways, a syntax diagram
 drawn like a grid with its letters printed twice, a figure whose labels sit
 beside a paragraph, footnotes under a footnote rule, and a right-to-left line
-with Latin words in it. Coordinates are in points from the top left."""
+with Latin words in it, a sketch on graph paper drawn as thousands of short
+strokes. Coordinates are in points from the top left."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ FIGURE_SENTENCE = (
 FIGURE_AFTER = "A second paragraph follows the figure across the whole width of the page."
 FOOTNOTES = ["1 Measured on the 2021 data set.", "2 Estimated from the 2020 census."]
 RTL_LOGICAL = "قرأ الأستاذ PDF reader اليوم."
+SKETCH_CAPTION = "Sketch of the harbour wall, drawn on squared paper."
 
 
 def _page() -> FPDF:
@@ -201,4 +203,19 @@ def three_columns() -> bytes:
     for k in (2, 1, 0):
         pdf.set_xy(40 + 180 * k, 80)
         pdf.multi_cell(160, 13, THREE_COLUMNS[k])
+    return bytes(pdf.output())
+
+
+def graph_paper_sketch(columns: int = 36, rows: int = 48) -> bytes:
+    """A caption above a sheet of squared paper drawn as a stroke per mark, as scanners and
+    plotters draw one: `columns` x `rows` crosses 15 pt apart, each arm 12 pt long, so no stroke
+    across reaches from one stroke down to the next (no table)."""
+    pdf = _page()
+    pdf.text(40, 40, SKETCH_CAPTION)
+    pdf.set_line_width(0.4)
+    for i in range(columns):
+        for j in range(rows):
+            x, y = 40 + 15 * i, 70 + 15 * j
+            pdf.line(x - 6, y, x + 6, y)
+            pdf.line(x, y - 6, x, y + 6)
     return bytes(pdf.output())

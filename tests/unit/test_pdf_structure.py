@@ -163,3 +163,11 @@ def test_figure_labels_do_not_set_the_body_style_so_their_text_is_no_heading():
     # The real report it was found in: 52 headings in 284 words before, its title alone now.
     text = read_pdf("skipped_2pages.pdf", real_doc("pdf/skipped_2pages.pdf")).text
     assert sum(1 for ln in text.splitlines() if ln.startswith("#")) == 1
+
+
+def test_a_sketch_on_graph_paper_of_thousands_of_strokes_is_read_as_its_text_not_searched_for_hours():
+    """pypdf's issue-301.pdf, a scanned drawing of 18,560 strokes, kept a core busy for about five
+    hours looking for a table's grid (every pair of strokes down against every stroke across)."""
+    parsed = read_pdf("sketch.pdf", gen.graph_paper_sketch())
+    assert parsed.text.strip() == gen.SKETCH_CAPTION
+    assert tables(parsed) == []
