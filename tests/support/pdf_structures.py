@@ -31,6 +31,10 @@ FIGURE_AFTER = "A second paragraph follows the figure across the whole width of 
 FOOTNOTES = ["1 Measured on the 2021 data set.", "2 Estimated from the 2020 census."]
 RTL_LOGICAL = "قرأ الأستاذ PDF reader اليوم."
 SKETCH_CAPTION = "Sketch of the harbour wall, drawn on squared paper."
+SCANNED_LINES = [
+    f"Line {n} of the letter, as the scanner's text recognition read it from the old page." for n in range(1, 19)
+]
+TYPESET_LINES = ["A typeset page added after the scans, in a smaller type.", "Its second line ends it."]
 
 
 def _page() -> FPDF:
@@ -203,6 +207,24 @@ def three_columns() -> bytes:
     for k in (2, 1, 0):
         pdf.set_xy(40 + 180 * k, 80)
         pdf.multi_cell(160, 13, THREE_COLUMNS[k])
+    return bytes(pdf.output())
+
+
+def scanned_then_typeset() -> bytes:
+    """A scanned page (the page's picture, its recognised text in 11 to 11.6 pt on top, as OCR tools
+    write it) followed by a typeset page in 9 pt, as a merged file of both holds them."""
+    from PIL import Image
+
+    scan = Image.new("L", (595, 842), 235)  # the scanned paper, a little grey
+    pdf = _page()
+    pdf.image(scan, x=0, y=0, w=595, h=842)
+    for n, line in enumerate(SCANNED_LINES):
+        pdf.set_font("Helvetica", size=11 + n % 3 * 0.3)  # each line's size as recognised: they differ a little
+        pdf.text(50, 80 + 18 * n, line)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=9)
+    for n, line in enumerate(TYPESET_LINES):
+        pdf.text(50, 80 + 12 * n, line)
     return bytes(pdf.output())
 
 

@@ -171,3 +171,13 @@ def test_a_sketch_on_graph_paper_of_thousands_of_strokes_is_read_as_its_text_not
     parsed = read_pdf("sketch.pdf", gen.graph_paper_sketch())
     assert parsed.text.strip() == gen.SKETCH_CAPTION
     assert tables(parsed) == []
+
+
+def test_the_text_on_a_scanned_page_is_its_body_not_a_figure_s_labels_nor_headings():
+    """pypdf's Seige_of_Vicksburg_Sample_OCR-crazyones-merged.pdf: its scanned pages' lines sat on
+    a full-page picture, so they were taken for a figure's labels; the typeset page's 9 pt set the
+    body's size, and every line of the scans became a heading (151)."""
+    text = read_pdf("merged.pdf", gen.scanned_then_typeset()).text
+    assert [ln for ln in text.splitlines() if ln.startswith("#")] == []
+    assert all(line in text for line in gen.SCANNED_LINES + gen.TYPESET_LINES)
+    assert text.index(gen.SCANNED_LINES[-1]) < text.index(gen.TYPESET_LINES[0])

@@ -31,6 +31,7 @@ _FOOT_ZONE = 0.6  # footnotes start below this share of the page's height
 _SEPARATOR_MAX = 0.5  # a footnote rule is at most half as wide as the text
 _FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way holds no labels
 _STROKES = 3  # curved or slanted strokes that make a drawing
+SCAN_WORDS = 5  # words a line, on average, of the text recognised on a scanned page (_scanned_page)
 
 
 def _gap_in(lines: list[Line], low: float, high: float) -> float | None:
@@ -89,7 +90,11 @@ def _figures(page: Page) -> list[tuple[tuple[float, float, float, float], bool]]
     """Frames of the page's figures: its images, and the spans of its
     drawings (overlapping boxes of curved or slanted strokes, three or more),
     each with whether it is drawn (its labels may sit just outside it)."""
-    frames = [(b, False) for b in page.drawing.images if b[2] - b[0] >= _FIGURE_MIN and b[3] - b[1] >= _FIGURE_MIN]
+    frames = [
+        (b, False)
+        for b in page.drawing.images
+        if b[2] - b[0] >= _FIGURE_MIN and b[3] - b[1] >= _FIGURE_MIN and not _scanned_page(page, b)
+    ]
     clusters: list[list[float]] = []  # x0, top, x1, bottom, strokes
     for x0, top, x1, bottom in sorted(page.drawing.strokes, key=lambda b: b[1]):
         for c in clusters:
@@ -103,6 +108,19 @@ def _figures(page: Page) -> list[tuple[tuple[float, float, float, float], bool]]
         if count >= _STROKES and x1 - x0 >= _FIGURE_MIN and bottom - top >= _FIGURE_MIN:
             frames.append(((x0, top, x1, bottom), True))
     return frames
+
+
+def _scanned_page(page: Page, image: tuple[float, float, float, float]) -> bool:
+    """Whether the image is a scanned page under its recognised text, not a figure: half the page
+    or more, and the lines on it prose (SCAN_WORDS words a line or more on average), where a
+    figure's labels are a few words each. Its lines are the page's body, or a document that
+    mixes scanned and typeset pages takes the typeset ones' size for the body's and every line
+    of the scans for a heading."""
+    x0, top, x1, bottom = image
+    if (x1 - x0) * (bottom - top) < page.width * page.height / 2:
+        return False
+    on = [ln.text for ln in page.lines if _within(ln, image, 0.0)]
+    return bool(on) and sum(len(text.split()) for text in on) >= SCAN_WORDS * len(on)
 
 
 def _within(line: Line, frame: tuple[float, float, float, float], margin: float) -> bool:
