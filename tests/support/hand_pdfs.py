@@ -113,3 +113,26 @@ def matrix_text_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> 
         )
         objects.append(flate(content))
     return pdf_bytes(objects)
+
+
+def ocr_layer_pdf(lines: list[str]) -> bytes:
+    """A page of recognised text as OCR tools write it over a scan: drawn invisibly (text render
+    mode 3) in Tesseract's GlyphLessFont, whose descriptor says fixed pitch (/Flags 5) and whose
+    every glyph is half an em wide; a blank line between paragraphs. The scan itself is left out."""
+    content = b"BT 3 Tr /F1 11 Tf 72 720 Td 14 TL\n" + b"".join(
+        b"(%s) Tj T*\n" % line.encode("latin-1") if line else b"T*\n" for line in lines
+    )
+    widths = b" ".join([b"500"] * 95)
+    return pdf_bytes(
+        [
+            CATALOG,
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            stream(content.rstrip()),
+            b"<< /Type /Font /Subtype /TrueType /BaseFont /GlyphLessFont /FirstChar 32 /LastChar 126 "
+            b"/Widths [%s] /FontDescriptor 6 0 R /Encoding /WinAnsiEncoding >>" % widths,
+            b"<< /Type /FontDescriptor /FontName /GlyphLessFont /Flags 5 /FontBBox [0 0 500 1000] "
+            b"/ItalicAngle 0 /Ascent 1000 /Descent -1 /CapHeight 1000 /StemV 80 >>",
+        ]
+    )

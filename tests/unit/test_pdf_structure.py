@@ -11,6 +11,7 @@ from pypdf import PdfReader, PdfWriter
 
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.pdf import read_pdf
+from tests.support import hand_pdfs
 from tests.support import pdf_structures as gen
 from tests.support.real_docs import real_doc
 
@@ -181,3 +182,19 @@ def test_the_text_on_a_scanned_page_is_its_body_not_a_figure_s_labels_nor_headin
     assert [ln for ln in text.splitlines() if ln.startswith("#")] == []
     assert all(line in text for line in gen.SCANNED_LINES + gen.TYPESET_LINES)
     assert text.index(gen.SCANNED_LINES[-1]) < text.index(gen.TYPESET_LINES[0])
+
+
+OCR_PARAGRAPHS = [
+    ["The committee met on Tuesday to review the annual budget and the", "proposals for the new library."],
+    ["The second item concerned the park. The gardener reported that", "most of the trees are healthy."],
+]
+
+
+def test_the_text_ocr_tools_write_over_a_scan_is_prose_though_its_font_is_fixed_pitch():
+    """What ocrmypdf (which our refusal of a scan without text recommends) and scanners write:
+    invisible text in a fixed-pitch font (Tesseract's GlyphLessFont, EPSON's Courier) came out as
+    code blocks, each line fenced apart, and none of it could be a heading."""
+    lines = [*OCR_PARAGRAPHS[0], "", *OCR_PARAGRAPHS[1]]
+    parsed = read_pdf("scan.pdf", hand_pdfs.ocr_layer_pdf(lines))
+    assert "```" not in parsed.text
+    assert paragraphs(parsed) == [" ".join(p) for p in OCR_PARAGRAPHS]

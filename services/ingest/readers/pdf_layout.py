@@ -109,13 +109,15 @@ class _Fonts:
         return round(size, 1)
 
     def style(self, textpage, index: int) -> tuple[bool, bool]:
-        """(bold, monospaced) of the character's font."""
+        """(bold, monospaced) of the character's font. Invisible text is never monospaced: it is
+        the recognised text over a scan (OCR tools write it in a fixed-pitch font, Tesseract's
+        GlyphLessFont or Courier), prose whatever its font says, and a code block only when drawn."""
         pdfium_c.FPDFText_GetFontInfo(textpage, index, self._name, len(self._name), self._flags)
         name = self._name.value.decode("latin-1").lower()
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
         bold = weight >= 600 or any(word in name for word in ("bold", "black", "heavy", "semibold"))
         mono = bool(self._flags.value & 1) or any(word in name for word in _MONO_NAMES)
-        return bold, mono
+        return bold, mono and not _invisible(textpage, index)
 
     def of_line(self, textpage, first: int, last: int) -> tuple[float, bool, bool]:
         """(size, bold, monospaced) of the characters first..last: the commonest
@@ -140,6 +142,14 @@ class _Fonts:
 
 
 _MONO_NAMES = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata")
+
+
+def _invisible(textpage, index: int) -> bool:
+    """Whether the character is drawn invisibly (text render mode 3), as OCR tools write it."""
+    text_object = pdfium_c.FPDFText_GetTextObject(textpage, index)
+    return bool(text_object) and (
+        pdfium_c.FPDFTextObj_GetTextRenderMode(text_object) == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+    )
 
 
 def _is_letter(textpage, index: int) -> bool:
