@@ -103,6 +103,11 @@ def test_a_truncated_pdf_is_refused():
     )
 
 
+def test_a_pdf_padded_after_its_end_is_read_not_refused_as_truncated():
+    # A writer that pads files to a block's size (pypdf's selenium-pypdf-issue-177.pdf: 20 kB of NULs).
+    assert check_pdf("padded.pdf", text_pdf(2) + bytes(20_480)) is not None
+
+
 def test_a_pdf_without_cross_reference_or_trailer_is_refused_in_words_not_the_parser_s():
     data = text_pdf(3)
     damaged = data[: data.index(b"xref")] + b"%%EOF\n"

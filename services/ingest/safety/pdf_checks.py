@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 _PDF = Container(kind="PDF", bomb="a decompression bomb", verb="inflates", unit="stream inside a PDF")
 # Readers accept the header within the first kB and the end marker within the last.
 _EDGE_BYTES = 1024
+_PADDING = b"\x00 \t\r\n\x0c"  # what may follow %%EOF: NUL padding and white space
 # A stream's dictionary is looked for this far before its `stream` keyword.
 _DICT_WINDOW = 1 << 16
 _OBJECT_NUMBER = re.compile(rb"(\d+)\s+\d+\s*$")
@@ -106,7 +107,7 @@ def check_pdf(name: str, data: bytes, limits: PdfLimits = PdfLimits()) -> PdfRea
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
-            _refuse_encrypted(name, reader)
+            _refuse_encrypted(name, data)
         _check_pages(name, reader, limits)
         return reader
     except NotImplementedError as exc:
@@ -158,7 +159,8 @@ def _check_edges(name: str, data: bytes) -> None:
             + (f"its content is {what}" if what else "it does not start with %PDF-")
             + "); upload it with its real extension, or export it again as PDF"
         )
-    if b"%%EOF" not in data[-_EDGE_BYTES:]:
+    # Some writers pad a file after its end (NUL bytes to a block's size): read past the padding.
+    if b"%%EOF" not in data.rstrip(_PADDING)[-_EDGE_BYTES:]:
         raise InvalidArgument(
             f"{name!r} is a truncated PDF: it does not end with %%EOF as a complete PDF does "
             "(was a download or copy cut short?); download or export it again"
@@ -239,10 +241,17 @@ def _stream_name(data: bytes, header: int) -> str:
     return f"the stream of object {int(numbers.group(1))}" if numbers else "a stream"
 
 
-def _refuse_encrypted(name: str, reader: PdfReader) -> None:
+def _refuse_encrypted(name: str, data: bytes) -> None:
+    """Refuses an encrypted PDF, saying whether a viewer opens it without a password: whether
+    PDFium, which reads our PDFs, does. pypdf's empty-password test is not that: it takes an
+    empty owner password too, where a viewer asks for the user one (AES-256 files with a user
+    password and no owner password were told they open without one)."""
+    import pypdfium2 as pdfium
+
     try:
-        opens_without_password = bool(reader.decrypt(""))
-    except Exception:  # an encryption pypdf cannot even test is refused as needing a password
+        pdfium.PdfDocument(data).close()
+        opens_without_password = True
+    except pdfium.PdfiumError:  # wrong password, or an encryption PDFium cannot open
         opens_without_password = False
     if opens_without_password:
         raise InvalidArgument(
