@@ -92,6 +92,26 @@ def test_running_headers_with_page_numbers_go_on_a_two_page_document():
     )
 
 
+def test_front_matter_page_numbers_go_and_a_capital_letter_or_a_word_of_roman_letters_stays():
+    """A page's last line "vii" is its number; "X" opening a page, "C" ending a list of labels
+    (pypdf's inkscape-abc.pdf) and a last line "Did" are text: every word of the letters i, v, x,
+    l, c, d and m passed for a page number."""
+    pages = [
+        [("The quays are inspected every spring.", 10, 72, 700, "regular"), ("vii", 10, 300, 40, "regular")],
+        [
+            ("X", 10, 72, 760, "regular"),
+            ("marks the place where the old lock stood.", 10, 72, 700, "regular"),
+            ("A", 10, 72, 400, "regular"),
+            ("B", 10, 72, 200, "regular"),
+            ("C", 10, 72, 40, "regular"),
+        ],
+        [("Who inspected the quays last spring?", 10, 72, 700, "regular"), ("Did", 10, 72, 40, "regular")],
+    ]
+    words = read_pdf("labels.pdf", matrix_text_pdf(pages)).text.split()
+    assert "vii" not in words
+    assert [w for w in words if w in ("X", "A", "B", "C", "Did")] == ["X", "A", "B", "C", "Did"]
+
+
 def test_a_one_page_spread_loses_its_folio_line_but_keeps_its_text():
     parsed = read_pdf("spread.pdf", real_doc("pdf/table_mislabeled_as_picture.pdf"))
     assert "Global Study on Legal Aid" not in parsed.text

@@ -30,9 +30,14 @@ log = logging.getLogger(__name__)
 # ones that recur (digits aside, at one height) on this many pages or more.
 _FURNITURE_LINES = 2
 _FURNITURE_PAGES = 3
-_PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$", re.I)
+# A page number in Roman numerals, 1 to 89, in small letters as front matter numbers its pages: a
+# capital "X", "C" or "MD", or a word of such letters ("mix", "civil"), is text.
+_ROMAN = r"(?=[ivxl])(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_PAGE_NUMBER = re.compile(
+    rf"^(?:\d+|{_ROMAN}|(?i:page)\s+(?:\d+|(?i:{_ROMAN})))(?:\s*(?:/|(?i:of))\s*\d+)?$|^[-\u2013]\s*\d+\s*[-\u2013]$"
+)
 # A page number as a header or footer prints it: "7", "vii", "7-45" (chapter-page), "12/40".
-_FOLIO = re.compile(r"^(?:\d{1,4}|[ivxlc]{1,6}|\d{1,3}[-\u2013./]\d{1,4})$", re.I)
+_FOLIO = re.compile(rf"^(?:\d{{1,4}}|{_ROMAN}|\d{{1,3}}[-\u2013./]\d{{1,4}})$")
 # A list item's box or bullet drawn from a symbol font: a C1 control code or a private-use
 # character (Wingdings, Symbol), a geometric shape, a ballot box or a check mark, then a space.
 _BOX = re.compile("^\\s*[\x80-\x9f\ue000-\uf8ff\u25a0-\u25ff\u2610-\u2612\u2713-\u2717\u2794\u27a2]\\s+(?=\\S)")
