@@ -60,6 +60,27 @@ def test_sizes_set_in_the_text_matrix_give_a_wrapped_title_its_level_and_lines_j
     ]
 
 
+def test_a_paragraph_with_a_hanging_indent_is_one_paragraph_and_an_indented_one_still_opens_another():
+    """pypdf's crazyones.pdf sets its poem with its lines after the first indented: "...not fond
+    of rules. And" ended one paragraph and "they have no respect..." opened the next. A short line
+    ("Definition 1") over an indented one is not a paragraph that hangs."""
+    body = [
+        ("Here is to the crazy ones. The misfits. The rebels. The troublemakers. And", 72),
+        ("they have no respect for the status quo, nor for the rules.", 90),
+        ("You can quote them, disagree with them, glorify them.", 90),
+        ("Definition 1", 72),
+        ("A harbour is a sheltered body of water where ships dock.", 90),
+    ]
+    # 12 pt apart, the definition 12 pt further down (a paragraph's space).
+    lines = [(text, 10, x, 700 - 12 * i - 12 * (i > 2), "regular") for i, (text, x) in enumerate(body)]
+    assert of_kind(read_pdf("poem.pdf", matrix_text_pdf([lines])), pb.NODE_KIND_PARAGRAPH) == [
+        "Here is to the crazy ones. The misfits. The rebels. The troublemakers. And they have no respect for the status quo, "
+        "nor for the rules. You can quote them, disagree with them, glorify them.",
+        "Definition 1",
+        "A harbour is a sheltered body of water where ships dock.",
+    ]
+
+
 def test_a_monospaced_listing_is_a_code_node_with_its_indentation():
     parsed = read_pdf("report.pdf", matrix_text_pdf([report_page()]))
     assert of_kind(parsed, pb.NODE_KIND_CODE) == ["```\ndef dues(tonnage):\n    return tonnage * 0.42\n```"]

@@ -153,10 +153,23 @@ class _Renderer:
         """A paragraph opens without extra space where its first line is indented
         past the run's left edge (by up to six em: more is centring or a
         figure), or where the line before ended a sentence well short of
-        where this one ends. A list item's hanging lines are not indents."""
+        where this one ends. A list item's hanging lines are not indents, nor the
+        line after a first one whose sentence it goes on with (the first wrapped
+        where no sentence ends, a small letter starts this one, not a list's
+        "a)"), nor the lines that follow where that one is: the paragraph hangs, as
+        reference lists, glossaries and clauses set theirs."""
         previous = run[-1]
-        if not _ITEM.match(run[0].text):
+        hanging = (
+            len(run) == 1
+            and not previous.text.endswith(_TERMINAL)
+            and previous.x1 >= line.x1 - line.size  # wrapped: "Definition 1" above its text is not
+            and line.text[:1].islower()
+            and not _ITEM.match(line.text)
+        )
+        if not _ITEM.match(run[0].text) and not hanging:
             left = min(ln.x0 for ln in run)
+            if len(run) > 1 and min(ln.x0 for ln in run[1:]) - left > line.size * 0.8:
+                left = min(ln.x0 for ln in run[1:])  # a hanging paragraph's lines go on where its second is
             if line.size * 0.8 < line.x0 - left < line.size * 6:
                 return True
         return previous.text.endswith(_TERMINAL) and previous.x1 < line.x1 - 3 * line.size
