@@ -34,6 +34,11 @@ SKETCH_CAPTION = "Sketch of the harbour wall, drawn on squared paper."
 SCANNED_LINES = [
     f"Line {n} of the letter, as the scanner's text recognition read it from the old page." for n in range(1, 19)
 ]
+LANDSCAPE_PARAGRAPHS = [
+    ["The gland is fitted in four steps, each on its own line of the drawing's notes:", "strip the cable first."],
+    ["Tape the screens before the cable goes in, then fold them back over the inner", "surface of the gland."],
+    ["Tighten the nut until the gasket is tight; the torques are maximum values."],
+]
 TYPESET_LINES = ["A typeset page added after the scans, in a smaller type.", "Its second line ends it."]
 
 
@@ -226,6 +231,37 @@ def scanned_then_typeset() -> bytes:
     for n, line in enumerate(TYPESET_LINES):
         pdf.text(50, 80 + 12 * n, line)
     return bytes(pdf.output())
+
+
+def landscape_drawn_sideways(shown_upright: bool = True) -> bytes:
+    """A landscape page as CAD programs and reports with wide tables write one: its content drawn
+    turned a quarter anticlockwise on a portrait page, and the page's /Rotate 90 showing it upright
+    (or not: then a reader turns the page). A title, then LANDSCAPE_PARAGRAPHS, a space between."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter, Transformation
+
+    pdf = FPDF(unit="pt", format="A4", orientation="L")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", size=16)
+    pdf.text(60, 60, "Mounting the cable gland")
+    pdf.set_font("Helvetica", size=11)
+    y = 100
+    for paragraph in LANDSCAPE_PARAGRAPHS:
+        for line in paragraph:
+            pdf.text(60, y, line)
+            y += 14
+        y += 14
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(bytes(pdf.output()))))
+    page = writer.pages[0]
+    width, height = float(page.mediabox.width), float(page.mediabox.height)
+    page.add_transformation(Transformation().rotate(90).translate(tx=height, ty=0))
+    page.mediabox.upper_right = (height, width)
+    if shown_upright:
+        page.rotate(90)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def graph_paper_sketch(columns: int = 36, rows: int = 48) -> bytes:

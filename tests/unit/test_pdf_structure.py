@@ -198,3 +198,13 @@ def test_the_text_ocr_tools_write_over_a_scan_is_prose_though_its_font_is_fixed_
     parsed = read_pdf("scan.pdf", hand_pdfs.ocr_layer_pdf(lines))
     assert "```" not in parsed.text
     assert paragraphs(parsed) == [" ".join(p) for p in OCR_PARAGRAPHS]
+
+
+@pytest.mark.parametrize("shown_upright", [True, False], ids=["shown upright by /Rotate", "shown sideways"])
+def test_a_landscape_page_drawn_sideways_reads_in_order_as_a_person_turning_it_reads_it(shown_upright):
+    """pypdf's AutoCad_Diagram.pdf: its notes are drawn sideways and shown upright by /Rotate 270;
+    read in the page's own coordinates its lines ran down the page, and came out in pieces out
+    of order ("2. Tape the screens" glued to step 3's second line, step 1 at the end)."""
+    parsed = read_pdf("gland.pdf", gen.landscape_drawn_sideways(shown_upright))
+    assert parsed.text.startswith("# Mounting the cable gland\n\n")
+    assert paragraphs(parsed) == [" ".join(p) for p in gen.LANDSCAPE_PARAGRAPHS]

@@ -170,8 +170,8 @@ def find_aligned(document, pages: list[Page]) -> None:
     """The tables drawn without rules on every page whose ruled tables the
     table finder could read (elsewhere the text stays as it is, and says so)."""
     for page in pages:
-        if page.tables_skipped or len(_spread(page)) < _ROWS:
-            continue
+        if page.tables_skipped or page.turned or len(_spread(page)) < _ROWS:
+            continue  # a turned page's glyphs would be read unturned (ADR 0169)
         pdf_page = document[page.number - 1]
         try:
             aligned_tables(pdf_page, page)

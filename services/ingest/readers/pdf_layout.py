@@ -23,6 +23,7 @@ import pypdfium2.raw as pdfium_c
 from services.ingest.readers.pdf_aligned import find_aligned
 from services.ingest.readers.pdf_bidi import logical_text
 from services.ingest.readers.pdf_tables import Drawing, TableBox, find_tables, survey
+from services.ingest.readers.pdf_turn import Turn, page_turn
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class Page:
     tables: list[TableBox] = field(default_factory=list)
     images: int = 0
     tables_skipped: str = ""  # why the table finder could not read this page
+    turned: int = 0  # degrees the page is turned to read its text (pdf_turn); width and height are turned
     drawing: Drawing = field(default_factory=Drawing)  # rules, images, figures (pdf_tables)
 
 
@@ -161,9 +163,11 @@ def _is_letter(textpage, index: int) -> bool:
     return chr(pdfium_c.FPDFText_GetUnicode(textpage, index) or 32).isalnum()
 
 
-def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
+def _page_lines(page, number: int, fonts: _Fonts) -> tuple[list[Line], Turn]:
+    """The page's lines, placed on the page turned to read them (pdf_turn), and that turn."""
     textpage = page.get_textpage()
     raw = textpage.raw
+    turn = page_turn(raw, page)
     text = logical_text(raw, textpage.get_text_range())
     lines = []
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
@@ -181,17 +185,17 @@ def _page_lines(page, number: int, height: float, fonts: _Fonts) -> list[Line]:
         if first < 0 or last < 0:
             continue
         pdfium_c.FPDFText_GetCharBox(raw, first, left, right, bottom, top)
-        x0 = left.value
+        x0 = turn.box(left.value, bottom.value, right.value, top.value)[0]
         pdfium_c.FPDFText_GetCharBox(raw, last, left, right, bottom, top)
+        x1 = turn.box(left.value, bottom.value, right.value, top.value)[2]
         pdfium_c.FPDFText_GetCharOrigin(raw, first, origin_x, origin_y)
-        first_baseline = height - origin_y.value
+        first_baseline = turn.point(origin_x.value, origin_y.value)[1]
         pdfium_c.FPDFText_GetCharOrigin(raw, last, origin_x, origin_y)
+        last_baseline = turn.point(origin_x.value, origin_y.value)[1]
         size, bold, mono = fonts.of_line(raw, first, last)
-        lines.append(
-            Line(cleaned, number, x0, right.value, first_baseline - size, height - origin_y.value, size, bold, mono)
-        )
+        lines.append(Line(cleaned, number, x0, x1, first_baseline - size, last_baseline, size, bold, mono))
     textpage.close()
-    return lines
+    return lines, turn
 
 
 def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
@@ -200,11 +204,12 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     pages, ruled_pages = [], []
     for index in range(len(document)):
         pdf_page = document[index]
-        width, height = pdf_page.get_size()
-        page = Page(index + 1, width, height, _page_lines(pdf_page, index + 1, height, fonts))
-        page.drawing = survey(pdf_page, height)
+        lines, turn = _page_lines(pdf_page, index + 1, fonts)
+        page = Page(index + 1, *turn.size, lines, turned=turn.angle)
+        page.drawing = survey(pdf_page, turn)
         page.images = len(page.drawing.images)
-        if page.drawing.grid and page.lines:
+        # The table finders read the page unturned: a turned page's tables stay text (ADR 0169).
+        if page.drawing.grid and page.lines and not turn.angle:
             ruled_pages.append(page)
         pages.append(page)
         pdf_page.close()

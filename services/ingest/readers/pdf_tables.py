@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import pypdfium2.raw as pdfium_c
 
+from services.ingest.readers.pdf_turn import Turn
+
 log = logging.getLogger(__name__)
 
 # A ruled table of two rows draws rules at three y positions at least, and
@@ -286,27 +288,27 @@ def _within_any(box, frames) -> bool:
     return any(f[0] - 2 <= box[0] and box[2] <= f[2] + 2 and f[1] - 2 <= box[1] and box[3] <= f[3] + 2 for f in frames)
 
 
-def survey(pdf_page, height: float) -> Drawing:
+def survey(pdf_page, turn: Turn) -> Drawing:
     """What the page draws besides its text (Drawing). Its grid counts only
     rules outside the boxes of curved or slanted paths (a plot's axes and
     ticks are not a table's rules); a path as large as half the page (a
-    border) does not hide any."""
+    border) does not hide any. Boxes are on the page turned to read it (pdf_turn)."""
     drawing = Drawing()
     paths = []
     for obj in pdf_page.get_objects(max_depth=2):
         if obj.type not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
             continue
-        left, bottom, right, top = obj.get_bounds()
-        box = (left, height - top, right, height - bottom)
+        box = turn.box(*obj.get_bounds())
         if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
             drawing.images.append(box)
             continue
         paths.append(box)
-        if right - left > RULE_WIDTH and top - bottom <= RULE_WIDTH:
+        wide, high = box[2] - box[0], box[3] - box[1]
+        if wide > RULE_WIDTH and high <= RULE_WIDTH:
             drawing.rules.append(box)
-        if right - left > RULE_WIDTH and top - bottom > RULE_WIDTH and _stroked(obj):
+        if wide > RULE_WIDTH and high > RULE_WIDTH and _stroked(obj):
             drawing.strokes.append(box)
-    width = pdf_page.get_width()
+    width, height = turn.size
     figures = [b for b in drawing.strokes if (b[2] - b[0]) * (b[3] - b[1]) < width * height / 2]
     across: list[tuple[float, float, float]] = []  # x0, x1, y of edges across
     down: list[tuple[float, float, float]] = []  # top, bottom, x of edges down
