@@ -210,6 +210,69 @@ def test_page_headers_and_footers_stay_out_of_the_body():
     assert content.warnings == []
 
 
+def _part(document, name: str, reltype: str, content_type: str, xml: str) -> None:
+    """A package part python-docx writes no API for (notes, comments), related to the body."""
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    part = Part(PackURI(f"/word/{name}.xml"), content_type, xml.encode(), document.part.package)
+    document.part.relate_to(part, reltype)
+
+
+def _note_reference(kind: str, note_id: int) -> str:
+    return f"<w:r><w:rPr><w:vertAlign w:val='superscript'/></w:rPr><w:{kind}Reference w:id='{note_id}'/></w:r>"
+
+
+def _notes(kind: str, notes: dict[int, str]) -> str:
+    """A footnotes or endnotes part as Word writes it: its two separators, then the notes."""
+    separators = "".join(
+        f"<w:{kind} w:type='{t}' w:id='{i}'><w:p/></w:{kind}>"
+        for i, t in ((-1, "separator"), (0, "continuationSeparator"))
+    )
+    written = "".join(
+        f"<w:{kind} w:id='{i}'><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space='preserve'> {text}</w:t></w:r></w:p></w:{kind}>"
+        for i, text in notes.items()
+    )
+    return f"<w:{kind}s {_W}>{separators}{written}</w:{kind}s>"
+
+
+def test_footnotes_and_endnotes_are_read_as_markdown_notes_and_comments_are_said_to_be_left_out():
+    """Footnotes, endnotes and comments live in parts of their own: the notes were lost without a
+    word (python-docx's test files, a sweep of real files), though a note often holds what a
+    question asks (a source, a date, an exception)."""
+    from docx.opc.constants import CONTENT_TYPE as CT
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+
+    def build(document):
+        _append(
+            document,
+            f"<w:p {_W}><w:r><w:t>The quay was rebuilt in 1897</w:t></w:r>{_note_reference('footnote', 2)}"
+            f"<w:r><w:t xml:space='preserve'> and widened later.</w:t></w:r>{_note_reference('endnote', 1)}</w:p>",
+        )
+        _append(
+            document, f"<w:p {_W}><w:r><w:t>The lock dates from 1902.</w:t></w:r>{_note_reference('footnote', 1)}</w:p>"
+        )
+        _part(
+            document,
+            "footnotes",
+            RT.FOOTNOTES,
+            CT.WML_FOOTNOTES,
+            _notes("footnote", {1: "Town records, 1903.", 2: "By the harbour board."}),
+        )
+        _part(document, "endnotes", RT.ENDNOTES, CT.WML_ENDNOTES, _notes("endnote", {1: "Widened in 1931."}))
+        comments = f"<w:comments {_W}><w:comment w:id='0' w:author='Ann'><w:p><w:r><w:t>Check the year.</w:t></w:r></w:p></w:comment></w:comments>"
+        _part(document, "comments", RT.COMMENTS, CT.WML_COMMENTS, comments)
+
+    content = read_docx(docx_bytes(build))
+    assert content.text == (
+        "The quay was rebuilt in 1897[^1] and widened later.[^2]\n\nThe lock dates from 1902.[^3]\n\n"
+        "[^1]: By the harbour board.\n\n[^2]: Widened in 1931.\n\n[^3]: Town records, 1903."
+    )
+    assert content.warnings == [
+        "1 comment in the margin (reviewers' notes) was left out: only the document's own text is read"
+    ]
+
+
 def test_lists_numbered_with_letters_and_roman_numerals_keep_those_labels():
     numbering = parse_xml(
         f"<w:numbering {_W}><w:abstractNum w:abstractNumId='0'>"

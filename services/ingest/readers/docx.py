@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import docx
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.oxml import parse_xml
+from docx.oxml.ns import qn
 
 from chunklab.v1 import documents_pb2 as pb
 from services.ingest.readers.docx_body import BodyReader, Entry, code_blocks
@@ -33,6 +36,7 @@ log = logging.getLogger("chunklab.ingest.docx")
 
 _CORE_FIELDS = ("title", "author", "subject", "keywords", "category", "comments", "last_modified_by")
 _INDENT = "   "  # one nesting level of a list item: enough for "- " and "1. " alike
+_NOTE_PARTS = {"footnote": RT.FOOTNOTES, "endnote": RT.ENDNOTES}
 
 
 @dataclass
@@ -48,9 +52,14 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def warnings_for(reader: BodyReader) -> list[str]:
+def warnings_for(reader: BodyReader, comments: int = 0) -> list[str]:
     """What the body reader read by a guess or left out, as sentences a person can act on."""
     counts, out = reader.counts, []
+    if comments:
+        out.append(
+            f"{_plural(comments, 'comment', 'comments')} in the margin (reviewers' notes) "
+            f"{'was' if comments == 1 else 'were'} left out: only the document's own text is read"
+        )
     if counts["content controls"]:
         n = counts["content controls"]
         out.append(f"text in {_plural(n, 'content control', 'content controls')} was read as ordinary text")
@@ -113,6 +122,7 @@ def read_docx(data: bytes) -> DocxContent:
     document = docx.Document(io.BytesIO(data))
     reader = BodyReader(document)
     reader.blocks(document.element.body)
+    _read_notes(document, reader)
     if reader.unresolved:
         log.warning(
             "DOCX lists with numbering definitions that cannot be read (numId %s) are shown as bullets",
@@ -126,4 +136,37 @@ def read_docx(data: bytes) -> DocxContent:
     if created is not None and created.tzinfo is None:
         created = created.replace(tzinfo=UTC)
     tree = build_tree(text, writer.blocks)
-    return DocxContent(text, tree, metadata, created, warnings_for(reader))
+    comments = _part_xml(document, RT.COMMENTS)
+    count = 0 if comments is None else sum(1 for _ in comments.iter(qn("w:comment")))
+    return DocxContent(text, tree, metadata, created, warnings_for(reader, count))
+
+
+def _part_xml(document, reltype: str):
+    """The root element of the package part the document relates to by `reltype`, or None."""
+    try:
+        return parse_xml(document.part.part_related_by(reltype).blob)
+    except KeyError:
+        return None
+
+
+def _read_notes(document, reader: BodyReader) -> None:
+    """The footnotes and endnotes the text refers to, after the body in the order they are referred
+    to, each opening with its mark as Markdown defines a note ("[^3]: ..."), as the text refers to
+    it ("...the harbour[^3]"); a note referred to in a note comes after them (ADR 0170)."""
+    notes = {}
+    for kind, reltype in _NOTE_PARTS.items():
+        root = _part_xml(document, reltype)
+        if root is not None:
+            notes |= {(kind, note.get(qn("w:id"))): note for note in root.iter(qn(f"w:{kind}"))}
+    done = 0
+    while done < len(reader.notes):
+        key, number = list(reader.notes.items())[done]
+        done += 1
+        if key not in notes:
+            continue
+        entries = reader.read(notes[key])
+        first = next((e for e in entries if e.kind == "paragraph"), None)
+        if first is None:
+            entries.insert(0, first := Entry("paragraph", ""))
+        first.text = f"[^{number}]: {first.text}".rstrip()
+        reader.entries += entries

@@ -63,6 +63,8 @@ class BodyReader:
         self.unresolved: set[str] = set()
         self.entries: list[Entry] = []
         self._style_counter = 0  # "List Number" paragraphs without numbering of their own
+        # The footnotes and endnotes referred to, ("footnote", w:id) -> number, in the order referred to.
+        self.notes: dict[tuple[str, str], int] = {}
 
     def read(self, container) -> list[Entry]:
         """The entries of a container's blocks, appended to nothing else."""
@@ -93,8 +95,13 @@ class BodyReader:
             self.counts["content controls"] += 1
         read(content)
 
+    def note_mark(self, kind: str, note_id: str) -> str:
+        """A note's mark where the text refers to it, as Markdown writes one: "[^3]", footnotes
+        and endnotes numbered together in the order they are referred to."""
+        return f"[^{self.notes.setdefault((kind, note_id), len(self.notes) + 1)}]"
+
     def paragraph(self, p) -> None:
-        inline = read_inline(p)
+        inline = read_inline(p, self.note_mark)
         self.counts += inline.counts
         text = inline.text()
         if text:

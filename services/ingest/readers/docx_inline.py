@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -35,8 +36,8 @@ _OFFICE = "urn:schemas-microsoft-com:office:office"
 
 # Containers whose children are read as if they stood in the paragraph itself.
 _TRANSPARENT = {"r", "hyperlink", "ins", "moveTo", "smartTag", "customXml", "fldSimple", "dir", "bdo", "rubyBase"}
-_SKIPPED = {"del", "moveFrom", "delText", "instrText", "delInstrText", "rt", "footnoteReference", "endnoteReference"}
-_SKIPPED |= {"commentReference", "annotationRef"}
+_SKIPPED = {"del", "moveFrom", "delText", "instrText", "delInstrText", "rt", "commentReference", "annotationRef"}
+_NOTE_REFERENCES = {"footnoteReference": "footnote", "endnoteReference": "endnote"}
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Inline:
     letters: int = 0
     monospaced: int = 0
     font: str = ""  # the first run's font
+    # What a reference to a footnote or an endnote reads as, given ("footnote", its w:id): its mark.
+    mark: Callable[[str, str], str] | None = None
 
     def text(self) -> str:
         return " ".join("".join(self.parts).split())
@@ -67,8 +70,9 @@ def _local(element) -> tuple[str, str]:
     return name.namespace or "", name.localname
 
 
-def read_inline(p) -> Inline:
-    inline = Inline()
+def read_inline(p, mark: Callable[[str, str], str] | None = None) -> Inline:
+    """The paragraph's text; a reference to a note reads as `mark` makes it (left out without)."""
+    inline = Inline(mark=mark)
     for child in p:
         _walk(child, inline)
     return inline
@@ -89,6 +93,10 @@ def _walk(element, inline: Inline) -> None:
         return
     if namespace != W:
         _objects(element, inline)
+        return
+    if name in _NOTE_REFERENCES:
+        if inline.mark is not None:
+            inline.parts.append(inline.mark(_NOTE_REFERENCES[name], element.get(f"{{{W}}}id", "")))
         return
     if name in _SKIPPED or name.endswith("Pr"):
         return
@@ -157,7 +165,7 @@ def _alternate(element, inline: Inline) -> None:
     for option in (choice, fallback):
         if option is None:
             continue
-        trial = Inline()
+        trial = Inline(mark=inline.mark)
         for child in option:
             _walk(child, trial)
         if trial.parts or trial.boxes or trial.counts or trial.display_math:
