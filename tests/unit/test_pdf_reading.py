@@ -133,6 +133,37 @@ def test_front_matter_page_numbers_go_and_a_capital_letter_or_a_word_of_roman_le
     assert [w for w in words if w in ("X", "A", "B", "C", "Did")] == ["X", "A", "B", "C", "Did"]
 
 
+def test_a_header_band_of_several_lines_goes_and_its_running_title_is_kept_once():
+    """pypdf's issue-604.pdf (clinical guidelines, 137 pages): each page opens with a print stamp,
+    the version, an index link, a "Table of Contents" link and the 18 pt running title; only the
+    first two lines of an edge were looked at, so the title was a heading 95 times."""
+    topics = ["quays", "locks", "channels", "cranes", "moorings", "beacons"]
+    pages = [
+        [
+            ("Printed by a reader on 1/27/2021. For personal use only.", 7, 72, 780, "regular"),
+            ("Guidelines Version 2.2020", 9, 72, 765, "regular"),
+            ("Guidelines Index", 9, 400, 765, "regular"),
+            ("Harbour Safety", 18, 72, 740, "bold"),
+            *[(f"The {topic} are checked {when}.", 10, 72, 700 - 14 * i, "regular") for i, when in enumerate(whens)],
+        ]
+        for topic, whens in zip(
+            topics, [["daily", "at dawn"], ["weekly"], ["in spring", "after storms", "by divers"]] * 2
+        )
+    ]
+    parsed = read_pdf("guidelines.pdf", matrix_text_pdf(pages))
+    assert parsed.text.count("Harbour Safety") == 1 and headings(parsed) == [(1, "Harbour Safety")]
+    assert "Printed by" not in parsed.text and "Guidelines" not in parsed.text
+    assert all(f"The {topic} are checked" in parsed.text for topic in topics)
+
+
+def test_a_document_whose_every_line_recurs_on_each_page_keeps_its_text():
+    """pypdf's imagemagick-images.pdf: the one word of each page, "Background", at one height on
+    four pages, was taken for a running header; then nothing was left and the file was refused as
+    having no text layer."""
+    parsed = read_pdf("slides.pdf", matrix_text_pdf([[("Background", 10, 72, 700, "regular")]] * 4))
+    assert parsed.text.split() == ["Background"] * 4
+
+
 def test_a_one_page_spread_loses_its_folio_line_but_keeps_its_text():
     parsed = read_pdf("spread.pdf", real_doc("pdf/table_mislabeled_as_picture.pdf"))
     assert "Global Study on Legal Aid" not in parsed.text

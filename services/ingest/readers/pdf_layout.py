@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 # ones that recur (digits aside, at one height) on this many pages or more.
 _FURNITURE_LINES = 2
 _FURNITURE_PAGES = 3
+# A line that recurs at one height on this share of the pages, and on this many at least, is a
+# running title whatever its size (the first kept).
+_RUNNING_TITLE_SHARE = 1 / 3
+_RUNNING_TITLE_PAGES = 5
+# Bands of furniture peeled off a page's edges, one after another (remove_furniture).
+_FURNITURE_PASSES = 3
 # A page number in Roman numerals, 1 to 89, in small letters as front matter numbers its pages: a
 # capital "X", "C" or "MD", or a word of such letters ("mix", "civil"), is text.
 _ROMAN = r"(?=[ivxl])(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
@@ -219,9 +225,10 @@ def read_pages(document: pdfium.PdfDocument, data: bytes) -> list[Page]:
     return pages
 
 
-def _furniture_key(line: Line) -> tuple[str, int]:
-    """A line's text with its digits as `#`, and its height on the page to 5 pt."""
-    return re.sub(r"\d+", "#", " ".join(line.text.lower().split())), int(line.top // 5)
+def _furniture_key(line: Line, digits_aside: bool = True) -> tuple[str, int]:
+    """A line's text with its digits as `#` (or as they are), and its height on the page to 5 pt."""
+    text = " ".join(line.text.lower().split())
+    return re.sub(r"\d+", "#", text) if digits_aside else text, int(line.top // 5)
 
 
 def _numbered_edge(line: Line, neighbour: Line | None, body: float) -> bool:
@@ -241,14 +248,33 @@ def _numbered_edge(line: Line, neighbour: Line | None, body: float) -> bool:
 
 
 def remove_furniture(pages: list[Page]) -> None:
-    """Drops running headers, footers and page numbers. Among each page's
+    """Drops running headers, footers and page numbers, a band of them at a time: the lines
+    next to the edge once it is gone are looked at again (a header of five lines: a print
+    stamp, the guideline's version, its index link, its running title), _FURNITURE_PASSES
+    times at most. Past the page's own edge only lines that recur as they are count. A band
+    that would leave no text at all is the text, and stays."""
+    for band in range(_FURNITURE_PASSES):
+        kept = [page.lines for page in pages]
+        # Past the edge, a line recurs as it is: "Definition 34" at a page's top is no "Page 34".
+        _remove_edges(pages, digits_aside=band == 0)
+        left = sum(len(page.lines) for page in pages)
+        if not left:  # all of it recurs (a slide's one word on every page): it is the text
+            for page, lines in zip(pages, kept):
+                page.lines = lines
+        if left in (0, sum(len(lines) for lines in kept)):
+            return
+
+
+def _remove_edges(pages: list[Page], digits_aside: bool) -> None:
+    """Drops running headers, footers and page numbers at the pages' edges. Among each page's
     first and last few lines: those no larger than the body whose text, digits
     aside, recurs at the same height on three pages or more (a header that
     names its chapter recurs within the chapter), and short ones with a page
     number at one end on two pages or more (any size: a short document's
-    headers); bare page numbers there on any page; and a first or last line with
-    a page number at one end, set apart from the body (a one-page document's
-    folio line)."""
+    headers); lines of any size there on a third of the pages or more, but the
+    first (a running title larger than the text: its first is often the title);
+    bare page numbers there on any page; and a first or last line with a page
+    number at one end, set apart from the body (a one-page document's folio line)."""
     sizes: Counter[float] = Counter()
     for page in pages:
         for line in page.lines:
@@ -256,21 +282,30 @@ def remove_furniture(pages: list[Page]) -> None:
     body = sizes.most_common(1)[0][0] if sizes else 0.0
     edges: list[list[Line]] = []
     counts: Counter[tuple[str, int]] = Counter()
+
+    def key(line: Line) -> tuple[str, int]:
+        return _furniture_key(line, digits_aside)
+
     for page in pages:
         ordered = sorted(page.lines, key=lambda ln: ln.top)
         edge = ordered[:_FURNITURE_LINES] + ordered[-_FURNITURE_LINES:] if len(ordered) > 1 else ordered
         edges.append(edge)
-        counts.update({_furniture_key(ln) for ln in edge})
+        counts.update({key(ln) for ln in edge})
+    # A line of any size that runs over this many pages is a running title, kept where it first is.
+    running = max(_RUNNING_TITLE_PAGES, len(pages) * _RUNNING_TITLE_SHARE)
+    seen: set[tuple[str, int]] = set()
     for page, edge in zip(pages, edges):
         ordered = sorted(page.lines, key=lambda ln: ln.top)
         furniture = {
             id(ln)
             for ln in edge
-            if _PAGE_NUMBER.match(ln.text)
-            or (counts[_furniture_key(ln)] >= _FURNITURE_PAGES and ln.size <= body + 0.5)
-            or (counts[_furniture_key(ln)] >= 2 and _has_folio(ln) and len(ln.text.split()) <= 12)
+            if (digits_aside and _PAGE_NUMBER.match(ln.text))
+            or (counts[key(ln)] >= _FURNITURE_PAGES and ln.size <= body + 0.5)
+            or (counts[key(ln)] >= 2 and _has_folio(ln) and len(ln.text.split()) <= 12)
+            or (counts[key(ln)] >= running and key(ln) in seen)
         }
-        if ordered:
+        seen.update(key(ln) for ln in edge)
+        if ordered and digits_aside:  # the page's own edge: past it, a lone number is text (an exponent)
             first, last = ordered[0], ordered[-1]
             if _numbered_edge(first, ordered[1] if len(ordered) > 1 else None, body):
                 furniture.add(id(first))
