@@ -208,3 +208,26 @@ def test_a_landscape_page_drawn_sideways_reads_in_order_as_a_person_turning_it_r
     parsed = read_pdf("gland.pdf", gen.landscape_drawn_sideways(shown_upright))
     assert parsed.text.startswith("# Mounting the cable gland\n\n")
     assert paragraphs(parsed) == [" ".join(p) for p in gen.LANDSCAPE_PARAGRAPHS]
+
+
+def test_bold_words_of_a_flowchart_are_no_headings_but_titles_and_signatures_are():
+    """pypdf's issue-604.pdf: the bold boxes of its flowcharts made 45 one-word headings ("or",
+    "contrast)"); a title opens with a capital or a digit, a manual's bold signature is longer."""
+    from services.ingest.readers.pdf_headings import font_headings
+    from services.ingest.readers.pdf_layout import Line
+
+    def line(text: str, top: float, bold: bool) -> Line:
+        return Line(text, 1, 50.0, 300.0, top, top + 10, 10.0, bold)
+
+    body = [line(f"The text of the guideline, line {i}, in regular type.", 300 + 12 * i, False) for i in range(20)]
+    bold = [
+        line("Initial workup", 40, True),
+        line("or", 80, True),
+        line("contrast)", 120, True),
+        line("int asn1_create_element (asn1 node const definitions)", 160, True),
+    ]
+    found = font_headings([*bold, *body])
+    assert [ln.text for ln in bold if found.at.get(id(ln))] == [
+        "Initial workup",
+        "int asn1_create_element (asn1 node const definitions)",
+    ]

@@ -25,6 +25,7 @@ _HEADING_MAX_CHARS = 150
 _HEADING_MAX_WORDS = 18
 # A page number, a figure's axis value or a lone symbol is never a heading.
 _NOT_TITLE = re.compile(r"^[\W\d_]*$")
+_FRAGMENT_WORDS = 3  # words at most of a run in small letters that is a fragment, not a title (_fragment)
 
 
 @dataclass
@@ -169,7 +170,7 @@ def font_headings(items: list[Line | TableBox]) -> Headings:
         else:
             runs.append([item])
         previous = item
-    runs = [run for run in runs if _short(run)]
+    runs = [run for run in runs if _short(run) and not _fragment(_joined(run))]
     styles = sorted({_style(run[0]) for run in runs}, key=lambda s: (-s[0], not s[1]))
     rank = {style: min(6, i + 1) for i, style in enumerate(styles)}
     found: dict[int, _Heading | None] = {}
@@ -187,6 +188,16 @@ def _joined(run: list[Line]) -> str:
         piece = line.text.replace(LINE_HYPHEN, "-")
         text = text[:-1] + piece if text.endswith("-") and piece[:1].islower() else f"{text} {piece}".strip()
     return text
+
+
+def _fragment(text: str) -> bool:
+    """Whether a run of three words at most opens with a word all in small letters ("or",
+    "contrast)", "x", not "iPhone" or "pH"): a label of a diagram or a piece of a sentence set in
+    bold, no title, which opens with a capital, a digit or a mark. A longer one can be a
+    function's signature ("int asn1_create_element (...)"), which a manual heads its entry with."""
+    words = text.split()
+    word = words[0].rstrip(")],.;:") if words else ""
+    return len(words) <= _FRAGMENT_WORDS and word.isalpha() and word.islower()
 
 
 def _short(run: list[Line]) -> bool:
