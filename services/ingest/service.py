@@ -145,7 +145,8 @@ def parse_upload(name: str, fmt: int, data: bytes) -> Parsed:
                 "open it in Word and save it again as .docx"
             ) from None
         if not content.text.strip():
-            raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty")
+            left_out = f" ({'; '.join(content.warnings)})" if content.warnings else ""
+            raise InvalidArgument(f"{name!r} holds no text: every paragraph and table in it is empty{left_out}")
         return Parsed(content.text, content.tree, content.metadata, content.created, warnings=content.warnings)
     if fmt == pb.DOCUMENT_FORMAT_HTML:
         return read_html(name, data)

@@ -273,6 +273,29 @@ def test_footnotes_and_endnotes_are_read_as_markdown_notes_and_comments_are_said
     ]
 
 
+def test_a_document_of_pictures_alone_is_refused_saying_the_pictures_were_left_out():
+    import io
+
+    import pytest
+    from PIL import Image
+
+    from chunklab.errors import InvalidArgument
+
+    def build(document):
+        for colour in ("red", "green"):
+            png = io.BytesIO()
+            Image.new("RGB", (8, 8), colour).save(png, "PNG")
+            png.seek(0)
+            document.add_picture(png)
+
+    with pytest.raises(InvalidArgument) as refused:
+        parse_upload("photos.docx", pb.DOCUMENT_FORMAT_DOCX, docx_bytes(build))
+    assert refused.value.message == (
+        "'photos.docx' holds no text: every paragraph and table in it is empty "
+        "(2 pictures were left out: only text is read)"
+    )
+
+
 def test_lists_numbered_with_letters_and_roman_numerals_keep_those_labels():
     numbering = parse_xml(
         f"<w:numbering {_W}><w:abstractNum w:abstractNumId='0'>"
