@@ -231,3 +231,21 @@ def test_bold_words_of_a_flowchart_are_no_headings_but_titles_and_signatures_are
         "Initial workup",
         "int asn1_create_element (asn1 node const definitions)",
     ]
+
+
+def test_three_columns_of_names_and_places_are_read_a_column_at_a_time():
+    """pypdf's issue-604.pdf: a panel's members in three columns, each a name over its place,
+    set short; the gap between the first two columns was dropped (the columns are not filled
+    with prose), so the first two were read across, "Dana-Farber/Brigham and Women's Stanford
+    Cancer Institute Cancer Center"."""
+    places = ["Harbour Institute", "Port Clinic", "Coastal Research Centre", "Quay Hospital", "Dock Lab"]
+    columns = [[(f"Dr {c}{i}", f"{place} {c}{i}") for i, place in enumerate(places)] for c in "ABC"]
+    lines = [
+        (text, 10, 60 + 180 * c, 700 - 30 * i - 12 * k, "bold" if k == 0 else "regular")
+        for c, column in enumerate(columns)
+        for i, entry in enumerate(column)
+        for k, text in enumerate(entry)
+    ]
+    words = read_pdf("panel.pdf", hand_pdfs.matrix_text_pdf([lines])).text.split()
+    members = [w for w in words if w[:1] in "ABC" and w[1:2].isdigit()]
+    assert members == [f"{c}{i}" for c in "ABC" for i in range(5) for _ in range(2)]

@@ -31,6 +31,7 @@ _FOOT_ZONE = 0.6  # footnotes start below this share of the page's height
 _SEPARATOR_MAX = 0.5  # a footnote rule is at most half as wide as the text
 _FIGURE_MIN = 40.0  # points: a drawing or image smaller than this each way holds no labels
 _STROKES = 3  # curved or slanted strokes that make a drawing
+_LISTED_LINES = 8  # lines of a column of short entries that make it a column (_listed)
 SCAN_WORDS = 5  # words a line, on average, of the text recognised on a scanned page (_scanned_page)
 
 
@@ -59,6 +60,12 @@ def _filled(lines: list[Line]) -> bool:
     return 2 * sum(abs(ln.x1 - ln.x0) >= 0.6 * (right - left) for ln in lines) >= len(lines)
 
 
+def _listed(lines: list[Line]) -> bool:
+    """Whether the lines are a column of a list (names and their places, set short): LISTED_LINES
+    or more, each on a row of its own, as a formula's pieces are not."""
+    return len(lines) >= _LISTED_LINES and len({round(ln.top) for ln in lines}) == len(lines)
+
+
 def gutters(lines: list[Line], width: float) -> list[float]:
     """The x of the gaps between the page's columns: one in the middle band
     (35-65%) of the width for two columns, plus one in the middle band of a
@@ -81,7 +88,7 @@ def gutters(lines: list[Line], width: float) -> list[float]:
                 [ln for ln in side if max(ln.x0, ln.x1) <= (more or 0)],
                 [ln for ln in side if min(ln.x0, ln.x1) >= (more or 0)],
             ]
-            if more is not None and all(part and _filled(part) for part in parts):
+            if more is not None and all(part and (_filled(part) or _listed(part)) for part in parts):
                 return sorted([middle, more])
     return [middle]
 
