@@ -83,6 +83,16 @@ _DROPPED_ROLES = {
 # A page-level header or footer is a banner or content-info landmark: one that is
 # inside none of these (HTML's own rule for their implicit ARIA roles).
 _SECTIONING = {"article", "aside", "main", "nav", "section"}
+# Boilerplate that can enclose the page itself (_drop_boilerplate): landmarks and forms.
+_ENCLOSING = {"header", "footer", "nav", "aside", "form"} | {
+    f"role={role}" for role in ("banner", "contentinfo", "navigation", "complementary")
+}
+# Text a browser shows outside links (a menu's text is its links): what a page's own text is measured by.
+_VISIBLE_TEXT = etree.XPath(".//text()[not(ancestor::script or ancestor::style or ancestor::template or ancestor::a)]")
+_VERBATIM = {"pre", "code", "kbd", "samp", "textarea"}
+# Soft hyphen, zero-width space, word joiner, zero-width no-break space; LRM, RLM, ALM; the bidi
+# embeddings, overrides and isolates (_drop_invisible).
+_INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 _BANNER = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 # Page furniture that wikis and documentation generators mark by class or id: a heading's edit link
 # ("[edit]"), the category block under an article, the list of the page in other languages.
@@ -115,6 +125,7 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     subtag, "" when it declares none); or InvalidArgument / ResourceExhausted."""
     source, encoding = html_meta.decode_html(name, data)
     root = _parse(name, _XML_DECLARATION.sub("", source, count=1), limits)
+    _drop_invisible(root)
     title = text_of(root.find("head/title")) if root.find("head/title") is not None else ""
     language, declared = html_meta.declared_language(root)
     json_ld = html_meta.json_ld(root)
@@ -199,6 +210,23 @@ def _parse(name: str, source: str, limits: HtmlLimits):
                 "most likely one run of text or one attribute over 10 MB; split that part of the page"
             )
     return root
+
+
+def _drop_invisible(root) -> None:
+    """Takes out the characters a page shows as nothing, which would cut a word in two for a
+    tokenizer: soft hyphens (German and Dutch sites break long words with `&shy;`), zero-width
+    spaces, word joiners, and the marks and embeddings of bidirectional text. Joiners that shape
+    a script or an emoji (ZWJ, ZWNJ) stay, and so does code as written (rustc's manual shows the
+    override characters its lint warns of). Done on the tree, so trafilatura sees the same text."""
+    for element in root.iter():
+        for side in ("text", "tail"):
+            value = getattr(element, side)
+            if not value or not _INVISIBLE.search(value):
+                continue
+            own = side == "text" and element.tag in _VERBATIM  # a tail is its parent's text
+            if own or any(ancestor.tag in _VERBATIM for ancestor in element.iterancestors()):
+                continue
+            setattr(element, side, _INVISIBLE.sub("", value))
 
 
 class _TooManyElements(Exception):
@@ -290,13 +318,19 @@ def _furniture(element, names: str) -> str:
 
 
 def _drop_boilerplate(content) -> Counter:
-    """Drops boilerplate under content (each tail's text stays) and counts what went, by reason."""
+    """Drops boilerplate under content (each tail's text stays) and counts what went, by reason.
+    A landmark or form that holds most of the content's text (links aside: a menu is links) is
+    the page, not its furniture, and is looked into instead: a `<div>` left open in a page's `<header>` puts the rest of the page
+    inside it for libxml2's parser, which knows HTML 4 only; ASP.NET puts a page in one `<form>`."""
     etree.strip_elements(content, etree.Comment, etree.ProcessingInstruction, with_tail=False)
     removed: Counter = Counter()
     pending, dropped = [content], []
+    total = _visible_chars(content)
     while pending:
         for child in pending.pop():
             reason = _boilerplate(child)
+            if reason in _ENCLOSING and 2 * _visible_chars(child) > total:
+                reason = ""
             if reason:
                 removed[reason] += 1
                 dropped.append(child)
@@ -305,6 +339,11 @@ def _drop_boilerplate(content) -> Counter:
     for element in dropped:
         element.drop_tree()
     return removed
+
+
+def _visible_chars(element) -> int:
+    """The characters of text under element that a browser shows, links, scripts and styles aside."""
+    return sum(len(text.strip()) for text in _VISIBLE_TEXT(element))
 
 
 def _meta(root, meta_name: str) -> str:
