@@ -199,6 +199,38 @@ def test_soft_hyphens_zero_width_spaces_and_bidi_marks_are_taken_out_of_words_bu
     assert "a\u00adb" in content.text  # code as written
 
 
+def test_a_cell_spanning_columns_or_rows_is_repeated_over_them_so_values_stay_under_their_headers():
+    # html2text's pad_table and inscriptis' tables: the cells after a colspan sat under the wrong header.
+    body = (
+        "<table><tr><th colspan='3'>Sales by region</th></tr>"
+        "<tr><th>Region</th><th colspan='2'>Quarter</th></tr>"
+        "<tr><td>North</td><td>Q1</td><td>Q2</td></tr>"
+        "<tr><td rowspan='2'>South</td><td>10</td><td>12</td></tr><tr><td>11</td><td>13</td></tr></table>"
+    )
+    assert read_html("sales.html", page(body)).text.splitlines() == [
+        "| Sales by region |  |  |",  # across the whole table: once
+        "|---|---|---|",
+        "| Region | Quarter | Quarter |",
+        "| North | Q1 | Q2 |",
+        "| South | 10 | 12 |",
+        "| South | 11 | 13 |",
+    ]
+
+
+def test_a_list_item_keeps_its_code_lines_its_table_s_cells_apart_and_its_own_number():
+    body = (
+        "<ol start='3'><li>Run this:<pre>for a in range(3):\n    print(a)</pre></li>"
+        "<li value='10'>Compare the plans:<table><tr><th>Plan</th><th>Price</th></tr>"
+        "<tr><td>Basic</td><td>5</td></tr></table></li><li>Done.</li></ol>"
+        "<ol reversed><li>three</li><li>two</li><li>one</li></ol>"
+    )
+    assert read_html("steps.html", page(body)).text == (
+        "3. Run this:\n\n```\nfor a in range(3):\n    print(a)\n```\n\n"
+        "10. Compare the plans:\n    Plan Price\n    Basic 5\n11. Done.\n\n"
+        "3. three\n2. two\n1. one"
+    )
+
+
 def test_the_title_is_the_level_one_heading_only_when_the_content_has_no_h1():
     with_h1 = read_html("a.html", page("<h1>Real heading</h1><p>Body.</p>", head="<title>Tab title</title>"))
     assert with_h1.text == "# Real heading\n\nBody."

@@ -97,6 +97,8 @@ def _inline(element, skip: frozenset[str] = frozenset()) -> list[str]:
             parts.append(_BREAK)
         elif child.tag in _BLOCKS and child.tag not in skip:
             parts += [_BREAK, *_inline(child, skip), _BREAK]
+        elif child.tag in ("td", "th") and child.tag not in skip:  # a table in a list item: cells apart
+            parts += [" ", *_inline(child, skip), " "]
         elif child.tag not in skip:
             parts += _inline(child, skip)
         parts.append(child.tail or "")
@@ -191,36 +193,46 @@ class Walker:
             if child.tag not in ("dt", "dd"):
                 continue
             level = depth if child.tag == "dt" else depth + 1
-            lines = _lines(_inline(child, nested))
+            lines = _lines(_inline(child, nested | {"pre"}))
             if lines:
                 marker = "  " * level + "-"
                 self.writer.list_item(("\n" + " " * (len(marker) + 1)).join(lines), marker, continues)
                 continues = True
             under = level + 1 if lines else level  # a description that is only a list holds it in its place
-            for inner in child:
-                if inner.tag in ("ul", "ol"):
+            for inner in _nested_blocks(child):
+                if inner.tag == "pre":
+                    self.code(inner)
+                    continues = False
+                else:
                     continues = self.items(inner, under, continues)
-                elif inner.tag == "dl":
-                    continues = self.definitions(inner, under, continues)
+            for inner in child.iterfind("dl"):
+                continues = self.definitions(inner, under, continues)
         return continues
 
     def items(self, element, depth: int, continues: bool) -> bool:
         """Writes a list's items (nested lists indented under theirs); whether an item was written."""
-        number = int(element.get("start")) if (element.get("start") or "").isdigit() else 1
+        down = element.get("reversed") is not None  # <ol reversed> counts down, from its items' count
+        step = -1 if down else 1
+        start = _number(element.get("start"))
+        number = start if start is not None else (len(element.findall("li")) if down else 1)
         for item in element:
             if item.tag in ("ul", "ol"):  # a list directly in a list, as some editors write it
                 continues = self.items(item, depth + 1, continues)
                 continue
             if item.tag != "li":
                 continue
-            lines = _lines(_inline(item, frozenset({"ul", "ol"})))
+            number = _number(item.get("value"), number)  # <li value> sets its number and the next ones'
+            lines = _lines(_inline(item, frozenset({"ul", "ol", "pre"})))
             marker = "  " * depth + (f"{number}." if element.tag == "ol" else "-")
             if lines:
                 indent = "\n" + " " * (len(marker) + 1)
                 self.writer.list_item(indent.join(lines), marker, continues)
-                continues, number = True, number + 1
-            for nested in item:
-                if nested.tag in ("ul", "ol"):
+                continues, number = True, number + step
+            for nested in _nested_blocks(item):
+                if nested.tag == "pre":  # its lines as written, after the item's text
+                    self.code(nested)
+                    continues = False
+                else:
                     continues = self.items(nested, depth + 1, continues)
         return continues
 
@@ -235,13 +247,70 @@ class Walker:
         caption = element.find("caption")
         if caption is not None:
             self.block(caption, "caption")
-        rows = [
-            [_cell_text(cell) for cell in row.xpath("./th|./td")]
-            for row in element.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
-        ]
-        lines = markdown_table(rows)
+        lines = markdown_table(_table_rows(element))
         if lines:
             self.writer.table(lines)
+
+
+def _table_rows(table) -> list[list[str]]:
+    """A data table's rows of cell texts, a cell that spans columns or rows (colspan, rowspan)
+    repeated over them, as the Word reader does, so that every value sits under its header; a
+    cell across the whole table (a title row) is written once. Spans are bounded by the table."""
+    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+    width = max((sum(_span(cell, "colspan", _MAX_SPAN) for cell in row.xpath("./th|./td")) for row in rows), default=0)
+    grid: list[list[str]] = []
+    below: dict[int, tuple[str, int]] = {}  # column -> (text, rows it still spans) of a cell above
+    for index, row in enumerate(rows):
+        cells: list[str] = []
+        for cell in row.xpath("./th|./td"):
+            while len(cells) in below:
+                cells.append(_carried(below, len(cells)))
+            text = _cell_text(cell)
+            across = min(_span(cell, "colspan", _MAX_SPAN), max(width - len(cells), 1))
+            down = _span(cell, "rowspan", len(rows) - index)
+            spread = [text] if across == width > 1 else [text] * across
+            for value in spread + [""] * (across - len(spread)):
+                if down > 1:
+                    below[len(cells)] = (value, down - 1)
+                cells.append(value)
+        while below and len(cells) <= max(below):
+            cells.append(_carried(below, len(cells)) if len(cells) in below else "")
+        grid.append(cells)
+    return grid
+
+
+def _carried(below: dict[int, tuple[str, int]], column: int) -> str:
+    text, left = below.pop(column)
+    if left > 1:
+        below[column] = (text, left - 1)
+    return text
+
+
+# colspan past this (HTML allows 1000) is read as this: no real table is wider.
+_MAX_SPAN = 100
+
+
+def _span(cell, attribute: str, most: int) -> int:
+    """A cell's colspan or rowspan, 1 to `most` (rowspan 0 spans the rest of the table)."""
+    value = (cell.get(attribute) or "").strip()
+    if not value.isdigit():
+        return 1
+    return min(int(value), most) if int(value) else most
+
+
+def _number(value: str | None, default: int | None = None) -> int | None:
+    value = (value or "").strip()
+    return int(value) if value.lstrip("-").isdigit() else default
+
+
+def _nested_blocks(item):
+    """The lists directly in a list item or description and its code blocks at any depth outside
+    those lists, in order: what its one line of inline text cannot hold."""
+    for child in item:
+        if child.tag in ("ul", "ol", "pre"):
+            yield child
+        elif child.tag not in ("dl", "table"):
+            yield from (pre for pre in _nested_blocks(child) if pre.tag == "pre")
 
 
 def _holds_block(element) -> bool:
