@@ -332,6 +332,16 @@ def test_a_utf16_page_with_its_byte_order_mark_and_an_undeclared_utf8_page_are_r
     assert read_html("k.html", "<p>naïve</p>".encode()).text == "naïve"
 
 
+@pytest.mark.parametrize("declared", ['<meta charset="UTF-8">', ""], ids=["declared", "undeclared"])
+def test_a_utf8_page_whose_head_alone_holds_latin1_bytes_is_read(declared):
+    """inscriptis' naturgruen-team.html: its meta tags were pasted in Latin-1 ("naturgr\xfcn"); a
+    browser shows the page whole, and it was refused as damaged UTF-8."""
+    head = declared.encode() + b'<meta name="title" content="naturgr' + b"\xfc" + b'n">'
+    body = "<h1>Über uns</h1><p>Qualität seit 1990.</p>".encode()
+    content = read_html("team.html", b"<html><head>" + head + b"</head><body>" + body + b"</body></html>")
+    assert content.text == "# Über uns\n\nQualität seit 1990." and content.metadata["encoding"] == "utf-8"
+
+
 @pytest.mark.parametrize(
     ("head", "html", "expected"),
     [

@@ -42,6 +42,7 @@ _LABEL_ALIASES = {
     "utf-16be": "utf-8",
 }
 _UTF8_BOM = codecs.BOM_UTF8
+_BODY_TAG = re.compile(rb"<body[\s>]", re.IGNORECASE)
 _ANY_TAG = re.compile(r"<(?:!doctype|[a-zA-Z][a-zA-Z0-9:-]*[\s/>])", re.IGNORECASE)
 # Codes that name no language of their own: undetermined, multiple, none, uncoded.
 _NO_LANGUAGE = {"und", "mul", "zxx", "mis"}
@@ -68,7 +69,7 @@ def decode_html(name: str, data: bytes) -> tuple[str, str]:
         text, encoding = _decode(name, data[len(_UTF8_BOM) :], "utf-8")
     else:
         declared = _declared_charset(data[:PRESCAN_BYTES]) if not data.startswith((b"\xff\xfe", b"\xfe\xff")) else None
-        text, encoding = _decode(name, data, declared) if declared else decode_text(name, data)
+        text, encoding = _decode(name, data, declared) if declared else _undeclared(name, data)
     text = text.lstrip("\ufeff")
     if not _ANY_TAG.search(text):
         raise InvalidArgument(
@@ -90,11 +91,39 @@ def _declared_charset(head: bytes) -> str | None:
 
 
 def _decode(name: str, data: bytes, encoding: str) -> tuple[str, str]:
-    """The bytes in the declared encoding; a page that lies about its charset is read as undeclared."""
+    """The bytes in the declared encoding; a page that lies about its charset is read as undeclared,
+    except a UTF-8 page whose invalid bytes all sit in its head (meta tags pasted from a Latin-1
+    editor), which a browser shows whole: those bytes read as U+FFFD, the body as written."""
     try:
         return data.decode(encoding), encoding
     except UnicodeDecodeError:
+        head_damaged = _utf8_but_its_head(data) if encoding == "utf-8" else None
+        return (head_damaged, "utf-8") if head_damaged is not None else decode_text(name, data)
+
+
+def _undeclared(name: str, data: bytes) -> tuple[str, str]:
+    """A page that declares no charset, read as any text file is (decoding.decode_text), or as
+    UTF-8 when only its head is not."""
+    try:
         return decode_text(name, data)
+    except InvalidArgument:
+        head_damaged = _utf8_but_its_head(data)
+        if head_damaged is None:
+            raise
+        return head_damaged, "utf-8"
+
+
+def _utf8_but_its_head(data: bytes) -> str | None:
+    """The page read as UTF-8 when its body is valid UTF-8 and only its head is not, the head's
+    invalid bytes as U+FFFD; else None."""
+    body = _BODY_TAG.search(data)
+    if body is None:
+        return None
+    try:
+        data[body.start() :].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
 def declared_language(root) -> tuple[str, str]:
