@@ -179,6 +179,20 @@ def test_each_block_is_found_in_the_main_text_in_order_at_line_boundaries():
     assert joined.cursor == 0 and joined.found("end") and joined.dropped == 0
 
 
+def test_a_word_or_two_found_inside_a_later_line_does_not_skip_the_blocks_between():
+    """The inscriptis page of a training company: its heading "Training" was found in
+    "...group training" two lines down, the search went on from there, and the paragraph between,
+    which trafilatura kept, was dropped."""
+    from services.ingest.readers.html_main import MainTextWriter
+
+    kept = "learn from the recognised experts in data extraction\nbook a private or group training today"
+    writer = MainTextWriter(kept, title="")
+    assert writer.found("Training")  # kept: its word is in the main text
+    assert writer.found("Learn from the recognised experts in data extraction.")
+    assert writer.found("Book a private or group training today.")
+    assert writer.dropped == 0
+
+
 def test_a_page_whose_blocks_hold_too_little_of_the_main_text_is_read_whole(monkeypatch):
     """A safety net (ADR 0168): when the blocks found hold under half of trafilatura's main text
     (its lines and the page's blocks did not line up), the page is read whole and says so."""

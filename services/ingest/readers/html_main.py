@@ -35,6 +35,10 @@ NEAR_CHARS = 300
 # A block this long found far ahead is the block itself (what lay between was not rendered alike);
 # a shorter one is as likely a repeat of its words further down the page.
 LONG_WORDS = 8
+# A block of fewer words found inside one of trafilatura's lines is kept, but the search goes on
+# from where it was: a heading "Training" found in "...group training" two lines down skipped
+# the paragraph between.
+SHORT_WORDS = 3
 # The share of a block's words that must come next in the main text when its words do not line up
 # with trafilatura's (a paragraph whose tail it cut).
 COVERED = 0.8
@@ -125,8 +129,9 @@ class MainTextWriter(Writer):
         base = max(self.cursor, self.near)
         start = self._find(run, base, base + NEAR_CHARS + len(run) + 1, whole_lines=False)
         if start is not None:
-            self.cursor = self.kept.rindex("\n", 0, start + 1)
-            self.near = start + len(run)
+            if len(found) >= SHORT_WORDS:  # a word or two inside a later line moves nothing on
+                self.cursor = self.kept.rindex("\n", 0, start + 1)
+                self.near = start + len(run)
             return True
         if self._mostly_near(found):
             return True
