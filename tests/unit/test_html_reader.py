@@ -434,6 +434,14 @@ def test_a_page_whose_text_a_script_builds_says_what_was_found():
     )
 
 
+def test_a_page_of_images_alone_says_so_not_that_a_script_builds_it():
+    gallery = page('<img src="harbour.png" alt="The harbour"><img src="quay.png">', head="<title>Photos</title>")
+    assert refused(gallery, InvalidArgument) == (
+        "'page.html' has no readable text: its body element holds no text, only 2 images; its title is "
+        "'Photos'. Only text is read: upload the page's text as .md or .txt"
+    )
+
+
 @pytest.mark.parametrize(
     ("data", "phrase"),
     [

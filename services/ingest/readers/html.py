@@ -147,7 +147,7 @@ def read_html(name: str, data: bytes, limits: HtmlLimits = HtmlLimits()) -> Pars
     elif html_main.too_long(content):
         where += f", read whole: over {html_main.MAX_CHOOSING_CHARS:,} characters, too long to choose its main text"
     if len(writer.blocks) == titled:
-        raise InvalidArgument(_no_text(name, where, removed, title))
+        raise InvalidArgument(_no_text(name, where, removed, title, sum(1 for _ in content.iter("img"))))
     text = writer.text()
     metadata = {"encoding": encoding, "content_element": where}
     metadata.update(
@@ -357,12 +357,16 @@ def _counted(removed: Counter) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in sorted(removed.items()))
 
 
-def _no_text(name: str, where: str, removed: Counter, title: str) -> str:
+def _no_text(name: str, where: str, removed: Counter, title: str, images: int = 0) -> str:
     found = f"its {where} element holds no text"
+    if images:
+        found += f", only {'1 image' if images == 1 else f'{images:,} images'}"
     if removed:
         found += f" once boilerplate is removed ({_counted(removed)} removed)"
     if title:
         found += f"; its title is {title!r}"
+    if images:  # a page of pictures: no script is missing, there is no text to read
+        return f"{name!r} has no readable text: {found}. Only text is read: upload the page's text as .md or .txt"
     return (
         f"{name!r} has no readable text: {found}. If a script builds the page in the browser, save it "
         "from the browser once it has loaded, or upload the text as .md or .txt"
