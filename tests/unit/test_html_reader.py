@@ -231,6 +231,12 @@ def test_a_list_item_keeps_its_code_lines_its_table_s_cells_apart_and_its_own_nu
     )
 
 
+def test_numbers_a_browser_would_not_read_leave_spans_and_numbering_as_they_are():
+    # "²" is a digit to Python's str.isdigit and no number to int(): it stopped the reader.
+    body = "<table><tr><td colspan='²'>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table><ol start='--3'><li>x</li></ol>"
+    assert read_html("odd.html", page(body)).text == "| a | b |\n|---|---|\n| c | d |\n\n1. x"
+
+
 def test_the_title_is_the_level_one_heading_only_when_the_content_has_no_h1():
     with_h1 = read_html("a.html", page("<h1>Real heading</h1><p>Body.</p>", head="<title>Tab title</title>"))
     assert with_h1.text == "# Real heading\n\nBody."

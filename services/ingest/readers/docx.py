@@ -159,14 +159,15 @@ def _read_notes(document, reader: BodyReader) -> None:
         if root is not None:
             notes |= {(kind, note.get(qn("w:id"))): note for note in root.iter(qn(f"w:{kind}"))}
     done = 0
-    while done < len(reader.notes):
-        key, number = list(reader.notes.items())[done]
-        done += 1
-        if key not in notes:
-            continue
-        entries = reader.read(notes[key])
-        first = next((e for e in entries if e.kind == "paragraph"), None)
-        if first is None:
-            entries.insert(0, first := Entry("paragraph", ""))
-        first.text = f"[^{number}]: {first.text}".rstrip()
-        reader.entries += entries
+    while done < len(reader.notes):  # reading a note can refer to more
+        batch = list(reader.notes.items())[done:]
+        done = len(reader.notes)
+        for key, number in batch:
+            if key not in notes:
+                continue
+            entries = reader.read(notes[key])
+            first = next((e for e in entries if e.kind == "paragraph"), None)
+            if first is None:
+                entries.insert(0, first := Entry("paragraph", ""))
+            first.text = f"[^{number}]: {first.text}".rstrip()
+            reader.entries += entries

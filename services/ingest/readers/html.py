@@ -320,8 +320,9 @@ def _furniture(element, names: str) -> str:
 def _drop_boilerplate(content) -> Counter:
     """Drops boilerplate under content (each tail's text stays) and counts what went, by reason.
     A landmark or form that holds most of the content's text (links aside: a menu is links) is
-    the page, not its furniture, and is looked into instead: a `<div>` left open in a page's `<header>` puts the rest of the page
-    inside it for libxml2's parser, which knows HTML 4 only; ASP.NET puts a page in one `<form>`."""
+    the page, not its furniture, and is looked into instead: a `<div>` left open in a page's
+    `<header>` puts the rest of the page inside it for libxml2's parser, which knows HTML 4
+    only; ASP.NET puts a page in one `<form>`."""
     etree.strip_elements(content, etree.Comment, etree.ProcessingInstruction, with_tail=False)
     removed: Counter = Counter()
     pending, dropped = [content], []

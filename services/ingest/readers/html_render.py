@@ -288,19 +288,21 @@ def _carried(below: dict[int, tuple[str, int]], column: int) -> str:
 
 # colspan past this (HTML allows 1000) is read as this: no real table is wider.
 _MAX_SPAN = 100
+_INTEGER = re.compile(r"-?[0-9]{1,9}")
 
 
 def _span(cell, attribute: str, most: int) -> int:
     """A cell's colspan or rowspan, 1 to `most` (rowspan 0 spans the rest of the table)."""
-    value = (cell.get(attribute) or "").strip()
-    if not value.isdigit():
+    value = _number(cell.get(attribute))
+    if value is None or value < 0:
         return 1
-    return min(int(value), most) if int(value) else most
+    return min(value, most) if value else most
 
 
 def _number(value: str | None, default: int | None = None) -> int | None:
+    """An attribute's whole number in ASCII digits ("²" and "--3" are none), else `default`."""
     value = (value or "").strip()
-    return int(value) if value.lstrip("-").isdigit() else default
+    return int(value) if _INTEGER.fullmatch(value) else default
 
 
 def _nested_blocks(item):

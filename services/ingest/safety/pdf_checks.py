@@ -42,6 +42,7 @@ _PDF = Container(kind="PDF", bomb="a decompression bomb", verb="inflates", unit=
 # Readers accept the header within the first kB and the end marker within the last.
 _EDGE_BYTES = 1024
 _PADDING = b"\x00 \t\r\n\x0c"  # what may follow %%EOF: NUL padding and white space
+_PADDED_TAIL = 1 << 20  # how far from the file's end %%EOF is looked for past padding (not a copy of it all)
 # A stream's dictionary is looked for this far before its `stream` keyword.
 _DICT_WINDOW = 1 << 16
 _OBJECT_NUMBER = re.compile(rb"(\d+)\s+\d+\s*$")
@@ -160,7 +161,7 @@ def _check_edges(name: str, data: bytes) -> None:
             + "); upload it with its real extension, or export it again as PDF"
         )
     # Some writers pad a file after its end (NUL bytes to a block's size): read past the padding.
-    if b"%%EOF" not in data.rstrip(_PADDING)[-_EDGE_BYTES:]:
+    if b"%%EOF" not in data[-_PADDED_TAIL:].rstrip(_PADDING)[-_EDGE_BYTES:]:
         raise InvalidArgument(
             f"{name!r} is a truncated PDF: it does not end with %%EOF as a complete PDF does "
             "(was a download or copy cut short?); download or export it again"
